@@ -1,0 +1,287 @@
+//! The `ctxcompact` command line: arguments → options → library → output; errors → exit code.
+
+mod args;
+
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow};
+use clap::Parser;
+use ctxcompact::{Action, Conversation, Report, format};
+
+use args::{Cli, Command, Input, Output};
+
+/// Bad input or usage.
+const EXIT_BAD_INPUT: u8 = 2;
+/// The budget cannot be met.
+const EXIT_CANNOT_FIT: u8 = 3;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("ctxcompact: error: {err:#}");
+            let cannot_fit = err
+                .downcast_ref::<ctxcompact::Error>()
+                .is_some_and(ctxcompact::Error::is_cannot_fit);
+            ExitCode::from(if cannot_fit {
+                EXIT_CANNOT_FIT
+            } else {
+                EXIT_BAD_INPUT
+            })
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Compact {
+            input,
+            budget,
+            strategy,
+            no_marker,
+            tools,
+            output,
+        } => {
+            let conversation = read(&input)?;
+            let options = args::options(&budget, strategy, !no_marker, &tools)?;
+            let compacted =
+                ctxcompact::compact(&conversation, &options).with_context(|| input.file.clone())?;
+            emit(&compacted.conversation, &compacted.report, &output)
+        }
+        Command::TrimTools {
+            input,
+            model,
+            tools,
+            output,
+        } => {
+            let conversation = read(&input)?;
+            let options = args::tool_options(&model, &tools)?;
+            let trimmed = ctxcompact::trim_tools(&conversation, &options)
+                .with_context(|| input.file.clone())?;
+            emit(&trimmed.conversation, &trimmed.report, &output)
+        }
+        Command::Analyze {
+            input,
+            budget,
+            strategy,
+            tools,
+            json,
+        } => {
+            let conversation = read(&input)?;
+            let options = args::options(&budget, strategy, true, &tools)?;
+            let report =
+                ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
+            let text = if json {
+                to_json(&report)
+            } else {
+                describe(&report)
+            };
+            io::stdout().write_all(text.as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Count { input, model, json } => {
+            let conversation = read(&input)?;
+            let (_, _, tokenizer) = model.resolve()?;
+            let counts = ctxcompact::count(&conversation, tokenizer.counter());
+            let mut out = String::new();
+            if json {
+                let value =
+                    serde_json::json!({"total": counts.total(), "messages": counts.messages});
+                out = format!("{value}\n");
+            } else {
+                if counts.system > 0 {
+                    out.push_str(&format!("system prompt  {:>8}\n", counts.system));
+                }
+                for (index, (message, tokens)) in conversation
+                    .messages
+                    .iter()
+                    .zip(&counts.messages)
+                    .enumerate()
+                {
+                    out.push_str(&format!(
+                        "{index:>6} {:<9} {tokens:>8}\n",
+                        message.role.as_str()
+                    ));
+                }
+                out.push_str(&format!(
+                    "total ({}, with 3 reply tokens) {}\n",
+                    tokenizer.as_str(),
+                    counts.total()
+                ));
+            }
+            io::stdout().write_all(out.as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Validate { input } => {
+            let conversation = read(&input)?;
+            let problems = ctxcompact::check(&conversation);
+            let mut out = io::stdout().lock();
+            for problem in &problems {
+                writeln!(out, "{}: {problem}", input.file)?;
+            }
+            if problems.is_empty() {
+                let (format, count) = (conversation.format.as_str(), conversation.messages.len());
+                writeln!(out, "{}: valid ({format}, {count} messages)", input.file)?;
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("ctxcompact: {}: {} problems", input.file, problems.len());
+                Ok(ExitCode::from(EXIT_BAD_INPUT))
+            }
+        }
+    }
+}
+
+/// Reads and parses the input file (or standard input for `-`).
+fn read(input: &Input) -> Result<Conversation> {
+    let bytes = if input.file == "-" {
+        let mut bytes = Vec::new();
+        io::stdin()
+            .read_to_end(&mut bytes)
+            .context("-: cannot read standard input")?;
+        bytes
+    } else {
+        fs::read(&input.file).with_context(|| format!("{}: cannot read", input.file))?
+    };
+    format::parse(&bytes, input.format.format()).with_context(|| input.file.clone())
+}
+
+/// Writes the output conversation, the report and the summary line.
+fn emit(conversation: &Conversation, report: &Report, output: &Output) -> Result<ExitCode> {
+    let bytes = format::render_bytes(conversation);
+    let report_json = to_json(report);
+    if let Some(path) = &output.report {
+        if path != "-" {
+            check_writable(Path::new(path))?;
+        }
+    }
+    match &output.output {
+        Some(path) => write_atomically(path, &bytes)?,
+        None => io::stdout().write_all(&bytes)?,
+    }
+    match output.report.as_deref() {
+        Some("-") => io::stderr().write_all(report_json.as_bytes())?,
+        Some(path) => write_atomically(Path::new(path), report_json.as_bytes())?,
+        None => {}
+    }
+    eprintln!("ctxcompact: {}", report.summary());
+    debug_assert!(
+        report.action != Action::CannotFit,
+        "cannot_fit is an error, never emitted"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn to_json(report: &Report) -> String {
+    let mut text = serde_json::to_string_pretty(report).expect("a report always serializes");
+    text.push('\n');
+    text
+}
+
+/// Fails early, before anything is written, when `path`'s folder does not exist.
+fn check_writable(path: &Path) -> Result<()> {
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if folder.is_dir() {
+        Ok(())
+    } else {
+        Err(anyhow!(
+            "{}: the folder {} does not exist",
+            path.display(),
+            folder.display()
+        ))
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    check_writable(path)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("{}: not a file path", path.display()))?;
+    let temp = path.with_file_name(format!(
+        ".{}.ctxcompact-{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, path));
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result.with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// The analyze report as text: features, profile, rules and decision.
+fn describe(report: &Report) -> String {
+    let f = &report.features;
+    let mut out = format!(
+        "format {}, tokenizer {}, budget {} tokens\n\
+         messages {}, tokens {}, average {:.1} tokens/message\n\
+         target ratio {:.3} ({:?}), recent ratio {:.3}, last-messages ratio {:.3}\n\
+         long messages {}, tool messages {}, system messages {}, tool token share {:.3}\n\
+         profile {} ({}, window {}): {:?}, {}\n",
+        report.format.as_str(),
+        report.tokenizer.as_str(),
+        report.budget,
+        f.messages,
+        f.tokens,
+        f.average_tokens,
+        f.target_ratio,
+        f.severity,
+        f.recent_ratio,
+        f.last_messages_ratio,
+        f.has_long_messages,
+        f.has_tool_messages,
+        f.has_system_messages,
+        f.tool_token_share,
+        report.profile.name,
+        report.profile.provider,
+        report.profile.context_window,
+        report.profile.strategy,
+        report.profile.reason,
+    );
+    let t = &report.tool_trim;
+    out.push_str(&format!(
+        "tool trimming: {} rounds, {} kept, {} cleared, {} dropped, {} excluded, {} truncated, {} tokens freed\n",
+        t.rounds, t.kept, t.cleared, t.dropped, t.excluded, t.truncated, t.tokens_freed
+    ));
+    if let Some(decision) = &report.decision {
+        for rule in &decision.rules {
+            let mark = if rule.matched { "matched" } else { "-" };
+            out.push_str(&format!(
+                "rule {} [{mark}] → {} ({}): {}\n",
+                rule.number,
+                rule.strategy.as_str(),
+                rule.confidence,
+                rule.description
+            ));
+        }
+        for c in &decision.candidates {
+            out.push_str(&format!(
+                "candidate {}: {} tokens, {} messages kept, efficiency {:.5}, fits {}\n",
+                c.strategy.as_str(),
+                c.tokens_after,
+                c.messages_after,
+                c.efficiency,
+                c.fits
+            ));
+        }
+    }
+    out.push_str(&report.summary());
+    out.push('\n');
+    out
+}

@@ -1,0 +1,392 @@
+//! The pipeline: count → check → budget → trim tools → group → measure → select → apply → check.
+//!
+//! Guards: a conversation already within budget comes back unchanged; the output never has more
+//! tokens than the input; the output is validated before it is returned; when even the pinned
+//! units exceed the budget, nothing is returned but [`Error::BudgetTooSmall`].
+
+use crate::catalog::Profile;
+use crate::conversation::{Conversation, Message, Role};
+use crate::error::{Error, Result};
+use crate::features::{Features, Thresholds};
+use crate::marker;
+use crate::report::{Action, Report};
+use crate::select::{self, Policy};
+use crate::strategy::tools::{self, ToolOptions, ToolTrim};
+use crate::strategy::{self, Applied, Limits, Strategy};
+use crate::tokens::{self, REPLY_PRIMING, TokenCounter, Tokenizer};
+use crate::units;
+use crate::validate;
+
+/// Middle removal keeps this many non-system units at the head (DESIGN §6: the task and what
+/// answered it).
+pub const PRESERVE_START: usize = 2;
+/// Units kept at the tail while the budget allows (DESIGN §6).
+pub const PRESERVE_END: usize = 4;
+/// Compact when usage passes this share of the model's window (DESIGN §9).
+pub const TRIGGER: f64 = 0.7;
+/// Compact down to this share of the model's window (DESIGN §9).
+pub const TARGET_RATIO: f64 = 0.5;
+/// Tokens added to the marker's reserve, so a marker with smaller numbers never costs more
+/// than reserved (digit groups tokenize differently).
+const MARKER_SLACK: usize = 2;
+
+/// Where the token budget comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Budget {
+    /// An explicit number of tokens.
+    Tokens(usize),
+    /// A share of the conversation's current total.
+    Ratio(f64),
+    /// The model's window: compact when usage passes `trigger` of it, down to `target` of it.
+    Window {
+        /// Share of the window that triggers compaction.
+        trigger: f64,
+        /// Share of the window to compact down to.
+        target: f64,
+    },
+}
+
+/// Everything a run needs besides the conversation.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where the budget comes from.
+    pub budget: Budget,
+    /// A forced strategy; `None` lets the selector decide.
+    pub strategy: Option<Strategy>,
+    /// Whether to leave a marker where history was removed.
+    pub marker: bool,
+    /// Non-system units middle removal keeps at the head.
+    pub preserve_start: usize,
+    /// Units kept at the tail while the budget allows.
+    pub preserve_end: usize,
+    /// Feature thresholds.
+    pub thresholds: Thresholds,
+    /// Selector settings.
+    pub policy: Policy,
+    /// The model profile (the generic one when no model is named).
+    pub profile: Profile,
+    /// The model name asked for, as given.
+    pub model: Option<String>,
+    /// The tokenizer that counts.
+    pub tokenizer: Tokenizer,
+    /// Tool-round trimming settings.
+    pub tools: ToolOptions,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            budget: Budget::Ratio(0.5),
+            strategy: None,
+            marker: true,
+            preserve_start: PRESERVE_START,
+            preserve_end: PRESERVE_END,
+            thresholds: Thresholds::default(),
+            policy: Policy::default(),
+            profile: Profile::generic(Tokenizer::O200k),
+            model: None,
+            tokenizer: Tokenizer::O200k,
+            tools: ToolOptions::default(),
+        }
+    }
+}
+
+/// A compacted conversation and the account of how.
+#[derive(Debug, Clone)]
+pub struct Compacted {
+    /// The output conversation (the input, unchanged, when within budget).
+    pub conversation: Conversation,
+    /// What was done and why.
+    pub report: Report,
+}
+
+/// Compacts a conversation to its budget.
+///
+/// # Errors
+/// [`Error::Invalid`] when the input breaks tool pairing, [`Error::BadBudget`] for an unusable
+/// budget, [`Error::BudgetTooSmall`] when even the pinned units exceed it.
+pub fn compact(conversation: &Conversation, options: &Options) -> Result<Compacted> {
+    let (report, output) = run(conversation, options)?;
+    match output {
+        Some(conversation) => Ok(Compacted {
+            conversation,
+            report,
+        }),
+        None => Err(Error::BudgetTooSmall {
+            pinned: report.pinned_tokens,
+            budget: report.budget,
+        }),
+    }
+}
+
+/// Reports what [`compact`] would do, including `cannot_fit`, without producing output.
+///
+/// # Errors
+/// As [`compact`], except that a budget too small is reported, not an error.
+pub fn analyze(conversation: &Conversation, options: &Options) -> Result<Report> {
+    run(conversation, options).map(|(report, _)| report)
+}
+
+/// Trims tool rounds alone, with no budget (for use on every turn).
+///
+/// # Errors
+/// [`Error::Invalid`] when the input breaks tool pairing.
+pub fn trim_tools(conversation: &Conversation, options: &Options) -> Result<Compacted> {
+    let counter = options.tokenizer.counter();
+    let start = checked_start(conversation, counter)?;
+    let (trimmed, tool_trim) = tools::trim(&start, &options.tools, None, counter);
+    let budget = start.counts.total();
+    let action = if trimmed
+        .origin
+        .iter()
+        .enumerate()
+        .all(|(i, o)| *o == Some(i))
+        && trimmed.conversation.messages == conversation.messages
+    {
+        Action::WithinBudget
+    } else {
+        Action::Compacted
+    };
+    let outcome = Outcome::new(action, &trimmed, budget, tool_trim, options);
+    guard(&start, outcome.report(conversation, &start, options))
+}
+
+/// Counts the input and checks its pairing: the starting point of every run.
+fn checked_start(conversation: &Conversation, counter: &dyn TokenCounter) -> Result<Applied> {
+    let problems = validate::check(conversation);
+    if let Some(first) = problems.first() {
+        return Err(Error::Invalid {
+            first: first.clone(),
+            count: problems.len(),
+        });
+    }
+    Ok(Applied::unchanged(
+        conversation.clone(),
+        tokens::count(conversation, counter),
+    ))
+}
+
+/// Resolves the budget, and whether compaction is needed at all.
+fn resolve_budget(budget: Budget, profile: &Profile, total: usize) -> Result<(usize, bool)> {
+    let share = |option: &'static str, value: f64, of: usize| -> Result<usize> {
+        if !value.is_finite() || value <= 0.0 {
+            return Err(Error::BadBudget {
+                option,
+                problem: format!("expected a number above 0, got {value}"),
+            });
+        }
+        // Truncation is intended: a budget is a whole number of tokens, rounded down.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Ok((of as f64 * value).floor() as usize)
+    };
+    match budget {
+        Budget::Tokens(0) => Err(Error::BadBudget {
+            option: "--target",
+            problem: "a budget of 0 tokens fits nothing".into(),
+        }),
+        Budget::Tokens(n) => Ok((n, total > n)),
+        Budget::Ratio(ratio) => {
+            let budget = share("--ratio", ratio, total)?;
+            if budget == 0 {
+                return Err(Error::BadBudget {
+                    option: "--ratio",
+                    problem: format!("{ratio} of {total} tokens is 0 tokens"),
+                });
+            }
+            Ok((budget, total > budget))
+        }
+        Budget::Window { trigger, target } => {
+            if profile.context_window == 0 {
+                return Err(Error::BadBudget {
+                    option: "--model",
+                    problem: "a window-based budget needs a model with a context window".into(),
+                });
+            }
+            let trigger_at = share("--trigger", trigger, profile.context_window)?;
+            let target_at = share("--target-ratio", target, profile.context_window)?;
+            if total <= trigger_at {
+                Ok((trigger_at, false))
+            } else {
+                Ok((target_at.max(1), true))
+            }
+        }
+    }
+}
+
+/// The shared run of [`compact`] and [`analyze`]: the report, and the output unless it cannot fit.
+fn run(conversation: &Conversation, options: &Options) -> Result<(Report, Option<Conversation>)> {
+    let counter = options.tokenizer.counter();
+    let start = checked_start(conversation, counter)?;
+    let (budget, needed) = resolve_budget(options.budget, &options.profile, start.counts.total())?;
+    if !needed {
+        let outcome = Outcome::new(
+            Action::WithinBudget,
+            &start,
+            budget,
+            ToolTrim::default(),
+            options,
+        );
+        let (report, _) = outcome.report(conversation, &start, options);
+        return Ok((report, Some(conversation.clone())));
+    }
+    let (trimmed, tool_trim) = tools::trim(&start, &options.tools, Some(budget), counter);
+    if trimmed.counts.total() <= budget {
+        let outcome = Outcome::new(Action::Compacted, &trimmed, budget, tool_trim, options);
+        let compacted = guard(&start, outcome.report(conversation, &start, options))?;
+        return Ok((compacted.report, Some(compacted.conversation)));
+    }
+    let units = units::group(&trimmed.conversation, &trimmed.counts);
+    let features = Features::measure(
+        &trimmed.conversation,
+        &trimmed.counts,
+        budget,
+        &options.thresholds,
+    );
+    let marker_reserve = if options.marker {
+        let worst = marker::removed(trimmed.conversation.messages.len(), start.counts.total());
+        counter.count_message(&Message::new_text(Role::User, worst)) + MARKER_SLACK
+    } else {
+        0
+    };
+    let limits = Limits {
+        budget,
+        fixed: trimmed.counts.system + REPLY_PRIMING,
+        marker: marker_reserve,
+        preserve_start: options.preserve_start,
+        preserve_end: options.preserve_end,
+    };
+    let (decision, plan) = select::decide(
+        &options.profile,
+        options.strategy,
+        &features,
+        &options.policy,
+        &units,
+        &limits,
+    );
+    if !plan.fits {
+        let mut outcome = Outcome::new(Action::CannotFit, &trimmed, budget, tool_trim, options);
+        outcome.features = features;
+        outcome.pinned_tokens = plan.tokens_after;
+        outcome.decision = Some(decision);
+        outcome.relaxed = plan.relaxed;
+        return Ok((outcome.report(conversation, &start, options).0, None));
+    }
+    let removed_messages: usize = plan.drop.iter().map(|&u| units[u].messages.len()).sum();
+    let removed_tokens: usize = plan.drop.iter().map(|&u| units[u].tokens).sum();
+    let text = options
+        .marker
+        .then(|| marker::removed(removed_messages, removed_tokens));
+    let applied = strategy::apply(&trimmed, &units, &plan.drop, text.as_deref(), counter);
+    let mut outcome = Outcome::new(Action::Compacted, &applied, budget, tool_trim, options);
+    outcome.features = features;
+    outcome.decision = Some(decision);
+    outcome.relaxed = plan.relaxed;
+    let compacted = guard(&start, outcome.report(conversation, &start, options))?;
+    Ok((compacted.report, Some(compacted.conversation)))
+}
+
+/// What a run produced, before it becomes a [`Report`].
+struct Outcome<'a> {
+    action: Action,
+    output: &'a Applied,
+    budget: usize,
+    tool_trim: ToolTrim,
+    features: Features,
+    pinned_tokens: usize,
+    decision: Option<select::Decision>,
+    relaxed: Vec<strategy::Protection>,
+}
+
+impl<'a> Outcome<'a> {
+    /// An outcome with the features and pinned minimum of `output`, and no decision.
+    fn new(
+        action: Action,
+        output: &'a Applied,
+        budget: usize,
+        tool_trim: ToolTrim,
+        options: &Options,
+    ) -> Self {
+        let units = units::group(&output.conversation, &output.counts);
+        let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
+        Self {
+            action,
+            output,
+            budget,
+            tool_trim,
+            features: Features::measure(
+                &output.conversation,
+                &output.counts,
+                budget,
+                &options.thresholds,
+            ),
+            pinned_tokens: pinned + output.counts.system + REPLY_PRIMING,
+            decision: None,
+            relaxed: Vec::new(),
+        }
+    }
+
+    fn report(
+        self,
+        input: &Conversation,
+        start: &Applied,
+        options: &Options,
+    ) -> (Report, &'a Applied) {
+        let finished = self.action != Action::CannotFit;
+        let messages_before = input.messages.len();
+        let report = Report {
+            action: self.action,
+            format: input.format,
+            model: options.model.clone(),
+            tokenizer: options.tokenizer,
+            budget: self.budget,
+            tokens_before: start.counts.total(),
+            tokens_after: if finished {
+                self.output.counts.total()
+            } else {
+                start.counts.total()
+            },
+            messages_before,
+            messages_after: if finished {
+                self.output.conversation.messages.len()
+            } else {
+                messages_before
+            },
+            removed: if finished {
+                self.output.removed(messages_before)
+            } else {
+                Vec::new()
+            },
+            pinned_tokens: self.pinned_tokens,
+            features: self.features,
+            profile: options.profile.clone(),
+            decision: self.decision,
+            relaxed: self.relaxed,
+            tool_trim: self.tool_trim,
+        };
+        (report, self.output)
+    }
+}
+
+/// The last checks before output: valid pairing, and never more tokens than the input (nor, when
+/// compacted, than the budget).
+fn guard(start: &Applied, (report, output): (Report, &Applied)) -> Result<Compacted> {
+    let problems = validate::check(&output.conversation);
+    if let Some(first) = problems.first() {
+        return Err(Error::Invalid {
+            first: first.clone(),
+            count: problems.len(),
+        });
+    }
+    let after = output.counts.total();
+    let over_budget = report.action == Action::Compacted && after > report.budget;
+    if after > start.counts.total() || over_budget {
+        return Err(Error::BudgetTooSmall {
+            pinned: after,
+            budget: report.budget,
+        });
+    }
+    Ok(Compacted {
+        conversation: output.conversation.clone(),
+        report,
+    })
+}

@@ -1,0 +1,202 @@
+//! The neutral conversation model that every stage reads.
+//!
+//! A [`Conversation`] is a list of [`Message`]s, each a [`Role`] and a list of [`Part`]s. The
+//! model keeps every field the engine does not interpret: a message's and a part's `extra` map
+//! is the wire object as it was read, and rendering writes only the interpreted fields back into
+//! a copy of it, in place. So parse → render returns the same JSON value with the same key
+//! order, and an untouched message leaves byte-for-byte as it came.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+
+use crate::format::Format;
+
+/// Who wrote a message. OpenAI's `developer` role reads as [`Role::System`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Role {
+    /// Instructions: `system` or `developer`, or Anthropic's top-level `system`.
+    System,
+    /// The user (in Anthropic format, also the carrier of tool results).
+    User,
+    /// The model.
+    Assistant,
+    /// An OpenAI tool message carrying one tool result.
+    Tool,
+}
+
+impl Role {
+    /// The role's canonical wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::System => "system",
+            Self::User => "user",
+            Self::Assistant => "assistant",
+            Self::Tool => "tool",
+        }
+    }
+}
+
+/// How a content field was written on the wire, so rendering writes it back the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// A bare string.
+    Text,
+    /// An array of typed blocks.
+    Blocks,
+    /// JSON `null`.
+    Null,
+    /// The field was absent.
+    Absent,
+}
+
+/// One piece of a message's content.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    /// Text the model reads.
+    Text {
+        /// The text.
+        text: String,
+        /// The wire block as read (empty when the content was a bare string).
+        extra: Map<String, Value>,
+    },
+    /// A tool call made by the assistant.
+    ToolCall {
+        /// The call id that results refer to.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The arguments: a JSON-encoded string (OpenAI) or a JSON object (Anthropic).
+        arguments: Value,
+        /// The wire object as read.
+        extra: Map<String, Value>,
+    },
+    /// The result of a tool call.
+    ToolResult {
+        /// The id of the call this answers.
+        call_id: String,
+        /// The result's content: text and opaque parts.
+        content: Vec<Part>,
+        /// How the result's content was written.
+        layout: Layout,
+        /// Whether the tool reported an error (Anthropic `is_error`).
+        is_error: bool,
+        /// The wire block as read (empty for OpenAI tool messages).
+        extra: Map<String, Value>,
+    },
+    /// A block the engine does not interpret (image, document, thinking, …), kept as is.
+    Opaque(Value),
+}
+
+impl Part {
+    /// A plain text part with no wire block of its own.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text {
+            text: text.into(),
+            extra: Map::new(),
+        }
+    }
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// Who wrote it.
+    pub role: Role,
+    /// Its content, tool calls and tool results, in wire order.
+    pub parts: Vec<Part>,
+    /// How its `content` field was written.
+    pub layout: Layout,
+    /// The wire object as read; fields the engine does not interpret pass through from here.
+    pub extra: Map<String, Value>,
+}
+
+impl Message {
+    /// A new message of plain text, with `role` as its only wire field so far.
+    pub fn new_text(role: Role, text: impl Into<String>) -> Self {
+        let mut extra = Map::new();
+        extra.insert("role".into(), Value::String(role.as_str().into()));
+        Self {
+            role,
+            parts: vec![Part::text(text)],
+            layout: Layout::Text,
+            extra,
+        }
+    }
+
+    /// The ids of the tool calls this message makes, in order.
+    pub fn call_ids(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|part| match part {
+            Part::ToolCall { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The ids of the tool results this message carries, in order.
+    pub fn result_ids(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|part| match part {
+            Part::ToolResult { call_id, .. } => Some(call_id.as_str()),
+            _ => None,
+        })
+    }
+
+    /// Whether the message makes at least one tool call.
+    pub fn has_calls(&self) -> bool {
+        self.call_ids().next().is_some()
+    }
+
+    /// Whether the message carries at least one tool result.
+    pub fn has_results(&self) -> bool {
+        self.result_ids().next().is_some()
+    }
+
+    /// The concatenated text of the message's text parts.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            if let Part::Text { text, .. } = part {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+}
+
+/// A whole conversation in the neutral model, with what it needs to be rendered back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    /// The wire format it was read from and is written back in.
+    pub format: Format,
+    /// Anthropic's top-level `system` prompt; always `None` in OpenAI format, where system
+    /// messages sit in `messages`.
+    pub system: Option<Message>,
+    /// The messages, in wire order: index `i` here is index `i` of the input's `messages`.
+    pub messages: Vec<Message>,
+    /// The top-level request object as read (`None` for a bare array of messages).
+    pub envelope: Option<Map<String, Value>>,
+}
+
+impl Conversation {
+    /// The messages that carry the results of the calls made by message `index`: for OpenAI the
+    /// run of tool messages right after it, for Anthropic the very next message when it is a
+    /// user message. Empty when message `index` makes no calls.
+    pub fn result_window(&self, index: usize) -> Range<usize> {
+        let start = index + 1;
+        if !self.messages.get(index).is_some_and(Message::has_calls) {
+            return start..start;
+        }
+        let end = match self.format {
+            Format::OpenAi => {
+                let run = self.messages[start..]
+                    .iter()
+                    .take_while(|m| m.role == Role::Tool);
+                start + run.count()
+            }
+            Format::Anthropic => match self.messages.get(start) {
+                Some(next) if next.role == Role::User => start + 1,
+                _ => start,
+            },
+        };
+        start..end
+    }
+}

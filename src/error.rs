@@ -1,0 +1,167 @@
+//! The library's one error type.
+//!
+//! Every failure names where it happened: the message index and the field for bad input, the
+//! budget and the pinned minimum when a conversation cannot fit. The CLI prefixes the file name.
+
+use std::fmt;
+
+use crate::validate::Problem;
+
+/// Where in the input a problem sits: a message index (into the wire `messages` array) and a
+/// field path inside it, or a top-level field when `message` is `None`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// Index into the input's `messages` array, or `None` for a top-level field.
+    pub message: Option<usize>,
+    /// The field path, e.g. `tool_calls[0].function.arguments`.
+    pub field: String,
+}
+
+impl Location {
+    /// A field of message `index`.
+    pub fn message(index: usize, field: impl Into<String>) -> Self {
+        Self {
+            message: Some(index),
+            field: field.into(),
+        }
+    }
+
+    /// A top-level field of the request body.
+    pub fn top(field: impl Into<String>) -> Self {
+        Self {
+            message: None,
+            field: field.into(),
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.message {
+            Some(index) => write!(f, "message {index}: {}", self.field),
+            None => write!(f, "{}", self.field),
+        }
+    }
+}
+
+/// Everything that can go wrong in the library.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The input is not JSON at all.
+    #[error("malformed JSON at line {line}, column {column}: {reason}")]
+    Json {
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// What the JSON parser said, without its position.
+        reason: String,
+    },
+    /// The input is JSON but a field has the wrong shape or value.
+    #[error("{at}: {problem}")]
+    Malformed {
+        /// Where the bad field is.
+        at: Location,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// `--format auto` could not tell which format the input is in.
+    #[error("cannot tell the format: {reason}; pass --format openai or --format anthropic")]
+    UnknownFormat {
+        /// Why detection was unsure.
+        reason: String,
+    },
+    /// The conversation breaks tool-call pairing or placement; the first problem is shown.
+    #[error("{first}{}", more_suffix(*.count))]
+    Invalid {
+        /// The first problem found.
+        first: Problem,
+        /// How many problems there are in total.
+        count: usize,
+    },
+    /// Even the pinned units exceed the budget.
+    #[error(
+        "cannot fit: the pinned minimum (system messages, the last user message and the last unit) is {pinned} tokens, above the budget of {budget}"
+    )]
+    BudgetTooSmall {
+        /// Tokens of the pinned units, marker and reply priming.
+        pinned: usize,
+        /// The budget asked for.
+        budget: usize,
+    },
+    /// A budget option has a value that cannot be used.
+    #[error("{option}: {problem}")]
+    BadBudget {
+        /// The option, e.g. `--ratio`.
+        option: &'static str,
+        /// What is wrong with its value.
+        problem: String,
+    },
+    /// The model name is not in the catalog.
+    #[error("unknown model `{name}`; nearest: {}", .nearest.join(", "))]
+    UnknownModel {
+        /// The name asked for.
+        name: String,
+        /// The closest catalog names.
+        nearest: Vec<String>,
+    },
+    /// The model catalog itself is malformed.
+    #[error("model catalog: {problem}")]
+    Catalog {
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+fn more_suffix(count: usize) -> String {
+    if count > 1 {
+        format!(" (and {} more problems)", count - 1)
+    } else {
+        String::new()
+    }
+}
+
+impl Error {
+    /// Builds a [`Error::Malformed`] for a field of a message.
+    pub(crate) fn field(
+        index: usize,
+        field: impl Into<String>,
+        problem: impl Into<String>,
+    ) -> Self {
+        Self::Malformed {
+            at: Location::message(index, field),
+            problem: problem.into(),
+        }
+    }
+
+    /// Builds a [`Error::Malformed`] for a top-level field.
+    pub(crate) fn top(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::Malformed {
+            at: Location::top(field),
+            problem: problem.into(),
+        }
+    }
+
+    /// Converts a `serde_json` syntax error, keeping its line and column.
+    pub(crate) fn from_json(err: &serde_json::Error) -> Self {
+        let full = err.to_string();
+        let reason = match full.rfind(" at line ") {
+            Some(cut) => full[..cut].to_string(),
+            None => full,
+        };
+        Self::Json {
+            line: err.line(),
+            column: err.column(),
+            reason,
+        }
+    }
+
+    /// Whether this error means the budget cannot be met (CLI exit code 3).
+    pub fn is_cannot_fit(&self) -> bool {
+        matches!(self, Self::BudgetTooSmall { .. })
+    }
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,142 @@
+//! Features: plain numbers that describe a conversation against its budget. No decisions here.
+//!
+//! Every figure is computed once from the cached per-message counts. Thresholds are named
+//! constants with defaults in [`Thresholds`], overridable through the compaction options.
+
+use serde::Serialize;
+
+use crate::conversation::{Conversation, Role};
+use crate::tokens::Counts;
+
+/// A message longer than this many tokens is "long" (DESIGN §5; cipher's hybrid rule 4 uses 300).
+pub(crate) const LONG_MESSAGE_TOKENS: usize = 300;
+/// Target ratio above which severity is light, in percent (DESIGN §5: light > 0.8).
+pub(crate) const LIGHT_ABOVE_PCT: usize = 80;
+/// Target ratio above which severity is moderate, in percent (DESIGN §5: moderate > 0.6).
+pub(crate) const MODERATE_ABOVE_PCT: usize = 60;
+/// How many trailing messages rule 3 looks at (DESIGN §7).
+pub(crate) const RECENT_MESSAGES: usize = 5;
+
+/// The feature thresholds; [`Default`] gives the documented constants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Thresholds {
+    /// See [`LONG_MESSAGE_TOKENS`].
+    pub long_message_tokens: usize,
+    /// See [`LIGHT_ABOVE_PCT`].
+    pub light_above_pct: usize,
+    /// See [`MODERATE_ABOVE_PCT`].
+    pub moderate_above_pct: usize,
+    /// See [`RECENT_MESSAGES`].
+    pub recent_messages: usize,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Self {
+            long_message_tokens: LONG_MESSAGE_TOKENS,
+            light_above_pct: LIGHT_ABOVE_PCT,
+            moderate_above_pct: MODERATE_ABOVE_PCT,
+            recent_messages: RECENT_MESSAGES,
+        }
+    }
+}
+
+/// How hard the budget squeezes: by the target ratio (budget ÷ current tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Target ratio above 0.8.
+    Light,
+    /// Target ratio above 0.6, up to 0.8.
+    Moderate,
+    /// Target ratio 0.6 or less.
+    Heavy,
+}
+
+/// The measured features of a conversation against a budget.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Features {
+    /// Number of messages.
+    pub messages: usize,
+    /// Total tokens (the conversation total, with system prompt and reply priming).
+    pub tokens: usize,
+    /// Mean tokens per message.
+    pub average_tokens: f64,
+    /// Budget ÷ tokens.
+    pub target_ratio: f64,
+    /// The severity class of the target ratio.
+    pub severity: Severity,
+    /// Tokens in the last quarter of the messages ÷ message tokens.
+    pub recent_ratio: f64,
+    /// Tokens in the last [`RECENT_MESSAGES`] messages ÷ message tokens.
+    pub last_messages_ratio: f64,
+    /// Whether some message exceeds [`LONG_MESSAGE_TOKENS`].
+    pub has_long_messages: bool,
+    /// Whether there are tool calls or results.
+    pub has_tool_messages: bool,
+    /// Whether there are system messages (or an Anthropic system prompt).
+    pub has_system_messages: bool,
+    /// Tokens of tool rounds' messages ÷ message tokens.
+    pub tool_token_share: f64,
+    /// Exact inputs of the ratios, for integer comparisons: `[budget, tokens]`.
+    #[serde(skip)]
+    pub budget_over_tokens: [usize; 2],
+    /// `[tokens of the last RECENT_MESSAGES messages, message tokens]`.
+    #[serde(skip)]
+    pub last_over_tokens: [usize; 2],
+}
+
+impl Features {
+    /// Measures a conversation against `budget` from its cached counts.
+    pub fn measure(
+        conversation: &Conversation,
+        counts: &Counts,
+        budget: usize,
+        thresholds: &Thresholds,
+    ) -> Self {
+        let messages = conversation.messages.len();
+        let tokens = counts.total();
+        let message_tokens: usize = counts.messages.iter().sum();
+        let tail_sum = |n: usize| {
+            counts.messages[messages - n.min(messages)..]
+                .iter()
+                .sum::<usize>()
+        };
+        let recent = tail_sum(messages.div_ceil(4));
+        let last = tail_sum(thresholds.recent_messages);
+        let tool_tokens: usize = conversation
+            .messages
+            .iter()
+            .zip(&counts.messages)
+            .filter(|(m, _)| m.has_calls() || m.has_results())
+            .map(|(_, t)| t)
+            .sum();
+        let severity = if budget * 100 > tokens * thresholds.light_above_pct {
+            Severity::Light
+        } else if budget * 100 > tokens * thresholds.moderate_above_pct {
+            Severity::Moderate
+        } else {
+            Severity::Heavy
+        };
+        let ratio = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        Self {
+            messages,
+            tokens,
+            average_tokens: ratio(message_tokens, messages),
+            target_ratio: ratio(budget, tokens),
+            severity,
+            recent_ratio: ratio(recent, message_tokens),
+            last_messages_ratio: ratio(last, message_tokens),
+            has_long_messages: counts
+                .messages
+                .iter()
+                .any(|&t| t > thresholds.long_message_tokens),
+            has_tool_messages: tool_tokens > 0,
+            has_system_messages: conversation.system.is_some()
+                || conversation.messages.iter().any(|m| m.role == Role::System),
+            tool_token_share: ratio(tool_tokens, message_tokens),
+            budget_over_tokens: [budget, tokens],
+            last_over_tokens: [last, message_tokens],
+        }
+    }
+}

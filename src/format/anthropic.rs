@@ -1,0 +1,286 @@
+//! Anthropic Messages ⇄ the neutral model.
+//!
+//! A top-level `system` (a string or text blocks) becomes [`Conversation::system`]; messages are
+//! `user` or `assistant` with content as a string or blocks. `tool_use` blocks become
+//! [`Part::ToolCall`], `tool_result` blocks [`Part::ToolResult`] (string or block content,
+//! `is_error`); `image`, `document`, `thinking`, `redacted_thinking` and unknown types stay
+//! [`Part::Opaque`].
+
+use serde_json::{Map, Value};
+
+use super::{Format, kind, parse_content, render_content, required_str};
+use crate::conversation::{Conversation, Layout, Message, Part, Role};
+use crate::error::{Error, Result};
+
+pub(super) fn parse(
+    envelope: Option<Map<String, Value>>,
+    messages: Vec<Value>,
+) -> Result<Conversation> {
+    let system = match envelope.as_ref().and_then(|e| e.get("system")) {
+        None => None,
+        Some(value) => Some(parse_system(value)?),
+    };
+    let messages = messages
+        .into_iter()
+        .enumerate()
+        .map(|(index, value)| parse_message(index, value))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Conversation {
+        format: Format::Anthropic,
+        system,
+        messages,
+        envelope,
+    })
+}
+
+fn parse_system(value: &Value) -> Result<Message> {
+    let (parts, layout) = match value {
+        Value::String(_) | Value::Array(_) => {
+            parse_content(Some(value), 0, "system", |_, _| Ok(None)).map_err(|err| match err {
+                Error::Malformed { at, problem } => Error::top(at.field, problem),
+                other => other,
+            })?
+        }
+        other => {
+            return Err(Error::top(
+                "system",
+                format!("expected a string or text blocks, found {}", kind(other)),
+            ));
+        }
+    };
+    Ok(Message {
+        role: Role::System,
+        parts,
+        layout,
+        extra: Map::new(),
+    })
+}
+
+fn parse_message(index: usize, value: Value) -> Result<Message> {
+    let Value::Object(extra) = value else {
+        return Err(Error::field(
+            index,
+            "message",
+            format!("expected an object, found {}", kind(&value)),
+        ));
+    };
+    let role = match required_str(&extra, "role", index, "role")?.as_str() {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "system" => {
+            return Err(Error::field(
+                index,
+                "role",
+                "Anthropic messages have no `system` role; use the top-level `system`",
+            ));
+        }
+        other => {
+            return Err(Error::field(
+                index,
+                "role",
+                format!("unknown role `{other}` (expected user or assistant)"),
+            ));
+        }
+    };
+    let (parts, layout) = parse_content(extra.get("content"), index, "content", |b, block| {
+        parse_block(index, b, block, role)
+    })?;
+    if layout == Layout::Absent || layout == Layout::Null {
+        return Err(Error::field(
+            index,
+            "content",
+            "missing: expected a string or an array of blocks",
+        ));
+    }
+    Ok(Message {
+        role,
+        parts,
+        layout,
+        extra,
+    })
+}
+
+fn parse_block(
+    index: usize,
+    b: usize,
+    block: &Map<String, Value>,
+    role: Role,
+) -> Result<Option<Part>> {
+    let path = |field: &str| format!("content[{b}].{field}");
+    match block.get("type").and_then(Value::as_str) {
+        Some("tool_use") => {
+            if role != Role::Assistant {
+                return Err(Error::field(
+                    index,
+                    path("type"),
+                    "`tool_use` blocks belong in assistant messages",
+                ));
+            }
+            let id = required_str(block, "id", index, &path("id"))?;
+            let name = required_str(block, "name", index, &path("name"))?;
+            let arguments = match block.get("input") {
+                Some(input @ Value::Object(_)) => input.clone(),
+                Some(other) => {
+                    return Err(Error::field(
+                        index,
+                        path("input"),
+                        format!("expected an object, found {}", kind(other)),
+                    ));
+                }
+                None => return Err(Error::field(index, path("input"), "missing")),
+            };
+            Ok(Some(Part::ToolCall {
+                id,
+                name,
+                arguments,
+                extra: block.clone(),
+            }))
+        }
+        Some("tool_result") => {
+            if role != Role::User {
+                return Err(Error::field(
+                    index,
+                    path("type"),
+                    "`tool_result` blocks belong in user messages",
+                ));
+            }
+            let call_id = required_str(block, "tool_use_id", index, &path("tool_use_id"))?;
+            let (content, layout) =
+                parse_content(block.get("content"), index, &path("content"), |_, _| {
+                    Ok(None)
+                })?;
+            let is_error = match block.get("is_error") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(flag)) => *flag,
+                Some(other) => {
+                    return Err(Error::field(
+                        index,
+                        path("is_error"),
+                        format!("expected a boolean, found {}", kind(other)),
+                    ));
+                }
+            };
+            Ok(Some(Part::ToolResult {
+                call_id,
+                content,
+                layout,
+                is_error,
+                extra: block.clone(),
+            }))
+        }
+        _ => Ok(None),
+    }
+}
+
+pub(super) fn render_system(system: &Message) -> Value {
+    let parts: Vec<&Part> = system.parts.iter().collect();
+    render_content(&parts, system.layout, |_| Value::Null).unwrap_or(Value::Null)
+}
+
+pub(super) fn render_message(message: &Message) -> Value {
+    let mut object = message.extra.clone();
+    let parts: Vec<&Part> = message.parts.iter().collect();
+    let content =
+        render_content(&parts, message.layout, render_block).unwrap_or(Value::Array(Vec::new()));
+    object.insert("content".into(), content);
+    Value::Object(object)
+}
+
+fn render_block(part: &Part) -> Value {
+    match part {
+        Part::ToolCall {
+            id,
+            name,
+            arguments,
+            extra,
+        } => {
+            let mut block = extra.clone();
+            if !block.contains_key("type") {
+                block.insert("type".into(), Value::String("tool_use".into()));
+            }
+            block.insert("id".into(), Value::String(id.clone()));
+            block.insert("name".into(), Value::String(name.clone()));
+            let input = match arguments {
+                Value::String(text) => {
+                    serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new()))
+                }
+                other => other.clone(),
+            };
+            block.insert("input".into(), input);
+            Value::Object(block)
+        }
+        Part::ToolResult {
+            call_id,
+            content,
+            layout,
+            is_error,
+            extra,
+        } => {
+            let mut block = extra.clone();
+            if !block.contains_key("type") {
+                block.insert("type".into(), Value::String("tool_result".into()));
+            }
+            block.insert("tool_use_id".into(), Value::String(call_id.clone()));
+            let content: Vec<&Part> = content.iter().collect();
+            match render_content(&content, *layout, |_| Value::Null) {
+                Some(content) => {
+                    block.insert("content".into(), content);
+                }
+                None => {
+                    block.shift_remove("content");
+                }
+            }
+            if *is_error || block.contains_key("is_error") {
+                block.insert("is_error".into(), Value::Bool(*is_error));
+            }
+            Value::Object(block)
+        }
+        Part::Text { .. } | Part::Opaque(_) => {
+            unreachable!("render_content writes text and opaque parts itself")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::{parse_value, render};
+    use super::*;
+
+    #[test]
+    fn every_block_type_round_trips() {
+        let value = json!({"model": "claude-sonnet-4", "max_tokens": 100,
+        "system": [{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}],
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "hmm", "signature": "s"},
+                {"type": "redacted_thinking", "data": "zz"},
+                {"type": "text", "text": "let me look"},
+                {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.rs", "n": 1.5}},
+                {"type": "tool_use", "id": "t2", "name": "ls", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "fn main() {}"},
+                {"type": "tool_result", "tool_use_id": "t2", "is_error": true, "content": [{"type": "text", "text": "denied"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}}]},
+                {"type": "text", "text": "also this"},
+                {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "doc"}}]},
+            {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s", "name": "web", "input": {}}, {"type": "text", "text": "ok"}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz", "is_error": false}]}
+        ]});
+        let conversation = parse_value(value.clone(), Some(Format::Anthropic)).unwrap();
+        assert_eq!(render(&conversation), value);
+    }
+
+    #[test]
+    fn tool_use_in_user_message_is_rejected() {
+        let value = json!({"messages": [{"role": "user", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]}]});
+        let err = parse_value(value, Some(Format::Anthropic))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "message 0: content[0].type: `tool_use` blocks belong in assistant messages"
+        );
+    }
+}

@@ -1,0 +1,320 @@
+//! OpenAI Chat Completions messages ⇄ the neutral model.
+//!
+//! Roles `system`, `developer`, `user`, `assistant` and `tool`; content as a string, null or an
+//! array of parts; `tool_calls` on assistant messages; one result per `tool` message, linked by
+//! `tool_call_id`. The legacy `function_call` / `role: "function"` API is rejected with an error
+//! that says so, since its calls carry no id to pair results by.
+
+use serde_json::{Map, Value};
+
+use super::{Format, kind, parse_content, render_content, required_str};
+use crate::conversation::{Conversation, Message, Part, Role};
+use crate::error::{Error, Result};
+
+pub(super) fn parse(
+    envelope: Option<Map<String, Value>>,
+    messages: Vec<Value>,
+) -> Result<Conversation> {
+    let messages = messages
+        .into_iter()
+        .enumerate()
+        .map(|(index, value)| parse_message(index, value))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Conversation {
+        format: Format::OpenAi,
+        system: None,
+        messages,
+        envelope,
+    })
+}
+
+fn parse_message(index: usize, value: Value) -> Result<Message> {
+    let Value::Object(extra) = value else {
+        return Err(Error::field(
+            index,
+            "message",
+            format!("expected an object, found {}", kind(&value)),
+        ));
+    };
+    let role = match required_str(&extra, "role", index, "role")?.as_str() {
+        "system" | "developer" => Role::System,
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "tool" => Role::Tool,
+        "function" => {
+            return Err(Error::field(
+                index,
+                "role",
+                "legacy role `function` is not supported; use `tool` messages with `tool_call_id`",
+            ));
+        }
+        other => {
+            return Err(Error::field(
+                index,
+                "role",
+                format!(
+                    "unknown role `{other}` (expected system, developer, user, assistant or tool)"
+                ),
+            ));
+        }
+    };
+    if extra.contains_key("function_call") {
+        return Err(Error::field(
+            index,
+            "function_call",
+            "legacy `function_call` is not supported; use `tool_calls`",
+        ));
+    }
+    if let Some(name) = extra.get("name") {
+        if !name.is_string() {
+            return Err(Error::field(
+                index,
+                "name",
+                format!("expected a string, found {}", kind(name)),
+            ));
+        }
+    }
+    let (mut parts, layout) =
+        parse_content(extra.get("content"), index, "content", |_, _| Ok(None))?;
+    match role {
+        Role::Tool => {
+            let call_id = required_str(&extra, "tool_call_id", index, "tool_call_id")?;
+            let result = Part::ToolResult {
+                call_id,
+                content: parts,
+                layout,
+                is_error: false,
+                extra: Map::new(),
+            };
+            parts = vec![result];
+        }
+        _ if extra.contains_key("tool_call_id") => {
+            return Err(Error::field(
+                index,
+                "tool_call_id",
+                "only `tool` messages carry a `tool_call_id`",
+            ));
+        }
+        _ => {}
+    }
+    match extra.get("tool_calls") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(calls)) if role == Role::Assistant => {
+            for (c, call) in calls.iter().enumerate() {
+                parts.push(parse_call(index, c, call)?);
+            }
+        }
+        Some(Value::Array(_)) => {
+            return Err(Error::field(
+                index,
+                "tool_calls",
+                "only assistant messages make tool calls",
+            ));
+        }
+        Some(other) => {
+            return Err(Error::field(
+                index,
+                "tool_calls",
+                format!("expected an array, found {}", kind(other)),
+            ));
+        }
+    }
+    Ok(Message {
+        role,
+        parts,
+        layout,
+        extra,
+    })
+}
+
+fn parse_call(index: usize, c: usize, call: &Value) -> Result<Part> {
+    let Value::Object(extra) = call else {
+        return Err(Error::field(
+            index,
+            format!("tool_calls[{c}]"),
+            format!("expected an object, found {}", kind(call)),
+        ));
+    };
+    let id = required_str(extra, "id", index, &format!("tool_calls[{c}].id"))?;
+    let function = match extra.get("function") {
+        Some(Value::Object(function)) => function,
+        Some(other) => {
+            return Err(Error::field(
+                index,
+                format!("tool_calls[{c}].function"),
+                format!("expected an object, found {}", kind(other)),
+            ));
+        }
+        None => {
+            return Err(Error::field(
+                index,
+                format!("tool_calls[{c}].function"),
+                "missing",
+            ));
+        }
+    };
+    let name = required_str(
+        function,
+        "name",
+        index,
+        &format!("tool_calls[{c}].function.name"),
+    )?;
+    let arguments = match function.get("arguments") {
+        Some(Value::String(arguments)) => Value::String(arguments.clone()),
+        Some(other) => {
+            return Err(Error::field(
+                index,
+                format!("tool_calls[{c}].function.arguments"),
+                format!("expected a JSON-encoded string, found {}", kind(other)),
+            ));
+        }
+        None => {
+            return Err(Error::field(
+                index,
+                format!("tool_calls[{c}].function.arguments"),
+                "missing",
+            ));
+        }
+    };
+    Ok(Part::ToolCall {
+        id,
+        name,
+        arguments,
+        extra: extra.clone(),
+    })
+}
+
+pub(super) fn render_message(message: &Message) -> Value {
+    let mut object = message.extra.clone();
+    let mut content_parts = Vec::new();
+    let mut calls = Vec::new();
+    for part in &message.parts {
+        match part {
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+                extra,
+            } => calls.push(render_call(id, name, arguments, extra)),
+            Part::ToolResult {
+                call_id,
+                content,
+                layout,
+                ..
+            } => {
+                object.insert("tool_call_id".into(), Value::String(call_id.clone()));
+                let content: Vec<&Part> = content.iter().collect();
+                set_or_remove(
+                    &mut object,
+                    "content",
+                    render_content(&content, *layout, |_| Value::Null),
+                );
+            }
+            other => content_parts.push(other),
+        }
+    }
+    if message.role != Role::Tool {
+        set_or_remove(
+            &mut object,
+            "content",
+            render_content(&content_parts, message.layout, |_| Value::Null),
+        );
+    }
+    if !calls.is_empty() {
+        object.insert("tool_calls".into(), Value::Array(calls));
+    } else if object
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty())
+    {
+        // Its calls were dropped with their round: the message keeps only its text.
+        object.remove("tool_calls");
+    }
+    Value::Object(object)
+}
+
+fn render_call(id: &str, name: &str, arguments: &Value, extra: &Map<String, Value>) -> Value {
+    let mut call = extra.clone();
+    if !call.contains_key("type") {
+        call.insert("type".into(), Value::String("function".into()));
+    }
+    call.insert("id".into(), Value::String(id.into()));
+    let mut function = match call.get("function") {
+        Some(Value::Object(function)) => function.clone(),
+        _ => Map::new(),
+    };
+    function.insert("name".into(), Value::String(name.into()));
+    let arguments = match arguments {
+        Value::String(_) => arguments.clone(),
+        other => Value::String(other.to_string()),
+    };
+    function.insert("arguments".into(), arguments);
+    call.insert("function".into(), Value::Object(function));
+    Value::Object(call)
+}
+
+fn set_or_remove(object: &mut Map<String, Value>, key: &str, value: Option<Value>) {
+    match value {
+        Some(value) => {
+            object.insert(key.into(), value);
+        }
+        None => {
+            object.shift_remove(key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::{parse_value, render};
+    use super::*;
+
+    fn round_trip(value: &Value) {
+        let conversation = parse_value(value.clone(), Some(Format::OpenAi)).unwrap();
+        assert_eq!(&render(&conversation), value);
+    }
+
+    #[test]
+    fn every_shape_round_trips() {
+        round_trip(&json!({"model": "gpt-4o", "temperature": 0, "messages": [
+            {"role": "developer", "content": "be brief"},
+            {"role": "user", "name": "ann", "content": [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": "x"}}]},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "ls", "arguments": "{}"}},
+                {"id": "b", "type": "function", "function": {"name": "cat", "arguments": "{\"p\":1}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "x"},
+            {"tool_call_id": "b", "role": "tool", "content": [{"type": "text", "text": "y"}]},
+            {"role": "assistant", "refusal": null, "content": "done", "tool_calls": []},
+            {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "x", "arguments": ""}}]},
+            {"role": "tool", "tool_call_id": "c"}
+        ]}));
+        round_trip(&json!([{"role": "user", "content": ""}]));
+    }
+
+    #[test]
+    fn legacy_function_call_is_rejected() {
+        let value =
+            json!([{"role": "assistant", "function_call": {"name": "f", "arguments": "{}"}}]);
+        let err = parse_value(value, Some(Format::OpenAi))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "message 0: function_call: legacy `function_call` is not supported; use `tool_calls`"
+        );
+    }
+
+    #[test]
+    fn non_string_arguments_name_the_field() {
+        let value = json!([{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": {}}}]}]);
+        let err = parse_value(value, Some(Format::OpenAi))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "message 1: tool_calls[0].function.arguments: expected a JSON-encoded string, found an object"
+        );
+    }
+}

@@ -1,0 +1,111 @@
+//! The report: what was done, why, and how much. Its JSON is the contract other tools read.
+
+use serde::Serialize;
+
+use crate::catalog::Profile;
+use crate::features::Features;
+use crate::format::Format;
+use crate::select::Decision;
+use crate::strategy::Protection;
+use crate::strategy::tools::ToolTrim;
+use crate::tokens::Tokenizer;
+
+/// What the pipeline did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// The conversation already fits: output equals input.
+    WithinBudget,
+    /// Tool results were trimmed and/or units removed to fit the budget.
+    Compacted,
+    /// Even the pinned units exceed the budget: nothing is written.
+    CannotFit,
+}
+
+/// The full account of one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// What was done.
+    pub action: Action,
+    /// The wire format read and written.
+    pub format: Format,
+    /// The model named with `--model`, if any.
+    pub model: Option<String>,
+    /// The tokenizer that counted.
+    pub tokenizer: Tokenizer,
+    /// The token budget.
+    pub budget: usize,
+    /// Tokens of the input.
+    pub tokens_before: usize,
+    /// Tokens of the output (of the input when nothing changed).
+    pub tokens_after: usize,
+    /// Messages of the input.
+    pub messages_before: usize,
+    /// Messages of the output.
+    pub messages_after: usize,
+    /// The input message ranges `[start, end)` that were removed.
+    pub removed: Vec<[usize; 2]>,
+    /// Tokens of what can never be removed: pinned units, system prompt, reply priming.
+    pub pinned_tokens: usize,
+    /// The measured features.
+    pub features: Features,
+    /// The model profile the selector consulted.
+    pub profile: Profile,
+    /// How the removal strategy was chosen; absent when no removal was needed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+    /// Protections given up to fit the budget, in order.
+    pub relaxed: Vec<Protection>,
+    /// What tool-round trimming did (or would do, in `analyze`).
+    pub tool_trim: ToolTrim,
+}
+
+impl Report {
+    /// A one-line human summary, for standard error.
+    pub fn summary(&self) -> String {
+        let action = match self.action {
+            Action::WithinBudget => "within budget",
+            Action::Compacted => "compacted",
+            Action::CannotFit => "cannot fit",
+        };
+        let mut line = format!(
+            "{action}: {} → {} tokens (budget {}), {} → {} messages",
+            self.tokens_before,
+            self.tokens_after,
+            self.budget,
+            self.messages_before,
+            self.messages_after
+        );
+        if self.tool_trim.cleared + self.tool_trim.dropped + self.tool_trim.truncated > 0 {
+            line.push_str(&format!(
+                "; tool trimming freed {} tokens ({} cleared, {} dropped, {} truncated)",
+                self.tool_trim.tokens_freed,
+                self.tool_trim.cleared,
+                self.tool_trim.dropped,
+                self.tool_trim.truncated
+            ));
+        }
+        if let Some(decision) = &self.decision {
+            let why = match decision.rule {
+                Some(rule) => format!("rule {rule}"),
+                None => format!("{:?}", decision.layer).to_lowercase(),
+            };
+            line.push_str(&format!(
+                "; {} removal by {why}",
+                decision.strategy.as_str()
+            ));
+        }
+        if !self.relaxed.is_empty() {
+            let relaxed: Vec<&str> = self
+                .relaxed
+                .iter()
+                .map(|p| match p {
+                    Protection::Head => "head",
+                    Protection::Tail => "tail",
+                })
+                .collect();
+            line.push_str(&format!("; relaxed {}", relaxed.join(", ")));
+        }
+        line
+    }
+}

@@ -1,0 +1,487 @@
+//! The selector: which removal strategy runs, in three layers, each decision named.
+//!
+//! 1. **Provider / model**: a profile that prefers `middle` or `oldest` decides outright.
+//! 2. **Rules** (profiles that prefer `hybrid`): [`RULES`] in order, the first match wins.
+//! 3. **Scoring**: when no rule matches, or the winner's confidence is below
+//!    [`CONFIDENCE_THRESHOLD`], both strategies run and the one with the higher
+//!    `efficiency = 0.6 × token_reduction + 0.4 × message_preservation` wins; only candidates that
+//!    fit compete, and middle wins ties.
+//!
+//! The reference is the hybrid compression strategy of the agent framework cipher; unlike it,
+//! a candidate that misses the budget never wins, and units (not single messages) are removed.
+
+use serde::Serialize;
+
+use crate::catalog::{Preference, Profile};
+use crate::features::{Features, Severity};
+use crate::strategy::{self, Limits, Plan, Strategy};
+use crate::units::Unit;
+
+/// A winning rule's confidence below this sends the decision to scoring (DESIGN §7).
+pub const CONFIDENCE_THRESHOLD: f64 = 0.6;
+/// Rule 1 applies below this many messages (DESIGN §7).
+pub const SMALL_CONVERSATION: usize = 20;
+/// Rule 2 applies above this many messages (DESIGN §7).
+pub const LARGE_CONVERSATION: usize = 30;
+/// Rule 3 applies when the last messages hold more than this percentage of the tokens.
+pub const RECENT_SHARE_PCT: usize = 40;
+/// Weight of token reduction in the efficiency score, in tenths (DESIGN §7: 0.6).
+const REDUCTION_WEIGHT: u128 = 6;
+/// Weight of message preservation in the efficiency score, in tenths (DESIGN §7: 0.4).
+const PRESERVATION_WEIGHT: u128 = 4;
+
+/// Selector settings; [`Default`] gives the documented constants.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Policy {
+    /// See [`CONFIDENCE_THRESHOLD`].
+    pub confidence_threshold: f64,
+    /// See [`SMALL_CONVERSATION`].
+    pub small_conversation: usize,
+    /// See [`LARGE_CONVERSATION`].
+    pub large_conversation: usize,
+    /// See [`RECENT_SHARE_PCT`].
+    pub recent_share_pct: usize,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            confidence_threshold: CONFIDENCE_THRESHOLD,
+            small_conversation: SMALL_CONVERSATION,
+            large_conversation: LARGE_CONVERSATION,
+            recent_share_pct: RECENT_SHARE_PCT,
+        }
+    }
+}
+
+/// One conversation rule: when it matches, what it picks and how sure it is.
+pub struct Rule {
+    /// Its number in the report (1–5).
+    pub number: u8,
+    /// What it checks and why, in one line.
+    pub description: &'static str,
+    /// The condition over the features.
+    pub when: fn(&Features, &Policy) -> bool,
+    /// The strategy it picks.
+    pub then: Strategy,
+    /// How sure it is.
+    pub confidence: f64,
+}
+
+/// The conversation rules of DESIGN §7, in order; the first match wins.
+pub const RULES: &[Rule] = &[
+    Rule {
+        number: 1,
+        description: "light severity in a short conversation: little to remove, keep the task at the head",
+        when: |f, p| f.severity == Severity::Light && f.messages < p.small_conversation,
+        then: Strategy::Middle,
+        confidence: 0.8,
+    },
+    Rule {
+        number: 2,
+        description: "heavy severity in a long conversation: much must go, the oldest history matters least",
+        when: |f, p| f.severity == Severity::Heavy && f.messages > p.large_conversation,
+        then: Strategy::Oldest,
+        confidence: 0.9,
+    },
+    Rule {
+        number: 3,
+        description: "the last messages hold most of the weight: keep them and the head, cut the middle",
+        when: |f, p| {
+            let [last, total] = f.last_over_tokens;
+            last * 100 > total * p.recent_share_pct
+        },
+        then: Strategy::Middle,
+        confidence: 0.7,
+    },
+    Rule {
+        number: 4,
+        description: "long messages under real pressure: removing from the start frees the most",
+        when: |f, _| f.has_long_messages && f.severity != Severity::Light,
+        then: Strategy::Oldest,
+        confidence: 0.6,
+    },
+    Rule {
+        number: 5,
+        description: "tool or system messages: keep the setup and the task at the head",
+        when: |f, _| f.has_tool_messages || f.has_system_messages,
+        then: Strategy::Middle,
+        confidence: 0.7,
+    },
+];
+
+/// Which layer made the decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    /// `--strategy` forced it.
+    Forced,
+    /// The model profile's preference.
+    Provider,
+    /// A conversation rule.
+    Rule,
+    /// Both strategies were run and scored.
+    Scored,
+}
+
+/// One strategy's figures, as the report shows them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Tokens after removal.
+    pub tokens_after: usize,
+    /// Input messages kept.
+    pub messages_after: usize,
+    /// `0.6 × token_reduction + 0.4 × message_preservation`.
+    pub efficiency: f64,
+    /// Whether it fits the budget.
+    pub fits: bool,
+}
+
+/// Whether a rule matched, for the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuleCheck {
+    /// The rule's number.
+    pub number: u8,
+    /// What it checks.
+    pub description: &'static str,
+    /// Whether it matched.
+    pub matched: bool,
+    /// What it would pick.
+    pub strategy: Strategy,
+    /// How sure it is.
+    pub confidence: f64,
+}
+
+/// The selector's decision, with everything that led to it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    /// The layer that decided.
+    pub layer: Layer,
+    /// The strategy chosen.
+    pub strategy: Strategy,
+    /// The number of the rule that decided, if one did.
+    pub rule: Option<u8>,
+    /// The deciding rule's confidence, if one decided.
+    pub confidence: Option<f64>,
+    /// The figures of every strategy that was run.
+    pub candidates: Vec<Candidate>,
+    /// Every rule, with whether it matched (empty when the rules were not consulted).
+    pub rules: Vec<RuleCheck>,
+}
+
+/// The efficiency score of DESIGN §7, as a float for the report.
+pub fn efficiency(tokens_before: usize, tokens_after: usize, kept: usize, total: usize) -> f64 {
+    if tokens_before == 0 || total == 0 {
+        return 0.0;
+    }
+    let reduction = tokens_before.saturating_sub(tokens_after) as f64 / tokens_before as f64;
+    let preservation = kept as f64 / total as f64;
+    0.6 * reduction + 0.4 * preservation
+}
+
+/// The efficiency score scaled by `10 × tokens_before × total`, exact, for comparisons.
+fn efficiency_scaled(tokens_before: usize, tokens_after: usize, kept: usize, total: usize) -> u128 {
+    let (before, after) = (tokens_before as u128, tokens_after as u128);
+    let (kept, total) = (kept as u128, total as u128);
+    REDUCTION_WEIGHT * before.saturating_sub(after) * total + PRESERVATION_WEIGHT * kept * before
+}
+
+/// Decides a strategy and returns its plan.
+pub fn decide(
+    profile: &Profile,
+    forced: Option<Strategy>,
+    features: &Features,
+    policy: &Policy,
+    units: &[Unit],
+    limits: &Limits,
+) -> (Decision, Plan) {
+    let candidate = |plan: &Plan| Candidate {
+        strategy: plan.strategy,
+        tokens_after: plan.tokens_after,
+        messages_after: plan.messages_kept,
+        efficiency: efficiency(
+            features.tokens,
+            plan.tokens_after,
+            plan.messages_kept,
+            features.messages,
+        ),
+        fits: plan.fits,
+    };
+    let single = |layer, strategy, rule: Option<&Rule>, rules| {
+        let plan = strategy::plan(strategy, units, limits);
+        let decision = Decision {
+            layer,
+            strategy,
+            rule: rule.map(|r| r.number),
+            confidence: rule.map(|r| r.confidence),
+            candidates: vec![candidate(&plan)],
+            rules,
+        };
+        (decision, plan)
+    };
+    if let Some(strategy) = forced {
+        return single(Layer::Forced, strategy, None, Vec::new());
+    }
+    match profile.strategy {
+        Preference::Middle => return single(Layer::Provider, Strategy::Middle, None, Vec::new()),
+        Preference::Oldest => return single(Layer::Provider, Strategy::Oldest, None, Vec::new()),
+        Preference::Hybrid => {}
+    }
+    let checks: Vec<RuleCheck> = RULES
+        .iter()
+        .map(|rule| RuleCheck {
+            number: rule.number,
+            description: rule.description,
+            matched: (rule.when)(features, policy),
+            strategy: rule.then,
+            confidence: rule.confidence,
+        })
+        .collect();
+    let winner = RULES
+        .iter()
+        .zip(&checks)
+        .find(|(_, check)| check.matched)
+        .map(|(rule, _)| rule);
+    if let Some(rule) = winner.filter(|r| r.confidence >= policy.confidence_threshold) {
+        return single(Layer::Rule, rule.then, Some(rule), checks);
+    }
+    let middle = strategy::plan(Strategy::Middle, units, limits);
+    let oldest = strategy::plan(Strategy::Oldest, units, limits);
+    let candidates = vec![candidate(&middle), candidate(&oldest)];
+    let chosen = if choose(features, &middle, &oldest) == Strategy::Oldest {
+        oldest
+    } else {
+        middle
+    };
+    let decision = Decision {
+        layer: Layer::Scored,
+        strategy: chosen.strategy,
+        rule: None,
+        confidence: None,
+        candidates,
+        rules: checks,
+    };
+    (decision, chosen)
+}
+
+/// Scores two candidate plans: only fitting candidates compete, the higher efficiency wins, and
+/// middle wins ties (and stands when neither fits, which the pipeline reports as cannot fit).
+fn choose(features: &Features, middle: &Plan, oldest: &Plan) -> Strategy {
+    let score = |plan: &Plan| {
+        efficiency_scaled(
+            features.tokens,
+            plan.tokens_after,
+            plan.messages_kept,
+            features.messages,
+        )
+    };
+    if oldest.fits && (!middle.fits || score(oldest) > score(middle)) {
+        Strategy::Oldest
+    } else {
+        Strategy::Middle
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::Thresholds;
+
+    #[test]
+    fn efficiency_matches_the_worked_example() {
+        let middle = efficiency(9000, 6200, 12, 15);
+        let oldest = efficiency(9000, 5800, 10, 15);
+        assert!((middle - 0.506_67).abs() < 5e-6, "{middle}");
+        assert!((oldest - 0.48).abs() < 1e-12, "{oldest}");
+        assert!(efficiency_scaled(9000, 6200, 12, 15) > efficiency_scaled(9000, 5800, 10, 15));
+    }
+
+    fn example_plan(strategy: Strategy, tokens_after: usize, messages_kept: usize) -> Plan {
+        let fits = tokens_after <= 6000;
+        Plan {
+            strategy,
+            drop: Vec::new(),
+            tokens_after,
+            messages_kept,
+            fits,
+            relaxed: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn worked_example_chooses_oldest_because_middle_misses_the_target() {
+        let f = features(15, 6000, 9000, 0, false, false);
+        let middle = example_plan(Strategy::Middle, 6200, 12);
+        let oldest = example_plan(Strategy::Oldest, 5800, 10);
+        assert_eq!(choose(&f, &middle, &oldest), Strategy::Oldest);
+        // Had middle fitted, its higher efficiency would have won.
+        let middle = Plan {
+            fits: true,
+            ..middle
+        };
+        assert_eq!(choose(&f, &middle, &oldest), Strategy::Middle);
+    }
+
+    fn features(
+        messages: usize,
+        budget: usize,
+        tokens: usize,
+        last: usize,
+        long: bool,
+        tools: bool,
+    ) -> Features {
+        let severity = Thresholds::default();
+        let severity = if budget * 100 > tokens * severity.light_above_pct {
+            Severity::Light
+        } else if budget * 100 > tokens * severity.moderate_above_pct {
+            Severity::Moderate
+        } else {
+            Severity::Heavy
+        };
+        Features {
+            messages,
+            tokens,
+            average_tokens: 0.0,
+            target_ratio: budget as f64 / tokens as f64,
+            severity,
+            recent_ratio: 0.0,
+            last_messages_ratio: last as f64 / tokens as f64,
+            has_long_messages: long,
+            has_tool_messages: tools,
+            has_system_messages: false,
+            tool_token_share: 0.0,
+            budget_over_tokens: [budget, tokens],
+            last_over_tokens: [last, tokens],
+        }
+    }
+
+    fn first_match(f: &Features) -> Option<u8> {
+        let policy = Policy::default();
+        RULES
+            .iter()
+            .find(|r| (r.when)(f, &policy))
+            .map(|r| r.number)
+    }
+
+    #[test]
+    fn each_rule_fires_on_its_case_and_not_on_a_near_miss() {
+        // Rule 1: light (ratio 0.9) and 19 messages; near miss: 20 messages.
+        assert_eq!(
+            first_match(&features(19, 900, 1000, 100, false, false)),
+            Some(1)
+        );
+        assert_ne!(
+            first_match(&features(20, 900, 1000, 100, false, false)),
+            Some(1)
+        );
+        // Rule 2: heavy (0.6) and 31 messages; near miss: 30 messages, or ratio 0.61.
+        assert_eq!(
+            first_match(&features(31, 600, 1000, 100, false, false)),
+            Some(2)
+        );
+        assert_ne!(
+            first_match(&features(30, 600, 1000, 100, false, false)),
+            Some(2)
+        );
+        assert_ne!(
+            first_match(&features(31, 610, 1000, 100, false, false)),
+            Some(2)
+        );
+        // Rule 3: last messages hold 41%; near miss: exactly 40%.
+        assert_eq!(
+            first_match(&features(25, 700, 1000, 410, false, false)),
+            Some(3)
+        );
+        assert_ne!(
+            first_match(&features(25, 700, 1000, 400, false, false)),
+            Some(3)
+        );
+        // Rule 4: long messages at moderate severity; near miss: light severity.
+        assert_eq!(
+            first_match(&features(25, 700, 1000, 100, true, false)),
+            Some(4)
+        );
+        assert_ne!(
+            first_match(&features(25, 810, 1000, 100, true, false)),
+            Some(4)
+        );
+        // Rule 5: tool messages; near miss: none.
+        assert_eq!(
+            first_match(&features(25, 700, 1000, 100, false, true)),
+            Some(5)
+        );
+        assert_eq!(
+            first_match(&features(25, 700, 1000, 100, false, false)),
+            None
+        );
+    }
+
+    fn units(tokens: &[usize]) -> Vec<Unit> {
+        let last = tokens.len() - 1;
+        tokens
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| Unit {
+                messages: i..i + 1,
+                tokens: t,
+                pinned: i == last,
+                is_system: false,
+                is_round: false,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn scoring_lets_only_fitting_candidates_compete() {
+        // No rule matches: 25 messages, moderate, nothing long, no tools, even weight.
+        let f = features(25, 700, 1000, 100, false, false);
+        let units = units(&[40; 25]);
+        let limits = Limits {
+            budget: 700,
+            fixed: 0,
+            marker: 0,
+            preserve_start: 2,
+            preserve_end: 4,
+        };
+        let (decision, plan) = decide(
+            &Profile::generic(crate::tokens::Tokenizer::Chars),
+            None,
+            &f,
+            &Policy::default(),
+            &units,
+            &limits,
+        );
+        assert_eq!(decision.layer, Layer::Scored);
+        assert_eq!(decision.candidates.len(), 2);
+        // Both remove the same number of equal units, so they tie and middle wins.
+        assert_eq!(plan.strategy, Strategy::Middle);
+    }
+
+    #[test]
+    fn a_forced_strategy_is_obeyed() {
+        let f = features(19, 900, 1000, 100, false, false);
+        let units = units(&[40; 25]);
+        let limits = Limits {
+            budget: 900,
+            fixed: 0,
+            marker: 0,
+            preserve_start: 2,
+            preserve_end: 4,
+        };
+        let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
+        let (decision, plan) = decide(
+            &profile,
+            Some(Strategy::Oldest),
+            &f,
+            &Policy::default(),
+            &units,
+            &limits,
+        );
+        assert_eq!(
+            (decision.layer, plan.strategy),
+            (Layer::Forced, Strategy::Oldest)
+        );
+    }
+}

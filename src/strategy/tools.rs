@@ -1,0 +1,416 @@
+//! Tool-round trimming: keep the last N rounds whole, clear or drop the older ones, cap oversize
+//! outputs.
+//!
+//! Tool outputs are most of an agent's tokens and the least of its meaning. Rounds are numbered
+//! oldest first; the last `keep` rounds are never touched (but for the `max_output` cap, which
+//! applies to every result so that one huge output cannot make a budget unreachable). In older
+//! rounds, oldest first:
+//! - **clear** replaces each result's content with a short placeholder naming the tool and what
+//!   was removed; the call, its id, `is_error` and every other field stay, so pairing holds;
+//! - **drop** removes the whole round, keeping text the assistant wrote beside its calls (and, in
+//!   Anthropic format, text the user wrote beside the results) as plain messages.
+//!
+//! Calls to excluded tools are never touched, and a round holding one is never dropped. Trimming
+//! stops as soon as an optional budget is met, and trims nothing when it would free fewer than
+//! `clear_at_least` tokens (a cleared prefix spoils the prompt cache, so it must be worth it).
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{Applied, rebuild};
+use crate::conversation::{Layout, Message, Part, Role};
+use crate::format::Format;
+use crate::marker;
+use crate::tokens::TokenCounter;
+
+/// Rounds kept whole by default (Anthropic's context editing keeps the last 3 tool uses).
+pub(crate) const KEEP_ROUNDS: usize = 3;
+
+/// What happens to tool rounds older than the kept ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolMode {
+    /// Replace each result's content with a placeholder.
+    Clear,
+    /// Remove the whole round.
+    Drop,
+    /// Leave tool rounds alone.
+    Off,
+}
+
+/// Tool-trimming settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOptions {
+    /// What to do with older rounds.
+    pub mode: ToolMode,
+    /// How many of the latest rounds are never touched.
+    pub keep: usize,
+    /// Tools whose calls and results are never touched.
+    pub exclude: Vec<String>,
+    /// Also replace cleared calls' arguments with an empty object.
+    pub clear_inputs: bool,
+    /// Trim nothing unless at least this many tokens are freed.
+    pub clear_at_least: usize,
+    /// Cap every single result at this many tokens, keeping its head and tail lines.
+    pub max_output: Option<usize>,
+}
+
+impl Default for ToolOptions {
+    fn default() -> Self {
+        Self {
+            mode: ToolMode::Clear,
+            keep: KEEP_ROUNDS,
+            exclude: Vec::new(),
+            clear_inputs: false,
+            clear_at_least: 0,
+            max_output: None,
+        }
+    }
+}
+
+/// What tool trimming did, for the report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolTrim {
+    /// Tool rounds in the conversation.
+    pub rounds: usize,
+    /// Rounds kept whole as the latest `keep`.
+    pub kept: usize,
+    /// Older rounds whose results were cleared.
+    pub cleared: usize,
+    /// Older rounds dropped.
+    pub dropped: usize,
+    /// Older rounds left whole or in part because they call an excluded tool.
+    pub excluded: usize,
+    /// Results capped by `max_output`.
+    pub truncated: usize,
+    /// Tokens freed by all of it.
+    pub tokens_freed: usize,
+}
+
+/// A tool round: the calling message and its result window.
+struct Round {
+    caller: usize,
+    end: usize,
+}
+
+/// Trims tool rounds; with a `budget`, stops as soon as the conversation fits it.
+pub(crate) fn trim(
+    before: &Applied,
+    options: &ToolOptions,
+    budget: Option<usize>,
+    counter: &dyn TokenCounter,
+) -> (Applied, ToolTrim) {
+    let conversation = &before.conversation;
+    let rounds: Vec<Round> = (0..conversation.messages.len())
+        .filter(|&i| conversation.messages[i].has_calls())
+        .map(|caller| Round {
+            caller,
+            end: conversation.result_window(caller).end,
+        })
+        .collect();
+    let mut report = ToolTrim {
+        rounds: rounds.len(),
+        kept: rounds.len().min(options.keep),
+        ..ToolTrim::default()
+    };
+    if options.mode == ToolMode::Off && options.max_output.is_none() {
+        return (before.clone(), report);
+    }
+    // Each message's replacement: `None` keeps it, `Some(vec![])` removes it.
+    let mut replaced: Vec<Option<Vec<Message>>> = vec![None; conversation.messages.len()];
+    let mut total = before.counts.total();
+    if let Some(cap) = options.max_output {
+        for (index, message) in conversation.messages.iter().enumerate() {
+            if let Some((capped, count)) = cap_results(message, cap, counter) {
+                report.truncated += count;
+                total = total + counter.count_message(&capped) - before.counts.messages[index];
+                replaced[index] = Some(vec![capped]);
+            }
+        }
+    }
+    let older = &rounds[..rounds.len() - report.kept];
+    let mut trimmed = Vec::new();
+    let fits = |total: usize| budget.is_some_and(|b| total <= b);
+    for round in older {
+        if fits(total) || options.mode == ToolMode::Off {
+            break;
+        }
+        let span = round.caller..round.end;
+        let current: Vec<Vec<Message>> = span
+            .clone()
+            .map(|i| {
+                replaced[i]
+                    .clone()
+                    .unwrap_or_else(|| vec![conversation.messages[i].clone()])
+            })
+            .collect();
+        // Each message's count as it stands (capped ones were counted when capped).
+        let now: Vec<usize> = span
+            .clone()
+            .map(|i| match &replaced[i] {
+                None => before.counts.messages[i],
+                Some(capped) => capped.iter().map(|m| counter.count_message(m)).sum(),
+            })
+            .collect();
+        let outcome = match options.mode {
+            ToolMode::Clear => clear_round(&current, &now, options, counter, conversation.format),
+            ToolMode::Drop => drop_round(&current, options),
+            ToolMode::Off => unreachable!("the loop stops before an `off` round"),
+        };
+        let Some((new_messages, partly_excluded)) = outcome else {
+            report.excluded += 1;
+            continue;
+        };
+        report.excluded += usize::from(partly_excluded);
+        // Count only what changed; unchanged messages keep their cached or capped counts.
+        let mut tokens_now = 0;
+        let mut tokens_new = 0;
+        for ((old, new), &now) in current.iter().zip(&new_messages).zip(&now) {
+            tokens_now += now;
+            tokens_new += if old == new {
+                now
+            } else {
+                new.iter().map(|m| counter.count_message(m)).sum()
+            };
+        }
+        if tokens_new >= tokens_now {
+            continue;
+        }
+        total -= tokens_now - tokens_new;
+        trimmed.push((span.clone(), tokens_now - tokens_new));
+        for ((index, old), new) in span.zip(&current).zip(new_messages) {
+            if *old != new {
+                replaced[index] = Some(new);
+            }
+        }
+    }
+    let freed_by_rounds: usize = trimmed.iter().map(|(_, freed)| freed).sum();
+    if freed_by_rounds < options.clear_at_least {
+        // Not worth spoiling the cache: undo the round trimming, keep only the caps.
+        for (span, _) in &trimmed {
+            for index in span.clone() {
+                replaced[index] = options.max_output.and_then(|cap| {
+                    cap_results(&conversation.messages[index], cap, counter).map(|(m, _)| vec![m])
+                });
+            }
+        }
+        total += freed_by_rounds;
+        trimmed.clear();
+    }
+    match options.mode {
+        ToolMode::Clear => report.cleared = trimmed.len(),
+        ToolMode::Drop => report.dropped = trimmed.len(),
+        ToolMode::Off => {}
+    }
+    report.tokens_freed = before.counts.total().saturating_sub(total);
+    let mut kept = Vec::with_capacity(conversation.messages.len());
+    for (index, replacement) in replaced.into_iter().enumerate() {
+        let source = before.origin[index];
+        match replacement {
+            None => kept.push((
+                conversation.messages[index].clone(),
+                source,
+                Some(before.counts.messages[index]),
+            )),
+            Some(messages) => kept.extend(messages.into_iter().map(|m| (m, source, None))),
+        }
+    }
+    (rebuild(before, kept, counter), report)
+}
+
+/// Whether a tool name is excluded.
+fn is_excluded(options: &ToolOptions, name: &str) -> bool {
+    options.exclude.iter().any(|e| e == name)
+}
+
+/// The tool name of each call id in a round's calling message.
+fn call_names(caller: &Message) -> Vec<(&str, &str)> {
+    caller
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolCall { id, name, .. } => Some((id.as_str(), name.as_str())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Clears a round's results (and inputs, when asked). `None` when every call is excluded; the
+/// flag says whether some were.
+fn clear_round(
+    round: &[Vec<Message>],
+    cached: &[usize],
+    options: &ToolOptions,
+    counter: &dyn TokenCounter,
+    format: Format,
+) -> Option<(Vec<Vec<Message>>, bool)> {
+    let caller = round.first()?.first()?;
+    let names = call_names(caller);
+    let excluded: Vec<&str> = names
+        .iter()
+        .filter(|(_, n)| is_excluded(options, n))
+        .map(|(id, _)| *id)
+        .collect();
+    if excluded.len() == names.len() {
+        return None;
+    }
+    let name_of = |id: &str| {
+        names
+            .iter()
+            .find(|(i, _)| *i == id)
+            .map_or("tool", |(_, n)| *n)
+    };
+    let mut out: Vec<Vec<Message>> = round.to_vec();
+    for (messages, &cached) in out.iter_mut().zip(cached) {
+        let single = messages.len() == 1;
+        for message in messages {
+            let fields = counter.count_fields(message);
+            let only_part = single && message.parts.len() == 1;
+            for part in &mut message.parts {
+                match part {
+                    Part::ToolResult {
+                        call_id,
+                        content,
+                        layout,
+                        ..
+                    } if !excluded.contains(&call_id.as_str()) => {
+                        if is_cleared(content) {
+                            continue;
+                        }
+                        // A result alone in its message is its message's cached count less the
+                        // fields and id: no need to tokenize the output again.
+                        let tokens = if only_part {
+                            cached.saturating_sub(fields + counter.count_text(call_id))
+                        } else {
+                            counter.count_parts(content)
+                        };
+                        let placeholder = marker::cleared_output(name_of(call_id), tokens);
+                        if counter.count_text(&placeholder) < tokens {
+                            *content = vec![Part::text(placeholder)];
+                            *layout = Layout::Text;
+                        }
+                    }
+                    Part::ToolCall { id, arguments, .. }
+                        if options.clear_inputs && !excluded.contains(&id.as_str()) =>
+                    {
+                        let empty = match format {
+                            Format::OpenAi => Value::String("{}".into()),
+                            Format::Anthropic => Value::Object(Map::new()),
+                        };
+                        *arguments = empty;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    Some((out, !excluded.is_empty()))
+}
+
+/// Whether a result's content is already a ctxcompact placeholder.
+fn is_cleared(content: &[Part]) -> bool {
+    matches!(content, [Part::Text { text, .. }] if text.starts_with("[ctxcompact: output of "))
+}
+
+/// Drops a round, keeping the text written beside its calls and results. `None` when the round
+/// calls an excluded tool.
+fn drop_round(round: &[Vec<Message>], options: &ToolOptions) -> Option<(Vec<Vec<Message>>, bool)> {
+    let caller = round.first()?.first()?;
+    if call_names(caller)
+        .iter()
+        .any(|(_, name)| is_excluded(options, name))
+    {
+        return None;
+    }
+    let out = round
+        .iter()
+        .map(|messages| {
+            messages
+                .iter()
+                .filter_map(|message| {
+                    let mut text = message.clone();
+                    text.parts.retain(|p| matches!(p, Part::Text { .. }));
+                    if text
+                        .parts
+                        .iter()
+                        .all(|p| matches!(p, Part::Text { text, .. } if text.trim().is_empty()))
+                    {
+                        return None;
+                    }
+                    if text.role == Role::Tool {
+                        return None;
+                    }
+                    Some(text)
+                })
+                .collect()
+        })
+        .collect();
+    Some((out, false))
+}
+
+/// Caps every result of a message longer than `cap` tokens; returns the new message and how
+/// many results were capped, or `None` when none was.
+fn cap_results(
+    message: &Message,
+    cap: usize,
+    counter: &dyn TokenCounter,
+) -> Option<(Message, usize)> {
+    let mut capped = message.clone();
+    let mut count = 0;
+    for part in &mut capped.parts {
+        let Part::ToolResult {
+            content, layout, ..
+        } = part
+        else {
+            continue;
+        };
+        let [Part::Text { text, .. }] = content.as_slice() else {
+            continue;
+        };
+        if counter.count_text(text) <= cap {
+            continue;
+        }
+        if let Some(short) = cap_text(text, cap, counter) {
+            *content = vec![Part::text(short)];
+            *layout = Layout::Text;
+            count += 1;
+        }
+    }
+    (count > 0).then_some((capped, count))
+}
+
+/// Keeps the head and tail lines of `text` within `cap` tokens, with a line saying how many were
+/// omitted between them. `None` when the text has too few lines to cut.
+fn cap_text(text: &str, cap: usize, counter: &dyn TokenCounter) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    if lines.len() < 3 {
+        return None;
+    }
+    let costs: Vec<usize> = lines.iter().map(|line| counter.count_text(line)).collect();
+    let note_cost = counter.count_text(&marker::omitted_lines(lines.len(), lines.len())) + 1;
+    let mut room = cap.saturating_sub(note_cost);
+    let (mut head, mut tail) = (0, 0);
+    // Alternate head and tail lines while they fit: both ends of an output usually matter.
+    loop {
+        let take_head = head <= tail;
+        let next = if take_head {
+            head
+        } else {
+            lines.len() - 1 - tail
+        };
+        if head + tail >= lines.len() - 1 || costs[next] > room {
+            break;
+        }
+        room -= costs[next];
+        if take_head { head += 1 } else { tail += 1 }
+    }
+    let omitted = lines.len() - head - tail;
+    let mut out: String = lines[..head].concat();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&marker::omitted_lines(omitted, lines.len()));
+    out.push('\n');
+    out.push_str(&lines[lines.len() - tail..].concat());
+    Some(out)
+}

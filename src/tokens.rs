@@ -1,0 +1,223 @@
+//! Token counting with OpenAI's chat-counting recipe.
+//!
+//! A message costs [`MESSAGE_OVERHEAD`] plus the tokens of each of its string fields (role,
+//! content, name, tool call id, …) plus [`NAME_OVERHEAD`] when it has a name; the reply costs
+//! [`REPLY_PRIMING`]. Tool calls add their name and arguments plus [`TOOL_CALL_OVERHEAD`]; opaque
+//! parts (images, thinking, …) are estimated. Encoders are built once per process; each message
+//! is counted once by [`count`], and every later stage reads the cached [`Counts`].
+
+use std::sync::LazyLock;
+
+use serde_json::Value;
+use tiktoken_rs::CoreBPE;
+
+use crate::conversation::{Conversation, Message, Part};
+
+/// Tokens every message costs beyond its fields. Source: OpenAI cookbook, "How to count tokens
+/// with tiktoken" (`tokens_per_message = 3` for gpt-3.5-turbo-0613 and later, gpt-4, gpt-4o).
+pub(crate) const MESSAGE_OVERHEAD: usize = 3;
+/// Extra token for a message with a `name`. Source: the same cookbook (`tokens_per_name = 1`).
+pub(crate) const NAME_OVERHEAD: usize = 1;
+/// Tokens that prime the assistant's reply. Source: the same cookbook ("every reply is primed
+/// with <|start|>assistant<|message|>").
+pub(crate) const REPLY_PRIMING: usize = 3;
+/// Tokens a tool call costs beyond its name and arguments: its framing and id. OpenAI does not
+/// publish this; 3 matches the per-message overhead and errs on the side of counting more.
+pub(crate) const TOOL_CALL_OVERHEAD: usize = 3;
+/// Estimate for one opaque media part (image, audio, document, file): OpenAI's price of a
+/// low-detail image (85 tokens, OpenAI vision pricing). Media inlined as base64 is not text the
+/// model reads, so its byte length would be a gross overestimate.
+pub(crate) const MEDIA_TOKENS: usize = 85;
+/// Characters per token of the `chars` estimator and of opaque non-media parts (a common rule of
+/// thumb for English text with BPE tokenizers).
+pub(crate) const CHARS_PER_TOKEN: usize = 4;
+
+/// Which tokenizer counts the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Tokenizer {
+    /// `o200k_base` (GPT-4o, GPT-4.1, GPT-5, o-series).
+    O200k,
+    /// `cl100k_base` (GPT-4, GPT-3.5-turbo).
+    Cl100k,
+    /// ceil(chars ÷ 4): for models whose tokenizer is not public.
+    Chars,
+}
+
+impl Tokenizer {
+    /// The tokenizer's name as the CLI spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::O200k => "o200k",
+            Self::Cl100k => "cl100k",
+            Self::Chars => "chars",
+        }
+    }
+
+    /// The process-wide counter for this tokenizer, built on first use.
+    pub fn counter(self) -> &'static dyn TokenCounter {
+        static O200K: LazyLock<Tiktoken> = LazyLock::new(|| Tiktoken::new(Tokenizer::O200k));
+        static CL100K: LazyLock<Tiktoken> = LazyLock::new(|| Tiktoken::new(Tokenizer::Cl100k));
+        match self {
+            Self::O200k => &*O200K,
+            Self::Cl100k => &*CL100K,
+            Self::Chars => &CharEstimate,
+        }
+    }
+}
+
+/// Counts tokens of text and of whole messages.
+pub trait TokenCounter: Sync {
+    /// Tokens of a piece of text.
+    fn count_text(&self, text: &str) -> usize;
+
+    /// Tokens of a message under OpenAI's chat recipe (see the module docs).
+    fn count_message(&self, message: &Message) -> usize {
+        self.count_fields(message) + self.count_parts(&message.parts)
+    }
+
+    /// Tokens of a message less its parts: the overheads, role, name and other string fields.
+    fn count_fields(&self, message: &Message) -> usize {
+        let mut tokens = MESSAGE_OVERHEAD;
+        for (key, value) in &message.extra {
+            // Interpreted fields are counted from the parts below, as they are now.
+            if let ("content" | "tool_calls" | "tool_call_id", _) | (_, Value::Null) =
+                (key.as_str(), value)
+            {
+                continue;
+            }
+            if let Value::String(text) = value {
+                tokens += self.count_text(text);
+            }
+        }
+        if message.extra.contains_key("name") {
+            tokens += NAME_OVERHEAD;
+        }
+        if message.extra.is_empty() {
+            tokens += self.count_text(message.role.as_str());
+        }
+        tokens
+    }
+
+    /// Tokens of content parts, calls and results.
+    fn count_parts(&self, parts: &[Part]) -> usize {
+        parts
+            .iter()
+            .map(|part| match part {
+                Part::Text { text, .. } => self.count_text(text),
+                Part::ToolCall {
+                    name, arguments, ..
+                } => {
+                    let arguments = match arguments {
+                        Value::String(text) => self.count_text(text),
+                        other => self.count_text(&other.to_string()),
+                    };
+                    TOOL_CALL_OVERHEAD + self.count_text(name) + arguments
+                }
+                Part::ToolResult {
+                    call_id, content, ..
+                } => self.count_text(call_id) + self.count_parts(content),
+                Part::Opaque(value) => opaque_tokens(value),
+            })
+            .sum()
+    }
+}
+
+/// The documented estimate for a part the engine does not read.
+fn opaque_tokens(value: &Value) -> usize {
+    let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
+    if matches!(
+        kind,
+        "image" | "image_url" | "input_image" | "input_audio" | "document" | "file"
+    ) {
+        MEDIA_TOKENS
+    } else {
+        value.to_string().chars().count().div_ceil(CHARS_PER_TOKEN)
+    }
+}
+
+/// A tiktoken BPE encoder.
+pub struct Tiktoken {
+    bpe: CoreBPE,
+}
+
+impl Tiktoken {
+    /// Builds the encoder for `o200k` or `cl100k` (slow: build once and reuse).
+    ///
+    /// # Panics
+    /// Never for these two: their tables are compiled into tiktoken-rs. `Chars` builds `o200k`.
+    pub fn new(tokenizer: Tokenizer) -> Self {
+        let bpe = match tokenizer {
+            Tokenizer::Cl100k => tiktoken_rs::cl100k_base(),
+            Tokenizer::O200k | Tokenizer::Chars => tiktoken_rs::o200k_base(),
+        };
+        Self {
+            bpe: bpe.expect("tiktoken-rs ships the o200k and cl100k tables"),
+        }
+    }
+}
+
+impl TokenCounter for Tiktoken {
+    fn count_text(&self, text: &str) -> usize {
+        self.bpe.count_ordinary(text)
+    }
+}
+
+/// The ceil(chars ÷ 4) estimator.
+pub struct CharEstimate;
+
+impl TokenCounter for CharEstimate {
+    fn count_text(&self, text: &str) -> usize {
+        text.chars().count().div_ceil(CHARS_PER_TOKEN)
+    }
+}
+
+/// Cached per-message counts of one conversation: computed once, read by every later stage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counts {
+    /// Tokens of each message, by index.
+    pub messages: Vec<usize>,
+    /// Tokens of Anthropic's top-level system prompt (0 when there is none).
+    pub system: usize,
+}
+
+impl Counts {
+    /// The conversation's total: every message, the system prompt and the reply priming.
+    pub fn total(&self) -> usize {
+        self.messages.iter().sum::<usize>() + self.system + REPLY_PRIMING
+    }
+}
+
+/// Counts every message of a conversation once.
+pub fn count(conversation: &Conversation, counter: &dyn TokenCounter) -> Counts {
+    Counts {
+        messages: conversation
+            .messages
+            .iter()
+            .map(|m| counter.count_message(m))
+            .collect(),
+        system: conversation
+            .system
+            .as_ref()
+            .map_or(0, |s| counter.count_message(s)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::Role;
+
+    #[test]
+    fn char_estimate_rounds_up_per_field() {
+        let message = Message::new_text(Role::User, "hello");
+        // 3 overhead + "user" (1) + "hello" (2).
+        assert_eq!(CharEstimate.count_message(&message), 6);
+    }
+
+    #[test]
+    fn image_parts_cost_a_fixed_estimate() {
+        let image = serde_json::json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}});
+        assert_eq!(opaque_tokens(&image), MEDIA_TOKENS);
+    }
+}

@@ -1,0 +1,110 @@
+//! Units: the smallest groups of messages that must stay or go together.
+//!
+//! A **tool round** — an assistant message with tool calls plus every message that carries one of
+//! its results (parallel calls included) — is one unit; any other message is a unit of its own.
+//! In Anthropic format the user message carrying `tool_result` blocks belongs to the round, with
+//! any text beside them. A cut can only fall between units, so tool pairing holds by
+//! construction. **Pinned** units are never removed: system messages, the unit holding the last
+//! user message, and the last unit.
+
+use std::ops::Range;
+
+use crate::conversation::{Conversation, Message, Part, Role};
+use crate::tokens::Counts;
+
+/// One unit: a contiguous run of messages that stays or goes as a whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    /// The messages it holds, as indices into the conversation.
+    pub messages: Range<usize>,
+    /// The sum of its messages' cached token counts.
+    pub tokens: usize,
+    /// Whether it may never be removed.
+    pub pinned: bool,
+    /// Whether it is a system message.
+    pub is_system: bool,
+    /// Whether it is a tool round.
+    pub is_round: bool,
+}
+
+/// Whether a message is a user turn: a user message with something besides tool results.
+pub(crate) fn is_user_turn(message: &Message) -> bool {
+    message.role == Role::User
+        && (message.parts.is_empty()
+            || message
+                .parts
+                .iter()
+                .any(|p| !matches!(p, Part::ToolResult { .. })))
+}
+
+/// Groups a conversation's messages into units, reading the cached per-message counts.
+pub(crate) fn group(conversation: &Conversation, counts: &Counts) -> Vec<Unit> {
+    let messages = &conversation.messages;
+    let last_user_turn = messages.iter().rposition(is_user_turn);
+    let mut units = Vec::new();
+    let mut start = 0;
+    while start < messages.len() {
+        let window = conversation.result_window(start);
+        let end = window.end.max(start + 1);
+        let is_system = messages[start].role == Role::System;
+        units.push(Unit {
+            messages: start..end,
+            tokens: counts.messages[start..end].iter().sum(),
+            pinned: is_system || last_user_turn.is_some_and(|u| (start..end).contains(&u)),
+            is_system,
+            is_round: !window.is_empty(),
+        });
+        start = end;
+    }
+    if let Some(last) = units.last_mut() {
+        last.pinned = true;
+    }
+    units
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::format::parse_value;
+    use crate::tokens::{CharEstimate, count};
+
+    fn units_of(value: serde_json::Value) -> Vec<(Range<usize>, bool)> {
+        let conversation = parse_value(value, None).unwrap();
+        let counts = count(&conversation, &CharEstimate);
+        group(&conversation, &counts)
+            .into_iter()
+            .map(|u| (u.messages, u.pinned))
+            .collect()
+    }
+
+    #[test]
+    fn parallel_calls_and_their_results_form_one_unit() {
+        let call = |id: &str| json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}});
+        let units = units_of(json!([
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": null, "tool_calls": [call("a"), call("b")]},
+            {"role": "tool", "tool_call_id": "a", "content": "1"},
+            {"role": "tool", "tool_call_id": "b", "content": "2"},
+            {"role": "assistant", "content": "done"},
+        ]));
+        assert_eq!(
+            units,
+            vec![(0..1, true), (1..2, true), (2..5, false), (5..6, true)]
+        );
+    }
+
+    #[test]
+    fn anthropic_result_carrier_joins_the_round() {
+        let units = units_of(json!({"system": "s", "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"}, {"type": "text", "text": "and?"}]},
+            {"role": "assistant", "content": "ok"},
+        ]}));
+        // The last user turn is the carrier's text, so the round is pinned.
+        assert_eq!(units, vec![(0..1, false), (1..3, true), (3..4, true)]);
+    }
+}
