@@ -1,5 +1,7 @@
 //! The report: what was done, why, and how much. Its JSON is the contract other tools read.
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 
 use crate::catalog::Profile;
@@ -77,23 +79,19 @@ impl Report {
             self.messages_after
         );
         if self.tool_trim.cleared + self.tool_trim.dropped + self.tool_trim.truncated > 0 {
-            line.push_str(&format!(
+            let t = &self.tool_trim;
+            let _ = write!(
+                line,
                 "; tool trimming freed {} tokens ({} cleared, {} dropped, {} truncated)",
-                self.tool_trim.tokens_freed,
-                self.tool_trim.cleared,
-                self.tool_trim.dropped,
-                self.tool_trim.truncated
-            ));
+                t.tokens_freed, t.cleared, t.dropped, t.truncated
+            );
         }
         if let Some(decision) = &self.decision {
             let why = match decision.rule {
                 Some(rule) => format!("rule {rule}"),
                 None => format!("{:?}", decision.layer).to_lowercase(),
             };
-            line.push_str(&format!(
-                "; {} removal by {why}",
-                decision.strategy.as_str()
-            ));
+            let _ = write!(line, "; {} removal by {why}", decision.strategy.as_str());
         }
         if !self.relaxed.is_empty() {
             let relaxed: Vec<&str> = self
@@ -104,7 +102,7 @@ impl Report {
                     Protection::Tail => "tail",
                 })
                 .collect();
-            line.push_str(&format!("; relaxed {}", relaxed.join(", ")));
+            let _ = write!(line, "; relaxed {}", relaxed.join(", "));
         }
         line
     }

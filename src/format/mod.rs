@@ -85,6 +85,9 @@ pub fn render(conversation: &Conversation) -> Value {
 }
 
 /// Writes a conversation back as pretty-printed JSON bytes, ending in a newline.
+///
+/// # Panics
+/// Never: a `serde_json::Value` always serializes.
 pub fn render_bytes(conversation: &Conversation) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(&render(conversation))
         .expect("a serde_json::Value always serializes");
@@ -92,8 +95,11 @@ pub fn render_bytes(conversation: &Conversation) -> Vec<u8> {
     bytes
 }
 
+/// A request body's top-level object.
+type Envelope = Map<String, Value>;
+
 /// Splits a request body into its envelope and its messages; a bare array has no envelope.
-fn split_envelope(value: Value) -> Result<(Option<Map<String, Value>>, Vec<Value>)> {
+fn split_envelope(value: Value) -> Result<(Option<Envelope>, Vec<Value>)> {
     match value {
         Value::Array(messages) => Ok((None, messages)),
         Value::Object(mut envelope) => {
@@ -168,11 +174,10 @@ fn message_clue(index: usize, message: &Value) -> Option<Clue> {
             what: format!("message {index} ({what})"),
         })
     };
-    match object.get("role").and_then(Value::as_str) {
-        Some(role @ ("tool" | "system" | "developer" | "function")) => {
-            return clue(Format::OpenAi, &format!("role `{role}`"));
-        }
-        _ => {}
+    if let Some(role @ ("tool" | "system" | "developer" | "function")) =
+        object.get("role").and_then(Value::as_str)
+    {
+        return clue(Format::OpenAi, &format!("role `{role}`"));
     }
     for field in ["tool_calls", "tool_call_id", "function_call"] {
         if object.contains_key(field) {

@@ -262,22 +262,21 @@ fn can_merge(message: &Message) -> bool {
 /// `message` with the marker text in front of its content.
 fn merge_marker(message: &Message, text: &str) -> Message {
     let mut merged = message.clone();
-    match (merged.layout, merged.parts.as_mut_slice()) {
-        (Layout::Text, [Part::Text { text: existing, .. }]) => {
-            *existing = format!("{text}\n\n{existing}");
-        }
-        _ => {
-            let mut block = serde_json::Map::new();
-            block.insert("type".into(), serde_json::Value::String("text".into()));
-            merged.parts.insert(
-                0,
-                Part::Text {
-                    text: text.to_string(),
-                    extra: block,
-                },
-            );
-            merged.layout = Layout::Blocks;
-        }
+    if let (Layout::Text, [Part::Text { text: existing, .. }]) =
+        (merged.layout, merged.parts.as_mut_slice())
+    {
+        *existing = format!("{text}\n\n{existing}");
+    } else {
+        let mut block = serde_json::Map::new();
+        block.insert("type".into(), serde_json::Value::String("text".into()));
+        merged.parts.insert(
+            0,
+            Part::Text {
+                text: text.to_string(),
+                extra: block,
+            },
+        );
+        merged.layout = Layout::Blocks;
     }
     merged
 }

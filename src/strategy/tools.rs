@@ -93,6 +93,10 @@ struct Round {
     end: usize,
 }
 
+/// What became of one input message: `None` untouched, else its replacement (`None` when
+/// removed) and the replacement's count.
+type Edit = Option<(Option<Message>, usize)>;
+
 /// Trims tool rounds; with a `budget`, stops as soon as the conversation fits it.
 pub(crate) fn trim(
     before: &Applied,
@@ -116,106 +120,130 @@ pub(crate) fn trim(
     if options.mode == ToolMode::Off && options.max_output.is_none() {
         return (before.clone(), report);
     }
-    // Each message's replacement: `None` keeps it, `Some(vec![])` removes it.
-    let mut replaced: Vec<Option<Vec<Message>>> = vec![None; conversation.messages.len()];
-    let mut total = before.counts.total();
+    let mut edits: Vec<Edit> = vec![None; conversation.messages.len()];
     if let Some(cap) = options.max_output {
-        for (index, message) in conversation.messages.iter().enumerate() {
-            if let Some((capped, count)) = cap_results(message, cap, counter) {
-                report.truncated += count;
-                total = total + counter.count_message(&capped) - before.counts.messages[index];
-                replaced[index] = Some(vec![capped]);
-            }
-        }
+        report.truncated = cap_all(before, cap, counter, &mut edits);
     }
-    let older = &rounds[..rounds.len() - report.kept];
-    let mut trimmed = Vec::new();
-    let fits = |total: usize| budget.is_some_and(|b| total <= b);
-    for round in older {
-        if fits(total) || options.mode == ToolMode::Off {
+    let capped = edits.clone();
+    let mut total = total_after(before, &edits);
+    let mut trimmed = 0;
+    for round in &rounds[..rounds.len() - report.kept] {
+        if budget.is_some_and(|b| total <= b) || options.mode == ToolMode::Off {
             break;
         }
-        let span = round.caller..round.end;
-        let current: Vec<Vec<Message>> = span
-            .clone()
-            .map(|i| {
-                replaced[i]
-                    .clone()
-                    .unwrap_or_else(|| vec![conversation.messages[i].clone()])
-            })
-            .collect();
-        // Each message's count as it stands (capped ones were counted when capped).
-        let now: Vec<usize> = span
-            .clone()
-            .map(|i| match &replaced[i] {
-                None => before.counts.messages[i],
-                Some(capped) => capped.iter().map(|m| counter.count_message(m)).sum(),
-            })
-            .collect();
-        let outcome = match options.mode {
-            ToolMode::Clear => clear_round(&current, &now, options, counter, conversation.format),
-            ToolMode::Drop => drop_round(&current, options),
-            ToolMode::Off => unreachable!("the loop stops before an `off` round"),
-        };
-        let Some((new_messages, partly_excluded)) = outcome else {
-            report.excluded += 1;
-            continue;
-        };
-        report.excluded += usize::from(partly_excluded);
-        // Count only what changed; unchanged messages keep their cached or capped counts.
-        let mut tokens_now = 0;
-        let mut tokens_new = 0;
-        for ((old, new), &now) in current.iter().zip(&new_messages).zip(&now) {
-            tokens_now += now;
-            tokens_new += if old == new {
-                now
-            } else {
-                new.iter().map(|m| counter.count_message(m)).sum()
-            };
-        }
-        if tokens_new >= tokens_now {
-            continue;
-        }
-        total -= tokens_now - tokens_new;
-        trimmed.push((span.clone(), tokens_now - tokens_new));
-        for ((index, old), new) in span.zip(&current).zip(new_messages) {
-            if *old != new {
-                replaced[index] = Some(new);
+        match trim_round(before, round, &mut edits, options, counter) {
+            None => report.excluded += 1,
+            Some((freed, partly_excluded)) => {
+                report.excluded += usize::from(partly_excluded);
+                trimmed += usize::from(freed > 0);
+                total -= freed;
             }
         }
     }
-    let freed_by_rounds: usize = trimmed.iter().map(|(_, freed)| freed).sum();
-    if freed_by_rounds < options.clear_at_least {
-        // Not worth spoiling the cache: undo the round trimming, keep only the caps.
-        for (span, _) in &trimmed {
-            for index in span.clone() {
-                replaced[index] = options.max_output.and_then(|cap| {
-                    cap_results(&conversation.messages[index], cap, counter).map(|(m, _)| vec![m])
-                });
-            }
-        }
-        total += freed_by_rounds;
-        trimmed.clear();
+    if total_after(before, &capped) - total < options.clear_at_least {
+        // Not worth spoiling the prompt cache: keep only the caps.
+        edits = capped;
+        total = total_after(before, &edits);
+        trimmed = 0;
     }
     match options.mode {
-        ToolMode::Clear => report.cleared = trimmed.len(),
-        ToolMode::Drop => report.dropped = trimmed.len(),
+        ToolMode::Clear => report.cleared = trimmed,
+        ToolMode::Drop => report.dropped = trimmed,
         ToolMode::Off => {}
     }
     report.tokens_freed = before.counts.total().saturating_sub(total);
-    let mut kept = Vec::with_capacity(conversation.messages.len());
-    for (index, replacement) in replaced.into_iter().enumerate() {
-        let source = before.origin[index];
-        match replacement {
-            None => kept.push((
-                conversation.messages[index].clone(),
-                source,
-                Some(before.counts.messages[index]),
-            )),
-            Some(messages) => kept.extend(messages.into_iter().map(|m| (m, source, None))),
+    let kept = edits
+        .into_iter()
+        .enumerate()
+        .filter_map(|(index, edit)| {
+            let source = before.origin[index];
+            match edit {
+                None => Some((
+                    conversation.messages[index].clone(),
+                    source,
+                    Some(before.counts.messages[index]),
+                )),
+                Some((message, tokens)) => message.map(|m| (m, source, Some(tokens))),
+            }
+        })
+        .collect();
+    (rebuild(before, kept, counter), report)
+}
+
+/// The conversation's total with `edits` applied.
+fn total_after(before: &Applied, edits: &[Edit]) -> usize {
+    let changed: usize = edits.iter().flatten().map(|(_, tokens)| tokens).sum();
+    let unchanged: usize = edits
+        .iter()
+        .zip(&before.counts.messages)
+        .filter(|(e, _)| e.is_none())
+        .map(|(_, t)| t)
+        .sum();
+    before.counts.total() - before.counts.messages.iter().sum::<usize>() + changed + unchanged
+}
+
+/// Caps every oversize result; returns how many were capped.
+fn cap_all(before: &Applied, cap: usize, counter: &dyn TokenCounter, edits: &mut [Edit]) -> usize {
+    let mut truncated = 0;
+    for (index, message) in before.conversation.messages.iter().enumerate() {
+        if let Some((capped, count)) = cap_results(message, cap, counter) {
+            truncated += count;
+            let tokens = counter.count_message(&capped);
+            edits[index] = Some((Some(capped), tokens));
         }
     }
-    (rebuild(before, kept, counter), report)
+    truncated
+}
+
+/// Clears or drops one round in `edits`; returns the tokens freed and whether some calls were
+/// excluded, or `None` when the round is left whole because of excluded tools.
+fn trim_round(
+    before: &Applied,
+    round: &Round,
+    edits: &mut [Edit],
+    options: &ToolOptions,
+    counter: &dyn TokenCounter,
+) -> Option<(usize, bool)> {
+    let span = round.caller..round.end;
+    // Each message as it stands, with its count (cached, or counted when capped).
+    let current: Vec<(Message, usize)> = span
+        .clone()
+        .map(|i| match &edits[i] {
+            Some((Some(message), tokens)) => (message.clone(), *tokens),
+            _ => (
+                before.conversation.messages[i].clone(),
+                before.counts.messages[i],
+            ),
+        })
+        .collect();
+    let format = before.conversation.format;
+    let (new_messages, partly_excluded) = match options.mode {
+        ToolMode::Clear => clear_round(&current, options, counter, format)?,
+        ToolMode::Drop => drop_round(&current, options)?,
+        ToolMode::Off => return Some((0, false)),
+    };
+    // Count only what changed; unchanged messages keep their counts.
+    let mut round_edits = Vec::with_capacity(current.len());
+    let (mut tokens_before, mut tokens_after) = (0, 0);
+    for ((old, now), new) in current.iter().zip(new_messages) {
+        tokens_before += now;
+        let tokens = match &new {
+            Some(message) if message == old => *now,
+            Some(message) => counter.count_message(message),
+            None => 0,
+        };
+        tokens_after += tokens;
+        round_edits.push((new.as_ref() != Some(old)).then_some((new, tokens)));
+    }
+    if tokens_after >= tokens_before {
+        return Some((0, partly_excluded));
+    }
+    for (index, edit) in span.zip(round_edits) {
+        if edit.is_some() {
+            edits[index] = edit;
+        }
+    }
+    Some((tokens_before - tokens_after, partly_excluded))
 }
 
 /// Whether a tool name is excluded.
@@ -238,13 +266,12 @@ fn call_names(caller: &Message) -> Vec<(&str, &str)> {
 /// Clears a round's results (and inputs, when asked). `None` when every call is excluded; the
 /// flag says whether some were.
 fn clear_round(
-    round: &[Vec<Message>],
-    cached: &[usize],
+    round: &[(Message, usize)],
     options: &ToolOptions,
     counter: &dyn TokenCounter,
     format: Format,
-) -> Option<(Vec<Vec<Message>>, bool)> {
-    let caller = round.first()?.first()?;
+) -> Option<(Vec<Option<Message>>, bool)> {
+    let (caller, _) = round.first()?;
     let names = call_names(caller);
     let excluded: Vec<&str> = names
         .iter()
@@ -260,49 +287,44 @@ fn clear_round(
             .find(|(i, _)| *i == id)
             .map_or("tool", |(_, n)| *n)
     };
-    let mut out: Vec<Vec<Message>> = round.to_vec();
-    for (messages, &cached) in out.iter_mut().zip(cached) {
-        let single = messages.len() == 1;
-        for message in messages {
-            let fields = counter.count_fields(message);
-            let only_part = single && message.parts.len() == 1;
-            for part in &mut message.parts {
-                match part {
-                    Part::ToolResult {
-                        call_id,
-                        content,
-                        layout,
-                        ..
-                    } if !excluded.contains(&call_id.as_str()) => {
-                        if is_cleared(content) {
-                            continue;
-                        }
-                        // A result alone in its message is its message's cached count less the
-                        // fields and id: no need to tokenize the output again.
-                        let tokens = if only_part {
-                            cached.saturating_sub(fields + counter.count_text(call_id))
-                        } else {
-                            counter.count_parts(content)
-                        };
-                        let placeholder = marker::cleared_output(name_of(call_id), tokens);
-                        if counter.count_text(&placeholder) < tokens {
-                            *content = vec![Part::text(placeholder)];
-                            *layout = Layout::Text;
-                        }
+    let mut out = Vec::with_capacity(round.len());
+    for (message, tokens) in round {
+        let mut message = message.clone();
+        let fields = counter.count_fields(&message);
+        let only_part = message.parts.len() == 1;
+        for part in &mut message.parts {
+            match part {
+                Part::ToolResult {
+                    call_id,
+                    content,
+                    layout,
+                    ..
+                } if !excluded.contains(&call_id.as_str()) && !is_cleared(content) => {
+                    // A result alone in its message costs the message's count less its fields
+                    // and id: no need to tokenize the output again.
+                    let content_tokens = if only_part {
+                        tokens.saturating_sub(fields + counter.count_text(call_id))
+                    } else {
+                        counter.count_parts(content)
+                    };
+                    let placeholder = marker::cleared_output(name_of(call_id), content_tokens);
+                    if counter.count_text(&placeholder) < content_tokens {
+                        *content = vec![Part::text(placeholder)];
+                        *layout = Layout::Text;
                     }
-                    Part::ToolCall { id, arguments, .. }
-                        if options.clear_inputs && !excluded.contains(&id.as_str()) =>
-                    {
-                        let empty = match format {
-                            Format::OpenAi => Value::String("{}".into()),
-                            Format::Anthropic => Value::Object(Map::new()),
-                        };
-                        *arguments = empty;
-                    }
-                    _ => {}
                 }
+                Part::ToolCall { id, arguments, .. }
+                    if options.clear_inputs && !excluded.contains(&id.as_str()) =>
+                {
+                    *arguments = match format {
+                        Format::OpenAi => Value::String("{}".into()),
+                        Format::Anthropic => Value::Object(Map::new()),
+                    };
+                }
+                _ => {}
             }
         }
+        out.push(Some(message));
     }
     Some((out, !excluded.is_empty()))
 }
@@ -312,10 +334,13 @@ fn is_cleared(content: &[Part]) -> bool {
     matches!(content, [Part::Text { text, .. }] if text.starts_with("[ctxcompact: output of "))
 }
 
-/// Drops a round, keeping the text written beside its calls and results. `None` when the round
-/// calls an excluded tool.
-fn drop_round(round: &[Vec<Message>], options: &ToolOptions) -> Option<(Vec<Vec<Message>>, bool)> {
-    let caller = round.first()?.first()?;
+/// Drops a round, keeping the text written beside its calls and results as plain messages.
+/// `None` when the round calls an excluded tool.
+fn drop_round(
+    round: &[(Message, usize)],
+    options: &ToolOptions,
+) -> Option<(Vec<Option<Message>>, bool)> {
+    let (caller, _) = round.first()?;
     if call_names(caller)
         .iter()
         .any(|(_, name)| is_excluded(options, name))
@@ -324,25 +349,14 @@ fn drop_round(round: &[Vec<Message>], options: &ToolOptions) -> Option<(Vec<Vec<
     }
     let out = round
         .iter()
-        .map(|messages| {
-            messages
-                .iter()
-                .filter_map(|message| {
-                    let mut text = message.clone();
-                    text.parts.retain(|p| matches!(p, Part::Text { .. }));
-                    if text
-                        .parts
-                        .iter()
-                        .all(|p| matches!(p, Part::Text { text, .. } if text.trim().is_empty()))
-                    {
-                        return None;
-                    }
-                    if text.role == Role::Tool {
-                        return None;
-                    }
-                    Some(text)
-                })
-                .collect()
+        .map(|(message, _)| {
+            if message.role == Role::Tool {
+                return None;
+            }
+            let mut text = message.clone();
+            text.parts
+                .retain(|p| matches!(p, Part::Text { text, .. } if !text.trim().is_empty()));
+            (!text.parts.is_empty()).then_some(text)
         })
         .collect();
     Some((out, false))

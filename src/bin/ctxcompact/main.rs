@@ -2,6 +2,7 @@
 
 mod args;
 
+use std::fmt::Write as _;
 use std::fs;
 use std::io::{self, Read, Write};
 use std::path::Path;
@@ -103,7 +104,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 out = format!("{value}\n");
             } else {
                 if counts.system > 0 {
-                    out.push_str(&format!("system prompt  {:>8}\n", counts.system));
+                    let _ = writeln!(out, "system prompt  {:>8}", counts.system);
                 }
                 for (index, (message, tokens)) in conversation
                     .messages
@@ -111,16 +112,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     .zip(&counts.messages)
                     .enumerate()
                 {
-                    out.push_str(&format!(
-                        "{index:>6} {:<9} {tokens:>8}\n",
-                        message.role.as_str()
-                    ));
+                    let _ = writeln!(out, "{index:>6} {:<9} {tokens:>8}", message.role.as_str());
                 }
-                out.push_str(&format!(
-                    "total ({}, with 3 reply tokens) {}\n",
+                let _ = writeln!(
+                    out,
+                    "total ({}, with 3 reply tokens) {}",
                     tokenizer.as_str(),
                     counts.total()
-                ));
+                );
             }
             io::stdout().write_all(out.as_bytes())?;
             Ok(ExitCode::SUCCESS)
@@ -255,30 +254,33 @@ fn describe(report: &Report) -> String {
         report.profile.reason,
     );
     let t = &report.tool_trim;
-    out.push_str(&format!(
-        "tool trimming: {} rounds, {} kept, {} cleared, {} dropped, {} excluded, {} truncated, {} tokens freed\n",
+    let _ = writeln!(
+        out,
+        "tool trimming: {} rounds, {} kept, {} cleared, {} dropped, {} excluded, {} truncated, {} tokens freed",
         t.rounds, t.kept, t.cleared, t.dropped, t.excluded, t.truncated, t.tokens_freed
-    ));
+    );
     if let Some(decision) = &report.decision {
         for rule in &decision.rules {
             let mark = if rule.matched { "matched" } else { "-" };
-            out.push_str(&format!(
-                "rule {} [{mark}] → {} ({}): {}\n",
+            let _ = writeln!(
+                out,
+                "rule {} [{mark}] → {} ({}): {}",
                 rule.number,
                 rule.strategy.as_str(),
                 rule.confidence,
                 rule.description
-            ));
+            );
         }
         for c in &decision.candidates {
-            out.push_str(&format!(
-                "candidate {}: {} tokens, {} messages kept, efficiency {:.5}, fits {}\n",
+            let _ = writeln!(
+                out,
+                "candidate {}: {} tokens, {} messages kept, efficiency {:.5}, fits {}",
                 c.strategy.as_str(),
                 c.tokens_after,
                 c.messages_after,
                 c.efficiency,
                 c.fits
-            ));
+            );
         }
     }
     out.push_str(&report.summary());
