@@ -151,6 +151,26 @@ pub fn trim_tools(conversation: &Conversation, options: &Options) -> Result<Comp
     guard(&start, outcome.report(conversation, &start, options))
 }
 
+/// Plans `strategy` for a conversation whose counts are already known, without applying it:
+/// grouping and planning only, no tokenizing (what runs on every turn once counts are cached).
+pub fn plan(
+    conversation: &Conversation,
+    counts: &tokens::Counts,
+    strategy: Strategy,
+    budget: usize,
+    options: &Options,
+) -> strategy::Plan {
+    let units = units::group(conversation, counts);
+    let limits = Limits {
+        budget,
+        fixed: counts.system + REPLY_PRIMING,
+        marker: 0,
+        preserve_start: options.preserve_start,
+        preserve_end: options.preserve_end,
+    };
+    strategy::plan(strategy, &units, &limits)
+}
+
 /// Counts the input and checks its pairing: the starting point of every run.
 fn checked_start(conversation: &Conversation, counter: &dyn TokenCounter) -> Result<Applied> {
     let problems = validate::check(conversation);

@@ -67,6 +67,6 @@ pub use features::{Features, Severity, Thresholds};
 pub use format::Format;
 pub use report::{Action, Report};
 pub use strategy::tools::{ToolMode, ToolOptions, ToolTrim};
-pub use strategy::{Protection, Strategy};
+pub use strategy::{Plan, Protection, Strategy};
 pub use tokens::{CharEstimate, Counts, Tiktoken, TokenCounter, Tokenizer, count};
 pub use validate::{Problem, ProblemKind, check};
