@@ -59,7 +59,7 @@ mod validate;
 pub use catalog::{Catalog, Preference, Profile};
 pub use compact::{
     Budget, Compacted, Options, PRESERVE_END, PRESERVE_START, TARGET_RATIO, TRIGGER, analyze,
-    compact, trim_tools,
+    compact, plan, trim_tools,
 };
 pub use conversation::{Conversation, Layout, Message, Part, Role};
 pub use error::{Error, Location, Result};
