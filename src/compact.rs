@@ -13,7 +13,7 @@ use crate::report::{Action, Report};
 use crate::select::{self, Policy};
 use crate::strategy::tools::{self, ToolOptions, ToolTrim};
 use crate::strategy::{self, Applied, Limits, Strategy};
-use crate::tokens::{self, REPLY_PRIMING, TokenCounter, Tokenizer};
+use crate::tokens::{self, REPLY_PRIMING, Tokenizer};
 use crate::units;
 use crate::validate;
 
@@ -133,7 +133,7 @@ pub fn analyze(conversation: &Conversation, options: &Options) -> Result<Report>
 /// [`Error::Invalid`] when the input breaks tool pairing.
 pub fn trim_tools(conversation: &Conversation, options: &Options) -> Result<Compacted> {
     let counter = options.tokenizer.counter();
-    let start = checked_start(conversation, counter)?;
+    let start = checked_start(conversation, options.tokenizer)?;
     let (trimmed, tool_trim) = tools::trim(&start, &options.tools, None, counter);
     let budget = start.counts.total();
     let action = if trimmed
@@ -172,7 +172,7 @@ pub fn plan(
 }
 
 /// Counts the input and checks its pairing: the starting point of every run.
-fn checked_start(conversation: &Conversation, counter: &dyn TokenCounter) -> Result<Applied> {
+fn checked_start(conversation: &Conversation, tokenizer: Tokenizer) -> Result<Applied> {
     let problems = validate::check(conversation);
     if let Some(first) = problems.first() {
         return Err(Error::Invalid {
@@ -182,7 +182,7 @@ fn checked_start(conversation: &Conversation, counter: &dyn TokenCounter) -> Res
     }
     Ok(Applied::unchanged(
         conversation.clone(),
-        tokens::count(conversation, counter),
+        tokenizer.count(conversation),
     ))
 }
 
@@ -236,7 +236,7 @@ fn resolve_budget(budget: Budget, profile: &Profile, total: usize) -> Result<(us
 /// The shared run of [`compact`] and [`analyze`]: the report, and the output unless it cannot fit.
 fn run(conversation: &Conversation, options: &Options) -> Result<(Report, Option<Conversation>)> {
     let counter = options.tokenizer.counter();
-    let start = checked_start(conversation, counter)?;
+    let start = checked_start(conversation, options.tokenizer)?;
     let (budget, needed) = resolve_budget(options.budget, &options.profile, start.counts.total())?;
     if !needed {
         let outcome = Outcome::new(

@@ -6,7 +6,7 @@
 //! parts (images, thinking, …) are estimated. Encoders are built once per process; each message
 //! is counted once by [`count`], and every later stage reads the cached [`Counts`].
 
-use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 use tiktoken_rs::CoreBPE;
@@ -56,14 +56,106 @@ impl Tokenizer {
 
     /// The process-wide counter for this tokenizer, built on first use.
     pub fn counter(self) -> &'static dyn TokenCounter {
-        static O200K: LazyLock<Tiktoken> = LazyLock::new(|| Tiktoken::new(Tokenizer::O200k));
-        static CL100K: LazyLock<Tiktoken> = LazyLock::new(|| Tiktoken::new(Tokenizer::Cl100k));
-        match self {
-            Self::O200k => &*O200K,
-            Self::Cl100k => &*CL100K,
-            Self::Chars => &CharEstimate,
+        self.pooled(0)
+    }
+
+    /// Counter number `slot` of a per-process pool: each counting thread gets its own encoder,
+    /// since threads sharing one contend on its regex. Built on first use.
+    fn pooled(self, slot: usize) -> &'static dyn TokenCounter {
+        static O200K: [OnceLock<Tiktoken>; MAX_THREADS] = [const { OnceLock::new() }; MAX_THREADS];
+        static CL100K: [OnceLock<Tiktoken>; MAX_THREADS] = [const { OnceLock::new() }; MAX_THREADS];
+        let pool = match self {
+            Self::O200k => &O200K,
+            Self::Cl100k => &CL100K,
+            Self::Chars => return &CharEstimate,
+        };
+        pool[slot.min(MAX_THREADS - 1)].get_or_init(|| Tiktoken::new(self))
+    }
+
+    /// Counts every message of a conversation once, on several threads when the text is large
+    /// enough to repay building an encoder per thread. The result does not depend on the thread
+    /// count: each message is counted whole by exactly one thread.
+    ///
+    /// # Panics
+    /// Only if a counting thread panicked, which counting never does.
+    pub fn count(self, conversation: &Conversation) -> Counts {
+        let messages = &conversation.messages;
+        let sizes: Vec<usize> = messages.iter().map(text_bytes).collect();
+        let total_bytes: usize = sizes.iter().sum();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZero::get)
+            .min(MAX_THREADS)
+            .min(total_bytes / PARALLEL_MIN_BYTES + 1);
+        let system = conversation
+            .system
+            .as_ref()
+            .map_or(0, |s| self.counter().count_message(s));
+        if threads <= 1 || self == Self::Chars {
+            let counter = self.counter();
+            return Counts {
+                messages: messages.iter().map(|m| counter.count_message(m)).collect(),
+                system,
+            };
+        }
+        // Contiguous slices of about equal text size, one per thread.
+        let mut bounds = vec![0];
+        let mut running = 0;
+        for (index, size) in sizes.iter().enumerate() {
+            running += size;
+            if running * threads >= total_bytes * bounds.len() && bounds.len() < threads {
+                bounds.push(index + 1);
+            }
+        }
+        bounds.push(messages.len());
+        let counts = std::thread::scope(|scope| {
+            let workers: Vec<_> = bounds
+                .windows(2)
+                .enumerate()
+                .map(|(slot, range)| {
+                    let slice = &messages[range[0]..range[1]];
+                    scope.spawn(move || {
+                        let counter = self.pooled(slot);
+                        slice
+                            .iter()
+                            .map(|m| counter.count_message(m))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|worker| worker.join().expect("counting threads do not panic"))
+                .collect()
+        });
+        Counts {
+            messages: counts,
+            system,
         }
     }
+}
+
+/// Most threads counting uses; beyond this the gain is small and the encoders' memory is not.
+const MAX_THREADS: usize = 8;
+/// Text each extra counting thread must have to repay building its own encoder (about 150 ms
+/// to build o200k, the time to count about 2 MB).
+const PARALLEL_MIN_BYTES: usize = 2 << 20;
+
+/// Bytes of text a message holds, to balance counting threads.
+fn text_bytes(message: &Message) -> usize {
+    fn parts_bytes(parts: &[Part]) -> usize {
+        parts
+            .iter()
+            .map(|part| match part {
+                Part::Text { text, .. } => text.len(),
+                Part::ToolCall {
+                    name, arguments, ..
+                } => name.len() + arguments.as_str().map_or(0, str::len),
+                Part::ToolResult { content, .. } => parts_bytes(content),
+                Part::Opaque(_) => 0,
+            })
+            .sum()
+    }
+    parts_bytes(&message.parts)
 }
 
 /// Counts tokens of text and of whole messages.
@@ -188,7 +280,8 @@ impl Counts {
     }
 }
 
-/// Counts every message of a conversation once.
+/// Counts every message of a conversation once with `counter`, on this thread; see
+/// [`Tokenizer::count`] for the parallel counting of the built-in tokenizers.
 pub fn count(conversation: &Conversation, counter: &dyn TokenCounter) -> Counts {
     Counts {
         messages: conversation

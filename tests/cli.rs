@@ -1,1 +1,350 @@
-//! See tests/main.rs.
+//! The `ctxcompact` binary: exit codes, output files, reports, error text.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::formats::fixtures;
+
+/// Runs the binary with `args`, feeding `stdin` when given.
+pub(crate) fn ctxcompact(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    pipe.write_all(stdin.unwrap_or_default()).unwrap();
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+/// A fresh, empty scratch folder for one test.
+pub(crate) fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ctxcompact-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_json(dir: &Path, name: &str, value: &Value) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec(value).unwrap()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn call(id: &str) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": "shell", "arguments": "{\"cmd\":\"ls\"}"}})
+}
+
+#[test]
+fn count_json_equals_the_independent_recipe_total() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let reference: Value =
+        serde_json::from_slice(&std::fs::read(root.join("token_counts.json")).unwrap()).unwrap();
+    for (file, by_tokenizer) in reference.as_object().unwrap() {
+        let path = root.join("openai").join(file);
+        for tokenizer in ["o200k", "cl100k"] {
+            let output = ctxcompact(
+                &[
+                    "count",
+                    path.to_str().unwrap(),
+                    "--tokenizer",
+                    tokenizer,
+                    "--json",
+                ],
+                None,
+            );
+            assert!(output.status.success(), "{}", stderr(&output));
+            let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+            assert_eq!(printed, by_tokenizer[tokenizer], "{file} {tokenizer}");
+        }
+    }
+}
+
+#[test]
+fn count_reads_standard_input_and_the_model_picks_the_tokenizer() {
+    let input = br#"[{"role": "user", "content": "hello world"}]"#;
+    let output = ctxcompact(&["count", "-", "--model", "gpt-4", "--json"], Some(input));
+    assert!(output.status.success(), "{}", stderr(&output));
+    // cl100k: 3 + "user" (1) + "hello world" (2), plus 3 reply tokens.
+    assert_eq!(
+        serde_json::from_slice::<Value>(&output.stdout).unwrap(),
+        json!({"total": 9, "messages": [6]})
+    );
+}
+
+#[test]
+fn validate_accepts_every_fixture() {
+    for (path, _) in fixtures() {
+        let output = ctxcompact(&["validate", path.to_str().unwrap()], None);
+        assert!(
+            output.status.success(),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&output.stdout)
+        );
+    }
+}
+
+#[test]
+fn validate_names_the_message_of_each_breakage() {
+    let dir = scratch("validate");
+    let user = json!({"role": "user", "content": "go"});
+    let answer = |id: &str| json!({"role": "tool", "tool_call_id": id, "content": "ok"});
+    let cases = [
+        (
+            "unanswered",
+            json!([user, {"role": "assistant", "tool_calls": [call("a")]}, {"role": "user", "content": "hm?"}, {"role": "assistant", "content": "ok"}]),
+            "message 1: tool_calls[0].id: tool call `a` is never answered",
+        ),
+        (
+            "orphan",
+            json!([user, answer("ghost"), {"role": "assistant", "content": "ok"}]),
+            "message 1: tool_call_id: tool result refers to unknown call id `ghost`",
+        ),
+        (
+            "duplicate",
+            json!([user, {"role": "assistant", "tool_calls": [call("a")]}, answer("a"), {"role": "assistant", "tool_calls": [call("a")]}, answer("a")]),
+            "message 3: tool_calls[0].id: call id `a` is already used by message 1",
+        ),
+        (
+            "tool_first",
+            json!([answer("a"), user]),
+            "message 0: role: the conversation opens with a tool result",
+        ),
+    ];
+    for (name, value, expected) in cases {
+        let path = write_json(&dir, &format!("{name}.json"), &value);
+        let output = ctxcompact(&["validate", &path], None);
+        assert_eq!(output.status.code(), Some(2), "{name}");
+        let printed = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            printed.contains(&format!("{path}: {expected}")),
+            "{name}: {printed}"
+        );
+    }
+}
+
+#[test]
+fn compact_within_budget_returns_the_input_unchanged() {
+    for (path, _) in fixtures() {
+        let output = ctxcompact(&["compact", path.to_str().unwrap(), "--ratio", "1.5"], None);
+        assert!(
+            output.status.success(),
+            "{}: {}",
+            path.display(),
+            stderr(&output)
+        );
+        let input: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&output.stdout).unwrap(),
+            input,
+            "{}",
+            path.display()
+        );
+        assert!(
+            stderr(&output).contains("within budget"),
+            "{}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn compact_writes_output_and_report_files_and_leaves_the_input_alone() {
+    let dir = scratch("compact");
+    let mut messages = vec![json!({"role": "system", "content": "Be brief."})];
+    for i in 0..30 {
+        messages.push(
+            json!({"role": "user", "content": format!("Question {i}: {}", "why ".repeat(40))}),
+        );
+        messages.push(json!({"role": "assistant", "content": format!("Answer {i}: {}", "because ".repeat(40))}));
+    }
+    let input = write_json(
+        &dir,
+        "in.json",
+        &json!({"model": "gpt-4o", "messages": messages}),
+    );
+    let before = std::fs::read(&input).unwrap();
+    let out = dir.join("out.json");
+    let report = dir.join("report.json");
+    let output = ctxcompact(
+        &[
+            "compact",
+            &input,
+            "--target",
+            "1000",
+            "-o",
+            out.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(output.stdout.is_empty());
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let compacted: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(report["action"], "compacted");
+    assert!(report["tokens_after"].as_u64().unwrap() <= 1000);
+    assert_eq!(
+        report["messages_after"].as_u64().unwrap() as usize,
+        compacted["messages"].as_array().unwrap().len()
+    );
+    for key in [
+        "format",
+        "tokenizer",
+        "budget",
+        "tokens_before",
+        "messages_before",
+        "removed",
+        "features",
+        "relaxed",
+        "tool_trim",
+    ] {
+        assert!(report.get(key).is_some(), "report lacks {key}");
+    }
+    assert_eq!(report["decision"]["layer"], "rule");
+    let marker = &compacted["messages"][1]["content"];
+    assert!(
+        marker.as_str().unwrap().starts_with("[ctxcompact: "),
+        "{marker}"
+    );
+    // The output's own count agrees with the report.
+    let counted = ctxcompact(&["count", out.to_str().unwrap(), "--json"], None);
+    let counted: Value = serde_json::from_slice(&counted.stdout).unwrap();
+    assert_eq!(counted["total"], report["tokens_after"]);
+    // No temporary file is left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 3, "{leftovers:?}");
+}
+
+#[test]
+fn cannot_fit_exits_3_and_writes_nothing() {
+    let dir = scratch("cannot-fit");
+    let input = write_json(
+        &dir,
+        "in.json",
+        &json!([{"role": "system", "content": "rules ".repeat(300)}, {"role": "user", "content": "hi"}]),
+    );
+    let out = dir.join("out.json");
+    let output = ctxcompact(
+        &[
+            "compact",
+            &input,
+            "--target",
+            "50",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(3));
+    assert!(
+        stderr(&output).contains("cannot fit: the pinned minimum"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn analyze_reports_rules_and_candidates_without_writing() {
+    let dir = scratch("analyze");
+    let messages: Vec<Value> = (0..25)
+        .map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("turn {i} {}", "word ".repeat(20))}))
+        .collect();
+    let input = write_json(&dir, "in.json", &Value::Array(messages));
+    let output = ctxcompact(&["analyze", &input, "--ratio", "0.7", "--json"], None);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["decision"]["rules"].as_array().unwrap().len(), 5);
+    assert_eq!(report["decision"]["layer"], "scored");
+    assert_eq!(
+        report["decision"]["candidates"].as_array().unwrap().len(),
+        2
+    );
+    let text = ctxcompact(&["analyze", &input, "--ratio", "0.7"], None);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("candidate middle"));
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+}
+
+#[test]
+fn trim_tools_clears_old_rounds_and_keeps_the_last_ones() {
+    let mut messages = vec![json!({"role": "user", "content": "inspect"})];
+    for i in 0..5 {
+        let id = format!("c{i}");
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [call(&id)]}));
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": format!("file{i}.txt\n").repeat(50)}));
+    }
+    messages.push(json!({"role": "assistant", "content": "done"}));
+    let input = serde_json::to_vec(&messages).unwrap();
+    let output = ctxcompact(
+        &[
+            "trim-tools",
+            "-",
+            "--keep-tool-rounds",
+            "2",
+            "--report",
+            "-",
+        ],
+        Some(&input),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let trimmed: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(trimmed.len(), messages.len());
+    for i in 0..5 {
+        let content = trimmed[2 + 2 * i]["content"].as_str().unwrap();
+        assert_eq!(
+            content.starts_with("[ctxcompact: output of shell cleared"),
+            i < 3,
+            "round {i}: {content}"
+        );
+    }
+    assert!(
+        stderr(&output).contains("\"cleared\": 3"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn errors_name_the_file_message_and_field() {
+    let dir = scratch("errors");
+    let input = write_json(
+        &dir,
+        "bad.json",
+        &json!([{"role": "user", "content": "hi"}, {"role": "wizard", "content": "x"}]),
+    );
+    let output = ctxcompact(&["compact", &input, "--target", "100"], None);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output).trim(),
+        format!(
+            "ctxcompact: error: {input}: message 1: role: unknown role `wizard` (expected system, developer, user, assistant or tool)"
+        )
+    );
+    let output = ctxcompact(
+        &["count", "-"],
+        Some(b"{\"messages\": [\n  {\"role\": }\n]}"),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("-: malformed JSON at line 2, column 12: expected value"),
+        "{}",
+        stderr(&output)
+    );
+}

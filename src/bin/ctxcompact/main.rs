@@ -96,7 +96,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Count { input, model, json } => {
             let conversation = read(&input)?;
             let (_, _, tokenizer) = model.resolve()?;
-            let counts = ctxcompact::count(&conversation, tokenizer.counter());
+            let counts = tokenizer.count(&conversation);
             let mut out = String::new();
             if json {
                 let value =
