@@ -147,7 +147,8 @@ pub fn trim_tools(conversation: &Conversation, options: &Options) -> Result<Comp
     } else {
         Action::Compacted
     };
-    let outcome = Outcome::new(action, &trimmed, budget, tool_trim, options);
+    let features = Features::measure(conversation, &start.counts, budget, &options.thresholds);
+    let outcome = Outcome::new(action, &trimmed, budget, tool_trim, features);
     guard(&start, outcome.report(conversation, &start, options))
 }
 
@@ -239,29 +240,25 @@ fn run(conversation: &Conversation, options: &Options) -> Result<(Report, Option
     let start = checked_start(conversation, options.tokenizer)?;
     let (budget, needed) = resolve_budget(options.budget, &options.profile, start.counts.total())?;
     if !needed {
+        let features = Features::measure(conversation, &start.counts, budget, &options.thresholds);
         let outcome = Outcome::new(
             Action::WithinBudget,
             &start,
             budget,
             ToolTrim::default(),
-            options,
+            features,
         );
         let (report, _) = outcome.report(conversation, &start, options);
         return Ok((report, Some(conversation.clone())));
     }
     let (trimmed, tool_trim) = tools::trim(&start, &options.tools, Some(budget), counter);
     if trimmed.counts.total() <= budget {
-        let outcome = Outcome::new(Action::Compacted, &trimmed, budget, tool_trim, options);
+        let features = Features::measure(conversation, &start.counts, budget, &options.thresholds);
+        let outcome = Outcome::new(Action::Compacted, &trimmed, budget, tool_trim, features);
         let compacted = guard(&start, outcome.report(conversation, &start, options))?;
         return Ok((compacted.report, Some(compacted.conversation)));
     }
     let units = units::group(&trimmed.conversation, &trimmed.counts);
-    let features = Features::measure(
-        &trimmed.conversation,
-        &trimmed.counts,
-        budget,
-        &options.thresholds,
-    );
     let marker_reserve = if options.marker {
         let worst = marker::removed(trimmed.conversation.messages.len(), start.counts.total());
         counter.count_message(&Message::new_text(Role::User, worst)) + MARKER_SLACK
@@ -275,6 +272,12 @@ fn run(conversation: &Conversation, options: &Options) -> Result<(Report, Option
         preserve_start: options.preserve_start,
         preserve_end: options.preserve_end,
     };
+    let features = Features::measure(
+        &trimmed.conversation,
+        &trimmed.counts,
+        budget,
+        &options.thresholds,
+    );
     let (decision, plan) = select::decide(
         &options.profile,
         options.strategy,
@@ -284,8 +287,7 @@ fn run(conversation: &Conversation, options: &Options) -> Result<(Report, Option
         &limits,
     );
     if !plan.fits {
-        let mut outcome = Outcome::new(Action::CannotFit, &trimmed, budget, tool_trim, options);
-        outcome.features = features;
+        let mut outcome = Outcome::new(Action::CannotFit, &trimmed, budget, tool_trim, features);
         outcome.pinned_tokens = plan.tokens_after;
         outcome.decision = Some(decision);
         outcome.relaxed = plan.relaxed;
@@ -297,8 +299,7 @@ fn run(conversation: &Conversation, options: &Options) -> Result<(Report, Option
         .marker
         .then(|| marker::removed(removed_messages, removed_tokens));
     let applied = strategy::apply(&trimmed, &units, &plan.drop, text.as_deref(), counter);
-    let mut outcome = Outcome::new(Action::Compacted, &applied, budget, tool_trim, options);
-    outcome.features = features;
+    let mut outcome = Outcome::new(Action::Compacted, &applied, budget, tool_trim, features);
     outcome.decision = Some(decision);
     outcome.relaxed = plan.relaxed;
     let compacted = guard(&start, outcome.report(conversation, &start, options))?;
@@ -318,13 +319,13 @@ struct Outcome<'a> {
 }
 
 impl<'a> Outcome<'a> {
-    /// An outcome with the features and pinned minimum of `output`, and no decision.
+    /// An outcome with the pinned minimum of `output`, and no decision.
     fn new(
         action: Action,
         output: &'a Applied,
         budget: usize,
         tool_trim: ToolTrim,
-        options: &Options,
+        features: Features,
     ) -> Self {
         let units = units::group(&output.conversation, &output.counts);
         let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
@@ -333,12 +334,7 @@ impl<'a> Outcome<'a> {
             output,
             budget,
             tool_trim,
-            features: Features::measure(
-                &output.conversation,
-                &output.counts,
-                budget,
-                &options.thresholds,
-            ),
+            features,
             pinned_tokens: pinned + output.counts.system + REPLY_PRIMING,
             decision: None,
             relaxed: Vec::new(),

@@ -1,5 +1,8 @@
 //! The one integration test binary (one link, one BPE build per process).
 
+// Test helpers outside `#[test]` functions unwrap too: a failure there is a test failure.
+#![allow(clippy::unwrap_used)]
+
 /// Malformed input through the CLI: exit codes, messages, nothing written.
 mod bad_input;
 /// The `ctxcompact` binary: exit codes, output files, reports, error text.
