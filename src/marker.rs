@@ -21,10 +21,11 @@ pub(crate) fn cleared_output(tool: &str, tokens: usize) -> String {
     )
 }
 
-/// The line that stands for the middle lines of a capped tool output.
-pub(crate) fn omitted_lines(omitted: usize, total: usize) -> String {
+/// The line that stands for the middle of a capped tool output; `unit` is `lines` or
+/// `characters`.
+pub(crate) fn omitted(omitted: usize, total: usize, unit: &str) -> String {
     format!(
-        "[… {} of {} lines omitted …]",
+        "[… {} of {} {unit} omitted …]",
         thousands(omitted),
         thousands(total)
     )
@@ -61,6 +62,9 @@ mod tests {
             cleared_output("read_file", 2431),
             "[ctxcompact: output of read_file cleared (2,431 tokens)]"
         );
-        assert_eq!(omitted_lines(100, 1000), "[… 100 of 1,000 lines omitted …]");
+        assert_eq!(
+            omitted(100, 1000, "lines"),
+            "[… 100 of 1,000 lines omitted …]"
+        );
     }
 }

@@ -393,38 +393,356 @@ fn cap_results(
     (count > 0).then_some((capped, count))
 }
 
-/// Keeps the head and tail lines of `text` within `cap` tokens, with a line saying how many were
-/// omitted between them. `None` when the text has too few lines to cut.
+/// Characters per piece when a capped output has too few lines to cut by line.
+const CHUNK_CHARS: usize = 200;
+
+/// Keeps the head and tail lines of `text` within about `cap` tokens, with a line saying how
+/// many were omitted between them. An output of one or two long lines is cut the same way in
+/// pieces of [`CHUNK_CHARS`] characters. `None` when there is nothing to cut.
 fn cap_text(text: &str, cap: usize, counter: &dyn TokenCounter) -> Option<String> {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    if lines.len() < 3 {
+    let mut pieces: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut unit = "lines";
+    if pieces.len() < 3 {
+        pieces = chunks(text, CHUNK_CHARS);
+        unit = "characters";
+    }
+    if pieces.len() < 3 {
         return None;
     }
-    let costs: Vec<usize> = lines.iter().map(|line| counter.count_text(line)).collect();
-    let note_cost = counter.count_text(&marker::omitted_lines(lines.len(), lines.len())) + 1;
+    let costs: Vec<usize> = pieces
+        .iter()
+        .map(|piece| counter.count_text(piece))
+        .collect();
+    let note_cost = counter.count_text(&marker::omitted(text.len(), text.len(), unit)) + 1;
     let mut room = cap.saturating_sub(note_cost);
     let (mut head, mut tail) = (0, 0);
-    // Alternate head and tail lines while they fit: both ends of an output usually matter.
+    // Alternate head and tail pieces while they fit: both ends of an output usually matter.
     loop {
         let take_head = head <= tail;
         let next = if take_head {
             head
         } else {
-            lines.len() - 1 - tail
+            pieces.len() - 1 - tail
         };
-        if head + tail >= lines.len() - 1 || costs[next] > room {
+        if head + tail >= pieces.len() - 1 || costs[next] > room {
             break;
         }
         room -= costs[next];
-        if take_head { head += 1 } else { tail += 1 }
+        if take_head {
+            head += 1;
+        } else {
+            tail += 1;
+        }
     }
-    let omitted = lines.len() - head - tail;
-    let mut out: String = lines[..head].concat();
+    let kept_head = pieces[..head].concat();
+    let kept_tail = pieces[pieces.len() - tail..].concat();
+    let (omitted, total) = if unit == "lines" {
+        (pieces.len() - head - tail, pieces.len())
+    } else {
+        let total = text.chars().count();
+        (
+            total - kept_head.chars().count() - kept_tail.chars().count(),
+            total,
+        )
+    };
+    let mut out = kept_head;
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }
-    out.push_str(&marker::omitted_lines(omitted, lines.len()));
+    out.push_str(&marker::omitted(omitted, total, unit));
     out.push('\n');
-    out.push_str(&lines[lines.len() - tail..].concat());
+    out.push_str(&kept_tail);
     Some(out)
+}
+
+/// `text` in pieces of at most `size` characters.
+fn chunks(text: &str, size: usize) -> Vec<&str> {
+    let mut pieces = Vec::with_capacity(text.len() / size + 1);
+    let mut rest = text;
+    while !rest.is_empty() {
+        let cut = rest
+            .char_indices()
+            .nth(size)
+            .map_or(rest.len(), |(at, _)| at);
+        let (piece, tail) = rest.split_at(cut);
+        pieces.push(piece);
+        rest = tail;
+    }
+    pieces
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::format::parse_value;
+    use crate::tokens::{CharEstimate, count};
+    use crate::validate::check;
+
+    /// `rounds` OpenAI rounds; round `i` calls `tools[i % len]` twice in parallel, with outputs
+    /// of 50 lines.
+    fn openai(rounds: usize, tools: &[&str]) -> Value {
+        let mut messages = vec![json!({"role": "user", "content": "go"})];
+        for i in 0..rounds {
+            let name = tools[i % tools.len()];
+            let call = |c: usize| json!({"id": format!("r{i}c{c}"), "type": "function", "function": {"name": name, "arguments": "{\"path\": \"src/lib.rs\"}"}});
+            messages.push(json!({"role": "assistant", "content": format!("step {i}"), "tool_calls": [call(0), call(1)]}));
+            for c in 0..2 {
+                messages.push(json!({"role": "tool", "tool_call_id": format!("r{i}c{c}"), "content": format!("line of output {i}\n").repeat(50)}));
+            }
+        }
+        messages.push(json!({"role": "assistant", "content": "done"}));
+        Value::Array(messages)
+    }
+
+    fn anthropic(rounds: usize) -> Value {
+        let mut messages = vec![json!({"role": "user", "content": "go"})];
+        for i in 0..rounds {
+            messages.push(json!({"role": "assistant", "content": [
+                {"type": "text", "text": format!("step {i}")},
+                {"type": "tool_use", "id": format!("t{i}a"), "name": "read", "input": {"path": "a"}},
+                {"type": "tool_use", "id": format!("t{i}b"), "name": "read", "input": {"path": "b"}}]}));
+            messages.push(json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": format!("t{i}a"), "content": "x\n".repeat(200)},
+                {"type": "tool_result", "tool_use_id": format!("t{i}b"), "is_error": true, "content": "y\n".repeat(200)},
+                {"type": "text", "text": format!("note {i}")}]}));
+        }
+        messages.push(json!({"role": "assistant", "content": "done"}));
+        json!({"system": "s", "messages": messages})
+    }
+
+    fn run(
+        value: Value,
+        options: &ToolOptions,
+        budget: Option<usize>,
+    ) -> (Applied, Applied, ToolTrim) {
+        let conversation = parse_value(value, None).unwrap();
+        let counts = count(&conversation, &CharEstimate);
+        let before = Applied::unchanged(conversation, counts);
+        let (after, report) = trim(&before, options, budget, &CharEstimate);
+        assert_eq!(check(&after.conversation), Vec::new());
+        assert_eq!(after.counts, count(&after.conversation, &CharEstimate));
+        (before, after, report)
+    }
+
+    /// Indices of the calling messages whose round changed.
+    fn touched_rounds(before: &Applied, after: &Applied) -> Vec<usize> {
+        let rounds: Vec<usize> = (0..before.conversation.messages.len())
+            .filter(|&i| before.conversation.messages[i].has_calls())
+            .collect();
+        rounds
+            .iter()
+            .enumerate()
+            .filter(|(_, caller)| {
+                let window = before.conversation.result_window(**caller);
+                (**caller..window.end).any(|i| {
+                    !after
+                        .conversation
+                        .messages
+                        .contains(&before.conversation.messages[i])
+                })
+            })
+            .map(|(n, _)| n)
+            .collect()
+    }
+
+    #[test]
+    fn exactly_the_last_n_rounds_stay_untouched() {
+        for keep in 0..7 {
+            let options = ToolOptions {
+                keep,
+                ..ToolOptions::default()
+            };
+            let (before, after, report) = run(openai(5, &["read"]), &options, None);
+            let expected: Vec<usize> = (0..5usize.saturating_sub(keep)).collect();
+            assert_eq!(touched_rounds(&before, &after), expected, "keep {keep}");
+            assert_eq!(
+                (report.rounds, report.kept, report.cleared),
+                (5, keep.min(5), expected.len())
+            );
+            assert_eq!(
+                after.conversation.messages.len(),
+                before.conversation.messages.len()
+            );
+        }
+    }
+
+    #[test]
+    fn excluded_tools_are_never_touched() {
+        let options = ToolOptions {
+            keep: 0,
+            exclude: vec!["bash".into()],
+            ..ToolOptions::default()
+        };
+        let (before, after, report) = run(openai(4, &["read", "bash"]), &options, None);
+        assert_eq!(touched_rounds(&before, &after), vec![0, 2]);
+        assert_eq!(report.excluded, 2);
+        let drop = ToolOptions {
+            mode: ToolMode::Drop,
+            ..options
+        };
+        let (before, after, _) = run(openai(4, &["read", "bash"]), &drop, None);
+        assert_eq!(touched_rounds(&before, &after), vec![0, 2]);
+    }
+
+    #[test]
+    fn clear_at_least_trims_nothing_when_the_gain_is_smaller() {
+        let (_, _, report) = run(
+            openai(4, &["read"]),
+            &ToolOptions {
+                keep: 3,
+                ..ToolOptions::default()
+            },
+            None,
+        );
+        let gain = report.tokens_freed;
+        assert!(gain > 0);
+        let options = ToolOptions {
+            keep: 3,
+            clear_at_least: gain + 1,
+            ..ToolOptions::default()
+        };
+        let (before, after, report) = run(openai(4, &["read"]), &options, None);
+        assert_eq!(after.conversation, before.conversation);
+        assert_eq!((report.cleared, report.tokens_freed), (0, 0));
+        let options = ToolOptions {
+            keep: 3,
+            clear_at_least: gain,
+            ..ToolOptions::default()
+        };
+        assert_eq!(run(openai(4, &["read"]), &options, None).2.cleared, 1);
+    }
+
+    #[test]
+    fn parallel_results_are_cleared_together_and_keep_their_pairing() {
+        let options = ToolOptions {
+            keep: 1,
+            clear_inputs: true,
+            ..ToolOptions::default()
+        };
+        let (_, after, _) = run(openai(2, &["read"]), &options, None);
+        let messages = &after.conversation.messages;
+        for index in [2, 3] {
+            let text = messages[index].parts.iter().find_map(|p| match p {
+                Part::ToolResult { content, .. } => Some(content.clone()),
+                _ => None,
+            });
+            // The output's own ⌈chars ÷ 4⌉: 50 lines of 17 characters.
+            let tokens = (50 * 17usize).div_ceil(4);
+            let expected = format!("[ctxcompact: output of read cleared ({tokens} tokens)]");
+            assert_eq!(text.unwrap(), vec![Part::text(expected)]);
+        }
+        assert!(
+            messages[1]
+                .parts
+                .iter()
+                .all(|p| !matches!(p, Part::ToolCall { arguments, .. } if arguments != "{}"))
+        );
+    }
+
+    #[test]
+    fn anthropic_results_keep_is_error_and_the_user_text() {
+        let options = ToolOptions {
+            keep: 1,
+            ..ToolOptions::default()
+        };
+        let (_, after, report) = run(anthropic(3), &options, None);
+        assert_eq!(report.cleared, 2);
+        let rendered = crate::format::render(&after.conversation);
+        let carrier = &rendered["messages"][2]["content"];
+        assert_eq!(carrier[1]["is_error"], true);
+        assert!(
+            carrier[0]["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("[ctxcompact: output of read cleared")
+        );
+        assert_eq!(carrier[2]["text"], "note 0");
+    }
+
+    #[test]
+    fn drop_removes_whole_rounds_but_keeps_the_text_beside_them() {
+        let options = ToolOptions {
+            mode: ToolMode::Drop,
+            keep: 1,
+            ..ToolOptions::default()
+        };
+        let (_, after, report) = run(openai(3, &["read"]), &options, None);
+        assert_eq!(report.dropped, 2);
+        let texts: Vec<String> = after
+            .conversation
+            .messages
+            .iter()
+            .map(Message::text)
+            .collect();
+        assert_eq!(texts[..4], ["go", "step 0", "step 1", "step 2"]);
+        assert!(!after.conversation.messages[1].has_calls());
+        let (_, after, _) = run(anthropic(2), &options, None);
+        let texts: Vec<String> = after
+            .conversation
+            .messages
+            .iter()
+            .map(Message::text)
+            .collect();
+        assert_eq!(texts[..4], ["go", "step 0", "note 0", "step 1"]);
+    }
+
+    #[test]
+    fn trimming_stops_as_soon_as_the_budget_is_met() {
+        let options = ToolOptions {
+            keep: 0,
+            ..ToolOptions::default()
+        };
+        let (before, _, full) = run(openai(5, &["read"]), &options, None);
+        let budget = before.counts.total() - 1;
+        let (_, after, report) = run(openai(5, &["read"]), &options, Some(budget));
+        assert_eq!(report.cleared, 1);
+        assert!(after.counts.total() <= budget);
+        assert!(full.cleared == 5);
+    }
+
+    #[test]
+    fn clearing_twice_changes_nothing() {
+        let options = ToolOptions {
+            keep: 1,
+            ..ToolOptions::default()
+        };
+        let (_, once, _) = run(openai(3, &["read"]), &options, None);
+        let (twice, report) = trim(&once, &options, None, &CharEstimate);
+        assert_eq!(twice.conversation, once.conversation);
+        assert_eq!(report.tokens_freed, 0);
+    }
+
+    #[test]
+    fn oversize_outputs_keep_head_and_tail_even_in_kept_rounds() {
+        let options = ToolOptions {
+            mode: ToolMode::Off,
+            max_output: Some(60),
+            ..ToolOptions::default()
+        };
+        let (_, after, report) = run(openai(1, &["read"]), &options, None);
+        assert_eq!(report.truncated, 2);
+        let text = after.conversation.messages[2]
+            .parts
+            .iter()
+            .find_map(|p| match p {
+                Part::ToolResult { content, .. } => Some(content[0].clone()),
+                _ => None,
+            });
+        let Some(Part::Text { text, .. }) = text else {
+            panic!("no text")
+        };
+        assert!(text.starts_with("line of output 0\n"), "{text}");
+        assert!(text.contains(" of 50 lines omitted …]\n"), "{text}");
+        assert!(text.ends_with("line of output 0\n"), "{text}");
+        assert!(CharEstimate.count_text(&text) <= 60);
+        // One long line is cut by characters.
+        let long = json!([{"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+                          {"role": "tool", "tool_call_id": "a", "content": "z".repeat(5000)}]);
+        let (_, after, report) = run(long, &options, None);
+        assert_eq!(report.truncated, 1);
+        assert!(after.conversation.messages[1].text().is_empty());
+        assert!(after.counts.messages[1] < 80);
+    }
 }
