@@ -167,7 +167,7 @@ pub struct Decision {
     pub confidence: Option<f64>,
     /// The figures of every strategy that was run.
     pub candidates: Vec<Candidate>,
-    /// Every rule, with whether it matched (empty when the rules were not consulted).
+    /// Every rule, with whether it matched (also when a forced strategy or the profile decided).
     pub rules: Vec<RuleCheck>,
 }
 
@@ -209,6 +209,16 @@ pub fn decide(
         ),
         fits: plan.fits,
     };
+    let checks: Vec<RuleCheck> = RULES
+        .iter()
+        .map(|rule| RuleCheck {
+            number: rule.number,
+            description: rule.description,
+            matched: (rule.when)(features, policy),
+            strategy: rule.then,
+            confidence: rule.confidence,
+        })
+        .collect();
     let single = |layer, strategy, rule: Option<&Rule>, rules| {
         let plan = strategy::plan(strategy, units, limits);
         let decision = Decision {
@@ -222,23 +232,13 @@ pub fn decide(
         (decision, plan)
     };
     if let Some(strategy) = forced {
-        return single(Layer::Forced, strategy, None, Vec::new());
+        return single(Layer::Forced, strategy, None, checks);
     }
     match profile.strategy {
-        Preference::Middle => return single(Layer::Provider, Strategy::Middle, None, Vec::new()),
-        Preference::Oldest => return single(Layer::Provider, Strategy::Oldest, None, Vec::new()),
+        Preference::Middle => return single(Layer::Provider, Strategy::Middle, None, checks),
+        Preference::Oldest => return single(Layer::Provider, Strategy::Oldest, None, checks),
         Preference::Hybrid => {}
     }
-    let checks: Vec<RuleCheck> = RULES
-        .iter()
-        .map(|rule| RuleCheck {
-            number: rule.number,
-            description: rule.description,
-            matched: (rule.when)(features, policy),
-            strategy: rule.then,
-            confidence: rule.confidence,
-        })
-        .collect();
     let winner = RULES
         .iter()
         .zip(&checks)
