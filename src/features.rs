@@ -9,13 +9,13 @@ use crate::conversation::{Conversation, Role};
 use crate::tokens::Counts;
 
 /// A message longer than this many tokens is "long" (DESIGN §5; cipher's hybrid rule 4 uses 300).
-pub(crate) const LONG_MESSAGE_TOKENS: usize = 300;
+pub const LONG_MESSAGE_TOKENS: usize = 300;
 /// Target ratio above which severity is light, in percent (DESIGN §5: light > 0.8).
-pub(crate) const LIGHT_ABOVE_PCT: usize = 80;
+pub const LIGHT_ABOVE_PCT: usize = 80;
 /// Target ratio above which severity is moderate, in percent (DESIGN §5: moderate > 0.6).
-pub(crate) const MODERATE_ABOVE_PCT: usize = 60;
+pub const MODERATE_ABOVE_PCT: usize = 60;
 /// How many trailing messages rule 3 looks at (DESIGN §7).
-pub(crate) const RECENT_MESSAGES: usize = 5;
+pub const RECENT_MESSAGES: usize = 5;
 
 /// The feature thresholds; [`Default`] gives the documented constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -63,7 +63,10 @@ pub use compact::{
 };
 pub use conversation::{Conversation, Layout, Message, Part, Role};
 pub use error::{Error, Location, Result};
-pub use features::{Features, Severity, Thresholds};
+pub use features::{
+    Features, LIGHT_ABOVE_PCT, LONG_MESSAGE_TOKENS, MODERATE_ABOVE_PCT, RECENT_MESSAGES, Severity,
+    Thresholds,
+};
 pub use format::Format;
 pub use report::{Action, Report};
 pub use strategy::tools::{ToolMode, ToolOptions, ToolTrim};
