@@ -13,10 +13,10 @@ use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 
 pub(super) fn parse(
-    envelope: Option<Map<String, Value>>,
+    mut envelope: Option<Map<String, Value>>,
     messages: Vec<Value>,
 ) -> Result<Conversation> {
-    let system = match envelope.as_ref().and_then(|e| e.get("system")) {
+    let system = match envelope.as_mut().and_then(|e| e.get_mut("system")) {
         None => None,
         Some(value) => Some(parse_system(value)?),
     };
@@ -33,7 +33,8 @@ pub(super) fn parse(
     })
 }
 
-fn parse_system(value: &Value) -> Result<Message> {
+/// Reads the top-level system prompt, taking its text out of the envelope.
+fn parse_system(value: &mut Value) -> Result<Message> {
     let (parts, layout) = match value {
         Value::String(_) | Value::Array(_) => {
             parse_content(Some(value), 0, "system", |_, _| Ok(None)).map_err(|err| match err {
@@ -57,7 +58,7 @@ fn parse_system(value: &Value) -> Result<Message> {
 }
 
 fn parse_message(index: usize, value: Value) -> Result<Message> {
-    let Value::Object(extra) = value else {
+    let Value::Object(mut extra) = value else {
         return Err(Error::field(
             index,
             "message",
@@ -82,7 +83,7 @@ fn parse_message(index: usize, value: Value) -> Result<Message> {
             ));
         }
     };
-    let (parts, layout) = parse_content(extra.get("content"), index, "content", |b, block| {
+    let (parts, layout) = parse_content(extra.get_mut("content"), index, "content", |b, block| {
         parse_block(index, b, block, role)
     })?;
     if layout == Layout::Absent || layout == Layout::Null {
@@ -103,7 +104,7 @@ fn parse_message(index: usize, value: Value) -> Result<Message> {
 fn parse_block(
     index: usize,
     b: usize,
-    block: &Map<String, Value>,
+    block: &mut Map<String, Value>,
     role: Role,
 ) -> Result<Option<Part>> {
     let path = |field: &str| format!("content[{b}].{field}");
@@ -118,13 +119,13 @@ fn parse_block(
             }
             let id = required_str(block, "id", index, &path("id"))?;
             let name = required_str(block, "name", index, &path("name"))?;
-            let arguments = match block.get("input") {
-                Some(input @ Value::Object(_)) => input.clone(),
+            let arguments = match block.get_mut("input").map(Value::take) {
+                Some(input @ Value::Object(_)) => input,
                 Some(other) => {
                     return Err(Error::field(
                         index,
                         path("input"),
-                        format!("expected an object, found {}", kind(other)),
+                        format!("expected an object, found {}", kind(&other)),
                     ));
                 }
                 None => return Err(Error::field(index, path("input"), "missing")),
@@ -146,7 +147,7 @@ fn parse_block(
             }
             let call_id = required_str(block, "tool_use_id", index, &path("tool_use_id"))?;
             let (content, layout) =
-                parse_content(block.get("content"), index, &path("content"), |_, _| {
+                parse_content(block.get_mut("content"), index, &path("content"), |_, _| {
                     Ok(None)
                 })?;
             let is_error = match block.get("is_error") {

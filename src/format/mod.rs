@@ -216,74 +216,77 @@ pub(crate) fn kind(value: &Value) -> &'static str {
     }
 }
 
-/// Reads a content field that is a string, null, absent or an array of blocks. Text blocks
-/// (`{"type": "text", "text": …}`) become [`Part::Text`]; `special` may claim other block
-/// types; anything else is kept as [`Part::Opaque`].
+/// Reads a content field that is a string, null, absent or an array of blocks, taking its text
+/// out of the wire value (a `null` stays in its place, so rendering writes the field back where
+/// it was) so that no text is held twice. Text blocks (`{"type": "text", "text": …}`) become
+/// [`Part::Text`]; `special` may claim other block types; anything else is kept as
+/// [`Part::Opaque`].
 pub(crate) fn parse_content(
-    content: Option<&Value>,
+    content: Option<&mut Value>,
     index: usize,
     field: &str,
-    mut special: impl FnMut(usize, &Map<String, Value>) -> Result<Option<Part>>,
+    mut special: impl FnMut(usize, &mut Map<String, Value>) -> Result<Option<Part>>,
 ) -> Result<(Vec<Part>, Layout)> {
-    match content {
-        None => Ok((Vec::new(), Layout::Absent)),
-        Some(Value::Null) => Ok((Vec::new(), Layout::Null)),
-        Some(Value::String(text)) => Ok((vec![Part::text(text.clone())], Layout::Text)),
-        Some(Value::Array(blocks)) => {
-            let mut parts = Vec::with_capacity(blocks.len());
-            for (b, block) in blocks.iter().enumerate() {
-                let Value::Object(map) = block else {
+    let content = match content {
+        None => return Ok((Vec::new(), Layout::Absent)),
+        Some(content) => content.take(),
+    };
+    let blocks = match content {
+        Value::Null => return Ok((Vec::new(), Layout::Null)),
+        Value::String(text) => return Ok((vec![Part::text(text)], Layout::Text)),
+        Value::Array(blocks) => blocks,
+        other => {
+            return Err(Error::field(
+                index,
+                field,
+                format!(
+                    "expected a string, null or an array of blocks, found {}",
+                    kind(&other)
+                ),
+            ));
+        }
+    };
+    let mut parts = Vec::with_capacity(blocks.len());
+    for (b, block) in blocks.into_iter().enumerate() {
+        let Value::Object(mut map) = block else {
+            return Err(Error::field(
+                index,
+                format!("{field}[{b}]"),
+                format!("expected a content block object, found {}", kind(&block)),
+            ));
+        };
+        let part = match map.get("type") {
+            Some(Value::String(t)) if t == "text" => match map.get_mut("text").map(Value::take) {
+                Some(Value::String(text)) => Part::Text { text, extra: map },
+                other => {
                     return Err(Error::field(
                         index,
-                        format!("{field}[{b}]"),
-                        format!("expected a content block object, found {}", kind(block)),
+                        format!("{field}[{b}].text"),
+                        format!(
+                            "expected a string, found {}",
+                            other.as_ref().map_or("nothing", kind)
+                        ),
                     ));
-                };
-                let part = match map.get("type") {
-                    Some(Value::String(t)) if t == "text" => match map.get("text") {
-                        Some(Value::String(text)) => Part::Text {
-                            text: text.clone(),
-                            extra: map.clone(),
-                        },
-                        other => {
-                            return Err(Error::field(
-                                index,
-                                format!("{field}[{b}].text"),
-                                format!(
-                                    "expected a string, found {}",
-                                    other.map_or("nothing", kind)
-                                ),
-                            ));
-                        }
-                    },
-                    Some(Value::String(_)) => match special(b, map)? {
-                        Some(part) => part,
-                        None => Part::Opaque(block.clone()),
-                    },
-                    other => {
-                        return Err(Error::field(
-                            index,
-                            format!("{field}[{b}].type"),
-                            format!(
-                                "expected a block type string, found {}",
-                                other.map_or("nothing", kind)
-                            ),
-                        ));
-                    }
-                };
-                parts.push(part);
+                }
+            },
+            Some(Value::String(_)) => match special(b, &mut map)? {
+                Some(part) => part,
+                None => Part::Opaque(Value::Object(map)),
+            },
+            other => {
+                return Err(Error::field(
+                    index,
+                    format!("{field}[{b}].type"),
+                    format!(
+                        "expected a block type string, found {}",
+                        other.map_or("nothing", kind)
+                    ),
+                ));
             }
-            Ok((parts, Layout::Blocks))
-        }
-        Some(other) => Err(Error::field(
-            index,
-            field,
-            format!(
-                "expected a string, null or an array of blocks, found {}",
-                kind(other)
-            ),
-        )),
+        };
+        parts.push(part);
     }
+    Ok((parts, Layout::Blocks))
 }
 
 /// Writes content parts back in `layout`, as a string when they are plain text and the layout

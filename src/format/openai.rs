@@ -29,7 +29,7 @@ pub(super) fn parse(
 }
 
 fn parse_message(index: usize, value: Value) -> Result<Message> {
-    let Value::Object(extra) = value else {
+    let Value::Object(mut extra) = value else {
         return Err(Error::field(
             index,
             "message",
@@ -75,7 +75,7 @@ fn parse_message(index: usize, value: Value) -> Result<Message> {
         }
     }
     let (mut parts, layout) =
-        parse_content(extra.get("content"), index, "content", |_, _| Ok(None))?;
+        parse_content(extra.get_mut("content"), index, "content", |_, _| Ok(None))?;
     match role {
         Role::Tool => {
             let call_id = required_str(&extra, "tool_call_id", index, "tool_call_id")?;
@@ -97,10 +97,10 @@ fn parse_message(index: usize, value: Value) -> Result<Message> {
         }
         _ => {}
     }
-    match extra.get("tool_calls") {
+    match extra.get_mut("tool_calls") {
         None | Some(Value::Null) => {}
         Some(Value::Array(calls)) if role == Role::Assistant => {
-            for (c, call) in calls.iter().enumerate() {
+            for (c, call) in calls.iter_mut().enumerate() {
                 parts.push(parse_call(index, c, call)?);
             }
         }
@@ -127,7 +127,8 @@ fn parse_message(index: usize, value: Value) -> Result<Message> {
     })
 }
 
-fn parse_call(index: usize, c: usize, call: &Value) -> Result<Part> {
+/// Reads one call, taking its arguments out of the wire object (a `null` stays in their place).
+fn parse_call(index: usize, c: usize, call: &mut Value) -> Result<Part> {
     let Value::Object(extra) = call else {
         return Err(Error::field(
             index,
@@ -136,7 +137,7 @@ fn parse_call(index: usize, c: usize, call: &Value) -> Result<Part> {
         ));
     };
     let id = required_str(extra, "id", index, &format!("tool_calls[{c}].id"))?;
-    let function = match extra.get("function") {
+    let function = match extra.get_mut("function") {
         Some(Value::Object(function)) => function,
         Some(other) => {
             return Err(Error::field(
@@ -154,18 +155,18 @@ fn parse_call(index: usize, c: usize, call: &Value) -> Result<Part> {
         }
     };
     let name = required_str(
-        function,
+        &*function,
         "name",
         index,
         &format!("tool_calls[{c}].function.name"),
     )?;
-    let arguments = match function.get("arguments") {
-        Some(Value::String(arguments)) => Value::String(arguments.clone()),
+    let arguments = match function.get_mut("arguments").map(Value::take) {
+        Some(arguments @ Value::String(_)) => arguments,
         Some(other) => {
             return Err(Error::field(
                 index,
                 format!("tool_calls[{c}].function.arguments"),
-                format!("expected a JSON-encoded string, found {}", kind(other)),
+                format!("expected a JSON-encoded string, found {}", kind(&other)),
             ));
         }
         None => {
