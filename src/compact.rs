@@ -132,24 +132,19 @@ pub fn analyze(conversation: &Conversation, options: &Options) -> Result<Report>
 /// # Errors
 /// [`Error::Invalid`] when the input breaks tool pairing.
 pub fn trim_tools(conversation: &Conversation, options: &Options) -> Result<Compacted> {
-    let counter = options.tokenizer.counter();
-    let start = checked_start(conversation, options.tokenizer)?;
-    let (trimmed, tool_trim) = tools::trim(&start, &options.tools, None, counter);
-    let budget = start.counts.total();
-    let action = if trimmed
-        .origin
-        .iter()
-        .enumerate()
-        .all(|(i, o)| *o == Some(i))
-        && trimmed.conversation.messages == conversation.messages
-    {
-        Action::WithinBudget
-    } else {
-        Action::Compacted
-    };
+    let (input, start) = checked_start(conversation, options.tokenizer)?;
+    let budget = input.tokens;
     let features = Features::measure(conversation, &start.counts, budget, &options.thresholds);
-    let outcome = Outcome::new(action, &trimmed, budget, tool_trim, features);
-    guard(&start, outcome.report(conversation, &start, options))
+    let (trimmed, tool_trim) =
+        tools::trim(start, &options.tools, None, options.tokenizer.counter());
+    let changed = tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0;
+    let action = if changed {
+        Action::Compacted
+    } else {
+        Action::WithinBudget
+    };
+    let outcome = Outcome::new(action, budget, tool_trim, features);
+    finish(&input, trimmed, outcome, options)
 }
 
 /// Plans `strategy` for a conversation whose counts are already known, without applying it:
@@ -172,8 +167,16 @@ pub fn plan(
     strategy::plan(strategy, &units, &limits)
 }
 
-/// Counts the input and checks its pairing: the starting point of every run.
-fn checked_start(conversation: &Conversation, tokenizer: Tokenizer) -> Result<Applied> {
+/// What the report needs to know of the input once the pipeline owns its working copy.
+struct Input {
+    format: crate::format::Format,
+    messages: usize,
+    tokens: usize,
+}
+
+/// Checks the input's pairing and counts it: the starting point of every run, and the one copy
+/// of the conversation that the pipeline then changes in place.
+fn checked_start(conversation: &Conversation, tokenizer: Tokenizer) -> Result<(Input, Applied)> {
     let problems = validate::check(conversation);
     if let Some(first) = problems.first() {
         return Err(Error::Invalid {
@@ -181,10 +184,13 @@ fn checked_start(conversation: &Conversation, tokenizer: Tokenizer) -> Result<Ap
             count: problems.len(),
         });
     }
-    Ok(Applied::unchanged(
-        conversation.clone(),
-        tokenizer.count(conversation),
-    ))
+    let counts = tokenizer.count(conversation);
+    let input = Input {
+        format: conversation.format,
+        messages: conversation.messages.len(),
+        tokens: counts.total(),
+    };
+    Ok((input, Applied::unchanged(conversation.clone(), counts)))
 }
 
 /// Resolves the budget, and whether compaction is needed at all.
@@ -237,30 +243,28 @@ fn resolve_budget(budget: Budget, profile: &Profile, total: usize) -> Result<(us
 /// The shared run of [`compact`] and [`analyze`]: the report, and the output unless it cannot fit.
 fn run(conversation: &Conversation, options: &Options) -> Result<(Report, Option<Conversation>)> {
     let counter = options.tokenizer.counter();
-    let start = checked_start(conversation, options.tokenizer)?;
-    let (budget, needed) = resolve_budget(options.budget, &options.profile, start.counts.total())?;
+    let (input, start) = checked_start(conversation, options.tokenizer)?;
+    let (budget, needed) = resolve_budget(options.budget, &options.profile, input.tokens)?;
     if !needed {
         let features = Features::measure(conversation, &start.counts, budget, &options.thresholds);
-        let outcome = Outcome::new(
-            Action::WithinBudget,
-            &start,
-            budget,
-            ToolTrim::default(),
-            features,
-        );
-        let (report, _) = outcome.report(conversation, &start, options);
-        return Ok((report, Some(conversation.clone())));
+        let outcome = Outcome::new(Action::WithinBudget, budget, ToolTrim::default(), features);
+        return finish(&input, start, outcome, options).map(|c| (c.report, Some(c.conversation)));
     }
-    let (trimmed, tool_trim) = tools::trim(&start, &options.tools, Some(budget), counter);
+    let features = Features::measure(conversation, &start.counts, budget, &options.thresholds);
+    let (trimmed, tool_trim) = tools::trim(start, &options.tools, Some(budget), counter);
     if trimmed.counts.total() <= budget {
-        let features = Features::measure(conversation, &start.counts, budget, &options.thresholds);
-        let outcome = Outcome::new(Action::Compacted, &trimmed, budget, tool_trim, features);
-        let compacted = guard(&start, outcome.report(conversation, &start, options))?;
-        return Ok((compacted.report, Some(compacted.conversation)));
+        let outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
+        return finish(&input, trimmed, outcome, options).map(|c| (c.report, Some(c.conversation)));
     }
     let units = units::group(&trimmed.conversation, &trimmed.counts);
+    let features = Features::measure(
+        &trimmed.conversation,
+        &trimmed.counts,
+        budget,
+        &options.thresholds,
+    );
     let marker_reserve = if options.marker {
-        let worst = marker::removed(trimmed.conversation.messages.len(), start.counts.total());
+        let worst = marker::removed(trimmed.conversation.messages.len(), input.tokens);
         counter.count_message(&Message::new_text(Role::User, worst)) + MARKER_SLACK
     } else {
         0
@@ -272,12 +276,6 @@ fn run(conversation: &Conversation, options: &Options) -> Result<(Report, Option
         preserve_start: options.preserve_start,
         preserve_end: options.preserve_end,
     };
-    let features = Features::measure(
-        &trimmed.conversation,
-        &trimmed.counts,
-        budget,
-        &options.thresholds,
-    );
     let (decision, plan) = select::decide(
         &options.profile,
         options.strategy,
@@ -286,106 +284,97 @@ fn run(conversation: &Conversation, options: &Options) -> Result<(Report, Option
         &units,
         &limits,
     );
+    let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
+    outcome.decision = Some(decision);
+    outcome.relaxed = plan.relaxed;
     if !plan.fits {
-        let mut outcome = Outcome::new(Action::CannotFit, &trimmed, budget, tool_trim, features);
-        outcome.pinned_tokens = plan.tokens_after;
-        outcome.decision = Some(decision);
-        outcome.relaxed = plan.relaxed;
-        return Ok((outcome.report(conversation, &start, options).0, None));
+        outcome.action = Action::CannotFit;
+        outcome.pinned_tokens = Some(plan.tokens_after);
+        return Ok((outcome.report(&input, &trimmed, options), None));
     }
     let removed_messages: usize = plan.drop.iter().map(|&u| units[u].messages.len()).sum();
     let removed_tokens: usize = plan.drop.iter().map(|&u| units[u].tokens).sum();
     let text = options
         .marker
         .then(|| marker::removed(removed_messages, removed_tokens));
-    let applied = strategy::apply(&trimmed, &units, &plan.drop, text.as_deref(), counter);
-    let mut outcome = Outcome::new(Action::Compacted, &applied, budget, tool_trim, features);
-    outcome.decision = Some(decision);
-    outcome.relaxed = plan.relaxed;
-    let compacted = guard(&start, outcome.report(conversation, &start, options))?;
-    Ok((compacted.report, Some(compacted.conversation)))
+    let applied = strategy::apply(trimmed, &units, &plan.drop, text.as_deref(), counter);
+    finish(&input, applied, outcome, options).map(|c| (c.report, Some(c.conversation)))
 }
 
-/// What a run produced, before it becomes a [`Report`].
-struct Outcome<'a> {
+/// What a run decided, before it becomes a [`Report`].
+struct Outcome {
     action: Action,
-    output: &'a Applied,
     budget: usize,
     tool_trim: ToolTrim,
     features: Features,
-    pinned_tokens: usize,
+    /// The minimum when the plan could not fit; else taken from the output's pinned units.
+    pinned_tokens: Option<usize>,
     decision: Option<select::Decision>,
     relaxed: Vec<strategy::Protection>,
 }
 
-impl<'a> Outcome<'a> {
-    /// An outcome with the pinned minimum of `output`, and no decision.
-    fn new(
-        action: Action,
-        output: &'a Applied,
-        budget: usize,
-        tool_trim: ToolTrim,
-        features: Features,
-    ) -> Self {
-        let units = units::group(&output.conversation, &output.counts);
-        let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
+impl Outcome {
+    fn new(action: Action, budget: usize, tool_trim: ToolTrim, features: Features) -> Self {
         Self {
             action,
-            output,
             budget,
             tool_trim,
             features,
-            pinned_tokens: pinned + output.counts.system + REPLY_PRIMING,
+            pinned_tokens: None,
             decision: None,
             relaxed: Vec::new(),
         }
     }
 
-    fn report(
-        self,
-        input: &Conversation,
-        start: &Applied,
-        options: &Options,
-    ) -> (Report, &'a Applied) {
+    /// The report of this outcome for `output`, the pipeline's last state.
+    fn report(self, input: &Input, output: &Applied, options: &Options) -> Report {
         let finished = self.action != Action::CannotFit;
-        let messages_before = input.messages.len();
-        let report = Report {
+        let pinned_tokens = self.pinned_tokens.unwrap_or_else(|| {
+            let units = units::group(&output.conversation, &output.counts);
+            let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
+            pinned + output.counts.system + REPLY_PRIMING
+        });
+        Report {
             action: self.action,
             format: input.format,
             model: options.model.clone(),
             tokenizer: options.tokenizer,
             budget: self.budget,
-            tokens_before: start.counts.total(),
+            tokens_before: input.tokens,
             tokens_after: if finished {
-                self.output.counts.total()
+                output.counts.total()
             } else {
-                start.counts.total()
+                input.tokens
             },
-            messages_before,
+            messages_before: input.messages,
             messages_after: if finished {
-                self.output.conversation.messages.len()
+                output.conversation.messages.len()
             } else {
-                messages_before
+                input.messages
             },
             removed: if finished {
-                self.output.removed(messages_before)
+                output.removed(input.messages)
             } else {
                 Vec::new()
             },
-            pinned_tokens: self.pinned_tokens,
+            pinned_tokens,
             features: self.features,
             profile: options.profile.clone(),
             decision: self.decision,
             relaxed: self.relaxed,
             tool_trim: self.tool_trim,
-        };
-        (report, self.output)
+        }
     }
 }
 
-/// The last checks before output: valid pairing, and never more tokens than the input (nor, when
-/// compacted, than the budget).
-fn guard(start: &Applied, (report, output): (Report, &Applied)) -> Result<Compacted> {
+/// The last checks before output — valid pairing, never more tokens than the input nor, when
+/// compacted, than the budget — then the report.
+fn finish(
+    input: &Input,
+    output: Applied,
+    outcome: Outcome,
+    options: &Options,
+) -> Result<Compacted> {
     let problems = validate::check(&output.conversation);
     if let Some(first) = problems.first() {
         return Err(Error::Invalid {
@@ -394,15 +383,16 @@ fn guard(start: &Applied, (report, output): (Report, &Applied)) -> Result<Compac
         });
     }
     let after = output.counts.total();
-    let over_budget = report.action == Action::Compacted && after > report.budget;
-    if after > start.counts.total() || over_budget {
+    let over_budget = outcome.action == Action::Compacted && after > outcome.budget;
+    if after > input.tokens || over_budget {
         return Err(Error::BudgetTooSmall {
             pinned: after,
-            budget: report.budget,
+            budget: outcome.budget,
         });
     }
+    let report = outcome.report(input, &output, options);
     Ok(Compacted {
-        conversation: output.conversation.clone(),
+        conversation: output.conversation,
         report,
     })
 }

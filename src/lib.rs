@@ -42,6 +42,7 @@
 //! See [`select`]: the model profile first, then rules over the conversation's features, then —
 //! when no rule is confident — both strategies are run and scored.
 
+pub mod bench;
 mod catalog;
 mod compact;
 mod conversation;

@@ -144,7 +144,7 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
 
 /// A conversation after a step changed it, with its exact counts and where each message came
 /// from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub(crate) struct Applied {
     /// The changed conversation.
     pub conversation: Conversation,
@@ -183,9 +183,9 @@ impl Applied {
 }
 
 /// Builds the output of a step from its messages, each with its origin and its count when it is
-/// an unchanged copy (others are counted here, once).
+/// known (others are counted here, once).
 fn rebuild(
-    before: &Applied,
+    before: Applied,
     kept: Vec<(Message, Option<usize>, Option<usize>)>,
     counter: &dyn TokenCounter,
 ) -> Applied {
@@ -198,10 +198,8 @@ fn rebuild(
         origin.push(source);
     }
     let conversation = Conversation {
-        format: before.conversation.format,
-        system: before.conversation.system.clone(),
         messages,
-        envelope: before.conversation.envelope.clone(),
+        ..before.conversation
     };
     Applied {
         conversation,
@@ -215,39 +213,41 @@ fn rebuild(
 
 /// Removes the plan's units and puts `marker` (when given) where the first removed run was: as a
 /// user message, or in Anthropic format merged into the next message when that is a user turn
-/// without tool results.
+/// without tool results. Kept messages are moved, never copied.
 pub(crate) fn apply(
-    before: &Applied,
+    mut before: Applied,
     units: &[Unit],
     drop: &[usize],
     marker: Option<&str>,
     counter: &dyn TokenCounter,
 ) -> Applied {
-    let conversation = &before.conversation;
-    let mut kept = Vec::with_capacity(conversation.messages.len());
+    let anthropic = before.conversation.format == Format::Anthropic;
+    let messages = std::mem::take(&mut before.conversation.messages);
+    let mut kept = Vec::with_capacity(messages.len());
     let mut pending = marker.filter(|_| !drop.is_empty());
-    let mut dropped = drop.iter().peekable();
+    let mut sources = messages
+        .into_iter()
+        .zip(before.origin.iter().copied())
+        .zip(&before.counts.messages);
     for (u, unit) in units.iter().enumerate() {
-        if dropped.next_if_eq(&&u).is_some() {
+        let unit_messages = sources.by_ref().take(unit.messages.len());
+        if drop.binary_search(&u).is_ok() {
+            unit_messages.for_each(std::mem::drop);
             continue;
         }
-        for index in unit.messages.clone() {
-            let message = &conversation.messages[index];
-            let source = before.origin[index];
-            let cached = Some(before.counts.messages[index]);
-            let first_after_gap =
-                u > 0 && index == unit.messages.start && drop.binary_search(&(u - 1)).is_ok();
-            match pending.filter(|_| first_after_gap) {
-                Some(text) if conversation.format == Format::Anthropic && can_merge(message) => {
+        let after_gap = u > 0 && drop.binary_search(&(u - 1)).is_ok();
+        for (offset, ((message, source), &cached)) in unit_messages.enumerate() {
+            match pending.filter(|_| after_gap && offset == 0) {
+                Some(text) if anthropic && can_merge(&message) => {
                     kept.push((merge_marker(message, text), source, None));
                     pending = None;
                 }
                 Some(text) => {
                     kept.push((Message::new_text(Role::User, text), None, None));
-                    kept.push((message.clone(), source, cached));
+                    kept.push((message, source, Some(cached)));
                     pending = None;
                 }
-                None => kept.push((message.clone(), source, cached)),
+                None => kept.push((message, source, Some(cached))),
             }
         }
     }
@@ -260,8 +260,7 @@ fn can_merge(message: &Message) -> bool {
 }
 
 /// `message` with the marker text in front of its content.
-fn merge_marker(message: &Message, text: &str) -> Message {
-    let mut merged = message.clone();
+fn merge_marker(mut merged: Message, text: &str) -> Message {
     if let (Layout::Text, [Part::Text { text: existing, .. }]) =
         (merged.layout, merged.parts.as_mut_slice())
     {

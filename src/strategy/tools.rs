@@ -17,9 +17,8 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{Applied, rebuild};
+use super::Applied;
 use crate::conversation::{Layout, Message, Part, Role};
-use crate::format::Format;
 use crate::marker;
 use crate::tokens::TokenCounter;
 
@@ -93,18 +92,35 @@ struct Round {
     end: usize,
 }
 
-/// What became of one input message: `None` untouched, else its replacement (`None` when
-/// removed) and the replacement's count.
-type Edit = Option<(Option<Message>, usize)>;
+/// One change that trimming makes to a message.
+enum Change {
+    /// Replace the content of the result in part `part` with `placeholder`.
+    ClearResult { part: usize, placeholder: String },
+    /// Replace the arguments of the call in part `part` with an empty object.
+    ClearInput { part: usize },
+    /// Keep only the message's non-blank text parts.
+    KeepText,
+    /// Remove the message.
+    Remove,
+}
 
-/// Trims tool rounds; with a `budget`, stops as soon as the conversation fits it.
+/// The planned changes to one message, and its count once they are made.
+struct Edit {
+    message: usize,
+    changes: Vec<Change>,
+    tokens: usize,
+}
+
+/// Trims tool rounds; with a `budget`, stops as soon as the conversation fits it. Rounds are
+/// planned first and changed only once `clear_at_least` is known to be met, so nothing has to be
+/// undone; messages are changed in place, never copied.
 pub(crate) fn trim(
-    before: &Applied,
+    mut state: Applied,
     options: &ToolOptions,
     budget: Option<usize>,
     counter: &dyn TokenCounter,
 ) -> (Applied, ToolTrim) {
-    let conversation = &before.conversation;
+    let conversation = &state.conversation;
     let rounds: Vec<Round> = (0..conversation.messages.len())
         .filter(|&i| conversation.messages[i].has_calls())
         .map(|caller| Round {
@@ -117,133 +133,251 @@ pub(crate) fn trim(
         kept: rounds.len().min(options.keep),
         ..ToolTrim::default()
     };
-    if options.mode == ToolMode::Off && options.max_output.is_none() {
-        return (before.clone(), report);
-    }
-    let mut edits: Vec<Edit> = vec![None; conversation.messages.len()];
+    let untouched_total = state.counts.total();
     if let Some(cap) = options.max_output {
-        report.truncated = cap_all(before, cap, counter, &mut edits);
+        report.truncated = cap_all(&mut state, cap, counter);
     }
-    let capped = edits.clone();
-    let mut total = total_after(before, &edits);
+    let capped_total = state.counts.total();
+    let mut total = capped_total;
+    let mut planned = Vec::new();
     let mut trimmed = 0;
     for round in &rounds[..rounds.len() - report.kept] {
         if budget.is_some_and(|b| total <= b) || options.mode == ToolMode::Off {
             break;
         }
-        match trim_round(before, round, &mut edits, options, counter) {
-            None => report.excluded += 1,
-            Some((freed, partly_excluded)) => {
-                report.excluded += usize::from(partly_excluded);
-                trimmed += usize::from(freed > 0);
-                total -= freed;
-            }
+        let Some((edits, partly_excluded)) = plan_round(&state, round, options, counter) else {
+            report.excluded += 1;
+            continue;
+        };
+        report.excluded += usize::from(partly_excluded);
+        let before: usize = edits.iter().map(|e| state.counts.messages[e.message]).sum();
+        let after: usize = edits.iter().map(|e| e.tokens).sum();
+        if after < before {
+            total -= before - after;
+            trimmed += 1;
+            planned.extend(edits);
         }
     }
-    if total_after(before, &capped) - total < options.clear_at_least {
+    if capped_total - total < options.clear_at_least {
         // Not worth spoiling the prompt cache: keep only the caps.
-        edits = capped;
-        total = total_after(before, &edits);
+        planned.clear();
         trimmed = 0;
+        total = capped_total;
     }
     match options.mode {
         ToolMode::Clear => report.cleared = trimmed,
         ToolMode::Drop => report.dropped = trimmed,
         ToolMode::Off => {}
     }
-    report.tokens_freed = before.counts.total().saturating_sub(total);
-    let kept = edits
-        .into_iter()
-        .enumerate()
-        .filter_map(|(index, edit)| {
-            let source = before.origin[index];
-            match edit {
-                None => Some((
-                    conversation.messages[index].clone(),
-                    source,
-                    Some(before.counts.messages[index]),
-                )),
-                Some((message, tokens)) => message.map(|m| (m, source, Some(tokens))),
-            }
-        })
-        .collect();
-    (rebuild(before, kept, counter), report)
+    report.tokens_freed = untouched_total - total;
+    (apply_edits(state, planned), report)
 }
 
-/// The conversation's total with `edits` applied.
-fn total_after(before: &Applied, edits: &[Edit]) -> usize {
-    let changed: usize = edits.iter().flatten().map(|(_, tokens)| tokens).sum();
-    let unchanged: usize = edits
-        .iter()
-        .zip(&before.counts.messages)
-        .filter(|(e, _)| e.is_none())
-        .map(|(_, t)| t)
-        .sum();
-    before.counts.total() - before.counts.messages.iter().sum::<usize>() + changed + unchanged
-}
-
-/// Caps every oversize result; returns how many were capped.
-fn cap_all(before: &Applied, cap: usize, counter: &dyn TokenCounter, edits: &mut [Edit]) -> usize {
+/// Caps every oversize result in place; returns how many were capped.
+fn cap_all(state: &mut Applied, cap: usize, counter: &dyn TokenCounter) -> usize {
     let mut truncated = 0;
-    for (index, message) in before.conversation.messages.iter().enumerate() {
-        if let Some((capped, count)) = cap_results(message, cap, counter) {
-            truncated += count;
-            let tokens = counter.count_message(&capped);
-            edits[index] = Some((Some(capped), tokens));
+    let messages = state.conversation.messages.iter_mut();
+    for (message, tokens) in messages.zip(&mut state.counts.messages) {
+        // A message's count bounds each of its results': most need no look.
+        if *tokens <= cap || !message.has_results() {
+            continue;
+        }
+        let capped = cap_results(message, cap, counter);
+        if capped > 0 {
+            truncated += capped;
+            *tokens = counter.count_message(message);
         }
     }
     truncated
 }
 
-/// Clears or drops one round in `edits`; returns the tokens freed and whether some calls were
-/// excluded, or `None` when the round is left whole because of excluded tools.
-fn trim_round(
-    before: &Applied,
+/// Plans the changes that clear or drop one round; `None` when excluded tools keep it whole.
+/// The flag says whether some of its calls were excluded.
+fn plan_round(
+    state: &Applied,
     round: &Round,
-    edits: &mut [Edit],
     options: &ToolOptions,
     counter: &dyn TokenCounter,
-) -> Option<(usize, bool)> {
-    let span = round.caller..round.end;
-    // Each message as it stands, with its count (cached, or counted when capped).
-    let current: Vec<(Message, usize)> = span
-        .clone()
-        .map(|i| match &edits[i] {
-            Some((Some(message), tokens)) => (message.clone(), *tokens),
-            _ => (
-                before.conversation.messages[i].clone(),
-                before.counts.messages[i],
-            ),
-        })
+) -> Option<(Vec<Edit>, bool)> {
+    let messages = &state.conversation.messages;
+    let names = call_names(&messages[round.caller]);
+    let excluded: Vec<&str> = names
+        .iter()
+        .filter(|(_, n)| is_excluded(options, n))
+        .map(|(id, _)| *id)
         .collect();
-    let format = before.conversation.format;
-    let (new_messages, partly_excluded) = match options.mode {
-        ToolMode::Clear => clear_round(&current, options, counter, format)?,
-        ToolMode::Drop => drop_round(&current, options)?,
-        ToolMode::Off => return Some((0, false)),
-    };
-    // Count only what changed; unchanged messages keep their counts.
-    let mut round_edits = Vec::with_capacity(current.len());
-    let (mut tokens_before, mut tokens_after) = (0, 0);
-    for ((old, now), new) in current.iter().zip(new_messages) {
-        tokens_before += now;
-        let tokens = match &new {
-            Some(message) if message == old => *now,
-            Some(message) => counter.count_message(message),
-            None => 0,
-        };
-        tokens_after += tokens;
-        round_edits.push((new.as_ref() != Some(old)).then_some((new, tokens)));
+    let all_excluded = excluded.len() == names.len();
+    match options.mode {
+        ToolMode::Clear if !all_excluded => {}
+        ToolMode::Drop if excluded.is_empty() => {}
+        _ => return None,
     }
-    if tokens_after >= tokens_before {
-        return Some((0, partly_excluded));
-    }
-    for (index, edit) in span.zip(round_edits) {
-        if edit.is_some() {
-            edits[index] = edit;
+    let span = round.caller..round.end;
+    let mut edits = Vec::new();
+    for ((index, message), &tokens) in span
+        .clone()
+        .zip(&messages[span.clone()])
+        .zip(&state.counts.messages[span])
+    {
+        match options.mode {
+            ToolMode::Drop => edits.push(plan_drop(index, message, counter)),
+            _ => edits.extend(plan_clear(
+                index, message, tokens, &names, &excluded, options, counter,
+            )),
         }
     }
-    Some((tokens_before - tokens_after, partly_excluded))
+    Some((edits, !excluded.is_empty()))
+}
+
+/// The changes that clear a message's results (and inputs, when asked), if any.
+fn plan_clear(
+    index: usize,
+    message: &Message,
+    tokens: usize,
+    names: &[(&str, &str)],
+    excluded: &[&str],
+    options: &ToolOptions,
+    counter: &dyn TokenCounter,
+) -> Option<Edit> {
+    let name_of = |id: &str| {
+        names
+            .iter()
+            .find(|(i, _)| *i == id)
+            .map_or("tool", |(_, n)| *n)
+    };
+    let mut changes = Vec::new();
+    let mut after = tokens;
+    for (part, content) in message.parts.iter().enumerate() {
+        match content {
+            Part::ToolResult {
+                call_id, content, ..
+            } if !excluded.contains(&call_id.as_str()) && !is_cleared(content) => {
+                // A result alone in its message costs the message's count less its fields
+                // and id: no need to tokenize the output again.
+                let content_tokens = if message.parts.len() == 1 {
+                    tokens
+                        .saturating_sub(counter.count_fields(message) + counter.count_text(call_id))
+                } else {
+                    counter.count_parts(content)
+                };
+                let placeholder = marker::cleared_output(name_of(call_id), content_tokens);
+                let placeholder_tokens = counter.count_text(&placeholder);
+                if placeholder_tokens < content_tokens {
+                    after -= content_tokens - placeholder_tokens;
+                    changes.push(Change::ClearResult { part, placeholder });
+                }
+            }
+            Part::ToolCall { id, .. }
+                if options.clear_inputs && !excluded.contains(&id.as_str()) =>
+            {
+                let old = counter.count_parts(std::slice::from_ref(content));
+                let mut cleared = content.clone();
+                clear_input(&mut cleared);
+                let new = counter.count_parts(std::slice::from_ref(&cleared));
+                if new < old {
+                    after -= old - new;
+                    changes.push(Change::ClearInput { part });
+                }
+            }
+            _ => {}
+        }
+    }
+    (!changes.is_empty()).then_some(Edit {
+        message: index,
+        changes,
+        tokens: after,
+    })
+}
+
+/// The change that drops a message of a round: tool messages go, other messages keep only
+/// their non-blank text (the words written beside the calls or results).
+fn plan_drop(index: usize, message: &Message, counter: &dyn TokenCounter) -> Edit {
+    let text: Vec<&Part> = message.parts.iter().filter(|p| is_kept_text(p)).collect();
+    if message.role == Role::Tool || text.is_empty() {
+        return Edit {
+            message: index,
+            changes: vec![Change::Remove],
+            tokens: 0,
+        };
+    }
+    let tokens = counter.count_fields(message)
+        + text
+            .iter()
+            .map(|p| counter.count_parts(std::slice::from_ref(*p)))
+            .sum::<usize>();
+    Edit {
+        message: index,
+        changes: vec![Change::KeepText],
+        tokens,
+    }
+}
+
+/// Whether a part is text worth keeping when its round is dropped.
+fn is_kept_text(part: &Part) -> bool {
+    matches!(part, Part::Text { text, .. } if !text.trim().is_empty())
+}
+
+/// Makes the planned changes in place, removing the messages that go.
+fn apply_edits(mut state: Applied, edits: Vec<Edit>) -> Applied {
+    let mut removed = vec![false; state.conversation.messages.len()];
+    for edit in edits {
+        let message = &mut state.conversation.messages[edit.message];
+        state.counts.messages[edit.message] = edit.tokens;
+        for change in edit.changes {
+            match change {
+                Change::ClearResult { part, placeholder } => {
+                    if let Part::ToolResult {
+                        content, layout, ..
+                    } = &mut message.parts[part]
+                    {
+                        *content = vec![Part::text(placeholder)];
+                        *layout = Layout::Text;
+                    }
+                }
+                Change::ClearInput { part } => clear_input(&mut message.parts[part]),
+                Change::KeepText => message.parts.retain(is_kept_text),
+                Change::Remove => removed[edit.message] = true,
+            }
+        }
+    }
+    if removed.contains(&true) {
+        let keep = |i: &usize| !removed[*i];
+        let messages = std::mem::take(&mut state.conversation.messages);
+        state.conversation.messages = messages
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| keep(i))
+            .map(|(_, m)| m)
+            .collect();
+        state.counts.messages = filter_by(&state.counts.messages, &removed);
+        state.origin = filter_by(&state.origin, &removed);
+    }
+    state
+}
+
+/// The items whose index is not marked removed.
+fn filter_by<T: Copy>(items: &[T], removed: &[bool]) -> Vec<T> {
+    items
+        .iter()
+        .zip(removed)
+        .filter(|(_, r)| !**r)
+        .map(|(item, _)| *item)
+        .collect()
+}
+
+/// Empty arguments of the same shape: `"{}"` for a JSON-encoded string, `{}` for an object.
+fn empty_arguments(arguments: &Value) -> Value {
+    match arguments {
+        Value::String(_) => Value::String("{}".into()),
+        _ => Value::Object(Map::new()),
+    }
+}
+
+/// Replaces a call's arguments with empty ones of the same shape.
+fn clear_input(part: &mut Part) {
+    if let Part::ToolCall { arguments, .. } = part {
+        *arguments = empty_arguments(arguments);
+    }
 }
 
 /// Whether a tool name is excluded.
@@ -263,115 +397,16 @@ fn call_names(caller: &Message) -> Vec<(&str, &str)> {
         .collect()
 }
 
-/// Clears a round's results (and inputs, when asked). `None` when every call is excluded; the
-/// flag says whether some were.
-fn clear_round(
-    round: &[(Message, usize)],
-    options: &ToolOptions,
-    counter: &dyn TokenCounter,
-    format: Format,
-) -> Option<(Vec<Option<Message>>, bool)> {
-    let (caller, _) = round.first()?;
-    let names = call_names(caller);
-    let excluded: Vec<&str> = names
-        .iter()
-        .filter(|(_, n)| is_excluded(options, n))
-        .map(|(id, _)| *id)
-        .collect();
-    if excluded.len() == names.len() {
-        return None;
-    }
-    let name_of = |id: &str| {
-        names
-            .iter()
-            .find(|(i, _)| *i == id)
-            .map_or("tool", |(_, n)| *n)
-    };
-    let mut out = Vec::with_capacity(round.len());
-    for (message, tokens) in round {
-        let mut message = message.clone();
-        let fields = counter.count_fields(&message);
-        let only_part = message.parts.len() == 1;
-        for part in &mut message.parts {
-            match part {
-                Part::ToolResult {
-                    call_id,
-                    content,
-                    layout,
-                    ..
-                } if !excluded.contains(&call_id.as_str()) && !is_cleared(content) => {
-                    // A result alone in its message costs the message's count less its fields
-                    // and id: no need to tokenize the output again.
-                    let content_tokens = if only_part {
-                        tokens.saturating_sub(fields + counter.count_text(call_id))
-                    } else {
-                        counter.count_parts(content)
-                    };
-                    let placeholder = marker::cleared_output(name_of(call_id), content_tokens);
-                    if counter.count_text(&placeholder) < content_tokens {
-                        *content = vec![Part::text(placeholder)];
-                        *layout = Layout::Text;
-                    }
-                }
-                Part::ToolCall { id, arguments, .. }
-                    if options.clear_inputs && !excluded.contains(&id.as_str()) =>
-                {
-                    *arguments = match format {
-                        Format::OpenAi => Value::String("{}".into()),
-                        Format::Anthropic => Value::Object(Map::new()),
-                    };
-                }
-                _ => {}
-            }
-        }
-        out.push(Some(message));
-    }
-    Some((out, !excluded.is_empty()))
-}
-
 /// Whether a result's content is already a ctxcompact placeholder.
 fn is_cleared(content: &[Part]) -> bool {
     matches!(content, [Part::Text { text, .. }] if text.starts_with("[ctxcompact: output of "))
 }
 
-/// Drops a round, keeping the text written beside its calls and results as plain messages.
-/// `None` when the round calls an excluded tool.
-fn drop_round(
-    round: &[(Message, usize)],
-    options: &ToolOptions,
-) -> Option<(Vec<Option<Message>>, bool)> {
-    let (caller, _) = round.first()?;
-    if call_names(caller)
-        .iter()
-        .any(|(_, name)| is_excluded(options, name))
-    {
-        return None;
-    }
-    let out = round
-        .iter()
-        .map(|(message, _)| {
-            if message.role == Role::Tool {
-                return None;
-            }
-            let mut text = message.clone();
-            text.parts
-                .retain(|p| matches!(p, Part::Text { text, .. } if !text.trim().is_empty()));
-            (!text.parts.is_empty()).then_some(text)
-        })
-        .collect();
-    Some((out, false))
-}
-
-/// Caps every result of a message longer than `cap` tokens; returns the new message and how
-/// many results were capped, or `None` when none was.
-fn cap_results(
-    message: &Message,
-    cap: usize,
-    counter: &dyn TokenCounter,
-) -> Option<(Message, usize)> {
-    let mut capped = message.clone();
-    let mut count = 0;
-    for part in &mut capped.parts {
+/// Caps, in place, every result of a message longer than `cap` tokens; returns how many were
+/// capped.
+fn cap_results(message: &mut Message, cap: usize, counter: &dyn TokenCounter) -> usize {
+    let mut capped = 0;
+    for part in &mut message.parts {
         let Part::ToolResult {
             content, layout, ..
         } = part
@@ -387,10 +422,10 @@ fn cap_results(
         if let Some(short) = cap_text(text, cap, counter) {
             *content = vec![Part::text(short)];
             *layout = Layout::Text;
-            count += 1;
+            capped += 1;
         }
     }
-    (count > 0).then_some((capped, count))
+    capped
 }
 
 /// Characters per piece when a capped output has too few lines to cut by line.
@@ -519,8 +554,9 @@ mod tests {
     ) -> (Applied, Applied, ToolTrim) {
         let conversation = parse_value(value, None).unwrap();
         let counts = count(&conversation, &CharEstimate);
-        let before = Applied::unchanged(conversation, counts);
-        let (after, report) = trim(&before, options, budget, &CharEstimate);
+        let before = Applied::unchanged(conversation.clone(), counts.clone());
+        let start = Applied::unchanged(conversation, counts);
+        let (after, report) = trim(start, options, budget, &CharEstimate);
         assert_eq!(check(&after.conversation), Vec::new());
         assert_eq!(after.counts, count(&after.conversation, &CharEstimate));
         (before, after, report)
@@ -709,8 +745,9 @@ mod tests {
             ..ToolOptions::default()
         };
         let (_, once, _) = run(openai(3, &["read"]), &options, None);
-        let (twice, report) = trim(&once, &options, None, &CharEstimate);
-        assert_eq!(twice.conversation, once.conversation);
+        let expected = once.conversation.clone();
+        let (twice, report) = trim(once, &options, None, &CharEstimate);
+        assert_eq!(twice.conversation, expected);
         assert_eq!(report.tokens_freed, 0);
     }
 

@@ -1,0 +1,548 @@
+//! The bench: every way of compacting, run over a set of conversations, scored the same way.
+//!
+//! A [`Bench`] takes conversations one at a time. For each, it resolves one token budget and
+//! runs every [`Contender`] against it: the two strategies forced (`oldest`, `middle`), the
+//! selector (`auto`), tool trimming alone (`tools`), the default pipeline (`default`: tool
+//! trimming, then the selector), and [`naive`], the baseline that drops the oldest messages one
+//! by one as simple trimmers do. Each output is recounted and checked with
+//! [`check`](crate::check) independently of what the engine reports, and the bench keeps one
+//! [`Row`] of figures per contender. A result that cannot fit counts as the input unchanged:
+//! valid, but not fitting.
+//!
+//! Every figure is deterministic except the timings, which are the only reason this module reads
+//! a clock; they never influence an output.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::catalog::Profile;
+use crate::compact::{Budget, Compacted, Options, compact, trim_tools};
+use crate::conversation::{Conversation, Part, Role};
+use crate::error::{Error, Result};
+use crate::select::efficiency;
+use crate::strategy::Strategy;
+use crate::strategy::tools::{ToolMode, ToolOptions};
+use crate::tokens::{Counts, Tokenizer};
+use crate::validate::check;
+
+/// One of the six ways of compacting that the bench compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Contender {
+    /// Oldest removal, forced; tool trimming off.
+    Oldest,
+    /// Middle removal, forced; tool trimming off.
+    Middle,
+    /// The selector's choice; tool trimming off.
+    Auto,
+    /// Tool trimming alone ([`trim_tools`]), default tool options.
+    Tools,
+    /// The default pipeline ([`compact`]): tool trimming, then the selector.
+    Default,
+    /// The [`naive`] baseline: oldest messages first, ignoring units.
+    Naive,
+}
+
+impl Contender {
+    /// Every contender, in the order the bench reports them.
+    pub const ALL: [Self; 6] = [
+        Self::Oldest,
+        Self::Middle,
+        Self::Auto,
+        Self::Tools,
+        Self::Default,
+        Self::Naive,
+    ];
+
+    /// The contender's name as the bench prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Oldest => "oldest",
+            Self::Middle => "middle",
+            Self::Auto => "auto",
+            Self::Tools => "tools",
+            Self::Default => "default",
+            Self::Naive => "naive",
+        }
+    }
+
+    /// The library options this contender runs with (not used by [`Contender::Naive`]).
+    fn options(self, budget: usize, tokenizer: Tokenizer) -> Options {
+        let base = Options {
+            budget: Budget::Tokens(budget),
+            tokenizer,
+            profile: Profile::generic(tokenizer),
+            ..Options::default()
+        };
+        let off = ToolOptions {
+            mode: ToolMode::Off,
+            ..ToolOptions::default()
+        };
+        match self {
+            Self::Oldest | Self::Middle => Options {
+                strategy: Some(if self == Self::Oldest {
+                    Strategy::Oldest
+                } else {
+                    Strategy::Middle
+                }),
+                tools: off,
+                ..base
+            },
+            Self::Auto => Options { tools: off, ..base },
+            Self::Tools | Self::Default | Self::Naive => base,
+        }
+    }
+}
+
+impl fmt::Display for Contender {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The output of the [`naive`] baseline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Naive {
+    /// What is left: the input less the dropped messages, which may break tool pairing.
+    pub conversation: Conversation,
+    /// For each input message, whether it was kept.
+    pub kept: Vec<bool>,
+    /// Tokens of what is left, from the cached counts.
+    pub tokens: usize,
+}
+
+/// The baseline: drops the oldest non-system messages one at a time, ignoring units, until the
+/// count fits `budget` or nothing but system messages is left.
+///
+/// This is what simple trimmers do, and why they fail: it drops a tool call and keeps its
+/// results, or the other way round. It exists to be compared against, never to be used.
+pub fn naive(conversation: &Conversation, counts: &Counts, budget: usize) -> Naive {
+    let messages = &conversation.messages;
+    let mut kept = vec![true; messages.len()];
+    let mut tokens = counts.total();
+    for (index, message) in messages.iter().enumerate() {
+        if tokens <= budget {
+            break;
+        }
+        if message.role != Role::System {
+            kept[index] = false;
+            tokens -= counts.messages[index];
+        }
+    }
+    let mut output = conversation.clone();
+    output.messages = messages
+        .iter()
+        .zip(&kept)
+        .filter(|(_, keep)| **keep)
+        .map(|(message, _)| message.clone())
+        .collect();
+    Naive {
+        conversation: output,
+        kept,
+        tokens,
+    }
+}
+
+/// Something a contender did that the bench did not expect of a valid input.
+#[derive(Debug)]
+pub enum Failure {
+    /// The engine returned an error other than "cannot fit".
+    Error {
+        /// Who failed.
+        contender: Contender,
+        /// The error.
+        error: Error,
+    },
+    /// The report's token count differs from a recount of the output.
+    Miscounted {
+        /// Whose report.
+        contender: Contender,
+        /// Tokens after, as reported.
+        reported: usize,
+        /// Tokens after, recounted.
+        measured: usize,
+    },
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Error { contender, error } => write!(f, "{contender}: {error}"),
+            Self::Miscounted {
+                contender,
+                reported,
+                measured,
+            } => write!(
+                f,
+                "{contender}: the report says {reported} tokens after, the output counts {measured}"
+            ),
+        }
+    }
+}
+
+/// One contender's figures over every conversation the bench has seen.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// The contender.
+    pub strategy: Contender,
+    /// Conversations run.
+    pub conversations: usize,
+    /// Percentage of outputs within the budget.
+    pub fit_pct: f64,
+    /// Percentage of outputs with no pairing or placement problem.
+    pub valid_pct: f64,
+    /// Mean efficiency score (see [`efficiency`]).
+    pub efficiency: f64,
+    /// Mean tokens after ÷ budget.
+    pub utilization: f64,
+    /// Mean percentage of user turns kept.
+    pub user_kept_pct: f64,
+    /// Percentage of conversations whose first user turn (the task) was kept.
+    pub task_kept_pct: f64,
+    /// Mean wall time per conversation, in milliseconds.
+    pub ms_per_conversation: f64,
+}
+
+/// Running sums for one contender.
+#[derive(Debug, Clone, Default)]
+struct Tally {
+    conversations: usize,
+    fit: usize,
+    valid: usize,
+    efficiency: f64,
+    utilization: f64,
+    user_kept: f64,
+    task_kept: usize,
+    elapsed: Duration,
+}
+
+/// What one contender made of one conversation.
+struct Trial {
+    /// The output, or `None` when it is the input unchanged (cannot fit, or an error).
+    output: Option<Conversation>,
+    /// For each input message, whether the output still has it.
+    kept: Vec<bool>,
+    /// Whether the output is trustworthy at all (false after an unexpected error).
+    sound: bool,
+    elapsed: Duration,
+}
+
+/// The budget of every conversation: fixed, or a share of its own total.
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    Tokens(usize),
+    Ratio(f64),
+}
+
+/// Runs every contender over conversations, one at a time, and keeps their figures.
+#[derive(Debug, Clone)]
+pub struct Bench {
+    target: Target,
+    tokenizer: Tokenizer,
+    tallies: [Tally; 6],
+}
+
+impl Bench {
+    /// A bench whose budget is `budget` for every conversation (a token count, or a ratio of
+    /// each conversation's own total), counted with `tokenizer`.
+    ///
+    /// # Errors
+    /// [`Error::BadBudget`] for a ratio that is not a number above 0, a budget of 0 tokens, or
+    /// a window budget (the bench has no model).
+    pub fn new(budget: Budget, tokenizer: Tokenizer) -> Result<Self> {
+        let target = match budget {
+            Budget::Tokens(0) => Err(Error::BadBudget {
+                option: "--target",
+                problem: "a budget of 0 tokens fits nothing".into(),
+            }),
+            Budget::Ratio(ratio) if !ratio.is_finite() || ratio <= 0.0 => Err(Error::BadBudget {
+                option: "--ratio",
+                problem: format!("expected a number above 0, got {ratio}"),
+            }),
+            Budget::Window { .. } => Err(Error::BadBudget {
+                option: "--model",
+                problem: "the bench takes --ratio or --target, not a model's window".into(),
+            }),
+            Budget::Tokens(tokens) => Ok(Target::Tokens(tokens)),
+            Budget::Ratio(ratio) => Ok(Target::Ratio(ratio)),
+        }?;
+        Ok(Self {
+            target,
+            tokenizer,
+            tallies: Default::default(),
+        })
+    }
+
+    /// Runs every contender over one conversation and adds their figures; returns what went
+    /// unexpectedly wrong (nothing, for a sound engine).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the input itself breaks tool pairing: it is not run.
+    pub fn add(&mut self, conversation: &Conversation) -> Result<Vec<Failure>> {
+        let problems = check(conversation);
+        if let Some(first) = problems.first() {
+            return Err(Error::Invalid {
+                first: first.clone(),
+                count: problems.len(),
+            });
+        }
+        let before = self.tokenizer.count(conversation).total();
+        let budget = self.resolve(before);
+        let total = conversation.messages.len();
+        let users: Vec<usize> = (0..total)
+            .filter(|&i| is_user_turn(conversation, i))
+            .collect();
+        let mut failures = Vec::new();
+        for (contender, tally) in Contender::ALL.into_iter().zip(&mut self.tallies) {
+            let trial = run(
+                contender,
+                conversation,
+                budget,
+                self.tokenizer,
+                &mut failures,
+            );
+            let output = trial.output.as_ref().unwrap_or(conversation);
+            let after = if trial.output.is_some() {
+                self.tokenizer.count(output).total()
+            } else {
+                before
+            };
+            let kept = trial.kept.iter().filter(|k| **k).count();
+            let users_kept = users.iter().filter(|&&u| trial.kept[u]).count();
+            tally.conversations += 1;
+            tally.fit += usize::from(trial.sound && after <= budget);
+            tally.valid += usize::from(trial.sound && check(output).is_empty());
+            tally.efficiency += efficiency(before, after, kept, total);
+            tally.utilization += after as f64 / budget as f64;
+            tally.user_kept += if users.is_empty() {
+                100.0
+            } else {
+                users_kept as f64 * 100.0 / users.len() as f64
+            };
+            tally.task_kept += usize::from(users.first().is_none_or(|&u| trial.kept[u]));
+            tally.elapsed += trial.elapsed;
+        }
+        Ok(failures)
+    }
+
+    /// Conversations run so far.
+    pub fn conversations(&self) -> usize {
+        self.tallies[0].conversations
+    }
+
+    /// One row per contender, in [`Contender::ALL`] order.
+    pub fn rows(&self) -> Vec<Row> {
+        Contender::ALL
+            .into_iter()
+            .zip(&self.tallies)
+            .map(|(strategy, t)| {
+                let n = t.conversations.max(1) as f64;
+                let pct = |count: usize| count as f64 * 100.0 / n;
+                Row {
+                    strategy,
+                    conversations: t.conversations,
+                    fit_pct: pct(t.fit),
+                    valid_pct: pct(t.valid),
+                    efficiency: t.efficiency / n,
+                    utilization: t.utilization / n,
+                    user_kept_pct: t.user_kept / n,
+                    task_kept_pct: pct(t.task_kept),
+                    ms_per_conversation: t.elapsed.as_secs_f64() * 1000.0 / n,
+                }
+            })
+            .collect()
+    }
+
+    /// The budget for a conversation of `total` tokens (rounded down, at least 1).
+    fn resolve(&self, total: usize) -> usize {
+        match self.target {
+            Target::Tokens(n) => n,
+            // Truncation is intended: a budget is a whole number of tokens, rounded down, as
+            // `compact` does for `Budget::Ratio`.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            Target::Ratio(ratio) => ((total as f64 * ratio).floor() as usize).max(1),
+        }
+    }
+}
+
+/// Runs one contender, timing it; records unexpected errors and miscounts in `failures`.
+fn run(
+    contender: Contender,
+    conversation: &Conversation,
+    budget: usize,
+    tokenizer: Tokenizer,
+    failures: &mut Vec<Failure>,
+) -> Trial {
+    let all = vec![true; conversation.messages.len()];
+    if contender == Contender::Naive {
+        let start = Instant::now();
+        let counts = tokenizer.count(conversation);
+        let naive = naive(conversation, &counts, budget);
+        let elapsed = start.elapsed();
+        return Trial {
+            output: Some(naive.conversation),
+            kept: naive.kept,
+            sound: true,
+            elapsed,
+        };
+    }
+    let options = contender.options(budget, tokenizer);
+    let start = Instant::now();
+    let result = if contender == Contender::Tools {
+        trim_tools(conversation, &options)
+    } else {
+        compact(conversation, &options)
+    };
+    let elapsed = start.elapsed();
+    match result {
+        Ok(Compacted {
+            conversation: output,
+            report,
+        }) => {
+            let measured = tokenizer.count(&output).total();
+            if measured != report.tokens_after {
+                failures.push(Failure::Miscounted {
+                    contender,
+                    reported: report.tokens_after,
+                    measured,
+                });
+            }
+            let mut kept = all;
+            for [from, to] in &report.removed {
+                kept[*from..*to].fill(false);
+            }
+            Trial {
+                output: Some(output),
+                kept,
+                sound: true,
+                elapsed,
+            }
+        }
+        Err(error) => {
+            let sound = error.is_cannot_fit();
+            if !sound {
+                failures.push(Failure::Error { contender, error });
+            }
+            Trial {
+                output: None,
+                kept: all,
+                sound,
+                elapsed,
+            }
+        }
+    }
+}
+
+/// Whether message `index` is a user turn: a user message with something besides tool results
+/// (what the `user_kept` and `task_kept` figures count).
+fn is_user_turn(conversation: &Conversation, index: usize) -> bool {
+    let message = &conversation.messages[index];
+    message.role == Role::User
+        && (message.parts.is_empty()
+            || message
+                .parts
+                .iter()
+                .any(|p| !matches!(p, Part::ToolResult { .. })))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::format::parse_value;
+    use crate::tokens::{CharEstimate, count};
+
+    fn call(id: &str) -> serde_json::Value {
+        json!({"id": id, "type": "function", "function": {"name": "read_file", "arguments": "{}"}})
+    }
+
+    /// A task, a tool round with a long output, and a last question.
+    fn agent() -> Conversation {
+        parse_value(
+            json!([
+                {"role": "system", "content": "You are an agent."},
+                {"role": "user", "content": "Fix the failing test in the ledger module please."},
+                {"role": "assistant", "content": null, "tool_calls": [call("a")]},
+                {"role": "tool", "tool_call_id": "a", "content": "x ".repeat(400)},
+                {"role": "assistant", "content": "The ledger test is fixed now."},
+                {"role": "user", "content": "Thanks!"}
+            ]),
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn naive_drops_a_call_and_keeps_its_result() {
+        let conversation = agent();
+        let counts = count(&conversation, &CharEstimate);
+        // Enough to keep the tool output, not the call before it.
+        let budget = counts.total() - counts.messages[1] - counts.messages[2];
+        let naive = naive(&conversation, &counts, budget);
+        assert_eq!(naive.kept, vec![true, false, false, true, true, true]);
+        assert!(naive.tokens <= budget);
+        let problems = check(&naive.conversation);
+        assert!(
+            problems.iter().any(
+                |p| matches!(&p.kind, crate::ProblemKind::Orphan { call_id } if call_id == "a")
+            ),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn the_table_has_one_row_per_contender_and_only_naive_breaks_pairing() {
+        let conversation = agent();
+        let counts = count(&conversation, &CharEstimate);
+        // Tight enough that naive drops the call, loose enough that it keeps the result.
+        let budget = counts.total() - counts.messages[1] - counts.messages[2];
+        let mut bench = Bench::new(Budget::Tokens(budget), Tokenizer::Chars).unwrap();
+        let failures = bench.add(&conversation).unwrap();
+        assert!(failures.is_empty(), "{failures:?}");
+        let rows = bench.rows();
+        let names: Vec<&str> = rows.iter().map(|r| r.strategy.as_str()).collect();
+        assert_eq!(
+            names,
+            ["oldest", "middle", "auto", "tools", "default", "naive"]
+        );
+        for row in &rows {
+            assert_eq!(row.conversations, 1);
+            let expected_valid = if row.strategy == Contender::Naive {
+                0.0
+            } else {
+                100.0
+            };
+            assert!(
+                (row.valid_pct - expected_valid).abs() < f64::EPSILON,
+                "{row:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_input_is_refused_and_not_counted() {
+        let broken = parse_value(
+            json!([{"role": "user", "content": "go"}, {"role": "tool", "tool_call_id": "z", "content": "1"}]),
+            None,
+        )
+        .unwrap();
+        let mut bench = Bench::new(Budget::Tokens(10), Tokenizer::Chars).unwrap();
+        assert!(matches!(bench.add(&broken), Err(Error::Invalid { .. })));
+        assert_eq!(bench.conversations(), 0);
+    }
+
+    #[test]
+    fn a_window_budget_is_refused() {
+        let window = Budget::Window {
+            trigger: 0.7,
+            target: 0.5,
+        };
+        assert!(matches!(
+            Bench::new(window, Tokenizer::Chars),
+            Err(Error::BadBudget { .. })
+        ));
+    }
+}
