@@ -61,18 +61,11 @@ pub fn parse_value(value: Value, format: Option<Format>) -> Result<Conversation>
 
 /// Writes a conversation back as a JSON value in its own format.
 pub fn render(conversation: &Conversation) -> Value {
-    let messages: Vec<Value> = match conversation.format {
-        Format::OpenAi => conversation
-            .messages
-            .iter()
-            .map(openai::render_message)
-            .collect(),
-        Format::Anthropic => conversation
-            .messages
-            .iter()
-            .map(anthropic::render_message)
-            .collect(),
-    };
+    let messages: Vec<Value> = conversation
+        .messages
+        .iter()
+        .map(|m| render_message(conversation.format, m))
+        .collect();
     let Some(envelope) = &conversation.envelope else {
         return Value::Array(messages);
     };
@@ -87,12 +80,72 @@ pub fn render(conversation: &Conversation) -> Value {
 /// Writes a conversation back as pretty-printed JSON bytes, ending in a newline.
 ///
 /// # Panics
-/// Never: a `serde_json::Value` always serializes.
+/// Never: writing to a `Vec` cannot fail.
 pub fn render_bytes(conversation: &Conversation) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(&render(conversation))
-        .expect("a serde_json::Value always serializes");
-    bytes.push(b'\n');
+    let mut bytes = Vec::new();
+    write(conversation, &mut bytes).expect("writing to a Vec cannot fail");
     bytes
+}
+
+/// Writes a conversation as pretty-printed JSON, ending in a newline, to `writer`, rendering
+/// one message at a time so that no second copy of the whole conversation is built.
+///
+/// # Errors
+/// Whatever `writer` returns.
+pub fn write(conversation: &Conversation, mut writer: impl std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut writer, &Rendered(conversation))?;
+    writer.write_all(b"\n")
+}
+
+/// A conversation that serializes as its wire JSON, message by message.
+struct Rendered<'a>(&'a Conversation);
+
+/// The messages of a conversation, serialized one rendered message at a time.
+struct RenderedMessages<'a>(&'a Conversation);
+
+impl serde::Serialize for Rendered<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let conversation = self.0;
+        let Some(envelope) = &conversation.envelope else {
+            return RenderedMessages(conversation).serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(Some(envelope.len()))?;
+        for (key, value) in envelope {
+            match (key.as_str(), &conversation.system) {
+                ("messages", _) => map.serialize_entry(key, &RenderedMessages(conversation))?,
+                ("system", Some(system)) => {
+                    map.serialize_entry(key, &anthropic::render_system(system))?;
+                }
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        if conversation.system.is_some() && !envelope.contains_key("system") {
+            let system = conversation.system.as_ref().map(anthropic::render_system);
+            map.serialize_entry("system", &system)?;
+        }
+        map.end()
+    }
+}
+
+impl serde::Serialize for RenderedMessages<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let conversation = self.0;
+        let mut seq = serializer.serialize_seq(Some(conversation.messages.len()))?;
+        for message in &conversation.messages {
+            seq.serialize_element(&render_message(conversation.format, message))?;
+        }
+        seq.end()
+    }
+}
+
+/// Writes one message back in `format`.
+fn render_message(format: Format, message: &crate::conversation::Message) -> Value {
+    match format {
+        Format::OpenAi => openai::render_message(message),
+        Format::Anthropic => anthropic::render_message(message),
+    }
 }
 
 /// A request body's top-level object.

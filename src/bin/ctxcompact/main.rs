@@ -60,6 +60,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let options = args::options(&budget, strategy, !no_marker, &tools)?;
             let compacted =
                 ctxcompact::compact(&conversation, &options).with_context(|| input.file.clone())?;
+            drop(conversation);
             emit(&compacted.conversation, &compacted.report, &output)
         }
         Command::TrimTools {
@@ -72,6 +73,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let options = args::tool_options(&model, &tools)?;
             let trimmed = ctxcompact::trim_tools(&conversation, &options)
                 .with_context(|| input.file.clone())?;
+            drop(conversation);
             emit(&trimmed.conversation, &trimmed.report, &output)
         }
         Command::Analyze {
@@ -159,20 +161,24 @@ fn read(input: &Input) -> Result<Conversation> {
 
 /// Writes the output conversation, the report and the summary line.
 fn emit(conversation: &Conversation, report: &Report, output: &Output) -> Result<ExitCode> {
-    let bytes = format::render_bytes(conversation);
     let report_json = to_json(report);
     if let Some(path) = &output.report {
         if path != "-" {
             check_writable(Path::new(path))?;
         }
     }
-    match &output.output {
-        Some(path) => write_atomically(path, &bytes)?,
-        None => io::stdout().write_all(&bytes)?,
+    if let Some(path) = &output.output {
+        write_atomically(path, |file| format::write(conversation, file))?;
+    } else {
+        let mut stdout = io::BufWriter::new(io::stdout().lock());
+        format::write(conversation, &mut stdout)?;
+        stdout.flush()?;
     }
     match output.report.as_deref() {
         Some("-") => io::stderr().write_all(report_json.as_bytes())?,
-        Some(path) => write_atomically(Path::new(path), report_json.as_bytes())?,
+        Some(path) => write_atomically(Path::new(path), |file| {
+            file.write_all(report_json.as_bytes())
+        })?,
         None => {}
     }
     eprintln!("ctxcompact: {}", report.summary());
@@ -206,8 +212,12 @@ fn check_writable(path: &Path) -> Result<()> {
     }
 }
 
-/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Writes to a temporary file beside `path`, then renames it over `path`: readers see the old
+/// file or the whole new one, never a part.
+fn write_atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut io::BufWriter<fs::File>) -> io::Result<()>,
+) -> Result<()> {
     check_writable(path)?;
     let name = path
         .file_name()
@@ -217,7 +227,16 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         name.to_string_lossy(),
         std::process::id()
     ));
-    let result = fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, path));
+    let result = fs::File::create(&temp)
+        .and_then(|file| {
+            let mut writer = io::BufWriter::new(file);
+            fill(&mut writer)?;
+            writer
+                .into_inner()
+                .map_err(io::IntoInnerError::into_error)?
+                .sync_all()
+        })
+        .and_then(|()| fs::rename(&temp, path));
     if result.is_err() {
         let _ = fs::remove_file(&temp);
     }
