@@ -389,11 +389,12 @@ fn run(
         };
     }
     let options = contender.options(budget, tokenizer);
+    let input = conversation.clone();
     let start = Instant::now();
     let result = if contender == Contender::Tools {
-        trim_tools(conversation, &options)
+        trim_tools(input, &options)
     } else {
-        compact(conversation, &options)
+        compact(input, &options)
     };
     let elapsed = start.elapsed();
     match result {

@@ -100,12 +100,13 @@ pub struct Compacted {
     pub report: Report,
 }
 
-/// Compacts a conversation to its budget.
+/// Compacts a conversation to its budget. The conversation is taken by value: the pipeline
+/// edits it in place rather than copy it.
 ///
 /// # Errors
 /// [`Error::Invalid`] when the input breaks tool pairing, [`Error::BadBudget`] for an unusable
 /// budget, [`Error::BudgetTooSmall`] when even the pinned units exceed it.
-pub fn compact(conversation: &Conversation, options: &Options) -> Result<Compacted> {
+pub fn compact(conversation: Conversation, options: &Options) -> Result<Compacted> {
     let (report, output) = run(conversation, options)?;
     match output {
         Some(conversation) => Ok(Compacted {
@@ -124,17 +125,17 @@ pub fn compact(conversation: &Conversation, options: &Options) -> Result<Compact
 /// # Errors
 /// As [`compact`], except that a budget too small is reported, not an error.
 pub fn analyze(conversation: &Conversation, options: &Options) -> Result<Report> {
-    run(conversation, options).map(|(report, _)| report)
+    run(conversation.clone(), options).map(|(report, _)| report)
 }
 
 /// Trims tool rounds alone, with no budget (for use on every turn).
 ///
 /// # Errors
 /// [`Error::Invalid`] when the input breaks tool pairing.
-pub fn trim_tools(conversation: &Conversation, options: &Options) -> Result<Compacted> {
+pub fn trim_tools(conversation: Conversation, options: &Options) -> Result<Compacted> {
     let (input, start) = checked_start(conversation, options.tokenizer)?;
     let budget = input.tokens;
-    let features = Features::measure(conversation, &start.counts, budget, &options.thresholds);
+    let features = start.measure(budget, &options.thresholds);
     let (trimmed, tool_trim) =
         tools::trim(start, &options.tools, None, options.tokenizer.counter());
     let changed = tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0;
@@ -174,23 +175,22 @@ struct Input {
     tokens: usize,
 }
 
-/// Checks the input's pairing and counts it: the starting point of every run, and the one copy
-/// of the conversation that the pipeline then changes in place.
-fn checked_start(conversation: &Conversation, tokenizer: Tokenizer) -> Result<(Input, Applied)> {
-    let problems = validate::check(conversation);
+/// Checks the input's pairing and counts it: the starting point of every run.
+fn checked_start(conversation: Conversation, tokenizer: Tokenizer) -> Result<(Input, Applied)> {
+    let problems = validate::check(&conversation);
     if let Some(first) = problems.first() {
         return Err(Error::Invalid {
             first: first.clone(),
             count: problems.len(),
         });
     }
-    let counts = tokenizer.count(conversation);
+    let counts = tokenizer.count(&conversation);
     let input = Input {
         format: conversation.format,
         messages: conversation.messages.len(),
         tokens: counts.total(),
     };
-    Ok((input, Applied::unchanged(conversation.clone(), counts)))
+    Ok((input, Applied::unchanged(conversation, counts)))
 }
 
 /// Resolves the budget, and whether compaction is needed at all.
@@ -241,28 +241,23 @@ fn resolve_budget(budget: Budget, profile: &Profile, total: usize) -> Result<(us
 }
 
 /// The shared run of [`compact`] and [`analyze`]: the report, and the output unless it cannot fit.
-fn run(conversation: &Conversation, options: &Options) -> Result<(Report, Option<Conversation>)> {
+fn run(conversation: Conversation, options: &Options) -> Result<(Report, Option<Conversation>)> {
     let counter = options.tokenizer.counter();
     let (input, start) = checked_start(conversation, options.tokenizer)?;
     let (budget, needed) = resolve_budget(options.budget, &options.profile, input.tokens)?;
     if !needed {
-        let features = Features::measure(conversation, &start.counts, budget, &options.thresholds);
+        let features = start.measure(budget, &options.thresholds);
         let outcome = Outcome::new(Action::WithinBudget, budget, ToolTrim::default(), features);
         return finish(&input, start, outcome, options).map(|c| (c.report, Some(c.conversation)));
     }
-    let features = Features::measure(conversation, &start.counts, budget, &options.thresholds);
+    let features = start.measure(budget, &options.thresholds);
     let (trimmed, tool_trim) = tools::trim(start, &options.tools, Some(budget), counter);
     if trimmed.counts.total() <= budget {
         let outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
         return finish(&input, trimmed, outcome, options).map(|c| (c.report, Some(c.conversation)));
     }
     let units = units::group(&trimmed.conversation, &trimmed.counts);
-    let features = Features::measure(
-        &trimmed.conversation,
-        &trimmed.counts,
-        budget,
-        &options.thresholds,
-    );
+    let features = trimmed.measure(budget, &options.thresholds);
     let marker_reserve = if options.marker {
         let worst = marker::removed(trimmed.conversation.messages.len(), input.tokens);
         counter.count_message(&Message::new_text(Role::User, worst)) + MARKER_SLACK

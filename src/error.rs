@@ -58,6 +58,12 @@ pub enum Error {
         /// What the JSON parser said, without its position.
         reason: String,
     },
+    /// The input could not be read.
+    #[error("cannot read: {reason}")]
+    Read {
+        /// What the reader said.
+        reason: String,
+    },
     /// The input is JSON but a field has the wrong shape or value.
     #[error("{at}: {problem}")]
     Malformed {
@@ -145,6 +151,11 @@ impl Error {
 
     /// Converts a `serde_json` syntax error, keeping its line and column.
     pub(crate) fn from_json(err: &serde_json::Error) -> Self {
+        if err.is_io() {
+            return Self::Read {
+                reason: err.to_string(),
+            };
+        }
         let full = err.to_string();
         let reason = match full.rfind(" at line ") {
             Some(cut) => full[..cut].to_string(),

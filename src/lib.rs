@@ -29,7 +29,7 @@
 //! ]}"#;
 //! let conversation = format::parse(input, None)?;
 //! let options = Options { budget: Budget::Tokens(60), ..Options::default() };
-//! let compacted = compact(&conversation, &options)?;
+//! let compacted = compact(conversation, &options)?;
 //! assert!(compacted.report.tokens_after <= 60);
 //! // The system prompt and the last user message are pinned.
 //! let kept = &compacted.conversation.messages;

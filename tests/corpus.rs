@@ -59,7 +59,7 @@ fn every_recording_validates_and_every_invalid_one_is_rejected() {
     assert!(!invalid.is_empty());
     for path in &invalid {
         assert!(!check(&read(path)).is_empty(), "{}", path.display());
-        let err = compact(&read(path), &options(Budget::Ratio(0.5))).unwrap_err();
+        let err = compact(read(path), &options(Budget::Ratio(0.5))).unwrap_err();
         assert!(
             err.to_string().contains("message "),
             "{}: {err}",
@@ -144,7 +144,7 @@ fn compacting_to_half_is_valid_within_budget_and_keeps_what_is_pinned() {
                 mode: tools,
                 ..ToolOptions::default()
             };
-            let result = match compact(&input, &options) {
+            let result = match compact(input.clone(), &options) {
                 Ok(result) => result,
                 Err(err) if err.is_cannot_fit() => {
                     cannot_fit += 1;
@@ -209,7 +209,7 @@ fn a_budget_above_the_total_returns_every_recording_unchanged() {
         let value: serde_json::Value =
             serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
         let input = format::parse_value(value.clone(), None).unwrap();
-        let result = compact(&input, &options(Budget::Ratio(1.01))).unwrap();
+        let result = compact(input.clone(), &options(Budget::Ratio(1.01))).unwrap();
         assert_eq!(
             result.report.action,
             Action::WithinBudget,
@@ -231,7 +231,7 @@ fn trimming_tools_keeps_pairs_and_frees_most_tool_tokens_of_long_sessions() {
     let (mut tool_tokens, mut freed) = (0, 0);
     for path in &valid {
         let input = read(path);
-        let result = trim_tools(&input, &options(Budget::Ratio(1.0))).unwrap();
+        let result = trim_tools(input.clone(), &options(Budget::Ratio(1.0))).unwrap();
         assert_eq!(
             check(&result.conversation),
             Vec::new(),
@@ -273,7 +273,7 @@ fn clearing_alone_meets_the_budget_where_it_suffices() {
     let mut by_clearing = 0;
     for path in &valid {
         let input = read(path);
-        let Ok(result) = compact(&input, &options(Budget::Ratio(0.5))) else {
+        let Ok(result) = compact(input.clone(), &options(Budget::Ratio(0.5))) else {
             continue;
         };
         if result.report.tool_trim.cleared > 0 && result.report.decision.is_none() {

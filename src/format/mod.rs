@@ -43,6 +43,17 @@ pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Conversation> {
     parse_value(value, format)
 }
 
+/// Reads a conversation from a reader, without holding its bytes and the parsed JSON at once;
+/// see [`parse`].
+///
+/// # Errors
+/// As [`parse`]; a read error is reported as [`Error::Json`] at the position reached.
+pub fn parse_reader(reader: impl std::io::Read, format: Option<Format>) -> Result<Conversation> {
+    let reader = std::io::BufReader::new(reader);
+    let value: Value = serde_json::from_reader(reader).map_err(|err| Error::from_json(&err))?;
+    parse_value(value, format)
+}
+
 /// Reads a conversation from a JSON value; see [`parse`].
 ///
 /// # Errors

@@ -17,6 +17,7 @@ pub(crate) mod tools;
 use serde::Serialize;
 
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
+use crate::features::{Features, Thresholds};
 use crate::format::Format;
 use crate::tokens::{Counts, TokenCounter};
 use crate::units::Unit;
@@ -163,6 +164,11 @@ impl Applied {
             counts,
             origin,
         }
+    }
+
+    /// The features of this state against `budget`.
+    pub(crate) fn measure(&self, budget: usize, thresholds: &Thresholds) -> Features {
+        Features::measure(&self.conversation, &self.counts, budget, thresholds)
     }
 
     /// The input messages that no longer appear, as `[start, end)` ranges.

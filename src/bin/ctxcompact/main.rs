@@ -4,7 +4,7 @@ mod args;
 
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -59,8 +59,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let conversation = read(&input)?;
             let options = args::options(&budget, strategy, !no_marker, &tools)?;
             let compacted =
-                ctxcompact::compact(&conversation, &options).with_context(|| input.file.clone())?;
-            drop(conversation);
+                ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
             emit(&compacted.conversation, &compacted.report, &output)
         }
         Command::TrimTools {
@@ -71,9 +70,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let conversation = read(&input)?;
             let options = args::tool_options(&model, &tools)?;
-            let trimmed = ctxcompact::trim_tools(&conversation, &options)
+            let trimmed = ctxcompact::trim_tools(conversation, &options)
                 .with_context(|| input.file.clone())?;
-            drop(conversation);
             emit(&trimmed.conversation, &trimmed.report, &output)
         }
         Command::Analyze {
@@ -147,16 +145,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 /// Reads and parses the input file (or standard input for `-`).
 fn read(input: &Input) -> Result<Conversation> {
-    let bytes = if input.file == "-" {
-        let mut bytes = Vec::new();
-        io::stdin()
-            .read_to_end(&mut bytes)
-            .context("-: cannot read standard input")?;
-        bytes
+    let format = input.format.format();
+    let conversation = if input.file == "-" {
+        format::parse_reader(io::stdin().lock(), format)
     } else {
-        fs::read(&input.file).with_context(|| format!("{}: cannot read", input.file))?
+        let file =
+            fs::File::open(&input.file).with_context(|| format!("{}: cannot read", input.file))?;
+        format::parse_reader(file, format)
     };
-    format::parse(&bytes, input.format.format()).with_context(|| input.file.clone())
+    conversation.with_context(|| input.file.clone())
 }
 
 /// Writes the output conversation, the report and the summary line.
