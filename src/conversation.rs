@@ -2,9 +2,11 @@
 //!
 //! A [`Conversation`] is a list of [`Message`]s, each a [`Role`] and a list of [`Part`]s. The
 //! model keeps every field the engine does not interpret: a message's and a part's `extra` map
-//! is the wire object as it was read, and rendering writes only the interpreted fields back into
-//! a copy of it, in place. So parse → render returns the same JSON value with the same key
-//! order, and an untouched message leaves byte-for-byte as it came.
+//! is the wire object as it was read, except that the values of the fields the engine interprets
+//! (content, text, arguments, input) were moved into the parts, leaving a `null` to hold their
+//! place. Rendering writes the interpreted fields back into a copy of `extra`, in place. So
+//! parse → render returns the same JSON value with the same key order, and an untouched message
+//! leaves byte-for-byte as it came.
 
 use std::ops::Range;
 
@@ -107,7 +109,8 @@ pub struct Message {
     pub parts: Vec<Part>,
     /// How its `content` field was written.
     pub layout: Layout,
-    /// The wire object as read; fields the engine does not interpret pass through from here.
+    /// The wire object as read (interpreted values moved into `parts`); fields the engine does
+    /// not interpret pass through from here.
     pub extra: Map<String, Value>,
 }
 
