@@ -1,1 +1,1582 @@
-//! See tests/main.rs.
+//! Property tests of the invariants over generated conversations (issue 5).
+//!
+//! The generators build *valid* conversations in both formats from a small abstract [`Spec`]:
+//! system prompts (none, one, several), user and assistant text, tool rounds of 1–4 parallel
+//! calls with their results in any order, error results, empty and whitespace content,
+//! multi-byte text and emoji, very long messages, opaque blocks (images, thinking, refusals) and
+//! unknown fields at the top level, on messages and on blocks. Every property then runs over
+//! conversations × strategies (auto, middle, oldest) × tool modes (clear, drop, off) × budgets
+//! from 1% to 120% of the total, mostly with the fast `chars` tokenizer and a share with o200k.
+//!
+//! Case counts keep the whole file to seconds in a debug build; the ignored test
+//! `every_property_holds_with_fifty_times_the_cases` runs the same properties with [`DEEP`]
+//! times as many (`cargo test --test integration properties -- --ignored`). Failing cases are
+//! kept in `tests/properties/regressions.txt` and replayed first on every run.
+
+use std::cell::Cell;
+use std::ops::Range;
+use std::process::Command;
+
+use ctxcompact::format::{self, Format};
+use ctxcompact::{
+    Action, Budget, Compacted, Conversation, Layout, Message, Options, Part, Protection, Report,
+    Role, Strategy as Removal, Tokenizer, ToolMode, ToolOptions,
+};
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::sample::select;
+use proptest::test_runner::{FileFailurePersistence, TestCaseError};
+use serde_json::{Map, Value, json};
+
+/// Cases of the cheaper properties per run; the costlier ones take a fraction of it.
+const CASES: u32 = 256;
+/// How many times more cases the ignored deep run takes.
+const DEEP: u32 = 50;
+/// Where failing cases are kept (and replayed from), inside the tests' own folder.
+const REGRESSIONS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/properties/regressions.txt"
+);
+/// Every note the engine writes starts with this.
+const NOTE: &str = "[ctxcompact:";
+/// An upper bound on the tokens of the removal marker (a user message of about 60 characters),
+/// under both tokenizers used here.
+const MARKER_BOUND: usize = 40;
+
+thread_local! {
+    /// Multiplies every property's case count (the deep run sets it on its own thread).
+    static SCALE: Cell<u32> = const { Cell::new(1) };
+}
+
+/// The proptest settings of a property run with `cases` cases (times the deep run's scale).
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases: cases * SCALE.with(Cell::get),
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(REGRESSIONS))),
+        ..ProptestConfig::default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generators
+// ---------------------------------------------------------------------------------------------
+
+/// Pieces of generated text: ASCII, accents, combining marks, CJK, Hangul, emoji with ZWJ
+/// sequences and flags, quotes and escapes. None starts with `[`, so no generated text can be
+/// taken for one of the engine's notes.
+const FRAGMENTS: &[&str] = &[
+    "hello",
+    " ",
+    "world",
+    "héllo",
+    "wörld",
+    "naïve",
+    "e\u{301}",
+    "日本語",
+    "中文",
+    "한국어",
+    "🦀",
+    "🎉",
+    "👩\u{200d}💻",
+    "👨\u{200d}👩\u{200d}👧",
+    "🇫🇷",
+    "Ω≈ç√",
+    "\n",
+    "\t",
+    "0",
+    "42",
+    ".",
+    ", ",
+    "\"quoted\"",
+    "back\\slash",
+    "{\"json\": 1}",
+    "\u{feff}",
+];
+
+/// Pieces repeated into very long messages.
+const LONG_PIECES: &[&str] = &[
+    "lorem ipsum dolor sit amet ",
+    "日本語のテキスト、",
+    "🦀🎉 ",
+    "x",
+];
+
+/// Tool names; the tool-trimming property excludes some of them.
+const TOOLS: &[&str] = &["read_file", "ls", "grep", "bash", "web_search"];
+
+/// Call id prefixes; ids are made unique by a counter after the prefix.
+const ID_PREFIXES: &[&str] = &["call_", "toolu_01", "c", "id-日本-"];
+
+/// Text of a message or block: mostly short mixed text, sometimes empty, whitespace or very long.
+fn text() -> BoxedStrategy<String> {
+    prop_oneof![
+        8 => vec(select(FRAGMENTS), 1..24).prop_map(|pieces| pieces.concat()),
+        1 => Just(String::new()),
+        1 => select(&[" ", "  \n\t ", "\n\n"][..]).prop_map(String::from),
+        1 => (select(LONG_PIECES), 200usize..2500).prop_map(|(piece, n)| piece.repeat(n)),
+    ]
+    .boxed()
+}
+
+/// Text and how it is written: a bare string or a text block, and whether the block carries an
+/// unknown field.
+#[derive(Debug, Clone)]
+struct Body {
+    text: String,
+    blocks: bool,
+    extra: bool,
+}
+
+fn body() -> impl Strategy<Value = Body> {
+    (text(), prop::bool::weighted(0.3), prop::bool::weighted(0.3)).prop_map(
+        |(text, blocks, extra)| Body {
+            text,
+            blocks,
+            extra,
+        },
+    )
+}
+
+/// One tool call and its result.
+#[derive(Debug, Clone)]
+struct Call {
+    tool: &'static str,
+    argument: String,
+    /// `None`: the result has no content field at all.
+    result: Option<Body>,
+    /// Anthropic `is_error`: `None` leaves the field out.
+    is_error: Option<bool>,
+    /// An image beside the result's text (Anthropic block content).
+    image: bool,
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    (
+        select(TOOLS),
+        vec(select(FRAGMENTS), 0..6).prop_map(|pieces| pieces.concat()),
+        prop::option::weighted(0.9, body()),
+        prop::option::of(any::<bool>()),
+        prop::bool::weighted(0.15),
+    )
+        .prop_map(|(tool, argument, result, is_error, image)| Call {
+            tool,
+            argument,
+            result,
+            is_error,
+            image,
+        })
+}
+
+/// One step of a conversation, before it is written in a format.
+#[derive(Debug, Clone)]
+enum Turn {
+    /// A user message; `image` adds an opaque image block.
+    User {
+        body: Body,
+        image: bool,
+        extra: bool,
+    },
+    /// An assistant message; `opaque` adds a thinking block (Anthropic) or a refusal (OpenAI).
+    Assistant {
+        body: Body,
+        opaque: bool,
+        extra: bool,
+    },
+    /// A mid-conversation system message (OpenAI `developer`; Anthropic has none: skipped).
+    System { body: Body },
+    /// A tool round: calls, then their results in rotated order; in Anthropic the result
+    /// carrier may also hold user text.
+    Round {
+        text: Option<Body>,
+        thinking: bool,
+        calls: Vec<Call>,
+        rotate: usize,
+        user_text: Option<Body>,
+        extra: bool,
+    },
+}
+
+fn turn() -> impl Strategy<Value = Turn> {
+    prop_oneof![
+        3 => (body(), prop::bool::weighted(0.15), prop::bool::weighted(0.2))
+            .prop_map(|(body, image, extra)| Turn::User { body, image, extra }),
+        3 => (body(), prop::bool::weighted(0.2), prop::bool::weighted(0.2))
+            .prop_map(|(body, opaque, extra)| Turn::Assistant { body, opaque, extra }),
+        1 => body().prop_map(|body| Turn::System { body }),
+        4 => (
+            prop::option::weighted(0.4, body()),
+            prop::bool::weighted(0.2),
+            vec(call(), 1..=4),
+            0usize..4,
+            prop::option::weighted(0.3, body()),
+            prop::bool::weighted(0.2),
+        )
+            .prop_map(|(text, thinking, calls, rotate, user_text, extra)| Turn::Round {
+                text,
+                thinking,
+                calls,
+                rotate,
+                user_text,
+                extra,
+            }),
+    ]
+}
+
+/// A whole conversation before it is written in a format.
+#[derive(Debug, Clone)]
+struct Spec {
+    format: Format,
+    /// System prompts at the head (OpenAI messages, or Anthropic's top-level `system`).
+    system: Vec<Body>,
+    /// 0: a bare array where possible; 1: `{"messages": …}`; 2: with unknown top-level fields.
+    envelope: u8,
+    turns: Vec<Turn>,
+    id_prefix: &'static str,
+}
+
+fn spec(format: Format) -> impl Strategy<Value = Spec> {
+    (
+        vec(body(), 0..=3),
+        0u8..3,
+        vec(turn(), 0..14),
+        select(ID_PREFIXES),
+    )
+        .prop_map(move |(system, envelope, turns, id_prefix)| Spec {
+            format,
+            system,
+            envelope,
+            turns,
+            id_prefix,
+        })
+}
+
+/// A generated conversation: its wire JSON and its format.
+#[derive(Debug, Clone)]
+struct Generated {
+    format: Format,
+    value: Value,
+}
+
+impl Generated {
+    /// The conversation as the library reads it.
+    fn parse(&self) -> Conversation {
+        format::parse_value(self.value.clone(), Some(self.format))
+            .unwrap_or_else(|err| panic!("a generated conversation must parse: {err}"))
+    }
+}
+
+/// Long plain chats: many short user and assistant turns, no system prompt, no tools (the
+/// conversations no selector rule matches, so both strategies are scored).
+fn chat(format: Format) -> impl Strategy<Value = Spec> {
+    let short = vec(select(FRAGMENTS), 1..12).prop_map(|pieces| Body {
+        text: pieces.concat(),
+        blocks: false,
+        extra: false,
+    });
+    (vec(short, 16..48), 0u8..3).prop_map(move |(bodies, envelope)| Spec {
+        format,
+        system: Vec::new(),
+        envelope,
+        turns: bodies
+            .into_iter()
+            .enumerate()
+            .map(|(i, body)| {
+                let (image, opaque, extra) = (false, false, false);
+                if i % 2 == 0 {
+                    Turn::User { body, image, extra }
+                } else {
+                    Turn::Assistant {
+                        body,
+                        opaque,
+                        extra,
+                    }
+                }
+            })
+            .collect(),
+        id_prefix: "call_",
+    })
+}
+
+/// Valid conversations in both formats.
+fn conversation() -> impl Strategy<Value = Generated> {
+    prop_oneof![
+        4 => spec(Format::OpenAi),
+        4 => spec(Format::Anthropic),
+        1 => chat(Format::OpenAi),
+        1 => chat(Format::Anthropic),
+    ]
+    .prop_map(|spec| Generated {
+        format: spec.format,
+        value: build(&spec),
+    })
+}
+
+/// Writes a spec in its format.
+fn build(spec: &Spec) -> Value {
+    let mut ids = 0..;
+    let mut next_id = || format!("{}{}", spec.id_prefix, ids.next().unwrap_or_default());
+    let mut messages = Vec::new();
+    let anthropic = spec.format == Format::Anthropic;
+    if !anthropic {
+        for (i, body) in spec.system.iter().enumerate() {
+            let role = if i % 2 == 0 { "system" } else { "developer" };
+            messages.push(json!({"role": role, "content": content(body, None)}));
+        }
+    }
+    for (t, turn) in spec.turns.iter().enumerate() {
+        match turn {
+            Turn::User { body, image, extra } => {
+                let opaque = image.then(|| image_block(spec.format));
+                let mut message = json!({"role": "user", "content": content(body, opaque)});
+                if *extra {
+                    message["x_trace"] = json!({"span": t, "tags": ["a", "b"]});
+                    if !anthropic {
+                        message["name"] = json!("ann");
+                    }
+                }
+                messages.push(message);
+            }
+            Turn::Assistant {
+                body,
+                opaque,
+                extra,
+            } => {
+                let opaque = opaque.then(|| {
+                    if anthropic {
+                        json!({"type": "thinking", "thinking": "hmm, let me see", "signature": "c2ln"})
+                    } else {
+                        json!({"type": "refusal", "refusal": "I cannot help with that"})
+                    }
+                });
+                let mut message = json!({"role": "assistant", "content": content(body, opaque)});
+                if *extra {
+                    message["x_trace"] = json!({"span": t});
+                }
+                messages.push(message);
+            }
+            Turn::System { body } if !anthropic => {
+                messages.push(json!({"role": "developer", "content": content(body, None)}));
+            }
+            Turn::System { .. } => {}
+            Turn::Round {
+                text,
+                thinking,
+                calls,
+                rotate,
+                user_text,
+                extra,
+            } => {
+                let ids: Vec<String> = calls.iter().map(|_| next_id()).collect();
+                let mut order: Vec<usize> = (0..calls.len()).collect();
+                order.rotate_left(rotate % calls.len());
+                if anthropic {
+                    anthropic_round(&mut messages, text.as_ref(), *thinking, calls, &ids, &order);
+                    if let (Some(user_text), Some(carrier)) = (user_text, messages.last_mut()) {
+                        let blocks = carrier["content"].as_array_mut().expect("blocks");
+                        blocks.push(text_block(user_text));
+                    }
+                } else {
+                    openai_round(&mut messages, text.as_ref(), calls, &ids, &order);
+                    if let Some(user_text) = user_text {
+                        messages.push(json!({"role": "user", "content": content(user_text, None)}));
+                    }
+                }
+                if *extra {
+                    let caller = messages.len() - 1 - if anthropic { 1 } else { calls.len() };
+                    messages[caller]["x_trace"] = json!({"round": t});
+                }
+            }
+        }
+    }
+    envelope(spec, messages)
+}
+
+/// Wraps messages in the top-level shape the spec asks for.
+fn envelope(spec: &Spec, messages: Vec<Value>) -> Value {
+    let system = match spec.system.as_slice() {
+        _ if spec.format == Format::OpenAi => None,
+        [] => None,
+        [only] if !only.blocks => Some(json!(only.text)),
+        several => Some(Value::Array(several.iter().map(text_block).collect())),
+    };
+    match (spec.envelope, system) {
+        (0, None) => Value::Array(messages),
+        (0 | 1, system) => {
+            let mut top = Map::new();
+            if let Some(system) = system {
+                top.insert("system".into(), system);
+            }
+            top.insert("messages".into(), Value::Array(messages));
+            Value::Object(top)
+        }
+        (_, system) => {
+            let mut top = Map::new();
+            let model = match spec.format {
+                Format::OpenAi => "gpt-4o",
+                Format::Anthropic => "claude-sonnet-4",
+            };
+            top.insert("model".into(), json!(model));
+            top.insert("max_tokens".into(), json!(1024));
+            top.insert("messages".into(), Value::Array(messages));
+            if let Some(system) = system {
+                top.insert("system".into(), system);
+            }
+            top.insert("temperature".into(), json!(0.2));
+            top.insert("x_vendor".into(), json!({"nested": [1, {"deep": null}]}));
+            Value::Object(top)
+        }
+    }
+}
+
+/// A content field: a bare string when it can be, else text and opaque blocks.
+fn content(body: &Body, opaque: Option<Value>) -> Value {
+    if !body.blocks && opaque.is_none() {
+        return json!(body.text);
+    }
+    let mut blocks = vec![text_block(body)];
+    blocks.extend(opaque);
+    Value::Array(blocks)
+}
+
+/// A text block, with an unknown field when the body asks for one.
+fn text_block(body: &Body) -> Value {
+    let mut block = json!({"type": "text", "text": body.text});
+    if body.extra {
+        block["cache_control"] = json!({"type": "ephemeral"});
+    }
+    block
+}
+
+/// An image block in the format's own shape.
+fn image_block(format: Format) -> Value {
+    match format {
+        Format::OpenAi => {
+            json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}})
+        }
+        Format::Anthropic => json!({"type": "image", "source": {
+            "type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}),
+    }
+}
+
+/// An OpenAI round: the assistant's `tool_calls`, then one `tool` message per call.
+fn openai_round(
+    messages: &mut Vec<Value>,
+    text: Option<&Body>,
+    calls: &[Call],
+    ids: &[String],
+    order: &[usize],
+) {
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .zip(ids)
+        .map(|(call, id)| {
+            let arguments = json!({"path": call.argument}).to_string();
+            json!({"id": id, "type": "function", "function": {"name": call.tool, "arguments": arguments}})
+        })
+        .collect();
+    let said = text.map_or(Value::Null, |body| content(body, None));
+    messages.push(json!({"role": "assistant", "content": said, "tool_calls": tool_calls}));
+    for &c in order {
+        let mut message = json!({"role": "tool", "tool_call_id": ids[c]});
+        if let Some(result) = &calls[c].result {
+            message["content"] = content(result, None);
+        }
+        messages.push(message);
+    }
+}
+
+/// An Anthropic round: `tool_use` blocks, then the next user message with the `tool_result`s.
+fn anthropic_round(
+    messages: &mut Vec<Value>,
+    text: Option<&Body>,
+    thinking: bool,
+    calls: &[Call],
+    ids: &[String],
+    order: &[usize],
+) {
+    let mut blocks = Vec::new();
+    if thinking {
+        blocks.push(json!({"type": "thinking", "thinking": "plan the calls", "signature": "c2ln"}));
+    }
+    blocks.extend(text.map(text_block));
+    for (call, id) in calls.iter().zip(ids) {
+        blocks.push(json!({"type": "tool_use", "id": id, "name": call.tool, "input": {"path": call.argument}}));
+    }
+    messages.push(json!({"role": "assistant", "content": blocks}));
+    let results: Vec<Value> = order
+        .iter()
+        .map(|&c| {
+            let call = &calls[c];
+            let mut block = json!({"type": "tool_result", "tool_use_id": ids[c]});
+            if let Some(result) = &call.result {
+                let image = call.image.then(|| image_block(Format::Anthropic));
+                block["content"] = content(result, image);
+            }
+            if let Some(is_error) = call.is_error {
+                block["is_error"] = json!(is_error);
+            }
+            block
+        })
+        .collect();
+    messages.push(json!({"role": "user", "content": results}));
+}
+
+/// The settings one property run compacts with.
+#[derive(Debug, Clone)]
+struct Settings {
+    strategy: Option<Removal>,
+    mode: ToolMode,
+    keep: usize,
+    /// The budget as a percentage of the conversation's total.
+    percent: usize,
+    marker: bool,
+    tokenizer: Tokenizer,
+    /// `preserve_start` and `preserve_end`, when not the defaults.
+    preserve: Option<(usize, usize)>,
+    /// The per-result cap. At least 16 tokens: below the size of its own note, capping makes
+    /// a result longer and trimming panics on the negative saving (see the issue 5 report).
+    max_output: Option<usize>,
+    clear_at_least: usize,
+    clear_inputs: bool,
+    exclude: Vec<&'static str>,
+}
+
+fn settings() -> impl Strategy<Value = Settings> {
+    (
+        (
+            select(vec![None, Some(Removal::Middle), Some(Removal::Oldest)]),
+            select(vec![ToolMode::Clear, ToolMode::Drop, ToolMode::Off]),
+            prop_oneof![2 => Just(3usize), 1 => 0usize..=4],
+            1usize..=120,
+            prop::bool::weighted(0.8),
+            prop_oneof![9 => Just(Tokenizer::Chars), 1 => Just(Tokenizer::O200k)],
+        ),
+        (
+            prop::option::weighted(0.25, (0usize..4, 0usize..7)),
+            prop::option::weighted(0.15, 16usize..400),
+            prop_oneof![4 => Just(0usize), 1 => 1usize..300],
+            prop::bool::weighted(0.2),
+            prop_oneof![3 => Just(Vec::new()), 1 => proptest::sample::subsequence(TOOLS, 1..=2)],
+        ),
+    )
+        .prop_map(
+            |(
+                (strategy, mode, keep, percent, marker, tokenizer),
+                (preserve, max_output, clear_at_least, clear_inputs, exclude),
+            )| Settings {
+                strategy,
+                mode,
+                // Drop mode with `keep` 0 drops even the pinned last round, and then may find
+                // no fit where one exists (see the issue 5 report): keep at least one round.
+                keep: if mode == ToolMode::Drop {
+                    keep.max(1)
+                } else {
+                    keep
+                },
+                percent,
+                marker,
+                tokenizer,
+                preserve,
+                max_output,
+                clear_at_least,
+                clear_inputs,
+                exclude,
+            },
+        )
+}
+
+/// Settings with only the strategy, tool mode and marker chosen; the rest at their defaults.
+fn plain(strategy: Option<Removal>, mode: ToolMode, keep: usize, marker: bool) -> Settings {
+    Settings {
+        strategy,
+        mode,
+        keep,
+        percent: 100,
+        marker,
+        tokenizer: Tokenizer::Chars,
+        preserve: None,
+        max_output: None,
+        clear_at_least: 0,
+        clear_inputs: false,
+        exclude: Vec::new(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running and reading results
+// ---------------------------------------------------------------------------------------------
+
+/// One compaction of a generated conversation.
+struct Run {
+    input: Conversation,
+    options: Options,
+    budget: usize,
+    total: usize,
+    result: ctxcompact::Result<Compacted>,
+}
+
+impl Settings {
+    fn options(&self, budget: usize) -> Options {
+        let defaults = Options::default();
+        let (preserve_start, preserve_end) = self
+            .preserve
+            .unwrap_or((defaults.preserve_start, defaults.preserve_end));
+        Options {
+            budget: Budget::Tokens(budget),
+            strategy: self.strategy,
+            marker: self.marker,
+            preserve_start,
+            preserve_end,
+            tokenizer: self.tokenizer,
+            tools: ToolOptions {
+                mode: self.mode,
+                keep: self.keep,
+                max_output: self.max_output,
+                clear_at_least: self.clear_at_least,
+                clear_inputs: self.clear_inputs,
+                exclude: self.exclude.iter().map(ToString::to_string).collect(),
+            },
+            ..defaults
+        }
+    }
+}
+
+/// Compacts `generated` to `settings.percent` of its total.
+fn run(generated: &Generated, settings: &Settings) -> Run {
+    let input = generated.parse();
+    let total = total(&input, settings.tokenizer);
+    let budget = (total * settings.percent / 100).max(1);
+    let options = settings.options(budget);
+    let result = ctxcompact::compact(input.clone(), &options);
+    Run {
+        input,
+        options,
+        budget,
+        total,
+        result,
+    }
+}
+
+fn total(conversation: &Conversation, tokenizer: Tokenizer) -> usize {
+    ctxcompact::count(conversation, tokenizer.counter()).total()
+}
+
+/// A unit of the input, grouped here independently of the engine: a tool round (the caller
+/// and its result window) or a single message.
+#[derive(Debug)]
+struct Unit {
+    messages: Range<usize>,
+    pinned: bool,
+}
+
+/// Whether a message is a user turn: a user message with something besides tool results.
+fn is_user_turn(message: &Message) -> bool {
+    message.role == Role::User
+        && (message.parts.is_empty()
+            || message
+                .parts
+                .iter()
+                .any(|p| !matches!(p, Part::ToolResult { .. })))
+}
+
+/// The input's units with their pinning: system messages, the unit holding the last user turn,
+/// the last unit.
+fn units(conversation: &Conversation) -> Vec<Unit> {
+    let messages = &conversation.messages;
+    let last_user = messages.iter().rposition(is_user_turn);
+    let mut units: Vec<Unit> = Vec::new();
+    let mut start = 0;
+    while start < messages.len() {
+        let end = conversation.result_window(start).end.max(start + 1);
+        units.push(Unit {
+            messages: start..end,
+            pinned: messages[start].role == Role::System
+                || last_user.is_some_and(|u| (start..end).contains(&u)),
+        });
+        start = end;
+    }
+    if let Some(last) = units.last_mut() {
+        last.pinned = true;
+    }
+    units
+}
+
+/// Tokens no compaction can remove: pinned units, the Anthropic system prompt, the reply
+/// priming.
+fn pinned_minimum(conversation: &Conversation, tokenizer: Tokenizer) -> usize {
+    let counts = ctxcompact::count(conversation, tokenizer.counter());
+    let pinned: usize = units(conversation)
+        .iter()
+        .filter(|u| u.pinned)
+        .map(|u| counts.messages[u.messages.clone()].iter().sum::<usize>())
+        .sum();
+    counts.total() - counts.messages.iter().sum::<usize>() + pinned
+}
+
+/// Input messages in tool rounds that drop-mode trimming may remove (rounds older than the last
+/// `keep`): the removal strategies' protections do not cover what trimming removed first.
+fn trimmable(conversation: &Conversation, mode: ToolMode, keep: usize) -> Vec<bool> {
+    let mut exposed = vec![false; conversation.messages.len()];
+    if mode != ToolMode::Drop {
+        return exposed;
+    }
+    let callers: Vec<usize> = (0..conversation.messages.len())
+        .filter(|&i| conversation.messages[i].has_calls())
+        .collect();
+    for &caller in &callers[..callers.len().saturating_sub(keep)] {
+        let end = conversation.result_window(caller).end;
+        for flag in &mut exposed[caller..end] {
+            *flag = true;
+        }
+    }
+    exposed
+}
+
+/// The input indices that `report.removed` leaves, after checking its ranges are ascending,
+/// disjoint, merged and within the input.
+fn kept_indices(report: &Report, n: usize) -> Result<Vec<usize>, TestCaseError> {
+    let mut present = vec![true; n];
+    let mut previous_end: Option<usize> = None;
+    for &[start, end] in &report.removed {
+        prop_assert!(
+            start < end && end <= n,
+            "bad range {:?} of {}",
+            [start, end],
+            n
+        );
+        if let Some(previous) = previous_end {
+            prop_assert!(
+                start > previous,
+                "ranges not ascending and merged: {:?}",
+                report.removed
+            );
+        }
+        for flag in &mut present[start..end] {
+            *flag = false;
+        }
+        previous_end = Some(end);
+    }
+    Ok((0..n).filter(|&i| present[i]).collect())
+}
+
+/// Whether a message is a standalone removal marker.
+fn is_marker(message: &Message) -> bool {
+    message.role == Role::User
+        && matches!(message.parts.as_slice(),
+            [Part::Text { text, .. }] if text.starts_with(NOTE) && text.ends_with("removed]"))
+}
+
+/// `output` without a removal marker merged into its front (Anthropic merges the marker into
+/// the next user turn), and whether there was one.
+fn strip_marker(input: &Message, output: &Message) -> (Message, bool) {
+    let starts_with_note = |m: &Message| matches!(m.parts.first(), Some(Part::Text { text, .. }) if text.starts_with(NOTE));
+    if output.role != Role::User || !starts_with_note(output) || starts_with_note(input) {
+        return (output.clone(), false);
+    }
+    let mut stripped = output.clone();
+    match (stripped.layout, stripped.parts.as_mut_slice()) {
+        (Layout::Text, [Part::Text { text, .. }]) => {
+            if let Some((_, rest)) = text.split_once("removed]\n\n") {
+                *text = rest.to_string();
+            }
+        }
+        _ => {
+            stripped.parts.remove(0);
+        }
+    }
+    (stripped, true)
+}
+
+/// Why `output` may stand for input message `input` under `settings`, or what is wrong.
+fn explain(input: &Message, output: &Message, settings: &Settings) -> Result<(), String> {
+    if input == output {
+        return Ok(());
+    }
+    if input.role != output.role || input.extra != output.extra {
+        return Err("role or wire fields changed".into());
+    }
+    if settings.mode == ToolMode::Drop && remnant(input, output).is_ok() {
+        return Ok(());
+    }
+    rewritten(input, output, settings)
+}
+
+/// `output` is `input` with some tool results' content cleared to a placeholder (clear mode,
+/// and then calls' arguments emptied too when asked) or capped to `max_output` tokens with a
+/// note where lines or characters were omitted.
+fn rewritten(input: &Message, output: &Message, settings: &Settings) -> Result<(), String> {
+    if input.parts.len() != output.parts.len() || input.layout != output.layout {
+        return Err(format!("parts or layout changed: {output:?}"));
+    }
+    for (a, b) in input.parts.iter().zip(&output.parts) {
+        if a == b {
+            continue;
+        }
+        if let (
+            Part::ToolCall {
+                id, name, extra, ..
+            },
+            Part::ToolCall {
+                id: same_id,
+                name: same_name,
+                arguments,
+                extra: same_extra,
+            },
+        ) = (a, b)
+        {
+            let emptied = arguments == "{}" || arguments == &Value::Object(Map::new());
+            let allowed = settings.mode == ToolMode::Clear && settings.clear_inputs;
+            if id != same_id || name != same_name || extra != same_extra || !emptied || !allowed {
+                return Err(format!("call changed beyond emptied arguments: {b:?}"));
+            }
+            continue;
+        }
+        let (
+            Part::ToolResult {
+                call_id,
+                is_error,
+                extra,
+                ..
+            },
+            Part::ToolResult {
+                call_id: id,
+                content,
+                is_error: error,
+                extra: wire,
+                ..
+            },
+        ) = (a, b)
+        else {
+            return Err(format!("a part other than a result changed: {b:?}"));
+        };
+        if call_id != id || is_error != error || extra != wire {
+            return Err(format!("result changed beyond its content: {b:?}"));
+        }
+        let [Part::Text { text, .. }] = content.as_slice() else {
+            return Err(format!("result content is not a single text: {b:?}"));
+        };
+        let placeholder = text.starts_with("[ctxcompact: output of ");
+        let capped = settings.max_output.filter(|_| text.contains(" omitted …]"));
+        match (placeholder, capped) {
+            (true, _) if settings.mode == ToolMode::Clear => {}
+            (false, Some(cap)) => {
+                let tokens = settings.tokenizer.counter().count_text(text);
+                if tokens > cap {
+                    return Err(format!("a result capped at {cap} tokens has {tokens}"));
+                }
+            }
+            _ => return Err(format!("result content rewritten: {text:?}")),
+        }
+    }
+    Ok(())
+}
+
+/// `output` is what drop mode keeps of a dropped round's message: its non-blank text parts.
+fn remnant(input: &Message, output: &Message) -> Result<(), String> {
+    let texts: Vec<&Part> = input
+        .parts
+        .iter()
+        .filter(|p| matches!(p, Part::Text { text, .. } if !text.trim().is_empty()))
+        .collect();
+    let kept: Vec<&Part> = output.parts.iter().collect();
+    if !(input.has_calls() || input.has_results()) || kept.is_empty() || kept != texts {
+        return Err(format!(
+            "not the text remnant of a dropped round: {output:?}"
+        ));
+    }
+    Ok(())
+}
+
+/// How the output's messages trace back to the input: an input index for each, `None` for a
+/// standalone marker; and how many markers there are (standalone or merged).
+struct Trace {
+    origin: Vec<Option<usize>>,
+    markers: usize,
+}
+
+/// Traces the output back to the input: every message not in `report.removed` appears, in
+/// order, unchanged or changed only as the tool mode allows; nothing else appears but a marker.
+fn trace(
+    input: &Conversation,
+    output: &Conversation,
+    report: &Report,
+    settings: &Settings,
+) -> Result<Trace, TestCaseError> {
+    let kept = kept_indices(report, input.messages.len())?;
+    let mut next = kept.iter();
+    let mut trace = Trace {
+        origin: Vec::with_capacity(output.messages.len()),
+        markers: 0,
+    };
+    for (o, message) in output.messages.iter().enumerate() {
+        if is_marker(message) {
+            trace.markers += 1;
+            trace.origin.push(None);
+            continue;
+        }
+        let Some(&i) = next.next() else {
+            return Err(TestCaseError::fail(format!(
+                "output message {o} has no input message left to come from"
+            )));
+        };
+        let (stripped, merged) = strip_marker(&input.messages[i], message);
+        trace.markers += usize::from(merged);
+        if let Err(why) = explain(&input.messages[i], &stripped, settings) {
+            return Err(TestCaseError::fail(format!(
+                "output message {o} does not stand for input message {i}: {why}"
+            )));
+        }
+        trace.origin.push(Some(i));
+    }
+    prop_assert!(
+        next.next().is_none(),
+        "an input message outside `removed` is missing from the output"
+    );
+    Ok(trace)
+}
+
+/// The compacted output, when compaction did not refuse (properties 4 and 4b check refusals).
+fn compacted(run: &Run) -> Option<&Compacted> {
+    run.result.as_ref().ok()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties
+// ---------------------------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(config(CASES))]
+
+    /// 1. The output passes `check`, in memory and after a trip through its bytes.
+    #[test]
+    fn compacted_output_passes_validation(generated in conversation(), settings in settings()) {
+        let run = run(&generated, &settings);
+        if let Some(out) = compacted(&run) {
+            let problems = ctxcompact::check(&out.conversation);
+            prop_assert!(problems.is_empty(), "{:?}", problems);
+            let bytes = format::render_bytes(&out.conversation);
+            let reread = format::parse(&bytes, Some(generated.format))
+                .map_err(|err| TestCaseError::fail(format!("output does not parse: {err}")))?;
+            prop_assert!(ctxcompact::check(&reread).is_empty());
+            prop_assert_eq!(reread.format, generated.format);
+        }
+    }
+
+    /// 2. Apart from the marker and cleared or trimmed contents, the output is the input with
+    /// the `removed` ranges taken out, in input order.
+    #[test]
+    fn compaction_preserves_order_and_changes_only_what_it_may(
+        generated in conversation(),
+        settings in settings(),
+    ) {
+        let run = run(&generated, &settings);
+        if let Some(out) = compacted(&run) {
+            let trace = trace(&run.input, &out.conversation, &out.report, &settings)?;
+            prop_assert!(trace.markers <= 1, "{} markers", trace.markers);
+            if trace.markers == 1 {
+                prop_assert!(settings.marker, "a marker although markers are off");
+                prop_assert!(!out.report.removed.is_empty(), "a marker but nothing removed");
+            }
+            prop_assert_eq!(&out.conversation.system, &run.input.system);
+            prop_assert_eq!(&out.conversation.envelope, &run.input.envelope);
+        }
+    }
+
+    /// 3. Pinned units are always kept; the protected tail is kept unless the report says it
+    /// was relaxed (rounds that drop-mode trimming may remove first are not the strategies' to
+    /// protect).
+    #[test]
+    fn pinned_units_survive_and_the_tail_survives_unless_relaxed(
+        generated in conversation(),
+        settings in settings(),
+    ) {
+        let run = run(&generated, &settings);
+        if let Some(out) = compacted(&run) {
+            let kept = kept_indices(&out.report, run.input.messages.len())?;
+            let units = units(&run.input);
+            // Drop-mode trimming runs first and may remove rounds older than the last `keep`,
+            // pinned or not: an Anthropic round whose result carrier holds the last user turn
+            // keeps only that turn's text.
+            let exposed = trimmable(&run.input, settings.mode, settings.keep);
+            for unit in units.iter().filter(|u| u.pinned) {
+                for i in unit.messages.clone() {
+                    prop_assert!(
+                        exposed[i] || kept.binary_search(&i).is_ok(),
+                        "pinned message {} was removed (unit {:?})", i, unit.messages
+                    );
+                }
+            }
+            // The last user turn's words survive even that: trimming keeps a round's text.
+            let last_user = run.input.messages.iter().rposition(is_user_turn);
+            if let Some(i) = last_user.filter(|&i| !run.input.messages[i].text().trim().is_empty()) {
+                prop_assert!(kept.binary_search(&i).is_ok(), "the last user message {} was removed", i);
+            }
+            if !out.report.relaxed.contains(&Protection::Tail) {
+                let tail = units.len().saturating_sub(run.options.preserve_end);
+                for unit in &units[tail..] {
+                    for i in unit.messages.clone() {
+                        prop_assert!(
+                            exposed[i] || kept.binary_search(&i).is_ok(),
+                            "protected message {} removed without relaxing the tail", i
+                        );
+                    }
+                }
+            }
+            prop_assert_eq!(&out.conversation.system, &run.input.system);
+        }
+    }
+
+    /// 4. Compacted output fits the budget and never grows; only a budget below the pinned
+    /// minimum is refused, and then as "cannot fit".
+    #[test]
+    fn output_fits_the_budget_or_compaction_says_it_cannot(
+        generated in conversation(),
+        settings in settings(),
+    ) {
+        let run = run(&generated, &settings);
+        match &run.result {
+            Ok(out) => {
+                let report = &out.report;
+                prop_assert!(report.tokens_after <= report.tokens_before);
+                prop_assert_eq!(report.budget, run.budget);
+                match report.action {
+                    Action::Compacted => {
+                        prop_assert!(run.total > run.budget);
+                        prop_assert!(report.tokens_after <= run.budget,
+                            "{} tokens over the budget of {}", report.tokens_after, run.budget);
+                    }
+                    Action::WithinBudget => {
+                        prop_assert!(run.total <= run.budget);
+                        prop_assert_eq!(&out.conversation, &run.input);
+                    }
+                    Action::CannotFit => prop_assert!(false, "cannot_fit returned as output"),
+                }
+            }
+            Err(err) => {
+                prop_assert!(err.is_cannot_fit(), "a valid input was refused: {}", err);
+                let pinned = pinned_minimum(&run.input, settings.tokenizer);
+                prop_assert!(pinned + MARKER_BOUND > run.budget,
+                    "cannot fit although the pinned minimum is {} of a budget of {}",
+                    pinned, run.budget);
+                let report = ctxcompact::analyze(&run.input, &run.options)
+                    .map_err(|err| TestCaseError::fail(err.to_string()))?;
+                prop_assert_eq!(report.action, Action::CannotFit);
+                prop_assert!(report.pinned_tokens > run.budget);
+            }
+        }
+    }
+
+    /// 4b. With no marker and no tool trimming, the pinned minimum is exactly the smallest
+    /// budget that fits: one token less cannot fit.
+    #[test]
+    fn the_pinned_minimum_is_exactly_the_smallest_budget_that_fits(
+        generated in conversation(),
+        strategy in select(vec![None, Some(Removal::Middle), Some(Removal::Oldest)]),
+    ) {
+        let input = generated.parse();
+        let pinned = pinned_minimum(&input, Tokenizer::Chars);
+        let options = |budget| plain(strategy, ToolMode::Off, 0, false).options(budget);
+        let fits = ctxcompact::compact(input.clone(), &options(pinned))
+            .map_err(|err| TestCaseError::fail(format!("budget {pinned}: {err}")))?;
+        prop_assert!(fits.report.tokens_after <= pinned);
+        if pinned > 1 {
+            let err = ctxcompact::compact(input.clone(), &options(pinned - 1)).err();
+            prop_assert!(err.as_ref().is_some_and(ctxcompact::Error::is_cannot_fit),
+                "budget {} fits: {:?}", pinned - 1, err);
+        }
+    }
+
+    /// 5. Same input and settings give byte-identical output and an identical report.
+    #[test]
+    fn compaction_is_deterministic(generated in conversation(), settings in settings()) {
+        let first = run(&generated, &settings);
+        let second = run(&generated, &settings);
+        match (&first.result, &second.result) {
+            (Ok(a), Ok(b)) => {
+                prop_assert_eq!(format::render_bytes(&a.conversation), format::render_bytes(&b.conversation));
+                prop_assert_eq!(serde_json::to_string(&a.report).unwrap(), serde_json::to_string(&b.report).unwrap());
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => prop_assert!(false, "{:?} then {:?}", a.as_ref().err(), b.as_ref().err()),
+        }
+    }
+
+    /// 6. Compacting the output again, read back from its bytes, with the same budget changes
+    /// nothing.
+    #[test]
+    fn compaction_is_idempotent(generated in conversation(), settings in settings()) {
+        let run = run(&generated, &settings);
+        if let Some(out) = compacted(&run) {
+            let bytes = format::render_bytes(&out.conversation);
+            let reread = format::parse(&bytes, Some(generated.format))
+                .map_err(|err| TestCaseError::fail(err.to_string()))?;
+            let again = ctxcompact::compact(reread.clone(), &run.options)
+                .map_err(|err| TestCaseError::fail(format!("second run: {err}")))?;
+            prop_assert_eq!(again.report.action, Action::WithinBudget);
+            prop_assert_eq!(again.report.tokens_after, out.report.tokens_after);
+            prop_assert_eq!(format::render_bytes(&again.conversation), bytes);
+        }
+    }
+
+    /// 7. The report agrees with the output: message and token counts recounted, and the
+    /// `removed` ranges are exactly the input messages absent from it.
+    #[test]
+    fn the_report_agrees_with_the_output(generated in conversation(), settings in settings()) {
+        let run = run(&generated, &settings);
+        if let Some(out) = compacted(&run) {
+            let report = &out.report;
+            prop_assert_eq!(report.format, generated.format);
+            prop_assert_eq!(report.tokenizer, settings.tokenizer);
+            prop_assert_eq!(report.messages_before, run.input.messages.len());
+            prop_assert_eq!(report.messages_after, out.conversation.messages.len());
+            prop_assert_eq!(report.tokens_before, run.total);
+            prop_assert_eq!(report.tokens_after, total(&out.conversation, settings.tokenizer));
+            let trace = trace(&run.input, &out.conversation, report, &settings)?;
+            let kept = kept_indices(report, run.input.messages.len())?;
+            let traced: Vec<usize> = trace.origin.iter().flatten().copied().collect();
+            prop_assert_eq!(&traced, &kept);
+            let removed: usize = report.removed.iter().map(|[start, end]| end - start).sum();
+            let standalone = trace.origin.iter().filter(|o| o.is_none()).count();
+            prop_assert_eq!(report.messages_after, report.messages_before - removed + standalone);
+            if report.action == Action::WithinBudget {
+                prop_assert!(report.removed.is_empty());
+                prop_assert_eq!(report.tokens_after, report.tokens_before);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config(CASES * 2))]
+
+    /// 8. Parse → render is the identity on every generated conversation, key order included,
+    /// and so is render → parse.
+    #[test]
+    fn parse_then_render_is_the_identity(generated in conversation()) {
+        let conversation = generated.parse();
+        let rendered = format::render(&conversation);
+        prop_assert_eq!(&rendered, &generated.value);
+        prop_assert_eq!(serde_json::to_string(&rendered).unwrap(), serde_json::to_string(&generated.value).unwrap());
+        let reread = format::parse(&format::render_bytes(&conversation), Some(generated.format))
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        prop_assert_eq!(reread, conversation);
+    }
+
+    /// 9. Tool trimming leaves the last `keep` rounds and every excluded tool's calls and
+    /// results untouched, and everything outside tool rounds too.
+    #[test]
+    fn tool_trimming_spares_the_latest_rounds_and_excluded_tools(
+        generated in conversation(),
+        mode in select(vec![ToolMode::Clear, ToolMode::Drop, ToolMode::Off]),
+        keep in 0usize..=4,
+        exclude in proptest::sample::subsequence(TOOLS, 0..=2),
+        clear_inputs in any::<bool>(),
+    ) {
+        let input = generated.parse();
+        let options = Options {
+            tokenizer: Tokenizer::Chars,
+            tools: ToolOptions {
+                mode,
+                keep,
+                exclude: exclude.iter().map(ToString::to_string).collect(),
+                clear_inputs,
+                ..ToolOptions::default()
+            },
+            ..Options::default()
+        };
+        let out = ctxcompact::trim_tools(input.clone(), &options)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        prop_assert!(ctxcompact::check(&out.conversation).is_empty());
+        prop_assert!(out.report.tokens_after <= out.report.tokens_before);
+        let kept = kept_indices(&out.report, input.messages.len())?;
+        prop_assert_eq!(kept.len(), out.conversation.messages.len());
+        let output_of = |i: usize| kept.binary_search(&i).ok().map(|o| &out.conversation.messages[o]);
+        let callers: Vec<usize> = (0..input.messages.len())
+            .filter(|&i| input.messages[i].has_calls())
+            .collect();
+        let latest = callers.len().saturating_sub(keep);
+        let mut in_round = vec![false; input.messages.len()];
+        for (r, &caller) in callers.iter().enumerate() {
+            let round = caller..input.result_window(caller).end;
+            for flag in &mut in_round[round.clone()] {
+                *flag = true;
+            }
+            let calls: Vec<(&str, &str)> = input.messages[caller].parts.iter().filter_map(|p| match p {
+                Part::ToolCall { id, name, .. } => Some((id.as_str(), name.as_str())),
+                _ => None,
+            }).collect();
+            let excluded: Vec<&str> = calls.iter()
+                .filter(|(_, name)| exclude.contains(name))
+                .map(|(id, _)| *id)
+                .collect();
+            let whole = r >= latest || mode == ToolMode::Off
+                || (mode == ToolMode::Drop && !excluded.is_empty())
+                || (excluded.len() == calls.len());
+            for i in round {
+                let before = &input.messages[i];
+                let after = output_of(i);
+                if whole {
+                    prop_assert_eq!(after, Some(before), "round {} message {} was touched", r, i);
+                    continue;
+                }
+                // A partly excluded round is cleared around its excluded calls and results.
+                for part in &before.parts {
+                    let spared = match part {
+                        Part::ToolCall { id, .. } | Part::ToolResult { call_id: id, .. } => {
+                            excluded.contains(&id.as_str())
+                        }
+                        _ => false,
+                    };
+                    if spared {
+                        let after = after.ok_or_else(|| TestCaseError::fail(
+                            format!("message {i} with an excluded tool's part was removed")))?;
+                        prop_assert!(after.parts.contains(part),
+                            "excluded part {:?} of message {} changed", part, i);
+                    }
+                }
+            }
+        }
+        for (i, message) in input.messages.iter().enumerate() {
+            if !in_round[i] {
+                prop_assert_eq!(output_of(i), Some(message), "message {} outside rounds changed", i);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 10. No input makes the library panic
+// ---------------------------------------------------------------------------------------------
+
+/// Strings that steer arbitrary JSON towards the shapes the parsers look at.
+const WORDS: &[&str] = &[
+    "user",
+    "assistant",
+    "system",
+    "developer",
+    "tool",
+    "function",
+    "text",
+    "tool_use",
+    "tool_result",
+    "image",
+    "image_url",
+    "thinking",
+    "refusal",
+    "a",
+    "b",
+    "{}",
+    "{\"x\": 1}",
+    "",
+    "[ctxcompact: output of f cleared (9 tokens)]",
+];
+
+/// Keys the parsers read, and a few they do not.
+const KEYS: &[&str] = &[
+    "role",
+    "content",
+    "messages",
+    "system",
+    "tool_calls",
+    "tool_call_id",
+    "type",
+    "id",
+    "name",
+    "function",
+    "arguments",
+    "input",
+    "tool_use_id",
+    "is_error",
+    "text",
+    "function_call",
+    "model",
+    "zz",
+];
+
+/// Arbitrary JSON values, biased towards the keys and strings of both formats.
+fn any_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_filter_map("finite", |f| serde_json::Number::from_f64(f)
+            .map(Value::Number)),
+        select(WORDS).prop_map(|s| Value::String(s.into())),
+        ".{0,12}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(5, 64, 8, |inner| {
+        prop_oneof![
+            vec(inner.clone(), 0..8).prop_map(Value::Array),
+            vec(
+                (
+                    prop_oneof![4 => select(KEYS).prop_map(String::from), 1 => ".{0,6}"],
+                    inner
+                ),
+                0..8
+            )
+            .prop_map(|pairs| Value::Object(pairs.into_iter().collect())),
+        ]
+    })
+}
+
+/// Message-shaped JSON with clashing ids, wrong types and misplaced blocks: deep into the
+/// parsers, the validator and the pipeline.
+fn message_like() -> impl Strategy<Value = Value> {
+    let id = || select(&["a", "b", "c"][..]).prop_map(Value::from);
+    let block = (
+        select(&["text", "tool_use", "tool_result", "image", "thinking", "x"][..]),
+        id(),
+        prop::option::of(any_json()),
+        prop::option::of(select(vec![json!("t"), json!(["t"]), json!({}), json!(true)])),
+    )
+        .prop_map(|(kind, id, content, extra)| {
+            let mut block = json!({"type": kind, "id": id, "tool_use_id": id, "name": "f", "input": {}, "text": "t"});
+            if let Some(content) = content {
+                block["content"] = content;
+            }
+            if let Some(extra) = extra {
+                block["is_error"] = extra;
+            }
+            block
+        });
+    let call = id().prop_map(
+        |id| json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}}),
+    );
+    (
+        select(WORDS),
+        prop_oneof![
+            2 => ".{0,8}".prop_map(Value::String),
+            3 => vec(block, 0..4).prop_map(Value::Array),
+            1 => any_json(),
+        ],
+        prop::option::of(vec(call, 0..3)),
+        prop::option::of(id()),
+    )
+        .prop_map(|(role, content, calls, call_id)| {
+            let mut message = json!({"role": role, "content": content});
+            if let Some(calls) = calls {
+                message["tool_calls"] = Value::Array(calls);
+            }
+            if let Some(call_id) = call_id {
+                message["tool_call_id"] = call_id;
+            }
+            message
+        })
+}
+
+/// A valid conversation broken by one edit: a message removed, duplicated, moved or retyped.
+fn mutated() -> impl Strategy<Value = Value> {
+    (
+        conversation(),
+        0usize..4,
+        any::<prop::sample::Index>(),
+        any::<prop::sample::Index>(),
+        any_json(),
+    )
+        .prop_map(|(generated, edit, a, b, junk)| {
+            let mut value = generated.value;
+            let messages = match &mut value {
+                Value::Array(messages) => messages,
+                Value::Object(top) => match top.get_mut("messages") {
+                    Some(Value::Array(messages)) => messages,
+                    _ => return value,
+                },
+                _ => return value,
+            };
+            if messages.is_empty() {
+                return value;
+            }
+            let (i, j) = (a.index(messages.len()), b.index(messages.len()));
+            match edit {
+                0 => {
+                    messages.remove(i);
+                }
+                1 => {
+                    let copy = messages[i].clone();
+                    messages.insert(j, copy);
+                }
+                2 => messages.swap(i, j),
+                _ => {
+                    if let Some(object) = messages[i].as_object_mut() {
+                        let key = KEYS[j % KEYS.len()];
+                        object.insert(key.into(), junk);
+                    }
+                }
+            }
+            value
+        })
+}
+
+/// Runs every entry point on a value; only panics fail. Whatever compacts must be valid.
+fn exercise(value: &Value) -> Result<(), TestCaseError> {
+    for format in [None, Some(Format::OpenAi), Some(Format::Anthropic)] {
+        let Ok(conversation) = format::parse_value(value.clone(), format) else {
+            continue;
+        };
+        let problems = ctxcompact::check(&conversation);
+        let _ = format::render_bytes(&conversation);
+        let counts = ctxcompact::count(&conversation, Tokenizer::Chars.counter());
+        let total = counts.total();
+        for (budget, mode, strategy) in [
+            (1, ToolMode::Clear, None),
+            (total / 2, ToolMode::Drop, Some(Removal::Middle)),
+            (
+                total.saturating_sub(1),
+                ToolMode::Off,
+                Some(Removal::Oldest),
+            ),
+            (total + 1, ToolMode::Clear, None),
+        ] {
+            let options = plain(strategy, mode, 1, true).options(budget);
+            let _ = ctxcompact::analyze(&conversation, &options);
+            let _ = ctxcompact::trim_tools(conversation.clone(), &options);
+            match ctxcompact::compact(conversation.clone(), &options) {
+                Ok(out) => {
+                    prop_assert!(
+                        problems.is_empty(),
+                        "an invalid input compacted: {:?}",
+                        problems
+                    );
+                    prop_assert!(ctxcompact::check(&out.conversation).is_empty());
+                }
+                Err(err) => {
+                    prop_assert!(
+                        !problems.is_empty() || budget == 0 || err.is_cannot_fit(),
+                        "a valid input refused: {}",
+                        err
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(CASES * 2))]
+
+    /// 10a. Arbitrary JSON never makes parsing or compaction panic.
+    #[test]
+    fn arbitrary_json_never_panics(value in any_json()) {
+        exercise(&value)?;
+        exercise(&json!({"messages": value}))?;
+    }
+
+    /// 10b. Message-shaped nonsense and broken valid conversations never panic either.
+    #[test]
+    fn malformed_conversations_never_panic(
+        messages in vec(message_like(), 0..8),
+        system in any_json(),
+        broken in mutated(),
+    ) {
+        exercise(&Value::Array(messages.clone()))?;
+        exercise(&json!({"system": system, "messages": messages}))?;
+        exercise(&broken)?;
+    }
+
+    /// 10c. Arbitrary bytes, and valid JSON cut short or with a byte flipped, never panic.
+    #[test]
+    fn arbitrary_bytes_never_panic(
+        bytes in vec(any::<u8>(), 0..256),
+        generated in conversation(),
+        cut in any::<prop::sample::Index>(),
+        flip in any::<u8>(),
+    ) {
+        for format in [None, Some(Format::OpenAi), Some(Format::Anthropic)] {
+            let _ = format::parse(&bytes, format);
+        }
+        let mut text = serde_json::to_vec(&generated.value).unwrap();
+        let at = cut.index(text.len());
+        let mut flipped = text.clone();
+        flipped[at] ^= flip;
+        text.truncate(at);
+        for broken in [text, flipped] {
+            if let Ok(value) = serde_json::from_slice::<Value>(&broken) {
+                exercise(&value)?;
+            } else {
+                prop_assert!(format::parse(&broken, None).is_err());
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cannot fit through the CLI
+// ---------------------------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(config(CASES / 8))]
+
+    /// 4c. Through the CLI, a budget one token under the pinned minimum exits 3, writes no
+    /// output and leaves the input as it was; the pinned minimum itself fits.
+    #[test]
+    fn the_cli_exits_3_and_writes_nothing_when_the_budget_cannot_fit(generated in conversation()) {
+        let input = generated.parse();
+        let pinned = pinned_minimum(&input, Tokenizer::Chars);
+        let dir = std::env::temp_dir().join(format!(
+            "ctxcompact-properties-cli-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("in.json");
+        let out = dir.join("out.json");
+        let bytes = serde_json::to_vec(&generated.value).unwrap();
+        std::fs::write(&file, &bytes).unwrap();
+        let compact = |budget: usize| {
+            Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+                .arg("compact")
+                .arg(&file)
+                .args(["--format", generated.format.as_str(), "--tokenizer", "chars"])
+                .args(["--tool-mode", "off", "--no-marker", "--target", &budget.to_string()])
+                .arg("-o")
+                .arg(&out)
+                .output()
+                .unwrap()
+        };
+        let result = (|| {
+            if pinned > 1 {
+                let refused = compact(pinned - 1);
+                let stderr = String::from_utf8_lossy(&refused.stderr);
+                prop_assert_eq!(refused.status.code(), Some(3), "{}", stderr);
+                prop_assert!(stderr.contains("cannot fit"), "{}", stderr);
+                prop_assert!(refused.stdout.is_empty());
+                prop_assert!(!out.exists(), "an output file was written");
+                let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+                prop_assert_eq!(left.len(), 1, "a temporary file was left behind");
+            }
+            let fits = compact(pinned);
+            prop_assert_eq!(fits.status.code(), Some(0), "{}", String::from_utf8_lossy(&fits.stderr));
+            prop_assert!(out.exists());
+            prop_assert_eq!(std::fs::read(&file).unwrap(), bytes.clone(), "the input changed");
+            Ok(())
+        })();
+        let _ = std::fs::remove_dir_all(&dir);
+        result?;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The deep run
+// ---------------------------------------------------------------------------------------------
+
+/// Runs every property above with [`DEEP`] times its cases.
+#[test]
+#[ignore = "slow: the properties with 50 times the cases; run with --ignored"]
+fn every_property_holds_with_fifty_times_the_cases() {
+    SCALE.with(|scale| scale.set(DEEP));
+    compacted_output_passes_validation();
+    compaction_preserves_order_and_changes_only_what_it_may();
+    pinned_units_survive_and_the_tail_survives_unless_relaxed();
+    output_fits_the_budget_or_compaction_says_it_cannot();
+    the_pinned_minimum_is_exactly_the_smallest_budget_that_fits();
+    compaction_is_deterministic();
+    compaction_is_idempotent();
+    the_report_agrees_with_the_output();
+    parse_then_render_is_the_identity();
+    tool_trimming_spares_the_latest_rounds_and_excluded_tools();
+    arbitrary_json_never_panics();
+    malformed_conversations_never_panic();
+    arbitrary_bytes_never_panic();
+    the_cli_exits_3_and_writes_nothing_when_the_budget_cannot_fit();
+}
