@@ -271,14 +271,29 @@ fn run(conversation: Conversation, options: &Options) -> Result<(Report, Option<
         preserve_start: options.preserve_start,
         preserve_end: options.preserve_end,
     };
-    let (decision, plan) = select::decide(
-        &options.profile,
-        options.strategy,
-        &features,
-        &options.policy,
-        &units,
-        &limits,
-    );
+    let decide = |limits: &Limits| {
+        select::decide(
+            &options.profile,
+            options.strategy,
+            &features,
+            &options.policy,
+            &units,
+            limits,
+        )
+    };
+    let (mut decision, mut plan) = decide(&limits);
+    let mut marker = options.marker;
+    if !plan.fits && limits.marker > 0 {
+        // The marker is a courtesy: leave it out rather than fail a budget the units can meet.
+        let bare = decide(&Limits {
+            marker: 0,
+            ..limits
+        });
+        if bare.1.fits {
+            (decision, plan) = bare;
+            marker = false;
+        }
+    }
     let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
     outcome.decision = Some(decision);
     outcome.relaxed = plan.relaxed;
@@ -289,9 +304,9 @@ fn run(conversation: Conversation, options: &Options) -> Result<(Report, Option<
     }
     let removed_messages: usize = plan.drop.iter().map(|&u| units[u].messages.len()).sum();
     let removed_tokens: usize = plan.drop.iter().map(|&u| units[u].tokens).sum();
-    let text = options
-        .marker
+    let text = (marker && !plan.drop.is_empty())
         .then(|| marker::removed(removed_messages, removed_tokens));
+    outcome.marker = text.is_some();
     let applied = strategy::apply(trimmed, &units, &plan.drop, text.as_deref(), counter);
     finish(&input, applied, outcome, options).map(|c| (c.report, Some(c.conversation)))
 }
@@ -306,6 +321,7 @@ struct Outcome {
     pinned_tokens: Option<usize>,
     decision: Option<select::Decision>,
     relaxed: Vec<strategy::Protection>,
+    marker: bool,
 }
 
 impl Outcome {
@@ -318,6 +334,7 @@ impl Outcome {
             pinned_tokens: None,
             decision: None,
             relaxed: Vec::new(),
+            marker: false,
         }
     }
 
@@ -357,6 +374,7 @@ impl Outcome {
             profile: options.profile.clone(),
             decision: self.decision,
             relaxed: self.relaxed,
+            marker: self.marker,
             tool_trim: self.tool_trim,
         }
     }

@@ -121,10 +121,10 @@ pub enum Error {
 }
 
 fn more_suffix(count: usize) -> String {
-    if count > 1 {
-        format!(" (and {} more problems)", count - 1)
-    } else {
-        String::new()
+    match count {
+        0 | 1 => String::new(),
+        2 => " (and 1 more problem)".into(),
+        _ => format!(" (and {} more problems)", count - 1),
     }
 }
 
@@ -147,6 +147,14 @@ impl Error {
             at: Location::top(field),
             problem: problem.into(),
         }
+    }
+
+    /// The error for input with nothing but whitespace.
+    pub(crate) fn empty() -> Self {
+        Self::top(
+            "top level",
+            "the input is empty: expected a JSON object or array",
+        )
     }
 
     /// Converts a `serde_json` syntax error, keeping its line and column.

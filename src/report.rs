@@ -58,6 +58,9 @@ pub struct Report {
     pub decision: Option<Decision>,
     /// Protections given up to fit the budget, in order.
     pub relaxed: Vec<Protection>,
+    /// Whether a marker stands where history was removed (it is left out when asked, or when
+    /// only its own tokens stood between the units and the budget).
+    pub marker: bool,
     /// What tool-round trimming did (or would do, in `analyze`).
     pub tool_trim: ToolTrim,
 }

@@ -161,13 +161,13 @@ fn rows() -> Vec<Row> {
             "an empty file",
             "",
             BAD,
-            "{file}: malformed JSON at line 1, column 0: EOF while parsing a value",
+            "{file}: top level: the input is empty: expected a JSON object or array",
         ),
         row(
             "only whitespace",
             " \n\t",
             BAD,
-            "{file}: malformed JSON at line 2, column 1: EOF while parsing a value",
+            "{file}: top level: the input is empty: expected a JSON object or array",
         ),
         row(
             "invalid UTF-8",

@@ -39,6 +39,9 @@ impl Format {
 /// [`Error::Json`] when the bytes are not JSON, [`Error::UnknownFormat`] when detection is
 /// unsure, [`Error::Malformed`] naming the message and field when a field has the wrong shape.
 pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Conversation> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(Error::empty());
+    }
     let value: Value = serde_json::from_slice(bytes).map_err(|err| Error::from_json(&err))?;
     parse_value(value, format)
 }
@@ -49,7 +52,24 @@ pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Conversation> {
 /// # Errors
 /// As [`parse`]; a read error is reported as [`Error::Json`] at the position reached.
 pub fn parse_reader(reader: impl std::io::Read, format: Option<Format>) -> Result<Conversation> {
-    let reader = std::io::BufReader::new(reader);
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(reader);
+    loop {
+        let buffer = reader.fill_buf().map_err(|err| Error::Read {
+            reason: err.to_string(),
+        })?;
+        if buffer.is_empty() {
+            return Err(Error::empty());
+        }
+        let blank = buffer
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+        if blank < buffer.len() {
+            break;
+        }
+        reader.consume(blank);
+    }
     let value: Value = serde_json::from_reader(reader).map_err(|err| Error::from_json(&err))?;
     parse_value(value, format)
 }

@@ -229,7 +229,7 @@ pub(super) fn render_message(message: &Message) -> Value {
         .is_some_and(|a| !a.is_empty())
     {
         // Its calls were dropped with their round: the message keeps only its text.
-        object.remove("tool_calls");
+        object.shift_remove("tool_calls");
     }
     Value::Object(object)
 }

@@ -8,7 +8,8 @@
 //! - **clear** replaces each result's content with a short placeholder naming the tool and what
 //!   was removed; the call, its id, `is_error` and every other field stay, so pairing holds;
 //! - **drop** removes the whole round, keeping text the assistant wrote beside its calls (and, in
-//!   Anthropic format, text the user wrote beside the results) as plain messages.
+//!   Anthropic format, text the user wrote beside the results) as plain messages; a pinned round
+//!   (the conversation's last unit, or the one holding the last user turn) is cleared instead.
 //!
 //! Calls to excluded tools are never touched, and a round holding one is never dropped. Trimming
 //! stops as soon as an optional budget is met, and trims nothing when it would free fewer than
@@ -21,6 +22,7 @@ use super::Applied;
 use crate::conversation::{Layout, Message, Part, Role};
 use crate::marker;
 use crate::tokens::TokenCounter;
+use crate::units::is_user_turn;
 
 /// Rounds kept whole by default (Anthropic's context editing keeps the last 3 tool uses).
 pub(crate) const KEEP_ROUNDS: usize = 3;
@@ -140,7 +142,7 @@ pub(crate) fn trim(
     let capped_total = state.counts.total();
     let mut total = capped_total;
     let mut planned = Vec::new();
-    let mut trimmed = 0;
+    let (mut cleared, mut dropped) = (0, 0);
     for round in &rounds[..rounds.len() - report.kept] {
         if budget.is_some_and(|b| total <= b) || options.mode == ToolMode::Off {
             break;
@@ -154,22 +156,26 @@ pub(crate) fn trim(
         let after: usize = edits.iter().map(|e| e.tokens).sum();
         if after < before {
             total -= before - after;
-            trimmed += 1;
+            let removes = edits
+                .iter()
+                .flat_map(|e| &e.changes)
+                .any(|c| matches!(c, Change::Remove | Change::KeepText));
+            if removes {
+                dropped += 1;
+            } else {
+                cleared += 1;
+            }
             planned.extend(edits);
         }
     }
     if capped_total - total < options.clear_at_least {
         // Not worth spoiling the prompt cache: keep only the caps.
         planned.clear();
-        trimmed = 0;
+        (cleared, dropped) = (0, 0);
         total = capped_total;
     }
-    match options.mode {
-        ToolMode::Clear => report.cleared = trimmed,
-        ToolMode::Drop => report.dropped = trimmed,
-        ToolMode::Off => {}
-    }
-    report.tokens_freed = untouched_total - total;
+    (report.cleared, report.dropped) = (cleared, dropped);
+    report.tokens_freed = untouched_total.saturating_sub(total);
     (apply_edits(state, planned), report)
 }
 
@@ -207,19 +213,30 @@ fn plan_round(
         .map(|(id, _)| *id)
         .collect();
     let all_excluded = excluded.len() == names.len();
-    match options.mode {
+    let span = round.caller..round.end;
+    // A pinned round (the last unit, or the one holding the last user turn) is never removed:
+    // in drop mode it is cleared instead.
+    let pinned = span.end == messages.len()
+        || messages
+            .iter()
+            .rposition(is_user_turn)
+            .is_some_and(|u| span.contains(&u));
+    let mode = match options.mode {
+        ToolMode::Drop if pinned && excluded.is_empty() => ToolMode::Clear,
+        mode => mode,
+    };
+    match mode {
         ToolMode::Clear if !all_excluded => {}
         ToolMode::Drop if excluded.is_empty() => {}
         _ => return None,
     }
-    let span = round.caller..round.end;
     let mut edits = Vec::new();
     for ((index, message), &tokens) in span
         .clone()
         .zip(&messages[span.clone()])
         .zip(&state.counts.messages[span])
     {
-        match options.mode {
+        match mode {
             ToolMode::Drop => edits.push(plan_drop(index, message, counter)),
             _ => edits.extend(plan_clear(
                 index, message, tokens, &names, &excluded, options, counter,
@@ -416,10 +433,13 @@ fn cap_results(message: &mut Message, cap: usize, counter: &dyn TokenCounter) ->
         let [Part::Text { text, .. }] = content.as_slice() else {
             continue;
         };
-        if counter.count_text(text) <= cap {
+        let tokens = counter.count_text(text);
+        if tokens <= cap {
             continue;
         }
-        if let Some(short) = cap_text(text, cap, counter) {
+        // A cap below the size of the omission note itself would lengthen the output.
+        if let Some(short) = cap_text(text, cap, counter).filter(|s| counter.count_text(s) < tokens)
+        {
             *content = vec![Part::text(short)];
             *layout = Layout::Text;
             capped += 1;
