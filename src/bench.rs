@@ -4,10 +4,9 @@
 //! runs every [`Contender`] against it: the two strategies forced (`oldest`, `middle`), the
 //! selector (`auto`), tool trimming alone (`tools`), the default pipeline (`default`: tool
 //! trimming, then the selector), and [`naive`], the baseline that drops the oldest messages one
-//! by one as simple trimmers do. Each output is recounted and checked with
-//! [`check`](crate::check) independently of what the engine reports, and the bench keeps one
-//! [`Row`] of figures per contender. A result that cannot fit counts as the input unchanged:
-//! valid, but not fitting.
+//! by one as simple trimmers do. Each output is recounted and checked with [`check`]
+//! independently of what the engine reports, and the bench keeps one [`Row`] of figures per
+//! contender. A result that cannot fit counts as the input unchanged: valid, but not fitting.
 //!
 //! Every figure is deterministic except the timings, which are the only reason this module reads
 //! a clock; they never influence an output.

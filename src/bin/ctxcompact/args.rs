@@ -78,6 +78,26 @@ pub(crate) enum Command {
         #[command(flatten)]
         input: Input,
     },
+    /// Run every strategy over conversations and print one row of figures per strategy.
+    ///
+    /// Strategies: oldest and middle (forced, tool trimming off), auto (the selector, tool
+    /// trimming off), tools (tool trimming alone), default (tool trimming, then the selector) and
+    /// naive (drops the oldest messages one by one, ignoring tool pairs). Invalid files are
+    /// reported and skipped.
+    Bench {
+        /// Conversation files, or folders searched recursively for `.json` files.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Budget as a share of each conversation's own total [default: 0.5].
+        #[arg(long, conflicts_with = "target")]
+        ratio: Option<f64>,
+        /// Budget in tokens, the same for every conversation.
+        #[arg(long)]
+        target: Option<usize>,
+        /// Print `{"strategies": [...]}` instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// The input file and its format.
@@ -295,4 +315,12 @@ pub(crate) fn tool_options(model: &ModelArgs, tools: &ToolArgs) -> Result<Option
         tools: tools.options(),
         ..Options::default()
     })
+}
+
+/// The bench's budget: `--target` tokens, else `--ratio` (default 0.5) of each conversation.
+pub(crate) fn bench_budget(ratio: Option<f64>, target: Option<usize>) -> Budget {
+    match (target, ratio) {
+        (Some(tokens), _) => Budget::Tokens(tokens),
+        (None, ratio) => Budget::Ratio(ratio.unwrap_or(0.5)),
+    }
 }

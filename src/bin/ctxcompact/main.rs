@@ -4,13 +4,14 @@ mod args;
 
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{self, Write};
-use std::path::Path;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow};
 use clap::Parser;
-use ctxcompact::{Action, Conversation, Report, format};
+use ctxcompact::bench::{Bench, Row};
+use ctxcompact::{Action, Conversation, Report, Tokenizer, format};
 
 use args::{Cli, Command, Input, Output};
 
@@ -140,7 +141,157 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Ok(ExitCode::from(EXIT_BAD_INPUT))
             }
         }
+        Command::Bench {
+            paths,
+            ratio,
+            target,
+            json,
+        } => bench(&paths, args::bench_budget(ratio, target), json),
     }
+}
+
+/// Runs the bench over every conversation under `paths` and prints its table.
+fn bench(paths: &[PathBuf], budget: ctxcompact::Budget, json: bool) -> Result<ExitCode> {
+    let mut bench = Bench::new(budget, Tokenizer::O200k)?;
+    let mut files = Vec::new();
+    for path in paths {
+        json_files(path, &mut files)?;
+    }
+    files.sort();
+    files.dedup();
+    let progress = io::stderr().is_terminal();
+    let mut skipped = 0;
+    for (done, file) in files.iter().enumerate() {
+        if progress {
+            show_progress(done, files.len(), file);
+        }
+        let name = file.display();
+        let added = fs::read(file)
+            .with_context(|| format!("{name}: cannot read"))
+            .and_then(|bytes| Ok(format::parse(&bytes, None)?))
+            .and_then(|conversation| Ok(bench.add(&conversation)?));
+        match added {
+            Ok(failures) => {
+                for failure in failures {
+                    eprintln!(
+                        "{}ctxcompact: {name}: unexpected: {failure}",
+                        clear(progress)
+                    );
+                }
+            }
+            Err(err) => {
+                skipped += 1;
+                eprintln!("{}ctxcompact: {name}: skipped: {err:#}", clear(progress));
+            }
+        }
+    }
+    if progress {
+        eprint!("{}", clear(true));
+    }
+    if skipped > 0 {
+        eprintln!(
+            "ctxcompact: skipped {skipped} invalid file{} of {}",
+            if skipped == 1 { "" } else { "s" },
+            files.len()
+        );
+    }
+    if bench.conversations() == 0 {
+        return Err(anyhow!("no valid conversation found in the paths given"));
+    }
+    let rows = bench.rows();
+    let text = if json {
+        let mut text = serde_json::to_string_pretty(&serde_json::json!({ "strategies": rows }))
+            .expect("rows always serialize");
+        text.push('\n');
+        text
+    } else {
+        bench_table(&rows, budget)
+    };
+    io::stdout().write_all(text.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Adds `path` if it is a file, or every `.json` file under it if it is a folder.
+fn json_files(path: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
+    if !path.is_dir() {
+        if !path.exists() {
+            return Err(anyhow!("{}: no such file or folder", path.display()));
+        }
+        files.push(path.to_path_buf());
+        return Ok(());
+    }
+    let entries = fs::read_dir(path).with_context(|| format!("{}: cannot list", path.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("{}: cannot list", path.display()))?;
+        let child = entry.path();
+        if child.is_dir() {
+            json_files(&child, files)?;
+        } else if child.extension().is_some_and(|e| e == "json") {
+            files.push(child);
+        }
+    }
+    Ok(())
+}
+
+/// A `\r`-updated progress line on standard error.
+fn show_progress(done: usize, total: usize, file: &Path) {
+    const WIDTH: usize = 24;
+    let filled = done * WIDTH / total.max(1);
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let name: String = name.chars().take(40).collect();
+    eprint!(
+        "\r[{}{}] {done}/{total} {name:<40}",
+        "#".repeat(filled),
+        ".".repeat(WIDTH - filled)
+    );
+}
+
+/// What erases the progress line before other output (nothing when there is none).
+fn clear(progress: bool) -> &'static str {
+    if progress { "\r\x1b[2K" } else { "" }
+}
+
+/// The bench rows as an aligned text table.
+fn bench_table(rows: &[Row], budget: ctxcompact::Budget) -> String {
+    let budget = match budget {
+        ctxcompact::Budget::Tokens(tokens) => format!("{tokens} tokens"),
+        ctxcompact::Budget::Ratio(ratio) => format!("{ratio} of each conversation's tokens"),
+        ctxcompact::Budget::Window { .. } => "the model's window".into(),
+    };
+    let conversations = rows.first().map_or(0, |r| r.conversations);
+    let mut out = format!("{conversations} conversations, budget {budget} (o200k)\n\n");
+    let _ = writeln!(
+        out,
+        "{:<9} {:>6} {:>7} {:>7} {:>10} {:>11} {:>12} {:>11} {:>9}",
+        "strategy",
+        "convs",
+        "fit %",
+        "valid %",
+        "efficiency",
+        "utilization",
+        "users kept %",
+        "task kept %",
+        "ms/conv"
+    );
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>9.2}",
+            row.strategy.as_str(),
+            row.conversations,
+            row.fit_pct,
+            row.valid_pct,
+            row.efficiency,
+            row.utilization,
+            row.user_kept_pct,
+            row.task_kept_pct,
+            row.ms_per_conversation
+        );
+    }
+    out
 }
 
 /// Reads and parses the input file (or standard input for `-`).
