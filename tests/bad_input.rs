@@ -435,7 +435,7 @@ fn rows() -> Vec<Row> {
         usage(
             "a negative budget",
             &["--target", "-5"],
-            "unexpected argument '-5' found",
+            "invalid value '-5' for '--target <TARGET>': a budget is a number of tokens, 0 or more; got -5",
         ),
         usage(
             "a non-numeric budget",
@@ -461,6 +461,26 @@ fn rows() -> Vec<Row> {
             "an output path in a missing folder",
             &["--target", "50", "-o", "{dir}/missing/out.json"],
             "{dir}/missing/out.json: the folder {dir}/missing does not exist",
+        ),
+        usage(
+            "an output path in a missing folder, with a budget that cannot fit",
+            &["--target", "1", "-o", "{dir}/missing/out.json"],
+            "{dir}/missing/out.json: the folder {dir}/missing does not exist",
+        ),
+        usage(
+            "an output path that is a folder",
+            &["--target", "50", "-o", "{dir}"],
+            "{dir}: is a folder, not a file",
+        ),
+        usage(
+            "a report path in a missing folder",
+            &["--target", "50", "--report", "{dir}/missing/report.json"],
+            "{dir}/missing/report.json: the folder {dir}/missing does not exist",
+        ),
+        usage(
+            "a negative ratio",
+            &["--ratio", "-0.5"],
+            "{file}: --ratio: expected a number above 0, got -0.5",
         ),
         Row {
             input: None,

@@ -89,10 +89,10 @@ pub(crate) enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Budget as a share of each conversation's own total [default: 0.5].
-        #[arg(long, conflicts_with = "target")]
+        #[arg(long, conflicts_with = "target", allow_negative_numbers = true)]
         ratio: Option<f64>,
         /// Budget in tokens, the same for every conversation.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = token_count)]
         target: Option<usize>,
         /// Print `{"strategies": [...]}` instead of a table.
         #[arg(long)]
@@ -142,16 +142,17 @@ pub(crate) struct BudgetArgs {
     #[command(flatten)]
     pub(crate) model: ModelArgs,
     /// Budget in tokens.
-    #[arg(long, conflicts_with_all = ["ratio", "trigger", "target_ratio"])]
+    #[arg(long, conflicts_with_all = ["ratio", "trigger", "target_ratio"],
+          allow_negative_numbers = true, value_parser = token_count)]
     pub(crate) target: Option<usize>,
     /// Budget as a share of the current total (e.g. 0.5).
-    #[arg(long, conflicts_with_all = ["trigger", "target_ratio"])]
+    #[arg(long, conflicts_with_all = ["trigger", "target_ratio"], allow_negative_numbers = true)]
     pub(crate) ratio: Option<f64>,
     /// With --model: compact when usage passes this share of the window [default: 0.7].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) trigger: Option<f64>,
     /// With --model: compact down to this share of the window [default: 0.5].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub(crate) target_ratio: Option<f64>,
 }
 
@@ -273,6 +274,20 @@ impl ToolArgs {
             clear_at_least: self.clear_at_least,
             max_output: self.max_tool_output,
         }
+    }
+}
+
+/// Parses a token budget, saying what is wrong with a negative or non-numeric one.
+fn token_count(text: &str) -> std::result::Result<usize, String> {
+    match text.trim().parse::<i128>() {
+        Ok(n) if n < 0 => Err(format!(
+            "a budget is a number of tokens, 0 or more; got {n}"
+        )),
+        Ok(_) => text
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| format!("{text} tokens is too many")),
+        Err(_) => Err(format!("expected a number of tokens, got `{text}`")),
     }
 }
 

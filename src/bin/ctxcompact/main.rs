@@ -57,6 +57,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tools,
             output,
         } => {
+            check_paths(&output)?;
             let conversation = read(&input)?;
             let options = args::options(&budget, strategy, !no_marker, &tools)?;
             let compacted =
@@ -69,6 +70,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tools,
             output,
         } => {
+            check_paths(&output)?;
             let conversation = read(&input)?;
             let options = args::tool_options(&model, &tools)?;
             let trimmed = ctxcompact::trim_tools(conversation, &options)
@@ -94,53 +96,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             io::stdout().write_all(text.as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Count { input, model, json } => {
-            let conversation = read(&input)?;
-            let (_, _, tokenizer) = model.resolve()?;
-            let counts = tokenizer.count(&conversation);
-            let mut out = String::new();
-            if json {
-                let value =
-                    serde_json::json!({"total": counts.total(), "messages": counts.messages});
-                out = format!("{value}\n");
-            } else {
-                if counts.system > 0 {
-                    let _ = writeln!(out, "system prompt  {:>8}", counts.system);
-                }
-                for (index, (message, tokens)) in conversation
-                    .messages
-                    .iter()
-                    .zip(&counts.messages)
-                    .enumerate()
-                {
-                    let _ = writeln!(out, "{index:>6} {:<9} {tokens:>8}", message.role.as_str());
-                }
-                let _ = writeln!(
-                    out,
-                    "total ({}, with 3 reply tokens) {}",
-                    tokenizer.as_str(),
-                    counts.total()
-                );
-            }
-            io::stdout().write_all(out.as_bytes())?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Validate { input } => {
-            let conversation = read(&input)?;
-            let problems = ctxcompact::check(&conversation);
-            let mut out = io::stdout().lock();
-            for problem in &problems {
-                writeln!(out, "{}: {problem}", input.file)?;
-            }
-            if problems.is_empty() {
-                let (format, count) = (conversation.format.as_str(), conversation.messages.len());
-                writeln!(out, "{}: valid ({format}, {count} messages)", input.file)?;
-                Ok(ExitCode::SUCCESS)
-            } else {
-                eprintln!("ctxcompact: {}: {} problems", input.file, problems.len());
-                Ok(ExitCode::from(EXIT_BAD_INPUT))
-            }
-        }
+        Command::Count { input, model, json } => count(&input, &model, json),
+        Command::Validate { input } => validate(&input),
         Command::Bench {
             paths,
             ratio,
@@ -148,6 +105,57 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
         } => bench(&paths, args::bench_budget(ratio, target), json),
     }
+}
+
+/// Prints each message's tokens and the total.
+fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode> {
+    let conversation = read(input)?;
+    let (_, _, tokenizer) = model.resolve()?;
+    let counts = tokenizer.count(&conversation);
+    let mut out = String::new();
+    if json {
+        let value = serde_json::json!({"total": counts.total(), "messages": counts.messages});
+        out = format!("{value}\n");
+    } else {
+        if counts.system > 0 {
+            let _ = writeln!(out, "system prompt  {:>8}", counts.system);
+        }
+        let rows = conversation
+            .messages
+            .iter()
+            .zip(&counts.messages)
+            .enumerate();
+        for (index, (message, tokens)) in rows {
+            let _ = writeln!(out, "{index:>6} {:<9} {tokens:>8}", message.role.as_str());
+        }
+        let tokenizer = tokenizer.as_str();
+        let _ = writeln!(
+            out,
+            "total ({tokenizer}, with 3 reply tokens) {}",
+            counts.total()
+        );
+    }
+    io::stdout().write_all(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints every pairing problem with its message and field; exit 2 when there is one.
+fn validate(input: &Input) -> Result<ExitCode> {
+    let conversation = read(input)?;
+    let problems = ctxcompact::check(&conversation);
+    let mut out = io::stdout().lock();
+    for problem in &problems {
+        writeln!(out, "{}: {problem}", input.file)?;
+    }
+    if problems.is_empty() {
+        let (format, count) = (conversation.format.as_str(), conversation.messages.len());
+        writeln!(out, "{}: valid ({format}, {count} messages)", input.file)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let count = problems.len();
+    let noun = if count == 1 { "problem" } else { "problems" };
+    eprintln!("ctxcompact: {}: {count} {noun}", input.file);
+    Ok(ExitCode::from(EXIT_BAD_INPUT))
 }
 
 /// Runs the bench over every conversation under `paths` and prints its table.
@@ -310,11 +318,6 @@ fn read(input: &Input) -> Result<Conversation> {
 /// Writes the output conversation, the report and the summary line.
 fn emit(conversation: &Conversation, report: &Report, output: &Output) -> Result<ExitCode> {
     let report_json = to_json(report);
-    if let Some(path) = &output.report {
-        if path != "-" {
-            check_writable(Path::new(path))?;
-        }
-    }
     if let Some(path) = &output.output {
         write_atomically(path, |file| format::write(conversation, file))?;
     } else {
@@ -343,13 +346,26 @@ fn to_json(report: &Report) -> String {
     text
 }
 
-/// Fails early, before anything is written, when `path`'s folder does not exist.
+/// Fails early, before any work, when an output path cannot be written.
+fn check_paths(output: &Output) -> Result<()> {
+    if let Some(path) = &output.output {
+        check_writable(path)?;
+    }
+    match output.report.as_deref() {
+        Some("-") | None => Ok(()),
+        Some(path) => check_writable(Path::new(path)),
+    }
+}
+
+/// Fails when `path` is a folder or its folder does not exist.
 fn check_writable(path: &Path) -> Result<()> {
     let folder = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    if folder.is_dir() {
+    if path.is_dir() {
+        Err(anyhow!("{}: is a folder, not a file", path.display()))
+    } else if folder.is_dir() {
         Ok(())
     } else {
         Err(anyhow!(
