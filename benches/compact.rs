@@ -62,6 +62,27 @@ fn texts(conversation: &Conversation) -> Vec<String> {
     out
 }
 
+/// Bare tiktoken-rs over the same strings the recipe counts, one at a time: the tokenizer time
+/// that the goals compare against.
+fn bare_per_field(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    texts: &[String],
+    bpe: &tiktoken_rs::CoreBPE,
+) {
+    group.bench_function(
+        BenchmarkId::new("bare_count_ordinary_per_field", name),
+        |b| {
+            b.iter(|| {
+                black_box(texts)
+                    .iter()
+                    .map(|t| bpe.count_ordinary(t))
+                    .sum::<usize>()
+            });
+        },
+    );
+}
+
 fn count_group(c: &mut Criterion) {
     let (path, bytes) = largest_data_file();
     let conversation = format::parse(&bytes, None).expect("data files parse");
@@ -80,22 +101,29 @@ fn count_group(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("tokenizer_count", &name), |b| {
         b.iter(|| Tokenizer::O200k.count(black_box(&conversation)));
     });
-    group.bench_function(
-        BenchmarkId::new("bare_count_ordinary_per_field", &name),
-        |b| {
-            b.iter(|| {
-                black_box(&texts)
-                    .iter()
-                    .map(|t| bpe.count_ordinary(t))
-                    .sum::<usize>()
-            });
-        },
-    );
+    bare_per_field(&mut group, &name, &texts, &bpe);
     group.bench_function(BenchmarkId::new("bare_count_ordinary", &name), |b| {
         b.iter(|| bpe.count_ordinary(black_box(&joined)));
     });
     group.bench_function(BenchmarkId::new("bare_encode_ordinary", &name), |b| {
         b.iter(|| bpe.encode_ordinary(black_box(&joined)).len());
+    });
+    group.finish();
+
+    // Scaling over cores: four copies of the file (above the threshold for extra encoders),
+    // counted on one thread and on every core, with every encoder built beforehand.
+    let mut large = conversation.clone();
+    for _ in 0..3 {
+        large.messages.extend(conversation.messages.iter().cloned());
+    }
+    let _ = Tokenizer::O200k.count(&large);
+    let mut group = c.benchmark_group("count_cores");
+    group.throughput(Throughput::Bytes(4 * joined.len() as u64));
+    group.bench_function(BenchmarkId::new("one_thread", "4x"), |b| {
+        b.iter(|| count(black_box(&large), counter));
+    });
+    group.bench_function(BenchmarkId::new("every_core", "4x"), |b| {
+        b.iter(|| Tokenizer::O200k.count(black_box(&large)));
     });
     group.finish();
 }
@@ -225,17 +253,7 @@ fn compact_group(c: &mut Criterion) {
             format::render_bytes(&compacted.conversation)
         });
     });
-    group.bench_function(
-        BenchmarkId::new("bare_count_ordinary_per_field", &name),
-        |b| {
-            b.iter(|| {
-                black_box(&texts)
-                    .iter()
-                    .map(|t| bpe.count_ordinary(t))
-                    .sum::<usize>()
-            });
-        },
-    );
+    bare_per_field(&mut group, &name, &texts, &bpe);
     // Parsing and rendering apart: with `count/tokenizer_count`, where the pipeline's time goes.
     group.bench_function(BenchmarkId::new("stage_parse", &name), |b| {
         b.iter(|| format::parse(black_box(&bytes), None).expect("parses"));

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::catalog::Profile;
 use crate::compact::{Budget, Compacted, Options, compact, trim_tools};
-use crate::conversation::{Conversation, Part, Role};
+use crate::conversation::{Conversation, Role};
 use crate::error::{Error, Result};
 use crate::select::efficiency;
 use crate::strategy::Strategy;
@@ -435,16 +435,9 @@ fn run(
     }
 }
 
-/// Whether message `index` is a user turn: a user message with something besides tool results
-/// (what the `user_kept` and `task_kept` figures count).
+/// Whether message `index` is a user turn (what the `user_kept` and `task_kept` figures count).
 fn is_user_turn(conversation: &Conversation, index: usize) -> bool {
-    let message = &conversation.messages[index];
-    message.role == Role::User
-        && (message.parts.is_empty()
-            || message
-                .parts
-                .iter()
-                .any(|p| !matches!(p, Part::ToolResult { .. })))
+    crate::units::is_user_turn(&conversation.messages[index])
 }
 
 #[cfg(test)]
