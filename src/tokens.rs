@@ -62,39 +62,14 @@ impl Tokenizer {
     /// Counter number `slot` of a per-process pool: each counting thread gets its own encoder,
     /// since threads sharing one contend on its regex. Built on first use.
     fn pooled(self, slot: usize) -> &'static dyn TokenCounter {
-        match self.pool() {
-            Some(pool) => pool[slot.min(MAX_THREADS - 1)].get_or_init(|| Tiktoken::new(self)),
-            None => &CharEstimate,
-        }
-    }
-
-    /// The per-thread encoders of a BPE tokenizer (`None` for the estimator).
-    fn pool(self) -> Option<&'static [OnceLock<Tiktoken>; MAX_THREADS]> {
         static O200K: [OnceLock<Tiktoken>; MAX_THREADS] = [const { OnceLock::new() }; MAX_THREADS];
         static CL100K: [OnceLock<Tiktoken>; MAX_THREADS] = [const { OnceLock::new() }; MAX_THREADS];
-        match self {
-            Self::O200k => Some(&O200K),
-            Self::Cl100k => Some(&CL100K),
-            Self::Chars => None,
-        }
-    }
-
-    /// How many threads to count `bytes` of text on: one per [`PARALLEL_MIN_BYTES`] while an
-    /// encoder must be built for it, and as many as are already built once there is
-    /// [`PARALLEL_WARM_BYTES`] of text to share.
-    fn threads(self, bytes: usize) -> usize {
-        let Some(pool) = self.pool() else { return 1 };
-        let cores = std::thread::available_parallelism()
-            .map_or(1, std::num::NonZero::get)
-            .min(MAX_THREADS);
-        let built = pool.iter().take_while(|slot| slot.get().is_some()).count();
-        let cold = bytes / PARALLEL_MIN_BYTES + 1;
-        let warm = if bytes >= PARALLEL_WARM_BYTES {
-            built
-        } else {
-            1
+        let pool = match self {
+            Self::O200k => &O200K,
+            Self::Cl100k => &CL100K,
+            Self::Chars => return &CharEstimate,
         };
-        cores.min(cold.max(warm))
+        pool[slot.min(MAX_THREADS - 1)].get_or_init(|| Tiktoken::new(self))
     }
 
     /// Counts every message of a conversation once, on several threads when the text is large
@@ -107,12 +82,15 @@ impl Tokenizer {
         let messages = &conversation.messages;
         let sizes: Vec<usize> = messages.iter().map(text_bytes).collect();
         let total_bytes: usize = sizes.iter().sum();
-        let threads = self.threads(total_bytes);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZero::get)
+            .min(MAX_THREADS)
+            .min(total_bytes / PARALLEL_MIN_BYTES + 1);
         let system = conversation
             .system
             .as_ref()
             .map_or(0, |s| self.counter().count_message(s));
-        if threads <= 1 {
+        if threads <= 1 || self == Self::Chars {
             let counter = self.counter();
             return Counts {
                 messages: messages.iter().map(|m| counter.count_message(m)).collect(),
@@ -161,10 +139,6 @@ const MAX_THREADS: usize = 8;
 /// Text each extra counting thread must have to repay building its own encoder (about 150 ms
 /// to build o200k, the time to count about 2 MB).
 const PARALLEL_MIN_BYTES: usize = 2 << 20;
-
-/// Text that repays splitting the count between threads whose encoders are already built (the
-/// cost of starting a thread is microseconds; counting this much takes milliseconds).
-const PARALLEL_WARM_BYTES: usize = 64 << 10;
 
 /// Bytes of text a message holds, to balance counting threads.
 fn text_bytes(message: &Message) -> usize {
