@@ -99,16 +99,18 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
             .collect(),
         Strategy::Oldest => Vec::new(),
     };
-    let is_head = |i: usize| head.binary_search(&i).is_ok();
+    let is_head = |i: &usize| head.binary_search(i).is_ok();
     // Removal order: the unprotected middle, then the head, then the tail; oldest first in each.
-    let phases: [(Option<Protection>, Vec<usize>); 3] = [
-        (None, (0..tail_start).filter(|&i| !is_head(i)).collect()),
-        (
-            Some(Protection::Head),
-            head.iter().copied().filter(|&i| i < tail_start).collect(),
-        ),
-        (Some(Protection::Tail), (tail_start..units.len()).collect()),
-    ];
+    let order = (0..tail_start)
+        .filter(|i| !is_head(i))
+        .map(|i| (None, i))
+        .chain(
+            head.iter()
+                .copied()
+                .filter(|&i| i < tail_start)
+                .map(|i| (Some(Protection::Head), i)),
+        )
+        .chain((tail_start..units.len()).map(|i| (Some(Protection::Tail), i)));
     let mut plan = Plan {
         strategy,
         drop: Vec::new(),
@@ -118,26 +120,24 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
         relaxed: Vec::new(),
     };
     let mut kept_tokens = total;
-    'phases: for (protection, order) in phases {
-        for i in order {
-            if plan.fits {
-                break 'phases;
-            }
-            let unit = &units[i];
-            if unit.pinned {
-                continue;
-            }
-            if let Some(protection) = protection {
-                if plan.relaxed.last() != Some(&protection) {
-                    plan.relaxed.push(protection);
-                }
-            }
-            plan.drop.push(i);
-            kept_tokens -= unit.tokens;
-            plan.messages_kept -= unit.messages.len();
-            plan.tokens_after = kept_tokens + limits.marker;
-            plan.fits = plan.tokens_after <= limits.budget;
+    for (protection, i) in order {
+        if plan.fits {
+            break;
         }
+        let unit = &units[i];
+        if unit.pinned {
+            continue;
+        }
+        if let Some(protection) = protection {
+            if plan.relaxed.last() != Some(&protection) {
+                plan.relaxed.push(protection);
+            }
+        }
+        plan.drop.push(i);
+        kept_tokens -= unit.tokens;
+        plan.messages_kept -= unit.messages.len();
+        plan.tokens_after = kept_tokens + limits.marker;
+        plan.fits = plan.tokens_after <= limits.budget;
     }
     plan.drop.sort_unstable();
     plan
