@@ -348,3 +348,47 @@ fn errors_name_the_file_message_and_field() {
         stderr(&output)
     );
 }
+
+#[test]
+fn output_to_a_device_or_a_symlink_writes_through_it() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("write-through");
+    let input = write_json(&dir, "in.json", &json!([{"role": "user", "content": "hi"}]));
+    // Renaming a temporary file over /dev/null would replace the device with a regular file.
+    let output = ctxcompact(
+        &["compact", &input, "--target", "100", "-o", "/dev/null"],
+        None,
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    // A symlink stays a symlink; its target gets the output.
+    let target = dir.join("real.json");
+    std::fs::write(&target, b"old").unwrap();
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let output = ctxcompact(
+        &[
+            "compact",
+            &input,
+            "--target",
+            "100",
+            "-o",
+            link.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let written: Value = serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
+    assert_eq!(written, json!([{"role": "user", "content": "hi"}]));
+}

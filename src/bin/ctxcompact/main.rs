@@ -377,16 +377,35 @@ fn check_writable(path: &Path) -> Result<()> {
 }
 
 /// Writes to a temporary file beside `path`, then renames it over `path`: readers see the old
-/// file or the whole new one, never a part.
+/// file or the whole new one, never a part. A symlink is written through to its target, and a
+/// path that is not a regular file (`/dev/null`, a pipe) is written to directly, since renaming
+/// over it would replace the device or pipe itself.
 fn write_atomically(
     path: &Path,
     fill: impl FnOnce(&mut io::BufWriter<fs::File>) -> io::Result<()>,
 ) -> Result<()> {
     check_writable(path)?;
-    let name = path
+    let cannot = || format!("{}: cannot write", path.display());
+    if fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        let mut writer = io::BufWriter::new(
+            fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(cannot)?,
+        );
+        return fill(&mut writer)
+            .and_then(|()| writer.flush())
+            .with_context(cannot);
+    }
+    let target = if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        fs::canonicalize(path).with_context(cannot)?
+    } else {
+        path.to_path_buf()
+    };
+    let name = target
         .file_name()
         .ok_or_else(|| anyhow!("{}: not a file path", path.display()))?;
-    let temp = path.with_file_name(format!(
+    let temp = target.with_file_name(format!(
         ".{}.ctxcompact-{}.tmp",
         name.to_string_lossy(),
         std::process::id()
@@ -400,11 +419,11 @@ fn write_atomically(
                 .map_err(io::IntoInnerError::into_error)?
                 .sync_all()
         })
-        .and_then(|()| fs::rename(&temp, path));
+        .and_then(|()| fs::rename(&temp, &target));
     if result.is_err() {
         let _ = fs::remove_file(&temp);
     }
-    result.with_context(|| format!("{}: cannot write", path.display()))
+    result.with_context(cannot)
 }
 
 /// The analyze report as text: features, profile, rules and decision.
