@@ -245,12 +245,12 @@ fn run(conversation: Conversation, options: &Options) -> Result<(Report, Option<
     let counter = options.tokenizer.counter();
     let (input, start) = checked_start(conversation, options.tokenizer)?;
     let (budget, needed) = resolve_budget(options.budget, &options.profile, input.tokens)?;
+    // The input's features; the selector measures again after tool trimming.
+    let features = start.measure(budget, &options.thresholds);
     if !needed {
-        let features = start.measure(budget, &options.thresholds);
         let outcome = Outcome::new(Action::WithinBudget, budget, ToolTrim::default(), features);
         return finish(&input, start, outcome, options).map(|c| (c.report, Some(c.conversation)));
     }
-    let features = start.measure(budget, &options.thresholds);
     let (trimmed, tool_trim) = tools::trim(start, &options.tools, Some(budget), counter);
     if trimmed.counts.total() <= budget {
         let outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
