@@ -197,7 +197,7 @@ fn agent_conversation(messages: usize, seed: u64) -> Conversation {
 /// and flatters the small sizes (a plain scan then looks 2–3× faster there than it runs on a
 /// new input), which would hide how the cost really scales.
 fn plan_group(c: &mut Criterion) {
-    let options = Options::default();
+    let options = Options::with_budget(Budget::Ratio(0.5));
     let mut group = c.benchmark_group("plan");
     for messages in [1_000, 10_000, 100_000] {
         let variants = (40_000 / messages).max(1) as u64;
@@ -236,10 +236,7 @@ fn compact_group(c: &mut Criterion) {
     let conversation = format::parse(&bytes, None).expect("data files parse");
     let texts = texts(&conversation);
     let bpe = tiktoken_rs::o200k_base().expect("tiktoken-rs ships o200k");
-    let options = Options {
-        budget: Budget::Ratio(0.5),
-        ..Options::default()
-    };
+    let options = Options::with_budget(Budget::Ratio(0.5));
     let compacted =
         compact(conversation.clone(), &options).expect("the largest data file compacts");
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());

@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::budget::Budget;
 use crate::catalog::Profile;
-use crate::compact::{Budget, Compacted, Options, compact, trim_tools};
+use crate::compact::{Compacted, Options, compact, trim_tools};
 use crate::conversation::{Conversation, Role};
 use crate::error::{Error, Result};
 use crate::select::efficiency;
@@ -70,10 +71,9 @@ impl Contender {
     /// The library options this contender runs with (not used by [`Contender::Naive`]).
     fn options(self, budget: usize, tokenizer: Tokenizer) -> Options {
         let base = Options {
-            budget: Budget::Tokens(budget),
             tokenizer,
             profile: Profile::generic(tokenizer),
-            ..Options::default()
+            ..Options::with_budget(Budget::Tokens(budget))
         };
         let off = ToolOptions {
             mode: ToolMode::Off,
@@ -251,22 +251,18 @@ impl Bench {
     /// [`Error::BadBudget`] for a ratio that is not a number above 0, a budget of 0 tokens, or
     /// a window budget (the bench has no model).
     pub fn new(budget: Budget, tokenizer: Tokenizer) -> Result<Self> {
+        budget.check()?;
         let target = match budget {
-            Budget::Tokens(0) => Err(Error::BadBudget {
-                option: "--target",
-                problem: "a budget of 0 tokens fits nothing".into(),
-            }),
-            Budget::Ratio(ratio) if !ratio.is_finite() || ratio <= 0.0 => Err(Error::BadBudget {
-                option: "--ratio",
-                problem: format!("expected a number above 0, got {ratio}"),
-            }),
-            Budget::Window { .. } => Err(Error::BadBudget {
-                option: "--model",
-                problem: "the bench takes --ratio or --target, not a model's window".into(),
-            }),
-            Budget::Tokens(tokens) => Ok(Target::Tokens(tokens)),
-            Budget::Ratio(ratio) => Ok(Target::Ratio(ratio)),
-        }?;
+            Budget::Tokens(tokens) => Target::Tokens(tokens),
+            Budget::Ratio(ratio) => Target::Ratio(ratio),
+            Budget::Window { .. } => {
+                return Err(Error::bad_budget(
+                    "context_window",
+                    "none",
+                    "the bench takes a ratio or a token budget, not a model's window",
+                ));
+            }
+        };
         Ok(Self {
             target,
             tokenizer,

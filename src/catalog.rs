@@ -1,8 +1,11 @@
 //! The model catalog: each model's provider, context window, tokenizer and strategy preference.
 //!
-//! The built-in catalog is `data/models.json`, embedded at build time; `--catalog FILE` loads
-//! another of the same shape. A name resolves by exact match first, then by the longest catalog
-//! name it starts with (`gpt-4.1-mini` finds `gpt-4.1`, not `gpt-4`).
+//! The built-in catalog is `data/models.json`, embedded at build time; another of the same shape
+//! can be loaded with [`Catalog::from_json`]. A name is resolved after normalising it: case is
+//! ignored, provider prefixes (`openai/`, `models/`, `us.anthropic.`) and runner tags (`:8b`,
+//! `@20250219`) are stripped. Then an exact name or alias wins; else the longest catalog name
+//! that the name continues after a `-` or `_` (dated and versioned names: `gpt-4o-2024-08-06`
+//! finds `gpt-4o`, `gpt-4-turbo` its own entry rather than `gpt-4`).
 
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +43,15 @@ pub struct Profile {
     pub strategy: Preference,
     /// Why that preference, in one line.
     pub reason: String,
+    /// Other names of the same model, matched exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    /// Where the context window was published.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// When the figure was entered from that source (YYYY-MM-DD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<String>,
 }
 
 impl Profile {
@@ -52,6 +64,9 @@ impl Profile {
             tokenizer,
             strategy: Preference::Hybrid,
             reason: "no model given: let the conversation's shape decide".into(),
+            aliases: Vec::new(),
+            source: None,
+            read: None,
         }
     }
 }
@@ -75,36 +90,93 @@ impl Catalog {
     /// Reads a catalog from JSON text of the shape of `data/models.json`.
     ///
     /// # Errors
-    /// [`Error::Catalog`] when the text is not such a catalog.
+    /// [`Error::Catalog`] when the text is not such a catalog, or an entry has a context
+    /// window of 0 or a name (or alias) used twice.
     pub fn from_json(text: &str) -> Result<Self> {
         let catalog: Self = serde_json::from_str(text).map_err(|err| Error::Catalog {
-            problem: err.to_string(),
+            problem: "not a catalog of the shape of data/models.json".into(),
+            source: Some(err),
         })?;
+        let problem = |problem: String| Error::Catalog {
+            problem,
+            source: None,
+        };
         if let Some(bad) = catalog.models.iter().find(|m| m.context_window == 0) {
-            return Err(Error::Catalog {
-                problem: format!("model `{}` has a context window of 0", bad.name),
-            });
+            return Err(problem(format!(
+                "model `{}` has a context window of 0",
+                bad.name
+            )));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for model in &catalog.models {
+            for name in std::iter::once(&model.name).chain(&model.aliases) {
+                if !names.insert(name.to_lowercase()) {
+                    return Err(problem(format!("the name `{name}` is used twice")));
+                }
+            }
         }
         Ok(catalog)
     }
 
-    /// Finds a model by exact name, then by the longest catalog name it starts with.
+    /// Finds a model's profile; see [`Catalog::resolve`].
     ///
     /// # Errors
     /// [`Error::UnknownModel`] listing the nearest names.
     pub fn lookup(&self, name: &str) -> Result<&Profile> {
-        if let Some(exact) = self.models.iter().find(|m| m.name == name) {
-            return Ok(exact);
+        self.resolve(name).map(|(profile, _)| profile)
+    }
+
+    /// Finds a model's profile and says how the name matched it: case is ignored, provider
+    /// prefixes and runner tags are stripped, then an exact name or alias wins, else the
+    /// longest catalog name that `name` continues after a `-` or `_`.
+    ///
+    /// # Errors
+    /// [`Error::UnknownModel`] listing the nearest names.
+    ///
+    /// # Example
+    /// ```
+    /// let catalog = ctxcompact::Catalog::builtin();
+    /// let (profile, how) = catalog.resolve("openai/GPT-4o-2024-08-06")?;
+    /// assert_eq!(profile.name, "gpt-4o");
+    /// assert_eq!(how, "`gpt-4o-2024-08-06` (prefix `openai/` stripped, case ignored) continues catalog name `gpt-4o`");
+    /// # Ok::<(), ctxcompact::Error>(())
+    /// ```
+    pub fn resolve(&self, name: &str) -> Result<(&Profile, String)> {
+        let (key, changes) = normalize(name);
+        let said = if changes.is_empty() {
+            format!("`{key}`")
+        } else {
+            format!("`{key}` ({})", changes.join(", "))
+        };
+        for model in &self.models {
+            if model.name.eq_ignore_ascii_case(&key) {
+                return Ok((model, format!("{said} is catalog name `{}`", model.name)));
+            }
+            if let Some(alias) = model.aliases.iter().find(|a| a.eq_ignore_ascii_case(&key)) {
+                let how = format!("{said} is an alias (`{alias}`) of `{}`", model.name);
+                return Ok((model, how));
+            }
         }
-        let prefix = self
+        let continues = |m: &&Profile| {
+            let stem = m.name.to_lowercase();
+            key.strip_prefix(stem.as_str())
+                .is_some_and(|rest| rest.starts_with(['-', '_']))
+        };
+        match self
             .models
             .iter()
-            .filter(|m| name.starts_with(m.name.as_str()))
-            .max_by_key(|m| m.name.len());
-        prefix.ok_or_else(|| Error::UnknownModel {
-            name: name.to_string(),
-            nearest: self.nearest(name),
-        })
+            .filter(continues)
+            .max_by_key(|m| m.name.len())
+        {
+            Some(model) => Ok((
+                model,
+                format!("{said} continues catalog name `{}`", model.name),
+            )),
+            None => Err(Error::UnknownModel {
+                name: name.to_string(),
+                nearest: self.nearest(&key),
+            }),
+        }
     }
 
     /// The three names closest to `name` by edit distance, ties broken by catalog order.
@@ -122,6 +194,56 @@ impl Catalog {
             .map(|(_, _, n)| n.to_string())
             .collect()
     }
+}
+
+/// Provider words that cloud catalogs put before a model name with a dot
+/// (`anthropic.claude-…` on Bedrock, optionally after a region: `us.anthropic.claude-…`).
+const DOTTED_PROVIDERS: &[&str] = &[
+    "anthropic",
+    "meta",
+    "mistral",
+    "amazon",
+    "cohere",
+    "deepseek",
+    "qwen",
+    "openai",
+    "google",
+];
+
+/// The lookup key of a model name, and what was changed to get it: lowercased, everything up
+/// to the last `/` dropped, a Bedrock provider prefix dropped, and a runner tag (`:…`) or
+/// version (`@…`) dropped.
+fn normalize(name: &str) -> (String, Vec<String>) {
+    let mut changes = Vec::new();
+    let mut key = name.trim();
+    if let Some(slash) = key.rfind('/') {
+        changes.push(format!("prefix `{}` stripped", &key[..=slash]));
+        key = &key[slash + 1..];
+    }
+    if let Some(cut) = key.find([':', '@']) {
+        changes.push(format!("tag `{}` stripped", &key[cut..]));
+        key = &key[..cut];
+    }
+    let lower = key.to_lowercase();
+    let mut key = lower.as_str();
+    let mut dotted = key.split('.');
+    let first = dotted.next().unwrap_or_default();
+    let second = dotted.next().unwrap_or_default();
+    let provider_at = if DOTTED_PROVIDERS.contains(&first) {
+        Some(first.len() + 1)
+    } else if first.len() <= 4 && DOTTED_PROVIDERS.contains(&second) {
+        Some(first.len() + second.len() + 2)
+    } else {
+        None
+    };
+    if let Some(cut) = provider_at.filter(|&cut| cut < key.len()) {
+        changes.push(format!("prefix `{}` stripped", &key[..cut]));
+        key = &key[cut..];
+    }
+    if name.chars().any(char::is_uppercase) {
+        changes.push("case ignored".into());
+    }
+    (key.to_string(), changes)
 }
 
 /// Levenshtein distance over chars.
@@ -152,14 +274,47 @@ mod tests {
     }
 
     #[test]
-    fn longest_prefix_wins() {
+    fn longest_prefix_at_a_separator_wins() {
         let catalog = Catalog::builtin();
-        assert_eq!(catalog.lookup("gpt-4.1-mini").unwrap().name, "gpt-4.1");
-        assert_eq!(catalog.lookup("gpt-4-0613").unwrap().name, "gpt-4");
+        let name = |n| catalog.lookup(n).unwrap().name.clone();
+        assert_eq!(name("gpt-4.1-mini-2025-04-14"), "gpt-4.1-mini");
+        assert_eq!(name("gpt-4-0613"), "gpt-4");
+        assert_eq!(name("gpt-4o-mini-2024-07-18"), "gpt-4o-mini");
+        assert_eq!(name("gpt-4-turbo"), "gpt-4-turbo");
+        assert_eq!(name("gpt-4-32k"), "gpt-4-32k");
+        assert_eq!(name("claude-sonnet-4-5-20250929"), "claude-sonnet-4-5");
+        assert_eq!(name("claude-sonnet-4-20250514"), "claude-sonnet-4");
+        // A dot is no separator: gpt-4.5 is not gpt-4.
+        assert!(catalog.lookup("gpt-4.5-preview").is_err());
+    }
+
+    #[test]
+    fn names_are_normalised() {
+        let catalog = Catalog::builtin();
+        let name = |n| catalog.lookup(n).unwrap().name.clone();
+        assert_eq!(name("GPT-4o"), "gpt-4o");
+        assert_eq!(name("openai/gpt-4o"), "gpt-4o");
+        assert_eq!(name("meta-llama/llama-3.3-70b-instruct"), "llama-3.3");
+        assert_eq!(name("llama3.1:8b"), "llama-3.1");
         assert_eq!(
-            catalog.lookup("gpt-4o-mini-2024").unwrap().name,
-            "gpt-4o-mini"
+            name("us.anthropic.claude-3-7-sonnet-20250219-v1:0"),
+            "claude-3-7-sonnet"
         );
+        assert_eq!(name("claude-sonnet-4-5@20250929"), "claude-sonnet-4-5");
+        assert_eq!(name("models/gemini-2.0-flash-001"), "gemini-2.0-flash");
+    }
+
+    #[test]
+    fn every_builtin_entry_has_a_source_and_date() {
+        for model in Catalog::builtin().models {
+            assert!(
+                model
+                    .source
+                    .as_deref()
+                    .is_some_and(|s| s.starts_with("https://"))
+            );
+            assert!(model.read.as_deref().is_some_and(|d| d.len() == 10));
+        }
     }
 
     #[test]

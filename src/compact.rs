@@ -4,7 +4,8 @@
 //! tokens than the input; the output is validated before it is returned; when even the pinned
 //! units exceed the budget, nothing is returned but [`Error::BudgetTooSmall`].
 
-use crate::catalog::Profile;
+use crate::budget::Budget;
+use crate::catalog::{Catalog, Profile};
 use crate::conversation::{Conversation, Message, Role};
 use crate::error::{Error, Result};
 use crate::features::{Features, Thresholds};
@@ -22,29 +23,9 @@ use crate::validate;
 pub const PRESERVE_START: usize = 2;
 /// Units kept at the tail while the budget allows (DESIGN §6).
 pub const PRESERVE_END: usize = 4;
-/// Compact when usage passes this share of the model's window (DESIGN §9).
-pub const TRIGGER: f64 = 0.7;
-/// Compact down to this share of the model's window (DESIGN §9).
-pub const TARGET_RATIO: f64 = 0.5;
 /// Tokens added to the marker's reserve, so a marker with smaller numbers never costs more
 /// than reserved (digit groups tokenize differently).
 const MARKER_SLACK: usize = 2;
-
-/// Where the token budget comes from.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Budget {
-    /// An explicit number of tokens.
-    Tokens(usize),
-    /// A share of the conversation's current total.
-    Ratio(f64),
-    /// The model's window: compact when usage passes `trigger` of it, down to `target` of it.
-    Window {
-        /// Share of the window that triggers compaction.
-        trigger: f64,
-        /// Share of the window to compact down to.
-        target: f64,
-    },
-}
 
 /// Everything a run needs besides the conversation.
 #[derive(Debug, Clone)]
@@ -67,16 +48,51 @@ pub struct Options {
     pub profile: Profile,
     /// The model name asked for, as given.
     pub model: Option<String>,
+    /// How that name matched its catalog profile ([`Catalog::resolve`]).
+    pub model_match: Option<String>,
     /// The tokenizer that counts.
     pub tokenizer: Tokenizer,
     /// Tool-round trimming settings.
     pub tools: ToolOptions,
 }
 
-impl Default for Options {
-    fn default() -> Self {
+impl Options {
+    /// Options for a model of the built-in catalog: its profile and tokenizer, and a window
+    /// budget that compacts at 70% of its context window down to 50%.
+    ///
+    /// # Errors
+    /// [`Error::UnknownModel`] when the catalog does not know the name.
+    ///
+    /// # Example
+    /// ```
+    /// let options = ctxcompact::Options::for_model("gpt-4o-2024-08-06")?;
+    /// assert_eq!(options.profile.context_window, 128_000);
+    /// # Ok::<(), ctxcompact::Error>(())
+    /// ```
+    pub fn for_model(name: &str) -> Result<Self> {
+        Self::for_model_in(&Catalog::builtin(), name)
+    }
+
+    /// As [`Options::for_model`], with the profile looked up in `catalog`.
+    ///
+    /// # Errors
+    /// [`Error::UnknownModel`] when the catalog does not know the name.
+    pub fn for_model_in(catalog: &Catalog, name: &str) -> Result<Self> {
+        let (profile, how) = catalog.resolve(name)?;
+        Ok(Self {
+            tokenizer: profile.tokenizer,
+            model: Some(name.to_string()),
+            model_match: Some(how),
+            profile: profile.clone(),
+            ..Self::with_budget(Budget::window())
+        })
+    }
+
+    /// Options with `budget` and every other setting at its default (no model: the generic
+    /// profile, counted with `o200k`).
+    pub fn with_budget(budget: Budget) -> Self {
         Self {
-            budget: Budget::Ratio(0.5),
+            budget,
             strategy: None,
             marker: true,
             preserve_start: PRESERVE_START,
@@ -85,6 +101,7 @@ impl Default for Options {
             policy: Policy::default(),
             profile: Profile::generic(Tokenizer::O200k),
             model: None,
+            model_match: None,
             tokenizer: Tokenizer::O200k,
             tools: ToolOptions::default(),
         }
@@ -193,58 +210,16 @@ fn checked_start(conversation: Conversation, tokenizer: Tokenizer) -> Result<(In
     Ok((input, Applied::unchanged(conversation, counts)))
 }
 
-/// Resolves the budget, and whether compaction is needed at all.
-fn resolve_budget(budget: Budget, profile: &Profile, total: usize) -> Result<(usize, bool)> {
-    let share = |option: &'static str, value: f64, of: usize| -> Result<usize> {
-        if !value.is_finite() || value <= 0.0 {
-            return Err(Error::BadBudget {
-                option,
-                problem: format!("expected a number above 0, got {value}"),
-            });
-        }
-        // Truncation is intended: a budget is a whole number of tokens, rounded down.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        Ok((of as f64 * value).floor() as usize)
-    };
-    match budget {
-        Budget::Tokens(0) => Err(Error::BadBudget {
-            option: "--target",
-            problem: "a budget of 0 tokens fits nothing".into(),
-        }),
-        Budget::Tokens(n) => Ok((n, total > n)),
-        Budget::Ratio(ratio) => {
-            let budget = share("--ratio", ratio, total)?;
-            if budget == 0 {
-                return Err(Error::BadBudget {
-                    option: "--ratio",
-                    problem: format!("{ratio} of {total} tokens is 0 tokens"),
-                });
-            }
-            Ok((budget, total > budget))
-        }
-        Budget::Window { trigger, target } => {
-            if profile.context_window == 0 {
-                return Err(Error::BadBudget {
-                    option: "--model",
-                    problem: "a window-based budget needs a model with a context window".into(),
-                });
-            }
-            let trigger_at = share("--trigger", trigger, profile.context_window)?;
-            let target_at = share("--target-ratio", target, profile.context_window)?;
-            if total <= trigger_at {
-                Ok((trigger_at, false))
-            } else {
-                Ok((target_at.max(1), true))
-            }
-        }
-    }
-}
-
 /// The shared run of [`compact`] and [`analyze`]: the report, and the output unless it cannot fit.
 fn run(conversation: Conversation, options: &Options) -> Result<(Report, Option<Conversation>)> {
     let counter = options.tokenizer.counter();
     let (input, start) = checked_start(conversation, options.tokenizer)?;
-    let (budget, needed) = resolve_budget(options.budget, &options.profile, input.tokens)?;
+    let resolved = options
+        .budget
+        .resolve(input.tokens, options.profile.context_window)?;
+    let budget = resolved.tokens;
+    // Nothing can be removed from an empty conversation: it is within any budget.
+    let needed = resolved.compact && input.messages > 0;
     // The input's features; the selector measures again after tool trimming.
     let features = start.measure(budget, &options.thresholds);
     if !needed {
@@ -350,6 +325,7 @@ impl Outcome {
             action: self.action,
             format: input.format,
             model: options.model.clone(),
+            model_match: options.model_match.clone(),
             tokenizer: options.tokenizer,
             budget: self.budget,
             tokens_before: input.tokens,
@@ -388,19 +364,31 @@ fn finish(
     outcome: Outcome,
     options: &Options,
 ) -> Result<Compacted> {
+    // The input was valid and the budget was planned for: a failure here is the engine's.
     let problems = validate::check(&output.conversation);
     if let Some(first) = problems.first() {
-        return Err(Error::Invalid {
-            first: first.clone(),
-            count: problems.len(),
+        return Err(Error::Engine {
+            what: format!(
+                "the output fails validation ({} problems; first, in output indices: {first})",
+                problems.len()
+            ),
         });
     }
     let after = output.counts.total();
-    let over_budget = outcome.action == Action::Compacted && after > outcome.budget;
-    if after > input.tokens || over_budget {
-        return Err(Error::BudgetTooSmall {
-            pinned: after,
-            budget: outcome.budget,
+    if after > input.tokens {
+        return Err(Error::Engine {
+            what: format!(
+                "the output has {after} tokens, more than the input's {}",
+                input.tokens
+            ),
+        });
+    }
+    if outcome.action == Action::Compacted && after > outcome.budget {
+        return Err(Error::Engine {
+            what: format!(
+                "the output has {after} tokens, above the planned budget of {}",
+                outcome.budget
+            ),
         });
     }
     let report = outcome.report(input, &output, options);

@@ -45,24 +45,32 @@ impl fmt::Display for Location {
 }
 
 /// Everything that can go wrong in the library.
+///
+/// Input errors name where they are ([`Location`]); budget errors name the [`Budget`] field
+/// and its value; an engine fault ([`Error::Engine`]) is a bug in ctxcompact, never the
+/// input's fault.
+///
+/// [`Budget`]: crate::Budget
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The input is not JSON at all.
-    #[error("malformed JSON at line {line}, column {column}: {reason}")]
+    /// The input is not JSON at all; `source` says what the parser found.
+    #[error("malformed JSON at line {line}, column {column}")]
     Json {
         /// 1-based line of the problem.
         line: usize,
         /// 1-based column of the problem.
         column: usize,
-        /// What the JSON parser said, without its position.
-        reason: String,
+        /// The JSON parser's error.
+        #[source]
+        source: serde_json::Error,
     },
     /// The input could not be read.
-    #[error("cannot read: {reason}")]
+    #[error("cannot read the input")]
     Read {
-        /// What the reader said.
-        reason: String,
+        /// The reader's error.
+        #[source]
+        source: std::io::Error,
     },
     /// The input is JSON but a field has the wrong shape or value.
     #[error("{at}: {problem}")]
@@ -72,8 +80,8 @@ pub enum Error {
         /// What is wrong with it.
         problem: String,
     },
-    /// `--format auto` could not tell which format the input is in.
-    #[error("cannot tell the format: {reason}; pass --format openai or --format anthropic")]
+    /// Format detection could not tell which format the input is in.
+    #[error("cannot tell the format: {reason}; name the format explicitly")]
     UnknownFormat {
         /// Why detection was unsure.
         reason: String,
@@ -88,7 +96,7 @@ pub enum Error {
     },
     /// Even the pinned units exceed the budget.
     #[error(
-        "cannot fit: the pinned minimum (system messages, the last user message and the last unit) is {pinned} tokens, above the budget of {budget}"
+        "cannot fit: the pinned minimum (system messages, the task, the current request and the last unit) is {pinned} tokens, above the budget of {budget}"
     )]
     BudgetTooSmall {
         /// Tokens of the pinned units, marker and reply priming.
@@ -96,12 +104,14 @@ pub enum Error {
         /// The budget asked for.
         budget: usize,
     },
-    /// A budget option has a value that cannot be used.
-    #[error("{option}: {problem}")]
+    /// A budget has a value that cannot be used.
+    #[error("budget {field} = {value}: {problem}")]
     BadBudget {
-        /// The option, e.g. `--ratio`.
-        option: &'static str,
-        /// What is wrong with its value.
+        /// The budget's field: `tokens`, `ratio`, `trigger`, `target` or `context_window`.
+        field: &'static str,
+        /// The value given, as text.
+        value: String,
+        /// What is wrong with it.
         problem: String,
     },
     /// The model name is not in the catalog.
@@ -112,11 +122,23 @@ pub enum Error {
         /// The closest catalog names.
         nearest: Vec<String>,
     },
-    /// The model catalog itself is malformed.
+    /// A model catalog is malformed.
     #[error("model catalog: {problem}")]
     Catalog {
         /// What is wrong with it.
         problem: String,
+        /// The JSON error behind it, when the catalog is not valid JSON of the right shape.
+        #[source]
+        source: Option<serde_json::Error>,
+    },
+    /// A bug in ctxcompact: the engine produced something its own checks reject. The input is
+    /// not at fault.
+    #[error(
+        "internal error, a bug in ctxcompact: {what}; please report it with the input that caused it"
+    )]
+    Engine {
+        /// What the check found.
+        what: String,
     },
 }
 
@@ -157,28 +179,42 @@ impl Error {
         )
     }
 
-    /// Converts a `serde_json` syntax error, keeping its line and column.
-    pub(crate) fn from_json(err: &serde_json::Error) -> Self {
+    /// Converts a `serde_json` error: a read failure becomes [`Error::Read`], anything else
+    /// [`Error::Json`] with its line and column.
+    pub(crate) fn from_json(err: serde_json::Error) -> Self {
         if err.is_io() {
             return Self::Read {
-                reason: err.to_string(),
+                source: std::io::Error::from(err),
             };
         }
-        let full = err.to_string();
-        let reason = match full.rfind(" at line ") {
-            Some(cut) => full[..cut].to_string(),
-            None => full,
-        };
         Self::Json {
             line: err.line(),
             column: err.column(),
-            reason,
+            source: err,
+        }
+    }
+
+    /// A bad budget value.
+    pub(crate) fn bad_budget(
+        field: &'static str,
+        value: impl fmt::Display,
+        problem: impl Into<String>,
+    ) -> Self {
+        Self::BadBudget {
+            field,
+            value: value.to_string(),
+            problem: problem.into(),
         }
     }
 
     /// Whether this error means the budget cannot be met (CLI exit code 3).
     pub fn is_cannot_fit(&self) -> bool {
         matches!(self, Self::BudgetTooSmall { .. })
+    }
+
+    /// Whether this error is a bug in ctxcompact rather than a problem with the input.
+    pub fn is_engine_fault(&self) -> bool {
+        matches!(self, Self::Engine { .. })
     }
 }
 

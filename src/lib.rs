@@ -28,7 +28,7 @@
 //!   {"role": "user", "content": "And Macbeth?"}
 //! ]}"#;
 //! let conversation = format::parse(input, None)?;
-//! let options = Options { budget: Budget::Tokens(60), ..Options::default() };
+//! let options = Options::with_budget(Budget::Tokens(60));
 //! let compacted = compact(conversation, &options)?;
 //! assert!(compacted.report.tokens_after <= 60);
 //! // The system prompt and the last user message are pinned.
@@ -43,6 +43,7 @@
 //! when no rule is confident — both strategies are run and scored.
 
 pub mod bench;
+mod budget;
 mod catalog;
 mod compact;
 mod conversation;
@@ -57,10 +58,10 @@ mod tokens;
 mod units;
 mod validate;
 
+pub use budget::Budget;
 pub use catalog::{Catalog, Preference, Profile};
 pub use compact::{
-    Budget, Compacted, Options, PRESERVE_END, PRESERVE_START, TARGET_RATIO, TRIGGER, analyze,
-    compact, plan, trim_tools,
+    Compacted, Options, PRESERVE_END, PRESERVE_START, analyze, compact, plan, trim_tools,
 };
 pub use conversation::{Conversation, Layout, Message, Part, Role};
 pub use error::{Error, Location, Result};

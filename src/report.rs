@@ -31,8 +31,11 @@ pub struct Report {
     pub action: Action,
     /// The wire format read and written.
     pub format: Format,
-    /// The model named with `--model`, if any.
+    /// The model name asked for, if any.
     pub model: Option<String>,
+    /// How that name matched its catalog profile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_match: Option<String>,
     /// The tokenizer that counted.
     pub tokenizer: Tokenizer,
     /// The token budget.

@@ -399,7 +399,7 @@ fn rows() -> Vec<Row> {
                 "a 50 MB last user message",
                 huge_last_message(),
                 CANNOT_FIT,
-                "{file}: cannot fit: the pinned minimum (system messages, the last user message and the last unit) is 13107214 tokens, above the budget of 1000",
+                "{file}: cannot fit: the pinned minimum (system messages, the task, the current request and the last unit) is 13107214 tokens, above the budget of 1000",
             )
         },
         Row {
@@ -430,7 +430,7 @@ fn rows() -> Vec<Row> {
         usage(
             "a budget of 0",
             &["--target", "0"],
-            "{file}: --target: a budget of 0 tokens fits nothing",
+            "{file}: budget tokens = 0: a budget of 0 tokens fits nothing",
         ),
         usage(
             "a negative budget",
@@ -445,7 +445,7 @@ fn rows() -> Vec<Row> {
         usage(
             "a ratio of 0",
             &["--ratio", "0"],
-            "{file}: --ratio: expected a number above 0, got 0",
+            "{file}: budget ratio = 0: expected a number above 0",
         ),
         usage(
             "no budget at all",
@@ -480,7 +480,7 @@ fn rows() -> Vec<Row> {
         usage(
             "a negative ratio",
             &["--ratio", "-0.5"],
-            "{file}: --ratio: expected a number above 0, got -0.5",
+            "{file}: budget ratio = -0.5: expected a number above 0",
         ),
         Row {
             input: None,

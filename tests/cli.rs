@@ -64,7 +64,10 @@ fn count_json_equals_the_independent_recipe_total() {
                 None,
             );
             assert!(output.status.success(), "{}", stderr(&output));
-            let printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+            let mut printed: Value = serde_json::from_slice(&output.stdout).unwrap();
+            // OpenAI input has no top-level system prompt.
+            assert_eq!(printed["system"], 0, "{file} {tokenizer}");
+            printed.as_object_mut().unwrap().remove("system");
             assert_eq!(printed, by_tokenizer[tokenizer], "{file} {tokenizer}");
         }
     }
@@ -78,7 +81,7 @@ fn count_reads_standard_input_and_the_model_picks_the_tokenizer() {
     // cl100k: 3 + "user" (1) + "hello world" (2), plus 3 reply tokens.
     assert_eq!(
         serde_json::from_slice::<Value>(&output.stdout).unwrap(),
-        json!({"total": 9, "messages": [6]})
+        json!({"total": 9, "system": 0, "messages": [6]})
     );
 }
 
@@ -391,4 +394,236 @@ fn output_to_a_device_or_a_symlink_writes_through_it() {
     );
     let written: Value = serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
     assert_eq!(written, json!([{"role": "user", "content": "hi"}]));
+}
+
+/// A conversation that must be compacted at `--target 60`: a long middle, a short tail.
+fn long_chat() -> Value {
+    let long = "word ".repeat(200);
+    json!({"messages": [
+        {"role": "user", "content": "Write the report."},
+        {"role": "assistant", "content": long},
+        {"role": "user", "content": "Shorter, please."},
+        {"role": "assistant", "content": long},
+        {"role": "user", "content": "Thanks."}
+    ]})
+}
+
+// See: #9
+#[test]
+fn output_over_the_input_is_refused_unless_in_place() {
+    let dir = scratch("in-place");
+    let input = write_json(&dir, "chat.json", &long_chat());
+    let before = std::fs::read(&input).unwrap();
+    let refused = ctxcompact(&["compact", &input, "--target", "300", "-o", &input], None);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("--in-place"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    // The same file by another spelling is refused too.
+    let dotted = dir.join(".").join("chat.json");
+    let refused = ctxcompact(
+        &[
+            "compact",
+            &input,
+            "--target",
+            "300",
+            "-o",
+            dotted.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    let done = ctxcompact(&["compact", &input, "--target", "300", "--in-place"], None);
+    assert!(done.status.success(), "{}", stderr(&done));
+    assert!(done.stdout.is_empty());
+    assert!(std::fs::read(&input).unwrap().len() < before.len());
+}
+
+// See: #9
+#[test]
+fn report_and_output_may_not_share_a_path_with_each_other_or_the_input() {
+    let dir = scratch("same-path");
+    let input = write_json(&dir, "chat.json", &long_chat());
+    let out = dir.join("out.json");
+    let out = out.to_str().unwrap();
+    let both = ctxcompact(
+        &[
+            "compact", &input, "--target", "300", "-o", out, "--report", out,
+        ],
+        None,
+    );
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+    assert!(!Path::new(out).exists());
+    let before = std::fs::read(&input).unwrap();
+    let over_input = ctxcompact(
+        &["compact", &input, "--target", "300", "--report", &input],
+        None,
+    );
+    assert_eq!(over_input.status.code(), Some(2), "{}", stderr(&over_input));
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+}
+
+// See: #9
+#[test]
+fn a_report_that_cannot_be_written_leaves_no_output() {
+    let dir = scratch("report-fails");
+    let input = write_json(&dir, "chat.json", &long_chat());
+    let out = dir.join("out.json");
+    // A report path inside a file (not a folder) cannot be created.
+    let report = dir.join("chat.json").join("report.json");
+    let failed = ctxcompact(
+        &[
+            "compact",
+            &input,
+            "--target",
+            "300",
+            "-o",
+            out.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(failed.status.code(), Some(2), "{}", stderr(&failed));
+    assert!(
+        !out.exists(),
+        "the output was written although the report failed"
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert_eq!(left.len(), 1, "temporary files were left: {left:?}");
+}
+
+// See: #9
+#[test]
+fn an_unwritable_standard_error_is_no_panic() {
+    let dir = scratch("dev-full");
+    let input = write_json(&dir, "chat.json", &long_chat());
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let ok = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+        .args(["compact", &input, "--target", "300"])
+        .stdout(Stdio::null())
+        .stderr(full.try_clone().unwrap())
+        .status()
+        .unwrap();
+    assert_eq!(ok.code(), Some(0));
+    let bad = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+        .args(["compact", "no-such-file.json", "--target", "300"])
+        .stdout(Stdio::null())
+        .stderr(full)
+        .status()
+        .unwrap();
+    assert_eq!(bad.code(), Some(2));
+}
+
+// See: #9
+#[test]
+fn an_existing_output_keeps_its_mode_and_its_hard_links() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = scratch("keep-mode");
+    let input = write_json(&dir, "chat.json", &long_chat());
+    let out = dir.join("out.json");
+    std::fs::write(&out, b"old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = dir.join("link.json");
+    std::fs::hard_link(&out, &link).unwrap();
+    let done = ctxcompact(
+        &[
+            "compact",
+            &input,
+            "--target",
+            "300",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(done.status.success(), "{}", stderr(&done));
+    let meta = std::fs::metadata(&out).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert_eq!(meta.nlink(), 2, "the hard link was split");
+    assert_eq!(std::fs::read(&link).unwrap(), std::fs::read(&out).unwrap());
+    let written: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(written["messages"].is_array());
+}
+
+// See: #9
+#[test]
+fn report_to_standard_error_is_parseable_and_dash_output_is_standard_output() {
+    let dir = scratch("report-dash");
+    let input = write_json(&dir, "chat.json", &long_chat());
+    let run = ctxcompact(
+        &[
+            "compact", &input, "--target", "300", "-o", "-", "--report", "-",
+        ],
+        None,
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    let report: Value = serde_json::from_slice(&run.stderr).expect("stderr is the JSON report");
+    assert_eq!(report["action"], "compacted");
+    let output: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert!(output["messages"].is_array());
+    assert!(!dir.join("-").exists(), "-o - wrote a file named -");
+    let quiet = ctxcompact(&["compact", &input, "--target", "300", "--quiet"], None);
+    assert!(quiet.status.success());
+    assert!(quiet.stderr.is_empty(), "{}", stderr(&quiet));
+}
+
+// See: #9
+#[test]
+fn an_empty_conversation_is_within_budget() {
+    let run = ctxcompact(
+        &["compact", "-", "--ratio", "0.5", "--report", "-"],
+        Some(br#"{"messages": []}"#),
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let report: Value = serde_json::from_slice(&run.stderr).unwrap();
+    assert_eq!(report["action"], "within_budget");
+}
+
+// See: #9
+#[test]
+fn analyze_resolves_real_model_names_to_their_windows() {
+    let cases = [
+        ("GPT-4o", 128_000),
+        ("openai/gpt-4o", 128_000),
+        ("gpt-4o-2024-08-06", 128_000),
+        ("gpt-4-turbo", 128_000),
+        ("gpt-4-32k", 32_768),
+        ("gpt-4.1", 1_047_576),
+        ("o3", 200_000),
+        ("o4-mini", 200_000),
+        ("claude-haiku-4-5", 200_000),
+        ("claude-3-7-sonnet", 200_000),
+        ("claude-sonnet-4-5-20250929", 200_000),
+        ("gemini-2.0-flash", 1_048_576),
+        ("gemini-2.5-pro", 1_048_576),
+        ("llama3.1", 131_072),
+        ("meta-llama/llama-3.3-70b-instruct", 131_072),
+        ("mistral-large", 131_072),
+        ("qwen2.5-coder", 131_072),
+        ("deepseek-chat", 131_072),
+    ];
+    for (name, window) in cases {
+        let run = ctxcompact(
+            &["analyze", "-", "--model", name, "--json"],
+            Some(br#"[{"role": "user", "content": "hi"}]"#),
+        );
+        assert!(run.status.success(), "{name}: {}", stderr(&run));
+        let report: Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(report["profile"]["context_window"], window, "{name}");
+        assert!(report["model_match"].is_string(), "{name}: no explanation");
+    }
+    let sonnet = ctxcompact(
+        &["analyze", "-", "--model", "claude-sonnet-4-5", "--json"],
+        Some(br#"[{"role": "user", "content": "hi"}]"#),
+    );
+    let report: Value = serde_json::from_slice(&sonnet.stdout).unwrap();
+    assert_eq!(report["profile"]["name"], "claude-sonnet-4-5");
 }

@@ -42,7 +42,7 @@ pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Conversation> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(Error::empty());
     }
-    let value: Value = serde_json::from_slice(bytes).map_err(|err| Error::from_json(&err))?;
+    let value: Value = serde_json::from_slice(bytes).map_err(Error::from_json)?;
     parse_value(value, format)
 }
 
@@ -55,9 +55,7 @@ pub fn parse_reader(reader: impl std::io::Read, format: Option<Format>) -> Resul
     use std::io::BufRead;
     let mut reader = std::io::BufReader::new(reader);
     loop {
-        let buffer = reader.fill_buf().map_err(|err| Error::Read {
-            reason: err.to_string(),
-        })?;
+        let buffer = reader.fill_buf().map_err(|source| Error::Read { source })?;
         if buffer.is_empty() {
             return Err(Error::empty());
         }
@@ -70,7 +68,7 @@ pub fn parse_reader(reader: impl std::io::Read, format: Option<Format>) -> Resul
         }
         reader.consume(blank);
     }
-    let value: Value = serde_json::from_reader(reader).map_err(|err| Error::from_json(&err))?;
+    let value: Value = serde_json::from_reader(reader).map_err(Error::from_json)?;
     parse_value(value, format)
 }
 

@@ -2,11 +2,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use ctxcompact::{
-    Budget, Catalog, Format, Options, Profile, Strategy, Tokenizer, ToolMode, ToolOptions,
-};
+use ctxcompact::{Budget, Catalog, Format, Options, Strategy, Tokenizer, ToolMode, ToolOptions};
 
 /// Deterministic compaction of LLM conversation histories.
 ///
@@ -114,12 +112,19 @@ pub(crate) struct Input {
 /// Where output and the report go.
 #[derive(Debug, Args)]
 pub(crate) struct Output {
-    /// Write the output here (atomically) instead of to standard output.
+    /// Write the output here (atomically; `-` for standard output) instead of to standard
+    /// output. It may not be the input file: replacing the input takes --in-place.
     #[arg(short = 'o', long = "output")]
-    pub(crate) output: Option<PathBuf>,
-    /// Write the JSON report here (`-` for standard error).
+    pub(crate) path: Option<PathBuf>,
+    /// Replace the input file with the output (atomically; a lossy edit, so never implied).
+    #[arg(long, conflicts_with = "path")]
+    pub(crate) in_place: bool,
+    /// Write the JSON report here (`-` for standard error, then no summary line).
     #[arg(long)]
     pub(crate) report: Option<String>,
+    /// Print no summary line on standard error.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
 }
 
 /// The model and tokenizer.
@@ -228,30 +233,38 @@ impl StrategyArg {
 }
 
 impl ModelArgs {
-    /// The profile, the model name and the tokenizer these arguments select.
-    pub(crate) fn resolve(&self) -> Result<(Profile, Option<String>, Tokenizer)> {
-        let profile = match &self.model {
+    /// The catalog to look models up in: `--catalog FILE`, else the built-in one.
+    fn catalog(&self) -> Result<Catalog> {
+        let Some(path) = &self.catalog else {
+            return Ok(Catalog::builtin());
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read the catalog", path.display()))?;
+        Catalog::from_json(&text).with_context(|| path.display().to_string())
+    }
+
+    /// Library options for this model and tokenizer, with `budget` (the model's window budget
+    /// when `None`; without a model, `None` is a usage error naming `missing`).
+    pub(crate) fn options(&self, budget: Option<Budget>, missing: &str) -> Result<Options> {
+        let mut options = match &self.model {
             Some(name) => {
-                let catalog = match &self.catalog {
-                    Some(path) => {
-                        let text = std::fs::read_to_string(path).with_context(|| {
-                            format!("{}: cannot read the catalog", path.display())
-                        })?;
-                        Catalog::from_json(&text).with_context(|| path.display().to_string())?
-                    }
-                    None => Catalog::builtin(),
-                };
-                catalog.lookup(name)?.clone()
+                let catalog = self.catalog()?;
+                let mut options = Options::for_model_in(&catalog, name)?;
+                if let Some(budget) = budget {
+                    options.budget = budget;
+                }
+                options
             }
-            None => Profile::generic(Tokenizer::O200k),
+            None => Options::with_budget(budget.ok_or_else(|| anyhow!("{missing}"))?),
         };
-        let tokenizer = match self.tokenizer {
-            Some(TokenizerArg::O200k) => Tokenizer::O200k,
-            Some(TokenizerArg::Cl100k) => Tokenizer::Cl100k,
-            Some(TokenizerArg::Chars) => Tokenizer::Chars,
-            None => profile.tokenizer,
-        };
-        Ok((profile, self.model.clone(), tokenizer))
+        if let Some(tokenizer) = self.tokenizer {
+            options.tokenizer = match tokenizer {
+                TokenizerArg::O200k => Tokenizer::O200k,
+                TokenizerArg::Cl100k => Tokenizer::Cl100k,
+                TokenizerArg::Chars => Tokenizer::Chars,
+            };
+        }
+        Ok(options)
     }
 }
 
@@ -291,6 +304,27 @@ fn token_count(text: &str) -> std::result::Result<usize, String> {
     }
 }
 
+impl BudgetArgs {
+    /// The budget these arguments give: `--target`, `--ratio`, or with a model its window
+    /// (with `--trigger` and `--target-ratio` when given); `None` when none is given.
+    fn budget(&self) -> Option<Budget> {
+        match (self.target, self.ratio) {
+            (Some(tokens), _) => Some(Budget::Tokens(tokens)),
+            (None, Some(ratio)) => Some(Budget::Ratio(ratio)),
+            (None, None) if self.trigger.is_some() || self.target_ratio.is_some() => {
+                let Budget::Window { trigger, target } = Budget::window() else {
+                    unreachable!("Budget::window is a window budget")
+                };
+                Some(Budget::Window {
+                    trigger: self.trigger.unwrap_or(trigger),
+                    target: self.target_ratio.unwrap_or(target),
+                })
+            }
+            (None, None) => None,
+        }
+    }
+}
+
 /// Builds library options from the budget, strategy and tool arguments.
 pub(crate) fn options(
     budget: &BudgetArgs,
@@ -298,38 +332,21 @@ pub(crate) fn options(
     marker: bool,
     tools: &ToolArgs,
 ) -> Result<Options> {
-    let (profile, model, tokenizer) = budget.model.resolve()?;
-    let budget = match (budget.target, budget.ratio) {
-        (Some(tokens), _) => Budget::Tokens(tokens),
-        (None, Some(ratio)) => Budget::Ratio(ratio),
-        (None, None) if model.is_some() => Budget::Window {
-            trigger: budget.trigger.unwrap_or(ctxcompact::TRIGGER),
-            target: budget.target_ratio.unwrap_or(ctxcompact::TARGET_RATIO),
-        },
-        (None, None) => bail!("no budget: pass --target TOKENS, --ratio R or --model NAME"),
-    };
-    Ok(Options {
-        budget,
-        strategy: strategy.strategy(),
-        marker,
-        profile,
-        model,
-        tokenizer,
-        tools: tools.options(),
-        ..Options::default()
-    })
+    let mut options = budget.model.options(
+        budget.budget(),
+        "no budget: pass --target TOKENS, --ratio R or --model NAME",
+    )?;
+    options.strategy = strategy.strategy();
+    options.marker = marker;
+    options.tools = tools.options();
+    Ok(options)
 }
 
-/// Builds library options for tool trimming alone.
+/// Builds library options for tool trimming alone (no budget is used).
 pub(crate) fn tool_options(model: &ModelArgs, tools: &ToolArgs) -> Result<Options> {
-    let (profile, model, tokenizer) = model.resolve()?;
-    Ok(Options {
-        profile,
-        model,
-        tokenizer,
-        tools: tools.options(),
-        ..Options::default()
-    })
+    let mut options = model.options(Some(Budget::Ratio(1.0)), "")?;
+    options.tools = tools.options();
+    Ok(options)
 }
 
 /// The bench's budget: `--target` tokens, else `--ratio` (default 0.5) of each conversation.

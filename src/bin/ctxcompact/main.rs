@@ -1,6 +1,7 @@
 //! The `ctxcompact` command line: arguments → options → library → output; errors → exit code.
 
 mod args;
+mod output;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -8,12 +9,13 @@ use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use ctxcompact::bench::{Bench, Row};
 use ctxcompact::{Action, Conversation, Report, Tokenizer, format};
 
 use args::{Cli, Command, Input, Output};
+use output::{Staged, check_writable};
 
 /// Bad input or usage.
 const EXIT_BAD_INPUT: u8 = 2;
@@ -26,7 +28,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("ctxcompact: error: {err:#}");
+            say(&format!("ctxcompact: error: {err:#}"));
             let cannot_fit = err
                 .downcast_ref::<ctxcompact::Error>()
                 .is_some_and(ctxcompact::Error::is_cannot_fit);
@@ -57,12 +59,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tools,
             output,
         } => {
-            check_paths(&output)?;
+            check_paths(&input, &output)?;
             let conversation = read(&input)?;
             let options = args::options(&budget, strategy, !no_marker, &tools)?;
             let compacted =
                 ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
-            emit(&compacted.conversation, &compacted.report, &output)
+            emit(&compacted.conversation, &compacted.report, &input, &output)
         }
         Command::TrimTools {
             input,
@@ -70,12 +72,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tools,
             output,
         } => {
-            check_paths(&output)?;
+            check_paths(&input, &output)?;
             let conversation = read(&input)?;
             let options = args::tool_options(&model, &tools)?;
             let trimmed = ctxcompact::trim_tools(conversation, &options)
                 .with_context(|| input.file.clone())?;
-            emit(&trimmed.conversation, &trimmed.report, &output)
+            emit(&trimmed.conversation, &trimmed.report, &input, &output)
         }
         Command::Analyze {
             input,
@@ -110,11 +112,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
 /// Prints each message's tokens and the total.
 fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode> {
     let conversation = read(input)?;
-    let (_, _, tokenizer) = model.resolve()?;
+    let tokenizer = model
+        .options(Some(ctxcompact::Budget::Ratio(1.0)), "")?
+        .tokenizer;
     let counts = tokenizer.count(&conversation);
     let mut out = String::new();
     if json {
-        let value = serde_json::json!({"total": counts.total(), "messages": counts.messages});
+        let value = serde_json::json!({
+            "total": counts.total(),
+            "system": counts.system,
+            "messages": counts.messages,
+        });
         out = format!("{value}\n");
     } else {
         if counts.system > 0 {
@@ -154,7 +162,7 @@ fn validate(input: &Input) -> Result<ExitCode> {
     }
     let count = problems.len();
     let noun = if count == 1 { "problem" } else { "problems" };
-    eprintln!("ctxcompact: {}: {count} {noun}", input.file);
+    say(&format!("ctxcompact: {}: {count} {noun}", input.file));
     Ok(ExitCode::from(EXIT_BAD_INPUT))
 }
 
@@ -181,27 +189,30 @@ fn bench(paths: &[PathBuf], budget: ctxcompact::Budget, json: bool) -> Result<Ex
         match added {
             Ok(failures) => {
                 for failure in failures {
-                    eprintln!(
+                    say(&format!(
                         "{}ctxcompact: {name}: unexpected: {failure}",
                         clear(progress)
-                    );
+                    ));
                 }
             }
             Err(err) => {
                 skipped += 1;
-                eprintln!("{}ctxcompact: {name}: skipped: {err:#}", clear(progress));
+                say(&format!(
+                    "{}ctxcompact: {name}: skipped: {err:#}",
+                    clear(progress)
+                ));
             }
         }
     }
     if progress {
-        eprint!("{}", clear(true));
+        let _ = write!(io::stderr(), "{}", clear(true));
     }
     if skipped > 0 {
-        eprintln!(
+        say(&format!(
             "ctxcompact: skipped {skipped} invalid file{} of {}",
             if skipped == 1 { "" } else { "s" },
             files.len()
-        );
+        ));
     }
     if bench.conversations() == 0 {
         return Err(anyhow!("no valid conversation found in the paths given"));
@@ -250,7 +261,8 @@ fn show_progress(done: usize, total: usize, file: &Path) {
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
     let name: String = name.chars().take(40).collect();
-    eprint!(
+    let _ = write!(
+        io::stderr(),
         "\r[{}{}] {done}/{total} {name:<40}",
         "#".repeat(filled),
         ".".repeat(WIDTH - filled)
@@ -315,29 +327,57 @@ fn read(input: &Input) -> Result<Conversation> {
     conversation.with_context(|| input.file.clone())
 }
 
-/// Writes the output conversation, the report and the summary line.
-fn emit(conversation: &Conversation, report: &Report, output: &Output) -> Result<ExitCode> {
+/// Writes the output conversation and the report, both staged in full before either is moved
+/// into place, then the summary line.
+fn emit(
+    conversation: &Conversation,
+    report: &Report,
+    input: &Input,
+    output: &Output,
+) -> Result<ExitCode> {
     let report_json = to_json(report);
-    if let Some(path) = &output.output {
-        write_atomically(path, |file| format::write(conversation, file))?;
-    } else {
-        let mut stdout = io::BufWriter::new(io::stdout().lock());
-        format::write(conversation, &mut stdout)?;
-        stdout.flush()?;
-    }
-    match output.report.as_deref() {
-        Some("-") => io::stderr().write_all(report_json.as_bytes())?,
-        Some(path) => write_atomically(Path::new(path), |file| {
+    let staged_report = match output.report.as_deref() {
+        None | Some("-") => None,
+        Some(path) => Some(Staged::write(Path::new(path), |file| {
             file.write_all(report_json.as_bytes())
-        })?,
-        None => {}
+        })?),
+    };
+    let staged_output = match destination(input, output) {
+        None => {
+            let mut stdout = io::BufWriter::new(io::stdout().lock());
+            format::write(conversation, &mut stdout)?;
+            stdout.flush()?;
+            None
+        }
+        Some(path) => Some(Staged::write(path, |file| {
+            format::write(conversation, file)
+        })?),
+    };
+    if let Some(staged) = staged_output {
+        staged.commit()?;
     }
-    eprintln!("ctxcompact: {}", report.summary());
+    if let Some(staged) = staged_report {
+        staged.commit()?;
+    }
+    if output.report.as_deref() == Some("-") {
+        let _ = io::stderr().write_all(report_json.as_bytes());
+    } else if !output.quiet {
+        say(&format!("ctxcompact: {}", report.summary()));
+    }
     debug_assert!(
         report.action != Action::CannotFit,
         "cannot_fit is an error, never emitted"
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The file the output goes to: `-o FILE`, the input with `--in-place`, or `None` for
+/// standard output (also `-o -`).
+fn destination<'a>(input: &'a Input, output: &'a Output) -> Option<&'a Path> {
+    if output.in_place {
+        return Some(Path::new(&input.file));
+    }
+    output.path.as_deref().filter(|p| *p != Path::new("-"))
 }
 
 fn to_json(report: &Report) -> String {
@@ -346,84 +386,49 @@ fn to_json(report: &Report) -> String {
     text
 }
 
-/// Fails early, before any work, when an output path cannot be written.
-fn check_paths(output: &Output) -> Result<()> {
-    if let Some(path) = &output.output {
+/// Fails early, before any work, when an output path cannot be written or two of the input,
+/// the output and the report are the same file.
+fn check_paths(input: &Input, output: &Output) -> Result<()> {
+    if output.in_place && input.file == "-" {
+        bail!("--in-place needs an input file, not standard input");
+    }
+    let input_path = (input.file != "-").then(|| Path::new(&input.file));
+    let output_path = destination(input, output);
+    let report_path = output
+        .report
+        .as_deref()
+        .filter(|r| *r != "-")
+        .map(Path::new);
+    for path in [output_path, report_path].into_iter().flatten() {
         check_writable(path)?;
     }
-    match output.report.as_deref() {
-        Some("-") | None => Ok(()),
-        Some(path) => check_writable(Path::new(path)),
-    }
-}
-
-/// Fails when `path` is a folder or its folder does not exist.
-fn check_writable(path: &Path) -> Result<()> {
-    let folder = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if path.is_dir() {
-        Err(anyhow!("{}: is a folder, not a file", path.display()))
-    } else if folder.is_dir() {
-        Ok(())
-    } else {
-        Err(anyhow!(
-            "{}: the folder {} does not exist",
-            path.display(),
-            folder.display()
-        ))
-    }
-}
-
-/// Writes to a temporary file beside `path`, then renames it over `path`: readers see the old
-/// file or the whole new one, never a part. A symlink is written through to its target, and a
-/// path that is not a regular file (`/dev/null`, a pipe) is written to directly, since renaming
-/// over it would replace the device or pipe itself.
-fn write_atomically(
-    path: &Path,
-    fill: impl FnOnce(&mut io::BufWriter<fs::File>) -> io::Result<()>,
-) -> Result<()> {
-    check_writable(path)?;
-    let cannot = || format!("{}: cannot write", path.display());
-    if fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        let mut writer = io::BufWriter::new(
-            fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .with_context(cannot)?,
-        );
-        return fill(&mut writer)
-            .and_then(|()| writer.flush())
-            .with_context(cannot);
-    }
-    let target = if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        fs::canonicalize(path).with_context(cannot)?
-    } else {
-        path.to_path_buf()
-    };
-    let name = target
-        .file_name()
-        .ok_or_else(|| anyhow!("{}: not a file path", path.display()))?;
-    let temp = target.with_file_name(format!(
-        ".{}.ctxcompact-{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = fs::File::create(&temp)
-        .and_then(|file| {
-            let mut writer = io::BufWriter::new(file);
-            fill(&mut writer)?;
-            writer
-                .into_inner()
-                .map_err(io::IntoInnerError::into_error)?
-                .sync_all()
+    // Devices and pipes (`/dev/null`) may take any number of writers.
+    let clash = |a: Option<&Path>, b: Option<&Path>| {
+        a.zip(b).is_some_and(|(a, b)| {
+            !fs::metadata(a).is_ok_and(|m| !m.is_file()) && output::same_file(a, b)
         })
-        .and_then(|()| fs::rename(&temp, &target));
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
+    };
+    if !output.in_place && clash(output_path, input_path) {
+        bail!(
+            "{}: -o names the input file; replacing the input is a lossy edit: pass --in-place to do it",
+            input.file
+        );
     }
-    result.with_context(cannot)
+    if clash(report_path, input_path) {
+        bail!("{}: --report names the input file", input.file);
+    }
+    if clash(report_path, output_path) {
+        bail!(
+            "{}: --report names the output file",
+            report_path.map_or(String::new(), |p| p.display().to_string())
+        );
+    }
+    Ok(())
+}
+
+/// Prints a line on standard error; a standard error that cannot be written is ignored.
+fn say(line: &str) {
+    let _ = writeln!(io::stderr(), "{line}");
 }
 
 /// The analyze report as text: features, profile, rules and decision.
