@@ -51,7 +51,9 @@ mod features;
 pub mod format;
 mod marker;
 mod report;
+pub mod replay;
 pub mod select;
+mod session;
 mod strategy;
 mod tokens;
 mod units;
@@ -70,6 +72,7 @@ pub use features::{
 };
 pub use format::Format;
 pub use report::{Action, Report};
+pub use session::{Compaction, Session, Turn};
 pub use strategy::tools::{ToolMode, ToolOptions, ToolTrim};
 pub use strategy::{Plan, Protection, Strategy};
 pub use tokens::{CharEstimate, Counts, Tiktoken, TokenCounter, Tokenizer, count};

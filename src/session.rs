@@ -1,0 +1,338 @@
+//! An agent's conversation across its model calls: counted once, compacted with hysteresis.
+//!
+//! A [`Session`] holds the conversation an agent sends on each call. New messages are counted
+//! once, when they are pushed, and grouped into units by looking at the tail only; the running
+//! total makes [`Session::tokens`] O(1). [`Session::compact_if_needed`] compacts only when usage
+//! passes the trigger, and then down to the target: the gap between the two keeps compaction
+//! from running on every call. Between two compactions the session only appends, so every
+//! message already sent is sent again unchanged, in the same place, and a provider's prompt
+//! cache keeps hitting. A compaction replaces the session's state with its output (markers
+//! included), so the next compaction works on what was kept: compactions are cumulative.
+
+use std::ops::Range;
+
+use crate::compact::{Budget, Options, compact, trim_tools};
+use crate::conversation::{Conversation, Message};
+use crate::error::{Error, Result};
+use crate::report::Report;
+use crate::tokens::{Counts, TokenCounter};
+
+/// What a session does when usage passes its trigger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compaction {
+    /// The whole pipeline of [`compact`]: tool trimming, then unit removal, down to the target.
+    Full,
+    /// Tool-round trimming alone, as [`trim_tools`] does; nothing else is removed.
+    ToolsOnly,
+}
+
+/// The conversation to send on this call, and the report when it was just compacted.
+#[derive(Debug)]
+pub struct Turn<'a> {
+    /// What to send: the session's whole state.
+    pub conversation: &'a Conversation,
+    /// The compaction's report, when this call compacted; `None` when it only appended.
+    pub report: Option<Report>,
+}
+
+/// A conversation kept across an agent's calls (see the module docs).
+pub struct Session {
+    options: Options,
+    compaction: Compaction,
+    /// Tokens above which the session compacts.
+    trigger: usize,
+    conversation: Conversation,
+    counts: Counts,
+    /// `counts.total()`, kept up to date on every push.
+    total: usize,
+    /// The units of the conversation, as message ranges; only the last one is ever regrouped.
+    units: Vec<Range<usize>>,
+    compactions: usize,
+}
+
+impl Session {
+    /// Starts a session from `conversation` (its format, envelope and system prompt, and any
+    /// messages it already holds, which are counted here).
+    ///
+    /// The budget must say when to compact: [`Budget::Window`] (with a profile that has a
+    /// context window) or [`Budget::Tokens`] (trigger and target both that number).
+    ///
+    /// # Errors
+    /// [`Error::BadBudget`] for a [`Budget::Ratio`], a trigger or target that is not a share
+    /// above 0, a target above the trigger, or a window-based budget without a window.
+    pub fn new(conversation: Conversation, options: Options) -> Result<Self> {
+        Self::with_compaction(conversation, options, Compaction::Full)
+    }
+
+    /// As [`Session::new`], with the kind of compaction to run at the trigger.
+    ///
+    /// # Errors
+    /// As [`Session::new`].
+    pub fn with_compaction(
+        conversation: Conversation,
+        options: Options,
+        compaction: Compaction,
+    ) -> Result<Self> {
+        let trigger = trigger_tokens(&options)?;
+        let counts = options.tokenizer.count(&conversation);
+        let mut session = Self {
+            options,
+            compaction,
+            trigger,
+            total: counts.total(),
+            conversation,
+            counts,
+            units: Vec::new(),
+            compactions: 0,
+        };
+        session.regroup_tail();
+        Ok(session)
+    }
+
+    /// Appends one message, counting it (once) and regrouping only the last unit.
+    pub fn push(&mut self, message: Message) {
+        let tokens = self.options.tokenizer.counter().count_message(&message);
+        self.push_counted(message, tokens);
+    }
+
+    /// Appends messages in order, as [`Session::push`] does for each.
+    pub fn extend(&mut self, messages: impl IntoIterator<Item = Message>) {
+        let counter = self.options.tokenizer.counter();
+        for message in messages {
+            let tokens = counter.count_message(&message);
+            self.append(message, tokens);
+        }
+        self.regroup_tail();
+    }
+
+    /// Appends one message whose count under the session's tokenizer is already known (a
+    /// replay counts each recorded message once for all its policies).
+    pub(crate) fn push_counted(&mut self, message: Message, tokens: usize) {
+        self.append(message, tokens);
+        self.regroup_tail();
+    }
+
+    fn append(&mut self, message: Message, tokens: usize) {
+        self.conversation.messages.push(message);
+        self.counts.messages.push(tokens);
+        self.total += tokens;
+    }
+
+    /// The tokens the conversation would cost now, reply priming included: O(1).
+    pub fn tokens(&self) -> usize {
+        self.total
+    }
+
+    /// The token count above which [`Session::compact_if_needed`] compacts.
+    pub fn trigger(&self) -> usize {
+        self.trigger
+    }
+
+    /// The conversation as it would be sent now.
+    pub fn conversation(&self) -> &Conversation {
+        &self.conversation
+    }
+
+    /// The cached count of each message and of the system prompt.
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    /// How many units the conversation holds.
+    pub fn units(&self) -> usize {
+        self.units.len()
+    }
+
+    /// How many times the session has compacted.
+    pub fn compactions(&self) -> usize {
+        self.compactions
+    }
+
+    /// Whether the last unit is a tool round still waiting for some of its results: no cut,
+    /// and no request, may be made before they arrive.
+    pub fn is_waiting_for_results(&self) -> bool {
+        let Some(last) = self.units.last() else {
+            return false;
+        };
+        let messages = &self.conversation.messages[last.clone()];
+        let Some((caller, carriers)) = messages.split_first() else {
+            return false;
+        };
+        caller
+            .call_ids()
+            .any(|id| !carriers.iter().any(|m| m.result_ids().any(|r| r == id)))
+    }
+
+    /// Compacts when usage is above the trigger (and no tool round is waiting for results),
+    /// down to the target; returns what to send.
+    ///
+    /// # Errors
+    /// As [`compact`]: then the session is left as it was, over its trigger.
+    pub fn compact_if_needed(&mut self) -> Result<Turn<'_>> {
+        if self.total <= self.trigger || self.is_waiting_for_results() {
+            return Ok(Turn {
+                conversation: &self.conversation,
+                report: None,
+            });
+        }
+        let input = self.conversation.clone();
+        let compacted = match self.compaction {
+            Compaction::Full => compact(input, &self.options)?,
+            Compaction::ToolsOnly => trim_tools(input, &self.options)?,
+        };
+        self.conversation = compacted.conversation;
+        // Kept messages have the counts they had; counting the output again is simpler than
+        // tracking which changed, and happens once per compaction, not once per call.
+        self.counts = self.options.tokenizer.count(&self.conversation);
+        self.total = self.counts.total();
+        self.units.clear();
+        self.regroup_tail();
+        self.compactions += 1;
+        Ok(Turn {
+            conversation: &self.conversation,
+            report: Some(compacted.report),
+        })
+    }
+
+    /// Groups the messages from the start of the last unit on: the only unit a new message can
+    /// join (as a result of its calls).
+    fn regroup_tail(&mut self) {
+        let mut start = self.units.pop().map_or(0, |last| last.start);
+        let len = self.conversation.messages.len();
+        while start < len {
+            let end = self.conversation.result_window(start).end.max(start + 1);
+            self.units.push(start..end);
+            start = end;
+        }
+    }
+}
+
+/// The token count above which a session compacts, from its budget.
+fn trigger_tokens(options: &Options) -> Result<usize> {
+    match options.budget {
+        Budget::Tokens(0) => Err(Error::BadBudget {
+            option: "--target",
+            problem: "a budget of 0 tokens fits nothing".into(),
+        }),
+        Budget::Tokens(tokens) => Ok(tokens),
+        Budget::Ratio(_) => Err(Error::BadBudget {
+            option: "--ratio",
+            problem: "a session needs a fixed trigger: use a window (--model or --window) or --target"
+                .into(),
+        }),
+        Budget::Window { trigger, target } => {
+            let window = options.profile.context_window;
+            if window == 0 {
+                return Err(Error::BadBudget {
+                    option: "--model",
+                    problem: "a window-based budget needs a model with a context window".into(),
+                });
+            }
+            for (option, value) in [("--trigger", trigger), ("--target-ratio", target)] {
+                if !value.is_finite() || value <= 0.0 {
+                    return Err(Error::BadBudget {
+                        option,
+                        problem: format!("expected a number above 0, got {value}"),
+                    });
+                }
+            }
+            if target > trigger {
+                return Err(Error::BadBudget {
+                    option: "--target-ratio",
+                    problem: format!("the target {target} is above the trigger {trigger}"),
+                });
+            }
+            // Truncation is intended, as in `compact`: a budget is a whole number of tokens.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            Ok((window as f64 * trigger).floor() as usize)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Profile;
+    use crate::conversation::Role;
+    use crate::format::parse_value;
+    use crate::tokens::{CharEstimate, Tokenizer};
+    use serde_json::json;
+
+    fn session(budget: Budget) -> Session {
+        let conversation = parse_value(json!([{"role": "system", "content": "be brief"}]), None)
+            .expect("valid");
+        let mut profile = Profile::generic(Tokenizer::Chars);
+        profile.context_window = 400;
+        let options = Options {
+            budget,
+            tokenizer: Tokenizer::Chars,
+            profile,
+            ..Options::default()
+        };
+        Session::new(conversation, options).expect("valid budget")
+    }
+
+    fn user(text: &str) -> Message {
+        Message::new_text(Role::User, text)
+    }
+
+    #[test]
+    fn tokens_are_the_running_total_of_pushed_messages() {
+        let mut s = session(Budget::Tokens(1000));
+        let before = s.tokens();
+        let message = user("hello there");
+        let expected = CharEstimate.count_message(&message);
+        s.push(message);
+        assert_eq!(s.tokens(), before + expected);
+        assert_eq!(s.tokens(), s.counts().total());
+    }
+
+    #[test]
+    fn a_ratio_budget_is_refused() {
+        let conversation = parse_value(json!([]), None).expect("valid");
+        let options = Options {
+            budget: Budget::Ratio(0.5),
+            ..Options::default()
+        };
+        let err = Session::new(conversation, options).err().expect("refused");
+        assert!(err.to_string().starts_with("--ratio:"), "{err}");
+    }
+
+    #[test]
+    fn results_join_the_round_of_their_call() {
+        let mut s = session(Budget::Tokens(1000));
+        s.push(user("list files"));
+        let call = parse_value(
+            json!([{"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "ls", "arguments": "{}"}},
+                {"id": "b", "type": "function", "function": {"name": "pwd", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "a", "content": "x.rs"},
+                {"role": "tool", "tool_call_id": "b", "content": "/"}]),
+            None,
+        )
+        .expect("valid")
+        .messages;
+        let mut messages = call.into_iter();
+        s.push(messages.next().expect("call"));
+        assert!(s.is_waiting_for_results());
+        s.push(messages.next().expect("first result"));
+        assert!(s.is_waiting_for_results());
+        s.push(messages.next().expect("second result"));
+        assert!(!s.is_waiting_for_results());
+        // system, request, one round of three messages.
+        assert_eq!(s.units(), 3);
+    }
+
+    #[test]
+    fn below_the_trigger_nothing_changes() {
+        let mut s = session(Budget::Window {
+            trigger: 0.7,
+            target: 0.5,
+        });
+        assert_eq!(s.trigger(), 280);
+        s.push(user("short"));
+        let turn = s.compact_if_needed().expect("fine");
+        assert!(turn.report.is_none());
+        assert_eq!(s.compactions(), 0);
+    }
+}
