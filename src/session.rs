@@ -15,7 +15,7 @@ use crate::compact::{Budget, Options, compact, trim_tools};
 use crate::conversation::{Conversation, Message};
 use crate::error::{Error, Result};
 use crate::report::Report;
-use crate::tokens::{Counts, TokenCounter};
+use crate::tokens::Counts;
 
 /// What a session does when usage passes its trigger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -255,7 +255,7 @@ mod tests {
     use crate::catalog::Profile;
     use crate::conversation::Role;
     use crate::format::parse_value;
-    use crate::tokens::{CharEstimate, Tokenizer};
+    use crate::tokens::{CharEstimate, TokenCounter, Tokenizer};
     use serde_json::json;
 
     fn session(budget: Budget) -> Session {
