@@ -98,6 +98,8 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Replay recorded sessions call by call: what each compaction policy costs under prompt caching.
+    Replay(crate::replay::ReplayArgs),
 }
 
 /// The input file and its format.

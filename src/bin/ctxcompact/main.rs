@@ -1,6 +1,7 @@
 //! The `ctxcompact` command line: arguments → options → library → output; errors → exit code.
 
 mod args;
+mod replay;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -104,6 +105,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             target,
             json,
         } => bench(&paths, args::bench_budget(ratio, target), json),
+        Command::Replay(replay_args) => replay::run(&replay_args),
     }
 }
 
