@@ -609,7 +609,12 @@ fn holds(conversation: &Conversation, request: &Message) -> bool {
             && if text.is_empty() {
                 message == request
             } else {
-                message.text().contains(text)
+                // Part by part: a marker merged in front of the request is a part of its own or
+                // a prefix of the request's own text part.
+                message.parts.iter().any(|part| match part {
+                    crate::conversation::Part::Text { text: own, .. } => own.contains(text),
+                    _ => false,
+                })
             }
     })
 }

@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use crate::compact::{Budget, Options, compact, trim_tools};
+use crate::compact::{Budget, Options, compact_counted, trim_tools_counted};
 use crate::conversation::{Conversation, Message};
 use crate::error::{Error, Result};
 use crate::report::Report;
@@ -20,9 +20,10 @@ use crate::tokens::Counts;
 /// What a session does when usage passes its trigger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compaction {
-    /// The whole pipeline of [`compact`]: tool trimming, then unit removal, down to the target.
+    /// The whole pipeline of [`crate::compact()`]: tool trimming, then unit removal, down to
+    /// the target.
     Full,
-    /// Tool-round trimming alone, as [`trim_tools`] does; nothing else is removed.
+    /// Tool-round trimming alone, as [`crate::trim_tools`] does; nothing else is removed.
     ToolsOnly,
 }
 
@@ -167,7 +168,7 @@ impl Session {
     /// down to the target; returns what to send.
     ///
     /// # Errors
-    /// As [`compact`]: then the session is left as it was, over its trigger.
+    /// As [`crate::compact()`]: then the session is left as it was, over its trigger.
     pub fn compact_if_needed(&mut self) -> Result<Turn<'_>> {
         if self.total <= self.trigger || self.is_waiting_for_results() {
             return Ok(Turn {
@@ -176,14 +177,13 @@ impl Session {
             });
         }
         let input = self.conversation.clone();
+        let counts = Some(self.counts.clone());
         let compacted = match self.compaction {
-            Compaction::Full => compact(input, &self.options)?,
-            Compaction::ToolsOnly => trim_tools(input, &self.options)?,
+            Compaction::Full => compact_counted(input, counts, &self.options)?,
+            Compaction::ToolsOnly => trim_tools_counted(input, counts, &self.options)?,
         };
-        self.conversation = compacted.conversation;
-        // Kept messages have the counts they had; counting the output again is simpler than
-        // tracking which changed, and happens once per compaction, not once per call.
-        self.counts = self.options.tokenizer.count(&self.conversation);
+        let before = std::mem::replace(&mut self.conversation, compacted.conversation);
+        self.counts = self.recount(&before, &compacted.report.removed);
         self.total = self.counts.total();
         self.units.clear();
         self.regroup_tail();
@@ -192,6 +192,42 @@ impl Session {
             conversation: &self.conversation,
             report: Some(compacted.report),
         })
+    }
+
+    /// The counts of the conversation just compacted from `before`: a kept message that did not
+    /// change keeps its count, and only messages compaction wrote (markers, cleared results)
+    /// are counted. Kept input messages are those outside the `removed` ranges, in order.
+    fn recount(&self, before: &Conversation, removed: &[[usize; 2]]) -> Counts {
+        let counter = self.options.tokenizer.counter();
+        let mut kept = Vec::with_capacity(before.messages.len());
+        let mut next = 0;
+        for &[start, end] in removed {
+            kept.extend(next..start);
+            next = end;
+        }
+        kept.extend(next..before.messages.len());
+        let output = &self.conversation.messages;
+        let mut at = 0;
+        let messages = output
+            .iter()
+            .enumerate()
+            .map(|(index, message)| {
+                let source = kept.get(at).copied();
+                if let Some(source) = source.filter(|&s| before.messages[s] == *message) {
+                    at += 1;
+                    return self.counts.messages[source];
+                }
+                // A changed kept message, when the rest pair up one to one; else an inserted one.
+                if output.len() - index == kept.len().saturating_sub(at) {
+                    at += 1;
+                }
+                counter.count_message(message)
+            })
+            .collect();
+        Counts {
+            messages,
+            system: self.counts.system,
+        }
     }
 
     /// Groups the messages from the start of the last unit on: the only unit a new message can
