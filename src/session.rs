@@ -37,6 +37,7 @@ pub struct Turn<'a> {
 }
 
 /// A conversation kept across an agent's calls (see the module docs).
+#[derive(Clone)]
 pub struct Session {
     options: Options,
     compaction: Compaction,
