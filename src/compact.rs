@@ -278,7 +278,8 @@ fn run(
         let outcome = Outcome::new(Action::WithinBudget, budget, ToolTrim::default(), features);
         return finish(&input, start, outcome, options).map(|c| (c.report, Some(c.conversation)));
     }
-    let (trimmed, tool_trim) = tools::trim(start, &options.tools, Some(budget), counter);
+    let tool_options = select::tool_options(&options.policy, &options.tools, input.tokens);
+    let (trimmed, tool_trim) = tools::trim(start, &tool_options, Some(budget), counter);
     if trimmed.counts.total() <= budget {
         let outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
         return finish(&input, trimmed, outcome, options).map(|c| (c.report, Some(c.conversation)));

@@ -22,6 +22,7 @@ use crate::catalog::Profile;
 use crate::compact::{Budget, Options};
 use crate::conversation::{Conversation, Message, Role};
 use crate::error::{Error, Location, Result};
+use crate::select::{COST_HORIZON, CostModel, Optimize};
 use crate::session::{Compaction, Session};
 use crate::strategy::Strategy;
 use crate::strategy::tools::ToolMode;
@@ -238,17 +239,21 @@ pub enum Policy {
     Oldest,
     /// A [`Session`] that only clears old tool outputs.
     Tools,
+    /// `default` with `--optimize cost`: the strategy with the lowest expected cost over the
+    /// next calls, tool outputs cleared only in batches that repay their cache write.
+    Cost,
 }
 
 impl Policy {
     /// Every policy, in report order.
-    pub const ALL: [Policy; 6] = [
+    pub const ALL: [Policy; 7] = [
         Self::None,
         Self::Naive,
         Self::Default,
         Self::Middle,
         Self::Oldest,
         Self::Tools,
+        Self::Cost,
     ];
 
     /// The policy's name as the CLI and the report spell it.
@@ -260,6 +265,7 @@ impl Policy {
             Self::Middle => "middle",
             Self::Oldest => "oldest",
             Self::Tools => "tools",
+            Self::Cost => "cost",
         }
     }
 }
@@ -482,6 +488,10 @@ impl Replay {
                 options.tools.mode = ToolMode::Off;
             }
             Policy::Tools => compaction = Compaction::ToolsOnly,
+            Policy::Cost => {
+                options.policy.optimize =
+                    Optimize::Cost(CostModel::new(&self.family, COST_HORIZON));
+            }
             Policy::None | Policy::Naive | Policy::Default => {}
         }
         let start = Conversation {

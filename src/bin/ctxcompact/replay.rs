@@ -62,6 +62,8 @@ enum PolicyArg {
     Oldest,
     /// Tool-output clearing only, with hysteresis.
     Tools,
+    /// `default` with `--optimize cost`.
+    Cost,
 }
 
 impl From<PolicyArg> for Policy {
@@ -73,6 +75,7 @@ impl From<PolicyArg> for Policy {
             PolicyArg::Middle => Self::Middle,
             PolicyArg::Oldest => Self::Oldest,
             PolicyArg::Tools => Self::Tools,
+            PolicyArg::Cost => Self::Cost,
         }
     }
 }
