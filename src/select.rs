@@ -623,4 +623,75 @@ mod tests {
             (Layer::Forced, Strategy::Oldest)
         );
     }
+
+    /// Sonnet's prices over 20 calls, caching prefixes of 1,024 tokens or more.
+    fn sonnet() -> CostModel {
+        CostModel {
+            calls: 20,
+            input: 3.0,
+            cache_write: 3.75,
+            cache_read: 0.3,
+            min_cacheable: 1024,
+        }
+    }
+
+    #[test]
+    fn expected_cost_reads_the_kept_prefix_and_writes_the_rest_once() {
+        // 10,000 × 0.30 + 6,000 × 3.75 = 25,500, then 19 × 16,000 × 0.30 = 91,200 (per million).
+        assert!((sonnet().expected(10_000, 16_000) - 0.1167).abs() < 1e-12);
+        // A prefix under the cacheable minimum is not read: 16,000 × 3.75 + 91,200.
+        assert!((sonnet().expected(500, 16_000) - 0.1512).abs() < 1e-12);
+        // Clearing must free (3.75 − 0.30) × 10,000 ÷ (0.30 × 20) = 5,750 tokens to repay itself.
+        assert_eq!(sonnet().min_clearing(10_000), 5750);
+    }
+
+    fn priced(tokens: &[usize], budget: usize) -> (Decision, Plan) {
+        let f = features(tokens.len(), budget, tokens.iter().sum(), 0, false, false);
+        let policy = Policy {
+            optimize: Optimize::Cost(sonnet()),
+            ..Policy::default()
+        };
+        let limits = Limits {
+            budget,
+            fixed: 0,
+            marker: 0,
+            preserve_start: 2,
+            preserve_end: 4,
+        };
+        let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
+        decide(&profile, None, &f, &policy, &units(tokens), &limits)
+    }
+
+    #[test]
+    fn cost_keeps_the_cached_head_when_both_remove_as_much() {
+        // Equal units: both plans keep 17 of 25; middle keeps the first two (2,000 cached).
+        let (decision, plan) = priced(&[1000; 25], 17_000);
+        assert_eq!((decision.layer, plan.strategy), (Layer::Cost, Strategy::Middle));
+        let costs: Vec<f64> = decision
+            .candidates
+            .iter()
+            .map(|c| c.estimated_cost.unwrap())
+            .collect();
+        assert!(costs[0] < costs[1], "{costs:?}");
+    }
+
+    #[test]
+    fn cost_drops_a_big_head_when_reading_less_every_call_repays_the_rewrite() {
+        // A 3,000-token task, a 100-token answer, ten 200-token units, four 1,500-token ones:
+        // 11,100 tokens for a 10,000 budget. Middle drops six small units (9,900 left, 3,100
+        // cached): 3,100 × 0.30 + 6,800 × 3.75 + 19 × 9,900 × 0.30 = 82,860. Oldest drops the
+        // task (8,100 left, nothing cached): 8,100 × 3.75 + 19 × 8,100 × 0.30 = 76,545.
+        let mut tokens = vec![3000, 100];
+        tokens.extend([200; 10]);
+        tokens.extend([1500; 4]);
+        let (decision, plan) = priced(&tokens, 10_000);
+        assert_eq!(plan.strategy, Strategy::Oldest);
+        let costs: Vec<f64> = decision
+            .candidates
+            .iter()
+            .map(|c| c.estimated_cost.unwrap())
+            .collect();
+        assert!((costs[0] - 0.082_86).abs() < 1e-12, "{costs:?}");
+        assert!((costs[1] - 0.076_545).abs() < 1e-12, "{costs:?}");
+    }
 }
