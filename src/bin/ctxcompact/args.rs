@@ -156,6 +156,10 @@ pub(crate) struct BudgetArgs {
     /// With --model: compact down to this share of the window [default: 0.5].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) target_ratio: Option<f64>,
+    /// What the selector optimizes: `cost` picks the lowest expected input cost over the next
+    /// 20 calls under prompt caching (needs --model; prices from data/prices.json).
+    #[arg(long, value_enum, default_value_t = crate::replay::OptimizeArg::Efficiency)]
+    pub(crate) optimize: crate::replay::OptimizeArg,
 }
 
 /// Tool-round trimming options.
@@ -301,6 +305,7 @@ pub(crate) fn options(
     tools: &ToolArgs,
 ) -> Result<Options> {
     let (profile, model, tokenizer) = budget.model.resolve()?;
+    let policy = crate::replay::policy(budget.optimize, model.as_deref())?;
     let budget = match (budget.target, budget.ratio) {
         (Some(tokens), _) => Budget::Tokens(tokens),
         (None, Some(ratio)) => Budget::Ratio(ratio),
@@ -318,6 +323,7 @@ pub(crate) fn options(
         model,
         tokenizer,
         tools: tools.options(),
+        policy,
         ..Options::default()
     })
 }

@@ -7,9 +7,10 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use ctxcompact::replay::{Outcome, Policy, Prices, Replay};
+use ctxcompact::select::{COST_HORIZON, CostModel, Optimize};
 use ctxcompact::{Catalog, TARGET_RATIO, TRIGGER, format};
 
 /// Arguments of `replay`.
@@ -78,6 +79,30 @@ impl From<PolicyArg> for Policy {
             PolicyArg::Cost => Self::Cost,
         }
     }
+}
+
+/// What `--optimize` asks the selector for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OptimizeArg {
+    /// The rules, then the efficiency score.
+    Efficiency,
+    /// The lowest expected input cost over the next calls.
+    Cost,
+}
+
+/// The selector settings for `--optimize`: `cost` prices the model named by `--model`.
+pub(crate) fn policy(optimize: OptimizeArg, model: Option<&str>) -> Result<ctxcompact::select::Policy> {
+    let optimize = match (optimize, model) {
+        (OptimizeArg::Efficiency, _) => Optimize::Efficiency,
+        (OptimizeArg::Cost, Some(model)) => {
+            Optimize::Cost(CostModel::new(Prices::builtin().lookup(model)?, COST_HORIZON))
+        }
+        (OptimizeArg::Cost, None) => bail!("--optimize cost needs --model to price the calls"),
+    };
+    Ok(ctxcompact::select::Policy {
+        optimize,
+        ..ctxcompact::select::Policy::default()
+    })
 }
 
 /// Replays every session under `args.paths` and prints the table (or JSON).
