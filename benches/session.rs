@@ -17,7 +17,9 @@ use serde_json::json;
 /// A tool output of a few hundred tokens: what an agent pushes on most turns.
 fn pushed() -> Message {
     let text = (0..60)
-        .map(|i| format!("src/module_{i}.rs: fn handler_{i}(request: &Request) -> Result<Response>"))
+        .map(|i| {
+            format!("src/module_{i}.rs: fn handler_{i}(request: &Request) -> Result<Response>")
+        })
         .collect::<Vec<_>>()
         .join("\n");
     Message::new_text(ctxcompact::Role::User, text)
@@ -54,18 +56,22 @@ fn push_and_tokens(c: &mut Criterion) {
     });
     for size in [10_000, 100_000] {
         let base = session(size);
-        group.bench_with_input(BenchmarkId::new("push_and_tokens", size), &base, |b, base| {
-            b.iter_custom(|iters| {
-                let mut session = base.clone();
-                let copies: Vec<Message> = (0..iters).map(|_| message.clone()).collect();
-                let start = Instant::now();
-                for copy in copies {
-                    session.push(black_box(copy));
-                    black_box(session.tokens());
-                }
-                start.elapsed()
-            });
-        });
+        group.bench_with_input(
+            BenchmarkId::new("push_and_tokens", size),
+            &base,
+            |b, base| {
+                b.iter_custom(|iters| {
+                    let mut session = base.clone();
+                    let copies: Vec<Message> = (0..iters).map(|_| message.clone()).collect();
+                    let start = Instant::now();
+                    for copy in copies {
+                        session.push(black_box(copy));
+                        black_box(session.tokens());
+                    }
+                    start.elapsed()
+                });
+            },
+        );
     }
     group.finish();
 }

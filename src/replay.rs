@@ -109,8 +109,7 @@ impl Prices {
                 ("cache_read", family.cache_read),
                 ("output", family.output),
             ];
-            if let Some((field, value)) = fields.iter().find(|(_, v)| !v.is_finite() || *v < 0.0)
-            {
+            if let Some((field, value)) = fields.iter().find(|(_, v)| !v.is_finite() || *v < 0.0) {
                 return Err(Error::Malformed {
                     at: Location::top(format!("prices: families[{index}].{field}")),
                     problem: format!("expected a price of 0 or more, got {value}"),
@@ -228,7 +227,7 @@ pub enum Policy {
     /// No compaction: calls past the window fail.
     None,
     /// Every call drops the oldest messages until the history fits the window, ignoring units
-    /// (as LangChain's `trim_messages` is commonly used).
+    /// (as `LangChain`'s `trim_messages` is commonly used).
     Naive,
     /// ctxcompact's pipeline through a [`Session`]: tool trimming and the selector, with
     /// hysteresis.
@@ -450,7 +449,10 @@ impl Replay {
             sum.peak_context = sum.peak_context.max(totals.peak_context);
             sum.over_window_calls += totals.over_window_calls;
             sum.invalid_calls += totals.invalid_calls;
-            for (into, from) in [(&mut sum.task, totals.task), (&mut sum.current, totals.current)] {
+            for (into, from) in [
+                (&mut sum.task, totals.task),
+                (&mut sum.current, totals.current),
+            ] {
                 into[0] += from[0];
                 into[1] += from[1];
             }
@@ -524,8 +526,9 @@ impl Replay {
             };
             let (sent, sent_counts) = match (&mut session, policy) {
                 (Some(session), _) => {
-                    for index in fed..call {
-                        session.push_counted(messages[index].clone(), counts.messages[index]);
+                    let new = messages[fed..call].iter().zip(&counts.messages[fed..call]);
+                    for (message, &tokens) in new {
+                        session.push_counted(message.clone(), tokens);
                     }
                     fed = call;
                     let before = session.compactions();
@@ -706,7 +709,9 @@ mod tests {
             ]
         );
         let mut total = Bill::default();
-        bills.into_iter().for_each(|b| total.add(b));
+        for b in bills {
+            total.add(b);
+        }
         assert_eq!(total, bill(7000, 3750, 2950, 300));
         let cost = total.cost(&family(Caching::Explicit));
         assert!((cost - 0.013_087_5).abs() < 1e-12, "{cost}");
@@ -715,9 +720,9 @@ mod tests {
     #[test]
     fn automatic_caching_bills_new_tokens_as_plain_input() {
         let mut total = Bill::default();
-        six_calls(Caching::Automatic)
-            .into_iter()
-            .for_each(|b| total.add(b));
+        for b in six_calls(Caching::Automatic) {
+            total.add(b);
+        }
         assert_eq!(total, bill(7000, 3750, 0, 3250));
         let cost = total.cost(&family(Caching::Automatic));
         assert!((cost - 0.008_375).abs() < 1e-12, "{cost}");
@@ -726,7 +731,10 @@ mod tests {
     #[test]
     fn builtin_prices_parse_and_the_longest_prefix_wins() {
         let prices = Prices::builtin();
-        assert_eq!(prices.lookup("gpt-4.1-mini-2025").unwrap().family, "gpt-4.1-mini");
+        assert_eq!(
+            prices.lookup("gpt-4.1-mini-2025").unwrap().family,
+            "gpt-4.1-mini"
+        );
         assert_eq!(prices.lookup("gpt-4.1").unwrap().family, "gpt-4.1");
         assert_eq!(
             prices.lookup("claude-sonnet-4-5").unwrap().caching,

@@ -315,10 +315,9 @@ pub fn decide(
         ),
         fits: plan.fits,
         estimated_cost: match policy.optimize {
-            Optimize::Cost(model) => Some(model.expected(
-                cached_prefix(units, limits, plan),
-                plan.tokens_after,
-            )),
+            Optimize::Cost(model) => {
+                Some(model.expected(cached_prefix(units, limits, plan), plan.tokens_after))
+            }
             Optimize::Efficiency => None,
         },
     };
@@ -402,7 +401,8 @@ pub fn decide(
 /// first one it removes (a marker goes where that unit was). Assumes nothing before it changed.
 fn cached_prefix(units: &[Unit], limits: &Limits, plan: &Plan) -> usize {
     let first = plan.drop.first().copied().unwrap_or(units.len());
-    limits.fixed.saturating_sub(REPLY_PRIMING) + units[..first].iter().map(|u| u.tokens).sum::<usize>()
+    limits.fixed.saturating_sub(REPLY_PRIMING)
+        + units[..first].iter().map(|u| u.tokens).sum::<usize>()
 }
 
 /// Scores two candidate plans: only fitting candidates compete, the higher efficiency wins, and
@@ -666,7 +666,10 @@ mod tests {
     fn cost_keeps_the_cached_head_when_both_remove_as_much() {
         // Equal units: both plans keep 17 of 25; middle keeps the first two (2,000 cached).
         let (decision, plan) = priced(&[1000; 25], 17_000);
-        assert_eq!((decision.layer, plan.strategy), (Layer::Cost, Strategy::Middle));
+        assert_eq!(
+            (decision.layer, plan.strategy),
+            (Layer::Cost, Strategy::Middle)
+        );
         let costs: Vec<f64> = decision
             .candidates
             .iter()

@@ -254,8 +254,9 @@ fn trigger_tokens(options: &Options) -> Result<usize> {
         Budget::Tokens(tokens) => Ok(tokens),
         Budget::Ratio(_) => Err(Error::BadBudget {
             option: "--ratio",
-            problem: "a session needs a fixed trigger: use a window (--model or --window) or --target"
-                .into(),
+            problem:
+                "a session needs a fixed trigger: use a window (--model or --window) or --target"
+                    .into(),
         }),
         Budget::Window { trigger, target } => {
             let window = options.profile.context_window;
@@ -296,8 +297,8 @@ mod tests {
     use serde_json::json;
 
     fn session(budget: Budget) -> Session {
-        let conversation = parse_value(json!([{"role": "system", "content": "be brief"}]), None)
-            .expect("valid");
+        let conversation =
+            parse_value(json!([{"role": "system", "content": "be brief"}]), None).expect("valid");
         let mut profile = Profile::generic(Tokenizer::Chars);
         profile.context_window = 400;
         let options = Options {

@@ -27,8 +27,11 @@ enum Step {
 }
 
 fn words() -> impl Strategy<Value = String> {
-    vec(prop_oneof!["[a-z]{1,8}", Just("ünïcode ✓".to_string())], 1..30)
-        .prop_map(|words| words.join(" "))
+    vec(
+        prop_oneof!["[a-z]{1,8}", Just("ünïcode ✓".to_string())],
+        1..30,
+    )
+    .prop_map(|words| words.join(" "))
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -59,8 +62,10 @@ fn build(format: Format, steps: &[Step]) -> Conversation {
                     Format::OpenAi => {
                         let calls: Vec<Value> = ids
                             .iter()
-                            .map(|id| json!({"id": id, "type": "function",
-                                "function": {"name": "read", "arguments": "{\"path\": \"a.rs\"}"}}))
+                            .map(|id| {
+                                json!({"id": id, "type": "function",
+                                "function": {"name": "read", "arguments": "{\"path\": \"a.rs\"}"}})
+                            })
                             .collect();
                         messages.push(
                             json!({"role": "assistant", "content": null, "tool_calls": calls}),
@@ -74,14 +79,18 @@ fn build(format: Format, steps: &[Step]) -> Conversation {
                     Format::Anthropic => {
                         let uses: Vec<Value> = ids
                             .iter()
-                            .map(|id| json!({"type": "tool_use", "id": id, "name": "read",
-                                "input": {"path": "a.rs"}}))
+                            .map(|id| {
+                                json!({"type": "tool_use", "id": id, "name": "read",
+                                "input": {"path": "a.rs"}})
+                            })
                             .collect();
                         let results: Vec<Value> = ids
                             .iter()
                             .zip(outputs)
-                            .map(|(id, output)| json!({"type": "tool_result", "tool_use_id": id,
-                                "content": output}))
+                            .map(|(id, output)| {
+                                json!({"type": "tool_result", "tool_use_id": id,
+                                "content": output})
+                            })
                             .collect();
                         messages.push(json!({"role": "assistant", "content": uses}));
                         messages.push(json!({"role": "user", "content": results}));
@@ -94,8 +103,10 @@ fn build(format: Format, steps: &[Step]) -> Conversation {
         Format::OpenAi => json!({"model": "gpt-4o", "messages":
             std::iter::once(json!({"role": "system", "content": "You are a coding agent."}))
                 .chain(messages).collect::<Vec<_>>()}),
-        Format::Anthropic => json!({"model": "claude-sonnet-4", "system": "You are a coding agent.",
-            "messages": messages}),
+        Format::Anthropic => {
+            json!({"model": "claude-sonnet-4", "system": "You are a coding agent.",
+            "messages": messages})
+        }
     };
     format::parse_value(value, Some(format)).unwrap()
 }
@@ -280,8 +291,14 @@ fn compactions_are_cumulative_and_rare() {
     // Hysteresis: each compaction frees the gap between trigger and target (400 tokens here),
     // so there are far fewer compactions than calls.
     let compactions = session.compactions();
-    assert!(compactions > 1, "the session outgrew its window several times");
-    assert!(compactions * 3 < calls, "{compactions} compactions in {calls} calls");
+    assert!(
+        compactions > 1,
+        "the session outgrew its window several times"
+    );
+    assert!(
+        compactions * 3 < calls,
+        "{compactions} compactions in {calls} calls"
+    );
     // The compacted state, markers included, is what later calls keep sending.
     let text: String = session
         .conversation()
@@ -289,5 +306,8 @@ fn compactions_are_cumulative_and_rare() {
         .iter()
         .map(Message::text)
         .collect();
-    assert!(text.contains("[ctxcompact:"), "a marker stands for the removed history");
+    assert!(
+        text.contains("[ctxcompact:"),
+        "a marker stands for the removed history"
+    );
 }

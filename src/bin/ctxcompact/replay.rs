@@ -91,12 +91,16 @@ pub(crate) enum OptimizeArg {
 }
 
 /// The selector settings for `--optimize`: `cost` prices the model named by `--model`.
-pub(crate) fn policy(optimize: OptimizeArg, model: Option<&str>) -> Result<ctxcompact::select::Policy> {
+pub(crate) fn policy(
+    optimize: OptimizeArg,
+    model: Option<&str>,
+) -> Result<ctxcompact::select::Policy> {
     let optimize = match (optimize, model) {
         (OptimizeArg::Efficiency, _) => Optimize::Efficiency,
-        (OptimizeArg::Cost, Some(model)) => {
-            Optimize::Cost(CostModel::new(Prices::builtin().lookup(model)?, COST_HORIZON))
-        }
+        (OptimizeArg::Cost, Some(model)) => Optimize::Cost(CostModel::new(
+            Prices::builtin().lookup(model)?,
+            COST_HORIZON,
+        )),
         (OptimizeArg::Cost, None) => bail!("--optimize cost needs --model to price the calls"),
     };
     Ok(ctxcompact::select::Policy {
@@ -109,14 +113,16 @@ pub(crate) fn policy(optimize: OptimizeArg, model: Option<&str>) -> Result<ctxco
 pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
     let catalog = match &args.catalog {
         Some(path) => Catalog::from_json(
-            &fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?,
+            &fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read", path.display()))?,
         )
         .with_context(|| path.display().to_string())?,
         None => Catalog::builtin(),
     };
     let prices = match &args.prices {
         Some(path) => Prices::from_json(
-            &fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?,
+            &fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read", path.display()))?,
         )
         .with_context(|| path.display().to_string())?,
         None => Prices::builtin(),
@@ -165,7 +171,10 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
         }
     }
     if skipped > 0 {
-        eprintln!("ctxcompact: skipped {skipped} invalid file(s) of {}", files.len());
+        eprintln!(
+            "ctxcompact: skipped {skipped} invalid file(s) of {}",
+            files.len()
+        );
     }
     if within > 0 {
         eprintln!("ctxcompact: left out {within} session(s) that never outgrow the window");
@@ -192,8 +201,19 @@ fn table(outcome: &Outcome) -> String {
         outcome.sessions, outcome.model, outcome.family, outcome.window
     );
     let header = [
-        "policy", "calls", "input", "cache read", "cache write", "uncached", "cost $", "compact.",
-        "peak", "over win.", "invalid", "task %", "current %",
+        "policy",
+        "calls",
+        "input",
+        "cache read",
+        "cache write",
+        "uncached",
+        "cost $",
+        "compact.",
+        "peak",
+        "over win.",
+        "invalid",
+        "task %",
+        "current %",
     ];
     let mut rows = vec![header.map(String::from).to_vec()];
     for p in &outcome.policies {
