@@ -166,7 +166,9 @@ impl Session {
     }
 
     /// Compacts when usage is above the trigger (and no tool round is waiting for results),
-    /// down to the target; returns what to send.
+    /// down to the target; returns what to send. With a window budget, when the pinned units
+    /// alone exceed the target but not the trigger, it compacts down to the trigger instead
+    /// (the report's budget says which).
     ///
     /// # Errors
     /// As [`crate::compact()`]: then the session is left as it was, over its trigger.
@@ -177,11 +179,20 @@ impl Session {
                 report: None,
             });
         }
-        let input = self.conversation.clone();
-        let counts = Some(self.counts.clone());
-        let compacted = match self.compaction {
-            Compaction::Full => compact_counted(input, counts, &self.options)?,
-            Compaction::ToolsOnly => trim_tools_counted(input, counts, &self.options)?,
+        let compacted = match self.run(&self.options) {
+            // The pinned units alone exceed the target: rather than send everything (and fail
+            // past the window), compact down to the trigger, which they still fit.
+            Err(Error::BudgetTooSmall { pinned, .. })
+                if pinned <= self.trigger
+                    && matches!(self.options.budget, Budget::Window { .. }) =>
+            {
+                let fallback = Options {
+                    budget: Budget::Tokens(self.trigger),
+                    ..self.options.clone()
+                };
+                self.run(&fallback)?
+            }
+            other => other?,
         };
         let before = std::mem::replace(&mut self.conversation, compacted.conversation);
         self.counts = self.recount(&before, &compacted.report.removed);
@@ -193,6 +204,16 @@ impl Session {
             conversation: &self.conversation,
             report: Some(compacted.report),
         })
+    }
+
+    /// One compaction of the session's conversation under `options`, from its cached counts.
+    fn run(&self, options: &Options) -> Result<crate::compact::Compacted> {
+        let input = self.conversation.clone();
+        let counts = Some(self.counts.clone());
+        match self.compaction {
+            Compaction::Full => compact_counted(input, counts, options),
+            Compaction::ToolsOnly => trim_tools_counted(input, counts, options),
+        }
     }
 
     /// The counts of the conversation just compacted from `before`: a kept message that did not
@@ -359,6 +380,29 @@ mod tests {
         assert!(!s.is_waiting_for_results());
         // system, request, one round of three messages.
         assert_eq!(s.units(), 3);
+    }
+
+    #[test]
+    fn pinned_units_above_the_target_compact_down_to_the_trigger() {
+        let mut s = session(Budget::Window {
+            trigger: 0.7,
+            target: 0.5,
+        });
+        for i in 0..6 {
+            s.push(user(&format!("request {i} ").repeat(8)));
+            s.push(Message::new_text(Role::Assistant, format!("answer {i}")));
+        }
+        // The current request alone is about 220 tokens: above the target of 200, below the
+        // trigger of 280.
+        s.push(user(&"x".repeat(880)));
+        assert!(s.tokens() > s.trigger());
+        let turn = s.compact_if_needed().expect("fits the trigger");
+        let report = turn.report.expect("compacted");
+        assert_eq!(report.budget, 280);
+        assert!(s.tokens() <= 280, "{}", s.tokens());
+        // The counts kept through the compaction are those of the output.
+        let recounted = crate::tokens::count(s.conversation(), &CharEstimate);
+        assert_eq!(s.counts(), &recounted);
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! - between compactions the rendered conversation only grows at its end;
 //! - a compaction's output equals `compact` of the same history at the same point (the full
 //!   history for the first compaction; what the session kept plus what came since for later
-//!   ones, since compactions are cumulative), and a compaction that cannot fit fails as
-//!   `compact` does and leaves the session as it was.
+//!   ones, since compactions are cumulative); with a window budget whose target the pinned
+//!   units exceed, it equals `compact` down to the trigger; and a compaction that cannot fit
+//!   fails as `compact` does and leaves the session as it was.
 
 use ctxcompact::format::{self, Format};
 use ctxcompact::{Budget, Conversation, Message, Options, Session, Tokenizer, compact};
@@ -111,18 +112,42 @@ fn build(format: Format, steps: &[Step]) -> Conversation {
     format::parse_value(value, Some(format)).unwrap()
 }
 
-fn session_case() -> impl Strategy<Value = (Format, Vec<Step>, usize)> {
+fn session_case() -> impl Strategy<Value = (Format, Vec<Step>, Options)> {
     (
         prop_oneof![Just(Format::OpenAi), Just(Format::Anthropic)],
         vec(step(), 4..40),
         60usize..600,
+        any::<bool>(),
     )
+        .prop_map(|(format, steps, tokens, window)| {
+            let options = if window {
+                window_options(tokens)
+            } else {
+                options(tokens)
+            };
+            (format, steps, options)
+        })
 }
 
 fn options(budget: usize) -> Options {
     Options {
         budget: Budget::Tokens(budget),
         tokenizer: Tokenizer::Chars,
+        ..Options::default()
+    }
+}
+
+/// A window of `window` tokens: compact past 70% of it, down to 50%.
+fn window_options(window: usize) -> Options {
+    let mut profile = ctxcompact::Profile::generic(Tokenizer::Chars);
+    profile.context_window = window;
+    Options {
+        budget: Budget::Window {
+            trigger: 0.7,
+            target: 0.5,
+        },
+        tokenizer: Tokenizer::Chars,
+        profile,
         ..Options::default()
     }
 }
@@ -140,9 +165,13 @@ fn rendered(conversation: &Conversation) -> Vec<String> {
 }
 
 /// Runs a generated session through a `Session` and checks both properties at every call.
-fn check_session(format: Format, steps: &[Step], budget: usize) -> Result<usize, TestCaseError> {
+fn check_session(
+    format: Format,
+    steps: &[Step],
+    options: &Options,
+) -> Result<usize, TestCaseError> {
     let full = build(format, steps);
-    let options = options(budget);
+    let options = options.clone();
     let start = Conversation {
         messages: Vec::new(),
         ..full.clone()
@@ -159,7 +188,19 @@ fn check_session(format: Format, steps: &[Step], budget: usize) -> Result<usize,
         if session.is_waiting_for_results() {
             continue;
         }
-        let reference = compact(expected.clone(), &options);
+        let mut reference = compact(expected.clone(), &options);
+        if let (Err(ctxcompact::Error::BudgetTooSmall { pinned, .. }), Budget::Window { .. }) =
+            (&reference, options.budget)
+        {
+            // Pinned units above the target: the session compacts down to its trigger.
+            if *pinned <= session.trigger() {
+                let fallback = Options {
+                    budget: Budget::Tokens(session.trigger()),
+                    ..options.clone()
+                };
+                reference = compact(expected.clone(), &fallback);
+            }
+        }
         let (report, conversation) = match session.compact_if_needed() {
             Ok(turn) => (turn.report, turn.conversation.clone()),
             Err(err) => {
@@ -204,9 +245,9 @@ proptest! {
 
     #[test]
     fn a_session_only_appends_between_compactions_and_compacts_like_compact(
-        (format, steps, budget) in session_case()
+        (format, steps, options) in session_case()
     ) {
-        check_session(format, &steps, budget)?;
+        check_session(format, &steps, &options)?;
     }
 }
 
