@@ -72,7 +72,7 @@ pub use features::{
 };
 pub use format::Format;
 pub use report::{Action, Report};
-pub use session::{Compaction, Session, Turn};
+pub use session::{Compaction, Session, Turn, fallback_budget};
 pub use strategy::tools::{ToolMode, ToolOptions, ToolTrim};
 pub use strategy::{Plan, Protection, Strategy};
 pub use tokens::{CharEstimate, Counts, Tiktoken, TokenCounter, Tokenizer, count};

@@ -167,8 +167,8 @@ impl Session {
 
     /// Compacts when usage is above the trigger (and no tool round is waiting for results),
     /// down to the target; returns what to send. With a window budget, when the pinned units
-    /// alone exceed the target but not the trigger, it compacts down to the trigger instead
-    /// (the report's budget says which).
+    /// alone exceed the target, it compacts down to the trigger, or else the window, instead
+    /// ([`fallback_budget`]; the report's budget says which).
     ///
     /// # Errors
     /// As [`crate::compact()`]: then the session is left as it was, over its trigger.
@@ -181,13 +181,13 @@ impl Session {
         }
         let compacted = match self.run(&self.options) {
             // The pinned units alone exceed the target: rather than send everything (and fail
-            // past the window), compact down to the trigger, which they still fit.
+            // past the window), compact down to the trigger, or the window, that they fit.
             Err(Error::BudgetTooSmall { pinned, .. })
-                if pinned <= self.trigger
+                if pinned <= self.options.profile.context_window
                     && matches!(self.options.budget, Budget::Window { .. }) =>
             {
                 let fallback = Options {
-                    budget: Budget::Tokens(self.trigger),
+                    budget: Budget::Tokens(fallback_budget(pinned, self.trigger, &self.options)),
                     ..self.options.clone()
                 };
                 self.run(&fallback)?
@@ -262,6 +262,16 @@ impl Session {
             self.units.push(start..end);
             start = end;
         }
+    }
+}
+
+/// The budget of a session's compaction whose target the pinned units (`pinned` tokens)
+/// exceed: the trigger when they fit it, else the whole window.
+pub fn fallback_budget(pinned: usize, trigger: usize, options: &Options) -> usize {
+    if pinned <= trigger {
+        trigger
+    } else {
+        options.profile.context_window
     }
 }
 

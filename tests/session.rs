@@ -7,8 +7,8 @@
 //! - a compaction's output equals `compact` of the same history at the same point (the full
 //!   history for the first compaction; what the session kept plus what came since for later
 //!   ones, since compactions are cumulative); with a window budget whose target the pinned
-//!   units exceed, it equals `compact` down to the trigger; and a compaction that cannot fit
-//!   fails as `compact` does and leaves the session as it was.
+//!   units exceed, it equals `compact` down to the trigger or the window; and a compaction
+//!   that cannot fit fails as `compact` does and leaves the session as it was.
 
 use ctxcompact::format::{self, Format};
 use ctxcompact::{Budget, Conversation, Message, Options, Session, Tokenizer, compact};
@@ -192,10 +192,12 @@ fn check_session(
         if let (Err(ctxcompact::Error::BudgetTooSmall { pinned, .. }), Budget::Window { .. }) =
             (&reference, options.budget)
         {
-            // Pinned units above the target: the session compacts down to its trigger.
-            if *pinned <= session.trigger() {
+            // Pinned units above the target: the session compacts down to its trigger, or
+            // else its window.
+            if *pinned <= options.profile.context_window {
+                let budget = ctxcompact::fallback_budget(*pinned, session.trigger(), &options);
                 let fallback = Options {
-                    budget: Budget::Tokens(session.trigger()),
+                    budget: Budget::Tokens(budget),
                     ..options.clone()
                 };
                 reference = compact(expected.clone(), &fallback);
