@@ -420,17 +420,13 @@ impl Replay {
         Ok(replay)
     }
 
-    /// Whether a session's whole history exceeds the window (the sessions where policies
-    /// differ).
-    pub fn outgrows(&self, conversation: &Conversation) -> bool {
-        self.options.tokenizer.count(conversation).total() > self.window
-    }
-
-    /// Replays one recorded session under every policy.
+    /// Replays one recorded session under every policy; with `only_outgrowing`, only when its
+    /// whole history exceeds the window (the sessions where policies differ). Returns whether
+    /// it was replayed.
     ///
     /// # Errors
     /// [`Error::Invalid`] when the recording itself breaks tool pairing (nothing is added).
-    pub fn add(&mut self, conversation: &Conversation) -> Result<()> {
+    pub fn add(&mut self, conversation: &Conversation, only_outgrowing: bool) -> Result<bool> {
         let problems = validate::check(conversation);
         if let Some(first) = problems.first() {
             return Err(Error::Invalid {
@@ -439,6 +435,9 @@ impl Replay {
             });
         }
         let counts = self.options.tokenizer.count(conversation);
+        if only_outgrowing && counts.total() <= self.window {
+            return Ok(false);
+        }
         for index in 0..self.totals.len() {
             let policy = self.totals[index].policy;
             let totals = self.run(conversation, &counts, policy)?;
@@ -458,7 +457,7 @@ impl Replay {
             }
         }
         self.sessions += 1;
-        Ok(())
+        Ok(true)
     }
 
     /// The figures so far.

@@ -14,7 +14,7 @@ use std::ops::Range;
 use crate::compact::{Budget, Options, compact_counted, trim_tools_counted};
 use crate::conversation::{Conversation, Message};
 use crate::error::{Error, Result};
-use crate::report::Report;
+use crate::report::{Action, Report};
 use crate::tokens::Counts;
 
 /// What a session does when usage passes its trigger.
@@ -194,6 +194,13 @@ impl Session {
             }
             other => other?,
         };
+        if compacted.report.action != Action::Compacted {
+            // Tool trimming found nothing to trim: the conversation is unchanged.
+            return Ok(Turn {
+                conversation: &self.conversation,
+                report: None,
+            });
+        }
         let before = std::mem::replace(&mut self.conversation, compacted.conversation);
         self.counts = self.recount(&before, &compacted.report.removed);
         self.total = self.counts.total();

@@ -54,8 +54,10 @@ fn check_accounting(outcome: &Outcome) {
 fn a_long_fixture_replays_with_every_policy_accounted() {
     let mut replay = replay("claude-sonnet-4-5", 8000);
     let conversation = fixture("anthropic-coding-rust-800.json");
-    assert!(replay.outgrows(&conversation));
-    replay.add(&conversation).unwrap();
+    assert!(
+        replay.add(&conversation, true).unwrap(),
+        "the session outgrows 8,000 tokens"
+    );
     let outcome = replay.outcome();
     check_accounting(&outcome);
     let (none, naive, default) = (
@@ -83,8 +85,11 @@ fn a_long_fixture_replays_with_every_policy_accounted() {
 fn a_session_within_the_window_costs_the_same_under_every_policy() {
     let mut replay = replay("gpt-4.1", 1_000_000);
     let conversation = fixture("openai-coding-rust-60.json");
-    assert!(!replay.outgrows(&conversation));
-    replay.add(&conversation).unwrap();
+    assert!(
+        !replay.add(&conversation, true).unwrap(),
+        "within the window"
+    );
+    assert!(replay.add(&conversation, false).unwrap());
     let outcome = replay.outcome();
     check_accounting(&outcome);
     let none = row(&outcome, Policy::None);
@@ -112,7 +117,7 @@ fn a_recording_that_breaks_pairing_is_refused_and_not_counted() {
         None,
     )
     .unwrap();
-    let err = replay.add(&bad).unwrap_err().to_string();
+    let err = replay.add(&bad, false).unwrap_err().to_string();
     assert!(err.contains("message 1"), "{err}");
     assert_eq!(replay.outcome().sessions, 0);
 }
@@ -224,9 +229,7 @@ fn corpus_default_is_valid_and_30_pct_cheaper_than_naive_when_present() {
             Replay::new(model, &profile, family, 32000, [0.7, 0.5], &policies).unwrap();
         for file in &files {
             let conversation = format::parse(&std::fs::read(file).unwrap(), None).unwrap();
-            if replay.outgrows(&conversation) {
-                replay.add(&conversation).unwrap();
-            }
+            replay.add(&conversation, true).unwrap();
         }
         let outcome = replay.outcome();
         assert!(

@@ -158,16 +158,15 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
         let conversation = fs::read(file)
             .with_context(|| format!("{name}: cannot read"))
             .and_then(|bytes| Ok(format::parse(&bytes, None)?));
-        let added = conversation.and_then(|conversation| {
-            if args.only_outgrowing && !replay.outgrows(&conversation) {
-                within += 1;
-                return Ok(());
+        let added = conversation
+            .and_then(|conversation| Ok(replay.add(&conversation, args.only_outgrowing)?));
+        match added {
+            Ok(true) => {}
+            Ok(false) => within += 1,
+            Err(err) => {
+                skipped += 1;
+                eprintln!("ctxcompact: {name}: skipped: {err:#}");
             }
-            Ok(replay.add(&conversation)?)
-        });
-        if let Err(err) = added {
-            skipped += 1;
-            eprintln!("ctxcompact: {name}: skipped: {err:#}");
         }
     }
     if skipped > 0 {
