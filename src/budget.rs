@@ -92,6 +92,22 @@ impl Budget {
         }
     }
 
+    /// The token count above which a long-running session compacts: the budget itself, or the
+    /// window's trigger share. A ratio has no fixed trigger.
+    ///
+    /// # Errors
+    /// As [`Budget::resolve`]; a ratio budget is refused.
+    pub(crate) fn trigger_tokens(self, window: usize) -> Result<usize> {
+        match self {
+            Self::Tokens(_) | Self::Window { .. } => self.resolve(0, window).map(|r| r.tokens),
+            Self::Ratio(ratio) => Err(Error::bad_budget(
+                "ratio",
+                ratio,
+                "a session needs a fixed trigger: a token budget or a model's window",
+            )),
+        }
+    }
+
     /// Checks the budget's values without a conversation (for tools that resolve it later).
     ///
     /// # Errors

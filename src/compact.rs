@@ -124,7 +124,17 @@ pub struct Compacted {
 /// [`Error::Invalid`] when the input breaks tool pairing, [`Error::BadBudget`] for an unusable
 /// budget, [`Error::BudgetTooSmall`] when even the pinned units exceed it.
 pub fn compact(conversation: Conversation, options: &Options) -> Result<Compacted> {
-    let (report, output) = run(conversation, options)?;
+    compact_counted(conversation, None, options)
+}
+
+/// [`compact`] for a conversation whose counts under `options.tokenizer` are already known (a
+/// [`crate::Session`] keeps them), so that it is not tokenized again.
+pub(crate) fn compact_counted(
+    conversation: Conversation,
+    counts: Option<tokens::Counts>,
+    options: &Options,
+) -> Result<Compacted> {
+    let (report, output) = run(conversation, counts, options)?;
     match output {
         Some(conversation) => Ok(Compacted {
             conversation,
@@ -142,7 +152,7 @@ pub fn compact(conversation: Conversation, options: &Options) -> Result<Compacte
 /// # Errors
 /// As [`compact`], except that a budget too small is reported, not an error.
 pub fn analyze(conversation: &Conversation, options: &Options) -> Result<Report> {
-    run(conversation.clone(), options).map(|(report, _)| report)
+    run(conversation.clone(), None, options).map(|(report, _)| report)
 }
 
 /// Trims tool rounds alone, with no budget (for use on every turn).
@@ -150,7 +160,16 @@ pub fn analyze(conversation: &Conversation, options: &Options) -> Result<Report>
 /// # Errors
 /// [`Error::Invalid`] when the input breaks tool pairing.
 pub fn trim_tools(conversation: Conversation, options: &Options) -> Result<Compacted> {
-    let (input, start) = checked_start(conversation, options.tokenizer)?;
+    trim_tools_counted(conversation, None, options)
+}
+
+/// [`trim_tools`] for a conversation whose counts are already known, as [`compact_counted`].
+pub(crate) fn trim_tools_counted(
+    conversation: Conversation,
+    counts: Option<tokens::Counts>,
+    options: &Options,
+) -> Result<Compacted> {
+    let (input, start) = checked_start(conversation, counts, options.tokenizer)?;
     let budget = input.tokens;
     let features = start.measure(budget, &options.thresholds);
     let (trimmed, tool_trim) =
@@ -193,7 +212,11 @@ struct Input {
 }
 
 /// Checks the input's pairing and counts it: the starting point of every run.
-fn checked_start(conversation: Conversation, tokenizer: Tokenizer) -> Result<(Input, Applied)> {
+fn checked_start(
+    conversation: Conversation,
+    counts: Option<tokens::Counts>,
+    tokenizer: Tokenizer,
+) -> Result<(Input, Applied)> {
     let problems = validate::check(&conversation);
     if let Some(first) = problems.first() {
         return Err(Error::Invalid {
@@ -201,7 +224,7 @@ fn checked_start(conversation: Conversation, tokenizer: Tokenizer) -> Result<(In
             count: problems.len(),
         });
     }
-    let counts = tokenizer.count(&conversation);
+    let counts = counts.unwrap_or_else(|| tokenizer.count(&conversation));
     let input = Input {
         format: conversation.format,
         messages: conversation.messages.len(),
@@ -211,9 +234,13 @@ fn checked_start(conversation: Conversation, tokenizer: Tokenizer) -> Result<(In
 }
 
 /// The shared run of [`compact`] and [`analyze`]: the report, and the output unless it cannot fit.
-fn run(conversation: Conversation, options: &Options) -> Result<(Report, Option<Conversation>)> {
+fn run(
+    conversation: Conversation,
+    counts: Option<tokens::Counts>,
+    options: &Options,
+) -> Result<(Report, Option<Conversation>)> {
     let counter = options.tokenizer.counter();
-    let (input, start) = checked_start(conversation, options.tokenizer)?;
+    let (input, start) = checked_start(conversation, counts, options.tokenizer)?;
     let resolved = options
         .budget
         .resolve(input.tokens, options.profile.context_window)?;
@@ -226,7 +253,8 @@ fn run(conversation: Conversation, options: &Options) -> Result<(Report, Option<
         let outcome = Outcome::new(Action::WithinBudget, budget, ToolTrim::default(), features);
         return finish(&input, start, outcome, options).map(|c| (c.report, Some(c.conversation)));
     }
-    let (trimmed, tool_trim) = tools::trim(start, &options.tools, Some(budget), counter);
+    let tool_options = select::tool_options(&options.policy, &options.tools, input.tokens);
+    let (trimmed, tool_trim) = tools::trim(start, &tool_options, Some(budget), counter);
     if trimmed.counts.total() <= budget {
         let outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
         return finish(&input, trimmed, outcome, options).map(|c| (c.report, Some(c.conversation)));

@@ -51,8 +51,10 @@ mod error;
 mod features;
 pub mod format;
 mod marker;
+pub mod replay;
 mod report;
 pub mod select;
+mod session;
 mod strategy;
 mod tokens;
 mod units;
@@ -71,6 +73,7 @@ pub use features::{
 };
 pub use format::Format;
 pub use report::{Action, Report};
+pub use session::{Compaction, Session, Turn, fallback_budget};
 pub use strategy::tools::{ToolMode, ToolOptions, ToolTrim};
 pub use strategy::{Plan, Protection, Strategy};
 pub use tokens::{CharEstimate, Counts, Tiktoken, TokenCounter, Tokenizer, count};

@@ -7,6 +7,10 @@
 //!    `efficiency = 0.6 × token_reduction + 0.4 × message_preservation` wins; only candidates that
 //!    fit compete, and middle wins ties.
 //!
+//! With [`Optimize::Cost`] (`--optimize cost`) the rules and the scoring give way to price: both
+//! strategies run and, among those that fit, the one with the lowest expected input cost over
+//! the next [`COST_HORIZON`] calls under prompt caching wins ([`CostModel::expected`]).
+//!
 //! The reference is the hybrid compression strategy of the agent framework cipher; unlike it,
 //! a candidate that misses the budget never wins, and units (not single messages) are removed.
 
@@ -14,7 +18,10 @@ use serde::Serialize;
 
 use crate::catalog::{Preference, Profile};
 use crate::features::{Features, Severity};
+use crate::replay::{Caching, Family};
+use crate::strategy::tools::ToolOptions;
 use crate::strategy::{self, Limits, Plan, Strategy};
+use crate::tokens::REPLY_PRIMING;
 use crate::units::Unit;
 
 /// A winning rule's confidence below this sends the decision to scoring (DESIGN §7).
@@ -30,6 +37,98 @@ const REDUCTION_WEIGHT: u128 = 6;
 /// Weight of message preservation in the efficiency score, in tenths (DESIGN §7: 0.4).
 const PRESERVATION_WEIGHT: u128 = 4;
 
+/// Calls over which `--optimize cost` weighs a compaction (issue 13: "the next K calls, default
+/// 20"): about the calls between two compactions when the trigger and target are 20 points of
+/// the window apart and each call adds 1% of it.
+pub const COST_HORIZON: usize = 20;
+/// Tokens in a million: prices are per million tokens.
+const MILLION: f64 = 1_000_000.0;
+
+/// What the selector optimizes once the provider layer has not decided.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Optimize {
+    /// The rules, then the efficiency score (DESIGN §7).
+    #[default]
+    Efficiency,
+    /// The lowest expected input cost over the next calls; rules and profile preferences give
+    /// way to it.
+    Cost(CostModel),
+}
+
+/// Input prices and caching of one model, for `--optimize cost`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostModel {
+    /// Calls over which a compaction is weighed.
+    pub calls: usize,
+    /// Dollars per million uncached input tokens.
+    pub input: f64,
+    /// Dollars per million tokens entering the cache (the input price under automatic caching).
+    pub cache_write: f64,
+    /// Dollars per million tokens read from the cache.
+    pub cache_read: f64,
+    /// The shortest prefix the provider caches.
+    pub min_cacheable: usize,
+}
+
+impl CostModel {
+    /// The cost model of a price family over `calls` calls.
+    pub fn new(family: &Family, calls: usize) -> Self {
+        Self {
+            calls,
+            input: family.input,
+            cache_write: match family.caching {
+                Caching::Explicit => family.cache_write,
+                Caching::Automatic => family.input,
+            },
+            cache_read: family.cache_read,
+            min_cacheable: family.min_cacheable,
+        }
+    }
+
+    /// Expected input cost, in dollars, of the next `calls` calls after a compaction that
+    /// leaves `after` tokens of which the first `prefix` are unchanged (still cached): the
+    /// first call reads the prefix and writes the rest, the others read all of it. Growth
+    /// between calls is the same whatever was chosen, so it is left out.
+    pub fn expected(&self, prefix: usize, after: usize) -> f64 {
+        let cached = |tokens: usize| tokens >= self.min_cacheable;
+        let prefix = if cached(prefix) { prefix.min(after) } else { 0 };
+        let (write, read) = if cached(after) {
+            (self.cache_write, self.cache_read)
+        } else {
+            (self.input, self.input)
+        };
+        let first = prefix as f64 * self.cache_read + (after - prefix) as f64 * write;
+        let rest = self.calls.saturating_sub(1) as f64 * after as f64 * read;
+        (first + rest) / MILLION
+    }
+
+    /// The fewest tokens a tool-clearing batch must free in a conversation of `total` tokens to
+    /// repay its cache write within `calls` calls: clearing rewrites the cache from the first
+    /// cleared result on (at most `total` tokens, at `cache_write − cache_read` more than a
+    /// read), and saves a read of the freed tokens on each call.
+    pub fn min_clearing(&self, total: usize) -> usize {
+        let extra = (self.cache_write - self.cache_read).max(0.0) * total as f64;
+        let saved_per_token = self.cache_read * self.calls as f64;
+        if saved_per_token <= 0.0 {
+            return 0;
+        }
+        // Rounding up to a whole token is intended; the value is finite and non-negative.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let tokens = (extra / saved_per_token).ceil() as usize;
+        tokens
+    }
+}
+
+/// The tool-trimming options a run uses: under [`Optimize::Cost`], clearing happens only in
+/// batches that repay their cache write ([`CostModel::min_clearing`]).
+pub(crate) fn tool_options(policy: &Policy, tools: &ToolOptions, total: usize) -> ToolOptions {
+    let mut tools = tools.clone();
+    if let Optimize::Cost(model) = policy.optimize {
+        tools.clear_at_least = tools.clear_at_least.max(model.min_clearing(total));
+    }
+    tools
+}
+
 /// Selector settings; [`Default`] gives the documented constants.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Policy {
@@ -41,6 +140,8 @@ pub struct Policy {
     pub large_conversation: usize,
     /// See [`RECENT_SHARE_PCT`].
     pub recent_share_pct: usize,
+    /// What the selector optimizes.
+    pub optimize: Optimize,
 }
 
 impl Default for Policy {
@@ -50,6 +151,7 @@ impl Default for Policy {
             small_conversation: SMALL_CONVERSATION,
             large_conversation: LARGE_CONVERSATION,
             recent_share_pct: RECENT_SHARE_PCT,
+            optimize: Optimize::Efficiency,
         }
     }
 }
@@ -122,6 +224,8 @@ pub enum Layer {
     Rule,
     /// Both strategies were run and scored.
     Scored,
+    /// Both strategies were run and priced (`--optimize cost`).
+    Cost,
 }
 
 /// One strategy's figures, as the report shows them.
@@ -137,6 +241,8 @@ pub struct Candidate {
     pub efficiency: f64,
     /// Whether it fits the budget.
     pub fits: bool,
+    /// Expected input cost in dollars over the next calls (`--optimize cost` only).
+    pub estimated_cost: Option<f64>,
 }
 
 /// Whether a rule matched, for the report.
@@ -208,6 +314,12 @@ pub fn decide(
             features.messages,
         ),
         fits: plan.fits,
+        estimated_cost: match policy.optimize {
+            Optimize::Cost(model) => {
+                Some(model.expected(cached_prefix(units, limits, plan), plan.tokens_after))
+            }
+            Optimize::Efficiency => None,
+        },
     };
     let checks: Vec<RuleCheck> = RULES
         .iter()
@@ -233,6 +345,25 @@ pub fn decide(
     };
     if let Some(strategy) = forced {
         return single(Layer::Forced, strategy, None, checks);
+    }
+    if let Optimize::Cost(_) = policy.optimize {
+        let middle = strategy::plan(Strategy::Middle, units, limits);
+        let oldest = strategy::plan(Strategy::Oldest, units, limits);
+        let candidates = vec![candidate(&middle), candidate(&oldest)];
+        let cost = |c: &Candidate| c.estimated_cost.unwrap_or(f64::INFINITY);
+        // Only fitting candidates compete; middle wins ties and stands when neither fits.
+        let oldest_wins = candidates[1].fits
+            && (!candidates[0].fits || cost(&candidates[1]) < cost(&candidates[0]));
+        let chosen = if oldest_wins { oldest } else { middle };
+        let decision = Decision {
+            layer: Layer::Cost,
+            strategy: chosen.strategy,
+            rule: None,
+            confidence: None,
+            candidates,
+            rules: checks,
+        };
+        return (decision, chosen);
     }
     match profile.strategy {
         Preference::Middle => return single(Layer::Provider, Strategy::Middle, None, checks),
@@ -264,6 +395,14 @@ pub fn decide(
         rules: checks,
     };
     (decision, chosen)
+}
+
+/// Tokens at the head that a plan leaves unchanged: the system prompt and every unit before the
+/// first one it removes (a marker goes where that unit was). Assumes nothing before it changed.
+fn cached_prefix(units: &[Unit], limits: &Limits, plan: &Plan) -> usize {
+    let first = plan.drop.first().copied().unwrap_or(units.len());
+    limits.fixed.saturating_sub(REPLY_PRIMING)
+        + units[..first].iter().map(|u| u.tokens).sum::<usize>()
 }
 
 /// Scores two candidate plans: only fitting candidates compete, the higher efficiency wins, and
@@ -483,5 +622,79 @@ mod tests {
             (decision.layer, plan.strategy),
             (Layer::Forced, Strategy::Oldest)
         );
+    }
+
+    /// Sonnet's prices over 20 calls, caching prefixes of 1,024 tokens or more.
+    fn sonnet() -> CostModel {
+        CostModel {
+            calls: 20,
+            input: 3.0,
+            cache_write: 3.75,
+            cache_read: 0.3,
+            min_cacheable: 1024,
+        }
+    }
+
+    #[test]
+    fn expected_cost_reads_the_kept_prefix_and_writes_the_rest_once() {
+        // 10,000 × 0.30 + 6,000 × 3.75 = 25,500, then 19 × 16,000 × 0.30 = 91,200 (per million).
+        assert!((sonnet().expected(10_000, 16_000) - 0.1167).abs() < 1e-12);
+        // A prefix under the cacheable minimum is not read: 16,000 × 3.75 + 91,200.
+        assert!((sonnet().expected(500, 16_000) - 0.1512).abs() < 1e-12);
+        // Clearing must free (3.75 − 0.30) × 10,000 ÷ (0.30 × 20) = 5,750 tokens to repay itself.
+        assert_eq!(sonnet().min_clearing(10_000), 5750);
+    }
+
+    fn priced(tokens: &[usize], budget: usize) -> (Decision, Plan) {
+        let f = features(tokens.len(), budget, tokens.iter().sum(), 0, false, false);
+        let policy = Policy {
+            optimize: Optimize::Cost(sonnet()),
+            ..Policy::default()
+        };
+        let limits = Limits {
+            budget,
+            fixed: 0,
+            marker: 0,
+            preserve_start: 2,
+            preserve_end: 4,
+        };
+        let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
+        decide(&profile, None, &f, &policy, &units(tokens), &limits)
+    }
+
+    #[test]
+    fn cost_keeps_the_cached_head_when_both_remove_as_much() {
+        // Equal units: both plans keep 17 of 25; middle keeps the first two (2,000 cached).
+        let (decision, plan) = priced(&[1000; 25], 17_000);
+        assert_eq!(
+            (decision.layer, plan.strategy),
+            (Layer::Cost, Strategy::Middle)
+        );
+        let costs: Vec<f64> = decision
+            .candidates
+            .iter()
+            .map(|c| c.estimated_cost.unwrap())
+            .collect();
+        assert!(costs[0] < costs[1], "{costs:?}");
+    }
+
+    #[test]
+    fn cost_drops_a_big_head_when_reading_less_every_call_repays_the_rewrite() {
+        // A 3,000-token task, a 100-token answer, ten 200-token units, four 1,500-token ones:
+        // 11,100 tokens for a 10,000 budget. Middle drops six small units (9,900 left, 3,100
+        // cached): 3,100 × 0.30 + 6,800 × 3.75 + 19 × 9,900 × 0.30 = 82,860. Oldest drops the
+        // task (8,100 left, nothing cached): 8,100 × 3.75 + 19 × 8,100 × 0.30 = 76,545.
+        let mut tokens = vec![3000, 100];
+        tokens.extend([200; 10]);
+        tokens.extend([1500; 4]);
+        let (decision, plan) = priced(&tokens, 10_000);
+        assert_eq!(plan.strategy, Strategy::Oldest);
+        let costs: Vec<f64> = decision
+            .candidates
+            .iter()
+            .map(|c| c.estimated_cost.unwrap())
+            .collect();
+        assert!((costs[0] - 0.082_86).abs() < 1e-12, "{costs:?}");
+        assert!((costs[1] - 0.076_545).abs() < 1e-12, "{costs:?}");
     }
 }

@@ -15,3 +15,7 @@ mod decisions;
 mod formats;
 /// Property tests of the invariants over generated conversations.
 mod properties;
+/// `ctxcompact replay` and the library's replay over recorded sessions (issue 13).
+mod replay;
+/// `Session` across an agent's calls: append-only between compactions, same as `compact` (issue 13).
+mod session;

@@ -96,6 +96,8 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Replay recorded sessions call by call: what each compaction policy costs under prompt caching.
+    Replay(crate::replay::ReplayArgs),
 }
 
 /// The input file and its format.
@@ -159,6 +161,10 @@ pub(crate) struct BudgetArgs {
     /// With --model: compact down to this share of the window [default: 0.5].
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) target_ratio: Option<f64>,
+    /// What the selector optimizes: `cost` picks the lowest expected input cost over the next
+    /// 20 calls under prompt caching (needs --model; prices from data/prices.json).
+    #[arg(long, value_enum, default_value_t = crate::replay::OptimizeArg::Efficiency)]
+    pub(crate) optimize: crate::replay::OptimizeArg,
 }
 
 /// Tool-round trimming options.
@@ -339,6 +345,7 @@ pub(crate) fn options(
     options.strategy = strategy.strategy();
     options.marker = marker;
     options.tools = tools.options();
+    options.policy = crate::replay::policy(budget.optimize, options.model.as_deref())?;
     Ok(options)
 }
 

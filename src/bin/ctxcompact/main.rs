@@ -2,6 +2,7 @@
 
 mod args;
 mod output;
+mod replay;
 
 use std::fmt::Write as _;
 use std::fs;
@@ -106,6 +107,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             target,
             json,
         } => bench(&paths, args::bench_budget(ratio, target), json),
+        Command::Replay(replay_args) => replay::run(&replay_args),
     }
 }
 

@@ -1,0 +1,259 @@
+//! `ctxcompact replay`: the arguments, and the table of what each policy costs. The replay
+//! itself is the library's (`ctxcompact::replay`); this file reads files and formats.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, ValueEnum};
+use ctxcompact::replay::{Outcome, Policy, Prices, Replay};
+use ctxcompact::select::{COST_HORIZON, CostModel, Optimize};
+use ctxcompact::{Budget, Catalog, format};
+
+/// Arguments of `replay`.
+#[derive(Debug, Args)]
+pub(crate) struct ReplayArgs {
+    /// Recorded sessions, or folders searched recursively for `.json` files.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// The model: its tokenizer, window and price family.
+    #[arg(long)]
+    model: String,
+    /// The context window every call must fit [default: the model's].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    window: Option<u64>,
+    /// Sessions compact when usage passes this share of the window [default: 0.7].
+    #[arg(long)]
+    trigger: Option<f64>,
+    /// Sessions compact down to this share of the window [default: 0.5].
+    #[arg(long)]
+    target_ratio: Option<f64>,
+    /// Policies to compare, comma-separated [default: all].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    policy: Vec<PolicyArg>,
+    /// A price list to use instead of the built-in one (the shape of data/prices.json).
+    #[arg(long)]
+    prices: Option<PathBuf>,
+    /// A model catalog to use instead of the built-in one.
+    #[arg(long)]
+    catalog: Option<PathBuf>,
+    /// Only replay sessions whose whole history exceeds the window (where policies differ).
+    #[arg(long)]
+    only_outgrowing: bool,
+    /// Print `{"model", "window", "sessions", "policies": [...]}` instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A policy as the CLI spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PolicyArg {
+    /// No compaction: calls past the window fail.
+    None,
+    /// Drop the oldest messages on every call until the history fits.
+    Naive,
+    /// ctxcompact with hysteresis (tool trimming, then the selector).
+    Default,
+    /// Middle removal with hysteresis.
+    Middle,
+    /// Oldest removal with hysteresis.
+    Oldest,
+    /// Tool-output clearing only, with hysteresis.
+    Tools,
+    /// `default` with `--optimize cost`.
+    Cost,
+}
+
+impl From<PolicyArg> for Policy {
+    fn from(arg: PolicyArg) -> Self {
+        match arg {
+            PolicyArg::None => Self::None,
+            PolicyArg::Naive => Self::Naive,
+            PolicyArg::Default => Self::Default,
+            PolicyArg::Middle => Self::Middle,
+            PolicyArg::Oldest => Self::Oldest,
+            PolicyArg::Tools => Self::Tools,
+            PolicyArg::Cost => Self::Cost,
+        }
+    }
+}
+
+/// What `--optimize` asks the selector for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OptimizeArg {
+    /// The rules, then the efficiency score.
+    Efficiency,
+    /// The lowest expected input cost over the next calls.
+    Cost,
+}
+
+/// The selector settings for `--optimize`: `cost` prices the model named by `--model`.
+pub(crate) fn policy(
+    optimize: OptimizeArg,
+    model: Option<&str>,
+) -> Result<ctxcompact::select::Policy> {
+    let optimize = match (optimize, model) {
+        (OptimizeArg::Efficiency, _) => Optimize::Efficiency,
+        (OptimizeArg::Cost, Some(model)) => Optimize::Cost(CostModel::new(
+            Prices::builtin().lookup(model)?,
+            COST_HORIZON,
+        )),
+        (OptimizeArg::Cost, None) => bail!("--optimize cost needs --model to price the calls"),
+    };
+    Ok(ctxcompact::select::Policy {
+        optimize,
+        ..ctxcompact::select::Policy::default()
+    })
+}
+
+/// Replays every session under `args.paths` and prints the table (or JSON).
+pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
+    let catalog = match &args.catalog {
+        Some(path) => Catalog::from_json(
+            &fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read", path.display()))?,
+        )
+        .with_context(|| path.display().to_string())?,
+        None => Catalog::builtin(),
+    };
+    let prices = match &args.prices {
+        Some(path) => Prices::from_json(
+            &fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read", path.display()))?,
+        )
+        .with_context(|| path.display().to_string())?,
+        None => Prices::builtin(),
+    };
+    let profile = catalog.lookup(&args.model)?;
+    let family = prices.lookup(&args.model)?.clone();
+    let window = match args.window {
+        Some(window) => usize::try_from(window).context("--window: too large")?,
+        None => profile.context_window,
+    };
+    let policies: Vec<Policy> = if args.policy.is_empty() {
+        Policy::ALL.to_vec()
+    } else {
+        args.policy.iter().map(|&p| p.into()).collect()
+    };
+    let mut replay = Replay::new(
+        &args.model,
+        profile,
+        family,
+        window,
+        {
+            let Budget::Window { trigger, target } = Budget::window() else {
+                unreachable!("Budget::window is a window budget")
+            };
+            [
+                args.trigger.unwrap_or(trigger),
+                args.target_ratio.unwrap_or(target),
+            ]
+        },
+        &policies,
+    )?;
+    let mut files = Vec::new();
+    for path in &args.paths {
+        super::json_files(path, &mut files)?;
+    }
+    files.sort();
+    files.dedup();
+    let (mut skipped, mut within) = (0, 0);
+    for file in &files {
+        let name = file.display();
+        let conversation = fs::read(file)
+            .with_context(|| format!("{name}: cannot read"))
+            .and_then(|bytes| Ok(format::parse(&bytes, None)?));
+        let added = conversation
+            .and_then(|conversation| Ok(replay.add(&conversation, args.only_outgrowing)?));
+        match added {
+            Ok(true) => {}
+            Ok(false) => within += 1,
+            Err(err) => {
+                skipped += 1;
+                eprintln!("ctxcompact: {name}: skipped: {err:#}");
+            }
+        }
+    }
+    if skipped > 0 {
+        eprintln!(
+            "ctxcompact: skipped {skipped} invalid file(s) of {}",
+            files.len()
+        );
+    }
+    if within > 0 {
+        eprintln!("ctxcompact: left out {within} session(s) that never outgrow the window");
+    }
+    let outcome = replay.outcome();
+    if outcome.sessions == 0 {
+        return Err(anyhow!("no session to replay in the paths given"));
+    }
+    let text = if args.json {
+        let mut text = serde_json::to_string_pretty(&outcome).expect("figures always serialize");
+        text.push('\n');
+        text
+    } else {
+        table(&outcome)
+    };
+    io::stdout().write_all(text.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The outcome as an aligned text table, one row per policy.
+fn table(outcome: &Outcome) -> String {
+    let mut out = format!(
+        "{} sessions, model {} (prices: {}), window {} tokens\n",
+        outcome.sessions, outcome.model, outcome.family, outcome.window
+    );
+    let header = [
+        "policy",
+        "calls",
+        "input",
+        "cache read",
+        "cache write",
+        "uncached",
+        "cost $",
+        "compact.",
+        "peak",
+        "over win.",
+        "invalid",
+        "task %",
+        "current %",
+    ];
+    let mut rows = vec![header.map(String::from).to_vec()];
+    for p in &outcome.policies {
+        rows.push(vec![
+            p.policy.as_str().to_string(),
+            p.calls.to_string(),
+            p.input_tokens.to_string(),
+            p.cache_read_tokens.to_string(),
+            p.cache_write_tokens.to_string(),
+            p.uncached_tokens.to_string(),
+            format!("{:.4}", p.cost_usd),
+            p.compactions.to_string(),
+            p.peak_context.to_string(),
+            p.over_window_calls.to_string(),
+            p.invalid_calls.to_string(),
+            format!("{:.1}", p.task_kept_pct),
+            format!("{:.1}", p.current_kept_pct),
+        ]);
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    for row in &rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c == 0 {
+                let _ = write!(line, "{cell:<width$}", width = widths[c]);
+            } else {
+                let _ = write!(line, "  {cell:>width$}", width = widths[c]);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

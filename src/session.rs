@@ -1,0 +1,398 @@
+//! An agent's conversation across its model calls: counted once, compacted with hysteresis.
+//!
+//! A [`Session`] holds the conversation an agent sends on each call. New messages are counted
+//! once, when they are pushed, and grouped into units by looking at the tail only; the running
+//! total makes [`Session::tokens`] O(1). [`Session::compact_if_needed`] compacts only when usage
+//! passes the trigger, and then down to the target: the gap between the two keeps compaction
+//! from running on every call. Between two compactions the session only appends, so every
+//! message already sent is sent again unchanged, in the same place, and a provider's prompt
+//! cache keeps hitting. A compaction replaces the session's state with its output (markers
+//! included), so the next compaction works on what was kept: compactions are cumulative.
+
+use std::ops::Range;
+
+use crate::budget::Budget;
+use crate::compact::{Options, compact_counted, trim_tools_counted};
+use crate::conversation::{Conversation, Message};
+use crate::error::{Error, Result};
+use crate::report::{Action, Report};
+use crate::tokens::Counts;
+
+/// What a session does when usage passes its trigger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compaction {
+    /// The whole pipeline of [`crate::compact()`]: tool trimming, then unit removal, down to
+    /// the target.
+    Full,
+    /// Tool-round trimming alone, as [`crate::trim_tools`] does; nothing else is removed.
+    ToolsOnly,
+}
+
+/// The conversation to send on this call, and the report when it was just compacted.
+#[derive(Debug)]
+pub struct Turn<'a> {
+    /// What to send: the session's whole state.
+    pub conversation: &'a Conversation,
+    /// The compaction's report, when this call compacted; `None` when it only appended.
+    pub report: Option<Report>,
+}
+
+/// A conversation kept across an agent's calls (see the module docs).
+#[derive(Clone)]
+pub struct Session {
+    options: Options,
+    compaction: Compaction,
+    /// Tokens above which the session compacts.
+    trigger: usize,
+    conversation: Conversation,
+    counts: Counts,
+    /// `counts.total()`, kept up to date on every push.
+    total: usize,
+    /// The units of the conversation, as message ranges; only the last one is ever regrouped.
+    units: Vec<Range<usize>>,
+    compactions: usize,
+}
+
+impl Session {
+    /// Starts a session from `conversation` (its format, envelope and system prompt, and any
+    /// messages it already holds, which are counted here).
+    ///
+    /// The budget must say when to compact: [`Budget::Window`] (with a profile that has a
+    /// context window) or [`Budget::Tokens`] (trigger and target both that number).
+    ///
+    /// # Errors
+    /// [`Error::BadBudget`] for a [`Budget::Ratio`], a trigger or target that is not a share
+    /// above 0, a target above the trigger, or a window-based budget without a window.
+    pub fn new(conversation: Conversation, options: Options) -> Result<Self> {
+        Self::with_compaction(conversation, options, Compaction::Full)
+    }
+
+    /// As [`Session::new`], with the kind of compaction to run at the trigger.
+    ///
+    /// # Errors
+    /// As [`Session::new`].
+    pub fn with_compaction(
+        conversation: Conversation,
+        options: Options,
+        compaction: Compaction,
+    ) -> Result<Self> {
+        let trigger = trigger_tokens(&options)?;
+        let counts = options.tokenizer.count(&conversation);
+        let mut session = Self {
+            options,
+            compaction,
+            trigger,
+            total: counts.total(),
+            conversation,
+            counts,
+            units: Vec::new(),
+            compactions: 0,
+        };
+        session.regroup_tail();
+        Ok(session)
+    }
+
+    /// Appends one message, counting it (once) and regrouping only the last unit.
+    pub fn push(&mut self, message: Message) {
+        let tokens = self.options.tokenizer.counter().count_message(&message);
+        self.push_counted(message, tokens);
+    }
+
+    /// Appends messages in order, as [`Session::push`] does for each.
+    pub fn extend(&mut self, messages: impl IntoIterator<Item = Message>) {
+        let counter = self.options.tokenizer.counter();
+        for message in messages {
+            let tokens = counter.count_message(&message);
+            self.append(message, tokens);
+        }
+        self.regroup_tail();
+    }
+
+    /// Appends one message whose count under the session's tokenizer is already known (a
+    /// replay counts each recorded message once for all its policies).
+    pub(crate) fn push_counted(&mut self, message: Message, tokens: usize) {
+        self.append(message, tokens);
+        self.regroup_tail();
+    }
+
+    fn append(&mut self, message: Message, tokens: usize) {
+        self.conversation.messages.push(message);
+        self.counts.messages.push(tokens);
+        self.total += tokens;
+    }
+
+    /// The tokens the conversation would cost now, reply priming included: O(1).
+    pub fn tokens(&self) -> usize {
+        self.total
+    }
+
+    /// The token count above which [`Session::compact_if_needed`] compacts.
+    pub fn trigger(&self) -> usize {
+        self.trigger
+    }
+
+    /// The conversation as it would be sent now.
+    pub fn conversation(&self) -> &Conversation {
+        &self.conversation
+    }
+
+    /// The cached count of each message and of the system prompt.
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    /// How many units the conversation holds.
+    pub fn units(&self) -> usize {
+        self.units.len()
+    }
+
+    /// How many times the session has compacted.
+    pub fn compactions(&self) -> usize {
+        self.compactions
+    }
+
+    /// Whether the last unit is a tool round still waiting for some of its results: no cut,
+    /// and no request, may be made before they arrive.
+    pub fn is_waiting_for_results(&self) -> bool {
+        let Some(last) = self.units.last() else {
+            return false;
+        };
+        let messages = &self.conversation.messages[last.clone()];
+        let Some((caller, carriers)) = messages.split_first() else {
+            return false;
+        };
+        caller
+            .call_ids()
+            .any(|id| !carriers.iter().any(|m| m.result_ids().any(|r| r == id)))
+    }
+
+    /// Compacts when usage is above the trigger (and no tool round is waiting for results),
+    /// down to the target; returns what to send. With a window budget, when the pinned units
+    /// alone exceed the target, it compacts down to the trigger, or else the window, instead
+    /// ([`fallback_budget`]; the report's budget says which).
+    ///
+    /// # Errors
+    /// As [`crate::compact()`]: then the session is left as it was, over its trigger.
+    pub fn compact_if_needed(&mut self) -> Result<Turn<'_>> {
+        if self.total <= self.trigger || self.is_waiting_for_results() {
+            return Ok(Turn {
+                conversation: &self.conversation,
+                report: None,
+            });
+        }
+        let compacted = match self.run(&self.options) {
+            // The pinned units alone exceed the target: rather than send everything (and fail
+            // past the window), compact down to the trigger, or the window, that they fit.
+            Err(Error::BudgetTooSmall { pinned, .. })
+                if pinned <= self.options.profile.context_window
+                    && matches!(self.options.budget, Budget::Window { .. }) =>
+            {
+                let fallback = Options {
+                    budget: Budget::Tokens(fallback_budget(pinned, self.trigger, &self.options)),
+                    ..self.options.clone()
+                };
+                self.run(&fallback)?
+            }
+            other => other?,
+        };
+        if compacted.report.action != Action::Compacted {
+            // Tool trimming found nothing to trim: the conversation is unchanged.
+            return Ok(Turn {
+                conversation: &self.conversation,
+                report: None,
+            });
+        }
+        let before = std::mem::replace(&mut self.conversation, compacted.conversation);
+        self.counts = self.recount(&before, &compacted.report.removed);
+        self.total = self.counts.total();
+        self.units.clear();
+        self.regroup_tail();
+        self.compactions += 1;
+        Ok(Turn {
+            conversation: &self.conversation,
+            report: Some(compacted.report),
+        })
+    }
+
+    /// One compaction of the session's conversation under `options`, from its cached counts.
+    fn run(&self, options: &Options) -> Result<crate::compact::Compacted> {
+        let input = self.conversation.clone();
+        let counts = Some(self.counts.clone());
+        match self.compaction {
+            Compaction::Full => compact_counted(input, counts, options),
+            Compaction::ToolsOnly => trim_tools_counted(input, counts, options),
+        }
+    }
+
+    /// The counts of the conversation just compacted from `before`: a kept message that did not
+    /// change keeps its count, and only messages compaction wrote (markers, cleared results)
+    /// are counted. Kept input messages are those outside the `removed` ranges, in order.
+    fn recount(&self, before: &Conversation, removed: &[[usize; 2]]) -> Counts {
+        let counter = self.options.tokenizer.counter();
+        let mut kept = Vec::with_capacity(before.messages.len());
+        let mut next = 0;
+        for &[start, end] in removed {
+            kept.extend(next..start);
+            next = end;
+        }
+        kept.extend(next..before.messages.len());
+        let output = &self.conversation.messages;
+        let mut at = 0;
+        let messages = output
+            .iter()
+            .enumerate()
+            .map(|(index, message)| {
+                let source = kept.get(at).copied();
+                if let Some(source) = source.filter(|&s| before.messages[s] == *message) {
+                    at += 1;
+                    return self.counts.messages[source];
+                }
+                // A changed kept message, when the rest pair up one to one; else an inserted one.
+                if output.len() - index == kept.len().saturating_sub(at) {
+                    at += 1;
+                }
+                counter.count_message(message)
+            })
+            .collect();
+        Counts {
+            messages,
+            system: self.counts.system,
+        }
+    }
+
+    /// Groups the messages from the start of the last unit on: the only unit a new message can
+    /// join (as a result of its calls).
+    fn regroup_tail(&mut self) {
+        let mut start = self.units.pop().map_or(0, |last| last.start);
+        let len = self.conversation.messages.len();
+        while start < len {
+            let end = self.conversation.result_window(start).end.max(start + 1);
+            self.units.push(start..end);
+            start = end;
+        }
+    }
+}
+
+/// The budget of a session's compaction whose target the pinned units (`pinned` tokens)
+/// exceed: the trigger when they fit it, else the whole window.
+pub fn fallback_budget(pinned: usize, trigger: usize, options: &Options) -> usize {
+    if pinned <= trigger {
+        trigger
+    } else {
+        options.profile.context_window
+    }
+}
+
+/// The token count above which a session compacts, from its budget.
+fn trigger_tokens(options: &Options) -> Result<usize> {
+    options
+        .budget
+        .trigger_tokens(options.profile.context_window)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Profile;
+    use crate::conversation::Role;
+    use crate::format::parse_value;
+    use crate::tokens::{CharEstimate, TokenCounter, Tokenizer};
+    use serde_json::json;
+
+    fn session(budget: Budget) -> Session {
+        let conversation =
+            parse_value(json!([{"role": "system", "content": "be brief"}]), None).expect("valid");
+        let mut profile = Profile::generic(Tokenizer::Chars);
+        profile.context_window = 400;
+        let options = Options {
+            tokenizer: Tokenizer::Chars,
+            profile,
+            ..Options::with_budget(budget)
+        };
+        Session::new(conversation, options).expect("valid budget")
+    }
+
+    fn user(text: &str) -> Message {
+        Message::new_text(Role::User, text)
+    }
+
+    #[test]
+    fn tokens_are_the_running_total_of_pushed_messages() {
+        let mut s = session(Budget::Tokens(1000));
+        let before = s.tokens();
+        let message = user("hello there");
+        let expected = CharEstimate.count_message(&message);
+        s.push(message);
+        assert_eq!(s.tokens(), before + expected);
+        assert_eq!(s.tokens(), s.counts().total());
+    }
+
+    #[test]
+    fn a_ratio_budget_is_refused() {
+        let conversation = parse_value(json!([]), None).expect("valid");
+        let options = Options::with_budget(Budget::Ratio(0.5));
+        let err = Session::new(conversation, options).err().expect("refused");
+        assert!(err.to_string().starts_with("budget ratio = 0.5:"), "{err}");
+    }
+
+    #[test]
+    fn results_join_the_round_of_their_call() {
+        let mut s = session(Budget::Tokens(1000));
+        s.push(user("list files"));
+        let call = parse_value(
+            json!([{"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "ls", "arguments": "{}"}},
+                {"id": "b", "type": "function", "function": {"name": "pwd", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "a", "content": "x.rs"},
+                {"role": "tool", "tool_call_id": "b", "content": "/"}]),
+            None,
+        )
+        .expect("valid")
+        .messages;
+        let mut messages = call.into_iter();
+        s.push(messages.next().expect("call"));
+        assert!(s.is_waiting_for_results());
+        s.push(messages.next().expect("first result"));
+        assert!(s.is_waiting_for_results());
+        s.push(messages.next().expect("second result"));
+        assert!(!s.is_waiting_for_results());
+        // system, request, one round of three messages.
+        assert_eq!(s.units(), 3);
+    }
+
+    #[test]
+    fn pinned_units_above_the_target_compact_down_to_the_trigger() {
+        let mut s = session(Budget::Window {
+            trigger: 0.7,
+            target: 0.5,
+        });
+        for i in 0..6 {
+            s.push(user(&format!("request {i} ").repeat(8)));
+            s.push(Message::new_text(Role::Assistant, format!("answer {i}")));
+        }
+        // The current request alone is about 220 tokens: above the target of 200, below the
+        // trigger of 280.
+        s.push(user(&"x".repeat(880)));
+        assert!(s.tokens() > s.trigger());
+        let turn = s.compact_if_needed().expect("fits the trigger");
+        let report = turn.report.expect("compacted");
+        assert_eq!(report.budget, 280);
+        assert!(s.tokens() <= 280, "{}", s.tokens());
+        // The counts kept through the compaction are those of the output.
+        let recounted = crate::tokens::count(s.conversation(), &CharEstimate);
+        assert_eq!(s.counts(), &recounted);
+    }
+
+    #[test]
+    fn below_the_trigger_nothing_changes() {
+        let mut s = session(Budget::Window {
+            trigger: 0.7,
+            target: 0.5,
+        });
+        assert_eq!(s.trigger(), 280);
+        s.push(user("short"));
+        let turn = s.compact_if_needed().expect("fine");
+        assert!(turn.report.is_none());
+        assert_eq!(s.compactions(), 0);
+    }
+}
