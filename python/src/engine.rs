@@ -146,10 +146,7 @@ pub(crate) fn compact(input: &str, settings: &Settings) -> Result<(String, Strin
     let options = options(settings)?;
     let conversation = parse(input, settings)?;
     match ctxcompact::compact(conversation, &options) {
-        Ok(compacted) => Ok((
-            render(&compacted.conversation),
-            to_json(&compacted.report),
-        )),
+        Ok(compacted) => Ok((render(&compacted.conversation), to_json(&compacted.report))),
         Err(err) if err.is_cannot_fit() => {
             // The conversation was consumed: parse it again for the report, on this rare path
             // only, rather than copy every input up front.

@@ -13,6 +13,7 @@ use engine::{Failure, Settings};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 
 create_exception!(
     _native,
@@ -59,36 +60,40 @@ fn detached<T: Send>(
 
 /// Compacts a conversation (JSON text) to its budget: `(output_json, report_json)`.
 #[pyfunction]
-fn compact(py: Python<'_>, conversation: String, settings: &str) -> PyResult<(String, String)> {
-    detached(py, settings, |s| engine::compact(&conversation, s))
+fn compact(
+    py: Python<'_>,
+    conversation: PyBackedStr,
+    settings: &str,
+) -> PyResult<(String, String)> {
+    detached(py, settings, move |s| engine::compact(&conversation, s))
 }
 
 /// Trims old tool rounds alone: `(output_json, report_json)`.
 #[pyfunction]
 fn trim_tools(
     py: Python<'_>,
-    conversation: String,
+    conversation: PyBackedStr,
     settings: &str,
 ) -> PyResult<(String, String)> {
-    detached(py, settings, |s| engine::trim_tools(&conversation, s))
+    detached(py, settings, move |s| engine::trim_tools(&conversation, s))
 }
 
 /// What `compact` would do: the report's JSON text.
 #[pyfunction]
-fn analyze(py: Python<'_>, conversation: String, settings: &str) -> PyResult<String> {
-    detached(py, settings, |s| engine::analyze(&conversation, s))
+fn analyze(py: Python<'_>, conversation: PyBackedStr, settings: &str) -> PyResult<String> {
+    detached(py, settings, move |s| engine::analyze(&conversation, s))
 }
 
 /// Each message's tokens and the total, as `count --json` prints them.
 #[pyfunction]
-fn count(py: Python<'_>, conversation: String, settings: &str) -> PyResult<String> {
-    detached(py, settings, |s| engine::count(&conversation, s))
+fn count(py: Python<'_>, conversation: PyBackedStr, settings: &str) -> PyResult<String> {
+    detached(py, settings, move |s| engine::count(&conversation, s))
 }
 
 /// Every pairing and placement problem, as a JSON array.
 #[pyfunction]
-fn validate(py: Python<'_>, conversation: String, settings: &str) -> PyResult<String> {
-    detached(py, settings, |s| engine::validate(&conversation, s))
+fn validate(py: Python<'_>, conversation: PyBackedStr, settings: &str) -> PyResult<String> {
+    detached(py, settings, move |s| engine::validate(&conversation, s))
 }
 
 /// The extension module `ctxcompact._native`.
