@@ -106,6 +106,7 @@ class Compacted:
         return self.conversation["messages"]
 
     def __repr__(self) -> str:
+        """A one-line summary: action, tokens and messages before and after."""
         r = self.report
         return (
             f"Compacted(action={r['action']!r}, tokens {r['tokens_before']} -> "
@@ -303,6 +304,7 @@ def _budget_settings(
     format: str,
     tokenizer: Optional[str],
 ) -> Dict[str, Any]:
+    """The settings of a budget, a model, a format and a tokenizer, type-checked."""
     settings = _model_settings(model, format, tokenizer)
     if target is not None:
         settings["target"] = _count("target", target)
@@ -313,6 +315,7 @@ def _budget_settings(
 
 
 def _model_settings(model: Optional[str], format: str, tokenizer: Optional[str]) -> Dict[str, Any]:
+    """The settings of a model, a format and a tokenizer, type-checked."""
     settings: Dict[str, Any] = {"format": _choice("format", format, _FORMATS)}
     if model is not None:
         if not isinstance(model, str):
@@ -331,6 +334,7 @@ def _tool_settings(
     clear_at_least: int,
     max_tool_output: Optional[int],
 ) -> Dict[str, Any]:
+    """The tool-trimming settings, type-checked; ``exclude_tools`` may be ``"a,b"`` too."""
     if isinstance(exclude_tools, str):
         # One name or the CLI's comma-separated list, never a string read letter by letter.
         exclude_tools = exclude_tools.split(",")
@@ -351,12 +355,14 @@ def _tool_settings(
 
 
 def _choice(name: str, value: Any, allowed: Sequence[str]) -> str:
+    """``value`` if it is one of ``allowed``, else an :class:`OptionError` naming ``name``."""
     if value not in allowed:
         raise OptionError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
     return value
 
 
 def _count(name: str, value: Any) -> int:
+    """``value`` if it is a whole number from 0 to 2**64 - 1, else an :class:`OptionError`."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise OptionError(f"{name} must be a whole number of tokens, not {value!r}")
     if value < 0:
@@ -367,6 +373,7 @@ def _count(name: str, value: Any) -> int:
 
 
 def _number(name: str, value: Any) -> float:
+    """``value`` as a float if it is a finite number, else an :class:`OptionError`."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise OptionError(f"{name} must be a number, not {value!r}")
     if not math.isfinite(value):
@@ -375,6 +382,7 @@ def _number(name: str, value: Any) -> float:
 
 
 def _flag(name: str, value: Any) -> bool:
+    """``value`` if it is a bool, else an :class:`OptionError`."""
     if not isinstance(value, bool):
         raise OptionError(f"{name} must be True or False, not {value!r}")
     return value

@@ -133,4 +133,5 @@ def _reuse_originals(
 
 
 def _key(message: Dict[str, Any]) -> str:
+    """A message's identity for matching: its JSON with sorted keys."""
     return json.dumps(message, sort_keys=True)

@@ -27,3 +27,36 @@ def test_threads_give_the_sequential_results() -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         for _ in range(2):
             assert list(pool.map(run, jobs)) == sequential
+
+
+def test_the_gil_is_released_while_the_work_runs() -> None:
+    import threading
+    import time
+
+    from ctxcompact import _native
+
+    # A large conversation as JSON text, so that the timed call is native work alone.
+    body = load(next(p for p in CONVERSATIONS if p.stem == "openai-coding-rust-2000"))
+    messages = body["messages"] if isinstance(body, dict) else body
+    text = json.dumps(messages * 3)
+    done = threading.Event()
+    spent = []
+
+    def work() -> None:
+        start = time.perf_counter()
+        _native.count(text, "{}")
+        spent.append(time.perf_counter() - start)
+        done.set()
+
+    worker = threading.Thread(target=work)
+    last = time.perf_counter()
+    longest_gap = 0.0
+    worker.start()
+    while not done.is_set():
+        now = time.perf_counter()
+        longest_gap = max(longest_gap, now - last)
+        last = now
+    worker.join()
+    # Holding the GIL would stall this loop for the whole call.
+    assert spent[0] > 0.05, "the call is too short to tell"
+    assert longest_gap < spent[0] / 2, (longest_gap, spent[0])
