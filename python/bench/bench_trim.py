@@ -116,7 +116,9 @@ def o200k() -> Any:
     copies = sorted(glob.glob(os.path.join(
         home, "registry", "src", "*", "tiktoken-rs-*", "assets", "o200k_base.tiktoken")))
     if not copies:
-        raise RuntimeError("no o200k_base.tiktoken: no network and no tiktoken-rs in cargo's registry")
+        raise RuntimeError(
+            "no o200k_base.tiktoken: no network and no tiktoken-rs in cargo's registry"
+        )
     cache = tempfile.mkdtemp(prefix="tiktoken-cache-")
     # tiktoken's cache key for a URL; it checks the file's expected SHA-256 when loading.
     shutil.copy(copies[-1], os.path.join(cache, hashlib.sha1(O200K_URL.encode()).hexdigest()))

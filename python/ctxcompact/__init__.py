@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union, cast
 
 from . import _native
 
@@ -103,7 +103,7 @@ class Compacted:
         """The output's list of messages (the conversation itself when it is a list)."""
         if isinstance(self.conversation, list):
             return self.conversation
-        return self.conversation["messages"]
+        return cast(List[Dict[str, Any]], self.conversation["messages"])
 
     def __repr__(self) -> str:
         """A one-line summary: action, tokens and messages before and after."""
@@ -240,7 +240,7 @@ def analyze(
             max_tool_output,
         )
     )
-    return json.loads(_call(_native.analyze, conversation, settings))
+    return cast(Dict[str, Any], json.loads(_call(_native.analyze, conversation, settings)))
 
 
 def count(
@@ -258,7 +258,7 @@ def count(
     :class:`OptionError` on an unknown model or tokenizer.
     """
     settings = _model_settings(model, format, tokenizer)
-    return json.loads(_call(_native.count, conversation, settings))
+    return cast(Dict[str, Any], json.loads(_call(_native.count, conversation, settings)))
 
 
 def validate(conversation: Conversation, *, format: str = "auto") -> List[Dict[str, Any]]:
@@ -270,7 +270,7 @@ def validate(conversation: Conversation, *, format: str = "auto") -> List[Dict[s
     conversation is valid. Raises :class:`InputError` when the input cannot be read at all.
     """
     settings = {"format": _choice("format", format, _FORMATS)}
-    return json.loads(_call(_native.validate, conversation, settings))
+    return cast(List[Dict[str, Any]], json.loads(_call(_native.validate, conversation, settings)))
 
 
 def _call(function: Callable[[str, str], Any], conversation: Any, settings: Dict[str, Any]) -> Any:
@@ -358,7 +358,7 @@ def _choice(name: str, value: Any, allowed: Sequence[str]) -> str:
     """``value`` if it is one of ``allowed``, else an :class:`OptionError` naming ``name``."""
     if value not in allowed:
         raise OptionError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-    return value
+    return cast(str, value)
 
 
 def _count(name: str, value: Any) -> int:
