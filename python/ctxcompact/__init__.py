@@ -1,0 +1,389 @@
+"""Deterministic compaction of LLM conversation histories, from Python.
+
+ctxcompact removes history from a conversation until it fits a token budget, without calling a
+model: it trims old tool outputs first, then removes whole units of history (a tool call never
+leaves without its results), keeps the system prompt, the task and recent work, and reports what
+it removed and why. The same input and options always give the same output.
+
+Every function takes plain Python data in a format the library reads: a list of message dicts
+(OpenAI Chat Completions) or a request body dict (OpenAI ``{"messages": [...]}`` or Anthropic
+``{"system": ..., "messages": [...]}``). The work runs in Rust with the GIL released, so calls
+from several threads run in parallel. Results equal the ``ctxcompact`` command line's for the
+same input and options.
+
+Example::
+
+    import ctxcompact
+    body = {"model": "gpt-4o", "messages": messages}
+    result = ctxcompact.compact(body, target=8000)
+    body = result.conversation          # same shape as the input, within 8000 tokens
+    print(result.report["action"], result.report["removed"])
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union, cast
+
+from . import _native
+
+__all__ = [
+    "CannotFit",
+    "Compacted",
+    "Error",
+    "InputError",
+    "OptionError",
+    "analyze",
+    "compact",
+    "count",
+    "trim_tools",
+    "validate",
+]
+
+#: A conversation: a list of message dicts, or a request body dict holding ``messages``.
+Conversation = Union[List[Dict[str, Any]], Dict[str, Any]]
+
+_FORMATS = ("auto", "openai", "anthropic")
+_TOKENIZERS = ("o200k", "cl100k", "chars")
+_STRATEGIES = ("auto", "middle", "oldest")
+_TOOL_MODES = ("clear", "drop", "off")
+
+
+class Error(ValueError):
+    """Every error ctxcompact raises; a ``ValueError``."""
+
+
+class InputError(Error):
+    """The conversation is malformed, breaks tool-call pairing, or its format cannot be told.
+
+    ``message_index`` is the index into the input's ``messages`` (``None`` for a top-level
+    problem) and ``field`` the field path inside it (``None`` when no field is at fault).
+    """
+
+    def __init__(
+        self, message: str, message_index: Optional[int] = None, field: Optional[str] = None
+    ) -> None:
+        super().__init__(message)
+        self.message_index = message_index
+        self.field = field
+
+
+class CannotFit(Error):
+    """Even the pinned messages (system, task, last request, last unit) exceed the budget.
+
+    ``report`` is the full report of the attempt, with ``action`` ``"cannot_fit"`` and the
+    ``pinned_tokens`` that no removal can go below.
+    """
+
+    def __init__(self, message: str, report: Dict[str, Any]) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+class OptionError(Error):
+    """An option has an unusable value, conflicts with another, or names an unknown model."""
+
+
+class Compacted:
+    """The result of :func:`compact` or :func:`trim_tools`.
+
+    ``conversation`` has the input's shape (a list, or a request body dict); ``messages`` is its
+    list of messages; ``report`` is the dict the command line writes with ``--report``.
+    """
+
+    __slots__ = ("conversation", "report")
+
+    def __init__(self, conversation: Conversation, report: Dict[str, Any]) -> None:
+        self.conversation = conversation
+        self.report = report
+
+    @property
+    def messages(self) -> List[Dict[str, Any]]:
+        """The output's list of messages (the conversation itself when it is a list)."""
+        if isinstance(self.conversation, list):
+            return self.conversation
+        return cast(List[Dict[str, Any]], self.conversation["messages"])
+
+    def __repr__(self) -> str:
+        """A one-line summary: action, tokens and messages before and after."""
+        r = self.report
+        return (
+            f"Compacted(action={r['action']!r}, tokens {r['tokens_before']} -> "
+            f"{r['tokens_after']}, messages {r['messages_before']} -> {r['messages_after']})"
+        )
+
+
+def compact(
+    conversation: Conversation,
+    *,
+    target: Optional[int] = None,
+    ratio: Optional[float] = None,
+    model: Optional[str] = None,
+    trigger: Optional[float] = None,
+    target_ratio: Optional[float] = None,
+    strategy: str = "auto",
+    tool_mode: str = "clear",
+    keep_tool_rounds: int = 3,
+    exclude_tools: Iterable[str] = (),
+    clear_tool_inputs: bool = False,
+    clear_at_least: int = 0,
+    max_tool_output: Optional[int] = None,
+    marker: Optional[bool] = None,
+    format: str = "auto",
+    tokenizer: Optional[str] = None,
+) -> Compacted:
+    """Compacts a conversation to a token budget, as ``ctxcompact compact`` does.
+
+    The budget is ``target`` tokens, or ``ratio`` of the current total, or — with ``model`` and
+    neither of those — the model's window: compact when usage passes ``trigger`` of it (0.7),
+    down to ``target_ratio`` of it (0.5). ``strategy`` forces ``"middle"`` or ``"oldest"``
+    removal (``"auto"`` lets the selector choose). Old tool rounds are trimmed first:
+    ``tool_mode`` ``"clear"`` empties their results, ``"drop"`` removes them, ``"off"`` keeps
+    them; the last ``keep_tool_rounds`` rounds and the tools in ``exclude_tools`` are never
+    touched; ``clear_tool_inputs`` also empties cleared calls' arguments; ``clear_at_least``
+    trims nothing unless that many tokens are freed; ``max_tool_output`` caps every tool result.
+    ``marker=False`` leaves no marker where history was removed (the default leaves one).
+    ``format`` is ``"auto"``, ``"openai"`` or ``"anthropic"``; ``tokenizer`` (``"o200k"``,
+    ``"cl100k"``, ``"chars"``) overrides the model's.
+
+    Returns a :class:`Compacted`; a conversation already within budget comes back unchanged.
+    Raises :class:`InputError` on bad input, :class:`CannotFit` when even the pinned messages
+    exceed the budget, :class:`OptionError` on bad options.
+    """
+    settings = _budget_settings(target, ratio, model, trigger, target_ratio, format, tokenizer)
+    settings["strategy"] = _choice("strategy", strategy, _STRATEGIES)
+    if marker is not None:
+        settings["marker"] = _flag("marker", marker)
+    settings.update(
+        _tool_settings(
+            tool_mode,
+            keep_tool_rounds,
+            exclude_tools,
+            clear_tool_inputs,
+            clear_at_least,
+            max_tool_output,
+        )
+    )
+    output, report = _call(_native.compact, conversation, settings)
+    return Compacted(json.loads(output), json.loads(report))
+
+
+def trim_tools(
+    conversation: Conversation,
+    *,
+    model: Optional[str] = None,
+    tool_mode: str = "clear",
+    keep_tool_rounds: int = 3,
+    exclude_tools: Iterable[str] = (),
+    clear_tool_inputs: bool = False,
+    clear_at_least: int = 0,
+    max_tool_output: Optional[int] = None,
+    format: str = "auto",
+    tokenizer: Optional[str] = None,
+) -> Compacted:
+    """Trims old tool rounds alone, with no budget, as ``ctxcompact trim-tools`` does.
+
+    Meant for every turn of an agent: the tool options are those of :func:`compact`. Returns a
+    :class:`Compacted`. Raises :class:`InputError` on bad input, :class:`OptionError` on bad
+    options.
+    """
+    settings = _model_settings(model, format, tokenizer)
+    settings.update(
+        _tool_settings(
+            tool_mode,
+            keep_tool_rounds,
+            exclude_tools,
+            clear_tool_inputs,
+            clear_at_least,
+            max_tool_output,
+        )
+    )
+    output, report = _call(_native.trim_tools, conversation, settings)
+    return Compacted(json.loads(output), json.loads(report))
+
+
+def analyze(
+    conversation: Conversation,
+    *,
+    target: Optional[int] = None,
+    ratio: Optional[float] = None,
+    model: Optional[str] = None,
+    trigger: Optional[float] = None,
+    target_ratio: Optional[float] = None,
+    strategy: str = "auto",
+    tool_mode: str = "clear",
+    keep_tool_rounds: int = 3,
+    exclude_tools: Iterable[str] = (),
+    clear_tool_inputs: bool = False,
+    clear_at_least: int = 0,
+    max_tool_output: Optional[int] = None,
+    format: str = "auto",
+    tokenizer: Optional[str] = None,
+) -> Dict[str, Any]:
+    """Reports what :func:`compact` would do, changing nothing, as ``ctxcompact analyze --json``.
+
+    Takes the options of :func:`compact` (but ``marker``) and returns the report dict: features,
+    model profile, every rule, the decision and its candidates. A budget too small is reported
+    (``action`` ``"cannot_fit"``), not raised. Raises :class:`InputError` on bad input,
+    :class:`OptionError` on bad options.
+    """
+    settings = _budget_settings(target, ratio, model, trigger, target_ratio, format, tokenizer)
+    settings["strategy"] = _choice("strategy", strategy, _STRATEGIES)
+    settings.update(
+        _tool_settings(
+            tool_mode,
+            keep_tool_rounds,
+            exclude_tools,
+            clear_tool_inputs,
+            clear_at_least,
+            max_tool_output,
+        )
+    )
+    return cast(Dict[str, Any], json.loads(_call(_native.analyze, conversation, settings)))
+
+
+def count(
+    conversation: Conversation,
+    *,
+    model: Optional[str] = None,
+    tokenizer: Optional[str] = None,
+    format: str = "auto",
+) -> Dict[str, Any]:
+    """Counts tokens as ``ctxcompact count --json`` does: ``{"total": N, "messages": [...]}``.
+
+    ``messages`` holds each message's tokens, in order; ``total`` adds the system prompt (for
+    Anthropic's top-level ``system``) and the 3 tokens that prime the reply. The tokenizer is
+    ``tokenizer``, else the model's, else o200k. Raises :class:`InputError` on bad input,
+    :class:`OptionError` on an unknown model or tokenizer.
+    """
+    settings = _model_settings(model, format, tokenizer)
+    return cast(Dict[str, Any], json.loads(_call(_native.count, conversation, settings)))
+
+
+def validate(conversation: Conversation, *, format: str = "auto") -> List[Dict[str, Any]]:
+    """Lists every tool-call pairing and placement problem, as ``ctxcompact validate`` does.
+
+    Each problem is a dict with ``message_index``, ``field``, ``kind`` (``"orphan"``,
+    ``"unanswered"``, ``"misplaced"``, ``"answered_twice"``, ``"duplicate_call_id"``,
+    ``"tool_first"``), ``call_id`` (or ``None``) and ``text``. An empty list means the
+    conversation is valid. Raises :class:`InputError` when the input cannot be read at all.
+    """
+    settings = {"format": _choice("format", format, _FORMATS)}
+    return cast(List[Dict[str, Any]], json.loads(_call(_native.validate, conversation, settings)))
+
+
+def _call(function: Callable[[str, str], Any], conversation: Any, settings: Dict[str, Any]) -> Any:
+    """Runs a native function on JSON text, turning its failures into this module's errors."""
+    if not isinstance(conversation, (list, tuple, dict)):
+        raise InputError(
+            "the conversation must be a list of messages or a request body dict, "
+            f"not {type(conversation).__name__}"
+        )
+    try:
+        text = json.dumps(conversation, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise InputError(f"the conversation is not JSON data: {err}") from None
+    try:
+        return function(text, json.dumps(settings))
+    except _native.NativeError as err:
+        kind, message, message_index, field, report = err.args
+        if kind == "cannot_fit":
+            raise CannotFit(message, json.loads(report)) from None
+        if kind == "options":
+            raise OptionError(message) from None
+        raise InputError(message, message_index, field) from None
+
+
+def _budget_settings(
+    target: Optional[int],
+    ratio: Optional[float],
+    model: Optional[str],
+    trigger: Optional[float],
+    target_ratio: Optional[float],
+    format: str,
+    tokenizer: Optional[str],
+) -> Dict[str, Any]:
+    """The settings of a budget, a model, a format and a tokenizer, type-checked."""
+    settings = _model_settings(model, format, tokenizer)
+    if target is not None:
+        settings["target"] = _count("target", target)
+    for name, value in (("ratio", ratio), ("trigger", trigger), ("target_ratio", target_ratio)):
+        if value is not None:
+            settings[name] = _number(name, value)
+    return settings
+
+
+def _model_settings(model: Optional[str], format: str, tokenizer: Optional[str]) -> Dict[str, Any]:
+    """The settings of a model, a format and a tokenizer, type-checked."""
+    settings: Dict[str, Any] = {"format": _choice("format", format, _FORMATS)}
+    if model is not None:
+        if not isinstance(model, str):
+            raise OptionError(f"model must be a string, not {type(model).__name__}")
+        settings["model"] = model
+    if tokenizer is not None:
+        settings["tokenizer"] = _choice("tokenizer", tokenizer, _TOKENIZERS)
+    return settings
+
+
+def _tool_settings(
+    tool_mode: str,
+    keep_tool_rounds: int,
+    exclude_tools: Iterable[str],
+    clear_tool_inputs: bool,
+    clear_at_least: int,
+    max_tool_output: Optional[int],
+) -> Dict[str, Any]:
+    """The tool-trimming settings, type-checked; ``exclude_tools`` may be ``"a,b"`` too."""
+    if isinstance(exclude_tools, str):
+        # One name or the CLI's comma-separated list, never a string read letter by letter.
+        exclude_tools = exclude_tools.split(",")
+    names = list(exclude_tools)
+    for name in names:
+        if not isinstance(name, str):
+            raise OptionError(f"exclude_tools must hold tool names, not {type(name).__name__}")
+    settings: Dict[str, Any] = {
+        "tool_mode": _choice("tool_mode", tool_mode, _TOOL_MODES),
+        "keep_tool_rounds": _count("keep_tool_rounds", keep_tool_rounds),
+        "exclude_tools": names,
+        "clear_tool_inputs": _flag("clear_tool_inputs", clear_tool_inputs),
+        "clear_at_least": _count("clear_at_least", clear_at_least),
+    }
+    if max_tool_output is not None:
+        settings["max_tool_output"] = _count("max_tool_output", max_tool_output)
+    return settings
+
+
+def _choice(name: str, value: Any, allowed: Sequence[str]) -> str:
+    """``value`` if it is one of ``allowed``, else an :class:`OptionError` naming ``name``."""
+    if value not in allowed:
+        raise OptionError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+    return cast(str, value)
+
+
+def _count(name: str, value: Any) -> int:
+    """``value`` if it is a whole number from 0 to 2**64 - 1, else an :class:`OptionError`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OptionError(f"{name} must be a whole number of tokens, not {value!r}")
+    if value < 0:
+        raise OptionError(f"{name} must be 0 or more; got {value}")
+    if value >= 2**64:
+        raise OptionError(f"{name} is too large: {value}")
+    return value
+
+
+def _number(name: str, value: Any) -> float:
+    """``value`` as a float if it is a finite number, else an :class:`OptionError`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise OptionError(f"{name} must be a number, not {value!r}")
+    if not math.isfinite(value):
+        raise OptionError(f"{name} must be a finite number; got {value}")
+    return float(value)
+
+
+def _flag(name: str, value: Any) -> bool:
+    """``value`` if it is a bool, else an :class:`OptionError`."""
+    if not isinstance(value, bool):
+        raise OptionError(f"{name} must be True or False, not {value!r}")
+    return value
+

@@ -1,0 +1,340 @@
+//! Every call into the `ctxcompact` library, and nothing about Python.
+//!
+//! Data crosses as JSON text: the conversation as the wire JSON the CLI reads, the settings as a
+//! JSON object of the Python keyword arguments. Settings become library `Options` exactly as the
+//! CLI's `src/bin/ctxcompact/args.rs` turns its flags into them (keep in sync), so a Python call
+//! and the CLI give the same output and report for the same input and options. The `count`
+//! shape is the CLI's `count --json` (`src/bin/ctxcompact/main.rs`, keep in sync), built here
+//! from public library items until the library offers it.
+
+use ctxcompact::format::{self, Format};
+use ctxcompact::{
+    Budget, Catalog, Conversation, Error, Options, Problem, ProblemKind, Profile, Strategy,
+    Tokenizer, ToolMode, ToolOptions,
+};
+use serde::Deserialize;
+use serde_json::json;
+
+/// The Python keyword arguments, as the Python layer has already type-checked them.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Settings {
+    #[serde(default)]
+    format: FormatName,
+    model: Option<String>,
+    tokenizer: Option<Tokenizer>,
+    target: Option<usize>,
+    ratio: Option<f64>,
+    trigger: Option<f64>,
+    target_ratio: Option<f64>,
+    #[serde(default)]
+    strategy: StrategyName,
+    #[serde(default = "yes")]
+    marker: bool,
+    #[serde(default)]
+    tool_mode: ToolModeName,
+    keep_tool_rounds: Option<usize>,
+    #[serde(default)]
+    exclude_tools: Vec<String>,
+    #[serde(default)]
+    clear_tool_inputs: bool,
+    #[serde(default)]
+    clear_at_least: usize,
+    max_tool_output: Option<usize>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `format=`: the CLI's `--format`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum FormatName {
+    #[default]
+    Auto,
+    Openai,
+    Anthropic,
+}
+
+/// `strategy=`: the CLI's `--strategy`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum StrategyName {
+    #[default]
+    Auto,
+    Middle,
+    Oldest,
+}
+
+/// `tool_mode=`: the CLI's `--tool-mode`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ToolModeName {
+    #[default]
+    Clear,
+    Drop,
+    Off,
+}
+
+/// Why a call failed, sorted into the Python exception classes.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// Bad input: `ctxcompact.InputError`.
+    Input {
+        /// The library's message.
+        message: String,
+        /// The message index, when the problem is inside one message.
+        message_index: Option<usize>,
+        /// The field path, when one field is at fault.
+        field: Option<String>,
+    },
+    /// The budget cannot be met: `ctxcompact.CannotFit`, with the report as JSON.
+    CannotFit {
+        /// The library's message.
+        message: String,
+        /// The `cannot_fit` report, as JSON text.
+        report: String,
+    },
+    /// Unusable options: `ctxcompact.OptionError`.
+    Options {
+        /// What is wrong, naming the Python keyword.
+        message: String,
+    },
+}
+
+impl Failure {
+    fn options(message: impl Into<String>) -> Self {
+        Self::Options {
+            message: message.into(),
+        }
+    }
+
+    /// Sorts a library error; a budget too small is handled by the caller, which has the input.
+    fn from_library(err: Error) -> Self {
+        let message = err.to_string();
+        match err {
+            Error::Malformed { at, .. } => Self::Input {
+                message,
+                message_index: at.message,
+                field: Some(at.field),
+            },
+            Error::Invalid { first, .. } => Self::Input {
+                message,
+                message_index: first.at.message,
+                field: Some(first.at.field),
+            },
+            Error::BadBudget { .. } | Error::UnknownModel { .. } | Error::Catalog { .. } => {
+                Self::Options { message }
+            }
+            _ => Self::Input {
+                message,
+                message_index: None,
+                field: None,
+            },
+        }
+    }
+}
+
+/// Parses the settings object the Python layer sent.
+pub(crate) fn settings(json: &str) -> Result<Settings, Failure> {
+    serde_json::from_str(json).map_err(|err| Failure::options(format!("bad options: {err}")))
+}
+
+/// Compacts `input` to its budget: the output conversation and the report, both as JSON text.
+pub(crate) fn compact(input: &str, settings: &Settings) -> Result<(String, String), Failure> {
+    let options = options(settings)?;
+    let conversation = parse(input, settings)?;
+    match ctxcompact::compact(conversation, &options) {
+        Ok(compacted) => Ok((render(&compacted.conversation), to_json(&compacted.report))),
+        Err(err) if err.is_cannot_fit() => {
+            // The conversation was consumed: parse it again for the report, on this rare path
+            // only, rather than copy every input up front.
+            let report = ctxcompact::analyze(&parse(input, settings)?, &options)
+                .map_err(Failure::from_library)?;
+            Err(Failure::CannotFit {
+                message: err.to_string(),
+                report: to_json(&report),
+            })
+        }
+        Err(err) => Err(Failure::from_library(err)),
+    }
+}
+
+/// Trims old tool rounds alone: the output conversation and the report, as JSON text.
+pub(crate) fn trim_tools(input: &str, settings: &Settings) -> Result<(String, String), Failure> {
+    let options = tool_options(settings)?;
+    let conversation = parse(input, settings)?;
+    let trimmed = ctxcompact::trim_tools(conversation, &options).map_err(Failure::from_library)?;
+    Ok((render(&trimmed.conversation), to_json(&trimmed.report)))
+}
+
+/// What `compact` would do, as the report's JSON text; a budget too small is reported in it.
+pub(crate) fn analyze(input: &str, settings: &Settings) -> Result<String, Failure> {
+    let options = options(settings)?;
+    let conversation = parse(input, settings)?;
+    let report = ctxcompact::analyze(&conversation, &options).map_err(Failure::from_library)?;
+    Ok(to_json(&report))
+}
+
+/// Each message's tokens and the total, as the CLI's `count --json` prints them.
+pub(crate) fn count(input: &str, settings: &Settings) -> Result<String, Failure> {
+    let (_, _, tokenizer) = resolve_model(settings)?;
+    let conversation = parse(input, settings)?;
+    let counts = tokenizer.count(&conversation);
+    Ok(json!({"total": counts.total(), "messages": counts.messages}).to_string())
+}
+
+/// Every pairing and placement problem, as a JSON array of objects with the message index, the
+/// field, the kind, the call id and the text.
+pub(crate) fn validate(input: &str, settings: &Settings) -> Result<String, Failure> {
+    let conversation = parse(input, settings)?;
+    let problems: Vec<serde_json::Value> = ctxcompact::check(&conversation)
+        .iter()
+        .map(problem_json)
+        .collect();
+    Ok(serde_json::Value::Array(problems).to_string())
+}
+
+fn problem_json(problem: &Problem) -> serde_json::Value {
+    let (kind, call_id) = match &problem.kind {
+        ProblemKind::ToolFirst => ("tool_first", None),
+        ProblemKind::Unanswered { call_id } => ("unanswered", Some(call_id)),
+        ProblemKind::Orphan { call_id } => ("orphan", Some(call_id)),
+        ProblemKind::Misplaced { call_id, .. } => ("misplaced", Some(call_id)),
+        ProblemKind::AnsweredTwice { call_id, .. } => ("answered_twice", Some(call_id)),
+        ProblemKind::DuplicateCallId { call_id, .. } => ("duplicate_call_id", Some(call_id)),
+    };
+    let full = problem.to_string();
+    let place = format!("{}: ", problem.at);
+    let text = full.strip_prefix(&place).unwrap_or(&full);
+    json!({
+        "message_index": problem.at.message,
+        "field": problem.at.field,
+        "kind": kind,
+        "call_id": call_id,
+        "text": text,
+    })
+}
+
+fn parse(input: &str, settings: &Settings) -> Result<Conversation, Failure> {
+    let format = match settings.format {
+        FormatName::Auto => None,
+        FormatName::Openai => Some(Format::OpenAi),
+        FormatName::Anthropic => Some(Format::Anthropic),
+    };
+    format::parse(input.as_bytes(), format).map_err(Failure::from_library)
+}
+
+fn render(conversation: &Conversation) -> String {
+    format::render(conversation).to_string()
+}
+
+fn to_json(report: &ctxcompact::Report) -> String {
+    serde_json::to_string(report).expect("a report holds only numbers, strings and enums")
+}
+
+/// The profile, model name and tokenizer: `ModelArgs::resolve` of the CLI.
+fn resolve_model(settings: &Settings) -> Result<(Profile, Option<String>, Tokenizer), Failure> {
+    let profile = match &settings.model {
+        Some(name) => Catalog::builtin()
+            .lookup(name)
+            .map_err(Failure::from_library)?
+            .clone(),
+        None => Profile::generic(Tokenizer::O200k),
+    };
+    let tokenizer = settings.tokenizer.unwrap_or(profile.tokenizer);
+    Ok((profile, settings.model.clone(), tokenizer))
+}
+
+/// Tool-trimming settings: `ToolArgs::options` of the CLI.
+fn tools(settings: &Settings) -> ToolOptions {
+    let defaults = ToolOptions::default();
+    ToolOptions {
+        mode: match settings.tool_mode {
+            ToolModeName::Clear => ToolMode::Clear,
+            ToolModeName::Drop => ToolMode::Drop,
+            ToolModeName::Off => ToolMode::Off,
+        },
+        keep: settings.keep_tool_rounds.unwrap_or(defaults.keep),
+        exclude: settings
+            .exclude_tools
+            .iter()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+            .collect(),
+        clear_inputs: settings.clear_tool_inputs,
+        clear_at_least: settings.clear_at_least,
+        max_output: settings.max_tool_output,
+    }
+}
+
+/// Full options: `args::options` of the CLI, with its flag conflicts named by keyword.
+fn options(settings: &Settings) -> Result<Options, Failure> {
+    let s = settings;
+    if s.target.is_some() {
+        for (given, name) in [
+            (s.ratio.is_some(), "ratio"),
+            (s.trigger.is_some(), "trigger"),
+            (s.target_ratio.is_some(), "target_ratio"),
+        ] {
+            if given {
+                return Err(Failure::options(format!(
+                    "target and {name} cannot be used together"
+                )));
+            }
+        }
+    }
+    if s.ratio.is_some() {
+        for (given, name) in [
+            (s.trigger.is_some(), "trigger"),
+            (s.target_ratio.is_some(), "target_ratio"),
+        ] {
+            if given {
+                return Err(Failure::options(format!(
+                    "ratio and {name} cannot be used together"
+                )));
+            }
+        }
+    }
+    let (profile, model, tokenizer) = resolve_model(s)?;
+    let budget = match (s.target, s.ratio) {
+        (Some(tokens), _) => Budget::Tokens(tokens),
+        (None, Some(ratio)) => Budget::Ratio(ratio),
+        (None, None) if model.is_some() => Budget::Window {
+            trigger: s.trigger.unwrap_or(ctxcompact::TRIGGER),
+            target: s.target_ratio.unwrap_or(ctxcompact::TARGET_RATIO),
+        },
+        (None, None) => {
+            return Err(Failure::options(
+                "no budget: pass target=TOKENS, ratio=R or model=NAME",
+            ));
+        }
+    };
+    Ok(Options {
+        budget,
+        strategy: match s.strategy {
+            StrategyName::Auto => None,
+            StrategyName::Middle => Some(Strategy::Middle),
+            StrategyName::Oldest => Some(Strategy::Oldest),
+        },
+        marker: s.marker,
+        profile,
+        model,
+        tokenizer,
+        tools: tools(s),
+        ..Options::default()
+    })
+}
+
+/// Options for tool trimming alone: `args::tool_options` of the CLI.
+fn tool_options(settings: &Settings) -> Result<Options, Failure> {
+    let (profile, model, tokenizer) = resolve_model(settings)?;
+    Ok(Options {
+        profile,
+        model,
+        tokenizer,
+        tools: tools(settings),
+        ..Options::default()
+    })
+}
