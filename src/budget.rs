@@ -34,9 +34,31 @@ pub enum Budget {
 impl Budget {
     /// The window budget with the default trigger (70%) and target (50%).
     pub fn window() -> Self {
+        Self::window_with(None, None)
+    }
+
+    /// A window budget with `trigger` and `target`, each defaulting (70%, 50%) when `None`.
+    pub fn window_with(trigger: Option<f64>, target: Option<f64>) -> Self {
         Self::Window {
-            trigger: TRIGGER,
-            target: TARGET_RATIO,
+            trigger: trigger.unwrap_or(TRIGGER),
+            target: target.unwrap_or(TARGET_RATIO),
+        }
+    }
+
+    /// The budget that whichever of these values names: `tokens`, else `ratio`, else a window
+    /// with `trigger` and `target` (each defaulting when only the other is given); `None` when
+    /// none is given (a model's window budget then applies, if there is a model).
+    pub fn from_parts(
+        tokens: Option<usize>,
+        ratio: Option<f64>,
+        trigger: Option<f64>,
+        target: Option<f64>,
+    ) -> Option<Self> {
+        match (tokens, ratio, trigger, target) {
+            (Some(tokens), ..) => Some(Self::Tokens(tokens)),
+            (None, Some(ratio), ..) => Some(Self::Ratio(ratio)),
+            (None, None, None, None) => None,
+            (None, None, trigger, target) => Some(Self::window_with(trigger, target)),
         }
     }
 

@@ -9,8 +9,8 @@
 
 use ctxcompact::format::{self, Format};
 use ctxcompact::{
-    Budget, Catalog, Conversation, Error, Options, Problem, ProblemKind, Profile, Strategy,
-    Tokenizer, ToolMode, ToolOptions,
+    Budget, Conversation, Error, Options, Problem, ProblemKind, Strategy, Tokenizer, ToolMode,
+    ToolOptions,
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -179,10 +179,15 @@ pub(crate) fn analyze(input: &str, settings: &Settings) -> Result<String, Failur
 
 /// Each message's tokens and the total, as the CLI's `count --json` prints them.
 pub(crate) fn count(input: &str, settings: &Settings) -> Result<String, Failure> {
-    let (_, _, tokenizer) = resolve_model(settings)?;
+    let tokenizer = model_options(settings, Some(Budget::Ratio(1.0)))?.tokenizer;
     let conversation = parse(input, settings)?;
     let counts = tokenizer.count(&conversation);
-    Ok(json!({"total": counts.total(), "messages": counts.messages}).to_string())
+    let count = json!({
+        "total": counts.total(),
+        "system": counts.system,
+        "messages": counts.messages,
+    });
+    Ok(count.to_string())
 }
 
 /// Every pairing and placement problem, as a JSON array of objects with the message index, the
@@ -234,17 +239,28 @@ fn to_json(report: &ctxcompact::Report) -> String {
     serde_json::to_string(report).expect("a report holds only numbers, strings and enums")
 }
 
-/// The profile, model name and tokenizer: `ModelArgs::resolve` of the CLI.
-fn resolve_model(settings: &Settings) -> Result<(Profile, Option<String>, Tokenizer), Failure> {
-    let profile = match &settings.model {
-        Some(name) => Catalog::builtin()
-            .lookup(name)
-            .map_err(Failure::from_library)?
-            .clone(),
-        None => Profile::generic(Tokenizer::O200k),
+/// Options for the model and tokenizer settings with `budget` (the model's window budget when
+/// `None`): `ModelArgs::options` of the CLI.
+fn model_options(settings: &Settings, budget: Option<Budget>) -> Result<Options, Failure> {
+    let mut options = match (&settings.model, budget) {
+        (Some(name), budget) => {
+            let mut options = Options::for_model(name).map_err(Failure::from_library)?;
+            if let Some(budget) = budget {
+                options.budget = budget;
+            }
+            options
+        }
+        (None, Some(budget)) => Options::with_budget(budget),
+        (None, None) => {
+            return Err(Failure::options(
+                "no budget: pass target=TOKENS, ratio=R or model=NAME",
+            ));
+        }
     };
-    let tokenizer = settings.tokenizer.unwrap_or(profile.tokenizer);
-    Ok((profile, settings.model.clone(), tokenizer))
+    if let Some(tokenizer) = settings.tokenizer {
+        options.tokenizer = tokenizer;
+    }
+    Ok(options)
 }
 
 /// Tool-trimming settings: `ToolArgs::options` of the CLI.
@@ -297,44 +313,21 @@ fn options(settings: &Settings) -> Result<Options, Failure> {
             }
         }
     }
-    let (profile, model, tokenizer) = resolve_model(s)?;
-    let budget = match (s.target, s.ratio) {
-        (Some(tokens), _) => Budget::Tokens(tokens),
-        (None, Some(ratio)) => Budget::Ratio(ratio),
-        (None, None) if model.is_some() => Budget::Window {
-            trigger: s.trigger.unwrap_or(ctxcompact::TRIGGER),
-            target: s.target_ratio.unwrap_or(ctxcompact::TARGET_RATIO),
-        },
-        (None, None) => {
-            return Err(Failure::options(
-                "no budget: pass target=TOKENS, ratio=R or model=NAME",
-            ));
-        }
+    let budget = Budget::from_parts(s.target, s.ratio, s.trigger, s.target_ratio);
+    let mut options = model_options(s, budget)?;
+    options.strategy = match s.strategy {
+        StrategyName::Auto => None,
+        StrategyName::Middle => Some(Strategy::Middle),
+        StrategyName::Oldest => Some(Strategy::Oldest),
     };
-    Ok(Options {
-        budget,
-        strategy: match s.strategy {
-            StrategyName::Auto => None,
-            StrategyName::Middle => Some(Strategy::Middle),
-            StrategyName::Oldest => Some(Strategy::Oldest),
-        },
-        marker: s.marker,
-        profile,
-        model,
-        tokenizer,
-        tools: tools(s),
-        ..Options::default()
-    })
+    options.marker = s.marker;
+    options.tools = tools(s);
+    Ok(options)
 }
 
 /// Options for tool trimming alone: `args::tool_options` of the CLI.
 fn tool_options(settings: &Settings) -> Result<Options, Failure> {
-    let (profile, model, tokenizer) = resolve_model(settings)?;
-    Ok(Options {
-        profile,
-        model,
-        tokenizer,
-        tools: tools(settings),
-        ..Options::default()
-    })
+    let mut options = model_options(settings, Some(Budget::Ratio(1.0)))?;
+    options.tools = tools(settings);
+    Ok(options)
 }

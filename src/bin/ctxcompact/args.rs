@@ -314,20 +314,7 @@ impl BudgetArgs {
     /// The budget these arguments give: `--target`, `--ratio`, or with a model its window
     /// (with `--trigger` and `--target-ratio` when given); `None` when none is given.
     fn budget(&self) -> Option<Budget> {
-        match (self.target, self.ratio) {
-            (Some(tokens), _) => Some(Budget::Tokens(tokens)),
-            (None, Some(ratio)) => Some(Budget::Ratio(ratio)),
-            (None, None) if self.trigger.is_some() || self.target_ratio.is_some() => {
-                let Budget::Window { trigger, target } = Budget::window() else {
-                    unreachable!("Budget::window is a window budget")
-                };
-                Some(Budget::Window {
-                    trigger: self.trigger.unwrap_or(trigger),
-                    target: self.target_ratio.unwrap_or(target),
-                })
-            }
-            (None, None) => None,
-        }
+        Budget::from_parts(self.target, self.ratio, self.trigger, self.target_ratio)
     }
 }
 

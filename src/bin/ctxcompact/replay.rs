@@ -143,14 +143,9 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
         profile,
         family,
         window,
-        {
-            let Budget::Window { trigger, target } = Budget::window() else {
-                unreachable!("Budget::window is a window budget")
-            };
-            [
-                args.trigger.unwrap_or(trigger),
-                args.target_ratio.unwrap_or(target),
-            ]
+        match Budget::window_with(args.trigger, args.target_ratio) {
+            Budget::Window { trigger, target } => [trigger, target],
+            other => unreachable!("window_with gives a window budget, not {other:?}"),
         },
         &policies,
     )?;
