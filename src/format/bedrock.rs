@@ -47,6 +47,9 @@ impl Reader for Bedrock {
             }
         }
         for (index, message) in messages.iter().enumerate() {
+            if message.get("role").is_none() || message.get("type").is_some() {
+                continue;
+            }
             for block in message
                 .get("content")
                 .and_then(Value::as_array)

@@ -84,12 +84,7 @@ impl Reader for ClaudeCode {
                     built.push(message_value("assistant", content, record.line));
                 }
                 "user" => {
-                    let has_results = content.as_array().is_some_and(|blocks| {
-                        blocks
-                            .iter()
-                            .any(|b| str_of(b, "type") == Some("tool_result"))
-                    });
-                    if has_results {
+                    if carries_results(&record.value) {
                         // Results join the user message right after the calls.
                         if let Some(previous) = built.last_mut() {
                             if str_of(&previous.value, "role") == Some("user") {
@@ -141,9 +136,10 @@ fn is_sidechain(value: &Value) -> bool {
     value.get("isSidechain").and_then(Value::as_bool) == Some(true)
 }
 
-/// The records of the main chain, in order: back from the last message line through
-/// `parentUuid` (and, for the whole history, `logicalParentUuid` at compact boundaries). Logs
-/// without uuids are read in file order.
+/// The message records of the main chain, in file order: back from the last message line
+/// through `parentUuid` (and, for the whole history, `logicalParentUuid` at compact
+/// boundaries), plus the result lines hanging off it. Logs without uuids are read in file
+/// order.
 fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
     let any_main = records
         .iter()
@@ -178,7 +174,30 @@ fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
         });
         at = parent.and_then(|p| by_uuid.get(p).copied());
     }
-    chain.reverse();
-    chain.retain(|&r| wanted(&records[r]));
-    chain
+    // Parallel calls branch: each result line hangs off the line of its call, and only one
+    // branch leads to the leaf. Result lines whose parent is on the chain belong to it too.
+    let on_chain: std::collections::HashSet<&str> = chain
+        .iter()
+        .filter_map(|&r| str_of(&records[r].value, "uuid"))
+        .collect();
+    let mut lines: Vec<usize> = (0..records.len())
+        .filter(|&r| {
+            let value = &records[r].value;
+            seen[r]
+                || (wanted(&records[r])
+                    && carries_results(value)
+                    && str_of(value, "parentUuid").is_some_and(|p| on_chain.contains(p)))
+        })
+        .collect();
+    lines.retain(|&r| wanted(&records[r]));
+    lines
+}
+
+/// Whether a user line carries tool results.
+fn carries_results(value: &Value) -> bool {
+    value
+        .get("message")
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .is_some_and(|blocks| blocks.iter().any(|b| str_of(b, "type") == Some("tool_result")))
 }

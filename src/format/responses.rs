@@ -11,6 +11,7 @@
 //! (reasoning, text, calls) and the outputs right after it form one result window, so a
 //! `reasoning` item stays in the unit of the call that follows it.
 
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 use serde_json::{Map, Value};
@@ -129,14 +130,29 @@ impl Wire for Responses {
             .take_while(|m| m.role == Role::Assistant)
             .count();
         let calls_end = index + side;
-        if !messages[index..calls_end].iter().any(Message::has_calls) {
+        let mut pending: BTreeSet<&str> = messages[index..calls_end]
+            .iter()
+            .flat_map(Message::call_ids)
+            .collect();
+        if pending.is_empty() {
             return start..start;
         }
-        let outputs = messages[calls_end..]
-            .iter()
-            .take_while(|m| m.role == Role::Tool)
-            .count();
-        start..calls_end + outputs
+        // The outputs may come later than right after the calls (Codex puts approval notes
+        // between them): the window runs to the last output of these calls, up to the next
+        // user turn or the next call.
+        let mut end = calls_end;
+        for (k, message) in messages.iter().enumerate().skip(calls_end) {
+            let user_turn = message.role == Role::User && !message.has_results();
+            if pending.is_empty() || user_turn || message.has_calls() {
+                break;
+            }
+            for id in message.result_ids() {
+                if pending.remove(id) {
+                    end = k + 1;
+                }
+            }
+        }
+        start..end
     }
 
     fn call_field(&self, _: &Message, _: usize) -> String {
@@ -158,10 +174,42 @@ pub(super) fn parse(mut envelope: Option<Map<String, Value>>, items: Vec<Value>)
         }),
         _ => None,
     };
+    // A request that continues a stored response (`previous_response_id`, `conversation`) may
+    // open with outputs of calls that live on the server: such outputs are kept whole, as the
+    // user's input they are.
+    let continues = envelope.as_ref().is_some_and(|e| {
+        super::has_value(e, "previous_response_id") || super::has_value(e, "conversation")
+    });
+    let calls: BTreeSet<String> = if continues {
+        items
+            .iter()
+            .filter(|item| item.get("type").and_then(Value::as_str).is_some_and(|t| t.ends_with("_call")))
+            .filter_map(|item| item.get("call_id").and_then(Value::as_str).map(str::to_string))
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
     let messages = items
         .into_iter()
         .enumerate()
-        .map(|(index, item)| parse_item(index, item))
+        .map(|(index, item)| {
+            let server_side = continues
+                && item.get("type").and_then(Value::as_str).is_some_and(|t| t.ends_with("_call_output"))
+                && item
+                    .get("call_id")
+                    .and_then(Value::as_str)
+                    .is_some_and(|id| !calls.contains(id));
+            if server_side {
+                Ok(Message {
+                    role: Role::User,
+                    parts: vec![Part::Opaque(item)],
+                    layout: Layout::Absent,
+                    extra: Map::new(),
+                })
+            } else {
+                parse_item(index, item)
+            }
+        })
         .collect::<Result<Vec<_>>>()?;
     Ok(Conversation {
         format: Format::Responses,
