@@ -11,7 +11,7 @@
 //! one, as the agent saw it (its summary first); with [`ReadOptions::whole_history`] the chain
 //! continues through `logicalParentUuid`, the summary sitting where the compaction happened.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -174,11 +174,22 @@ fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
         });
         at = parent.and_then(|p| by_uuid.get(p).copied());
     }
-    // Parallel calls branch: each result line hangs off the line of its call, and only one
-    // branch leads to the leaf. Result lines whose parent is on the chain belong to it too.
-    let on_chain: std::collections::HashSet<&str> = chain
+    // Parallel calls branch: the lines of one response (one `message.id`) may hang off each
+    // other's progress lines, and each result line hangs off the line of its call, so only one
+    // branch leads to the leaf. The other lines of the chain's responses, and the result lines
+    // hanging off any of them, belong to it too.
+    let responses: HashSet<&str> = chain
         .iter()
-        .filter_map(|&r| str_of(&records[r].value, "uuid"))
+        .filter_map(|&r| response_id(&records[r].value))
+        .collect();
+    for (r, record) in records.iter().enumerate() {
+        if wanted(record) && response_id(&record.value).is_some_and(|id| responses.contains(id)) {
+            seen[r] = true;
+        }
+    }
+    let on_chain: HashSet<&str> = (0..records.len())
+        .filter(|&r| seen[r])
+        .filter_map(|r| str_of(&records[r].value, "uuid"))
         .collect();
     let mut lines: Vec<usize> = (0..records.len())
         .filter(|&r| {
@@ -191,6 +202,14 @@ fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
         .collect();
     lines.retain(|&r| wanted(&records[r]));
     lines
+}
+
+/// The API response id (`message.id`) of an assistant line.
+fn response_id(value: &Value) -> Option<&str> {
+    if str_of(value, "type") != Some("assistant") {
+        return None;
+    }
+    value.get("message").and_then(|m| str_of(m, "id"))
 }
 
 /// Whether a user line carries tool results.
