@@ -881,6 +881,11 @@ fn is_user_turn(message: &Message) -> bool {
 fn units(conversation: &Conversation) -> Vec<Unit> {
     let messages = &conversation.messages;
     let last_user = messages.iter().rposition(is_user_turn);
+    // Formats that must open with a user message pin the first one too.
+    let first_user = conversation
+        .must_open_with_user()
+        .then(|| messages.iter().position(is_user_turn))
+        .flatten();
     let mut units: Vec<Unit> = Vec::new();
     let mut start = 0;
     while start < messages.len() {
@@ -888,7 +893,8 @@ fn units(conversation: &Conversation) -> Vec<Unit> {
         units.push(Unit {
             messages: start..end,
             pinned: messages[start].role == Role::System
-                || last_user.is_some_and(|u| (start..end).contains(&u)),
+                || last_user.is_some_and(|u| (start..end).contains(&u))
+                || first_user.is_some_and(|u| (start..end).contains(&u)),
         });
         start = end;
     }
@@ -912,14 +918,26 @@ fn pinned_minimum(conversation: &Conversation, tokenizer: Tokenizer) -> usize {
 
 /// Input messages in tool rounds that drop-mode trimming may remove (rounds older than the last
 /// `keep`): the removal strategies' protections do not cover what trimming removed first.
+/// The messages that start a tool round: those with calls, except calls inside an earlier
+/// round's window (Responses has one item per call).
+fn callers(conversation: &Conversation) -> Vec<usize> {
+    let mut callers: Vec<usize> = Vec::new();
+    let mut end = 0;
+    for i in 0..conversation.messages.len() {
+        if conversation.messages[i].has_calls() && i >= end {
+            callers.push(i);
+            end = conversation.result_window(i).end;
+        }
+    }
+    callers
+}
+
 fn trimmable(conversation: &Conversation, mode: ToolMode, keep: usize) -> Vec<bool> {
     let mut exposed = vec![false; conversation.messages.len()];
     if mode != ToolMode::Drop {
         return exposed;
     }
-    let callers: Vec<usize> = (0..conversation.messages.len())
-        .filter(|&i| conversation.messages[i].has_calls())
-        .collect();
+    let callers = callers(conversation);
     for &caller in &callers[..callers.len().saturating_sub(keep)] {
         let end = conversation.result_window(caller).end;
         for flag in &mut exposed[caller..end] {
@@ -1392,9 +1410,7 @@ proptest! {
         let kept = kept_indices(&out.report, input.messages.len())?;
         prop_assert_eq!(kept.len(), out.conversation.messages.len());
         let output_of = |i: usize| kept.binary_search(&i).ok().map(|o| &out.conversation.messages[o]);
-        let callers: Vec<usize> = (0..input.messages.len())
-            .filter(|&i| input.messages[i].has_calls())
-            .collect();
+        let callers = callers(&input);
         let latest = callers.len().saturating_sub(keep);
         let mut in_round = vec![false; input.messages.len()];
         for (r, &caller) in callers.iter().enumerate() {
@@ -1402,7 +1418,7 @@ proptest! {
             for flag in &mut in_round[round.clone()] {
                 *flag = true;
             }
-            let calls: Vec<(&str, &str)> = input.messages[caller].parts.iter().filter_map(|p| match p {
+            let calls: Vec<(&str, &str)> = input.messages[round.clone()].iter().flat_map(|m| &m.parts).filter_map(|p| match p {
                 Part::ToolCall { id, name, .. } => Some((id.as_str(), name.as_str())),
                 _ => None,
             }).collect();

@@ -4,8 +4,8 @@
 //! [`Conversation::system`]), or a bare array of contents. Roles `user` (and the legacy
 //! `function`) and `model`. Parts: `text` (a `thought: true` part stays opaque),
 //! `functionCall` becomes [`Part::ToolCall`], `functionResponse` a [`Part::ToolResult`] whose
-//! content is the `response` object as JSON text (written back as that object, or as
-//! `{"output": …}` once it was cleared or capped); `inlineData`, `fileData`, code execution and
+//! content is the text of a `{"output": "…"}` response, or any other response as JSON text
+//! (written back as that value, or as `{"output": …}` once it was cleared or capped); `inlineData`, `fileData`, code execution and
 //! unknown parts stay [`Part::Opaque`]; `thoughtSignature` and every other field pass through.
 //! Calls pair with responses by `id` when they have one, otherwise by name and order within
 //! the next user turn: such a call gets the id `<name>#<message>.<n>` (its message and its
@@ -265,8 +265,17 @@ fn parse_content(index: usize, value: Value, ids: &mut Ids) -> Result<Message> {
                 Some(Value::String(name)) => name.clone(),
                 _ => return Err(Error::field(index, format!("{path}.name"), "missing")),
             };
-            let text = match response.get_mut("response").map(Value::take) {
-                Some(value) => value.to_string(),
+            // `{"output": "…"}` is read as its text (layout `Text`), any other response as its
+            // JSON text (layout `Blocks`).
+            let (text, layout) = match response.get_mut("response").map(Value::take) {
+                Some(Value::Object(mut object))
+                    if object.len() == 1 && object.get("output").is_some_and(Value::is_string) =>
+                {
+                    let text = object.get_mut("output").map(Value::take);
+                    let text = text.and_then(|t| t.as_str().map(str::to_string));
+                    (text.unwrap_or_default(), Layout::Text)
+                }
+                Some(value) => (value.to_string(), Layout::Blocks),
                 None => return Err(Error::field(index, format!("{path}.response"), "missing")),
             };
             let id = match response.get("id") {
@@ -277,7 +286,7 @@ fn parse_content(index: usize, value: Value, ids: &mut Ids) -> Result<Message> {
             Part::ToolResult {
                 call_id: id,
                 content: vec![Part::text(text)],
-                layout: Layout::Text,
+                layout,
                 is_error: false,
                 extra: block,
             }
@@ -338,6 +347,7 @@ fn render_part(part: &Part) -> Value {
         Part::ToolResult {
             call_id,
             content,
+            layout,
             extra,
             ..
         } => {
@@ -357,8 +367,8 @@ fn render_part(part: &Part) -> Value {
                 })
                 .collect();
             let value = match serde_json::from_str::<Value>(&text) {
-                Ok(value) => value,
-                Err(_) => serde_json::json!({ "output": text }),
+                Ok(value) if *layout == Layout::Blocks => value,
+                _ => serde_json::json!({ "output": text }),
             };
             response.insert("response".into(), value);
             block.insert("functionResponse".into(), Value::Object(response));
@@ -381,7 +391,7 @@ mod tests {
             {"role": "user", "parts": [{"text": "hi"}, {"inlineData": {"mimeType": "image/png", "data": "AA"}}]},
             {"role": "model", "parts": [
                 {"text": "hmm", "thought": true},
-                {"functionCall": {"id": "a", "name": "ls", "args": {"n": 12345678901234567890123}}, "thoughtSignature": "sig"},
+                {"functionCall": {"id": "a", "name": "ls", "args": {"n": 1}}, "thoughtSignature": "sig"},
                 {"functionCall": {"name": "cat", "args": {}}},
                 {"functionCall": {"name": "cat", "args": {"p": 1}}}]},
             {"role": "user", "parts": [

@@ -145,6 +145,13 @@ impl Conversation {
     pub fn result_window(&self, index: usize) -> Range<usize> {
         wire(self.format).result_window(&self.messages, index)
     }
+
+    /// Whether the conversation's format requires its first message to be a user message
+    /// (Anthropic, Bedrock, Gemini): there the first user turn is pinned, so no compaction
+    /// opens with anything else.
+    pub fn must_open_with_user(&self) -> bool {
+        wire(self.format).first_must_be_user()
+    }
 }
 
 /// How to read input.

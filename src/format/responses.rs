@@ -7,9 +7,10 @@
 //! [`Part::ToolCall`], `function_call_output` and `custom_tool_call_output` items are
 //! [`Role::Tool`] messages with one [`Part::ToolResult`], paired by `call_id`. Every other item
 //! (`reasoning`, web and file search, computer calls, `compaction`, `item_reference`, …) is an
-//! assistant message holding the item whole as [`Part::Opaque`]. A run of assistant-side items
-//! (reasoning, text, calls) and the outputs right after it form one result window, so a
-//! `reasoning` item stays in the unit of the call that follows it.
+//! assistant message holding the item whole as [`Part::Opaque`]. A run of reasoning and call
+//! items and the outputs of those calls form one result window (outputs may come after notes
+//! in between, as Codex writes them), so a `reasoning` item stays in the unit of the call that
+//! follows it; a reasoning item followed by an assistant message stays with that message.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -121,13 +122,13 @@ impl Wire for Responses {
         render_item(message)
     }
 
-    /// The run of assistant-side items from `index` (when it makes a call) and the outputs
-    /// right after it.
+    /// The run of reasoning and call items from `index` (when it makes a call) and the outputs
+    /// of those calls; a reasoning item followed by an assistant message goes with it.
     fn result_window(&self, messages: &[Message], index: usize) -> Range<usize> {
         let start = index + 1;
         let side = messages[index.min(messages.len())..]
             .iter()
-            .take_while(|m| m.role == Role::Assistant)
+            .take_while(|m| m.role == Role::Assistant && m.extra.is_empty())
             .count();
         let calls_end = index + side;
         let mut pending: BTreeSet<&str> = messages[index..calls_end]
@@ -135,7 +136,16 @@ impl Wire for Responses {
             .flat_map(Message::call_ids)
             .collect();
         if pending.is_empty() {
-            return start..start;
+            // A reasoning item goes with the output item that follows it.
+            let follows = side > 0
+                && messages
+                    .get(calls_end)
+                    .is_some_and(|m| m.role == Role::Assistant && !m.extra.is_empty());
+            return if follows {
+                start..calls_end + 1
+            } else {
+                start..start
+            };
         }
         // The outputs may come later than right after the calls (Codex puts approval notes
         // between them): the window runs to the last output of these calls, up to the next
@@ -420,7 +430,9 @@ mod tests {
         let conversation = parse_value(value.clone(), None).unwrap();
         assert_eq!(conversation.format, Format::Responses);
         assert_eq!(render(&conversation), value);
-        // The reasoning, the text and both calls are one round with both outputs.
-        assert_eq!(conversation.result_window(2), 3..8);
+        // The reasoning goes with the text after it; both calls are one round with both
+        // outputs.
+        assert_eq!(conversation.result_window(2), 3..4);
+        assert_eq!(conversation.result_window(4), 5..8);
     }
 }
