@@ -8,8 +8,8 @@
 //! (written back as that value, or as `{"output": …}` once it was cleared or capped); `inlineData`, `fileData`, code execution and
 //! unknown parts stay [`Part::Opaque`]; `thoughtSignature` and every other field pass through.
 //! Calls pair with responses by `id` when they have one, otherwise by name and order within
-//! the next user turn: such a call gets the id `<name>#<message>.<n>` (its message and its
-//! rank among the calls of that name there), which is never written out.
+//! the next user turn: such a call gets the id `<name>#<n>` (`n` counting the calls of that
+//! name), which is never written out.
 
 use std::ops::Range;
 
@@ -146,30 +146,33 @@ pub(super) fn parse(
     })
 }
 
-/// Names calls and responses that carry no id: by the calling message, the name and the rank.
+/// Names calls and responses that carry no id: the n-th call of a name in the conversation is
+/// `<name>#<n>` (six digits, so that removing earlier calls never changes an id's length, nor
+/// its token count); a response takes the id of the call of its name and rank in the last
+/// model turn.
 #[derive(Default)]
 struct Ids {
-    /// The last message that made calls.
-    caller: usize,
+    /// Calls made so far, by name.
+    made: std::collections::BTreeMap<String, usize>,
+    /// The id-less calls of the last model turn: name and id, in order.
+    open: Vec<(String, String)>,
 }
 
 impl Ids {
-    fn name(&self, message: usize, name: &str, parts: &[Part], call: bool) -> String {
-        let rank = parts
+    fn call(&mut self, name: &str) -> String {
+        let n = self.made.entry(name.to_string()).or_default();
+        let id = format!("{name}#{n:06}");
+        *n += 1;
+        self.open.push((name.to_string(), id.clone()));
+        id
+    }
+
+    fn response(&self, index: usize, name: &str, rank: usize) -> String {
+        self.open
             .iter()
-            .filter(|part| match part {
-                Part::ToolCall { name: n, .. } if call => n == name,
-                Part::ToolResult { extra, .. } if !call => {
-                    extra
-                        .get("functionResponse")
-                        .and_then(|r| r.get("name"))
-                        .and_then(Value::as_str)
-                        == Some(name)
-                }
-                _ => false,
-            })
-            .count();
-        format!("{name}#{message}.{rank}")
+            .filter(|(n, _)| n == name)
+            .nth(rank)
+            .map_or_else(|| format!("{name}#unpaired-{index}.{rank}"), |(_, id)| id.clone())
     }
 }
 
@@ -214,7 +217,7 @@ fn parse_content(index: usize, value: Value, ids: &mut Ids) -> Result<Message> {
         None => return Err(Error::field(index, "parts", "missing")),
     };
     if role == Role::Assistant {
-        ids.caller = index;
+        ids.open.clear();
     }
     let mut parts = Vec::with_capacity(blocks.len());
     for (p, block) in blocks.into_iter().enumerate() {
@@ -248,7 +251,7 @@ fn parse_content(index: usize, value: Value, ids: &mut Ids) -> Result<Message> {
                 .map_or_else(|| Value::Object(Map::new()), Value::take);
             let id = match call.get("id") {
                 Some(Value::String(id)) => id.clone(),
-                _ => ids.name(index, &name, &parts, true),
+                _ => ids.call(&name),
             };
             Part::ToolCall {
                 id,
@@ -282,7 +285,16 @@ fn parse_content(index: usize, value: Value, ids: &mut Ids) -> Result<Message> {
                 Some(Value::String(id)) => Some(id.clone()),
                 _ => None,
             };
-            let id = id.unwrap_or_else(|| ids.name(ids.caller, &name, &parts, false));
+            let id = id.unwrap_or_else(|| {
+                let rank = parts
+                    .iter()
+                    .filter(|part| {
+                        matches!(part, Part::ToolResult { extra, .. }
+                            if extra.get("functionResponse").and_then(|r| r.get("name")).and_then(Value::as_str) == Some(name.as_str()))
+                    })
+                    .count();
+                ids.response(index, &name, rank)
+            });
             Part::ToolResult {
                 call_id: id,
                 content: vec![Part::text(text)],
