@@ -11,10 +11,10 @@
 use serde_json::{Map, Value};
 
 
-/// Lists every format: its variant, its name as the CLI and the report spell it, and what it
-/// is. Adding a format is one line here and one in `format::reader`.
+/// Lists every format: its variant, its name as the CLI and the report spell it, its name in
+/// prose, and what it is. Adding a format is one line here and one in `format::reader`.
 macro_rules! formats {
-    ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal,)+) => {
+    ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal ($title:literal),)+) => {
         /// A format a conversation can be read from. The first five are API request bodies and
         /// are also written; session logs are read into the API format they hold.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -32,29 +32,36 @@ macro_rules! formats {
                     $(Format::$variant => $name,)+
                 }
             }
+
+            /// The format's name as prose spells it (`OpenAI`, `Claude Code`).
+            pub fn title(self) -> &'static str {
+                match self {
+                    $(Format::$variant => $title,)+
+                }
+            }
         }
     };
 }
 
 formats! {
     /// OpenAI Chat Completions (`messages` with `tool_calls` and `role: "tool"`).
-    OpenAi = "openai",
+    OpenAi = "openai" ("OpenAI"),
     /// Anthropic Messages (top-level `system`, `tool_use` and `tool_result` blocks).
-    Anthropic = "anthropic",
+    Anthropic = "anthropic" ("Anthropic"),
     /// OpenAI Responses API input items (`function_call` and `function_call_output`).
-    Responses = "responses",
+    Responses = "responses" ("OpenAI Responses"),
     /// Gemini API `contents` (`functionCall` and `functionResponse` parts).
-    Gemini = "gemini",
+    Gemini = "gemini" ("Gemini"),
     /// AWS Bedrock Converse (`toolUse` and `toolResult` blocks).
-    Bedrock = "bedrock",
+    Bedrock = "bedrock" ("Bedrock"),
     /// Claude Code session JSONL, read as Anthropic Messages.
-    ClaudeCode = "claude-code",
+    ClaudeCode = "claude-code" ("Claude Code"),
     /// Codex rollout JSONL, read as Responses input.
-    Codex = "codex",
+    Codex = "codex" ("Codex"),
     /// Gemini CLI session files, read as Gemini contents.
-    GeminiCli = "gemini-cli",
+    GeminiCli = "gemini-cli" ("Gemini CLI"),
     /// pi session JSONL, read as Anthropic Messages.
-    Pi = "pi",
+    Pi = "pi" ("pi"),
 }
 
 impl std::str::FromStr for Format {

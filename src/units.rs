@@ -111,7 +111,8 @@ mod tests {
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"}, {"type": "text", "text": "and?"}]},
             {"role": "assistant", "content": "ok"},
         ]}));
-        // The last user turn is the carrier's text, so the round is pinned.
-        assert_eq!(units, vec![(0..1, false), (1..3, true), (3..4, true)]);
+        // The last user turn is the carrier's text, so the round is pinned; Anthropic must open
+        // with a user message, so the first user turn is pinned too.
+        assert_eq!(units, vec![(0..1, true), (1..3, true), (3..4, true)]);
     }
 }

@@ -35,7 +35,9 @@ impl Reader for Anthropic {
             Some(Value::Array(blocks)) if blocks.iter().any(|b| b.get("type").is_some()) => {
                 evidence.add(true, || "top-level `system` blocks".into());
             }
-            _ => {}
+            // Bedrock's system blocks have no `type`; anything else is Anthropic's to refuse.
+            None | Some(Value::Null | Value::Array(_)) => {}
+            Some(_) => evidence.add(false, || "a top-level `system` field".into()),
         }
         for (index, message) in messages.iter().enumerate() {
             for block in message

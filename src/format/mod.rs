@@ -246,9 +246,18 @@ fn read_records(reader: impl Read) -> Result<Vec<Record>> {
         newlines: 0,
         start: Rc::clone(&start),
     };
-    let mut records = Vec::new();
+    let mut records: Vec<Record> = Vec::new();
     for value in serde_json::Deserializer::from_reader(counting).into_iter::<Value>() {
-        let value = value.map_err(|err| Error::from_json(&err))?;
+        let value = value.map_err(|err| {
+            // Garbage after a value on its own line is trailing text, not a broken JSONL line.
+            let mut error = Error::from_json(&err);
+            if let (Error::Json { line, reason, .. }, Some(last)) = (&mut error, records.last()) {
+                if *line == last.line && !err.is_io() {
+                    *reason = "trailing characters".into();
+                }
+            }
+            error
+        })?;
         let line = start.take().unwrap_or(1);
         records.push(Record { line, value });
     }
@@ -291,8 +300,9 @@ fn choose(records: &[Record], forced: Option<Format>) -> Result<Format> {
         .collect();
     let describe = |(format, evidence): &(Format, Evidence)| {
         format!(
-            "{} looks like {format}",
-            evidence.first.as_deref().unwrap_or("the input")
+            "{} looks like {}",
+            evidence.first.as_deref().unwrap_or("the input"),
+            format.title()
         )
     };
     if let Some(forced) = forced {
@@ -469,13 +479,20 @@ pub(crate) fn split_envelope(value: Value, key: &str) -> Result<(Option<Envelope
             };
             Ok((Some(envelope), messages))
         }
-        other => Err(Error::top(
-            "top level",
-            format!(
-                "expected an object with `{key}` or an array, found {}",
-                kind(&other)
-            ),
-        )),
+        other => {
+            let noun = match key {
+                "input" => "items",
+                "contents" => "contents",
+                _ => "messages",
+            };
+            Err(Error::top(
+                "top level",
+                format!(
+                    "expected an object with `{key}` or an array of {noun}, found {}",
+                    kind(&other)
+                ),
+            ))
+        }
     }
 }
 
