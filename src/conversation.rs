@@ -10,7 +10,6 @@
 
 use serde_json::{Map, Value};
 
-
 /// Lists every format: its variant, its name as the CLI and the report spell it, its name in
 /// prose, and what it is. Adding a format is one line here and one in `format::reader`.
 macro_rules! formats {

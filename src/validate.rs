@@ -9,9 +9,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-pub use crate::error::{Problem, ProblemKind};
 use crate::conversation::{Conversation, Part, Role};
 use crate::error::Location;
+pub use crate::error::{Problem, ProblemKind};
 use crate::format::wire;
 
 /// Lists every pairing and placement problem of a conversation, in message order.

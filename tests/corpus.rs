@@ -292,7 +292,10 @@ fn clearing_alone_meets_the_budget_where_it_suffices() {
 fn raw_corpus() -> Option<Vec<PathBuf>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/raw");
     if !root.is_dir() {
-        eprintln!("skipping the raw-format tests: {} not found", root.display());
+        eprintln!(
+            "skipping the raw-format tests: {} not found",
+            root.display()
+        );
         return None;
     }
     let mut files = Vec::new();
@@ -302,7 +305,9 @@ fn raw_corpus() -> Option<Vec<PathBuf>> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 folders.push(path);
-            } else if path.extension().is_some_and(|e| e == "json" || e == "jsonl")
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "json" || e == "jsonl")
                 && !path.ends_with("provenance.json")
             {
                 files.push(path);
@@ -316,7 +321,13 @@ fn raw_corpus() -> Option<Vec<PathBuf>> {
 
 /// The API format each folder of `raw/` reads into.
 fn raw_wire_format(path: &Path) -> Format {
-    let folder = path.parent().unwrap().file_name().unwrap().to_str().unwrap();
+    let folder = path
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap();
     match folder {
         "claude-code" | "pi" => Format::Anthropic,
         "codex" | "responses" => Format::Responses,
@@ -378,14 +389,20 @@ fn every_raw_recording_reads_validates_and_compacts_to_half_in_its_api_format() 
         "raw corpus: {} files, {valid} valid ({compacted} compacted, {within} within budget, {cannot_fit} cannot fit), {broken} broken as recorded",
         files.len()
     );
-    assert!(valid * 4 >= files.len() * 3, "too few raw recordings read as valid");
+    assert!(
+        valid * 4 >= files.len() * 3,
+        "too few raw recordings read as valid"
+    );
 }
 
 #[test]
 fn raw_api_bodies_round_trip_to_the_same_json() {
     let Some(files) = raw_corpus() else { return };
     let mut checked = 0;
-    for path in files.iter().filter(|p| p.components().any(|c| c.as_os_str() == "api")) {
+    for path in files
+        .iter()
+        .filter(|p| p.components().any(|c| c.as_os_str() == "api"))
+    {
         let bytes = std::fs::read(path).unwrap();
         let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
         let conversation = format::parse(&bytes, None).unwrap();
@@ -397,22 +414,37 @@ fn raw_api_bodies_round_trip_to_the_same_json() {
 
 /// Tool calls and tool results in a conversation.
 fn tool_counts(conversation: &Conversation) -> (usize, usize) {
-    let calls = conversation.messages.iter().map(|m| m.call_ids().count()).sum();
-    let results = conversation.messages.iter().map(|m| m.result_ids().count()).sum();
+    let calls = conversation
+        .messages
+        .iter()
+        .map(|m| m.call_ids().count())
+        .sum();
+    let results = conversation
+        .messages
+        .iter()
+        .map(|m| m.result_ids().count())
+        .sum();
     (calls, results)
 }
 
 #[test]
 fn claude_code_logs_read_whole_have_the_tool_counts_of_their_conversions() {
     let Some(files) = raw_corpus() else { return };
-    let converted = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code-spotter");
+    let converted =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code-spotter");
     let mut compared = 0;
-    for path in files.iter().filter(|p| p.parent().unwrap().ends_with("claude-code")) {
+    for path in files
+        .iter()
+        .filter(|p| p.parent().unwrap().ends_with("claude-code"))
+    {
         let stem = path.file_stem().unwrap().to_str().unwrap();
         let Some(rest) = stem.strip_prefix("marot-spotter__") else {
             continue;
         };
-        let counterpart = converted.join(format!("{}.json", rest.replace("_subagents_", "__subagents__")));
+        let counterpart = converted.join(format!(
+            "{}.json",
+            rest.replace("_subagents_", "__subagents__")
+        ));
         if !counterpart.is_file() {
             continue;
         }

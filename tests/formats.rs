@@ -145,7 +145,12 @@ fn every_format_has_a_cli_name_that_reads_back() {
     for &format in Format::ALL {
         assert_eq!(format.as_str().parse::<Format>(), Ok(format));
     }
-    assert!("json".parse::<Format>().unwrap_err().contains("claude-code"));
+    assert!(
+        "json"
+            .parse::<Format>()
+            .unwrap_err()
+            .contains("claude-code")
+    );
 }
 
 // See: #9
@@ -184,8 +189,12 @@ fn numbers_pass_through_byte_for_byte() {
 fn compacting_anthropic_without_a_marker_never_opens_with_the_assistant() {
     let mut messages = Vec::new();
     for i in 0..12 {
-        messages.push(serde_json::json!({"role": "user", "content": format!("request {i} ").repeat(40)}));
-        messages.push(serde_json::json!({"role": "assistant", "content": format!("answer {i} ").repeat(40)}));
+        messages.push(
+            serde_json::json!({"role": "user", "content": format!("request {i} ").repeat(40)}),
+        );
+        messages.push(
+            serde_json::json!({"role": "assistant", "content": format!("answer {i} ").repeat(40)}),
+        );
     }
     let value = serde_json::json!({"system": "s", "messages": messages});
     let conversation = format::parse_value(value, None).unwrap();
@@ -238,7 +247,12 @@ fn a_claude_code_compaction_is_honoured_and_the_whole_history_is_an_option() {
     ]
     .join("\n");
     let current = format::parse(log.as_bytes(), None).unwrap();
-    let texts = |c: &ctxcompact::Conversation| c.messages.iter().map(ctxcompact::Message::text).collect::<Vec<_>>();
+    let texts = |c: &ctxcompact::Conversation| {
+        c.messages
+            .iter()
+            .map(ctxcompact::Message::text)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(texts(&current), ["summary of before", "second answer"]);
     let options = format::ReadOptions {
         format: None,
@@ -247,7 +261,12 @@ fn a_claude_code_compaction_is_honoured_and_the_whole_history_is_an_option() {
     let whole = format::parse_with(log.as_bytes(), &options).unwrap();
     assert_eq!(
         texts(&whole),
-        ["first request", "first answer", "summary of before", "second answer"]
+        [
+            "first request",
+            "first answer",
+            "summary of before",
+            "second answer"
+        ]
     );
     assert_eq!(whole.lines, vec![1, 2, 4, 5]);
 }

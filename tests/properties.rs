@@ -362,7 +362,11 @@ fn responses_content(content: &Value, assistant: bool) -> Value {
             let mut part = part.clone();
             match part["type"].as_str() {
                 Some("text") => {
-                    part["type"] = json!(if assistant { "output_text" } else { "input_text" });
+                    part["type"] = json!(if assistant {
+                        "output_text"
+                    } else {
+                        "input_text"
+                    });
                 }
                 Some("image_url") => {
                     part = json!({"type": "input_image", "image_url": part["image_url"]["url"]});
@@ -393,8 +397,15 @@ fn as_responses(value: Value) -> Value {
         let calls = object.shift_remove("tool_calls");
         let content = object.get("content").cloned().unwrap_or(Value::Null);
         if !content.is_null() || calls.is_none() {
-            let content = if content.is_null() { json!("") } else { content };
-            object.insert("content".into(), responses_content(&content, role == "assistant"));
+            let content = if content.is_null() {
+                json!("")
+            } else {
+                content
+            };
+            object.insert(
+                "content".into(),
+                responses_content(&content, role == "assistant"),
+            );
             items.push(message);
         }
         for call in calls.iter().flat_map(|c| c.as_array().unwrap()) {
@@ -405,7 +416,11 @@ fn as_responses(value: Value) -> Value {
 }
 
 /// Anthropic content as Gemini parts; `names` maps call ids to tool names for the results.
-fn gemini_parts(content: &Value, names: &mut BTreeMap<String, String>, with_ids: bool) -> Vec<Value> {
+fn gemini_parts(
+    content: &Value,
+    names: &mut BTreeMap<String, String>,
+    with_ids: bool,
+) -> Vec<Value> {
     let Value::Array(blocks) = content else {
         return vec![json!({"text": content})];
     };
@@ -454,7 +469,11 @@ fn as_gemini(value: Value) -> Value {
     let contents = messages
         .iter()
         .map(|message| {
-            let role = if message["role"] == json!("assistant") { "model" } else { "user" };
+            let role = if message["role"] == json!("assistant") {
+                "model"
+            } else {
+                "user"
+            };
             json!({"role": role, "parts": gemini_parts(&message["content"], &mut names, with_ids)})
         })
         .collect();

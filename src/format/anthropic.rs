@@ -11,8 +11,8 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::{
-    Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, parse_content,
-    render_content, required_str, single, split_envelope,
+    Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, parse_content, render_content,
+    required_str, single, split_envelope,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};

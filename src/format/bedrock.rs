@@ -14,7 +14,9 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::anthropic::{merge_text_in_front, next_user_window};
-use super::{Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, single, split_envelope};
+use super::{
+    Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, single, split_envelope,
+};
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 
@@ -22,7 +24,13 @@ use crate::error::{Error, Result};
 pub(super) struct Bedrock;
 
 /// Block kinds only Bedrock has.
-const BLOCKS: &[&str] = &["toolUse", "toolResult", "reasoningContent", "cachePoint", "guardContent"];
+const BLOCKS: &[&str] = &[
+    "toolUse",
+    "toolResult",
+    "reasoningContent",
+    "cachePoint",
+    "guardContent",
+];
 
 impl Reader for Bedrock {
     fn wire(&self) -> &'static dyn Wire {
@@ -35,13 +43,20 @@ impl Reader for Bedrock {
             return evidence;
         };
         if let Some(envelope) = envelope {
-            for key in ["inferenceConfig", "toolConfig", "additionalModelRequestFields"] {
+            for key in [
+                "inferenceConfig",
+                "toolConfig",
+                "additionalModelRequestFields",
+            ] {
                 if envelope.contains_key(key) {
                     evidence.add(true, || format!("a top-level `{key}`"));
                 }
             }
             if let Some(Value::Array(blocks)) = envelope.get("system") {
-                if blocks.iter().any(|b| b.get("type").is_none() && b.get("text").is_some()) {
+                if blocks
+                    .iter()
+                    .any(|b| b.get("type").is_none() && b.get("text").is_some())
+                {
                     evidence.add(true, || "top-level `system` blocks without a `type`".into());
                 }
             }
@@ -56,14 +71,18 @@ impl Reader for Bedrock {
                 .into_iter()
                 .flatten()
             {
-                let Some(block) = block.as_object() else { continue };
+                let Some(block) = block.as_object() else {
+                    continue;
+                };
                 if block.contains_key("type") {
                     continue;
                 }
                 if let Some(key) = BLOCKS.iter().find(|k| block.contains_key(**k)) {
                     evidence.add(true, || format!("message {index} (a `{key}` block)"));
                 } else if block.contains_key("text") {
-                    evidence.add(true, || format!("message {index} (a `text` block without a `type`)"));
+                    evidence.add(true, || {
+                        format!("message {index} (a `text` block without a `type`)")
+                    });
                 }
             }
         }
@@ -277,7 +296,9 @@ fn render_block(part: &Part) -> Value {
             call.insert("toolUseId".into(), Value::String(id.clone()));
             call.insert("name".into(), Value::String(name.clone()));
             let input = match arguments {
-                Value::String(text) => serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new())),
+                Value::String(text) => {
+                    serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new()))
+                }
                 other => other.clone(),
             };
             call.insert("input".into(), input);

@@ -15,9 +15,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::{
-    Built, Evidence, ReadOptions, Reader, Record, Wire, anthropic, from_log, str_of,
-};
+use super::{Built, Evidence, ReadOptions, Reader, Record, Wire, anthropic, from_log, str_of};
 use crate::conversation::Conversation;
 use crate::error::{Error, Result};
 
@@ -149,7 +147,9 @@ fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
         return Vec::new();
     };
     if str_of(&records[leaf].value, "uuid").is_none() {
-        return (0..records.len()).filter(|&r| wanted(&records[r])).collect();
+        return (0..records.len())
+            .filter(|&r| wanted(&records[r]))
+            .collect();
     }
     let mut by_uuid: HashMap<&str, usize> = HashMap::new();
     for (r, record) in records.iter().enumerate() {
@@ -218,5 +218,9 @@ fn carries_results(value: &Value) -> bool {
         .get("message")
         .and_then(|m| m.get("content"))
         .and_then(Value::as_array)
-        .is_some_and(|blocks| blocks.iter().any(|b| str_of(b, "type") == Some("tool_result")))
+        .is_some_and(|blocks| {
+            blocks
+                .iter()
+                .any(|b| str_of(b, "type") == Some("tool_result"))
+        })
 }

@@ -50,13 +50,11 @@ impl Reader for Codex {
             };
             let payload = object.get_mut("payload").map_or(Value::Null, Value::take);
             match object.get("type").and_then(Value::as_str) {
-                Some("response_item") => {
-                    if str_of(&payload, "type") != Some("ghost_snapshot") {
-                        built.push(Built {
-                            value: payload,
-                            line,
-                        });
-                    }
+                Some("response_item") if str_of(&payload, "type") != Some("ghost_snapshot") => {
+                    built.push(Built {
+                        value: payload,
+                        line,
+                    });
                 }
                 Some("compacted") => {
                     let summary = str_of(&payload, "message").unwrap_or_default().to_string();

@@ -16,7 +16,9 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::anthropic::{merge_text_in_front, next_user_window};
-use super::{Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, single, split_envelope};
+use super::{
+    Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, single, split_envelope,
+};
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 
@@ -107,7 +109,10 @@ pub(super) fn parse(
     mut envelope: Option<Map<String, Value>>,
     contents: Vec<Value>,
 ) -> Result<Conversation> {
-    let system = match envelope.as_mut().and_then(|e| e.get_mut("systemInstruction")) {
+    let system = match envelope
+        .as_mut()
+        .and_then(|e| e.get_mut("systemInstruction"))
+    {
         None => None,
         Some(value) => {
             let mut ids = Ids::default();
@@ -172,7 +177,10 @@ impl Ids {
             .iter()
             .filter(|(n, _)| n == name)
             .nth(rank)
-            .map_or_else(|| format!("{name}#unpaired-{index}.{rank}"), |(_, id)| id.clone())
+            .map_or_else(
+                || format!("{name}#unpaired-{index}.{rank}"),
+                |(_, id)| id.clone(),
+            )
     }
 }
 
@@ -221,90 +229,7 @@ fn parse_content(index: usize, value: Value, ids: &mut Ids) -> Result<Message> {
     }
     let mut parts = Vec::with_capacity(blocks.len());
     for (p, block) in blocks.into_iter().enumerate() {
-        let Value::Object(mut block) = block else {
-            return Err(Error::field(
-                index,
-                format!("parts[{p}]"),
-                format!("expected an object, found {}", kind(&block)),
-            ));
-        };
-        let part = if block.get("thought").and_then(Value::as_bool) == Some(true) {
-            Part::Opaque(Value::Object(block))
-        } else if let Some(Value::String(_)) = block.get("text") {
-            let text = block
-                .get_mut("text")
-                .map(Value::take)
-                .and_then(|t| t.as_str().map(str::to_string))
-                .unwrap_or_default();
-            Part::Text { text, extra: block }
-        } else if block.contains_key("functionCall") {
-            let path = format!("parts[{p}].functionCall");
-            let Some(Value::Object(call)) = block.get_mut("functionCall") else {
-                return Err(Error::field(index, path, "expected an object"));
-            };
-            let name = match call.get("name") {
-                Some(Value::String(name)) => name.clone(),
-                _ => return Err(Error::field(index, format!("{path}.name"), "missing")),
-            };
-            let arguments = call
-                .get_mut("args")
-                .map_or_else(|| Value::Object(Map::new()), Value::take);
-            let id = match call.get("id") {
-                Some(Value::String(id)) => id.clone(),
-                _ => ids.call(&name),
-            };
-            Part::ToolCall {
-                id,
-                name,
-                arguments,
-                extra: block,
-            }
-        } else if block.contains_key("functionResponse") {
-            let path = format!("parts[{p}].functionResponse");
-            let Some(Value::Object(response)) = block.get_mut("functionResponse") else {
-                return Err(Error::field(index, path, "expected an object"));
-            };
-            let name = match response.get("name") {
-                Some(Value::String(name)) => name.clone(),
-                _ => return Err(Error::field(index, format!("{path}.name"), "missing")),
-            };
-            // `{"output": "…"}` is read as its text (layout `Text`), any other response as its
-            // JSON text (layout `Blocks`).
-            let (text, layout) = match response.get_mut("response").map(Value::take) {
-                Some(Value::Object(mut object))
-                    if object.len() == 1 && object.get("output").is_some_and(Value::is_string) =>
-                {
-                    let text = object.get_mut("output").map(Value::take);
-                    let text = text.and_then(|t| t.as_str().map(str::to_string));
-                    (text.unwrap_or_default(), Layout::Text)
-                }
-                Some(value) => (value.to_string(), Layout::Blocks),
-                None => return Err(Error::field(index, format!("{path}.response"), "missing")),
-            };
-            let id = match response.get("id") {
-                Some(Value::String(id)) => Some(id.clone()),
-                _ => None,
-            };
-            let id = id.unwrap_or_else(|| {
-                let rank = parts
-                    .iter()
-                    .filter(|part| {
-                        matches!(part, Part::ToolResult { extra, .. }
-                            if extra.get("functionResponse").and_then(|r| r.get("name")).and_then(Value::as_str) == Some(name.as_str()))
-                    })
-                    .count();
-                ids.response(index, &name, rank)
-            });
-            Part::ToolResult {
-                call_id: id,
-                content: vec![Part::text(text)],
-                layout,
-                is_error: false,
-                extra: block,
-            }
-        } else {
-            Part::Opaque(Value::Object(block))
-        };
+        let part = parse_part(index, p, block, &parts, ids)?;
         parts.push(part);
     }
     Ok(Message {
@@ -315,10 +240,103 @@ fn parse_content(index: usize, value: Value, ids: &mut Ids) -> Result<Message> {
     })
 }
 
+/// Reads part `p` of content `index`; `parts` are the parts read before it.
+fn parse_part(index: usize, p: usize, block: Value, parts: &[Part], ids: &mut Ids) -> Result<Part> {
+    let Value::Object(mut block) = block else {
+        return Err(Error::field(
+            index,
+            format!("parts[{p}]"),
+            format!("expected an object, found {}", kind(&block)),
+        ));
+    };
+    let part = if block.get("thought").and_then(Value::as_bool) == Some(true) {
+        Part::Opaque(Value::Object(block))
+    } else if let Some(Value::String(_)) = block.get("text") {
+        let text = block
+            .get_mut("text")
+            .map(Value::take)
+            .and_then(|t| t.as_str().map(str::to_string))
+            .unwrap_or_default();
+        Part::Text { text, extra: block }
+    } else if block.contains_key("functionCall") {
+        let path = format!("parts[{p}].functionCall");
+        let Some(Value::Object(call)) = block.get_mut("functionCall") else {
+            return Err(Error::field(index, path, "expected an object"));
+        };
+        let name = match call.get("name") {
+            Some(Value::String(name)) => name.clone(),
+            _ => return Err(Error::field(index, format!("{path}.name"), "missing")),
+        };
+        let arguments = call
+            .get_mut("args")
+            .map_or_else(|| Value::Object(Map::new()), Value::take);
+        let id = match call.get("id") {
+            Some(Value::String(id)) => id.clone(),
+            _ => ids.call(&name),
+        };
+        Part::ToolCall {
+            id,
+            name,
+            arguments,
+            extra: block,
+        }
+    } else if block.contains_key("functionResponse") {
+        let path = format!("parts[{p}].functionResponse");
+        let Some(Value::Object(response)) = block.get_mut("functionResponse") else {
+            return Err(Error::field(index, path, "expected an object"));
+        };
+        let name = match response.get("name") {
+            Some(Value::String(name)) => name.clone(),
+            _ => return Err(Error::field(index, format!("{path}.name"), "missing")),
+        };
+        // `{"output": "…"}` is read as its text (layout `Text`), any other response as its
+        // JSON text (layout `Blocks`).
+        let (text, layout) = match response.get_mut("response").map(Value::take) {
+            Some(Value::Object(mut object))
+                if object.len() == 1 && object.get("output").is_some_and(Value::is_string) =>
+            {
+                let text = object.get_mut("output").map(Value::take);
+                let text = text.and_then(|t| t.as_str().map(str::to_string));
+                (text.unwrap_or_default(), Layout::Text)
+            }
+            Some(value) => (value.to_string(), Layout::Blocks),
+            None => return Err(Error::field(index, format!("{path}.response"), "missing")),
+        };
+        let id = match response.get("id") {
+            Some(Value::String(id)) => Some(id.clone()),
+            _ => None,
+        };
+        let id = id.unwrap_or_else(|| {
+            let rank = parts
+                .iter()
+                .filter(|part| {
+                    matches!(part, Part::ToolResult { extra, .. }
+                        if extra.get("functionResponse").and_then(|r| r.get("name")).and_then(Value::as_str) == Some(name.as_str()))
+                })
+                .count();
+            ids.response(index, &name, rank)
+        });
+        Part::ToolResult {
+            call_id: id,
+            content: vec![Part::text(text)],
+            layout,
+            is_error: false,
+            extra: block,
+        }
+    } else {
+        Part::Opaque(Value::Object(block))
+    };
+    Ok(part)
+}
+
 fn render_content(message: &Message) -> Value {
     let mut object = message.extra.clone();
     if message.role != Role::System && !object.contains_key("role") {
-        let role = if message.role == Role::Assistant { "model" } else { "user" };
+        let role = if message.role == Role::Assistant {
+            "model"
+        } else {
+            "user"
+        };
         object.insert("role".into(), Value::String(role.into()));
     }
     let parts = message.parts.iter().map(render_part).collect();
@@ -349,7 +367,9 @@ fn render_part(part: &Part) -> Value {
             }
             call.insert("name".into(), Value::String(name.clone()));
             let args = match arguments {
-                Value::String(text) => serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new())),
+                Value::String(text) => {
+                    serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new()))
+                }
                 other => other.clone(),
             };
             call.insert("args".into(), args);

@@ -28,9 +28,13 @@ impl Reader for GeminiCli {
         for record in records.iter().take(200) {
             let value = &record.value;
             if value.get("projectHash").is_some() && value.get("sessionId").is_some() {
-                evidence.add(true, || format!("line {} (`sessionId` and `projectHash`)", record.line));
+                evidence.add(true, || {
+                    format!("line {} (`sessionId` and `projectHash`)", record.line)
+                });
             } else if str_of(value, "type") == Some("gemini") && value.get("id").is_some() {
-                evidence.add(true, || format!("line {} (a `gemini` message)", record.line));
+                evidence.add(true, || {
+                    format!("line {} (a `gemini` message)", record.line)
+                });
             }
         }
         evidence
@@ -57,7 +61,9 @@ impl Reader for GeminiCli {
                 None if is_message => {
                     let id = str_of(&record.value, "id").map(str::to_string);
                     let earlier = id.as_deref().and_then(|id| {
-                        messages.iter().position(|(_, m)| str_of(m, "id") == Some(id))
+                        messages
+                            .iter()
+                            .position(|(_, m)| str_of(m, "id") == Some(id))
                     });
                     match earlier {
                         Some(at) => messages[at] = (record.line, record.value),
@@ -83,14 +89,21 @@ impl Reader for GeminiCli {
                     let calls = message.get("toolCalls").and_then(Value::as_array);
                     for (c, call) in calls.into_iter().flatten().enumerate() {
                         let Some(name) = str_of(call, "name") else {
-                            return Err(Error::line(line, format!("toolCalls[{c}].name"), "missing"));
+                            return Err(Error::line(
+                                line,
+                                format!("toolCalls[{c}].name"),
+                                "missing",
+                            ));
                         };
                         let mut function = Map::new();
                         if let Some(id) = call.get("id") {
                             function.insert("id".into(), id.clone());
                         }
                         function.insert("name".into(), Value::String(name.into()));
-                        function.insert("args".into(), call.get("args").cloned().unwrap_or_else(|| json!({})));
+                        function.insert(
+                            "args".into(),
+                            call.get("args").cloned().unwrap_or_else(|| json!({})),
+                        );
                         parts.push(json!({"functionCall": function}));
                         if let Some(Value::Array(result)) = call.get("result") {
                             results.extend(result.iter().cloned());

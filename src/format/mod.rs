@@ -1,7 +1,7 @@
 //! Formats: reading bytes into a [`Conversation`] and writing it back.
 //!
-//! Each format is one file behind one interface. A [`Reader`] detects its format (with the
-//! evidence it found) and reads records into a conversation; a [`Wire`] — one per API request
+//! Each format is one file behind one interface. A `Reader` detects its format (with the
+//! evidence it found) and reads records into a conversation; a `Wire` — one per API request
 //! format — writes a conversation back, says which messages may carry a call's results, where a
 //! removal marker goes and how it merges, and names the wire field of a call or a result in
 //! problems. Nothing outside this module matches on a format: the engine asks the interface.
@@ -14,9 +14,9 @@
 //! Input is one JSON document or a stream of JSON values (JSONL); every value keeps the line it
 //! started on, so errors in a log name their line. A UTF-8 byte-order mark is skipped.
 //!
-//! **Adding a format**: write `src/format/<name>.rs` with a unit struct implementing [`Reader`]
-//! (and [`Wire`] if it is an API request format), then add one line to the `formats!` list in
-//! `conversation.rs` and one to [`reader`] here.
+//! **Adding a format**: write `src/format/<name>.rs` with a unit struct implementing `Reader`
+//! (and `Wire` if it is an API request format), then add one line to the `formats!` list in
+//! `conversation.rs` and one to `reader` here.
 
 mod anthropic;
 mod bedrock;
@@ -155,7 +155,7 @@ impl Conversation {
 }
 
 /// How to read input.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReadOptions {
     /// The input's format; `None` detects it.
     pub format: Option<Format>,
@@ -474,7 +474,10 @@ pub(crate) fn split_envelope(value: Value, key: &str) -> Result<(Option<Envelope
                     ));
                 }
                 None => {
-                    return Err(Error::top(key, format!("missing: the object has no `{key}`")));
+                    return Err(Error::top(
+                        key,
+                        format!("missing: the object has no `{key}`"),
+                    ));
                 }
             };
             Ok((Some(envelope), messages))
@@ -498,7 +501,10 @@ pub(crate) fn split_envelope(value: Value, key: &str) -> Result<(Option<Envelope
 
 /// The list under `key` of a single JSON document (the envelope's or a bare array), for
 /// evidence; `None` when the input is not one document.
-pub(crate) fn list<'a>(records: &'a [Record], key: &str) -> Option<(Option<&'a Envelope>, &'a [Value])> {
+pub(crate) fn list<'a>(
+    records: &'a [Record],
+    key: &str,
+) -> Option<(Option<&'a Envelope>, &'a [Value])> {
     let [record] = records else { return None };
     match &record.value {
         Value::Array(items) => Some((None, items)),

@@ -33,7 +33,9 @@ impl Reader for Pi {
             }
             match str_of(value, "type") {
                 Some("session") => {
-                    evidence.add(true, || format!("line {} (a `session` header)", record.line));
+                    evidence.add(true, || {
+                        format!("line {} (a `session` header)", record.line)
+                    });
                 }
                 Some("message")
                     if value
@@ -59,9 +61,14 @@ impl Reader for Pi {
                 .rposition(|r| str_of(&r.value, "type") == Some("compaction"))
             {
                 let value = &records[c].value;
-                let kept = match (value.get("firstKeptEntryIndex"), str_of(value, "firstKeptEntryId")) {
+                let kept = match (
+                    value.get("firstKeptEntryIndex"),
+                    str_of(value, "firstKeptEntryId"),
+                ) {
                     (Some(Value::Number(n)), _) => n.as_u64().and_then(|n| usize::try_from(n).ok()),
-                    (_, Some(id)) => records.iter().position(|r| str_of(&r.value, "id") == Some(id)),
+                    (_, Some(id)) => records
+                        .iter()
+                        .position(|r| str_of(&r.value, "id") == Some(id)),
                     _ => None,
                 };
                 let Some(kept) = kept else {
@@ -174,9 +181,9 @@ fn push_message(built: &mut Vec<Built>, message: &Value, line: usize) -> Result<
             });
             if let Some(previous) = built.last_mut() {
                 let joins = str_of(&previous.value, "role") == Some("user")
-                    && previous.value["content"]
-                        .as_array()
-                        .is_some_and(|c| c.iter().all(|b| str_of(b, "type") == Some("tool_result")));
+                    && previous.value["content"].as_array().is_some_and(|c| {
+                        c.iter().all(|b| str_of(b, "type") == Some("tool_result"))
+                    });
                 if joins {
                     if let Some(Value::Array(content)) = previous.value.get_mut("content") {
                         content.push(result);

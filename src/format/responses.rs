@@ -18,8 +18,8 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::{
-    Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, parse_content,
-    render_content, required_str, single, split_envelope,
+    Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, parse_content, render_content,
+    required_str, single, split_envelope,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -174,7 +174,10 @@ impl Wire for Responses {
     }
 }
 
-pub(super) fn parse(mut envelope: Option<Map<String, Value>>, items: Vec<Value>) -> Result<Conversation> {
+pub(super) fn parse(
+    mut envelope: Option<Map<String, Value>>,
+    items: Vec<Value>,
+) -> Result<Conversation> {
     let system = match envelope.as_mut().and_then(|e| e.get_mut("instructions")) {
         Some(Value::String(text)) => Some(Message {
             role: Role::System,
@@ -193,8 +196,16 @@ pub(super) fn parse(mut envelope: Option<Map<String, Value>>, items: Vec<Value>)
     let calls: BTreeSet<String> = if continues {
         items
             .iter()
-            .filter(|item| item.get("type").and_then(Value::as_str).is_some_and(|t| t.ends_with("_call")))
-            .filter_map(|item| item.get("call_id").and_then(Value::as_str).map(str::to_string))
+            .filter(|item| {
+                item.get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t.ends_with("_call"))
+            })
+            .filter_map(|item| {
+                item.get("call_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
             .collect()
     } else {
         BTreeSet::new()
@@ -204,7 +215,10 @@ pub(super) fn parse(mut envelope: Option<Map<String, Value>>, items: Vec<Value>)
         .enumerate()
         .map(|(index, item)| {
             let server_side = continues
-                && item.get("type").and_then(Value::as_str).is_some_and(|t| t.ends_with("_call_output"))
+                && item
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t.ends_with("_call_output"))
                 && item
                     .get("call_id")
                     .and_then(Value::as_str)
@@ -231,7 +245,12 @@ pub(super) fn parse(mut envelope: Option<Map<String, Value>>, items: Vec<Value>)
 }
 
 /// Claims the Responses text part types as text.
-fn text_part(index: usize, field: &str, b: usize, block: &mut Map<String, Value>) -> Result<Option<Part>> {
+fn text_part(
+    index: usize,
+    field: &str,
+    b: usize,
+    block: &mut Map<String, Value>,
+) -> Result<Option<Part>> {
     match block.get("type").and_then(Value::as_str) {
         Some("input_text" | "output_text") => match block.get_mut("text").map(Value::take) {
             Some(Value::String(text)) => Ok(Some(Part::Text {
@@ -282,9 +301,10 @@ fn parse_item(index: usize, item: Value) -> Result<Message> {
                     ));
                 }
             };
-            let (parts, layout) = parse_content(item.get_mut("content"), index, "content", |b, block| {
-                text_part(index, "content", b, block)
-            })?;
+            let (parts, layout) =
+                parse_content(item.get_mut("content"), index, "content", |b, block| {
+                    text_part(index, "content", b, block)
+                })?;
             Ok(Message {
                 role,
                 parts,
@@ -295,7 +315,11 @@ fn parse_item(index: usize, item: Value) -> Result<Message> {
         Some(call @ ("function_call" | "custom_tool_call")) => {
             let id = required_str(&item, "call_id", index, "call_id")?;
             let name = required_str(&item, "name", index, "name")?;
-            let field = if call == "function_call" { "arguments" } else { "input" };
+            let field = if call == "function_call" {
+                "arguments"
+            } else {
+                "input"
+            };
             let arguments = match item.get_mut(field).map(Value::take) {
                 Some(arguments @ Value::String(_)) => arguments,
                 other => {
@@ -324,9 +348,10 @@ fn parse_item(index: usize, item: Value) -> Result<Message> {
             if !item.contains_key("output") {
                 return Err(Error::field(index, "output", "missing"));
             }
-            let (content, layout) = parse_content(item.get_mut("output"), index, "output", |b, block| {
-                text_part(index, "output", b, block)
-            })?;
+            let (content, layout) =
+                parse_content(item.get_mut("output"), index, "output", |b, block| {
+                    text_part(index, "output", b, block)
+                })?;
             Ok(one(
                 Role::Tool,
                 Part::ToolResult {
@@ -358,7 +383,8 @@ fn render_item(message: &Message) -> Value {
                     extra,
                 } => {
                     let mut item = extra.clone();
-                    let custom = item.get("type").and_then(Value::as_str) == Some("custom_tool_call");
+                    let custom =
+                        item.get("type").and_then(Value::as_str) == Some("custom_tool_call");
                     if !item.contains_key("type") {
                         item.insert("type".into(), Value::String("function_call".into()));
                     }
@@ -368,7 +394,10 @@ fn render_item(message: &Message) -> Value {
                         Value::String(_) => arguments.clone(),
                         other => Value::String(other.to_string()),
                     };
-                    item.insert((if custom { "input" } else { "arguments" }).into(), arguments);
+                    item.insert(
+                        (if custom { "input" } else { "arguments" }).into(),
+                        arguments,
+                    );
                     return Value::Object(item);
                 }
                 Part::ToolResult {

@@ -245,10 +245,7 @@ pub(crate) fn apply(
     let mut opening = wire.first_must_be_user() && pending.is_none() && !drop.is_empty();
     for (u, unit) in units.iter().enumerate() {
         let unit_messages = sources.by_ref().take(unit.messages.len());
-        let opens_badly = opening
-            && !unit.pinned
-            && !unit.is_system
-            && !opens_with_user[u];
+        let opens_badly = opening && !unit.pinned && !unit.is_system && !opens_with_user[u];
         if drop.binary_search(&u).is_ok() || opens_badly {
             unit_messages.for_each(std::mem::drop);
             continue;

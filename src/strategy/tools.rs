@@ -127,7 +127,9 @@ pub(crate) fn trim(
     // its first: those start no round of their own.
     let mut rounds: Vec<Round> = Vec::new();
     for caller in 0..conversation.messages.len() {
-        if conversation.messages[caller].has_calls() && rounds.last().is_none_or(|r| caller >= r.end) {
+        if conversation.messages[caller].has_calls()
+            && rounds.last().is_none_or(|r| caller >= r.end)
+        {
             rounds.push(Round {
                 caller,
                 end: conversation.result_window(caller).end,

@@ -234,7 +234,10 @@ fn json_files(path: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
         let child = entry.path();
         if child.is_dir() {
             json_files(&child, files)?;
-        } else if child.extension().is_some_and(|e| e == "json" || e == "jsonl") {
+        } else if child
+            .extension()
+            .is_some_and(|e| e == "json" || e == "jsonl")
+        {
             files.push(child);
         }
     }
