@@ -6,7 +6,7 @@
 //! what it removed and why. It reads and writes the OpenAI Chat Completions, Anthropic Messages,
 //! OpenAI Responses, Gemini and Bedrock Converse request formats, keeping every field it does not
 //! interpret, and reads Claude Code, Codex, Gemini CLI and pi session logs into the API format
-//! they hold (see [`format`]).
+//! they hold (see [`mod@format`]).
 //!
 //! # Glossary
 //! - **unit**: the smallest group of messages that stays or goes together — a single message,
