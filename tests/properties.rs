@@ -937,15 +937,20 @@ fn pinned_minimum(conversation: &Conversation, tokenizer: Tokenizer) -> usize {
 
 /// Input messages in tool rounds that drop-mode trimming may remove (rounds older than the last
 /// `keep`): the removal strategies' protections do not cover what trimming removed first.
-/// The messages that start a tool round: those with calls, except calls inside an earlier
-/// round's window (Responses has one item per call).
+/// The messages that start a tool round: those whose window holds calls, except those inside
+/// an earlier round's window (Responses has one item per call, and reasoning before them).
 fn callers(conversation: &Conversation) -> Vec<usize> {
     let mut callers: Vec<usize> = Vec::new();
     let mut end = 0;
     for i in 0..conversation.messages.len() {
-        if conversation.messages[i].has_calls() && i >= end {
+        let window = conversation.result_window(i).end.max(i + 1);
+        if i >= end
+            && conversation.messages[i..window]
+                .iter()
+                .any(Message::has_calls)
+        {
             callers.push(i);
-            end = conversation.result_window(i).end;
+            end = window;
         }
     }
     callers
@@ -1645,7 +1650,7 @@ fn mutated() -> impl Strategy<Value = Value> {
 
 /// Runs every entry point on a value; only panics fail. Whatever compacts must be valid.
 fn exercise(value: &Value) -> Result<(), TestCaseError> {
-    for format in [None, Some(Format::OpenAi), Some(Format::Anthropic)] {
+    for format in std::iter::once(None).chain(Format::ALL.iter().copied().map(Some)) {
         let Ok(conversation) = format::parse_value(value.clone(), format) else {
             continue;
         };
@@ -1718,7 +1723,7 @@ proptest! {
         cut in any::<prop::sample::Index>(),
         flip in any::<u8>(),
     ) {
-        for format in [None, Some(Format::OpenAi), Some(Format::Anthropic)] {
+        for format in std::iter::once(None).chain(Format::ALL.iter().copied().map(Some)) {
             let _ = format::parse(&bytes, format);
         }
         let mut text = serde_json::to_vec(&generated.value).unwrap();

@@ -464,4 +464,37 @@ mod tests {
         assert_eq!(conversation.result_window(2), 3..4);
         assert_eq!(conversation.result_window(4), 5..8);
     }
+
+    #[test]
+    fn dropping_a_round_drops_the_reasoning_before_its_call() {
+        let value = json!({"input": [
+            {"role": "user", "content": "go"},
+            {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "xx"},
+            {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "a.rs"},
+            {"role": "user", "content": "and now?"},
+            {"role": "assistant", "content": "done"}
+        ]});
+        let conversation = parse_value(value, None).unwrap();
+        let options = crate::Options {
+            tools: crate::ToolOptions {
+                mode: crate::ToolMode::Drop,
+                keep: 0,
+                ..crate::ToolOptions::default()
+            },
+            ..crate::Options::default()
+        };
+        let out = crate::trim_tools(conversation, &options).unwrap();
+        let kinds: Vec<Value> = render(&out.conversation)["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| {
+                item.get("type")
+                    .cloned()
+                    .unwrap_or_else(|| item["role"].clone())
+            })
+            .collect();
+        assert_eq!(kinds, [json!("user"), json!("user"), json!("assistant")]);
+    }
 }

@@ -123,17 +123,20 @@ pub(crate) fn trim(
     counter: &dyn TokenCounter,
 ) -> (Applied, ToolTrim) {
     let conversation = &state.conversation;
-    // In formats with one item per call (Responses), a round's window covers the calls after
-    // its first: those start no round of their own.
+    // In formats with one item per call (Responses), a round starts at the first item of its
+    // window (a reasoning item before the calls) and covers the calls after its first: those
+    // start no round of their own.
     let mut rounds: Vec<Round> = Vec::new();
     for caller in 0..conversation.messages.len() {
-        if conversation.messages[caller].has_calls()
-            && rounds.last().is_none_or(|r| caller >= r.end)
+        if rounds.last().is_some_and(|r| caller < r.end) {
+            continue;
+        }
+        let end = conversation.result_window(caller).end;
+        if conversation.messages[caller..end.max(caller + 1)]
+            .iter()
+            .any(Message::has_calls)
         {
-            rounds.push(Round {
-                caller,
-                end: conversation.result_window(caller).end,
-            });
+            rounds.push(Round { caller, end });
         }
     }
     let mut report = ToolTrim {
