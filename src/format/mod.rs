@@ -172,7 +172,13 @@ pub struct ReadOptions {
 /// unsure, [`Error::WrongFormat`] when a forced format is clearly not the input's,
 /// [`Error::Malformed`] naming the message (or line) and field when a field has the wrong shape.
 pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Conversation> {
-    parse_reader(bytes, format)
+    parse_with(
+        bytes,
+        &ReadOptions {
+            format,
+            ..ReadOptions::default()
+        },
+    )
 }
 
 /// Reads a conversation from bytes with [`ReadOptions`]; see [`parse`].
@@ -180,7 +186,7 @@ pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Conversation> {
 /// # Errors
 /// As [`parse`].
 pub fn parse_with(bytes: &[u8], options: &ReadOptions) -> Result<Conversation> {
-    parse_reader_with(bytes, options)
+    read(records_of_slice(bytes)?, options)
 }
 
 /// Reads a conversation from a reader, value by value, without holding its bytes and the parsed
@@ -231,6 +237,50 @@ fn read(records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {
 /// The byte-order mark some editors put at the start of UTF-8 files.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// Splits bytes into their JSON values, each with the line it starts on (the fast path of
+/// [`read_records`] for input already in memory).
+fn records_of_slice(bytes: &[u8]) -> Result<Vec<Record>> {
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
+    let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
+    let mut records: Vec<Record> = Vec::new();
+    let (mut counted, mut line) = (0, 1);
+    loop {
+        let offset = stream.byte_offset();
+        match stream.next() {
+            None => break,
+            Some(Err(err)) => return Err(json_error(&err, records.last())),
+            Some(Ok(value)) => {
+                let skipped = bytes[offset..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_whitespace());
+                let begin = offset + skipped.count();
+                line += bytes[counted..begin]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+                counted = begin;
+                records.push(Record { line, value });
+            }
+        }
+    }
+    if records.is_empty() {
+        return Err(Error::empty());
+    }
+    Ok(records)
+}
+
+/// A JSON syntax error; garbage after a value on its own line is trailing text, not a broken
+/// JSONL line.
+fn json_error(err: &serde_json::Error, last: Option<&Record>) -> Error {
+    let mut error = Error::from_json(err);
+    if let (Error::Json { line, reason, .. }, Some(last)) = (&mut error, last) {
+        if *line == last.line && !err.is_io() {
+            *reason = "trailing characters".into();
+        }
+    }
+    error
+}
+
 /// Splits the input into its JSON values, each with the line it starts on.
 fn read_records(reader: impl Read) -> Result<Vec<Record>> {
     let mut reader = std::io::BufReader::new(reader);
@@ -248,16 +298,7 @@ fn read_records(reader: impl Read) -> Result<Vec<Record>> {
     };
     let mut records: Vec<Record> = Vec::new();
     for value in serde_json::Deserializer::from_reader(counting).into_iter::<Value>() {
-        let value = value.map_err(|err| {
-            // Garbage after a value on its own line is trailing text, not a broken JSONL line.
-            let mut error = Error::from_json(&err);
-            if let (Error::Json { line, reason, .. }, Some(last)) = (&mut error, records.last()) {
-                if *line == last.line && !err.is_io() {
-                    *reason = "trailing characters".into();
-                }
-            }
-            error
-        })?;
+        let value = value.map_err(|err| json_error(&err, records.last()))?;
         let line = start.take().unwrap_or(1);
         records.push(Record { line, value });
     }
