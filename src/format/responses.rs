@@ -7,7 +7,8 @@
 //! [`Part::ToolCall`], `function_call_output` and `custom_tool_call_output` items are
 //! [`Role::Tool`] messages with one [`Part::ToolResult`], paired by `call_id`. Every other item
 //! (`reasoning`, web and file search, computer calls, `compaction`, `item_reference`, …) is an
-//! assistant message holding the item whole as [`Part::Opaque`]. A run of reasoning and call
+//! assistant message holding the item whole as [`Part::Opaque`] (a tool message for the
+//! `*_call_output` items); a `*_call` item with a `call_id` stays in one unit with its output. A run of reasoning and call
 //! items and the outputs of those calls form one result window (outputs may come after notes
 //! in between, as Codex writes them), so a `reasoning` item stays in the unit of the call that
 //! follows it; a reasoning item followed by an assistant message stays with that message.
@@ -133,7 +134,7 @@ impl Wire for Responses {
         let calls_end = index + side;
         let mut pending: BTreeSet<&str> = messages[index..calls_end]
             .iter()
-            .flat_map(Message::call_ids)
+            .flat_map(|m| m.call_ids().chain(opaque_id(m, "_call")))
             .collect();
         if pending.is_empty() {
             // A reasoning item goes with the output item that follows it.
@@ -156,7 +157,10 @@ impl Wire for Responses {
             if pending.is_empty() || user_turn || message.has_calls() {
                 break;
             }
-            for id in message.result_ids() {
+            for id in message
+                .result_ids()
+                .chain(opaque_id(message, "_call_output"))
+            {
                 if pending.remove(id) {
                     end = k + 1;
                 }
@@ -172,6 +176,19 @@ impl Wire for Responses {
     fn result_field(&self, _: &Message, _: usize) -> String {
         "call_id".into()
     }
+}
+
+/// The `call_id` of an item kept whole whose type ends in `suffix` (`computer_call`,
+/// `local_shell_call_output`, …): such calls and outputs stay in one unit like function calls.
+fn opaque_id<'a>(message: &'a Message, suffix: &str) -> Option<&'a str> {
+    let [Part::Opaque(item)] = message.parts.as_slice() else {
+        return None;
+    };
+    let kind = item.get("type").and_then(Value::as_str)?;
+    if !kind.ends_with(suffix) {
+        return None;
+    }
+    item.get("call_id").and_then(Value::as_str)
 }
 
 pub(super) fn parse(
@@ -368,6 +385,10 @@ fn parse_item(index: usize, item: Value) -> Result<Message> {
             "type",
             "missing: an item needs a `type` (or a `role`, for a message)",
         )),
+        // Outputs of other calls (computer, local shell, …) are kept whole, on the tool side.
+        Some(other) if other.ends_with("_call_output") => {
+            Ok(one(Role::Tool, Part::Opaque(Value::Object(item))))
+        }
         Some(_) => Ok(one(Role::Assistant, Part::Opaque(Value::Object(item)))),
     }
 }
@@ -463,6 +484,19 @@ mod tests {
         // outputs.
         assert_eq!(conversation.result_window(2), 3..4);
         assert_eq!(conversation.result_window(4), 5..8);
+    }
+
+    #[test]
+    fn other_calls_stay_with_their_outputs() {
+        let value = json!({"input": [
+            {"role": "user", "content": "go"},
+            {"type": "computer_call", "call_id": "k1", "action": {"type": "click"}},
+            {"type": "computer_call_output", "call_id": "k1", "output": {"type": "computer_screenshot"}},
+            {"role": "user", "content": "next"}
+        ]});
+        let conversation = parse_value(value.clone(), None).unwrap();
+        assert_eq!(render(&conversation), value);
+        assert_eq!(conversation.result_window(1), 2..3);
     }
 
     #[test]
