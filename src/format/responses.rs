@@ -287,6 +287,20 @@ fn text_part(
     }
 }
 
+/// The role of a `message` item.
+fn message_role(index: usize, item: &Map<String, Value>) -> Result<Role> {
+    match required_str(item, "role", index, "role")?.as_str() {
+        "user" => Ok(Role::User),
+        "assistant" => Ok(Role::Assistant),
+        "system" | "developer" => Ok(Role::System),
+        other => Err(Error::field(
+            index,
+            "role",
+            format!("unknown role `{other}` (expected user, assistant, system or developer)"),
+        )),
+    }
+}
+
 fn parse_item(index: usize, item: Value) -> Result<Message> {
     let Value::Object(mut item) = item else {
         return Err(Error::field(
@@ -304,20 +318,7 @@ fn parse_item(index: usize, item: Value) -> Result<Message> {
     let kind_of = item.get("type").and_then(Value::as_str).map(str::to_string);
     match kind_of.as_deref() {
         None | Some("message") if item.contains_key("role") => {
-            let role = match required_str(&item, "role", index, "role")?.as_str() {
-                "user" => Role::User,
-                "assistant" => Role::Assistant,
-                "system" | "developer" => Role::System,
-                other => {
-                    return Err(Error::field(
-                        index,
-                        "role",
-                        format!(
-                            "unknown role `{other}` (expected user, assistant, system or developer)"
-                        ),
-                    ));
-                }
-            };
+            let role = message_role(index, &item)?;
             let (parts, layout) =
                 parse_content(item.get_mut("content"), index, "content", |b, block| {
                     text_part(index, "content", b, block)
