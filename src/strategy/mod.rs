@@ -229,10 +229,6 @@ pub(crate) fn apply(
     counter: &dyn TokenCounter,
 ) -> Applied {
     let wire = wire(before.conversation.format);
-    let opens_with_user: Vec<bool> = units
-        .iter()
-        .map(|unit| before.conversation.messages[unit.messages.start].role == Role::User)
-        .collect();
     let messages = std::mem::take(&mut before.conversation.messages);
     let mut kept = Vec::with_capacity(messages.len());
     let mut pending = marker.filter(|_| !drop.is_empty());
@@ -240,17 +236,12 @@ pub(crate) fn apply(
         .into_iter()
         .zip(before.origin.iter().copied())
         .zip(&before.counts.messages);
-    // Without a marker to open it, an output in a format that must open with a user message
-    // also loses the unpinned units that would open it otherwise (see issue #9).
-    let mut opening = wire.first_must_be_user() && pending.is_none() && !drop.is_empty();
     for (u, unit) in units.iter().enumerate() {
         let unit_messages = sources.by_ref().take(unit.messages.len());
-        let opens_badly = opening && !unit.pinned && !unit.is_system && !opens_with_user[u];
-        if drop.binary_search(&u).is_ok() || opens_badly {
+        if drop.binary_search(&u).is_ok() {
             unit_messages.for_each(std::mem::drop);
             continue;
         }
-        opening &= unit.is_system;
         let after_gap = u > 0 && drop.binary_search(&(u - 1)).is_ok();
         for (offset, ((mut message, source), &cached)) in unit_messages.enumerate() {
             match pending.filter(|_| after_gap && offset == 0) {
