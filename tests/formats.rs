@@ -270,3 +270,29 @@ fn a_claude_code_compaction_is_honoured_and_the_whole_history_is_an_option() {
     );
     assert_eq!(whole.lines, vec![1, 2, 4, 5]);
 }
+
+#[test]
+fn a_pi_tree_session_reads_the_branch_that_leads_to_its_last_entry() {
+    let entry = |id: &str, parent: Option<&str>, role: &str, text: &str| {
+        serde_json::json!({"type": "message", "id": id, "parentId": parent,
+            "message": {"role": role, "content": [{"type": "text", "text": text}]}})
+        .to_string()
+    };
+    let log = [
+        serde_json::json!({"type": "session", "version": 3, "id": "s", "cwd": "/"}).to_string(),
+        entry("m1", None, "user", "go"),
+        entry("m2", Some("m1"), "assistant", "ok"),
+        entry("m3", Some("m2"), "user", "abandoned"),
+        entry("m4", Some("m2"), "user", "retry"),
+        entry("m5", Some("m4"), "assistant", "done"),
+    ]
+    .join("\n");
+    let conversation = format::parse(log.as_bytes(), Some(Format::Pi)).unwrap();
+    let texts: Vec<String> = conversation
+        .messages
+        .iter()
+        .map(ctxcompact::Message::text)
+        .collect();
+    assert_eq!(texts, ["go", "ok", "retry", "done"]);
+    assert_eq!(conversation.lines, vec![2, 3, 5, 6]);
+}

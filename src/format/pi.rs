@@ -1,6 +1,7 @@
 //! pi session logs (JSONL) → Anthropic Messages.
 //!
-//! A `session` header, then entries; `message` entries hold `user`, `assistant` and
+//! A `session` header, then entries (in version 3 a tree of `id` / `parentId`: the branch that
+//! leads to the last entry is read); `message` entries hold `user`, `assistant` and
 //! `toolResult` messages (other entries — model and thinking-level changes, labels — are
 //! skipped). An assistant's `text`, `thinking` and `toolCall {id, name, arguments}` blocks
 //! become `text`, `thinking` and `tool_use` blocks; a `toolResult {toolCallId, isError}`
@@ -9,6 +10,8 @@
 //! `{summary, firstKeptEntryIndex | firstKeptEntryId}` is honoured as for Claude Code: by default
 //! the conversation is its summary followed by the entries from the first kept one; with
 //! [`ReadOptions::whole_history`] the summary sits where the compaction happened.
+
+use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
@@ -52,14 +55,14 @@ impl Reader for Pi {
     }
 
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {
+        let on_branch = branch(&records);
         // Where the conversation starts: after the last compaction, its summary first.
         let mut start = 0;
         let mut summary_at = None;
         if !options.whole_history {
-            if let Some(c) = records
-                .iter()
-                .rposition(|r| str_of(&r.value, "type") == Some("compaction"))
-            {
+            if let Some(c) = (0..records.len()).rposition(|r| {
+                on_branch[r] && str_of(&records[r].value, "type") == Some("compaction")
+            }) {
                 let value = &records[c].value;
                 let kept = match (
                     value.get("firstKeptEntryIndex"),
@@ -87,7 +90,7 @@ impl Reader for Pi {
             push_summary(&mut built, &records[c]);
         }
         for (r, record) in records.iter().enumerate() {
-            if r < start && Some(r) != summary_at {
+            if !on_branch[r] || (r < start && Some(r) != summary_at) {
                 continue;
             }
             let value = &record.value;
@@ -103,6 +106,36 @@ impl Reader for Pi {
         }
         from_log(built, "messages", anthropic::parse)
     }
+}
+
+/// Which entries are on the current branch: in a tree session (entries with `id` and
+/// `parentId`, version 3) the path back from the last entry; in older, linear sessions, all.
+fn branch(records: &[Record]) -> Vec<bool> {
+    let Some(leaf) = records
+        .iter()
+        .rposition(|r| r.value.get("parentId").is_some())
+    else {
+        return vec![true; records.len()];
+    };
+    let by_id: HashMap<&str, usize> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(r, record)| str_of(&record.value, "id").map(|id| (id, r)))
+        .collect();
+    // Entries outside the tree (the session header) stay.
+    let mut on: Vec<bool> = records
+        .iter()
+        .map(|r| r.value.get("parentId").is_none())
+        .collect();
+    let mut at = Some(leaf);
+    while let Some(r) = at {
+        if on[r] {
+            break;
+        }
+        on[r] = true;
+        at = str_of(&records[r].value, "parentId").and_then(|p| by_id.get(p).copied());
+    }
+    on
 }
 
 fn push_summary(built: &mut Vec<Built>, record: &Record) {
