@@ -8,11 +8,87 @@
 //! parse → render returns the same JSON value with the same key order, and an untouched message
 //! leaves byte-for-byte as it came.
 
-use std::ops::Range;
-
 use serde_json::{Map, Value};
 
-use crate::format::Format;
+/// Lists every format: its variant, its name as the CLI and the report spell it, its name in
+/// prose, and what it is. Adding a format is one line here and one in `format::reader`.
+macro_rules! formats {
+    ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal ($title:literal),)+) => {
+        /// A format a conversation can be read from. The first five are API request bodies and
+        /// are also written; session logs are read into the API format they hold.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Format {
+            $($(#[doc = $doc])+ $variant,)+
+        }
+
+        impl Format {
+            /// Every format, in the order the CLI lists them.
+            pub const ALL: &'static [Format] = &[$(Format::$variant,)+];
+
+            /// The format's name as the CLI and the report spell it.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Format::$variant => $name,)+
+                }
+            }
+
+            /// The format's name as prose spells it (`OpenAI`, `Claude Code`).
+            pub fn title(self) -> &'static str {
+                match self {
+                    $(Format::$variant => $title,)+
+                }
+            }
+        }
+    };
+}
+
+formats! {
+    /// OpenAI Chat Completions (`messages` with `tool_calls` and `role: "tool"`).
+    OpenAi = "openai" ("OpenAI"),
+    /// Anthropic Messages (top-level `system`, `tool_use` and `tool_result` blocks).
+    Anthropic = "anthropic" ("Anthropic"),
+    /// OpenAI Responses API input items (`function_call` and `function_call_output`).
+    Responses = "responses" ("OpenAI Responses"),
+    /// Gemini API `contents` (`functionCall` and `functionResponse` parts).
+    Gemini = "gemini" ("Gemini"),
+    /// AWS Bedrock Converse (`toolUse` and `toolResult` blocks).
+    Bedrock = "bedrock" ("Bedrock"),
+    /// Claude Code session JSONL, read as Anthropic Messages.
+    ClaudeCode = "claude-code" ("Claude Code"),
+    /// Codex rollout JSONL, read as Responses input.
+    Codex = "codex" ("Codex"),
+    /// Gemini CLI session files, read as Gemini contents.
+    GeminiCli = "gemini-cli" ("Gemini CLI"),
+    /// pi session JSONL, read as Anthropic Messages.
+    Pi = "pi" ("pi"),
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|format| format.as_str() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|f| f.as_str()).collect();
+                format!("unknown format `{name}` (expected {})", names.join(", "))
+            })
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
 
 /// Who wrote a message. OpenAI's `developer` role reads as [`Role::System`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -23,7 +99,8 @@ pub enum Role {
     User,
     /// The model.
     Assistant,
-    /// An OpenAI tool message carrying one tool result.
+    /// A message of its own carrying one tool result (OpenAI `tool` messages, Responses
+    /// `function_call_output` items).
     Tool,
 }
 
@@ -168,38 +245,17 @@ impl Message {
 /// A whole conversation in the neutral model, with what it needs to be rendered back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
-    /// The wire format it was read from and is written back in.
+    /// The wire format it is written in: the format it was read from, or for a session log
+    /// the API format the log holds.
     pub format: Format,
-    /// Anthropic's top-level `system` prompt; always `None` in OpenAI format, where system
-    /// messages sit in `messages`.
+    /// A system prompt that sits outside the messages (Anthropic and Bedrock `system`, Gemini
+    /// `systemInstruction`); `None` in formats whose system messages sit in the list.
     pub system: Option<Message>,
     /// The messages, in wire order: index `i` here is index `i` of the input's `messages`.
     pub messages: Vec<Message>,
     /// The top-level request object as read (`None` for a bare array of messages).
     pub envelope: Option<Map<String, Value>>,
-}
-
-impl Conversation {
-    /// The messages that carry the results of the calls made by message `index`: for OpenAI the
-    /// run of tool messages right after it, for Anthropic the very next message when it is a
-    /// user message. Empty when message `index` makes no calls.
-    pub fn result_window(&self, index: usize) -> Range<usize> {
-        let start = index + 1;
-        if !self.messages.get(index).is_some_and(Message::has_calls) {
-            return start..start;
-        }
-        let end = match self.format {
-            Format::OpenAi => {
-                let run = self.messages[start..]
-                    .iter()
-                    .take_while(|m| m.role == Role::Tool);
-                start + run.count()
-            }
-            Format::Anthropic => match self.messages.get(start) {
-                Some(next) if next.role == Role::User => start + 1,
-                _ => start,
-            },
-        };
-        start..end
-    }
+    /// For a conversation read from a session log, the log line each message came from (so
+    /// that problems name it); empty otherwise, and after anything removed messages.
+    pub lines: Vec<usize>,
 }

@@ -5,12 +5,15 @@
 
 use std::fmt;
 
-use crate::validate::Problem;
+use crate::conversation::Format;
 
 /// Where in the input a problem sits: a message index (into the wire `messages` array) and a
-/// field path inside it, or a top-level field when `message` is `None`.
+/// field path inside it, or a top-level field when `message` is `None`; for a session log, the
+/// JSONL line (or session-file entry line) too.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
+    /// For a session log, the 1-based line of the record the problem comes from.
+    pub line: Option<usize>,
     /// Index into the input's `messages` array, or `None` for a top-level field.
     pub message: Option<usize>,
     /// The field path, e.g. `tool_calls[0].function.arguments`.
@@ -21,6 +24,7 @@ impl Location {
     /// A field of message `index`.
     pub fn message(index: usize, field: impl Into<String>) -> Self {
         Self {
+            line: None,
             message: Some(index),
             field: field.into(),
         }
@@ -29,6 +33,16 @@ impl Location {
     /// A top-level field of the request body.
     pub fn top(field: impl Into<String>) -> Self {
         Self {
+            line: None,
+            message: None,
+            field: field.into(),
+        }
+    }
+
+    /// A field of the record on `line` of a session log.
+    pub fn line(line: usize, field: impl Into<String>) -> Self {
+        Self {
+            line: Some(line),
             message: None,
             field: field.into(),
         }
@@ -37,9 +51,97 @@ impl Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.message {
-            Some(index) => write!(f, "message {index}: {}", self.field),
-            None => write!(f, "{}", self.field),
+        match (self.line, self.message) {
+            (Some(line), Some(index)) => write!(f, "line {line} (message {index}): {}", self.field),
+            (Some(line), None) => write!(f, "line {line}: {}", self.field),
+            (None, Some(index)) => write!(f, "message {index}: {}", self.field),
+            (None, None) => write!(f, "{}", self.field),
+        }
+    }
+}
+
+/// One breach of the pairing rules, found by [`check`](crate::check).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where it is.
+    pub at: Location,
+    /// What is wrong.
+    pub kind: ProblemKind,
+}
+
+/// The kinds of pairing breach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// The conversation opens with a tool result.
+    ToolFirst,
+    /// The format requires the first message to be a user message, and it is not.
+    FirstNotUser,
+    /// A call that no result answers where the format requires.
+    Unanswered {
+        /// The call id.
+        call_id: String,
+    },
+    /// A result whose id no earlier call made.
+    Orphan {
+        /// The call id it claims to answer.
+        call_id: String,
+    },
+    /// A result for a call made earlier, but not where the format requires it.
+    Misplaced {
+        /// The call id.
+        call_id: String,
+        /// The message that made the call.
+        call_message: usize,
+    },
+    /// A second result for the same call.
+    AnsweredTwice {
+        /// The call id.
+        call_id: String,
+        /// The message holding the first result.
+        first: usize,
+    },
+    /// A call id already used by an earlier call.
+    DuplicateCallId {
+        /// The call id.
+        call_id: String,
+        /// The message that used it first.
+        first: usize,
+    },
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.at)?;
+        match &self.kind {
+            ProblemKind::ToolFirst => write!(f, "the conversation opens with a tool result"),
+            ProblemKind::FirstNotUser => {
+                write!(f, "the first message must be a user message in this format")
+            }
+            ProblemKind::Unanswered { call_id } => {
+                write!(
+                    f,
+                    "tool call `{call_id}` is never answered where the format requires"
+                )
+            }
+            ProblemKind::Orphan { call_id } => {
+                write!(f, "tool result refers to unknown call id `{call_id}`")
+            }
+            ProblemKind::Misplaced {
+                call_id,
+                call_message,
+            } => write!(
+                f,
+                "tool result for call `{call_id}` is not placed right after its call in message {call_message}"
+            ),
+            ProblemKind::AnsweredTwice { call_id, first } => {
+                write!(
+                    f,
+                    "tool call `{call_id}` is answered again (first answered in message {first})"
+                )
+            }
+            ProblemKind::DuplicateCallId { call_id, first } => {
+                write!(f, "call id `{call_id}` is already used by message {first}")
+            }
         }
     }
 }
@@ -54,8 +156,8 @@ impl fmt::Display for Location {
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The input is not JSON at all; `source` says what the parser found.
-    #[error("malformed JSON at line {line}, column {column}")]
+    /// The input is not JSON at all; `source` says what the parser found, and where.
+    #[error("malformed JSON")]
     Json {
         /// 1-based line of the problem.
         line: usize,
@@ -84,6 +186,18 @@ pub enum Error {
     #[error("cannot tell the format: {reason}; name the format explicitly")]
     UnknownFormat {
         /// Why detection was unsure.
+        reason: String,
+    },
+    /// `--format` named one format but the input is clearly in another.
+    #[error(
+        "the input is not {forced}: {reason} shows it is {found}; pass --format {found} or --format auto"
+    )]
+    WrongFormat {
+        /// The format asked for.
+        forced: Format,
+        /// The format the input shows.
+        found: Format,
+        /// The evidence.
         reason: String,
     },
     /// The conversation breaks tool-call pairing or placement; the first problem is shown.
@@ -159,6 +273,14 @@ impl Error {
     ) -> Self {
         Self::Malformed {
             at: Location::message(index, field),
+            problem: problem.into(),
+        }
+    }
+
+    /// Builds a [`Error::Malformed`] for a field of the record on `line` of a session log.
+    pub(crate) fn line(line: usize, field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::Malformed {
+            at: Location::line(line, field),
             problem: problem.into(),
         }
     }

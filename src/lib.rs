@@ -3,8 +3,10 @@
 //!
 //! When a conversation outgrows its budget, ctxcompact first trims old tool outputs, then
 //! removes whole units of history — never splitting a tool call from its results — and reports
-//! what it removed and why. It reads and writes OpenAI Chat Completions and Anthropic Messages
-//! JSON, keeping every field it does not interpret.
+//! what it removed and why. It reads and writes the OpenAI Chat Completions, Anthropic Messages,
+//! OpenAI Responses, Gemini and Bedrock Converse request formats, keeping every field it does not
+//! interpret, and reads Claude Code, Codex, Gemini CLI and pi session logs into the API format
+//! they hold (see [`mod@format`]).
 //!
 //! # Glossary
 //! - **unit**: the smallest group of messages that stays or goes together — a single message,

@@ -416,6 +416,7 @@ impl Replay {
             system: None,
             messages: Vec::new(),
             envelope: None,
+            lines: Vec::new(),
         };
         replay.session_for(&empty, Policy::Default)?;
         Ok(replay)
@@ -501,6 +502,7 @@ impl Replay {
             system: recording.system.clone(),
             messages: Vec::new(),
             envelope: None,
+            lines: Vec::new(),
         };
         Session::with_compaction(start, options, compaction)
     }
@@ -523,6 +525,7 @@ impl Replay {
                 system: recording.system.clone(),
                 messages: Vec::new(),
                 envelope: None,
+                lines: Vec::new(),
             };
             let (sent, sent_counts) = match (&mut session, policy) {
                 (Some(session), _) => {

@@ -5,7 +5,8 @@
 //! In Anthropic format the user message carrying `tool_result` blocks belongs to the round, with
 //! any text beside them. A cut can only fall between units, so tool pairing holds by
 //! construction. **Pinned** units are never removed: system messages, the unit holding the last
-//! user message, and the last unit.
+//! user message, the last unit, and in formats that must open with a user message (Anthropic,
+//! Bedrock, Gemini) the unit holding the first one.
 
 use std::ops::Range;
 
@@ -41,6 +42,10 @@ pub(crate) fn is_user_turn(message: &Message) -> bool {
 pub(crate) fn group(conversation: &Conversation, counts: &Counts) -> Vec<Unit> {
     let messages = &conversation.messages;
     let last_user_turn = messages.iter().rposition(is_user_turn);
+    let first_user_turn = conversation
+        .must_open_with_user()
+        .then(|| messages.iter().position(is_user_turn))
+        .flatten();
     let mut units = Vec::new();
     let mut start = 0;
     while start < messages.len() {
@@ -50,7 +55,9 @@ pub(crate) fn group(conversation: &Conversation, counts: &Counts) -> Vec<Unit> {
         units.push(Unit {
             messages: start..end,
             tokens: counts.messages[start..end].iter().sum(),
-            pinned: is_system || last_user_turn.is_some_and(|u| (start..end).contains(&u)),
+            pinned: is_system
+                || last_user_turn.is_some_and(|u| (start..end).contains(&u))
+                || first_user_turn.is_some_and(|u| (start..end).contains(&u)),
             is_system,
             is_round: !window.is_empty(),
         });
@@ -104,7 +111,8 @@ mod tests {
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"}, {"type": "text", "text": "and?"}]},
             {"role": "assistant", "content": "ok"},
         ]}));
-        // The last user turn is the carrier's text, so the round is pinned.
-        assert_eq!(units, vec![(0..1, false), (1..3, true), (3..4, true)]);
+        // The last user turn is the carrier's text, so the round is pinned; Anthropic must open
+        // with a user message, so the first user turn is pinned too.
+        assert_eq!(units, vec![(0..1, true), (1..3, true), (3..4, true)]);
     }
 }

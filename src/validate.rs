@@ -1,225 +1,117 @@
 //! Tool-call pairing and placement rules that an API enforces.
 //!
 //! Every tool call must be answered exactly once, by a result placed where the format requires
-//! it (OpenAI: the `tool` messages right after the calling assistant message; Anthropic:
-//! `tool_result` blocks in the very next user message); no result may lack its call; no call id
-//! may repeat; no conversation may open with a tool message. [`check`] lists every breach with
-//! its message index and field, in message order.
+//! it (the format's result window: OpenAI's `tool` messages right after the call, Anthropic's
+//! next user message, …); no result may lack its call; no call id may repeat; no conversation
+//! may open with a tool result, nor, where the format requires it, with anything but a user
+//! message. [`check`] lists every breach with its message index (and log line) and field, in
+//! message order. It runs in one pass over the messages, with maps keyed by call id.
 
-use std::collections::BTreeMap;
-use std::fmt;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::conversation::{Conversation, Part, Role};
 use crate::error::Location;
-use crate::format::Format;
-
-/// One breach of the pairing rules.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// Where it is.
-    pub at: Location,
-    /// What is wrong.
-    pub kind: ProblemKind,
-}
-
-/// The kinds of pairing breach.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProblemKind {
-    /// The conversation opens with a tool result.
-    ToolFirst,
-    /// A call that no result answers where the format requires.
-    Unanswered {
-        /// The call id.
-        call_id: String,
-    },
-    /// A result whose id no earlier call made.
-    Orphan {
-        /// The call id it claims to answer.
-        call_id: String,
-    },
-    /// A result for a call made earlier, but not where the format requires it.
-    Misplaced {
-        /// The call id.
-        call_id: String,
-        /// The message that made the call.
-        call_message: usize,
-    },
-    /// A second result for the same call.
-    AnsweredTwice {
-        /// The call id.
-        call_id: String,
-        /// The message holding the first result.
-        first: usize,
-    },
-    /// A call id already used by an earlier call.
-    DuplicateCallId {
-        /// The call id.
-        call_id: String,
-        /// The message that used it first.
-        first: usize,
-    },
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: ", self.at)?;
-        match &self.kind {
-            ProblemKind::ToolFirst => write!(f, "the conversation opens with a tool result"),
-            ProblemKind::Unanswered { call_id } => {
-                write!(
-                    f,
-                    "tool call `{call_id}` is never answered where the format requires"
-                )
-            }
-            ProblemKind::Orphan { call_id } => {
-                write!(f, "tool result refers to unknown call id `{call_id}`")
-            }
-            ProblemKind::Misplaced {
-                call_id,
-                call_message,
-            } => write!(
-                f,
-                "tool result for call `{call_id}` is not placed right after its call in message {call_message}"
-            ),
-            ProblemKind::AnsweredTwice { call_id, first } => {
-                write!(
-                    f,
-                    "tool call `{call_id}` is answered again (first answered in message {first})"
-                )
-            }
-            ProblemKind::DuplicateCallId { call_id, first } => {
-                write!(f, "call id `{call_id}` is already used by message {first}")
-            }
-        }
-    }
-}
+pub use crate::error::{Problem, ProblemKind};
+use crate::format::wire;
 
 /// Lists every pairing and placement problem of a conversation, in message order.
 pub fn check(conversation: &Conversation) -> Vec<Problem> {
     let messages = &conversation.messages;
-    let mut problems = Vec::new();
-    // Call id → message that made it; call id → message that answered it.
-    let mut calls: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut answers: BTreeMap<&str, usize> = BTreeMap::new();
-    if messages.first().is_some_and(|m| m.role == Role::Tool) {
-        problems.push(Problem {
-            at: Location::message(0, "role"),
-            kind: ProblemKind::ToolFirst,
-        });
-    }
-    // The calls of the latest assistant message with calls, while its result window lasts.
-    let mut open: Vec<&str> = Vec::new();
-    let mut window_end = 0;
-    let mut caller = 0;
-    for (index, message) in messages.iter().enumerate() {
-        if index == window_end {
-            report_unanswered(conversation, caller, &open, &answers, &mut problems);
-            open.clear();
+    let wire = wire(conversation.format);
+    let at = |index: usize, field: String| {
+        let mut at = Location::message(index, field);
+        if conversation.lines.len() == messages.len() {
+            at.line = conversation.lines.get(index).copied();
         }
-        for (p, part) in message.parts.iter().enumerate() {
-            let Part::ToolResult { call_id, .. } = part else {
-                continue;
-            };
-            let field = result_field(conversation.format, p);
-            let kind = if let Some(&first) = answers.get(call_id.as_str()) {
-                ProblemKind::AnsweredTwice {
-                    call_id: call_id.clone(),
-                    first,
-                }
-            } else if open.contains(&call_id.as_str()) && index < window_end {
-                answers.insert(call_id, index);
-                continue;
-            } else if let Some(&call_message) = calls.get(call_id.as_str()) {
-                ProblemKind::Misplaced {
-                    call_id: call_id.clone(),
-                    call_message,
-                }
-            } else {
-                ProblemKind::Orphan {
-                    call_id: call_id.clone(),
-                }
-            };
+        at
+    };
+    let mut problems = Vec::new();
+    if let Some(first) = messages.first() {
+        if first.role == Role::Tool {
             problems.push(Problem {
-                at: Location::message(index, field),
-                kind,
+                at: at(0, "role".into()),
+                kind: ProblemKind::ToolFirst,
+            });
+        } else if wire.first_must_be_user() && first.role != Role::User {
+            problems.push(Problem {
+                at: at(0, "role".into()),
+                kind: ProblemKind::FirstNotUser,
             });
         }
-        if message.has_calls() {
-            for (c, id) in message.call_ids().enumerate() {
-                if let Some(&first) = calls.get(id) {
-                    let field = call_field(conversation.format, message, c);
-                    let kind = ProblemKind::DuplicateCallId {
-                        call_id: id.to_string(),
-                        first,
-                    };
+    }
+    // Call id → message that made it; call id → message that answered it. Looked up only, never
+    // iterated, so a hash map keeps the output deterministic.
+    let mut calls: HashMap<&str, usize> = HashMap::new();
+    let mut answers: HashMap<&str, usize> = HashMap::new();
+    let mut index = 0;
+    while index < messages.len() {
+        let end = conversation.result_window(index).end.max(index + 1);
+        // The calls made in this group, in order, and where each is.
+        let mut open: Vec<(&str, usize, usize)> = Vec::new();
+        let mut open_ids: BTreeMap<&str, usize> = BTreeMap::new();
+        for (m, message) in messages.iter().enumerate().take(end).skip(index) {
+            for (p, part) in message.parts.iter().enumerate() {
+                let Part::ToolCall { id, .. } = part else {
+                    continue;
+                };
+                if let Some(&first) = calls.get(id.as_str()) {
                     problems.push(Problem {
-                        at: Location::message(index, field),
-                        kind,
+                        at: at(m, wire.call_field(message, p)),
+                        kind: ProblemKind::DuplicateCallId {
+                            call_id: id.clone(),
+                            first,
+                        },
                     });
                 } else {
-                    calls.insert(id, index);
+                    calls.insert(id, m);
+                    open_ids.insert(id, open.len());
+                    open.push((id, m, p));
                 }
             }
-            open = message.call_ids().collect();
-            caller = index;
-            window_end = conversation.result_window(index).end;
         }
-    }
-    if window_end >= messages.len() {
-        report_unanswered(conversation, caller, &open, &answers, &mut problems);
+        for (m, message) in messages.iter().enumerate().take(end).skip(index) {
+            for (p, part) in message.parts.iter().enumerate() {
+                let Part::ToolResult { call_id, .. } = part else {
+                    continue;
+                };
+                let kind = if let Some(&first) = answers.get(call_id.as_str()) {
+                    ProblemKind::AnsweredTwice {
+                        call_id: call_id.clone(),
+                        first,
+                    }
+                } else if open_ids.contains_key(call_id.as_str()) {
+                    answers.insert(call_id, m);
+                    continue;
+                } else if let Some(&call_message) = calls.get(call_id.as_str()) {
+                    ProblemKind::Misplaced {
+                        call_id: call_id.clone(),
+                        call_message,
+                    }
+                } else {
+                    ProblemKind::Orphan {
+                        call_id: call_id.clone(),
+                    }
+                };
+                problems.push(Problem {
+                    at: at(m, wire.result_field(message, p)),
+                    kind,
+                });
+            }
+        }
+        for (id, m, p) in open {
+            if !answers.contains_key(id) {
+                problems.push(Problem {
+                    at: at(m, wire.call_field(&messages[m], p)),
+                    kind: ProblemKind::Unanswered {
+                        call_id: id.to_string(),
+                    },
+                });
+            }
+        }
+        index = end;
     }
     problems.sort_by_key(|p| p.at.message);
     problems
-}
-
-fn report_unanswered(
-    conversation: &Conversation,
-    caller: usize,
-    open: &[&str],
-    answers: &BTreeMap<&str, usize>,
-    problems: &mut Vec<Problem>,
-) {
-    if open.is_empty() {
-        return;
-    }
-    let message = &conversation.messages[caller];
-    for (c, id) in message.call_ids().enumerate() {
-        if open.contains(&id) && !answers.contains_key(id) {
-            let field = call_field(conversation.format, message, c);
-            let kind = ProblemKind::Unanswered {
-                call_id: id.to_string(),
-            };
-            problems.push(Problem {
-                at: Location::message(caller, field),
-                kind,
-            });
-        }
-    }
-}
-
-/// The wire field of the `c`-th call of a message.
-fn call_field(format: Format, message: &crate::conversation::Message, c: usize) -> String {
-    match format {
-        Format::OpenAi => format!("tool_calls[{c}].id"),
-        Format::Anthropic => {
-            let block = message
-                .parts
-                .iter()
-                .enumerate()
-                .filter(|(_, part)| matches!(part, Part::ToolCall { .. }))
-                .nth(c)
-                .map_or(c, |(b, _)| b);
-            format!("content[{block}].id")
-        }
-    }
-}
-
-/// The wire field of the result in part `p` of a message.
-fn result_field(format: Format, p: usize) -> String {
-    match format {
-        Format::OpenAi => "tool_call_id".into(),
-        Format::Anthropic => format!("content[{p}].tool_use_id"),
-    }
 }
 
 #[cfg(test)]

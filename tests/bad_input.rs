@@ -155,7 +155,7 @@ fn rows() -> Vec<Row> {
             "truncated JSON",
             r#"{"messages": [{"role": "user", "content": "hi""#,
             BAD,
-            "{file}: malformed JSON at line 1, column 46: EOF while parsing an object",
+            "{file}: malformed JSON: EOF while parsing an object at line 1 column 46",
         ),
         row(
             "an empty file",
@@ -173,25 +173,25 @@ fn rows() -> Vec<Row> {
             "invalid UTF-8",
             b"[{\"role\": \"user\", \"content\": \"caf\xe9 \xff\"}]".to_vec(),
             BAD,
-            "{file}: malformed JSON at line 1, column 34: invalid unicode code point",
+            "{file}: malformed JSON: invalid unicode code point at line 1 column 34",
         ),
         row(
             "trailing garbage",
             format!("{VALID} xx"),
             BAD,
-            "{file}: malformed JSON at line 1, column 80: trailing characters",
+            "{file}: line 1: top level: trailing characters after the JSON value, at column 80",
         ),
         row(
             "NaN is not JSON",
             r#"[{"role": "user", "content": "x", "t": NaN}]"#,
             BAD,
-            "{file}: malformed JSON at line 1, column 40: expected value",
+            "{file}: malformed JSON: expected value at line 1 column 40",
         ),
         row(
             "nesting 10k deep",
             format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)),
             BAD,
-            "{file}: malformed JSON at line 1, column 128: recursion limit exceeded",
+            "{file}: malformed JSON: recursion limit exceeded at line 1 column 128",
         ),
         row(
             "nesting 10k deep inside a message",
@@ -201,7 +201,7 @@ fn rows() -> Vec<Row> {
                 "]".repeat(10_000)
             ),
             BAD,
-            "{file}: malformed JSON at line 1, column 155: recursion limit exceeded",
+            "{file}: malformed JSON: recursion limit exceeded at line 1 column 155",
         ),
         row(
             "a string at the top level",
@@ -491,6 +491,133 @@ fn rows() -> Vec<Row> {
                 "{file}: cannot read: No such file or directory",
             )
         },
+        // Every format (issue #11): an unanswered call, a result without its call, mismatched
+        // Gemini counts, a broken JSONL line; each named by message (or log line) and field.
+        row(
+            "responses: an unanswered function call",
+            r#"{"input": [{"role": "user", "content": "go"}, {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}, {"role": "user", "content": "?"}]}"#,
+            BAD,
+            "{file}: message 1: call_id: tool call `c1` is never answered where the format requires",
+        ),
+        row(
+            "responses: an output without its call",
+            r#"{"input": [{"role": "user", "content": "go"}, {"type": "function_call_output", "call_id": "zz", "output": "x"}]}"#,
+            BAD,
+            "{file}: message 1: call_id: tool result refers to unknown call id `zz`",
+        ),
+        row(
+            "gemini: fewer responses than calls (ids)",
+            r#"{"contents": [{"role": "user", "parts": [{"text": "go"}]}, {"role": "model", "parts": [{"functionCall": {"id": "a", "name": "f", "args": {}}}, {"functionCall": {"id": "b", "name": "f", "args": {}}}]}, {"role": "user", "parts": [{"functionResponse": {"id": "a", "name": "f", "response": {}}}]}]}"#,
+            BAD,
+            "{file}: message 1: parts[1].functionCall.id: tool call `b` is never answered where the format requires",
+        ),
+        row(
+            "gemini: fewer responses than calls (by name and order)",
+            r#"{"contents": [{"role": "user", "parts": [{"text": "go"}]}, {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}, {"functionCall": {"name": "f", "args": {}}}]}, {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}]}"#,
+            BAD,
+            "{file}: message 1: parts[1].functionCall.name: tool call `f#000001` is never answered where the format requires",
+        ),
+        row(
+            "gemini: more responses than calls",
+            r#"{"contents": [{"role": "user", "parts": [{"text": "go"}]}, {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]}, {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}, {"functionResponse": {"name": "f", "response": {}}}]}]}"#,
+            BAD,
+            "{file}: message 2: parts[1].functionResponse.name: tool result refers to unknown call id `f#unpaired-2.1`",
+        ),
+        row(
+            "gemini: a response without its call",
+            r#"{"contents": [{"role": "user", "parts": [{"text": "go"}]}, {"role": "model", "parts": [{"text": "hi"}]}, {"role": "user", "parts": [{"functionResponse": {"id": "zz", "name": "f", "response": {}}}]}]}"#,
+            BAD,
+            "{file}: message 2: parts[0].functionResponse.id: tool result refers to unknown call id `zz`",
+        ),
+        row(
+            "bedrock: an unanswered tool use",
+            r#"{"messages": [{"role": "user", "content": [{"text": "go"}]}, {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "f", "input": {}}}]}, {"role": "user", "content": [{"text": "?"}]}], "inferenceConfig": {}}"#,
+            BAD,
+            "{file}: message 1: content[0].toolUse.toolUseId: tool call `t1` is never answered where the format requires",
+        ),
+        row(
+            "bedrock: a tool result without its use",
+            r#"{"messages": [{"role": "user", "content": [{"text": "go"}]}, {"role": "assistant", "content": [{"text": "hi"}]}, {"role": "user", "content": [{"toolResult": {"toolUseId": "zz", "content": [{"text": "x"}]}}]}]}"#,
+            BAD,
+            "{file}: message 2: content[0].toolResult.toolUseId: tool result refers to unknown call id `zz`",
+        ),
+        row(
+            "claude code: an unanswered tool use names its line",
+            concat!(
+                r#"{"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s", "message": {"role": "user", "content": "go"}}"#,
+                "\n",
+                r#"{"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s", "message": {"id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]}}"#,
+                "\n",
+                r#"{"type": "user", "uuid": "u2", "parentUuid": "a1", "sessionId": "s", "message": {"role": "user", "content": "?"}}"#,
+                "\n",
+            ),
+            BAD,
+            "{file}: line 2 (message 1): content[0].id: tool call `t1` is never answered where the format requires",
+        ),
+        row(
+            "claude code: a broken JSONL line",
+            concat!(
+                r#"{"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s", "message": {"role": "user", "content": "go"}}"#,
+                "\n",
+                r#"{"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s", "message": {"id": "m1", "#,
+                "\n",
+                r#"{"type": "user", "uuid": "u2", "parentUuid": "a1", "sessionId": "s", "message": {"role": "user", "content": "?"}}"#,
+                "\n",
+            ),
+            BAD,
+            "{file}: malformed JSON: key must be a string at line 3 column 1",
+        ),
+        row(
+            "codex: an output without its call names its line",
+            concat!(
+                r#"{"timestamp": "t", "type": "session_meta", "payload": {"id": "s"}}"#,
+                "\n",
+                r#"{"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}}"#,
+                "\n",
+                r#"{"timestamp": "t", "type": "response_item", "payload": {"type": "function_call_output", "call_id": "zz", "output": "x"}}"#,
+                "\n",
+            ),
+            BAD,
+            "{file}: line 3 (message 1): call_id: tool result refers to unknown call id `zz`",
+        ),
+        row(
+            "pi: an unanswered tool call names its line",
+            concat!(
+                r#"{"type": "session", "id": "s", "timestamp": "t", "cwd": "/"}"#,
+                "\n",
+                r#"{"type": "message", "timestamp": "t", "message": {"role": "user", "content": [{"type": "text", "text": "go"}]}}"#,
+                "\n",
+                r#"{"type": "message", "timestamp": "t", "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "t1", "name": "bash", "arguments": {}}]}}"#,
+                "\n",
+                r#"{"type": "message", "timestamp": "t", "message": {"role": "user", "content": [{"type": "text", "text": "?"}]}}"#,
+                "\n",
+            ),
+            BAD,
+            "{file}: line 3 (message 1): content[0].id: tool call `t1` is never answered where the format requires",
+        ),
+        row(
+            "gemini cli: a tool call without its result",
+            r#"{"sessionId": "s", "projectHash": "h", "messages": [{"id": "1", "type": "user", "content": "go"}, {"id": "2", "type": "gemini", "content": "", "toolCalls": [{"id": "c1", "name": "ls", "args": {}}]}]}"#,
+            BAD,
+            "{file}: line 1 (message 1): parts[0].functionCall.id: tool call `c1` is never answered where the format requires",
+        ),
+        // Issue #9: a forced format refuses input that is clearly another's.
+        Row {
+            args: vec!["--target", "50", "--format", "openai"],
+            ..row(
+                "--format openai on an Anthropic body",
+                r#"{"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}]}"#,
+                BAD,
+                "{file}: the input is not openai: message 1 (a `tool_use` block) shows it is anthropic",
+            )
+        },
+        // Issue #9: Anthropic requires the first message to be a user message.
+        row(
+            "anthropic: a conversation opening with the assistant",
+            r#"{"system": "s", "messages": [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "go"}]}"#,
+            BAD,
+            "{file}: message 0: role: the first message must be a user message in this format",
+        ),
     ]
 }
 

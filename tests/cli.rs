@@ -346,7 +346,7 @@ fn errors_name_the_file_message_and_field() {
     );
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).contains("-: malformed JSON at line 2, column 12: expected value"),
+        stderr(&output).contains("-: malformed JSON: expected value at line 2 column 12"),
         "{}",
         stderr(&output)
     );

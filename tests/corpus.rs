@@ -1,12 +1,13 @@
 //! The real recorded agent conversations in `../shared/corpus` (Claude Code, SWE-agent,
-//! tau-bench). CI has them; elsewhere each test says it skips.
+//! tau-bench, converted to OpenAI format) and `../shared/corpus/raw` (native session logs and
+//! API request bodies in every format). CI has them; elsewhere each test says it skips.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use ctxcompact::{
-    Action, Budget, Conversation, Options, Part, Role, Tokenizer, ToolMode, ToolOptions, check,
-    compact, format, trim_tools,
+    Action, Budget, Conversation, Format, Options, Part, Role, Tokenizer, ToolMode, ToolOptions,
+    check, compact, format, trim_tools,
 };
 
 /// The corpus's valid and invalid files, or `None` (with a note) when it is absent.
@@ -25,7 +26,7 @@ fn corpus() -> Option<(Vec<PathBuf>, Vec<PathBuf>)> {
     let (mut valid, mut invalid) = (Vec::new(), Vec::new());
     for source in std::fs::read_dir(&root).unwrap() {
         let source = source.unwrap().path();
-        // raw/ holds native logs, read by their own tests.
+        // `raw/` holds the native formats: see the tests at the end.
         if !source.is_dir() || source.ends_with("raw") {
             continue;
         }
@@ -291,4 +292,182 @@ fn clearing_alone_meets_the_budget_where_it_suffices() {
     }
     eprintln!("{by_clearing} recordings met the budget by clearing alone");
     assert!(by_clearing >= 5);
+}
+
+/// The native recordings in `../shared/corpus/raw` (every format), or `None` (with a note).
+fn raw_corpus() -> Option<Vec<PathBuf>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/raw");
+    if !root.is_dir() {
+        eprintln!(
+            "skipping the raw-format tests: {} not found",
+            root.display()
+        );
+        return None;
+    }
+    let mut files = Vec::new();
+    let mut folders = vec![root];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "json" || e == "jsonl")
+                && !path.ends_with("provenance.json")
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 60, "the raw corpus looks incomplete");
+    Some(files)
+}
+
+/// The API format each folder of `raw/` reads into.
+fn raw_wire_format(path: &Path) -> Format {
+    let folder = path
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap();
+    match folder {
+        "claude-code" | "pi" => Format::Anthropic,
+        "codex" | "responses" => Format::Responses,
+        "gemini-cli" | "gemini" => Format::Gemini,
+        "bedrock" => Format::Bedrock,
+        other => panic!("unexpected folder {other}"),
+    }
+}
+
+#[test]
+fn every_raw_recording_reads_validates_and_compacts_to_half_in_its_api_format() {
+    let Some(files) = raw_corpus() else { return };
+    let (mut valid, mut broken, mut compacted, mut cannot_fit, mut within) = (0, 0, 0, 0, 0);
+    for path in &files {
+        let name = path.display();
+        let input = match format::parse(&std::fs::read(path).unwrap(), None) {
+            Ok(input) => input,
+            Err(err) => {
+                // A known-broken log: the error names the line and the field.
+                let text = err.to_string();
+                assert!(text.starts_with("line "), "{name}: {text}");
+                broken += 1;
+                eprintln!("raw: {name}: unreadable as recorded: {text}");
+                continue;
+            }
+        };
+        assert_eq!(input.format, raw_wire_format(path), "{name}");
+        let problems = check(&input);
+        if let Some(first) = problems.first() {
+            // Recorded with a call left unanswered (an interrupted turn): named by line or
+            // message, and field.
+            let session = input.lines.len() == input.messages.len() && !input.lines.is_empty();
+            assert!(!session || first.at.line.is_some(), "{name}: {first}");
+            assert!(first.at.message.is_some(), "{name}: {first}");
+            broken += 1;
+            eprintln!("raw: {name}: invalid as recorded: {first}");
+            continue;
+        }
+        valid += 1;
+        match compact(input.clone(), &options(Budget::Ratio(0.5))) {
+            Ok(result) => {
+                match result.report.action {
+                    Action::WithinBudget => within += 1,
+                    _ => compacted += 1,
+                }
+                let output = &result.conversation;
+                assert_eq!(check(output), Vec::new(), "{name}");
+                // Written in its API format, and read back the same.
+                let bytes = format::render_bytes(output);
+                let again = format::parse(&bytes, Some(output.format)).unwrap();
+                assert_eq!(format::render(&again), format::render(output), "{name}");
+                // An empty conversation is within any budget: nothing can be removed.
+                assert!(
+                    result.report.tokens_after <= result.report.budget
+                        || result.report.messages_before == 0,
+                    "{name}"
+                );
+            }
+            Err(err) if err.is_cannot_fit() => cannot_fit += 1,
+            Err(err) => panic!("{name}: {err}"),
+        }
+    }
+    eprintln!(
+        "raw corpus: {} files, {valid} valid ({compacted} compacted, {within} within budget, {cannot_fit} cannot fit), {broken} broken as recorded",
+        files.len()
+    );
+    assert!(
+        valid * 4 >= files.len() * 3,
+        "too few raw recordings read as valid"
+    );
+}
+
+#[test]
+fn raw_api_bodies_round_trip_to_the_same_json() {
+    let Some(files) = raw_corpus() else { return };
+    let mut checked = 0;
+    for path in files
+        .iter()
+        .filter(|p| p.components().any(|c| c.as_os_str() == "api"))
+    {
+        let bytes = std::fs::read(path).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let conversation = format::parse(&bytes, None).unwrap();
+        assert_eq!(format::render(&conversation), value, "{}", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 15, "{checked}");
+}
+
+/// Tool calls and tool results in a conversation.
+fn tool_counts(conversation: &Conversation) -> (usize, usize) {
+    let calls = conversation
+        .messages
+        .iter()
+        .map(|m| m.call_ids().count())
+        .sum();
+    let results = conversation
+        .messages
+        .iter()
+        .map(|m| m.result_ids().count())
+        .sum();
+    (calls, results)
+}
+
+#[test]
+fn claude_code_logs_read_whole_have_the_tool_counts_of_their_conversions() {
+    let Some(files) = raw_corpus() else { return };
+    let converted =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/claude-code-spotter");
+    let mut compared = 0;
+    for path in files
+        .iter()
+        .filter(|p| p.parent().unwrap().ends_with("claude-code"))
+    {
+        let stem = path.file_stem().unwrap().to_str().unwrap();
+        let Some(rest) = stem.strip_prefix("marot-spotter__") else {
+            continue;
+        };
+        let counterpart = converted.join(format!(
+            "{}.json",
+            rest.replace("_subagents_", "__subagents__")
+        ));
+        if !counterpart.is_file() {
+            continue;
+        }
+        let options = format::ReadOptions {
+            format: Some(Format::ClaudeCode),
+            whole_history: true,
+        };
+        let native = format::parse_with(&std::fs::read(path).unwrap(), &options).unwrap();
+        let expected = tool_counts(&read(&counterpart));
+        assert_eq!(tool_counts(&native), expected, "{}", path.display());
+        compared += 1;
+    }
+    eprintln!("claude code: {compared} native logs match their conversions' tool counts");
+    assert!(compared >= 15, "{compared}");
 }

@@ -101,3 +101,198 @@ fn parallel_counting_equals_counting_on_one_thread() {
     let sequential = ctxcompact::count(&conversation, Tokenizer::O200k.counter());
     assert_eq!(parallel, sequential);
 }
+
+/// One conversation written in each API format, as the library should detect it.
+fn one_of_each() -> Vec<(Format, &'static str)> {
+    vec![
+        (
+            Format::OpenAi,
+            r#"{"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "a", "content": "x"}]}"#,
+        ),
+        (
+            Format::Anthropic,
+            r#"{"system": "s", "messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "ls", "input": {}}]}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]}]}"#,
+        ),
+        (
+            Format::Responses,
+            r#"{"model": "m", "input": [{"role": "user", "content": "go"}, {"type": "function_call", "call_id": "a", "name": "ls", "arguments": "{}"}, {"type": "function_call_output", "call_id": "a", "output": "x"}]}"#,
+        ),
+        (
+            Format::Gemini,
+            r#"{"contents": [{"role": "user", "parts": [{"text": "go"}]}, {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]}, {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"output": "x"}}}]}]}"#,
+        ),
+        (
+            Format::Bedrock,
+            r#"{"messages": [{"role": "user", "content": [{"text": "go"}]}, {"role": "assistant", "content": [{"toolUse": {"toolUseId": "a", "name": "ls", "input": {}}}]}, {"role": "user", "content": [{"toolResult": {"toolUseId": "a", "content": [{"text": "x"}]}}]}]}"#,
+        ),
+    ]
+}
+
+#[test]
+fn every_api_format_is_detected_round_trips_and_validates() {
+    for (expected, text) in one_of_each() {
+        let conversation = format::parse(text.as_bytes(), None).unwrap();
+        assert_eq!(conversation.format, expected, "{text}");
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(format::render(&conversation), value, "{text}");
+        assert_eq!(ctxcompact::check(&conversation), Vec::new(), "{text}");
+        assert_eq!(conversation.result_window(1), 2..3, "{text}");
+    }
+}
+
+#[test]
+fn every_format_has_a_cli_name_that_reads_back() {
+    for &format in Format::ALL {
+        assert_eq!(format.as_str().parse::<Format>(), Ok(format));
+    }
+    assert!(
+        "json"
+            .parse::<Format>()
+            .unwrap_err()
+            .contains("claude-code")
+    );
+}
+
+// See: #9
+#[test]
+fn null_and_empty_fields_are_no_evidence_of_a_format() {
+    let body = r#"{"messages": [{"role": "user", "content": "go", "tool_calls": null},
+        {"role": "assistant", "tool_calls": [], "content": [{"type": "tool_use", "id": "a", "name": "ls", "input": {}}]},
+        {"role": "user", "tool_calls": null, "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]}]}"#;
+    let conversation = format::parse(body.as_bytes(), None).unwrap();
+    assert_eq!(conversation.format, Format::Anthropic);
+    assert_eq!(ctxcompact::check(&conversation), Vec::new());
+}
+
+// See: #9
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let mut bytes = b"\xEF\xBB\xBF".to_vec();
+    bytes.extend_from_slice(br#"[{"role": "user", "content": "hi"}]"#);
+    let conversation = format::parse(&bytes, None).unwrap();
+    assert_eq!(conversation.messages[0].text(), "hi");
+}
+
+// See: #9
+#[test]
+fn numbers_pass_through_byte_for_byte() {
+    let body = r#"{"model":"m","seed":123456789012345678901234567890,"tiny":1e-400,"huge":1e400,"x":1.50,"messages":[{"role":"user","content":"hi","n":-0.0}]}"#;
+    let conversation = format::parse(body.as_bytes(), None).unwrap();
+    let rendered = serde_json::to_string(&format::render(&conversation)).unwrap();
+    // serde_json's arbitrary precision keeps every digit; it writes a positive exponent with
+    // its sign (`1e+400`), the same number.
+    assert_eq!(rendered, body.replace("1e400", "1e+400"));
+}
+
+// See: #9
+#[test]
+fn compacting_anthropic_without_a_marker_never_opens_with_the_assistant() {
+    let mut messages = Vec::new();
+    for i in 0..12 {
+        messages.push(
+            serde_json::json!({"role": "user", "content": format!("request {i} ").repeat(40)}),
+        );
+        messages.push(
+            serde_json::json!({"role": "assistant", "content": format!("answer {i} ").repeat(40)}),
+        );
+    }
+    let value = serde_json::json!({"system": "s", "messages": messages});
+    let conversation = format::parse_value(value, None).unwrap();
+    for strategy in [ctxcompact::Strategy::Oldest, ctxcompact::Strategy::Middle] {
+        let options = ctxcompact::Options {
+            budget: ctxcompact::Budget::Ratio(0.3),
+            marker: false,
+            strategy: Some(strategy),
+            ..ctxcompact::Options::with_budget(ctxcompact::Budget::Ratio(0.5))
+        };
+        let out = ctxcompact::compact(conversation.clone(), &options).unwrap();
+        assert!(out.report.messages_after < 24);
+        assert_eq!(out.conversation.messages[0].role, ctxcompact::Role::User);
+        assert_eq!(ctxcompact::check(&out.conversation), Vec::new());
+    }
+}
+
+#[test]
+fn jsonl_with_two_values_on_a_line_is_read() {
+    let log = concat!(
+        r#"{"type": "session", "id": "s", "cwd": "/"}"#,
+        "\n",
+        r#"{"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": "go"}]}}{"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}}"#,
+        "\n",
+    );
+    let conversation = format::parse(log.as_bytes(), None).unwrap();
+    assert_eq!(conversation.format, Format::Anthropic);
+    assert_eq!(conversation.messages.len(), 2);
+    assert_eq!(conversation.lines, vec![2, 2]);
+}
+
+#[test]
+fn a_claude_code_compaction_is_honoured_and_the_whole_history_is_an_option() {
+    let line = |uuid: &str, parent: Option<&str>, role: &str, text: &str| {
+        serde_json::json!({"type": role, "uuid": uuid, "parentUuid": parent, "sessionId": "s",
+            "message": {"role": role, "content": text}})
+        .to_string()
+    };
+    let boundary = serde_json::json!({"type": "system", "subtype": "compact_boundary", "uuid": "b",
+        "parentUuid": null, "logicalParentUuid": "a1", "sessionId": "s"});
+    let mut summary: serde_json::Map<String, Value> =
+        serde_json::from_str(&line("u2", Some("b"), "user", "summary of before")).unwrap();
+    summary.insert("isCompactSummary".into(), Value::Bool(true));
+    let log = [
+        line("u1", None, "user", "first request"),
+        line("a1", Some("u1"), "assistant", "first answer"),
+        boundary.to_string(),
+        Value::Object(summary).to_string(),
+        line("a2", Some("u2"), "assistant", "second answer"),
+    ]
+    .join("\n");
+    let current = format::parse(log.as_bytes(), None).unwrap();
+    let texts = |c: &ctxcompact::Conversation| {
+        c.messages
+            .iter()
+            .map(ctxcompact::Message::text)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(texts(&current), ["summary of before", "second answer"]);
+    let options = format::ReadOptions {
+        format: None,
+        whole_history: true,
+    };
+    let whole = format::parse_with(log.as_bytes(), &options).unwrap();
+    assert_eq!(
+        texts(&whole),
+        [
+            "first request",
+            "first answer",
+            "summary of before",
+            "second answer"
+        ]
+    );
+    assert_eq!(whole.lines, vec![1, 2, 4, 5]);
+}
+
+#[test]
+fn a_pi_tree_session_reads_the_branch_that_leads_to_its_last_entry() {
+    let entry = |id: &str, parent: Option<&str>, role: &str, text: &str| {
+        serde_json::json!({"type": "message", "id": id, "parentId": parent,
+            "message": {"role": role, "content": [{"type": "text", "text": text}]}})
+        .to_string()
+    };
+    let log = [
+        serde_json::json!({"type": "session", "version": 3, "id": "s", "cwd": "/"}).to_string(),
+        entry("m1", None, "user", "go"),
+        entry("m2", Some("m1"), "assistant", "ok"),
+        entry("m3", Some("m2"), "user", "abandoned"),
+        entry("m4", Some("m2"), "user", "retry"),
+        entry("m5", Some("m4"), "assistant", "done"),
+    ]
+    .join("\n");
+    let conversation = format::parse(log.as_bytes(), Some(Format::Pi)).unwrap();
+    let texts: Vec<String> = conversation
+        .messages
+        .iter()
+        .map(ctxcompact::Message::text)
+        .collect();
+    assert_eq!(texts, ["go", "ok", "retry", "done"]);
+    assert_eq!(conversation.lines, vec![2, 3, 5, 6]);
+}

@@ -14,6 +14,7 @@
 //! kept in `tests/properties/regressions.txt` and replayed first on every run.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::process::Command;
 
@@ -294,18 +295,238 @@ fn chat(format: Format) -> impl Strategy<Value = Spec> {
     })
 }
 
-/// Valid conversations in both formats.
+/// Valid conversations in every wire format: OpenAI and Anthropic written directly, Responses
+/// from the OpenAI shape, Gemini and Bedrock from the Anthropic shape.
 fn conversation() -> impl Strategy<Value = Generated> {
-    prop_oneof![
-        4 => spec(Format::OpenAi),
-        4 => spec(Format::Anthropic),
-        1 => chat(Format::OpenAi),
-        1 => chat(Format::Anthropic),
-    ]
-    .prop_map(|spec| Generated {
+    let direct = |spec: Spec| Generated {
         format: spec.format,
         value: build(&spec),
-    })
+    };
+    let to = |format: Format, convert: fn(Value) -> Value| {
+        move |spec: Spec| Generated {
+            format,
+            value: convert(build(&spec)),
+        }
+    };
+    prop_oneof![
+        3 => spec(Format::OpenAi).prop_map(direct),
+        3 => spec(Format::Anthropic).prop_map(direct),
+        1 => chat(Format::OpenAi).prop_map(direct),
+        1 => chat(Format::Anthropic).prop_map(direct),
+        2 => spec(Format::OpenAi).prop_map(to(Format::Responses, as_responses)),
+        2 => spec(Format::Anthropic).prop_map(to(Format::Gemini, as_gemini)),
+        2 => spec(Format::Anthropic).prop_map(to(Format::Bedrock, as_bedrock)),
+    ]
+}
+
+/// The messages of a built conversation and, for a body, the body without them.
+fn split(value: Value) -> (Option<Map<String, Value>>, Vec<Value>) {
+    match value {
+        Value::Array(messages) => (None, messages),
+        Value::Object(mut top) => {
+            let messages = match top.get_mut("messages").map(Value::take) {
+                Some(Value::Array(messages)) => messages,
+                _ => Vec::new(),
+            };
+            (Some(top), messages)
+        }
+        _ => unreachable!("build writes an array or an object"),
+    }
+}
+
+/// Puts converted messages back under `key`, keeping the body's other fields in order.
+fn join(top: Option<Map<String, Value>>, key: &str, items: Vec<Value>) -> Value {
+    let Some(top) = top else {
+        return Value::Array(items);
+    };
+    let mut out = Map::new();
+    for (name, value) in top {
+        if name == "messages" {
+            out.insert(key.into(), Value::Array(items.clone()));
+        } else {
+            out.insert(name, value);
+        }
+    }
+    Value::Object(out)
+}
+
+/// An OpenAI content field as Responses content: text parts become `input_text` (or
+/// `output_text` for the assistant), images `input_image`.
+fn responses_content(content: &Value, assistant: bool) -> Value {
+    let Value::Array(parts) = content else {
+        return content.clone();
+    };
+    let parts = parts
+        .iter()
+        .map(|part| {
+            let mut part = part.clone();
+            match part["type"].as_str() {
+                Some("text") => {
+                    part["type"] = json!(if assistant {
+                        "output_text"
+                    } else {
+                        "input_text"
+                    });
+                }
+                Some("image_url") => {
+                    part = json!({"type": "input_image", "image_url": part["image_url"]["url"]});
+                }
+                _ => {}
+            }
+            part
+        })
+        .collect();
+    Value::Array(parts)
+}
+
+/// An OpenAI Chat conversation as Responses input items.
+fn as_responses(value: Value) -> Value {
+    let (top, messages) = split(value);
+    let mut items = Vec::new();
+    for mut message in messages {
+        let role = message["role"].as_str().unwrap_or_default().to_string();
+        if role == "tool" {
+            let output = message
+                .get("content")
+                .map_or_else(|| json!(""), |c| responses_content(c, false));
+            items.push(json!({"type": "function_call_output", "call_id": message["tool_call_id"], "output": output}));
+            continue;
+        }
+        let object = message.as_object_mut().unwrap();
+        object.shift_remove("name");
+        let calls = object.shift_remove("tool_calls");
+        let content = object.get("content").cloned().unwrap_or(Value::Null);
+        if !content.is_null() || calls.is_none() {
+            let content = if content.is_null() {
+                json!("")
+            } else {
+                content
+            };
+            object.insert(
+                "content".into(),
+                responses_content(&content, role == "assistant"),
+            );
+            items.push(message);
+        }
+        for call in calls.iter().flat_map(|c| c.as_array().unwrap()) {
+            items.push(json!({"type": "function_call", "call_id": call["id"], "name": call["function"]["name"], "arguments": call["function"]["arguments"]}));
+        }
+    }
+    join(top, "input", items)
+}
+
+/// Anthropic content as Gemini parts; `names` maps call ids to tool names for the results.
+fn gemini_parts(
+    content: &Value,
+    names: &mut BTreeMap<String, String>,
+    with_ids: bool,
+) -> Vec<Value> {
+    let Value::Array(blocks) = content else {
+        return vec![json!({"text": content})];
+    };
+    blocks
+        .iter()
+        .map(|block| match block["type"].as_str() {
+            Some("thinking") => json!({"text": block["thinking"], "thought": true, "thoughtSignature": block["signature"]}),
+            Some("image") => json!({"inlineData": {"mimeType": block["source"]["media_type"], "data": block["source"]["data"]}}),
+            Some("tool_use") => {
+                let id = block["id"].as_str().unwrap().to_string();
+                names.insert(id.clone(), block["name"].as_str().unwrap().to_string());
+                let mut call = json!({"name": block["name"], "args": block["input"]});
+                if with_ids {
+                    call["id"] = json!(id);
+                }
+                json!({"functionCall": call, "thoughtSignature": "c2ln"})
+            }
+            Some("tool_result") => {
+                let id = block["tool_use_id"].as_str().unwrap();
+                let text = match &block["content"] {
+                    Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<String>(),
+                    Value::String(text) => text.clone(),
+                    _ => String::new(),
+                };
+                let key = if block["is_error"] == json!(true) { "error" } else { "output" };
+                let mut response = json!({"name": names[id], "response": {key: text}});
+                if with_ids {
+                    response["id"] = json!(id);
+                }
+                json!({"functionResponse": response})
+            }
+            _ => {
+                let mut part = block.clone();
+                part.as_object_mut().unwrap().shift_remove("type");
+                part
+            }
+        })
+        .collect()
+}
+
+/// An Anthropic conversation as Gemini contents; calls carry ids in half the conversations.
+fn as_gemini(value: Value) -> Value {
+    let (top, messages) = split(value);
+    let with_ids = messages.len() % 2 == 0;
+    let mut names = BTreeMap::new();
+    let contents = messages
+        .iter()
+        .map(|message| {
+            let role = if message["role"] == json!("assistant") {
+                "model"
+            } else {
+                "user"
+            };
+            json!({"role": role, "parts": gemini_parts(&message["content"], &mut names, with_ids)})
+        })
+        .collect();
+    let mut out = join(top, "contents", contents);
+    if let Some(system) = out.as_object_mut().and_then(|o| o.shift_remove("system")) {
+        let parts = gemini_parts(&system, &mut names, with_ids);
+        out["systemInstruction"] = json!({"parts": parts});
+    }
+    out
+}
+
+/// Anthropic content as Bedrock blocks.
+fn bedrock_blocks(content: &Value) -> Vec<Value> {
+    let Value::Array(blocks) = content else {
+        return vec![json!({"text": content})];
+    };
+    blocks
+        .iter()
+        .map(|block| match block["type"].as_str() {
+            Some("thinking") => json!({"reasoningContent": {"reasoningText": {"text": block["thinking"], "signature": block["signature"]}}}),
+            Some("image") => json!({"image": {"format": "png", "source": {"bytes": block["source"]["data"]}}}),
+            Some("tool_use") => json!({"toolUse": {"toolUseId": block["id"], "name": block["name"], "input": block["input"]}}),
+            Some("tool_result") => {
+                let mut result = json!({"toolUseId": block["tool_use_id"]});
+                if let Some(content) = block.get("content") {
+                    result["content"] = Value::Array(bedrock_blocks(content));
+                }
+                if block["is_error"] == json!(true) {
+                    result["status"] = json!("error");
+                }
+                json!({"toolResult": result})
+            }
+            _ => {
+                let mut part = block.clone();
+                part.as_object_mut().unwrap().shift_remove("type");
+                part
+            }
+        })
+        .collect()
+}
+
+/// An Anthropic conversation as Bedrock Converse messages.
+fn as_bedrock(value: Value) -> Value {
+    let (top, messages) = split(value);
+    let messages = messages
+        .iter()
+        .map(|message| json!({"role": message["role"], "content": bedrock_blocks(&message["content"])}))
+        .collect();
+    let mut out = join(top, "messages", messages);
+    if let Some(system) = out.get("system").cloned() {
+        out["system"] = Value::Array(bedrock_blocks(&system));
+    }
+    out
 }
 
 /// Writes a spec in its format.
@@ -385,6 +606,10 @@ fn build(spec: &Spec) -> Value {
             }
         }
     }
+    // Anthropic (and the formats made from it) must open with a user message.
+    if anthropic && messages.first().is_some_and(|m| m["role"] != json!("user")) {
+        messages.insert(0, json!({"role": "user", "content": "start"}));
+    }
     envelope(spec, messages)
 }
 
@@ -408,9 +633,10 @@ fn envelope(spec: &Spec, messages: Vec<Value>) -> Value {
         }
         (_, system) => {
             let mut top = Map::new();
-            let model = match spec.format {
-                Format::OpenAi => "gpt-4o",
-                Format::Anthropic => "claude-sonnet-4",
+            let model = if spec.format == Format::OpenAi {
+                "gpt-4o"
+            } else {
+                "claude-sonnet-4"
             };
             top.insert("model".into(), json!(model));
             top.insert("max_tokens".into(), json!(1024));
@@ -446,12 +672,11 @@ fn text_block(body: &Body) -> Value {
 
 /// An image block in the format's own shape.
 fn image_block(format: Format) -> Value {
-    match format {
-        Format::OpenAi => {
-            json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}})
-        }
-        Format::Anthropic => json!({"type": "image", "source": {
-            "type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}),
+    if format == Format::OpenAi {
+        json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}})
+    } else {
+        json!({"type": "image", "source": {
+            "type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}})
     }
 }
 
@@ -675,6 +900,11 @@ fn is_user_turn(message: &Message) -> bool {
 fn units(conversation: &Conversation) -> Vec<Unit> {
     let messages = &conversation.messages;
     let last_user = messages.iter().rposition(is_user_turn);
+    // Formats that must open with a user message pin the first one too.
+    let first_user = conversation
+        .must_open_with_user()
+        .then(|| messages.iter().position(is_user_turn))
+        .flatten();
     let mut units: Vec<Unit> = Vec::new();
     let mut start = 0;
     while start < messages.len() {
@@ -682,7 +912,8 @@ fn units(conversation: &Conversation) -> Vec<Unit> {
         units.push(Unit {
             messages: start..end,
             pinned: messages[start].role == Role::System
-                || last_user.is_some_and(|u| (start..end).contains(&u)),
+                || last_user.is_some_and(|u| (start..end).contains(&u))
+                || first_user.is_some_and(|u| (start..end).contains(&u)),
         });
         start = end;
     }
@@ -706,14 +937,31 @@ fn pinned_minimum(conversation: &Conversation, tokenizer: Tokenizer) -> usize {
 
 /// Input messages in tool rounds that drop-mode trimming may remove (rounds older than the last
 /// `keep`): the removal strategies' protections do not cover what trimming removed first.
+/// The messages that start a tool round: those whose window holds calls, except those inside
+/// an earlier round's window (Responses has one item per call, and reasoning before them).
+fn callers(conversation: &Conversation) -> Vec<usize> {
+    let mut callers: Vec<usize> = Vec::new();
+    let mut end = 0;
+    for i in 0..conversation.messages.len() {
+        let window = conversation.result_window(i).end.max(i + 1);
+        if i >= end
+            && conversation.messages[i..window]
+                .iter()
+                .any(Message::has_calls)
+        {
+            callers.push(i);
+            end = window;
+        }
+    }
+    callers
+}
+
 fn trimmable(conversation: &Conversation, mode: ToolMode, keep: usize) -> Vec<bool> {
     let mut exposed = vec![false; conversation.messages.len()];
     if mode != ToolMode::Drop {
         return exposed;
     }
-    let callers: Vec<usize> = (0..conversation.messages.len())
-        .filter(|&i| conversation.messages[i].has_calls())
-        .collect();
+    let callers = callers(conversation);
     for &caller in &callers[..callers.len().saturating_sub(keep)] {
         let end = conversation.result_window(caller).end;
         for flag in &mut exposed[caller..end] {
@@ -1188,9 +1436,7 @@ proptest! {
         let kept = kept_indices(&out.report, input.messages.len())?;
         prop_assert_eq!(kept.len(), out.conversation.messages.len());
         let output_of = |i: usize| kept.binary_search(&i).ok().map(|o| &out.conversation.messages[o]);
-        let callers: Vec<usize> = (0..input.messages.len())
-            .filter(|&i| input.messages[i].has_calls())
-            .collect();
+        let callers = callers(&input);
         let latest = callers.len().saturating_sub(keep);
         let mut in_round = vec![false; input.messages.len()];
         for (r, &caller) in callers.iter().enumerate() {
@@ -1198,7 +1444,7 @@ proptest! {
             for flag in &mut in_round[round.clone()] {
                 *flag = true;
             }
-            let calls: Vec<(&str, &str)> = input.messages[caller].parts.iter().filter_map(|p| match p {
+            let calls: Vec<(&str, &str)> = input.messages[round.clone()].iter().flat_map(|m| &m.parts).filter_map(|p| match p {
                 Part::ToolCall { id, name, .. } => Some((id.as_str(), name.as_str())),
                 _ => None,
             }).collect();
@@ -1406,7 +1652,7 @@ fn mutated() -> impl Strategy<Value = Value> {
 
 /// Runs every entry point on a value; only panics fail. Whatever compacts must be valid.
 fn exercise(value: &Value) -> Result<(), TestCaseError> {
-    for format in [None, Some(Format::OpenAi), Some(Format::Anthropic)] {
+    for format in std::iter::once(None).chain(Format::ALL.iter().copied().map(Some)) {
         let Ok(conversation) = format::parse_value(value.clone(), format) else {
             continue;
         };
@@ -1479,7 +1725,7 @@ proptest! {
         cut in any::<prop::sample::Index>(),
         flip in any::<u8>(),
     ) {
-        for format in [None, Some(Format::OpenAi), Some(Format::Anthropic)] {
+        for format in std::iter::once(None).chain(Format::ALL.iter().copied().map(Some)) {
             let _ = format::parse(&bytes, format);
         }
         let mut text = serde_json::to_vec(&generated.value).unwrap();

@@ -77,7 +77,8 @@ fn build(format: Format, steps: &[Step]) -> Conversation {
                             );
                         }
                     }
-                    Format::Anthropic => {
+                    // The generator makes OpenAI and Anthropic conversations only.
+                    _ => {
                         let uses: Vec<Value> = ids
                             .iter()
                             .map(|id| {
@@ -104,7 +105,8 @@ fn build(format: Format, steps: &[Step]) -> Conversation {
         Format::OpenAi => json!({"model": "gpt-4o", "messages":
             std::iter::once(json!({"role": "system", "content": "You are a coding agent."}))
                 .chain(messages).collect::<Vec<_>>()}),
-        Format::Anthropic => {
+        // The generator makes OpenAI and Anthropic conversations only.
+        _ => {
             json!({"model": "claude-sonnet-4", "system": "You are a coding agent.",
             "messages": messages})
         }

@@ -6,11 +6,139 @@
 //! `is_error`); `image`, `document`, `thinking`, `redacted_thinking` and unknown types stay
 //! [`Part::Opaque`].
 
+use std::ops::Range;
+
 use serde_json::{Map, Value};
 
-use super::{Format, kind, parse_content, render_content, required_str};
+use super::{
+    Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, parse_content, render_content,
+    required_str, single, split_envelope,
+};
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
+
+/// Anthropic Messages.
+pub(super) struct Anthropic;
+
+impl Reader for Anthropic {
+    fn wire(&self) -> &'static dyn Wire {
+        &Anthropic
+    }
+
+    fn evidence(&self, records: &[Record]) -> Evidence {
+        let mut evidence = Evidence::default();
+        let Some((envelope, messages)) = list(records, "messages") else {
+            return evidence;
+        };
+        match envelope.and_then(|e| e.get("system")) {
+            Some(Value::String(_)) => evidence.add(true, || "a top-level `system` string".into()),
+            Some(Value::Array(blocks)) if blocks.iter().any(|b| b.get("type").is_some()) => {
+                evidence.add(true, || "top-level `system` blocks".into());
+            }
+            // Bedrock's system blocks have no `type`; anything else is Anthropic's to refuse.
+            None | Some(Value::Null | Value::Array(_)) => {}
+            Some(_) => evidence.add(false, || "a top-level `system` field".into()),
+        }
+        for (index, message) in messages.iter().enumerate() {
+            for block in message
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(
+                    kind @ ("tool_use" | "tool_result" | "thinking" | "redacted_thinking"
+                    | "document" | "image"),
+                ) = block.get("type").and_then(Value::as_str)
+                {
+                    evidence.add(true, || format!("message {index} (a `{kind}` block)"));
+                }
+            }
+        }
+        evidence
+    }
+
+    fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
+        let value = single(records, Format::Anthropic)?;
+        let (envelope, messages) = split_envelope(value, "messages")?;
+        parse(envelope, messages)
+    }
+}
+
+impl Wire for Anthropic {
+    fn list_key(&self) -> &'static str {
+        "messages"
+    }
+
+    fn render_system(&self, system: &Message) -> Value {
+        render_system(system)
+    }
+
+    fn render_message(&self, message: &Message) -> Value {
+        render_message(message)
+    }
+
+    /// The very next message, when it is a user message.
+    fn result_window(&self, messages: &[Message], index: usize) -> Range<usize> {
+        next_user_window(messages, index)
+    }
+
+    fn merge_marker(&self, message: &mut Message, text: &str) -> bool {
+        merge_text_in_front(message, text, |text| {
+            let mut block = Map::new();
+            block.insert("type".into(), Value::String("text".into()));
+            Part::Text {
+                text: text.to_string(),
+                extra: block,
+            }
+        })
+    }
+
+    fn first_must_be_user(&self) -> bool {
+        true
+    }
+
+    fn call_field(&self, _: &Message, part: usize) -> String {
+        format!("content[{part}].id")
+    }
+
+    fn result_field(&self, _: &Message, part: usize) -> String {
+        format!("content[{part}].tool_use_id")
+    }
+}
+
+/// The results window of formats whose results sit in the very next user message.
+pub(super) fn next_user_window(messages: &[Message], index: usize) -> Range<usize> {
+    let start = index + 1;
+    if !messages.get(index).is_some_and(Message::has_calls) {
+        return start..start;
+    }
+    match messages.get(start) {
+        Some(next) if next.role == Role::User => start..start + 1,
+        _ => start..start,
+    }
+}
+
+/// Puts a marker in front of a user turn without tool results (formats that need user and
+/// assistant turns to alternate); `block` makes a new text block in the format's shape.
+pub(super) fn merge_text_in_front(
+    message: &mut Message,
+    text: &str,
+    block: impl Fn(&str) -> Part,
+) -> bool {
+    if message.role != Role::User || message.has_results() {
+        return false;
+    }
+    if let (Layout::Text, [Part::Text { text: existing, .. }]) =
+        (message.layout, message.parts.as_mut_slice())
+    {
+        *existing = format!("{text}\n\n{existing}");
+    } else {
+        message.parts.insert(0, block(text));
+        message.layout = Layout::Blocks;
+    }
+    true
+}
 
 pub(super) fn parse(
     mut envelope: Option<Map<String, Value>>,
@@ -30,6 +158,7 @@ pub(super) fn parse(
         system,
         messages,
         envelope,
+        lines: Vec::new(),
     })
 }
 
@@ -173,12 +302,12 @@ fn parse_block(
     }
 }
 
-pub(super) fn render_system(system: &Message) -> Value {
+fn render_system(system: &Message) -> Value {
     let parts: Vec<&Part> = system.parts.iter().collect();
     render_content(&parts, system.layout, |_| Value::Null).unwrap_or(Value::Null)
 }
 
-pub(super) fn render_message(message: &Message) -> Value {
+fn render_message(message: &Message) -> Value {
     let mut object = message.extra.clone();
     let parts: Vec<&Part> = message.parts.iter().collect();
     let content =

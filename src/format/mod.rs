@@ -1,107 +1,429 @@
-//! Wire formats: reading bytes into a [`Conversation`] and writing it back.
+//! Formats: reading bytes into a [`Conversation`] and writing it back.
 //!
-//! Two formats are supported, OpenAI Chat Completions and Anthropic Messages. Output is always
-//! written in the input's format, and every field the engine does not interpret passes through
-//! unchanged, in its original key order.
+//! Each format is one file behind one interface. A `Reader` detects its format (with the
+//! evidence it found) and reads records into a conversation; a `Wire` — one per API request
+//! format — writes a conversation back, says which messages may carry a call's results, where a
+//! removal marker goes and how it merges, and names the wire field of a call or a result in
+//! problems. Nothing outside this module matches on a format: the engine asks the interface.
+//!
+//! The API formats (OpenAI Chat, Anthropic Messages, OpenAI Responses, Gemini, Bedrock Converse)
+//! are read and written losslessly: every field the engine does not interpret passes through
+//! unchanged, in its original key order, numbers byte for byte. Session logs (Claude Code,
+//! Codex, Gemini CLI, pi) are read into the API format they hold and written in it.
+//!
+//! Input is one JSON document or a stream of JSON values (JSONL); every value keeps the line it
+//! started on, so errors in a log name their line. A UTF-8 byte-order mark is skipped.
+//!
+//! **Adding a format**: write `src/format/<name>.rs` with a unit struct implementing `Reader`
+//! (and `Wire` if it is an API request format), then add one line to the `formats!` list in
+//! `conversation.rs` and one to `reader` here.
 
 mod anthropic;
+mod bedrock;
+mod claude_code;
+mod codex;
+mod gemini;
+mod gemini_cli;
 mod openai;
+mod pi;
+mod responses;
+
+use std::cell::Cell;
+use std::io::{BufRead, Read};
+use std::ops::Range;
+use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
-use crate::conversation::{Conversation, Layout, Part};
-use crate::error::{Error, Result};
+pub use crate::conversation::Format;
+use crate::conversation::{Conversation, Layout, Message, Part};
+use crate::error::{Error, Location, Result};
 
-/// A wire format of chat messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    /// OpenAI Chat Completions (`messages` with `tool_calls` and `role: "tool"`).
-    #[serde(rename = "openai")]
-    OpenAi,
-    /// Anthropic Messages (top-level `system`, `tool_use` and `tool_result` blocks).
-    Anthropic,
-}
-
-impl Format {
-    /// The format's name as the CLI spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::OpenAi => "openai",
-            Self::Anthropic => "anthropic",
-        }
+/// The reader of each format. Adding a format is one line here (and its file).
+pub(crate) fn reader(format: Format) -> &'static dyn Reader {
+    match format {
+        Format::OpenAi => &openai::OpenAi,
+        Format::Anthropic => &anthropic::Anthropic,
+        Format::Responses => &responses::Responses,
+        Format::Gemini => &gemini::Gemini,
+        Format::Bedrock => &bedrock::Bedrock,
+        Format::ClaudeCode => &claude_code::ClaudeCode,
+        Format::Codex => &codex::Codex,
+        Format::GeminiCli => &gemini_cli::GeminiCli,
+        Format::Pi => &pi::Pi,
     }
 }
 
-/// Reads a conversation from JSON bytes; `format` of `None` detects it from the shape.
+/// The writer and rules of the API format a conversation is in.
+pub(crate) fn wire(format: Format) -> &'static dyn Wire {
+    reader(format).wire()
+}
+
+/// One JSON value of the input and the 1-based line it starts on.
+#[derive(Debug)]
+pub(crate) struct Record {
+    /// The line the value starts on.
+    pub(crate) line: usize,
+    /// The value.
+    pub(crate) value: Value,
+}
+
+/// What a format's reader found in the input that shows it is in that format.
+#[derive(Debug, Default)]
+pub(crate) struct Evidence {
+    /// Clues no other format shows.
+    pub(crate) strong: usize,
+    /// Clues another format may show too.
+    pub(crate) weak: usize,
+    /// The first clue, described with where it is (e.g. "message 3 (a `tool_use` block)").
+    pub(crate) first: Option<String>,
+}
+
+impl Evidence {
+    /// Adds a clue.
+    pub(crate) fn add(&mut self, strong: bool, what: impl FnOnce() -> String) {
+        if strong {
+            self.strong += 1;
+        } else {
+            self.weak += 1;
+        }
+        if self.first.is_none() {
+            self.first = Some(what());
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.strong + self.weak == 0
+    }
+}
+
+/// Reading one format: detection and parsing.
+pub(crate) trait Reader: Sync {
+    /// The API format conversations read in this format are written in.
+    fn wire(&self) -> &'static dyn Wire;
+    /// What the input shows of this format.
+    fn evidence(&self, records: &[Record]) -> Evidence;
+    /// Reads the input into a conversation.
+    fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation>;
+}
+
+/// Writing one API format, and the rules the engine must follow in it.
+pub(crate) trait Wire: Sync {
+    /// The request body's key for the message list (`messages`, `input`, `contents`).
+    fn list_key(&self) -> &'static str;
+    /// The request body's key for a system prompt held outside the list.
+    fn system_key(&self) -> &'static str {
+        "system"
+    }
+    /// Writes a system prompt held outside the list.
+    fn render_system(&self, system: &Message) -> Value;
+    /// Writes one message.
+    fn render_message(&self, message: &Message) -> Value;
+    /// The messages after `index` that belong with it: those that may carry the results of the
+    /// calls it (and the call-side messages right after it) makes. Empty when it makes none.
+    fn result_window(&self, messages: &[Message], index: usize) -> Range<usize>;
+    /// Merges a removal marker into `message` when the format wants it there rather than as a
+    /// message of its own (formats that require turns to alternate); returns whether it did.
+    fn merge_marker(&self, message: &mut Message, text: &str) -> bool {
+        let _ = (message, text);
+        false
+    }
+    /// Whether the format requires the first message to be a user message.
+    fn first_must_be_user(&self) -> bool {
+        false
+    }
+    /// The wire field of the call in part `part` of `message`.
+    fn call_field(&self, message: &Message, part: usize) -> String;
+    /// The wire field of the result in part `part` of `message`.
+    fn result_field(&self, message: &Message, part: usize) -> String;
+}
+
+impl Conversation {
+    /// The messages that carry the results of the calls made by message `index` (and by the
+    /// call-side messages right after it, in formats with one item per call), as the format
+    /// places them. Empty when message `index` makes no calls.
+    pub fn result_window(&self, index: usize) -> Range<usize> {
+        wire(self.format).result_window(&self.messages, index)
+    }
+
+    /// Whether the conversation's format requires its first message to be a user message
+    /// (Anthropic, Bedrock, Gemini): there the first user turn is pinned, so no compaction
+    /// opens with anything else.
+    pub fn must_open_with_user(&self) -> bool {
+        wire(self.format).first_must_be_user()
+    }
+}
+
+/// How to read input.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// The input's format; `None` detects it.
+    pub format: Option<Format>,
+    /// For session logs with compactions (Claude Code, pi): read the whole history, every
+    /// compaction's summary where it happened, instead of the conversation after the last
+    /// compaction as the agent saw it.
+    pub whole_history: bool,
+}
+
+/// Reads a conversation from JSON or JSONL bytes; `format` of `None` detects it.
 ///
 /// # Errors
 /// [`Error::Json`] when the bytes are not JSON, [`Error::UnknownFormat`] when detection is
-/// unsure, [`Error::Malformed`] naming the message and field when a field has the wrong shape.
+/// unsure, [`Error::WrongFormat`] when a forced format is clearly not the input's,
+/// [`Error::Malformed`] naming the message (or line) and field when a field has the wrong shape.
 pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Conversation> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(Error::empty());
-    }
-    let value: Value = serde_json::from_slice(bytes).map_err(Error::from_json)?;
-    parse_value(value, format)
+    parse_with(
+        bytes,
+        &ReadOptions {
+            format,
+            ..ReadOptions::default()
+        },
+    )
 }
 
-/// Reads a conversation from a reader, without holding its bytes and the parsed JSON at once;
-/// see [`parse`].
+/// Reads a conversation from bytes with [`ReadOptions`]; see [`parse`].
 ///
 /// # Errors
-/// As [`parse`]; a read error is reported as [`Error::Json`] at the position reached.
-pub fn parse_reader(reader: impl std::io::Read, format: Option<Format>) -> Result<Conversation> {
-    use std::io::BufRead;
-    let mut reader = std::io::BufReader::new(reader);
-    loop {
-        let buffer = reader.fill_buf().map_err(|source| Error::Read { source })?;
-        if buffer.is_empty() {
-            return Err(Error::empty());
-        }
-        let blank = buffer
-            .iter()
-            .take_while(|b| b.is_ascii_whitespace())
-            .count();
-        if blank < buffer.len() {
-            break;
-        }
-        reader.consume(blank);
-    }
-    let value: Value = serde_json::from_reader(reader).map_err(Error::from_json)?;
-    parse_value(value, format)
+/// As [`parse`].
+pub fn parse_with(bytes: &[u8], options: &ReadOptions) -> Result<Conversation> {
+    read(records_of_slice(bytes)?, options)
 }
 
-/// Reads a conversation from a JSON value; see [`parse`].
+/// Reads a conversation from a reader, value by value, without holding its bytes and the parsed
+/// JSON at once; see [`parse`].
+///
+/// # Errors
+/// As [`parse`]; a read error is reported as [`Error::Read`].
+pub fn parse_reader(reader: impl Read, format: Option<Format>) -> Result<Conversation> {
+    parse_reader_with(
+        reader,
+        &ReadOptions {
+            format,
+            ..ReadOptions::default()
+        },
+    )
+}
+
+/// Reads a conversation from a reader with [`ReadOptions`]; see [`parse`].
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_reader_with(reader: impl Read, options: &ReadOptions) -> Result<Conversation> {
+    let records = read_records(reader)?;
+    read(records, options)
+}
+
+/// Reads a conversation from one JSON value; see [`parse`].
 ///
 /// # Errors
 /// As [`parse`], less the JSON syntax errors.
 pub fn parse_value(value: Value, format: Option<Format>) -> Result<Conversation> {
-    let (envelope, messages) = split_envelope(value)?;
-    let format = match format {
-        Some(format) => format,
-        None => detect(envelope.as_ref(), &messages)?,
-    };
-    match format {
-        Format::OpenAi => openai::parse(envelope, messages),
-        Format::Anthropic => anthropic::parse(envelope, messages),
+    let records = vec![Record { line: 1, value }];
+    read(
+        records,
+        &ReadOptions {
+            format,
+            ..ReadOptions::default()
+        },
+    )
+}
+
+/// Detects (or checks) the format, then reads.
+fn read(records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {
+    let format = choose(&records, options.format)?;
+    reader(format).read(records, options)
+}
+
+/// The byte-order mark some editors put at the start of UTF-8 files.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Splits bytes into their JSON values, each with the line it starts on (the fast path of
+/// [`read_records`] for input already in memory).
+// Counting newlines between two values is not worth the `bytecount` crate.
+#[allow(clippy::naive_bytecount)]
+fn records_of_slice(bytes: &[u8]) -> Result<Vec<Record>> {
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
+    let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
+    let mut records: Vec<Record> = Vec::new();
+    let (mut counted, mut line) = (0, 1);
+    loop {
+        let offset = stream.byte_offset();
+        match stream.next() {
+            None => break,
+            Some(Err(err)) => return Err(json_error(err, records.last())),
+            Some(Ok(value)) => {
+                let skipped = bytes[offset..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_whitespace());
+                let begin = offset + skipped.count();
+                line += bytes[counted..begin]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+                counted = begin;
+                records.push(Record { line, value });
+            }
+        }
     }
+    if records.is_empty() {
+        return Err(Error::empty());
+    }
+    Ok(records)
+}
+
+/// A JSON syntax error; garbage after a value on its own line is trailing text, not a broken
+/// JSONL line.
+fn json_error(err: serde_json::Error, last: Option<&Record>) -> Error {
+    match last {
+        Some(last) if err.line() == last.line && !err.is_io() => Error::Malformed {
+            at: Location::line(last.line, "top level"),
+            problem: format!(
+                "trailing characters after the JSON value, at column {}",
+                err.column()
+            ),
+        },
+        _ => Error::from_json(err),
+    }
+}
+
+/// Splits the input into its JSON values, each with the line it starts on.
+fn read_records(reader: impl Read) -> Result<Vec<Record>> {
+    let mut reader = std::io::BufReader::new(reader);
+    let buffer = reader.fill_buf().map_err(|source| Error::Read { source })?;
+    if buffer.starts_with(BOM) {
+        reader.consume(BOM.len());
+    }
+    let start = Rc::new(Cell::new(None));
+    let counting = Counting {
+        inner: reader,
+        newlines: 0,
+        start: Rc::clone(&start),
+    };
+    let mut records: Vec<Record> = Vec::new();
+    for value in serde_json::Deserializer::from_reader(counting).into_iter::<Value>() {
+        let value = value.map_err(|err| json_error(err, records.last()))?;
+        let line = start.take().unwrap_or(1);
+        records.push(Record { line, value });
+    }
+    if records.is_empty() {
+        return Err(Error::empty());
+    }
+    Ok(records)
+}
+
+/// A reader that notes the line where each JSON value starts (its first non-blank byte after
+/// the previous value); `start` is taken after each value.
+struct Counting<R> {
+    inner: R,
+    newlines: usize,
+    start: Rc<Cell<Option<usize>>>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &byte in &buf[..n] {
+            if self.start.get().is_none() && !byte.is_ascii_whitespace() {
+                self.start.set(Some(self.newlines + 1));
+            }
+            if byte == b'\n' {
+                self.newlines += 1;
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Picks the format: the forced one (unless the input clearly is another), or the only one
+/// with strong evidence, or the only one with any.
+fn choose(records: &[Record], forced: Option<Format>) -> Result<Format> {
+    let found: Vec<(Format, Evidence)> = Format::ALL
+        .iter()
+        .map(|&format| (format, reader(format).evidence(records)))
+        .filter(|(_, evidence)| !evidence.is_empty())
+        .collect();
+    let describe = |(format, evidence): &(Format, Evidence)| {
+        format!(
+            "{} looks like {}",
+            evidence.first.as_deref().unwrap_or("the input"),
+            format.title()
+        )
+    };
+    if let Some(forced) = forced {
+        let has = |format| found.iter().any(|(f, _)| *f == format);
+        if !has(forced) {
+            let strongest = found
+                .iter()
+                .filter(|(_, evidence)| evidence.strong > 0)
+                .max_by_key(|(_, evidence)| evidence.strong);
+            if let Some((found, evidence)) = strongest {
+                return Err(Error::WrongFormat {
+                    forced,
+                    found: *found,
+                    reason: evidence.first.clone().unwrap_or_default(),
+                });
+            }
+        }
+        return Ok(forced);
+    }
+    let strong: Vec<&(Format, Evidence)> = found.iter().filter(|(_, e)| e.strong > 0).collect();
+    let candidates: Vec<&(Format, Evidence)> = if strong.is_empty() {
+        found.iter().collect()
+    } else {
+        strong
+    };
+    match candidates.as_slice() {
+        [(format, _)] => Ok(*format),
+        [] if records.len() == 1 => {
+            // Plain user/assistant text reads the same in several formats: OpenAI is the default.
+            Ok(Format::OpenAi)
+        }
+        [] => Err(Error::UnknownFormat {
+            reason: format!(
+                "{} JSON values (JSONL) that no session-log format recognises",
+                records.len()
+            ),
+        }),
+        [first, second, ..] => Err(Error::UnknownFormat {
+            reason: format!("{} but {}", describe(first), describe(second)),
+        }),
+    }
+}
+
+/// Reads the one JSON document an API request format needs.
+pub(crate) fn single(records: Vec<Record>, format: Format) -> Result<Value> {
+    if let Some(second) = records.get(1) {
+        return Err(Error::line(
+            second.line,
+            "top level",
+            format!(
+                "a second JSON value: {} input is one JSON document",
+                format.as_str()
+            ),
+        ));
+    }
+    records
+        .into_iter()
+        .next()
+        .map(|record| record.value)
+        .ok_or_else(Error::empty)
 }
 
 /// Writes a conversation back as a JSON value in its own format.
 pub fn render(conversation: &Conversation) -> Value {
+    let wire = wire(conversation.format);
     let messages: Vec<Value> = conversation
         .messages
         .iter()
-        .map(|m| render_message(conversation.format, m))
+        .map(|m| wire.render_message(m))
         .collect();
     let Some(envelope) = &conversation.envelope else {
         return Value::Array(messages);
     };
     let mut envelope = envelope.clone();
-    envelope.insert("messages".into(), Value::Array(messages));
+    envelope.insert(wire.list_key().into(), Value::Array(messages));
     if let Some(system) = &conversation.system {
-        envelope.insert("system".into(), anthropic::render_system(system));
+        envelope.insert(wire.system_key().into(), wire.render_system(system));
     }
     Value::Object(envelope)
 }
@@ -136,22 +458,30 @@ impl serde::Serialize for Rendered<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let conversation = self.0;
+        let wire = wire(conversation.format);
         let Some(envelope) = &conversation.envelope else {
             return RenderedMessages(conversation).serialize(serializer);
         };
+        let (list_key, system_key) = (wire.list_key(), wire.system_key());
         let mut map = serializer.serialize_map(Some(envelope.len()))?;
         for (key, value) in envelope {
-            match (key.as_str(), &conversation.system) {
-                ("messages", _) => map.serialize_entry(key, &RenderedMessages(conversation))?,
-                ("system", Some(system)) => {
-                    map.serialize_entry(key, &anthropic::render_system(system))?;
+            match &conversation.system {
+                _ if key == list_key => {
+                    map.serialize_entry(key, &RenderedMessages(conversation))?;
+                }
+                Some(system) if key == system_key => {
+                    map.serialize_entry(key, &wire.render_system(system))?;
                 }
                 _ => map.serialize_entry(key, value)?,
             }
         }
-        if conversation.system.is_some() && !envelope.contains_key("system") {
-            let system = conversation.system.as_ref().map(anthropic::render_system);
-            map.serialize_entry("system", &system)?;
+        if !envelope.contains_key(list_key) {
+            map.serialize_entry(list_key, &RenderedMessages(conversation))?;
+        }
+        if let Some(system) = conversation.system.as_ref() {
+            if !envelope.contains_key(system_key) {
+                map.serialize_entry(system_key, &wire.render_system(system))?;
+            }
         }
         map.end()
     }
@@ -161,129 +491,125 @@ impl serde::Serialize for RenderedMessages<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         let conversation = self.0;
+        let wire = wire(conversation.format);
         let mut seq = serializer.serialize_seq(Some(conversation.messages.len()))?;
         for message in &conversation.messages {
-            seq.serialize_element(&render_message(conversation.format, message))?;
+            seq.serialize_element(&wire.render_message(message))?;
         }
         seq.end()
     }
 }
 
-/// Writes one message back in `format`.
-fn render_message(format: Format, message: &crate::conversation::Message) -> Value {
-    match format {
-        Format::OpenAi => openai::render_message(message),
-        Format::Anthropic => anthropic::render_message(message),
-    }
-}
-
 /// A request body's top-level object.
-type Envelope = Map<String, Value>;
+pub(crate) type Envelope = Map<String, Value>;
 
-/// Splits a request body into its envelope and its messages; a bare array has no envelope.
-fn split_envelope(value: Value) -> Result<(Option<Envelope>, Vec<Value>)> {
+/// Splits a request body into its envelope and its list under `key`; a bare array has no
+/// envelope.
+pub(crate) fn split_envelope(value: Value, key: &str) -> Result<(Option<Envelope>, Vec<Value>)> {
     match value {
         Value::Array(messages) => Ok((None, messages)),
         Value::Object(mut envelope) => {
-            let messages = match envelope.get_mut("messages") {
+            let messages = match envelope.get_mut(key) {
                 Some(Value::Array(messages)) => std::mem::take(messages),
                 Some(other) => {
                     return Err(Error::top(
-                        "messages",
+                        key,
                         format!("expected an array, found {}", kind(other)),
                     ));
                 }
                 None => {
                     return Err(Error::top(
-                        "messages",
-                        "missing: the object has no `messages`",
+                        key,
+                        format!("missing: the object has no `{key}`"),
                     ));
                 }
             };
             Ok((Some(envelope), messages))
         }
-        other => Err(Error::top(
-            "top level",
-            format!(
-                "expected an object with `messages` or an array of messages, found {}",
-                kind(&other)
-            ),
-        )),
-    }
-}
-
-/// One piece of evidence for a format: which message and what it shows.
-struct Clue {
-    format: Format,
-    what: String,
-}
-
-/// Detects the format from the shape, explaining itself when the evidence conflicts.
-fn detect(envelope: Option<&Map<String, Value>>, messages: &[Value]) -> Result<Format> {
-    let mut clues = Vec::new();
-    if envelope.is_some_and(|e| e.contains_key("system")) {
-        clues.push(Clue {
-            format: Format::Anthropic,
-            what: "a top-level `system` field".into(),
-        });
-    }
-    for (index, message) in messages.iter().enumerate() {
-        if let Some(clue) = message_clue(index, message) {
-            clues.push(clue);
+        other => {
+            let noun = match key {
+                "input" => "items",
+                "contents" => "contents",
+                _ => "messages",
+            };
+            Err(Error::top(
+                "top level",
+                format!(
+                    "expected an object with `{key}` or an array of {noun}, found {}",
+                    kind(&other)
+                ),
+            ))
         }
     }
-    let openai = clues.iter().find(|c| c.format == Format::OpenAi);
-    let anthropic = clues.iter().find(|c| c.format == Format::Anthropic);
-    match (openai, anthropic) {
-        (Some(o), Some(a)) => Err(Error::UnknownFormat {
-            reason: format!(
-                "{} looks like OpenAI but {} looks like Anthropic",
-                o.what, a.what
-            ),
-        }),
-        (None, Some(_)) => Ok(Format::Anthropic),
-        // Plain user/assistant text reads the same in both formats: OpenAI is the default.
-        _ => Ok(Format::OpenAi),
+}
+
+/// The list under `key` of a single JSON document (the envelope's or a bare array), for
+/// evidence; `None` when the input is not one document.
+pub(crate) fn list<'a>(
+    records: &'a [Record],
+    key: &str,
+) -> Option<(Option<&'a Envelope>, &'a [Value])> {
+    let [record] = records else { return None };
+    match &record.value {
+        Value::Array(items) => Some((None, items)),
+        Value::Object(envelope) => match envelope.get(key) {
+            Some(Value::Array(items)) => Some((Some(envelope), items)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
-/// What a single message shows about its format, if anything.
-fn message_clue(index: usize, message: &Value) -> Option<Clue> {
-    let object = message.as_object()?;
-    let clue = |format, what: &str| {
-        Some(Clue {
-            format,
-            what: format!("message {index} ({what})"),
-        })
-    };
-    if let Some(role @ ("tool" | "system" | "developer" | "function")) =
-        object.get("role").and_then(Value::as_str)
-    {
-        return clue(Format::OpenAi, &format!("role `{role}`"));
+/// Whether a field is present with a value that says something (not null, not empty).
+pub(crate) fn has_value(object: &Map<String, Value>, key: &str) -> bool {
+    match object.get(key) {
+        None | Some(Value::Null) => false,
+        Some(Value::Array(items)) => !items.is_empty(),
+        Some(Value::Object(map)) => !map.is_empty(),
+        Some(Value::String(text)) => !text.is_empty(),
+        Some(_) => true,
     }
-    for field in ["tool_calls", "tool_call_id", "function_call"] {
-        if object.contains_key(field) {
-            return clue(Format::OpenAi, &format!("`{field}`"));
-        }
-    }
-    for block in object
-        .get("content")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        match block.get("type").and_then(Value::as_str) {
-            Some(
-                kind @ ("tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "document"),
-            ) => return clue(Format::Anthropic, &format!("a `{kind}` block")),
-            Some("image") => return clue(Format::Anthropic, "an `image` block"),
-            Some(kind @ ("image_url" | "input_audio" | "file" | "refusal")) => {
-                return clue(Format::OpenAi, &format!("a `{kind}` part"));
+}
+
+/// For a conversation read from records: names the record's line in a location that names a
+/// message of the conversation built from them.
+pub(crate) fn at_lines(err: Error, lines: &[usize]) -> Error {
+    match err {
+        Error::Malformed { mut at, problem } => {
+            if at.line.is_none() {
+                at.line = at.message.and_then(|m| lines.get(m).copied());
             }
-            _ => {}
+            Error::Malformed { at, problem }
         }
+        other => other,
     }
-    None
+}
+
+/// A message built from a session log's records, with the line of the record it starts at.
+pub(crate) struct Built {
+    pub(crate) value: Value,
+    pub(crate) line: usize,
+}
+
+/// Reads messages built from a session log with `parse`, the reader of the API format they
+/// are in, under `list_key` of a new request body; names the log line in errors.
+pub(crate) fn from_log(
+    built: Vec<Built>,
+    list_key: &str,
+    parse: impl FnOnce(Option<Envelope>, Vec<Value>) -> Result<Conversation>,
+) -> Result<Conversation> {
+    let lines: Vec<usize> = built.iter().map(|b| b.line).collect();
+    let messages: Vec<Value> = built.into_iter().map(|b| b.value).collect();
+    let mut envelope = Envelope::new();
+    envelope.insert(list_key.into(), Value::Array(Vec::new()));
+    let mut conversation = parse(Some(envelope), messages).map_err(|err| at_lines(err, &lines))?;
+    conversation.lines = lines;
+    Ok(conversation)
+}
+
+/// The value of `key` in a record, as a string.
+pub(crate) fn str_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
 }
 
 /// A short name for a JSON value's type, for error messages.

@@ -5,11 +5,115 @@
 //! `tool_call_id`. The legacy `function_call` / `role: "function"` API is rejected with an error
 //! that says so, since its calls carry no id to pair results by.
 
+use std::ops::Range;
+
 use serde_json::{Map, Value};
 
-use super::{Format, kind, parse_content, render_content, required_str};
+use super::{
+    Evidence, Format, ReadOptions, Reader, Record, Wire, has_value, kind, list, parse_content,
+    render_content, required_str, single, split_envelope,
+};
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::error::{Error, Result};
+
+/// OpenAI Chat Completions.
+pub(super) struct OpenAi;
+
+impl Reader for OpenAi {
+    fn wire(&self) -> &'static dyn Wire {
+        &OpenAi
+    }
+
+    fn evidence(&self, records: &[Record]) -> Evidence {
+        let mut evidence = Evidence::default();
+        let Some((_, messages)) = list(records, "messages") else {
+            return evidence;
+        };
+        for (index, message) in messages.iter().enumerate() {
+            let Some(object) = message.as_object() else {
+                continue;
+            };
+            if object.contains_key("type") {
+                continue;
+            }
+            let at = |what: &str| format!("message {index} ({what})");
+            match object.get("role").and_then(Value::as_str) {
+                Some(role @ ("tool" | "function")) => {
+                    evidence.add(true, || at(&format!("role `{role}`")));
+                }
+                Some(role @ ("system" | "developer")) => {
+                    evidence.add(false, || at(&format!("role `{role}`")));
+                }
+                _ => {}
+            }
+            for field in ["tool_calls", "tool_call_id", "function_call"] {
+                if has_value(object, field) {
+                    evidence.add(true, || at(&format!("`{field}`")));
+                }
+            }
+            for part in object
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(kind @ ("image_url" | "input_audio" | "file" | "refusal")) =
+                    part.get("type").and_then(Value::as_str)
+                {
+                    evidence.add(true, || at(&format!("a `{kind}` part")));
+                }
+            }
+        }
+        evidence
+    }
+
+    fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
+        let value = single(records, Format::OpenAi)?;
+        let (envelope, messages) = split_envelope(value, "messages")?;
+        parse(envelope, messages)
+    }
+}
+
+impl Wire for OpenAi {
+    fn list_key(&self) -> &'static str {
+        "messages"
+    }
+
+    fn render_system(&self, system: &Message) -> Value {
+        // System messages sit in `messages`; a prompt held outside them is written as text.
+        let parts: Vec<&Part> = system.parts.iter().collect();
+        render_content(&parts, system.layout, |_| Value::Null).unwrap_or(Value::Null)
+    }
+
+    fn render_message(&self, message: &Message) -> Value {
+        render_message(message)
+    }
+
+    /// The run of tool messages right after the calling message.
+    fn result_window(&self, messages: &[Message], index: usize) -> Range<usize> {
+        let start = index + 1;
+        if !messages.get(index).is_some_and(Message::has_calls) {
+            return start..start;
+        }
+        let run = messages[start..]
+            .iter()
+            .take_while(|m| m.role == Role::Tool)
+            .count();
+        start..start + run
+    }
+
+    fn call_field(&self, message: &Message, part: usize) -> String {
+        let c = message.parts[..part]
+            .iter()
+            .filter(|p| matches!(p, Part::ToolCall { .. }))
+            .count();
+        format!("tool_calls[{c}].id")
+    }
+
+    fn result_field(&self, _: &Message, _: usize) -> String {
+        "tool_call_id".into()
+    }
+}
 
 pub(super) fn parse(
     envelope: Option<Map<String, Value>>,
@@ -25,6 +129,7 @@ pub(super) fn parse(
         system: None,
         messages,
         envelope,
+        lines: Vec::new(),
     })
 }
 
@@ -185,7 +290,7 @@ fn parse_call(index: usize, c: usize, call: &mut Value) -> Result<Part> {
     })
 }
 
-pub(super) fn render_message(message: &Message) -> Value {
+fn render_message(message: &Message) -> Value {
     let mut object = message.extra.clone();
     let mut content_parts = Vec::new();
     let mut calls = Vec::new();

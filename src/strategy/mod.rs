@@ -16,9 +16,9 @@ pub(crate) mod tools;
 
 use serde::Serialize;
 
-use crate::conversation::{Conversation, Layout, Message, Part, Role};
+use crate::conversation::{Conversation, Message, Role};
 use crate::features::{Features, Thresholds};
-use crate::format::Format;
+use crate::format::wire;
 use crate::tokens::{Counts, TokenCounter};
 use crate::units::Unit;
 
@@ -205,6 +205,7 @@ fn rebuild(
     }
     let conversation = Conversation {
         messages,
+        lines: Vec::new(),
         ..before.conversation
     };
     Applied {
@@ -218,8 +219,8 @@ fn rebuild(
 }
 
 /// Removes the plan's units and puts `marker` (when given) where the first removed run was: as a
-/// user message, or in Anthropic format merged into the next message when that is a user turn
-/// without tool results. Kept messages are moved, never copied.
+/// user message, or merged into the next message when the format wants it there (formats whose
+/// turns must alternate). Kept messages are moved, never copied.
 pub(crate) fn apply(
     mut before: Applied,
     units: &[Unit],
@@ -227,7 +228,7 @@ pub(crate) fn apply(
     marker: Option<&str>,
     counter: &dyn TokenCounter,
 ) -> Applied {
-    let anthropic = before.conversation.format == Format::Anthropic;
+    let wire = wire(before.conversation.format);
     let messages = std::mem::take(&mut before.conversation.messages);
     let mut kept = Vec::with_capacity(messages.len());
     let mut pending = marker.filter(|_| !drop.is_empty());
@@ -242,10 +243,10 @@ pub(crate) fn apply(
             continue;
         }
         let after_gap = u > 0 && drop.binary_search(&(u - 1)).is_ok();
-        for (offset, ((message, source), &cached)) in unit_messages.enumerate() {
+        for (offset, ((mut message, source), &cached)) in unit_messages.enumerate() {
             match pending.filter(|_| after_gap && offset == 0) {
-                Some(text) if anthropic && can_merge(&message) => {
-                    kept.push((merge_marker(message, text), source, None));
+                Some(text) if wire.merge_marker(&mut message, text) => {
+                    kept.push((message, source, None));
                     pending = None;
                 }
                 Some(text) => {
@@ -258,32 +259,6 @@ pub(crate) fn apply(
         }
     }
     rebuild(before, kept, counter)
-}
-
-/// Whether the marker may be merged into `message`: a user turn with no tool results.
-fn can_merge(message: &Message) -> bool {
-    message.role == Role::User && !message.has_results()
-}
-
-/// `message` with the marker text in front of its content.
-fn merge_marker(mut merged: Message, text: &str) -> Message {
-    if let (Layout::Text, [Part::Text { text: existing, .. }]) =
-        (merged.layout, merged.parts.as_mut_slice())
-    {
-        *existing = format!("{text}\n\n{existing}");
-    } else {
-        let mut block = serde_json::Map::new();
-        block.insert("type".into(), serde_json::Value::String("text".into()));
-        merged.parts.insert(
-            0,
-            Part::Text {
-                text: text.to_string(),
-                extra: block,
-            },
-        );
-        merged.layout = Layout::Blocks;
-    }
-    merged
 }
 
 #[cfg(test)]

@@ -123,13 +123,22 @@ pub(crate) fn trim(
     counter: &dyn TokenCounter,
 ) -> (Applied, ToolTrim) {
     let conversation = &state.conversation;
-    let rounds: Vec<Round> = (0..conversation.messages.len())
-        .filter(|&i| conversation.messages[i].has_calls())
-        .map(|caller| Round {
-            caller,
-            end: conversation.result_window(caller).end,
-        })
-        .collect();
+    // In formats with one item per call (Responses), a round starts at the first item of its
+    // window (a reasoning item before the calls) and covers the calls after its first: those
+    // start no round of their own.
+    let mut rounds: Vec<Round> = Vec::new();
+    for caller in 0..conversation.messages.len() {
+        if rounds.last().is_some_and(|r| caller < r.end) {
+            continue;
+        }
+        let end = conversation.result_window(caller).end;
+        if conversation.messages[caller..end.max(caller + 1)]
+            .iter()
+            .any(Message::has_calls)
+        {
+            rounds.push(Round { caller, end });
+        }
+    }
     let mut report = ToolTrim {
         rounds: rounds.len(),
         kept: rounds.len().min(options.keep),
@@ -206,7 +215,11 @@ fn plan_round(
     counter: &dyn TokenCounter,
 ) -> Option<(Vec<Edit>, bool)> {
     let messages = &state.conversation.messages;
-    let names = call_names(&messages[round.caller]);
+    // The round's calls: in Responses, the call items after the caller hold some.
+    let names: Vec<(&str, &str)> = messages[round.caller..round.end]
+        .iter()
+        .flat_map(call_names)
+        .collect();
     let excluded: Vec<&str> = names
         .iter()
         .filter(|(_, n)| is_excluded(options, n))

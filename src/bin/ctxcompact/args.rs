@@ -109,6 +109,10 @@ pub(crate) struct Input {
     /// The input's format.
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub(crate) format: FormatArg,
+    /// For session logs with compactions (Claude Code, pi, Codex): read the whole history
+    /// instead of the conversation after the last compaction.
+    #[arg(long)]
+    pub(crate) whole_history: bool,
 }
 
 /// Where output and the report go.
@@ -190,11 +194,19 @@ pub(crate) struct ToolArgs {
     pub(crate) max_tool_output: Option<usize>,
 }
 
+/// `--format`: `auto` or a format's name (one line per format, as `Format::as_str` spells it).
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(crate) enum FormatArg {
     Auto,
     Openai,
     Anthropic,
+    Responses,
+    Gemini,
+    Bedrock,
+    ClaudeCode,
+    Codex,
+    GeminiCli,
+    Pi,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -220,11 +232,8 @@ pub(crate) enum ToolModeArg {
 
 impl FormatArg {
     pub(crate) fn format(self) -> Option<Format> {
-        match self {
-            Self::Auto => None,
-            Self::Openai => Some(Format::OpenAi),
-            Self::Anthropic => Some(Format::Anthropic),
-        }
+        let name = self.to_possible_value()?.get_name().to_string();
+        name.parse().ok()
     }
 }
 

@@ -247,7 +247,10 @@ fn json_files(path: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
         let child = entry.path();
         if child.is_dir() {
             json_files(&child, files)?;
-        } else if child.extension().is_some_and(|e| e == "json") {
+        } else if child
+            .extension()
+            .is_some_and(|e| e == "json" || e == "jsonl")
+        {
             files.push(child);
         }
     }
@@ -318,13 +321,16 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget) -> String {
 
 /// Reads and parses the input file (or standard input for `-`).
 fn read(input: &Input) -> Result<Conversation> {
-    let format = input.format.format();
+    let options = format::ReadOptions {
+        format: input.format.format(),
+        whole_history: input.whole_history,
+    };
     let conversation = if input.file == "-" {
-        format::parse_reader(io::stdin().lock(), format)
+        format::parse_reader_with(io::stdin().lock(), &options)
     } else {
         let file =
             fs::File::open(&input.file).with_context(|| format!("{}: cannot read", input.file))?;
-        format::parse_reader(file, format)
+        format::parse_reader_with(file, &options)
     };
     conversation.with_context(|| input.file.clone())
 }

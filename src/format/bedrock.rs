@@ -1,0 +1,356 @@
+//! AWS Bedrock Converse ⇄ the neutral model.
+//!
+//! A request body with `messages` and `system` (blocks, which become [`Conversation::system`]),
+//! or a bare array of messages; roles `user` and `assistant`; content is an array of blocks
+//! keyed by their kind: `text` blocks are text, `toolUse` becomes [`Part::ToolCall`] and
+//! `toolResult` a [`Part::ToolResult`] (its `text` blocks are text, `json`, `image` and
+//! `document` blocks stay opaque; `status: "error"` is an error), paired by `toolUseId`;
+//! `image`, `document`, `reasoningContent`, `cachePoint` and unknown blocks stay
+//! [`Part::Opaque`]. A server-side tool's result may sit in the assistant message beside its
+//! call.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+
+use super::anthropic::{merge_text_in_front, next_user_window};
+use super::{
+    Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, single, split_envelope,
+};
+use crate::conversation::{Conversation, Layout, Message, Part, Role};
+use crate::error::{Error, Result};
+
+/// Bedrock Converse.
+pub(super) struct Bedrock;
+
+/// Block kinds only Bedrock has.
+const BLOCKS: &[&str] = &[
+    "toolUse",
+    "toolResult",
+    "reasoningContent",
+    "cachePoint",
+    "guardContent",
+];
+
+impl Reader for Bedrock {
+    fn wire(&self) -> &'static dyn Wire {
+        &Bedrock
+    }
+
+    fn evidence(&self, records: &[Record]) -> Evidence {
+        let mut evidence = Evidence::default();
+        let Some((envelope, messages)) = list(records, "messages") else {
+            return evidence;
+        };
+        if let Some(envelope) = envelope {
+            for key in [
+                "inferenceConfig",
+                "toolConfig",
+                "additionalModelRequestFields",
+            ] {
+                if envelope.contains_key(key) {
+                    evidence.add(true, || format!("a top-level `{key}`"));
+                }
+            }
+            if let Some(Value::Array(blocks)) = envelope.get("system") {
+                if blocks
+                    .iter()
+                    .any(|b| b.get("type").is_none() && b.get("text").is_some())
+                {
+                    evidence.add(true, || "top-level `system` blocks without a `type`".into());
+                }
+            }
+        }
+        for (index, message) in messages.iter().enumerate() {
+            if message.get("role").is_none() || message.get("type").is_some() {
+                continue;
+            }
+            for block in message
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let Some(block) = block.as_object() else {
+                    continue;
+                };
+                if block.contains_key("type") {
+                    continue;
+                }
+                if let Some(key) = BLOCKS.iter().find(|k| block.contains_key(**k)) {
+                    evidence.add(true, || format!("message {index} (a `{key}` block)"));
+                } else if block.contains_key("text") {
+                    evidence.add(true, || {
+                        format!("message {index} (a `text` block without a `type`)")
+                    });
+                }
+            }
+        }
+        evidence
+    }
+
+    fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
+        let value = single(records, Format::Bedrock)?;
+        let (mut envelope, messages) = split_envelope(value, "messages")?;
+        let system = match envelope.as_mut().and_then(|e| e.get_mut("system")) {
+            None => None,
+            Some(system) => {
+                let parts = parse_blocks(0, "system", system.take()).map_err(|err| match err {
+                    Error::Malformed { at, problem } => Error::top(at.field, problem),
+                    other => other,
+                })?;
+                Some(Message {
+                    role: Role::System,
+                    parts,
+                    layout: Layout::Blocks,
+                    extra: Map::new(),
+                })
+            }
+        };
+        let messages = messages
+            .into_iter()
+            .enumerate()
+            .map(|(index, value)| parse_message(index, value))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Conversation {
+            format: Format::Bedrock,
+            system,
+            messages,
+            envelope,
+            lines: Vec::new(),
+        })
+    }
+}
+
+impl Wire for Bedrock {
+    fn list_key(&self) -> &'static str {
+        "messages"
+    }
+
+    fn render_system(&self, system: &Message) -> Value {
+        Value::Array(system.parts.iter().map(render_block).collect())
+    }
+
+    fn render_message(&self, message: &Message) -> Value {
+        let mut object = message.extra.clone();
+        let content = message.parts.iter().map(render_block).collect();
+        object.insert("content".into(), Value::Array(content));
+        Value::Object(object)
+    }
+
+    fn result_window(&self, messages: &[Message], index: usize) -> Range<usize> {
+        next_user_window(messages, index)
+    }
+
+    fn merge_marker(&self, message: &mut Message, text: &str) -> bool {
+        let merged = merge_text_in_front(message, text, |t| Part::text(t));
+        message.layout = Layout::Blocks;
+        merged
+    }
+
+    fn first_must_be_user(&self) -> bool {
+        true
+    }
+
+    fn call_field(&self, _: &Message, part: usize) -> String {
+        format!("content[{part}].toolUse.toolUseId")
+    }
+
+    fn result_field(&self, _: &Message, part: usize) -> String {
+        format!("content[{part}].toolResult.toolUseId")
+    }
+}
+
+fn parse_message(index: usize, value: Value) -> Result<Message> {
+    let Value::Object(mut extra) = value else {
+        return Err(Error::field(
+            index,
+            "message",
+            format!("expected an object, found {}", kind(&value)),
+        ));
+    };
+    let role = match extra.get("role").and_then(Value::as_str) {
+        Some("user") => Role::User,
+        Some("assistant") => Role::Assistant,
+        Some(other) => {
+            return Err(Error::field(
+                index,
+                "role",
+                format!("unknown role `{other}` (expected user or assistant)"),
+            ));
+        }
+        None => return Err(Error::field(index, "role", "missing")),
+    };
+    let content = extra.get_mut("content").map_or(Value::Null, Value::take);
+    let parts = parse_blocks(index, "content", content)?;
+    for (p, part) in parts.iter().enumerate() {
+        if role == Role::User && matches!(part, Part::ToolCall { .. }) {
+            return Err(Error::field(
+                index,
+                format!("content[{p}].toolUse"),
+                "`toolUse` blocks belong in assistant messages",
+            ));
+        }
+    }
+    Ok(Message {
+        role,
+        parts,
+        layout: Layout::Blocks,
+        extra,
+    })
+}
+
+fn parse_blocks(index: usize, field: &str, value: Value) -> Result<Vec<Part>> {
+    let Value::Array(blocks) = value else {
+        return Err(Error::field(
+            index,
+            field,
+            format!("expected an array of blocks, found {}", kind(&value)),
+        ));
+    };
+    let mut parts = Vec::with_capacity(blocks.len());
+    for (b, block) in blocks.into_iter().enumerate() {
+        let Value::Object(mut block) = block else {
+            return Err(Error::field(
+                index,
+                format!("{field}[{b}]"),
+                format!("expected a block object, found {}", kind(&block)),
+            ));
+        };
+        let part = if let Some(Value::String(_)) = block.get("text") {
+            let text = match block.get_mut("text").map(Value::take) {
+                Some(Value::String(text)) => text,
+                _ => String::new(),
+            };
+            Part::Text { text, extra: block }
+        } else if block.contains_key("toolUse") {
+            let path = format!("{field}[{b}].toolUse");
+            let Some(Value::Object(call)) = block.get_mut("toolUse") else {
+                return Err(Error::field(index, path, "expected an object"));
+            };
+            let id = string(call, "toolUseId", index, &path)?;
+            let name = string(call, "name", index, &path)?;
+            let arguments = call.get_mut("input").map_or(Value::Null, Value::take);
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+                extra: block,
+            }
+        } else if block.contains_key("toolResult") {
+            let path = format!("{field}[{b}].toolResult");
+            let Some(Value::Object(result)) = block.get_mut("toolResult") else {
+                return Err(Error::field(index, path, "expected an object"));
+            };
+            let call_id = string(result, "toolUseId", index, &path)?;
+            let is_error = result.get("status").and_then(Value::as_str) == Some("error");
+            let content = match result.get_mut("content").map(Value::take) {
+                None | Some(Value::Null) => Vec::new(),
+                Some(content) => parse_blocks(index, &format!("{path}.content"), content)?,
+            };
+            Part::ToolResult {
+                call_id,
+                content,
+                layout: Layout::Blocks,
+                is_error,
+                extra: block,
+            }
+        } else {
+            Part::Opaque(Value::Object(block))
+        };
+        parts.push(part);
+    }
+    Ok(parts)
+}
+
+fn string(object: &Map<String, Value>, key: &str, index: usize, path: &str) -> Result<String> {
+    match object.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(Error::field(
+            index,
+            format!("{path}.{key}"),
+            format!("expected a string, found {}", kind(other)),
+        )),
+        None => Err(Error::field(index, format!("{path}.{key}"), "missing")),
+    }
+}
+
+fn render_block(part: &Part) -> Value {
+    match part {
+        Part::Text { text, extra } => {
+            let mut block = extra.clone();
+            block.insert("text".into(), Value::String(text.clone()));
+            Value::Object(block)
+        }
+        Part::ToolCall {
+            id,
+            name,
+            arguments,
+            extra,
+        } => {
+            let mut block = extra.clone();
+            let mut call = match block.get("toolUse") {
+                Some(Value::Object(call)) => call.clone(),
+                _ => Map::new(),
+            };
+            call.insert("toolUseId".into(), Value::String(id.clone()));
+            call.insert("name".into(), Value::String(name.clone()));
+            let input = match arguments {
+                Value::String(text) => {
+                    serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new()))
+                }
+                other => other.clone(),
+            };
+            call.insert("input".into(), input);
+            block.insert("toolUse".into(), Value::Object(call));
+            Value::Object(block)
+        }
+        Part::ToolResult {
+            call_id,
+            content,
+            extra,
+            ..
+        } => {
+            let mut block = extra.clone();
+            let mut result = match block.get("toolResult") {
+                Some(Value::Object(result)) => result.clone(),
+                _ => Map::new(),
+            };
+            result.insert("toolUseId".into(), Value::String(call_id.clone()));
+            if result.contains_key("content") || !content.is_empty() {
+                let content = content.iter().map(render_block).collect();
+                result.insert("content".into(), Value::Array(content));
+            }
+            block.insert("toolResult".into(), Value::Object(result));
+            Value::Object(block)
+        }
+        Part::Opaque(value) => value.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::{parse_value, render};
+    use super::*;
+
+    #[test]
+    fn every_block_type_round_trips_and_pairs() {
+        let value = json!({"messages": [
+            {"role": "user", "content": [{"text": "hi"}, {"image": {"format": "png", "source": {"bytes": "AA"}}}]},
+            {"role": "assistant", "content": [
+                {"reasoningContent": {"reasoningText": {"text": "hmm", "signature": "s"}}},
+                {"text": "let me look"},
+                {"toolUse": {"toolUseId": "t1", "name": "ls", "input": {"n": 1.5}}}]},
+            {"role": "user", "content": [
+                {"toolResult": {"toolUseId": "t1", "content": [{"text": "a.rs"}, {"json": {"k": 1}}], "status": "success"}},
+                {"text": "and?"}]},
+            {"role": "assistant", "content": [{"text": "done"}]}
+        ], "system": [{"text": "be brief"}, {"cachePoint": {"type": "default"}}], "inferenceConfig": {"maxTokens": 10}});
+        let conversation = parse_value(value.clone(), None).unwrap();
+        assert_eq!(conversation.format, Format::Bedrock);
+        assert_eq!(render(&conversation), value);
+        assert!(crate::check(&conversation).is_empty());
+    }
+}

@@ -1,0 +1,226 @@
+//! Claude Code session logs (JSONL) → Anthropic Messages.
+//!
+//! The main chain is rebuilt from `uuid` / `parentUuid`, back from the last message line
+//! (through `progress` and other lines that sit in the chain). Sidechain lines are skipped,
+//! unless every message line is one (a subagent's own log). Lines that are not messages
+//! (`progress`, `file-history-snapshot`, `queue-operation`, `summary`, `system`, …) are skipped.
+//! An assistant response split over several lines with the same `message.id` is joined into
+//! one message, and tool results that arrived on separate user lines are joined into the user
+//! message right after the calls, so every result sits where the API wants it. A compaction is
+//! a `compact_boundary` line with no parent: by default the conversation starts after the last
+//! one, as the agent saw it (its summary first); with [`ReadOptions::whole_history`] the chain
+//! continues through `logicalParentUuid`, the summary sitting where the compaction happened.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::{Built, Evidence, ReadOptions, Reader, Record, Wire, anthropic, from_log, str_of};
+use crate::conversation::Conversation;
+use crate::error::{Error, Result};
+
+/// Claude Code session JSONL.
+pub(super) struct ClaudeCode;
+
+/// How many records detection looks at.
+const SAMPLE: usize = 200;
+
+impl Reader for ClaudeCode {
+    fn wire(&self) -> &'static dyn Wire {
+        &anthropic::Anthropic
+    }
+
+    fn evidence(&self, records: &[Record]) -> Evidence {
+        let mut evidence = Evidence::default();
+        for record in records.iter().take(SAMPLE) {
+            let Some(object) = record.value.as_object() else {
+                continue;
+            };
+            if object.contains_key("sessionId")
+                && (object.contains_key("uuid") || object.contains_key("parentUuid"))
+            {
+                evidence.add(true, || {
+                    format!("line {} (`uuid` and `sessionId`)", record.line)
+                });
+            } else if str_of(&record.value, "type") == Some("summary")
+                && object.contains_key("leafUuid")
+            {
+                evidence.add(true, || format!("line {} (a `summary` line)", record.line));
+            }
+        }
+        evidence
+    }
+
+    fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {
+        let chain = main_chain(&records, options.whole_history);
+        let mut built: Vec<Built> = Vec::new();
+        // The last assistant message built and its `message.id`.
+        let mut last_assistant: Option<(String, usize)> = None;
+        for r in chain {
+            let record = &records[r];
+            let Some(message) = record.value.get("message") else {
+                continue;
+            };
+            let role = str_of(message, "role").unwrap_or_default();
+            let content = match message.get("content") {
+                Some(Value::Array(blocks)) if blocks.is_empty() => continue,
+                Some(content) => content.clone(),
+                None => {
+                    return Err(Error::line(record.line, "message.content", "missing"));
+                }
+            };
+            match role {
+                "assistant" => {
+                    let id = str_of(message, "id").unwrap_or_default().to_string();
+                    if let Some((last_id, at)) = &last_assistant {
+                        if !id.is_empty() && *last_id == id {
+                            append(&mut built[*at].value, content);
+                            continue;
+                        }
+                    }
+                    last_assistant = Some((id, built.len()));
+                    built.push(message_value("assistant", content, record.line));
+                }
+                "user" => {
+                    if carries_results(&record.value) {
+                        // Results join the user message right after the calls.
+                        if let Some(previous) = built.last_mut() {
+                            if str_of(&previous.value, "role") == Some("user") {
+                                append(&mut previous.value, content);
+                                continue;
+                            }
+                        }
+                    }
+                    built.push(message_value("user", content, record.line));
+                }
+                _ => {}
+            }
+        }
+        from_log(built, "messages", anthropic::parse)
+    }
+}
+
+/// A new Anthropic message.
+fn message_value(role: &str, content: Value, line: usize) -> Built {
+    let mut object = Map::new();
+    object.insert("role".into(), Value::String(role.into()));
+    object.insert("content".into(), content);
+    Built {
+        value: Value::Object(object),
+        line,
+    }
+}
+
+/// Appends `content` (a string or blocks) to a message's content, as blocks.
+fn append(message: &mut Value, content: Value) {
+    let blocks = |content: Value| match content {
+        Value::Array(blocks) => blocks,
+        Value::String(text) => vec![serde_json::json!({"type": "text", "text": text})],
+        other => vec![other],
+    };
+    if let Some(existing) = message.get_mut("content") {
+        let mut merged = blocks(existing.take());
+        merged.extend(blocks(content));
+        *existing = Value::Array(merged);
+    }
+}
+
+/// Whether a record is a user or assistant message line.
+fn is_message(value: &Value) -> bool {
+    matches!(str_of(value, "type"), Some("user" | "assistant")) && value.get("message").is_some()
+}
+
+fn is_sidechain(value: &Value) -> bool {
+    value.get("isSidechain").and_then(Value::as_bool) == Some(true)
+}
+
+/// The message records of the main chain, in file order: back from the last message line
+/// through `parentUuid` (and, for the whole history, `logicalParentUuid` at compact
+/// boundaries), plus the result lines hanging off it. Logs without uuids are read in file
+/// order.
+fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
+    let any_main = records
+        .iter()
+        .any(|r| is_message(&r.value) && !is_sidechain(&r.value));
+    let wanted = |r: &Record| is_message(&r.value) && (!any_main || !is_sidechain(&r.value));
+    let Some(leaf) = records.iter().rposition(wanted) else {
+        return Vec::new();
+    };
+    if str_of(&records[leaf].value, "uuid").is_none() {
+        return (0..records.len())
+            .filter(|&r| wanted(&records[r]))
+            .collect();
+    }
+    let mut by_uuid: HashMap<&str, usize> = HashMap::new();
+    for (r, record) in records.iter().enumerate() {
+        if let Some(uuid) = str_of(&record.value, "uuid") {
+            by_uuid.insert(uuid, r);
+        }
+    }
+    let mut chain = Vec::new();
+    let mut seen = vec![false; records.len()];
+    let mut at = Some(leaf);
+    while let Some(r) = at {
+        if seen[r] {
+            break;
+        }
+        seen[r] = true;
+        chain.push(r);
+        let value = &records[r].value;
+        let parent = str_of(value, "parentUuid").or_else(|| {
+            whole_history
+                .then(|| str_of(value, "logicalParentUuid"))
+                .flatten()
+        });
+        at = parent.and_then(|p| by_uuid.get(p).copied());
+    }
+    // Parallel calls branch: the lines of one response (one `message.id`) may hang off each
+    // other's progress lines, and each result line hangs off the line of its call, so only one
+    // branch leads to the leaf. The other lines of the chain's responses, and the result lines
+    // hanging off any of them, belong to it too.
+    let responses: HashSet<&str> = chain
+        .iter()
+        .filter_map(|&r| response_id(&records[r].value))
+        .collect();
+    for (r, record) in records.iter().enumerate() {
+        if wanted(record) && response_id(&record.value).is_some_and(|id| responses.contains(id)) {
+            seen[r] = true;
+        }
+    }
+    let on_chain: HashSet<&str> = (0..records.len())
+        .filter(|&r| seen[r])
+        .filter_map(|r| str_of(&records[r].value, "uuid"))
+        .collect();
+    let mut lines: Vec<usize> = (0..records.len())
+        .filter(|&r| {
+            let value = &records[r].value;
+            seen[r]
+                || (wanted(&records[r])
+                    && carries_results(value)
+                    && str_of(value, "parentUuid").is_some_and(|p| on_chain.contains(p)))
+        })
+        .collect();
+    lines.retain(|&r| wanted(&records[r]));
+    lines
+}
+
+/// The API response id (`message.id`) of an assistant line.
+fn response_id(value: &Value) -> Option<&str> {
+    if str_of(value, "type") != Some("assistant") {
+        return None;
+    }
+    value.get("message").and_then(|m| str_of(m, "id"))
+}
+
+/// Whether a user line carries tool results.
+fn carries_results(value: &Value) -> bool {
+    value
+        .get("message")
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .is_some_and(|blocks| {
+            blocks
+                .iter()
+                .any(|b| str_of(b, "type") == Some("tool_result"))
+        })
+}
