@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::catalog::Profile;
 use crate::features::Features;
 use crate::format::Format;
-use crate::select::Decision;
+use crate::select::{Decision, Layer};
 use crate::strategy::Protection;
 use crate::strategy::tools::ToolTrim;
 use crate::tokens::Tokenizer;
@@ -93,11 +93,15 @@ impl Report {
             );
         }
         if let Some(decision) = &self.decision {
-            let why = match decision.rule {
-                Some(rule) => format!("rule {rule}"),
-                None => format!("{:?}", decision.layer).to_lowercase(),
+            let why = match (decision.layer, decision.rule) {
+                (_, Some(rule)) => format!("chosen by rule {rule}"),
+                (Layer::Forced, None) => "forced".into(),
+                (Layer::Provider, None) => "the model profile's preference".into(),
+                (Layer::Scored, None) => "chosen by scoring both".into(),
+                (Layer::Cost, None) => "chosen by pricing both".into(),
+                (Layer::Rule, None) => "chosen by a rule".into(),
             };
-            let _ = write!(line, "; {} removal by {why}", decision.strategy.as_str());
+            let _ = write!(line, "; {} removal ({why})", decision.strategy.as_str());
         }
         if !self.relaxed.is_empty() {
             let relaxed: Vec<&str> = self

@@ -47,6 +47,8 @@ pub(crate) enum Command {
         output: Output,
     },
     /// Show features, the model profile, every rule and the decision; changes nothing.
+    ///
+    /// Without --target, --ratio or --model, the budget is half the conversation's tokens.
     Analyze {
         #[command(flatten)]
         input: Input,
@@ -327,15 +329,21 @@ impl BudgetArgs {
     }
 }
 
-/// Builds library options from the budget, strategy and tool arguments.
+/// Builds library options from the budget, strategy and tool arguments; `fallback` is the
+/// budget when none is given and there is no model (else that is a usage error).
 pub(crate) fn options(
     budget: &BudgetArgs,
     strategy: StrategyArg,
     marker: bool,
     tools: &ToolArgs,
+    fallback: Option<Budget>,
 ) -> Result<Options> {
+    let given = match budget.budget() {
+        None if budget.model.model.is_none() => fallback,
+        given => given,
+    };
     let mut options = budget.model.options(
-        budget.budget(),
+        given,
         "no budget: pass --target TOKENS, --ratio R or --model NAME",
     )?;
     options.strategy = strategy.strategy();

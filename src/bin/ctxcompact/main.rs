@@ -62,10 +62,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             check_paths(&input, &output)?;
             let conversation = read(&input)?;
-            let options = args::options(&budget, strategy, !no_marker, &tools)?;
+            let options = args::options(&budget, strategy, !no_marker, &tools, None)?;
             let compacted =
                 ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
-            emit(&compacted.conversation, &compacted.report, &input, &output)
+            emit(
+                &compacted.conversation,
+                &compacted.report,
+                &compacted.report.summary(),
+                &input,
+                &output,
+            )
         }
         Command::TrimTools {
             input,
@@ -78,7 +84,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let options = args::tool_options(&model, &tools)?;
             let trimmed = ctxcompact::trim_tools(conversation, &options)
                 .with_context(|| input.file.clone())?;
-            emit(&trimmed.conversation, &trimmed.report, &input, &output)
+            emit(
+                &trimmed.conversation,
+                &trimmed.report,
+                &trim_summary(&trimmed.report),
+                &input,
+                &output,
+            )
         }
         Command::Analyze {
             input,
@@ -88,7 +100,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
         } => {
             let conversation = read(&input)?;
-            let options = args::options(&budget, strategy, true, &tools)?;
+            let half = ctxcompact::Budget::Ratio(0.5);
+            let options = args::options(&budget, strategy, true, &tools, Some(half))?;
             let report =
                 ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
             let text = if json {
@@ -109,6 +122,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => bench(&paths, args::bench_budget(ratio, target), json),
         Command::Replay(replay_args) => replay::run(&replay_args),
     }
+}
+
+/// The summary line of `trim-tools`, which has no budget: what trimming did.
+fn trim_summary(report: &Report) -> String {
+    let t = &report.tool_trim;
+    format!(
+        "tool trimming: {} → {} tokens; {} rounds, {} kept, {} cleared, {} dropped, {} excluded, {} truncated",
+        report.tokens_before,
+        report.tokens_after,
+        t.rounds,
+        t.kept,
+        t.cleared,
+        t.dropped,
+        t.excluded,
+        t.truncated
+    )
 }
 
 /// Prints each message's tokens and the total.
@@ -340,6 +369,7 @@ fn read(input: &Input) -> Result<Conversation> {
 fn emit(
     conversation: &Conversation,
     report: &Report,
+    summary: &str,
     input: &Input,
     output: &Output,
 ) -> Result<ExitCode> {
@@ -370,7 +400,7 @@ fn emit(
     if output.report.as_deref() == Some("-") {
         let _ = io::stderr().write_all(report_json.as_bytes());
     } else if !output.quiet {
-        say(&format!("ctxcompact: {}", report.summary()));
+        say(&format!("ctxcompact: {summary}"));
     }
     debug_assert!(
         report.action != Action::CannotFit,
