@@ -59,44 +59,39 @@ fn build(format: Format, steps: &[Step]) -> Conversation {
                         format!("call_{next_id}")
                     })
                     .collect();
-                match format {
-                    Format::OpenAi => {
-                        let calls: Vec<Value> = ids
-                            .iter()
-                            .map(|id| {
-                                json!({"id": id, "type": "function",
+                if format == Format::OpenAi {
+                    let calls: Vec<Value> = ids
+                        .iter()
+                        .map(|id| {
+                            json!({"id": id, "type": "function",
                                 "function": {"name": "read", "arguments": "{\"path\": \"a.rs\"}"}})
-                            })
-                            .collect();
-                        messages.push(
-                            json!({"role": "assistant", "content": null, "tool_calls": calls}),
-                        );
-                        for (id, output) in ids.iter().zip(outputs) {
-                            messages.push(
-                                json!({"role": "tool", "tool_call_id": id, "content": output}),
-                            );
-                        }
+                        })
+                        .collect();
+                    messages
+                        .push(json!({"role": "assistant", "content": null, "tool_calls": calls}));
+                    for (id, output) in ids.iter().zip(outputs) {
+                        messages
+                            .push(json!({"role": "tool", "tool_call_id": id, "content": output}));
                     }
+                } else {
                     // The generator makes OpenAI and Anthropic conversations only.
-                    _ => {
-                        let uses: Vec<Value> = ids
-                            .iter()
-                            .map(|id| {
-                                json!({"type": "tool_use", "id": id, "name": "read",
+                    let uses: Vec<Value> = ids
+                        .iter()
+                        .map(|id| {
+                            json!({"type": "tool_use", "id": id, "name": "read",
                                 "input": {"path": "a.rs"}})
-                            })
-                            .collect();
-                        let results: Vec<Value> = ids
-                            .iter()
-                            .zip(outputs)
-                            .map(|(id, output)| {
-                                json!({"type": "tool_result", "tool_use_id": id,
+                        })
+                        .collect();
+                    let results: Vec<Value> = ids
+                        .iter()
+                        .zip(outputs)
+                        .map(|(id, output)| {
+                            json!({"type": "tool_result", "tool_use_id": id,
                                 "content": output})
-                            })
-                            .collect();
-                        messages.push(json!({"role": "assistant", "content": uses}));
-                        messages.push(json!({"role": "user", "content": results}));
-                    }
+                        })
+                        .collect();
+                    messages.push(json!({"role": "assistant", "content": uses}));
+                    messages.push(json!({"role": "user", "content": results}));
                 }
             }
         }
