@@ -44,6 +44,7 @@
 
 pub mod bench;
 mod catalog;
+mod classify;
 mod compact;
 mod conversation;
 mod error;
@@ -59,7 +60,7 @@ mod validate;
 
 pub use catalog::{Catalog, Preference, Profile};
 pub use compact::{
-    Budget, Compacted, Options, PRESERVE_END, PRESERVE_START, TARGET_RATIO, TRIGGER, analyze,
+    Budget, Compacted, MarkerMode, Options, PRESERVE_END, PRESERVE_START, TARGET_RATIO, TRIGGER, analyze,
     compact, plan, trim_tools,
 };
 pub use conversation::{Conversation, Layout, Message, Part, Role};

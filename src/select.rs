@@ -429,6 +429,8 @@ mod tests {
                 pinned: i == last,
                 is_system: false,
                 is_round: false,
+                is_task: false,
+                is_current: false,
             })
             .collect()
     }
@@ -444,6 +446,7 @@ mod tests {
             marker: 0,
             preserve_start: 2,
             preserve_end: 4,
+            relax: true,
         };
         let (decision, plan) = decide(
             &Profile::generic(crate::tokens::Tokenizer::Chars),
@@ -469,6 +472,7 @@ mod tests {
             marker: 0,
             preserve_start: 2,
             preserve_end: 4,
+            relax: true,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
         let (decision, plan) = decide(

@@ -4,11 +4,14 @@
 //! its results (parallel calls included) — is one unit; any other message is a unit of its own.
 //! In Anthropic format the user message carrying `tool_result` blocks belongs to the round, with
 //! any text beside them. A cut can only fall between units, so tool pairing holds by
-//! construction. **Pinned** units are never removed: system messages, the unit holding the last
-//! user message, and the last unit.
+//! construction. **Pinned** units are never removed: system messages, the **task** (the unit
+//! holding the first request), the **current request** (the unit holding the last request), and
+//! the last unit. Requests are told from harness text by [`crate::classify`]; when a conversation
+//! has no request at all, the unit holding the last user turn stands for the current request.
 
 use std::ops::Range;
 
+use crate::classify;
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::tokens::Counts;
 
@@ -25,6 +28,10 @@ pub struct Unit {
     pub is_system: bool,
     /// Whether it is a tool round.
     pub is_round: bool,
+    /// Whether it holds the task (the first request).
+    pub is_task: bool,
+    /// Whether it holds the current request (the last request).
+    pub is_current: bool,
 }
 
 /// Whether a message is a user turn: a user message with something besides tool results.
@@ -40,19 +47,28 @@ pub(crate) fn is_user_turn(message: &Message) -> bool {
 /// Groups a conversation's messages into units, reading the cached per-message counts.
 pub(crate) fn group(conversation: &Conversation, counts: &Counts) -> Vec<Unit> {
     let messages = &conversation.messages;
-    let last_user_turn = messages.iter().rposition(is_user_turn);
+    let requests = classify::requests(conversation);
+    let task = requests.first().copied();
+    let current = requests
+        .last()
+        .copied()
+        .or_else(|| messages.iter().rposition(is_user_turn));
     let mut units = Vec::new();
     let mut start = 0;
     while start < messages.len() {
         let window = conversation.result_window(start);
         let end = window.end.max(start + 1);
         let is_system = messages[start].role == Role::System;
+        let is_task = task.is_some_and(|t| (start..end).contains(&t));
+        let is_current = current.is_some_and(|c| (start..end).contains(&c));
         units.push(Unit {
             messages: start..end,
             tokens: counts.messages[start..end].iter().sum(),
-            pinned: is_system || last_user_turn.is_some_and(|u| (start..end).contains(&u)),
+            pinned: is_system || is_task || is_current,
             is_system,
             is_round: !window.is_empty(),
+            is_task,
+            is_current,
         });
         start = end;
     }
@@ -104,7 +120,7 @@ mod tests {
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"}, {"type": "text", "text": "and?"}]},
             {"role": "assistant", "content": "ok"},
         ]}));
-        // The last user turn is the carrier's text, so the round is pinned.
-        assert_eq!(units, vec![(0..1, false), (1..3, true), (3..4, true)]);
+        // "go" is the task; the carrier's text is the current request, so its round is pinned.
+        assert_eq!(units, vec![(0..1, true), (1..3, true), (3..4, true)]);
     }
 }

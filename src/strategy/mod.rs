@@ -14,6 +14,8 @@
 
 pub(crate) mod tools;
 
+use std::ops::Range;
+
 use serde::Serialize;
 
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
@@ -65,6 +67,8 @@ pub struct Limits {
     pub preserve_start: usize,
     /// Units kept at the tail while the budget allows.
     pub preserve_end: usize,
+    /// Whether the head and tail protections may be given up to fit.
+    pub relax: bool,
 }
 
 /// Which units a strategy removes, and what is left.
@@ -110,7 +114,8 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
                 .filter(|&i| i < tail_start)
                 .map(|i| (Some(Protection::Head), i)),
         )
-        .chain((tail_start..units.len()).map(|i| (Some(Protection::Tail), i)));
+        .chain((tail_start..units.len()).map(|i| (Some(Protection::Tail), i)))
+        .filter(|(protection, _)| limits.relax || protection.is_none());
     let mut plan = Plan {
         strategy,
         drop: Vec::new(),
@@ -217,20 +222,33 @@ fn rebuild(
     }
 }
 
-/// Removes the plan's units and puts `marker` (when given) where the first removed run was: as a
-/// user message, or in Anthropic format merged into the next message when that is a user turn
-/// without tool results. Kept messages are moved, never copied.
+/// The removed spans of a plan: runs of consecutive dropped units, as unit index ranges.
+pub(crate) fn spans(drop: &[usize]) -> Vec<Range<usize>> {
+    let mut spans: Vec<Range<usize>> = Vec::new();
+    for &u in drop {
+        match spans.last_mut() {
+            Some(span) if span.end == u => span.end = u + 1,
+            _ => spans.push(u..u + 1),
+        }
+    }
+    spans
+}
+
+/// Removes the plan's units and puts one marker per removed span (`markers[i]` for
+/// `spans(drop)[i]`, when given) at the place of that span. Kept messages are moved, never
+/// copied.
 pub(crate) fn apply(
     mut before: Applied,
     units: &[Unit],
     drop: &[usize],
-    marker: Option<&str>,
+    markers: &[String],
     counter: &dyn TokenCounter,
 ) -> Applied {
-    let anthropic = before.conversation.format == Format::Anthropic;
+    let format = before.conversation.format;
     let messages = std::mem::take(&mut before.conversation.messages);
     let mut kept = Vec::with_capacity(messages.len());
-    let mut pending = marker.filter(|_| !drop.is_empty());
+    let mut markers = markers.iter();
+    let mut pending: Option<&String> = None;
     let mut sources = messages
         .into_iter()
         .zip(before.origin.iter().copied())
@@ -239,25 +257,40 @@ pub(crate) fn apply(
         let unit_messages = sources.by_ref().take(unit.messages.len());
         if drop.binary_search(&u).is_ok() {
             unit_messages.for_each(std::mem::drop);
+            let starts_span = u == 0 || drop.binary_search(&(u - 1)).is_err();
+            if starts_span {
+                pending = markers.next();
+            }
             continue;
         }
-        let after_gap = u > 0 && drop.binary_search(&(u - 1)).is_ok();
-        for (offset, ((message, source), &cached)) in unit_messages.enumerate() {
-            match pending.filter(|_| after_gap && offset == 0) {
-                Some(text) if anthropic && can_merge(&message) => {
-                    kept.push((merge_marker(message, text), source, None));
-                    pending = None;
-                }
-                Some(text) => {
-                    kept.push((Message::new_text(Role::User, text), None, None));
-                    kept.push((message, source, Some(cached)));
-                    pending = None;
-                }
+        for ((message, source), &cached) in unit_messages {
+            match pending.take() {
+                Some(text) => place_marker(format, &mut kept, text, (message, source, cached)),
                 None => kept.push((message, source, Some(cached))),
             }
         }
     }
     rebuild(before, kept, counter)
+}
+
+/// A kept message with its origin and its cached count (`None` once changed).
+type Kept = (Message, Option<usize>, Option<usize>);
+
+/// Puts a span's marker before `next`, the first message kept after the span: as a user
+/// message, or in Anthropic format merged into `next` when that is a user turn without tool
+/// results. The one place a marker is placed, so a format can take it over.
+fn place_marker(
+    format: Format,
+    kept: &mut Vec<Kept>,
+    text: &str,
+    (message, source, cached): (Message, Option<usize>, usize),
+) {
+    if format == Format::Anthropic && can_merge(&message) {
+        kept.push((merge_marker(message, text), source, None));
+    } else {
+        kept.push((Message::new_text(Role::User, text), None, None));
+        kept.push((message, source, Some(cached)));
+    }
 }
 
 /// Whether the marker may be merged into `message`: a user turn with no tool results.
@@ -297,6 +330,8 @@ mod tests {
             pinned,
             is_system,
             is_round: false,
+            is_task: false,
+            is_current: false,
         }
     }
 
@@ -314,6 +349,7 @@ mod tests {
             marker: 0,
             preserve_start: 2,
             preserve_end: 4,
+            relax: true,
         }
     }
 

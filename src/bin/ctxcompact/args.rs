@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ctxcompact::{
-    Budget, Catalog, Format, Options, Profile, Strategy, Tokenizer, ToolMode, ToolOptions,
+    Budget, Catalog, Format, MarkerMode, Options, Profile, Strategy, Tokenizer, ToolMode,
+    ToolOptions,
 };
 
 /// Deterministic compaction of LLM conversation histories.
@@ -16,6 +17,40 @@ use ctxcompact::{
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+/// What each removed span leaves at its place.
+#[derive(Debug, Args)]
+pub(crate) struct MarkerArgs {
+    /// The marker left at each removed span: a note and an extractive digest, the note alone,
+    /// or nothing.
+    #[arg(long, value_enum, default_value_t = MarkerArg::Digest)]
+    marker: MarkerArg,
+    /// Same as `--marker none`.
+    #[arg(long, conflicts_with = "marker")]
+    no_marker: bool,
+    /// Cap each digest at this many tokens (default: the smaller of 2,000 and 10% of the budget).
+    #[arg(long, value_name = "N", value_parser = token_count)]
+    digest_tokens: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum MarkerArg {
+    Digest,
+    Brief,
+    None,
+}
+
+impl MarkerArgs {
+    /// The marker mode and the digest cap.
+    pub(crate) fn resolve(&self) -> (MarkerMode, Option<usize>) {
+        let mode = match (self.no_marker, self.marker) {
+            (true, _) | (_, MarkerArg::None) => MarkerMode::None,
+            (_, MarkerArg::Brief) => MarkerMode::Brief,
+            (_, MarkerArg::Digest) => MarkerMode::Digest,
+        };
+        (mode, self.digest_tokens)
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -29,9 +64,8 @@ pub(crate) enum Command {
         /// Force a removal strategy instead of letting the selector choose.
         #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
         strategy: StrategyArg,
-        /// Leave no marker where history was removed.
-        #[arg(long)]
-        no_marker: bool,
+        #[command(flatten)]
+        marker: MarkerArgs,
         #[command(flatten)]
         tools: ToolArgs,
         #[command(flatten)]
@@ -57,6 +91,8 @@ pub(crate) enum Command {
         /// Force a removal strategy instead of letting the selector choose.
         #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
         strategy: StrategyArg,
+        #[command(flatten)]
+        marker: MarkerArgs,
         #[command(flatten)]
         tools: ToolArgs,
         /// Print the JSON report instead of text.
@@ -295,9 +331,10 @@ fn token_count(text: &str) -> std::result::Result<usize, String> {
 pub(crate) fn options(
     budget: &BudgetArgs,
     strategy: StrategyArg,
-    marker: bool,
+    marker: &MarkerArgs,
     tools: &ToolArgs,
 ) -> Result<Options> {
+    let (marker, digest_tokens) = marker.resolve();
     let (profile, model, tokenizer) = budget.model.resolve()?;
     let budget = match (budget.target, budget.ratio) {
         (Some(tokens), _) => Budget::Tokens(tokens),
@@ -312,6 +349,7 @@ pub(crate) fn options(
         budget,
         strategy: strategy.strategy(),
         marker,
+        digest_tokens,
         profile,
         model,
         tokenizer,

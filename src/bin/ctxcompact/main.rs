@@ -53,13 +53,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             input,
             budget,
             strategy,
-            no_marker,
+            marker,
             tools,
             output,
         } => {
             check_paths(&output)?;
             let conversation = read(&input)?;
-            let options = args::options(&budget, strategy, !no_marker, &tools)?;
+            let options = args::options(&budget, strategy, &marker, &tools)?;
             let compacted =
                 ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
             emit(&compacted.conversation, &compacted.report, &output)
@@ -81,11 +81,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             input,
             budget,
             strategy,
+            marker,
             tools,
             json,
         } => {
             let conversation = read(&input)?;
-            let options = args::options(&budget, strategy, true, &tools)?;
+            let options = args::options(&budget, strategy, &marker, &tools)?;
             let report =
                 ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
             let text = if json {
@@ -461,6 +462,17 @@ fn describe(report: &Report) -> String {
         "tool trimming: {} rounds, {} kept, {} cleared, {} dropped, {} excluded, {} truncated, {} tokens freed",
         t.rounds, t.kept, t.cleared, t.dropped, t.excluded, t.truncated, t.tokens_freed
     );
+    let index = |i: Option<usize>| i.map_or_else(|| "none".to_string(), |i| format!("message {i}"));
+    let _ = writeln!(
+        out,
+        "task: {}, current request: {}, harness: {} messages",
+        index(report.task),
+        index(report.current),
+        report.harness.len()
+    );
+    for h in &report.harness {
+        let _ = writeln!(out, "  harness message {}: {} `{}`", h.message, h.agent, h.pattern);
+    }
     if let Some(decision) = &report.decision {
         for rule in &decision.rules {
             let mark = if rule.matched { "matched" } else { "-" };
