@@ -31,6 +31,9 @@ pub const TARGET_RATIO: f64 = 0.5;
 /// Tokens added to the markers' reserve: an Anthropic marker merged into the next message is
 /// recounted with that message, which may differ from its count alone by a few tokens.
 const MARKER_SLACK: usize = 4;
+/// A shortened task keeps at least this many characters: with fewer, it no longer states the
+/// task (the bench's requests recall reads the first 200 characters too).
+const MIN_TASK_CHARS: usize = 200;
 /// Times a plan is redone with the markers' actual size as its reserve (the size depends on
 /// which units go; two or three rounds settle it).
 const MARKER_ROUNDS: usize = 4;
@@ -558,12 +561,14 @@ impl Planner<'_> {
         }
         // Characters per token of this text, rounded up, and a little more than needed.
         let cut = (need * chars).div_ceil(text_tokens) * 11 / 10 + 1;
-        if cut >= chars {
+        if cut + MIN_TASK_CHARS > chars {
             return None;
         }
         let keep = chars - cut;
-        let head: String = text.chars().take(keep * 2 / 3).collect();
-        let tail: String = text.chars().skip(chars - (keep - keep * 2 / 3)).collect();
+        // Two thirds head, one third tail, and never fewer than the first MIN_TASK_CHARS.
+        let head_len = (keep * 2 / 3).max(MIN_TASK_CHARS).min(keep);
+        let head: String = text.chars().take(head_len).collect();
+        let tail: String = text.chars().skip(chars - (keep - head_len)).collect();
         let shortened = format!("{head}\n{}\n{tail}", marker::shortened(cut, chars));
         let mut shorter = Applied {
             conversation: state.conversation.clone(),
