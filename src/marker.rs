@@ -396,7 +396,7 @@ fn outcome(text: &str, is_error: bool) -> Option<String> {
 
 /// The first line of a result flagged as an error, or the first of its first lines that says
 /// it is one.
-fn error_line(text: &str, is_error: bool) -> Option<String> {
+pub(crate) fn error_line(text: &str, is_error: bool) -> Option<String> {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     if is_error {
         return lines.next().map(|l| clip(l, LINE_CHARS));

@@ -274,7 +274,7 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget) -> String {
     let mut out = format!("{conversations} conversations, budget {budget} (o200k)\n\n");
     let _ = writeln!(
         out,
-        "{:<9} {:>6} {:>7} {:>7} {:>10} {:>11} {:>12} {:>11} {:>9}",
+        "{:<9} {:>6} {:>7} {:>7} {:>10} {:>11} {:>12} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9}",
         "strategy",
         "convs",
         "fit %",
@@ -283,12 +283,16 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget) -> String {
         "utilization",
         "users kept %",
         "task kept %",
+        "current %",
+        "requests %",
+        "files %",
+        "errors %",
         "ms/conv"
     );
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>9.2}",
+            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.2}",
             row.strategy.as_str(),
             row.conversations,
             row.fit_pct,
@@ -297,6 +301,10 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget) -> String {
             row.utilization,
             row.user_kept_pct,
             row.task_kept_pct,
+            row.current_kept_pct,
+            row.requests_recall_pct,
+            row.files_recall_pct,
+            row.errors_recall_pct,
             row.ms_per_conversation
         );
     }
