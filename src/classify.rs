@@ -107,8 +107,13 @@ pub(crate) fn harness_pattern(text: &str) -> Option<&'static Pattern> {
         .find(|p| rest.starts_with(&p.pattern))
 }
 
-/// Whether `text` is a person's words rather than harness text.
+/// Whether `text` is a person's words rather than harness text. A ctxcompact marker merged in
+/// front of a message (Anthropic) is left out first: the words after it still count.
 pub(crate) fn is_request_text(text: &str) -> bool {
+    let text = match crate::marker::marker_len(text) {
+        Some(end) => &text[end..],
+        None => text,
+    };
     !text.trim().is_empty() && harness_pattern(text).is_none()
 }
 
@@ -202,5 +207,10 @@ mod tests {
         let marker = "[ctxcompact: 3 earlier messages (120 tokens of the input) removed here]";
         assert!(is_marker(marker));
         assert!(!is_request_text(marker));
+        // Merged in front of a request, it leaves the request a request.
+        assert!(is_request_text(&format!("{marker}\n\nNow fix the tests.")));
+        let digest = "[ctxcompact: 3 earlier messages (120 tokens of the input) removed here; digest below. History.]\nRequests (1):\n» Do it.\n[ctxcompact: end of digest]";
+        assert!(!is_request_text(digest));
+        assert!(is_request_text(&format!("{digest}\n\nAnd then?")));
     }
 }

@@ -173,9 +173,11 @@ pub fn plan(
         budget,
         fixed: counts.system + REPLY_PRIMING,
         marker: 0,
+        marker_each: 0,
         preserve_start: options.preserve_start,
         preserve_end: options.preserve_end,
         relax: true,
+        requests_last: false,
     };
     strategy::plan(strategy, &units, &limits)
 }
@@ -386,6 +388,8 @@ struct Attempt {
     mode: MarkerMode,
     /// Tokens after removal, the markers included.
     tokens_after: usize,
+    /// Tokens the digests took beyond their headers' reserve.
+    digest_tokens: usize,
     fits: bool,
 }
 
@@ -399,13 +403,39 @@ struct Planner<'a> {
 }
 
 impl Planner<'_> {
-    /// Plans `state` (relaxing protections or not) with real markers: the plan reserves room for
-    /// them, the markers are built, and the plan is redone with their actual size until it
-    /// settles. When the asked marker cannot fit, a digest gives way to a brief marker, and a
+    /// Plans `state` (relaxing protections or not) with real markers. Each removed span costs
+    /// its marker's header; digests share one allowance (the cap), split evenly between the
+    /// spans. The plan is redone once with the digests' actual size, to give back what they did
+    /// not use. When the asked marker cannot fit, a digest gives way to a brief marker, and a
     /// brief marker to none: the units come first.
+    ///
+    /// Requests are kept whole where they can be: a plan that removes units around the requests
+    /// and none of them is tried first, and taken when it fits; otherwise removal runs oldest
+    /// first, and the removed requests go to the digest.
     fn attempt(&self, state: &Applied, relax: bool) -> Attempt {
         let units = units::group(&state.conversation, &state.counts);
         let features = state.measure(self.budget, &self.options.thresholds);
+        let around = self.attempt_with(state, &units, &features, relax, true);
+        let spares_requests = around
+            .plan
+            .drop
+            .iter()
+            .all(|&u| !around.units[u].has_request);
+        if around.fits && spares_requests {
+            return around;
+        }
+        self.attempt_with(state, &units, &features, relax, false)
+    }
+
+    /// [`Planner::attempt`] with requests removed last or not.
+    fn attempt_with(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        features: &Features,
+        relax: bool,
+        requests_last: bool,
+    ) -> Attempt {
         let modes: &[MarkerMode] = match self.options.marker {
             MarkerMode::Digest => &[MarkerMode::Digest, MarkerMode::Brief, MarkerMode::None],
             MarkerMode::Brief => &[MarkerMode::Brief, MarkerMode::None],
@@ -413,30 +443,25 @@ impl Planner<'_> {
         };
         let mut last = None;
         for &mode in modes {
-            let mut reserve = match mode {
-                MarkerMode::None => 0,
-                MarkerMode::Brief => self.brief_tokens(),
-                MarkerMode::Digest => self.brief_tokens() + self.cap,
-            };
+            let mut allowance = if mode == MarkerMode::Digest { self.cap } else { 0 };
             let mut best: Option<Attempt> = None;
             for _ in 0..MARKER_ROUNDS {
-                let attempt = self.once(state, &units, &features, relax, mode, reserve);
-                let actual = attempt.notes.iter().map(|n| n.tokens).sum::<usize>();
-                let settled = actual + MARKER_SLACK == reserve || mode == MarkerMode::None;
-                reserve = actual + MARKER_SLACK;
+                let attempt =
+                    self.once(state, units, features, relax, requests_last, mode, allowance);
+                let used = attempt.digest_tokens;
                 if attempt.fits {
                     // Fewer units removed, then more of the budget used.
                     let key = |a: &Attempt| (std::cmp::Reverse(a.plan.drop.len()), a.tokens_after);
-                    let better = best.as_ref().is_none_or(|b| key(&attempt) > key(b));
-                    if better {
+                    if best.as_ref().is_none_or(|b| key(&attempt) > key(b)) {
                         best = Some(attempt);
                     }
                 } else {
                     last = Some(attempt);
                 }
-                if settled {
+                if used >= allowance {
                     break;
                 }
+                allowance = used;
             }
             if let Some(best) = best {
                 return best;
@@ -445,40 +470,42 @@ impl Planner<'_> {
         last.expect("at least one marker mode is tried")
     }
 
-    /// Tokens of the longest brief marker this run could write (every message, every token).
-    fn brief_tokens(&self) -> usize {
-        let worst = marker::build(
-            MarkerMode::Brief,
-            &[],
-            &[],
-            0,
-            self.counter,
-        )
-        .unwrap_or_default()
-        .replace(" 0 earlier", &format!(" {} earlier", self.input.messages))
-        .replace("(0 tokens", &format!("({} tokens", self.input.tokens));
+    /// Tokens of the longest marker without its digest this run could write.
+    fn header_tokens(&self, mode: MarkerMode) -> usize {
+        let worst = marker::worst_header(
+            self.input.messages,
+            self.input.tokens,
+            mode == MarkerMode::Digest,
+        );
         self.counter
             .count_message(&Message::new_text(Role::User, worst))
             + MARKER_SLACK
     }
 
-    /// One plan with `reserve` tokens set aside for markers, and its markers.
+    /// One plan with `allowance` tokens set aside for all digests, and its markers.
     fn once(
         &self,
         state: &Applied,
         units: &[Unit],
         features: &Features,
         relax: bool,
+        requests_last: bool,
         mode: MarkerMode,
-        reserve: usize,
+        allowance: usize,
     ) -> Attempt {
+        let each = match mode {
+            MarkerMode::None => 0,
+            _ => self.header_tokens(mode),
+        };
         let limits = Limits {
             budget: self.budget,
             fixed: state.counts.system + REPLY_PRIMING,
-            marker: reserve,
+            marker: allowance,
+            marker_each: each,
             preserve_start: self.options.preserve_start,
             preserve_end: self.options.preserve_end,
             relax,
+            requests_last,
         };
         let (decision, plan) = select::decide(
             &self.options.profile,
@@ -488,9 +515,12 @@ impl Planner<'_> {
             units,
             &limits,
         );
+        let spans = strategy::spans(&plan.drop);
+        let share = allowance / spans.len().max(1);
         let mut markers = Vec::new();
         let mut notes = Vec::new();
-        for span in strategy::spans(&plan.drop) {
+        let mut digest_tokens = 0;
+        for span in &spans {
             let messages = units[span.start].messages.start..units[span.end - 1].messages.end;
             let input_tokens: Vec<Option<usize>> = state.origin[messages.clone()]
                 .iter()
@@ -500,7 +530,7 @@ impl Planner<'_> {
                 mode,
                 &state.conversation.messages[messages.clone()],
                 &input_tokens,
-                self.cap,
+                share,
                 self.counter,
             ) else {
                 continue;
@@ -508,16 +538,22 @@ impl Planner<'_> {
             let tokens = self
                 .counter
                 .count_message(&Message::new_text(Role::User, text.as_str()));
+            digest_tokens += (tokens + MARKER_SLACK).saturating_sub(each);
             notes.push(MarkerNote {
                 removed: messages.len(),
                 tokens,
             });
             markers.push(text);
         }
-        let reserved = if plan.drop.is_empty() { 0 } else { reserve };
+        let reserved = if spans.is_empty() {
+            0
+        } else {
+            spans.len() * each + allowance
+        };
         let marker_tokens: usize = notes.iter().map(|n| n.tokens).sum();
         let tokens_after = plan.tokens_after - reserved + marker_tokens;
-        let fits = plan.fits && tokens_after + MARKER_SLACK.min(marker_tokens) <= self.budget;
+        let slack = MARKER_SLACK.min(marker_tokens);
+        let fits = plan.fits && tokens_after + slack <= self.budget;
         Attempt {
             units: units.to_vec(),
             features: features.clone(),
@@ -527,6 +563,7 @@ impl Planner<'_> {
             notes,
             mode,
             tokens_after,
+            digest_tokens,
             fits,
         }
     }

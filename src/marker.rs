@@ -126,28 +126,64 @@ pub(crate) fn build(
         return None;
     }
     let digest = extract(messages, input_tokens);
-    let header = header(digest.messages, digest.tokens, mode == MarkerMode::Digest);
-    if mode == MarkerMode::Brief {
-        return Some(header);
-    }
-    let body = render_capped(&digest, cap, counter);
+    let body = match mode {
+        MarkerMode::Digest => render_capped(&digest, cap, counter),
+        _ => String::new(),
+    };
+    let header = header(digest.messages, digest.tokens, !body.is_empty());
     Some(if body.is_empty() {
         header
     } else {
-        format!("{header}\n{body}")
+        format!("{header}\n{body}\n{DIGEST_END}")
     })
+}
+
+/// The last line of a marker with a digest, so that its extent is plain to a later run even when
+/// it was merged into the message after it.
+pub(crate) const DIGEST_END: &str = "[ctxcompact: end of digest]";
+
+/// The words of the first line that say a digest follows.
+const DIGEST_FOLLOWS: &str = "; digest below";
+
+/// The longest marker this run could write with `messages` and `tokens` at most, without its
+/// digest: what each marker reserves besides the shared digest allowance.
+pub(crate) fn worst_header(messages: usize, tokens: usize, digest: bool) -> String {
+    let header = header(messages, tokens, digest);
+    if digest {
+        format!("{header}\n\n{DIGEST_END}")
+    } else {
+        header
+    }
 }
 
 /// The first line of every removal marker.
 fn header(messages: usize, tokens: usize, digest: bool) -> String {
     let noun = if messages == 1 { "message" } else { "messages" };
-    let follows = if digest { "; a digest follows" } else { "" };
+    let follows = if digest { DIGEST_FOLLOWS } else { "" };
     format!(
-        "[ctxcompact: {} earlier {noun} ({} tokens of the input) removed here{follows}. This is \
-         history, not a new instruction: the current request is the last user message.]",
+        "[ctxcompact: {} earlier {noun} ({} input tokens) removed here{follows}; the current \
+         request is the last user message]",
         thousands(messages),
         thousands(tokens)
     )
+}
+
+/// The length in bytes of the marker `text` starts with, if it starts with one: its first line,
+/// or through its closing line when it has a digest.
+pub(crate) fn marker_len(text: &str) -> Option<usize> {
+    let start = text.len() - text.trim_start().len();
+    let rest = &text[start..];
+    if !rest.starts_with(crate::classify::MARKER_PREFIX) {
+        return None;
+    }
+    let first = rest.find('\n').unwrap_or(rest.len());
+    if !rest[..first].contains(DIGEST_FOLLOWS) {
+        return Some(start + first);
+    }
+    match rest.find(DIGEST_END) {
+        Some(at) => Some(start + at + DIGEST_END.len()),
+        None => Some(text.len()),
+    }
 }
 
 /// Reads the counts of an earlier marker's first line.
@@ -155,7 +191,7 @@ fn parse_header(text: &str) -> Option<(usize, usize)> {
     let rest = text.trim_start().strip_prefix("[ctxcompact: ")?;
     let (messages, rest) = rest.split_once(" earlier message")?;
     let (_, rest) = rest.split_once('(')?;
-    let (tokens, _) = rest.split_once(" tokens")?;
+    let (tokens, _) = rest.split_once(" input tokens")?;
     let number = |s: &str| s.replace(',', "").parse::<usize>().ok();
     Some((number(messages)?, number(tokens)?))
 }
@@ -180,7 +216,15 @@ fn extract(messages: &[Message], input_tokens: &[Option<usize>]) -> Digest {
     for (message, tokens) in messages.iter().zip(input_tokens) {
         let text = message.text();
         if message.role == Role::User && classify::is_marker(&text) {
-            fold(&mut digest, &text);
+            let end = marker_len(&text).unwrap_or(text.len());
+            fold(&mut digest, &text[..end]);
+            // A marker merged into the message after it (Anthropic): that message is history too.
+            let rest = text[end..].trim_start_matches('\n');
+            if classify::is_request_text(rest) {
+                digest.messages += 1;
+                digest.tokens += tokens.unwrap_or(0);
+                digest.requests.push(clip_request(rest));
+            }
             continue;
         }
         digest.messages += 1;
@@ -435,6 +479,9 @@ fn fold(digest: &mut Digest, text: &str) {
     }
     let mut section: Option<usize> = None;
     for line in text.lines().skip(1) {
+        if line == DIGEST_END {
+            break;
+        }
         if let Some(state) = line.strip_prefix("Last state: ") {
             digest.last_state = Some(state.to_string());
             section = None;
@@ -820,15 +867,15 @@ mod tests {
         let text = build(MarkerMode::Digest, &messages, &tokens, 500, &CharEstimate).unwrap();
         assert_eq!(
             text,
-            "[ctxcompact: 7 earlier messages (70 tokens of the input) removed here; a digest \
-             follows. This is history, not a new instruction: the current request is the last \
-             user message.]\n\
+            "[ctxcompact: 7 earlier messages (70 input tokens) removed here; digest below; the \
+             current request is the last user message]\n\
              Requests (1):\n» Please rename the ledger module.\n\
              Files read (1): src/ledger.rs\n\
              Files created (1): src/books.rs\n\
              Commands (1):\n$ cargo test --lib ledger → exit code: 101\n\
              Errors (1):\n! error: could not compile\n\
-             Last state: Renamed; tests still fail."
+             Last state: Renamed; tests still fail.\n\
+             [ctxcompact: end of digest]"
         );
     }
 
@@ -839,11 +886,15 @@ mod tests {
         let full = build(MarkerMode::Digest, &messages, &tokens, 500, &CharEstimate).unwrap();
         let small = build(MarkerMode::Digest, &messages, &tokens, 60, &CharEstimate).unwrap();
         let body = small.split_once('\n').map_or("", |(_, b)| b);
-        assert!(CharEstimate.count_text(body) <= 60, "{body}");
+        let digest = body.strip_suffix(DIGEST_END).unwrap_or(body);
+        assert!(CharEstimate.count_text(digest.trim_end()) <= 60, "{body}");
         assert!(small.len() < full.len());
         assert!(body.starts_with("Requests (1):\n» Please rename"), "{body}");
         assert!(!body.contains("Last state:"), "{body}");
-        assert!(body.ends_with("Left out for room: Commands (1), Errors (1), Last state (1)"), "{body}");
+        assert!(
+            body.ends_with("Left out for room: Commands (1), Errors (1), Last state (1)\n[ctxcompact: end of digest]"),
+            "{body}"
+        );
     }
 
     #[test]
@@ -861,7 +912,7 @@ mod tests {
             &CharEstimate,
         )
         .unwrap();
-        assert!(text.starts_with("[ctxcompact: 8 earlier messages (75 tokens"), "{text}");
+        assert!(text.starts_with("[ctxcompact: 8 earlier messages (75 input tokens"), "{text}");
         assert!(text.contains("» Please rename the ledger module."), "{text}");
         assert!(text.contains("Files read (1): src/ledger.rs"), "{text}");
         assert!(text.contains("$ cargo test --lib ledger → exit code: 101"), "{text}");

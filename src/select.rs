@@ -431,6 +431,7 @@ mod tests {
                 is_round: false,
                 is_task: false,
                 is_current: false,
+                has_request: false,
             })
             .collect()
     }
@@ -444,9 +445,11 @@ mod tests {
             budget: 700,
             fixed: 0,
             marker: 0,
+            marker_each: 0,
             preserve_start: 2,
             preserve_end: 4,
             relax: true,
+            requests_last: false,
         };
         let (decision, plan) = decide(
             &Profile::generic(crate::tokens::Tokenizer::Chars),
@@ -470,9 +473,11 @@ mod tests {
             budget: 900,
             fixed: 0,
             marker: 0,
+            marker_each: 0,
             preserve_start: 2,
             preserve_end: 4,
             relax: true,
+            requests_last: false,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
         let (decision, plan) = decide(

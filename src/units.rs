@@ -32,6 +32,8 @@ pub struct Unit {
     pub is_task: bool,
     /// Whether it holds the current request (the last request).
     pub is_current: bool,
+    /// Whether it holds any request: removal takes such units last.
+    pub has_request: bool,
 }
 
 /// Whether a message is a user turn: a user message with something besides tool results.
@@ -61,6 +63,8 @@ pub(crate) fn group(conversation: &Conversation, counts: &Counts) -> Vec<Unit> {
         let is_system = messages[start].role == Role::System;
         let is_task = task.is_some_and(|t| (start..end).contains(&t));
         let is_current = current.is_some_and(|c| (start..end).contains(&c));
+        let first = requests.partition_point(|&r| r < start);
+        let has_request = requests.get(first).is_some_and(|&r| r < end);
         units.push(Unit {
             messages: start..end,
             tokens: counts.messages[start..end].iter().sum(),
@@ -69,6 +73,7 @@ pub(crate) fn group(conversation: &Conversation, counts: &Counts) -> Vec<Unit> {
             is_round: !window.is_empty(),
             is_task,
             is_current,
+            has_request,
         });
         start = end;
     }

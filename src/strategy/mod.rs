@@ -61,14 +61,19 @@ pub struct Limits {
     pub budget: usize,
     /// Tokens that are not in any unit: the Anthropic system prompt and the reply priming.
     pub fixed: usize,
-    /// Tokens reserved for the removal marker once anything is removed (0 without a marker).
+    /// Tokens reserved for the markers' digests, shared by all of them, once anything is
+    /// removed (0 without a digest).
     pub marker: usize,
+    /// Tokens each marker costs besides its digest (0 without markers): one per removed span.
+    pub marker_each: usize,
     /// Non-system units middle removal keeps at the head.
     pub preserve_start: usize,
     /// Units kept at the tail while the budget allows.
     pub preserve_end: usize,
     /// Whether the head and tail protections may be given up to fit.
     pub relax: bool,
+    /// Whether units holding a request are removed only after all others of their region.
+    pub requests_last: bool,
 }
 
 /// Which units a strategy removes, and what is left.
@@ -104,17 +109,27 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
         Strategy::Oldest => Vec::new(),
     };
     let is_head = |i: &usize| head.binary_search(i).is_ok();
-    // Removal order: the unprotected middle, then the head, then the tail; oldest first in each.
-    let order = (0..tail_start)
-        .filter(|i| !is_head(i))
-        .map(|i| (None, i))
-        .chain(
-            head.iter()
-                .copied()
-                .filter(|&i| i < tail_start)
-                .map(|i| (Some(Protection::Head), i)),
-        )
-        .chain((tail_start..units.len()).map(|i| (Some(Protection::Tail), i)))
+    // Removal order: the unprotected middle, then the head, then the tail; oldest first in
+    // each. With `requests_last`, units without a request go first in each, then those with one.
+    let requests_last = |region: Vec<(Option<Protection>, usize)>| {
+        let (requests, others): (Vec<_>, Vec<_>) = region
+            .into_iter()
+            .partition(|(_, i)| limits.requests_last && units[*i].has_request);
+        others.into_iter().chain(requests)
+    };
+    let middle: Vec<_> = (0..tail_start).filter(|i| !is_head(i)).map(|i| (None, i)).collect();
+    let head_region: Vec<_> = head
+        .iter()
+        .copied()
+        .filter(|&i| i < tail_start)
+        .map(|i| (Some(Protection::Head), i))
+        .collect();
+    let tail: Vec<_> = (tail_start..units.len())
+        .map(|i| (Some(Protection::Tail), i))
+        .collect();
+    let order = requests_last(middle)
+        .chain(requests_last(head_region))
+        .chain(requests_last(tail))
         .filter(|(protection, _)| limits.relax || protection.is_none());
     let mut plan = Plan {
         strategy,
@@ -125,6 +140,8 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
         relaxed: Vec::new(),
     };
     let mut kept_tokens = total;
+    let mut removed = vec![false; units.len()];
+    let mut spans: usize = 0;
     for (protection, i) in order {
         if plan.fits {
             break;
@@ -139,9 +156,19 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
             }
         }
         plan.drop.push(i);
+        removed[i] = true;
+        // A removed unit opens a span, extends one, or joins two.
+        let before = i > 0 && removed[i - 1];
+        let after = i + 1 < units.len() && removed[i + 1];
+        match (before, after) {
+            (true, true) => spans -= 1,
+            (false, false) => spans += 1,
+            _ => {}
+        }
         kept_tokens -= unit.tokens;
         plan.messages_kept -= unit.messages.len();
-        plan.tokens_after = kept_tokens + limits.marker;
+        let markers = spans * limits.marker_each + if spans > 0 { limits.marker } else { 0 };
+        plan.tokens_after = kept_tokens + markers;
         plan.fits = plan.tokens_after <= limits.budget;
     }
     plan.drop.sort_unstable();
@@ -332,6 +359,7 @@ mod tests {
             is_round: false,
             is_task: false,
             is_current: false,
+            has_request: false,
         }
     }
 
@@ -347,9 +375,11 @@ mod tests {
             budget,
             fixed: 0,
             marker: 0,
+            marker_each: 0,
             preserve_start: 2,
             preserve_end: 4,
             relax: true,
+            requests_last: false,
         }
     }
 
