@@ -404,9 +404,9 @@ struct Planner<'a> {
 
 impl Planner<'_> {
     /// Plans `state` (relaxing protections or not) with real markers. Each removed span costs
-    /// its marker's header; digests share one allowance (the cap), split evenly between the
-    /// spans. The plan is redone once with the digests' actual size, to give back what they did
-    /// not use. When the asked marker cannot fit, a digest gives way to a brief marker, and a
+    /// its marker's header, and the digests together an allowance: first one cap, then what the
+    /// digests of the last plan actually took, until the two agree (each digest stays within
+    /// the cap). When the asked marker cannot fit, a digest gives way to a brief marker, and a
     /// brief marker to none: the units come first.
     ///
     /// Requests are kept whole where they can be: a plan that removes units around the requests
@@ -458,7 +458,7 @@ impl Planner<'_> {
                 } else {
                     last = Some(attempt);
                 }
-                if used >= allowance {
+                if used == allowance {
                     break;
                 }
                 allowance = used;
@@ -482,7 +482,7 @@ impl Planner<'_> {
             + MARKER_SLACK
     }
 
-    /// One plan with `allowance` tokens set aside for all digests, and its markers.
+    /// One plan with `allowance` tokens set aside for all digests together, and its markers.
     fn once(
         &self,
         state: &Applied,
@@ -516,7 +516,6 @@ impl Planner<'_> {
             &limits,
         );
         let spans = strategy::spans(&plan.drop);
-        let share = allowance / spans.len().max(1);
         let mut markers = Vec::new();
         let mut notes = Vec::new();
         let mut digest_tokens = 0;
@@ -530,7 +529,7 @@ impl Planner<'_> {
                 mode,
                 &state.conversation.messages[messages.clone()],
                 &input_tokens,
-                share,
+                self.cap,
                 self.counter,
             ) else {
                 continue;

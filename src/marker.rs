@@ -57,18 +57,19 @@ pub(crate) fn default_cap(budget: usize) -> usize {
 /// How a tool touched a file, by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Touch {
-    /// Read (or looked at).
-    Read,
     /// Changed in place.
     Edited,
     /// Written anew.
     Created,
+    /// Read (or looked at).
+    Read,
     /// Named in a shell command.
     Command,
 }
 
 impl Touch {
-    const ALL: [Self; 4] = [Self::Read, Self::Edited, Self::Created, Self::Command];
+    /// In the digest's order: what the work changed first.
+    const ALL: [Self; 4] = [Self::Edited, Self::Created, Self::Read, Self::Command];
 
     fn title(self) -> &'static str {
         match self {
@@ -552,10 +553,10 @@ fn fold_files(digest: &mut Digest, touch: usize, rest: &str) {
 fn section_heading(line: &str) -> Option<(usize, &str)> {
     let titles = [
         "Requests",
-        Touch::Read.title(),
-        Touch::Edited.title(),
-        Touch::Created.title(),
-        Touch::Command.title(),
+        Touch::ALL[0].title(),
+        Touch::ALL[1].title(),
+        Touch::ALL[2].title(),
+        Touch::ALL[3].title(),
         "Commands",
         "Errors",
     ];
@@ -597,12 +598,15 @@ fn sections(digest: &Digest) -> Vec<Section> {
         inline: false,
         bullet: "» ",
     }];
+    // A file is listed once, in the first section that has it: edited before read.
+    let mut listed: BTreeSet<&str> = BTreeSet::new();
     for touch in Touch::ALL {
         let files = &digest.files[touch as usize];
         sections.push(Section {
             title: touch.title(),
             items: files
                 .iter()
+                .filter(|(path, _)| listed.insert(path.as_str()))
                 .map(|(path, &n)| {
                     if n > 1 {
                         format!("{path} ×{n}")
@@ -870,8 +874,8 @@ mod tests {
             "[ctxcompact: 7 earlier messages (70 input tokens) removed here; digest below; the \
              current request is the last user message]\n\
              Requests (1):\n» Please rename the ledger module.\n\
-             Files read (1): src/ledger.rs\n\
              Files created (1): src/books.rs\n\
+             Files read (1): src/ledger.rs\n\
              Commands (1):\n$ cargo test --lib ledger → exit code: 101\n\
              Errors (1):\n! error: could not compile\n\
              Last state: Renamed; tests still fail.\n\
