@@ -443,31 +443,80 @@ impl Planner<'_> {
         };
         let mut last = None;
         for &mode in modes {
-            let mut allowance = if mode == MarkerMode::Digest { self.cap } else { 0 };
-            let mut best: Option<Attempt> = None;
-            for _ in 0..MARKER_ROUNDS {
-                let attempt =
-                    self.once(state, units, features, relax, requests_last, mode, allowance);
-                let used = attempt.digest_tokens;
-                if attempt.fits {
-                    // Fewer units removed, then more of the budget used.
-                    let key = |a: &Attempt| (std::cmp::Reverse(a.plan.drop.len()), a.tokens_after);
-                    if best.as_ref().is_none_or(|b| key(&attempt) > key(b)) {
-                        best = Some(attempt);
-                    }
-                } else {
-                    last = Some(attempt);
+            let settle = |cap: usize, last: &mut Option<Attempt>| {
+                self.settle(state, units, features, (relax, requests_last), mode, cap, last)
+            };
+            let Some(best) = settle(self.cap, &mut last) else {
+                continue;
+            };
+            if mode == MarkerMode::Brief && self.options.marker == MarkerMode::Digest {
+                // The digest did not fit at its cap: give it the room the brief markers leave.
+                let spare = self.budget.saturating_sub(best.tokens_after);
+                let extra = self.header_tokens(MarkerMode::Digest) - self.header_tokens(mode);
+                let cap = spare.saturating_sub(extra * best.markers.len()) / best.markers.len().max(1);
+                let smaller = (cap > 0)
+                    .then(|| {
+                        self.settle(
+                            state,
+                            units,
+                            features,
+                            (relax, requests_last),
+                            MarkerMode::Digest,
+                            cap,
+                            &mut None,
+                        )
+                    })
+                    .flatten();
+                if let Some(smaller) = smaller.filter(|s| s.plan.drop.len() <= best.plan.drop.len()) {
+                    return smaller;
                 }
-                if used == allowance {
-                    break;
-                }
-                allowance = used;
             }
-            if let Some(best) = best {
-                return best;
-            }
+            return best;
         }
         last.expect("at least one marker mode is tried")
+    }
+
+    /// Plans with markers of `mode` whose digests stay within `cap`, reserving for the digests
+    /// first one cap, then what the digests of the last plan took, until the two agree; the best
+    /// plan that fits, if any (the last that did not is kept in `last`).
+    #[allow(clippy::too_many_arguments)]
+    fn settle(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        features: &Features,
+        (relax, requests_last): (bool, bool),
+        mode: MarkerMode,
+        cap: usize,
+        last: &mut Option<Attempt>,
+    ) -> Option<Attempt> {
+        let mut allowance = if mode == MarkerMode::Digest { cap } else { 0 };
+        let mut best: Option<Attempt> = None;
+        for _ in 0..MARKER_ROUNDS {
+            let attempt = self.once(
+                state,
+                units,
+                features,
+                (relax, requests_last),
+                (mode, cap),
+                allowance,
+            );
+            let used = attempt.digest_tokens;
+            if attempt.fits {
+                // Fewer units removed, then more of the budget used.
+                let key = |a: &Attempt| (std::cmp::Reverse(a.plan.drop.len()), a.tokens_after);
+                if best.as_ref().is_none_or(|b| key(&attempt) > key(b)) {
+                    best = Some(attempt);
+                }
+            } else {
+                *last = Some(attempt);
+            }
+            if used == allowance {
+                break;
+            }
+            allowance = used;
+        }
+        best
     }
 
     /// Tokens of the longest marker without its digest this run could write.
@@ -488,9 +537,8 @@ impl Planner<'_> {
         state: &Applied,
         units: &[Unit],
         features: &Features,
-        relax: bool,
-        requests_last: bool,
-        mode: MarkerMode,
+        (relax, requests_last): (bool, bool),
+        (mode, cap): (MarkerMode, usize),
         allowance: usize,
     ) -> Attempt {
         let each = match mode {
@@ -529,7 +577,7 @@ impl Planner<'_> {
                 mode,
                 &state.conversation.messages[messages.clone()],
                 &input_tokens,
-                self.cap,
+                cap,
                 self.counter,
             ) else {
                 continue;

@@ -415,7 +415,7 @@ fn path_word(word: &str) -> Option<String> {
     let has_slash = word.contains('/') && word.trim_matches('/').chars().any(char::is_alphanumeric);
     let has_extension = word.rsplit_once('.').is_some_and(|(stem, ext)| {
         !stem.is_empty()
-            && (1..=8).contains(&ext.len())
+            && (1..=5).contains(&ext.len())
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
             && ext.chars().any(|c| c.is_ascii_alphabetic())
     });

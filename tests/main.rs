@@ -13,3 +13,5 @@ mod corpus;
 mod formats;
 /// Property tests of the invariants over generated conversations.
 mod properties;
+/// What survives compaction: task, requests, files, markers and re-compaction (issue 10).
+mod survival;
