@@ -582,6 +582,34 @@ fn run(
     }
 }
 
+/// The marker [`compact`] would leave for the messages `span` of a conversation, its digest
+/// capped at `cap` tokens and counted with `tokenizer`; `counts` are the conversation's, for the
+/// input tokens the marker names. What the criterion bench times on a long span.
+///
+/// # Panics
+/// When `span` or `counts` do not fit the conversation.
+pub fn span_marker(
+    conversation: &Conversation,
+    counts: &Counts,
+    span: std::ops::Range<usize>,
+    cap: usize,
+    tokenizer: Tokenizer,
+) -> String {
+    let input_tokens: Vec<Option<usize>> = counts.messages[span.clone()]
+        .iter()
+        .copied()
+        .map(Some)
+        .collect();
+    marker::build(
+        marker::MarkerMode::Digest,
+        &conversation.messages[span],
+        &input_tokens,
+        cap,
+        tokenizer.counter(),
+    )
+    .unwrap_or_default()
+}
+
 /// Whether message `index` is a user turn (what the `user_kept` and `task_kept` figures count).
 fn is_user_turn(conversation: &Conversation, index: usize) -> bool {
     crate::units::is_user_turn(&conversation.messages[index])

@@ -11,6 +11,7 @@
 //! sections from the bottom up, leaving "+N more" counts; an empty section is omitted.
 //! Re-compaction folds an earlier marker inside a span into the new one, counts and digest alike.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
@@ -105,6 +106,8 @@ struct Digest {
     tokens: usize,
     requests: Vec<String>,
     files: [BTreeMap<String, usize>; 4],
+    /// How each tool name touches files, worked out once per name.
+    touches: BTreeMap<String, Touch>,
     commands: Vec<String>,
     errors: Vec<String>,
     seen_errors: BTreeSet<String>,
@@ -200,7 +203,9 @@ fn parse_header(text: &str) -> Option<(usize, usize)> {
 /// Walks a span and extracts its digest.
 fn extract(messages: &[Message], input_tokens: &[Option<usize>]) -> Digest {
     let mut digest = Digest::default();
-    let mut results: BTreeMap<&str, (String, bool)> = BTreeMap::new();
+    // The last assistant message with text; clipped once, at the end.
+    let mut last_state: Option<&Message> = None;
+    let mut results: BTreeMap<&str, (Cow<'_, str>, bool)> = BTreeMap::new();
     for message in messages {
         for part in &message.parts {
             if let Part::ToolResult {
@@ -236,7 +241,7 @@ fn extract(messages: &[Message], input_tokens: &[Option<usize>]) -> Digest {
             }
             Role::Assistant => {
                 if !text.trim().is_empty() {
-                    digest.last_state = Some(clip(text.trim(), STATE_CHARS));
+                    last_state = Some(message);
                 }
                 for part in &message.parts {
                     if let Part::ToolCall {
@@ -253,11 +258,11 @@ fn extract(messages: &[Message], input_tokens: &[Option<usize>]) -> Digest {
             _ => {}
         }
         for part in &message.parts {
-            if let Part::ToolResult {
-                content, is_error, ..
-            } = part
-            {
-                if let Some(line) = error_line(&parts_text(content), *is_error) {
+            if let Part::ToolResult { call_id, .. } = part {
+                let Some((text, is_error)) = results.get(call_id.as_str()) else {
+                    continue;
+                };
+                if let Some(line) = error_line(text, *is_error) {
                     if digest.seen_errors.insert(line.clone()) {
                         digest.errors.push(line);
                     }
@@ -265,26 +270,64 @@ fn extract(messages: &[Message], input_tokens: &[Option<usize>]) -> Digest {
             }
         }
     }
+    if let Some(message) = last_state {
+        digest.last_state = Some(clip(message.text().trim(), STATE_CHARS));
+    }
     digest
 }
 
-/// The text of a result's parts.
-fn parts_text(parts: &[Part]) -> String {
+/// The text of a result's parts (borrowed when it is a single text).
+fn parts_text(parts: &[Part]) -> Cow<'_, str> {
+    if let [Part::Text { text, .. }] = parts {
+        return Cow::Borrowed(text);
+    }
     let mut out = String::new();
     for part in parts {
         if let Part::Text { text, .. } = part {
             out.push_str(text);
         }
     }
-    out
+    Cow::Owned(out)
+}
+
+/// The first 300 bytes (or so, at a character boundary) of a line, lowercased: enough to tell
+/// an error or an exit status, without copying a long line.
+fn lower_head(line: &str) -> String {
+    let mut end = line.len().min(300);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    line[..end].to_ascii_lowercase()
 }
 
 /// Adds one tool call's files and command to the digest.
-fn add_call(digest: &mut Digest, name: &str, arguments: &Value, result: Option<&(String, bool)>) {
-    for (touch, path) in call_paths(name, arguments) {
-        *digest.files[touch as usize].entry(path).or_insert(0) += 1;
+fn add_call(
+    digest: &mut Digest,
+    name: &str,
+    arguments: &Value,
+    result: Option<&(Cow<'_, str>, bool)>,
+) {
+    let parsed = arguments_value(arguments);
+    let parsed = parsed.as_deref();
+    let command = command_of(parsed);
+    let touch = match digest.touches.get(name) {
+        Some(touch) => *touch,
+        None => {
+            let touch = Touch::of_tool(name);
+            digest.touches.insert(name.to_string(), touch);
+            touch
+        }
+    };
+    for (touch, path) in paths_of(touch, arguments, parsed, command.as_deref()) {
+        let files = &mut digest.files[touch as usize];
+        match files.get_mut(path) {
+            Some(times) => *times += 1,
+            None => {
+                files.insert(path.to_string(), 1);
+            }
+        }
     }
-    if let Some(command) = shell_command(arguments) {
+    if let Some(command) = command {
         let mut line = clip(&one_line(&command), LINE_CHARS);
         if let Some(outcome) = result.and_then(|(text, is_error)| outcome(text, *is_error)) {
             line.push_str(" → ");
@@ -294,52 +337,65 @@ fn add_call(digest: &mut Digest, name: &str, arguments: &Value, result: Option<&
     }
 }
 
-/// The arguments as a JSON value: OpenAI's are a JSON-encoded string.
-fn arguments_value(arguments: &Value) -> Option<Value> {
+/// The arguments as a JSON value: OpenAI's are a JSON-encoded string, parsed here.
+fn arguments_value(arguments: &Value) -> Option<Cow<'_, Value>> {
     match arguments {
-        Value::String(text) => serde_json::from_str(text).ok(),
-        other => Some(other.clone()),
+        Value::String(text) => serde_json::from_str(text).ok().map(Cow::Owned),
+        other => Some(Cow::Borrowed(other)),
     }
 }
 
 /// Whether an argument's name says it holds paths.
 pub(crate) fn is_path_key(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
+    let key = key.as_bytes();
     ["path", "paths", "file", "files", "filename", "filenames"]
         .iter()
-        .any(|end| key == *end || key.ends_with(&format!("_{end}")) || key.ends_with(end))
+        .any(|end| {
+            key.len() >= end.len() && key[key.len() - end.len()..].eq_ignore_ascii_case(end.as_bytes())
+        })
 }
 
 /// The paths a tool call names, each with how the tool touched it: path-like arguments, the
 /// files of an `apply_patch` patch, and path-like words of a shell command.
 pub(crate) fn call_paths(name: &str, arguments: &Value) -> Vec<(Touch, String)> {
-    let touch = Touch::of_tool(name);
+    let parsed = arguments_value(arguments);
+    let parsed = parsed.as_deref();
+    let command = command_of(parsed);
+    paths_of(Touch::of_tool(name), arguments, parsed, command.as_deref())
+        .into_iter()
+        .map(|(touch, path)| (touch, path.to_string()))
+        .collect()
+}
+
+/// [`call_paths`] with the tool's touch known and the arguments and command already read.
+fn paths_of<'a>(
+    touch: Touch,
+    arguments: &'a Value,
+    parsed: Option<&'a Value>,
+    command: Option<&'a str>,
+) -> Vec<(Touch, &'a str)> {
     let mut out = Vec::new();
-    let value = arguments_value(arguments);
-    if let Some(Value::Object(map)) = &value {
+    if let Some(Value::Object(map)) = parsed {
         for (key, value) in map {
-            let strings: Vec<&str> = match value {
-                Value::String(s) => vec![s.as_str()],
-                Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
-                _ => Vec::new(),
-            };
-            if is_path_key(key) {
-                out.extend(
-                    strings
-                        .iter()
-                        .filter(|s| !s.trim().is_empty() && !s.contains('\n'))
-                        .map(|s| (touch, s.trim().to_string())),
-                );
-            }
-            for s in strings {
+            let path_key = is_path_key(key);
+            let mut take = |s: &'a str| {
+                if path_key && !s.trim().is_empty() && !s.contains('\n') {
+                    out.push((touch, s.trim()));
+                }
                 patch_paths(s, &mut out);
+            };
+            match value {
+                Value::String(s) => take(s),
+                Value::Array(items) => items.iter().filter_map(Value::as_str).for_each(take),
+                _ => {}
             }
         }
     } else if let Value::String(raw) = arguments {
         // A freeform tool (Codex `apply_patch`) passes its input as a bare string.
         patch_paths(raw, &mut out);
     }
-    if let Some(command) = shell_command(arguments) {
+    if let Some(command) = command {
         out.extend(
             command
                 .split_whitespace()
@@ -351,7 +407,7 @@ pub(crate) fn call_paths(name: &str, arguments: &Value) -> Vec<(Touch, String)> 
 }
 
 /// The files of an `apply_patch` patch: `*** Update File: path` and the like.
-fn patch_paths(text: &str, out: &mut Vec<(Touch, String)>) {
+fn patch_paths<'a>(text: &'a str, out: &mut Vec<(Touch, &'a str)>) {
     if !text.contains("*** ") {
         return;
     }
@@ -365,22 +421,22 @@ fn patch_paths(text: &str, out: &mut Vec<(Touch, String)>) {
         .into_iter()
         .find_map(|(prefix, touch)| line.strip_prefix(prefix).map(|p| (touch, p.trim())));
         if let Some((touch, path)) = found.filter(|(_, p)| !p.is_empty()) {
-            out.push((touch, path.to_string()));
+            out.push((touch, path));
         }
     }
 }
 
 /// The shell command a call runs, if it runs one: a `command`, `cmd` or `script` argument (a
 /// string, or an argv array whose `sh -c`/`bash -lc` wrapper is dropped).
-pub(crate) fn shell_command(arguments: &Value) -> Option<String> {
-    let Some(Value::Object(map)) = arguments_value(arguments) else {
+fn command_of(parsed: Option<&Value>) -> Option<Cow<'_, str>> {
+    let Some(Value::Object(map)) = parsed else {
         return None;
     };
     let value = ["command", "cmd", "script"]
         .iter()
         .find_map(|key| map.get(*key))?;
     match value {
-        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::String(s) if !s.trim().is_empty() => Some(Cow::Borrowed(s)),
         Value::Array(items) => {
             let words: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
             let shell = words.len() == 3
@@ -392,7 +448,7 @@ pub(crate) fn shell_command(arguments: &Value) -> Option<String> {
             } else {
                 words.join(" ")
             };
-            (!command.trim().is_empty()).then_some(command)
+            (!command.trim().is_empty()).then_some(Cow::Owned(command))
         }
         _ => None,
     }
@@ -400,7 +456,7 @@ pub(crate) fn shell_command(arguments: &Value) -> Option<String> {
 
 /// A word of a shell command that looks like a path: it has a `/` or a file extension, and is
 /// neither an option, a URL nor a number.
-fn path_word(word: &str) -> Option<String> {
+fn path_word(word: &str) -> Option<&str> {
     let word = word.trim_matches(|c: char| "\"'`()[]{},;:<>|&".contains(c));
     let word = word.trim_end_matches('.');
     if word.len() < 3
@@ -419,15 +475,14 @@ fn path_word(word: &str) -> Option<String> {
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
             && ext.chars().any(|c| c.is_ascii_alphabetic())
     });
-    (has_slash || has_extension).then(|| word.to_string())
+    (has_slash || has_extension).then_some(word)
 }
 
 /// A command's outcome from its result: an exit-status line, or the first error line.
 fn outcome(text: &str, is_error: bool) -> Option<String> {
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    let edges = lines.iter().take(5).chain(lines.iter().rev().take(5));
-    for line in edges {
-        let lower = line.to_ascii_lowercase();
+    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+    for line in lines().take(5).chain(lines().rev().take(5)) {
+        let lower = lower_head(line);
         if lower.contains("exit code")
             || lower.contains("exit status")
             || lower.contains("exited with")
@@ -454,7 +509,7 @@ pub(crate) fn error_line(text: &str, is_error: bool) -> Option<String> {
 
 /// Whether a line reads as an error report.
 fn says_error(line: &str) -> bool {
-    let lower = line.to_ascii_lowercase();
+    let lower = lower_head(line);
     [
         "error:",
         "error[",
@@ -737,16 +792,23 @@ fn render_capped(digest: &Digest, cap: usize, counter: &dyn TokenCounter) -> Str
             }
             text.push_str(&closing);
         }
-        if counter.count_text(&text) <= cap {
+        let tokens = counter.count_text(&text);
+        if tokens <= cap {
             return text;
         }
-        // The per-item counts fell short: give up the lowest kept item, else the lowest section.
-        if let Some(s) = kept.iter().rposition(|k| *k > 0) {
-            kept[s] -= 1;
-        } else if let Some(s) = shown.iter().rposition(|s| *s) {
-            shown[s] = false;
-        } else {
-            return String::new();
+        // The per-item counts fell short: give up the lowest kept items, about as many bytes as
+        // the excess (4 bytes a token, the rough average), else the lowest section.
+        let mut excess = (tokens - cap) * 4;
+        while excess > 0 {
+            if let Some(s) = kept.iter().rposition(|k| *k > 0) {
+                kept[s] -= 1;
+                excess = excess.saturating_sub(sections[s].items[kept[s]].len().max(1));
+            } else if let Some(s) = shown.iter().rposition(|s| *s) {
+                shown[s] = false;
+                excess = 0;
+            } else {
+                return String::new();
+            }
         }
     }
 }
@@ -934,7 +996,7 @@ mod tests {
 
     #[test]
     fn shell_words_that_look_like_paths() {
-        let words: Vec<String> = "cd /repo && cat src/main.rs | grep -n foo.bar 1.5 --x=y README.md"
+        let words: Vec<&str> = "cd /repo && cat src/main.rs | grep -n foo.bar 1.5 --x=y README.md"
             .split_whitespace()
             .filter_map(path_word)
             .collect();
