@@ -784,9 +784,15 @@ fn strip_marker(input: &Message, output: &Message) -> (Message, bool) {
     let mut stripped = output.clone();
     match (stripped.layout, stripped.parts.as_mut_slice()) {
         (Layout::Text, [Part::Text { text, .. }]) => {
-            let original = input.text();
-            if text.ends_with(&format!("\n\n{original}")) {
-                *text = original;
+            // The marker is its first line, or runs through its digest's closing line; the
+            // message it was merged into follows after a blank line.
+            let end = if text.lines().next().is_some_and(|l| l.contains("; digest below")) {
+                text.find("[ctxcompact: end of digest]").map(|at| at + "[ctxcompact: end of digest]".len())
+            } else {
+                text.find('\n')
+            };
+            if let Some(rest) = end.and_then(|end| text[end..].strip_prefix("\n\n")) {
+                *text = rest.to_string();
             }
         }
         _ => {
@@ -967,8 +973,14 @@ fn trace(
     };
     for (o, message) in output.messages.iter().enumerate() {
         // A marker merged into the next kept message (Anthropic) looks like a standalone one.
+        let shortened_task = report.task_shortened.as_ref().and_then(|s| s.message);
         let merged = next.peek().is_some_and(|&&i| {
             let (stripped, merged) = strip_marker(&input.messages[i], message);
+            let stripped = if shortened_task == Some(i) {
+                unshorten(&input.messages[i], &stripped).unwrap_or(stripped)
+            } else {
+                stripped
+            };
             merged && explain(&input.messages[i], &stripped, settings).is_ok()
         });
         if is_marker(message) && !merged {
@@ -1219,6 +1231,59 @@ proptest! {
                 prop_assert!(report.removed.is_empty());
                 prop_assert_eq!(report.tokens_after, report.tokens_before);
             }
+        }
+    }
+}
+
+/// The digest of every marker in a conversation: the lines between a marker's first line and
+/// its closing line (empty for a one-line marker).
+fn digests(conversation: &Conversation) -> Vec<String> {
+    conversation
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .map(Message::text)
+        .filter(|t| t.starts_with(NOTE) && t.contains(" removed here"))
+        .map(|t| match t.split_once("; digest below") {
+            Some((_, rest)) => {
+                let body = rest.split_once('\n').map_or("", |(_, b)| b);
+                let end = body.find("[ctxcompact: end of digest]").unwrap_or(body.len());
+                body[..end].trim_end().to_string()
+            }
+            None => String::new(),
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(config(CASES))]
+
+    /// 11. Every marker's digest is within its cap, and markers are deterministic. See: #10
+    #[test]
+    fn every_digest_is_within_its_cap_and_markers_are_deterministic(
+        generated in conversation(),
+        percent in 5usize..90,
+        cap in prop_oneof![Just(None), (0usize..300).prop_map(Some)],
+    ) {
+        let input = generated.parse();
+        let total = total(&input, Tokenizer::Chars);
+        let options = Options {
+            budget: Budget::Tokens((total * percent / 100).max(1)),
+            digest_tokens: cap,
+            tokenizer: Tokenizer::Chars,
+            ..Options::default()
+        };
+        let first = ctxcompact::compact(input.clone(), &options);
+        let second = ctxcompact::compact(input, &options);
+        if let (Ok(a), Ok(b)) = (first, second) {
+            let limit = cap.unwrap_or_else(|| 2000.min(a.report.budget / 10));
+            let found = digests(&a.conversation);
+            prop_assert_eq!(found.len(), a.report.markers.len());
+            for digest in &found {
+                let tokens = Tokenizer::Chars.counter().count_text(digest);
+                prop_assert!(tokens <= limit, "{} tokens over a cap of {}: {}", tokens, limit, digest);
+            }
+            prop_assert_eq!(found, digests(&b.conversation));
         }
     }
 }
@@ -1660,6 +1725,7 @@ fn every_property_holds_with_fifty_times_the_cases() {
     the_report_agrees_with_the_output();
     parse_then_render_is_the_identity();
     tool_trimming_spares_the_latest_rounds_and_excluded_tools();
+    every_digest_is_within_its_cap_and_markers_are_deterministic();
     arbitrary_json_never_panics();
     malformed_conversations_never_panic();
     arbitrary_bytes_never_panic();
