@@ -295,13 +295,15 @@ fn coding_session(messages: usize, seed: u64) -> Conversation {
         out.push(json!({"role": "assistant", "content": "Working on it.", "tool_calls": [{"id": id, "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}}]}));
         out.push(json!({"role": "tool", "tool_call_id": id, "content": output}));
     }
-    out.push(json!({"role": "assistant", "content": "Done: the retries are in and the tests pass."}));
+    out.push(
+        json!({"role": "assistant", "content": "Done: the retries are in and the tests pass."}),
+    );
     format::parse_value(Value::Array(out), None).expect("generated conversations parse")
 }
 
 /// Building the digest marker of a removed span of 10,000 messages (issue 10: under 5 ms).
 fn digest_group(c: &mut Criterion) {
-    let conversation = coding_session(10_001, 0xD16E57);
+    let conversation = coding_session(10_001, 0x00D1_6E57);
     let counts = Tokenizer::O200k.count(&conversation);
     let span = 1..conversation.messages.len();
     let mut group = c.benchmark_group("digest");

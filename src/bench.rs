@@ -20,8 +20,8 @@ use crate::catalog::Profile;
 use crate::classify;
 use crate::compact::{Budget, Compacted, Options, compact, trim_tools};
 use crate::conversation::{Conversation, Message, Part, Role};
-use crate::marker;
 use crate::error::{Error, Result};
+use crate::marker;
 use crate::select::efficiency;
 use crate::strategy::Strategy;
 use crate::strategy::tools::{ToolMode, ToolOptions};
@@ -307,7 +307,9 @@ fn push_parts(out: &mut String, parts: &[Part]) {
 
 /// The first `n` characters of `text`.
 fn first_chars(text: &str, n: usize) -> &str {
-    text.char_indices().nth(n).map_or(text, |(at, _)| &text[..at])
+    text.char_indices()
+        .nth(n)
+        .map_or(text, |(at, _)| &text[..at])
 }
 
 /// Characters of a removed request the requests recall looks for (the figure).
@@ -324,7 +326,11 @@ fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> (Vec<String>,
             match part {
                 Part::ToolCall {
                     name, arguments, ..
-                } => paths.extend(marker::call_paths(name, arguments).into_iter().map(|(_, p)| p)),
+                } => paths.extend(
+                    marker::call_paths(name, arguments)
+                        .into_iter()
+                        .map(|(_, p)| p),
+                ),
                 Part::ToolResult {
                     content, is_error, ..
                 } => {

@@ -44,7 +44,8 @@ pub(crate) struct Pattern {
     pub agent: String,
     kind: Kind,
     /// The tag name or the prefix.
-    pub pattern: String,
+    #[serde(rename = "pattern")]
+    pub text: String,
     /// A real-looking example of the text it matches.
     #[allow(dead_code)]
     pub example: String,
@@ -63,8 +64,8 @@ pub(crate) const MARKER_PREFIX: &str = "[ctxcompact:";
 fn strip_tags(text: &str) -> String {
     let mut out = text.to_string();
     for pattern in PATTERNS.iter().filter(|p| p.kind == Kind::Tag) {
-        let open = format!("<{}", pattern.pattern);
-        let close = format!("</{}>", pattern.pattern);
+        let open = format!("<{}", pattern.text);
+        let close = format!("</{}>", pattern.text);
         while let Some(start) = find_open(&out, &open) {
             let end = out[start..]
                 .find(&close)
@@ -99,12 +100,12 @@ pub(crate) fn harness_pattern(text: &str) -> Option<&'static Pattern> {
         return PATTERNS
             .iter()
             .filter(|p| p.kind == Kind::Tag)
-            .find(|p| find_open(trimmed, &format!("<{}", p.pattern)).is_some());
+            .find(|p| find_open(trimmed, &format!("<{}", p.text)).is_some());
     }
     PATTERNS
         .iter()
         .filter(|p| p.kind == Kind::Prefix)
-        .find(|p| rest.starts_with(&p.pattern))
+        .find(|p| rest.starts_with(&p.text))
 }
 
 /// Whether `text` is a person's words rather than harness text. A ctxcompact marker merged in
@@ -165,7 +166,7 @@ pub(crate) fn harness(conversation: &Conversation) -> Vec<(usize, &'static str, 
         .enumerate()
         .filter(|(_, m)| author(m) == Some(Author::Harness))
         .filter_map(|(i, m)| {
-            harness_pattern(&m.text()).map(|p| (i, p.agent.as_str(), p.pattern.as_str()))
+            harness_pattern(&m.text()).map(|p| (i, p.agent.as_str(), p.text.as_str()))
         })
         .collect()
 }
@@ -196,7 +197,9 @@ mod tests {
         assert!(!is_request_text(
             "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>"
         ));
-        assert!(!is_request_text("[Request interrupted by user for tool use]"));
+        assert!(!is_request_text(
+            "[Request interrupted by user for tool use]"
+        ));
         assert!(is_request_text("did you push?"));
         // A longer tag name is not the pattern's tag.
         assert!(is_request_text("<command-names>are words</command-names>"));

@@ -352,7 +352,7 @@ fn run(conversation: Conversation, options: &Options) -> Result<(Report, Option<
     }
     let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, attempt.features);
     outcome.decision = Some(attempt.decision);
-    outcome.relaxed = attempt.plan.relaxed.clone();
+    outcome.relaxed.clone_from(&attempt.plan.relaxed);
     outcome.steps = steps;
     outcome.shortened = shortened;
     if !attempt.fits {
@@ -444,7 +444,15 @@ impl Planner<'_> {
         let mut last = None;
         for &mode in modes {
             let settle = |cap: usize, last: &mut Option<Attempt>| {
-                self.settle(state, units, features, (relax, requests_last), mode, cap, last)
+                self.settle(
+                    state,
+                    units,
+                    features,
+                    (relax, requests_last),
+                    mode,
+                    cap,
+                    last,
+                )
             };
             let Some(best) = settle(self.cap, &mut last) else {
                 continue;
@@ -453,7 +461,8 @@ impl Planner<'_> {
                 // The digest did not fit at its cap: give it the room the brief markers leave.
                 let spare = self.budget.saturating_sub(best.tokens_after);
                 let extra = self.header_tokens(MarkerMode::Digest) - self.header_tokens(mode);
-                let cap = spare.saturating_sub(extra * best.markers.len()) / best.markers.len().max(1);
+                let cap =
+                    spare.saturating_sub(extra * best.markers.len()) / best.markers.len().max(1);
                 let smaller = (cap > 0)
                     .then(|| {
                         self.settle(
@@ -467,7 +476,8 @@ impl Planner<'_> {
                         )
                     })
                     .flatten();
-                if let Some(smaller) = smaller.filter(|s| s.plan.drop.len() <= best.plan.drop.len()) {
+                if let Some(smaller) = smaller.filter(|s| s.plan.drop.len() <= best.plan.drop.len())
+                {
                     return smaller;
                 }
             }

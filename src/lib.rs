@@ -60,8 +60,8 @@ mod validate;
 
 pub use catalog::{Catalog, Preference, Profile};
 pub use compact::{
-    Budget, Compacted, MarkerMode, Options, PRESERVE_END, PRESERVE_START, TARGET_RATIO, TRIGGER, analyze,
-    compact, plan, trim_tools,
+    Budget, Compacted, MarkerMode, Options, PRESERVE_END, PRESERVE_START, TARGET_RATIO, TRIGGER,
+    analyze, compact, plan, trim_tools,
 };
 pub use conversation::{Conversation, Layout, Message, Part, Role};
 pub use error::{Error, Location, Result};

@@ -310,13 +310,12 @@ fn add_call(
     let parsed = arguments_value(arguments);
     let parsed = parsed.as_deref();
     let command = command_of(parsed);
-    let touch = match digest.touches.get(name) {
-        Some(touch) => *touch,
-        None => {
-            let touch = Touch::of_tool(name);
-            digest.touches.insert(name.to_string(), touch);
-            touch
-        }
+    let touch = if let Some(touch) = digest.touches.get(name) {
+        *touch
+    } else {
+        let touch = Touch::of_tool(name);
+        digest.touches.insert(name.to_string(), touch);
+        touch
     };
     for (touch, path) in paths_of(touch, arguments, parsed, command.as_deref()) {
         let files = &mut digest.files[touch as usize];
@@ -352,7 +351,8 @@ pub(crate) fn is_path_key(key: &str) -> bool {
     ["path", "paths", "file", "files", "filename", "filenames"]
         .iter()
         .any(|end| {
-            key.len() >= end.len() && key[key.len() - end.len()..].eq_ignore_ascii_case(end.as_bytes())
+            key.len() >= end.len()
+                && key[key.len() - end.len()..].eq_ignore_ascii_case(end.as_bytes())
         })
 }
 
@@ -753,7 +753,11 @@ fn render_capped(digest: &Digest, cap: usize, counter: &dyn TokenCounter) -> Str
     // The closing line's cost should every section from `s` on be left out.
     let closing_from: Vec<usize> = (0..=sections.len())
         .map(|s| {
-            let which: Vec<bool> = present.iter().enumerate().map(|(i, p)| *p && i >= s).collect();
+            let which: Vec<bool> = present
+                .iter()
+                .enumerate()
+                .map(|(i, p)| *p && i >= s)
+                .collect();
             let line = left_out(&sections, &which);
             if line.is_empty() {
                 0
@@ -978,10 +982,19 @@ mod tests {
             &CharEstimate,
         )
         .unwrap();
-        assert!(text.starts_with("[ctxcompact: 8 earlier messages (75 input tokens"), "{text}");
-        assert!(text.contains("» Please rename the ledger module."), "{text}");
+        assert!(
+            text.starts_with("[ctxcompact: 8 earlier messages (75 input tokens"),
+            "{text}"
+        );
+        assert!(
+            text.contains("» Please rename the ledger module."),
+            "{text}"
+        );
         assert!(text.contains("Files read (1): src/ledger.rs"), "{text}");
-        assert!(text.contains("$ cargo test --lib ledger → exit code: 101"), "{text}");
+        assert!(
+            text.contains("$ cargo test --lib ledger → exit code: 101"),
+            "{text}"
+        );
         assert!(text.contains("Last state: Next step."), "{text}");
     }
 
@@ -1017,6 +1030,9 @@ mod tests {
             omitted(100, 1000, "lines"),
             "[… 100 of 1,000 lines omitted …]"
         );
-        assert_eq!(parse_header(&header(1234, 56789, true)), Some((1234, 56789)));
+        assert_eq!(
+            parse_header(&header(1234, 56789, true)),
+            Some((1234, 56789))
+        );
     }
 }

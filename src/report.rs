@@ -175,7 +175,11 @@ impl Report {
             let _ = write!(line, "; relaxed {}", relaxed.join(", "));
         }
         if !self.markers.is_empty() {
-            let noun = if self.markers.len() == 1 { "marker" } else { "markers" };
+            let noun = if self.markers.len() == 1 {
+                "marker"
+            } else {
+                "markers"
+            };
             let _ = write!(line, "; {} {noun}", self.markers.len());
         }
         if let Some(short) = &self.task_shortened {

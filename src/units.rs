@@ -16,6 +16,8 @@ use crate::conversation::{Conversation, Message, Part, Role};
 use crate::tokens::Counts;
 
 /// One unit: a contiguous run of messages that stays or goes as a whole.
+// Independent facts about one unit, read one at a time by planning: flags, not a state machine.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unit {
     /// The messages it holds, as indices into the conversation.

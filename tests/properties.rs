@@ -786,8 +786,13 @@ fn strip_marker(input: &Message, output: &Message) -> (Message, bool) {
         (Layout::Text, [Part::Text { text, .. }]) => {
             // The marker is its first line, or runs through its digest's closing line; the
             // message it was merged into follows after a blank line.
-            let end = if text.lines().next().is_some_and(|l| l.contains("; digest below")) {
-                text.find("[ctxcompact: end of digest]").map(|at| at + "[ctxcompact: end of digest]".len())
+            let end = if text
+                .lines()
+                .next()
+                .is_some_and(|l| l.contains("; digest below"))
+            {
+                text.find("[ctxcompact: end of digest]")
+                    .map(|at| at + "[ctxcompact: end of digest]".len())
             } else {
                 text.find('\n')
             };
@@ -900,12 +905,13 @@ fn unshorten(input: &Message, output: &Message) -> Option<Message> {
     let mut found = false;
     for (a, b) in input.parts.iter().zip(restored.parts.iter_mut()) {
         if let (Part::Text { text: before, .. }, Part::Text { text: after, .. }) = (a, &mut *b) {
-            let Some((head, rest)) = after.split_once("\n[… ctxcompact shortened the task") else {
+            let Some((head, rest)) = after.split_once("\n[… ctxcompact shortened the task")
+            else {
                 continue;
             };
             let tail = rest.split_once(" cut here …]\n").map_or("", |(_, t)| t);
             if before.starts_with(head) && before.ends_with(tail) && after.len() < before.len() {
-                *after = before.clone();
+                after.clone_from(before);
                 found = true;
             }
         }
@@ -916,7 +922,10 @@ fn unshorten(input: &Message, output: &Message) -> Option<Message> {
 /// Whether `arguments` are the arguments of `call` reduced to some of their entries, unchanged
 /// (cleared inputs keep their path-like arguments), in the same shape.
 fn is_reduced(call: &Part, arguments: &Value) -> bool {
-    let Part::ToolCall { arguments: before, .. } = call else {
+    let Part::ToolCall {
+        arguments: before, ..
+    } = call
+    else {
         return false;
     };
     let object = |v: &Value| match v {
@@ -1247,7 +1256,9 @@ fn digests(conversation: &Conversation) -> Vec<String> {
         .map(|t| match t.split_once("; digest below") {
             Some((_, rest)) => {
                 let body = rest.split_once('\n').map_or("", |(_, b)| b);
-                let end = body.find("[ctxcompact: end of digest]").unwrap_or(body.len());
+                let end = body
+                    .find("[ctxcompact: end of digest]")
+                    .unwrap_or(body.len());
                 body[..end].trim_end().to_string()
             }
             None => String::new(),

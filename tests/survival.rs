@@ -16,7 +16,10 @@ use ctxcompact::{
 fn corpus() -> Option<Vec<PathBuf>> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
     if !root.is_dir() {
-        eprintln!("SKIPPED: {} not found; corpus checks not run", root.display());
+        eprintln!(
+            "SKIPPED: {} not found; corpus checks not run",
+            root.display()
+        );
         return None;
     }
     let mut files = Vec::new();
@@ -69,7 +72,11 @@ fn searchable(conversation: &Conversation) -> String {
                 } => {
                     out.push_str(name);
                     out.push('\n');
-                    out.push_str(&arguments.as_str().map_or_else(|| arguments.to_string(), String::from));
+                    out.push_str(
+                        &arguments
+                            .as_str()
+                            .map_or_else(|| arguments.to_string(), String::from),
+                    );
                 }
                 Part::ToolResult { content, .. } => push(out, content),
                 Part::Opaque(_) => {}
@@ -86,7 +93,9 @@ fn searchable(conversation: &Conversation) -> String {
 
 /// The first `n` characters of `text`.
 fn head(text: &str, n: usize) -> &str {
-    text.char_indices().nth(n).map_or(text, |(at, _)| &text[..at])
+    text.char_indices()
+        .nth(n)
+        .map_or(text, |(at, _)| &text[..at])
 }
 
 /// The `default` row of a bench over `paths` at `ratio`.
@@ -154,7 +163,10 @@ fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
             row.utilization
         );
         assert!(row.files_recall_pct >= 95.0, "{row:?}");
-        assert!((row.current_kept_pct - 100.0).abs() < f64::EPSILON, "{row:?}");
+        assert!(
+            (row.current_kept_pct - 100.0).abs() < f64::EPSILON,
+            "{row:?}"
+        );
     }
 }
 
@@ -236,7 +248,7 @@ fn claude_code_auto_compaction_summaries_name_what_the_digest_kept() {
             .messages
             .iter()
             .filter(|m| m.role == Role::User)
-            .map(|m| m.text())
+            .map(ctxcompact::Message::text)
             .filter(|t| {
                 let t = t.trim_start();
                 !t.is_empty()
@@ -245,24 +257,29 @@ fn claude_code_auto_compaction_summaries_name_what_the_digest_kept() {
                     && !t.starts_with("Base directory for this skill")
             })
             .collect();
-        let out = [0.1, 0.15, 0.2]
-            .into_iter()
-            .find_map(|ratio| {
-                compact(history.clone(), &options(Budget::Ratio(ratio)))
-                    .ok()
-                    .map(|out| (ratio, out))
-            });
+        let out = [0.1, 0.15, 0.2].into_iter().find_map(|ratio| {
+            compact(history.clone(), &options(Budget::Ratio(ratio)))
+                .ok()
+                .map(|out| (ratio, out))
+        });
         let (ratio, out) = out.unwrap_or_else(|| panic!("{}: nothing fits", path.display()));
         let text = searchable(&out.conversation);
         let kept = named.iter().filter(|n| text.contains(n.as_str())).count();
-        let missing: Vec<&String> = named.iter().filter(|n| !text.contains(n.as_str())).collect();
+        let missing: Vec<&String> = named
+            .iter()
+            .filter(|n| !text.contains(n.as_str()))
+            .collect();
         eprintln!(
             "{} at {ratio}: {kept}/{} file names of the summary kept, {} markers; missing {missing:?}",
             path.file_name().unwrap().to_string_lossy(),
             named.len(),
             out.report.markers.len()
         );
-        assert!(kept * 100 >= named.len() * 95, "{}: {missing:?}", path.display());
+        assert!(
+            kept * 100 >= named.len() * 95,
+            "{}: {missing:?}",
+            path.display()
+        );
         for request in &requests {
             assert!(
                 text.contains(head(request, 200)),
@@ -272,7 +289,10 @@ fn claude_code_auto_compaction_summaries_name_what_the_digest_kept() {
             );
         }
     }
-    assert_eq!(sessions, 5, "the corpus holds five sessions with an auto-compaction");
+    assert_eq!(
+        sessions, 5,
+        "the corpus holds five sessions with an auto-compaction"
+    );
 }
 
 /// The markers of a conversation: user messages that are a ctxcompact removal marker.
@@ -281,7 +301,7 @@ fn markers(conversation: &Conversation) -> Vec<String> {
         .messages
         .iter()
         .filter(|m| m.role == Role::User)
-        .map(|m| m.text())
+        .map(ctxcompact::Message::text)
         .filter(|t| t.starts_with("[ctxcompact: ") && t.contains(" removed here"))
         .collect()
 }
@@ -321,7 +341,12 @@ fn recompaction_folds_old_markers_and_never_takes_one_for_the_task() {
         let report = &second.report;
         // One marker per removed span, and every marker of the output is one of them or an old
         // one that was kept.
-        assert_eq!(report.markers.len(), report.removed.len(), "{}", path.display());
+        assert_eq!(
+            report.markers.len(),
+            report.removed.len(),
+            "{}",
+            path.display()
+        );
         // The task is never a marker.
         if let Some(task) = report.task {
             let text = reread.messages[task].text();
@@ -344,7 +369,10 @@ fn recompaction_folds_old_markers_and_never_takes_one_for_the_task() {
             format::render_bytes(&second.conversation)
         );
     }
-    assert!(checked >= 5, "only {checked} conversations were re-compacted");
+    assert!(
+        checked >= 5,
+        "only {checked} conversations were re-compacted"
+    );
 }
 
 // See: #10

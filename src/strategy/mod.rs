@@ -117,7 +117,10 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
             .partition(|(_, i)| limits.requests_last && units[*i].has_request);
         others.into_iter().chain(requests)
     };
-    let middle: Vec<_> = (0..tail_start).filter(|i| !is_head(i)).map(|i| (None, i)).collect();
+    let middle: Vec<_> = (0..tail_start)
+        .filter(|i| !is_head(i))
+        .map(|i| (None, i))
+        .collect();
     let head_region: Vec<_> = head
         .iter()
         .copied()

@@ -479,7 +479,11 @@ fn describe(report: &Report) -> String {
         report.harness.len()
     );
     for h in &report.harness {
-        let _ = writeln!(out, "  harness message {}: {} `{}`", h.message, h.agent, h.pattern);
+        let _ = writeln!(
+            out,
+            "  harness message {}: {} `{}`",
+            h.message, h.agent, h.pattern
+        );
     }
     if let Some(decision) = &report.decision {
         for rule in &decision.rules {
