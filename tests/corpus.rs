@@ -18,7 +18,8 @@ fn corpus() -> Option<(Vec<PathBuf>, Vec<PathBuf>)> {
     let (mut valid, mut invalid) = (Vec::new(), Vec::new());
     for source in std::fs::read_dir(&root).unwrap() {
         let source = source.unwrap().path();
-        if !source.is_dir() {
+        // `raw/` holds the native formats.
+        if !source.is_dir() || source.ends_with("raw") {
             continue;
         }
         for entry in std::fs::read_dir(&source).unwrap() {
@@ -185,14 +186,17 @@ fn compacting_to_half_is_valid_within_budget_and_keeps_what_is_pinned() {
             // clear-off mode, where kept messages are unchanged).
             if tools == ToolMode::Off {
                 let removed: Vec<usize> = report.removed.iter().flat_map(|[a, b]| *a..*b).collect();
+                // A task shortened to fit (issue 10) is the one kept message that changes.
+                let shortened = report.task_shortened.as_ref().and_then(|s| s.message);
                 let kept: Vec<_> = (0..input.messages.len())
-                    .filter(|i| !removed.contains(i))
+                    .filter(|i| !removed.contains(i) && Some(*i) != shortened)
                     .map(|i| &input.messages[i])
                     .collect();
                 let unmarked: Vec<_> = output
                     .messages
                     .iter()
                     .filter(|m| !m.text().starts_with("[ctxcompact: "))
+                    .filter(|m| !m.text().contains("[… ctxcompact shortened the task"))
                     .collect();
                 assert_eq!(unmarked, kept, "{name}");
             }
