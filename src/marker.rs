@@ -12,10 +12,11 @@
 //! Re-compaction folds an earlier marker inside a span into the new one, counts and digest alike.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use crate::classify::{self, Author};
@@ -106,11 +107,12 @@ struct Digest {
     tokens: usize,
     requests: Vec<String>,
     files: [BTreeMap<String, usize>; 4],
-    /// How each tool name touches files, worked out once per name.
-    touches: BTreeMap<String, Touch>,
+    /// How each tool name touches files, worked out once per name (looked up, never iterated).
+    touches: HashMap<String, Touch>,
     commands: Vec<String>,
     errors: Vec<String>,
-    seen_errors: BTreeSet<String>,
+    /// The error lines already listed (looked up, never iterated: `errors` keeps the order).
+    seen_errors: HashSet<String>,
     last_state: Option<String>,
     /// Items earlier markers had already cut, per section (requests, files…, commands, errors).
     more: [usize; 7],
@@ -205,7 +207,8 @@ fn extract(messages: &[Message], input_tokens: &[Option<usize>]) -> Digest {
     let mut digest = Digest::default();
     // The last assistant message with text; clipped once, at the end.
     let mut last_state: Option<&Message> = None;
-    let mut results: BTreeMap<&str, (Cow<'_, str>, bool)> = BTreeMap::new();
+    // Looked up by call id, never iterated.
+    let mut results: HashMap<&str, (Cow<'_, str>, bool)> = HashMap::new();
     for message in messages {
         for part in &message.parts {
             if let Part::ToolResult {
@@ -308,7 +311,7 @@ fn add_call(
     result: Option<&(Cow<'_, str>, bool)>,
 ) {
     let parsed = arguments_value(arguments);
-    let parsed = parsed.as_deref();
+    let parsed = parsed.as_ref();
     let command = command_of(parsed);
     let touch = if let Some(touch) = digest.touches.get(name) {
         *touch
@@ -336,17 +339,145 @@ fn add_call(
     }
 }
 
-/// The arguments as a JSON value: OpenAI's are a JSON-encoded string, parsed here.
-fn arguments_value(arguments: &Value) -> Option<Cow<'_, Value>> {
+/// A call's top-level arguments as far as the digest reads them: each key with its string, or
+/// its list of strings; other values are only noted. Read straight from OpenAI's JSON-encoded
+/// string, borrowing the text where it has no escapes (no JSON value tree is built).
+struct Args<'a> {
+    entries: Vec<(Cow<'a, str>, Arg<'a>)>,
+}
+
+/// One argument's value, as the digest reads it.
+enum Arg<'a> {
+    Text(Cow<'a, str>),
+    List(Vec<Cow<'a, str>>),
+    Other,
+}
+
+impl Args<'_> {
+    /// The value of the first of `keys` present.
+    fn get(&self, keys: &[&str]) -> Option<&Arg<'_>> {
+        keys.iter()
+            .find_map(|key| self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v))
+    }
+}
+
+/// A string, borrowed from the input when it can be.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_str(ArgVisitor)
+            .and_then(|arg| match arg {
+                Arg::Text(text) => Ok(Text(text)),
+                _ => Err(serde::de::Error::custom("expected a string")),
+            })
+    }
+}
+
+impl<'de> Deserialize<'de> for Arg<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ArgVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Args<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ArgsVisitor;
+        impl<'de> Visitor<'de> for ArgsVisitor {
+            type Value = Args<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of arguments")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Args<'de>, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(Text(key)) = map.next_key()? {
+                    entries.push((key, map.next_value()?));
+                }
+                Ok(Args { entries })
+            }
+        }
+        deserializer.deserialize_map(ArgsVisitor)
+    }
+}
+
+/// Reads one argument value: strings and lists of strings are kept, the rest skipped.
+struct ArgVisitor;
+
+impl<'de> Visitor<'de> for ArgVisitor {
+    type Value = Arg<'de>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Arg<'de>, E> {
+        Ok(Arg::Text(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Arg<'de>, E> {
+        Ok(Arg::Text(Cow::Owned(v.to_string())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Arg<'de>, E> {
+        Ok(Arg::Text(Cow::Owned(v)))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Arg<'de>, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Arg<'de>>()? {
+            if let Arg::Text(text) = item {
+                items.push(text);
+            }
+        }
+        Ok(Arg::List(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Arg<'de>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Arg::Other)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Arg<'de>, E> {
+        Ok(Arg::Other)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Arg<'de>, E> {
+        Ok(Arg::Other)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Arg<'de>, E> {
+        Ok(Arg::Other)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Arg<'de>, E> {
+        Ok(Arg::Other)
+    }
+    fn visit_unit<E>(self) -> Result<Arg<'de>, E> {
+        Ok(Arg::Other)
+    }
+}
+
+/// A call's arguments as the digest reads them: OpenAI's JSON-encoded string is parsed here;
+/// Anthropic's object is borrowed. `None` when they are not an object.
+fn arguments_value(arguments: &Value) -> Option<Args<'_>> {
     match arguments {
-        Value::String(text) => serde_json::from_str(text).ok().map(Cow::Owned),
-        other => Some(Cow::Borrowed(other)),
+        Value::String(text) => serde_json::from_str(text).ok(),
+        Value::Object(map) => Some(Args {
+            entries: map
+                .iter()
+                .map(|(key, value)| {
+                    let arg = match value {
+                        Value::String(s) => Arg::Text(Cow::Borrowed(s.as_str())),
+                        Value::Array(items) => Arg::List(
+                            items
+                                .iter()
+                                .filter_map(Value::as_str)
+                                .map(Cow::Borrowed)
+                                .collect(),
+                        ),
+                        _ => Arg::Other,
+                    };
+                    (Cow::Borrowed(key.as_str()), arg)
+                })
+                .collect(),
+        }),
+        _ => None,
     }
 }
 
 /// Whether an argument's name says it holds paths.
 pub(crate) fn is_path_key(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
     let key = key.as_bytes();
     ["path", "paths", "file", "files", "filename", "filenames"]
         .iter()
@@ -360,7 +491,7 @@ pub(crate) fn is_path_key(key: &str) -> bool {
 /// files of an `apply_patch` patch, and path-like words of a shell command.
 pub(crate) fn call_paths(name: &str, arguments: &Value) -> Vec<(Touch, String)> {
     let parsed = arguments_value(arguments);
-    let parsed = parsed.as_deref();
+    let parsed = parsed.as_ref();
     let command = command_of(parsed);
     paths_of(Touch::of_tool(name), arguments, parsed, command.as_deref())
         .into_iter()
@@ -372,12 +503,12 @@ pub(crate) fn call_paths(name: &str, arguments: &Value) -> Vec<(Touch, String)> 
 fn paths_of<'a>(
     touch: Touch,
     arguments: &'a Value,
-    parsed: Option<&'a Value>,
+    parsed: Option<&'a Args<'a>>,
     command: Option<&'a str>,
 ) -> Vec<(Touch, &'a str)> {
     let mut out = Vec::new();
-    if let Some(Value::Object(map)) = parsed {
-        for (key, value) in map {
+    if let Some(args) = parsed {
+        for (key, value) in &args.entries {
             let path_key = is_path_key(key);
             let mut take = |s: &'a str| {
                 if path_key && !s.trim().is_empty() && !s.contains('\n') {
@@ -386,9 +517,9 @@ fn paths_of<'a>(
                 patch_paths(s, &mut out);
             };
             match value {
-                Value::String(s) => take(s),
-                Value::Array(items) => items.iter().filter_map(Value::as_str).for_each(take),
-                _ => {}
+                Arg::Text(s) => take(s),
+                Arg::List(items) => items.iter().map(AsRef::as_ref).for_each(take),
+                Arg::Other => {}
             }
         }
     } else if let Value::String(raw) = arguments {
@@ -428,17 +559,11 @@ fn patch_paths<'a>(text: &'a str, out: &mut Vec<(Touch, &'a str)>) {
 
 /// The shell command a call runs, if it runs one: a `command`, `cmd` or `script` argument (a
 /// string, or an argv array whose `sh -c`/`bash -lc` wrapper is dropped).
-fn command_of(parsed: Option<&Value>) -> Option<Cow<'_, str>> {
-    let Some(Value::Object(map)) = parsed else {
-        return None;
-    };
-    let value = ["command", "cmd", "script"]
-        .iter()
-        .find_map(|key| map.get(*key))?;
-    match value {
-        Value::String(s) if !s.trim().is_empty() => Some(Cow::Borrowed(s)),
-        Value::Array(items) => {
-            let words: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+fn command_of<'a>(parsed: Option<&'a Args<'a>>) -> Option<Cow<'a, str>> {
+    match parsed?.get(&["command", "cmd", "script"])? {
+        Arg::Text(s) if !s.trim().is_empty() => Some(Cow::Borrowed(s.as_ref())),
+        Arg::List(items) => {
+            let words: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
             let shell = words.len() == 3
                 && words[1].starts_with('-')
                 && words[1].ends_with('c')
