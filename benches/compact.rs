@@ -1,5 +1,6 @@
 //! Criterion benches (`cargo bench`): token counting against the bare tokenizer, planning at
-//! 1k/10k/100k messages, and the whole pipeline on the largest data file.
+//! 1k/10k/100k messages, the whole pipeline on the largest data file, and the digest of a
+//! 10,000-message removed span.
 //!
 //! Fixtures, counts and encoders are built outside the measured closures; inputs go through
 //! `black_box`. Sample counts and times are kept small so the whole run takes a few minutes on
@@ -261,12 +262,69 @@ fn compact_group(c: &mut Criterion) {
     group.finish();
 }
 
+/// A coding session of `messages` OpenAI messages with what a digest extracts: requests,
+/// reads, edits and creations of many files, shell commands with exit codes, and errors.
+fn coding_session(messages: usize, seed: u64) -> Conversation {
+    let mut rng = Rng(seed);
+    let mut out = vec![json!({"role": "system", "content": "You are a coding agent."})];
+    let mut call = 0;
+    let tools = ["Read", "Edit", "Write", "Bash"];
+    while out.len() + 2 < messages {
+        if rng.below(25) == 0 {
+            let n = rng.below(1000);
+            out.push(json!({"role": "user", "content": format!("Now make module {n} handle retries, and keep the ledger tests green.")}));
+            continue;
+        }
+        call += 1;
+        let id = format!("call_{call}");
+        let tool = tools[usize::try_from(rng.below(4)).unwrap_or(0)];
+        let path = format!("src/area{}/file{}.rs", rng.below(40), rng.below(200));
+        let arguments = if tool == "Bash" {
+            json!({"command": format!("cargo test --manifest-path {path} -- --nocapture")})
+        } else {
+            json!({"file_path": path})
+        };
+        let output = if rng.below(6) == 0 {
+            format!("error[E0308]: mismatched types in {path}\nexit code: 101")
+        } else {
+            format!("ok: {} lines\nexit code: 0", rng.below(500))
+        };
+        out.push(json!({"role": "assistant", "content": "Working on it.", "tool_calls": [{"id": id, "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}}]}));
+        out.push(json!({"role": "tool", "tool_call_id": id, "content": output}));
+    }
+    out.push(
+        json!({"role": "assistant", "content": "Done: the retries are in and the tests pass."}),
+    );
+    format::parse_value(Value::Array(out), None).expect("generated conversations parse")
+}
+
+/// Building the digest marker of a removed span of 10,000 messages (issue 10: under 5 ms).
+fn digest_group(c: &mut Criterion) {
+    let conversation = coding_session(10_001, 0x00D1_6E57);
+    let counts = Tokenizer::O200k.count(&conversation);
+    let span = 1..conversation.messages.len();
+    let mut group = c.benchmark_group("digest");
+    group.throughput(Throughput::Elements(span.len() as u64));
+    group.bench_function(BenchmarkId::new("span_marker", span.len()), |b| {
+        b.iter(|| {
+            ctxcompact::bench::span_marker(
+                black_box(&conversation),
+                &counts,
+                span.clone(),
+                2000,
+                Tokenizer::O200k,
+            )
+        });
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4));
-    targets = count_group, plan_group, compact_group
+    targets = count_group, plan_group, compact_group, digest_group
 }
 criterion_main!(benches);

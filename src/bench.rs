@@ -18,9 +18,11 @@ use serde::Serialize;
 
 use crate::budget::Budget;
 use crate::catalog::Profile;
+use crate::classify;
 use crate::compact::{Compacted, Options, compact, trim_tools};
-use crate::conversation::{Conversation, Role};
+use crate::conversation::{Conversation, Message, Part, Role};
 use crate::error::{Error, Result};
+use crate::marker;
 use crate::select::efficiency;
 use crate::strategy::Strategy;
 use crate::strategy::tools::{ToolMode, ToolOptions};
@@ -198,8 +200,16 @@ pub struct Row {
     pub utilization: f64,
     /// Mean percentage of user turns kept.
     pub user_kept_pct: f64,
-    /// Percentage of conversations whose first user turn (the task) was kept.
+    /// Percentage of conversations whose task (the first request) survives verbatim.
     pub task_kept_pct: f64,
+    /// Percentage of conversations whose current request (the last request) survives verbatim.
+    pub current_kept_pct: f64,
+    /// Percentage of removed requests whose first 200 characters are in the output.
+    pub requests_recall_pct: f64,
+    /// Percentage of the paths named in removed tool calls that appear in the output.
+    pub files_recall_pct: f64,
+    /// Percentage of the removed results' error lines that appear in the output.
+    pub errors_recall_pct: f64,
     /// Mean wall time per conversation, in milliseconds.
     pub ms_per_conversation: f64,
 }
@@ -214,7 +224,128 @@ struct Tally {
     utilization: f64,
     user_kept: f64,
     task_kept: usize,
+    current_kept: usize,
+    requests: Recall,
+    files: Recall,
+    errors: Recall,
     elapsed: Duration,
+}
+
+/// How many of the things that were removed can still be found in the output.
+#[derive(Debug, Clone, Copy, Default)]
+struct Recall {
+    found: usize,
+    removed: usize,
+}
+
+impl Recall {
+    fn add(&mut self, found: bool) {
+        self.removed += 1;
+        self.found += usize::from(found);
+    }
+
+    /// The percentage found; 100 when nothing was removed.
+    fn pct(self) -> f64 {
+        if self.removed == 0 {
+            100.0
+        } else {
+            self.found as f64 * 100.0 / self.removed as f64
+        }
+    }
+}
+
+/// What the survival figures look for, read once from the input.
+struct Evidence {
+    /// Input indices of the requests.
+    requests: Vec<usize>,
+    /// Each request's text.
+    texts: Vec<String>,
+}
+
+impl Evidence {
+    fn of(conversation: &Conversation) -> Self {
+        let requests = classify::requests(conversation);
+        let texts = requests
+            .iter()
+            .map(|&i| conversation.messages[i].text())
+            .collect();
+        Self { requests, texts }
+    }
+}
+
+/// Every text of a conversation a reader (or a model) sees: message text, tool-call names and
+/// arguments, tool-result text; one string to search.
+fn searchable(conversation: &Conversation) -> String {
+    let mut out = String::new();
+    let system = conversation.system.iter();
+    for message in system.chain(&conversation.messages) {
+        push_parts(&mut out, &message.parts);
+    }
+    out
+}
+
+fn push_parts(out: &mut String, parts: &[Part]) {
+    for part in parts {
+        match part {
+            Part::Text { text, .. } => out.push_str(text),
+            Part::ToolCall {
+                name, arguments, ..
+            } => {
+                out.push_str(name);
+                out.push('\n');
+                match arguments {
+                    serde_json::Value::String(text) => out.push_str(text),
+                    other => out.push_str(&other.to_string()),
+                }
+            }
+            Part::ToolResult { content, .. } => push_parts(out, content),
+            Part::Opaque(_) => {}
+        }
+        out.push('\n');
+    }
+}
+
+/// The first `n` characters of `text`.
+fn first_chars(text: &str, n: usize) -> &str {
+    text.char_indices()
+        .nth(n)
+        .map_or(text, |(at, _)| &text[..at])
+}
+
+/// Characters of a removed request the requests recall looks for (the figure).
+const RECALL_CHARS: usize = 200;
+
+/// The paths named in the tool calls of the removed messages, and the error lines of their
+/// results, without repeats.
+fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> (Vec<String>, Vec<String>) {
+    let mut paths = std::collections::BTreeSet::new();
+    let mut errors = std::collections::BTreeSet::new();
+    let removed = conversation.messages.iter().zip(kept).filter(|(_, k)| !**k);
+    for (message, _) in removed {
+        for part in &message.parts {
+            match part {
+                Part::ToolCall {
+                    name, arguments, ..
+                } => paths.extend(
+                    marker::call_paths(name, arguments)
+                        .into_iter()
+                        .map(|(_, p)| p),
+                ),
+                Part::ToolResult {
+                    content, is_error, ..
+                } => {
+                    let text = Message {
+                        parts: content.clone(),
+                        ..Message::new_text(Role::Tool, "")
+                    }
+                    .text();
+                    errors.extend(marker::error_line(&text, *is_error));
+                }
+                _ => {}
+            }
+        }
+    }
+    (paths.into_iter().collect(), errors.into_iter().collect())
 }
 
 /// What one contender made of one conversation.
@@ -289,6 +420,7 @@ impl Bench {
         let users: Vec<usize> = (0..total)
             .filter(|&i| is_user_turn(conversation, i))
             .collect();
+        let evidence = Evidence::of(conversation);
         let mut failures = Vec::new();
         for (contender, tally) in Contender::ALL.into_iter().zip(&mut self.tallies) {
             let trial = run(
@@ -316,7 +448,24 @@ impl Bench {
             } else {
                 users_kept as f64 * 100.0 / users.len() as f64
             };
-            tally.task_kept += usize::from(users.first().is_none_or(|&u| trial.kept[u]));
+            let text = searchable(output);
+            let verbatim = |k: Option<&String>| k.is_none_or(|t| text.contains(t.as_str()));
+            tally.task_kept += usize::from(verbatim(evidence.texts.first()));
+            tally.current_kept += usize::from(verbatim(evidence.texts.last()));
+            for (&index, request) in evidence.requests.iter().zip(&evidence.texts) {
+                if !trial.kept[index] {
+                    tally
+                        .requests
+                        .add(text.contains(first_chars(request, RECALL_CHARS)));
+                }
+            }
+            let (paths, errors) = removed_evidence(conversation, &trial.kept);
+            for path in &paths {
+                tally.files.add(text.contains(path.as_str()));
+            }
+            for error in &errors {
+                tally.errors.add(text.contains(error.as_str()));
+            }
             tally.elapsed += trial.elapsed;
         }
         Ok(failures)
@@ -344,6 +493,10 @@ impl Bench {
                     utilization: t.utilization / n,
                     user_kept_pct: t.user_kept / n,
                     task_kept_pct: pct(t.task_kept),
+                    current_kept_pct: pct(t.current_kept),
+                    requests_recall_pct: t.requests.pct(),
+                    files_recall_pct: t.files.pct(),
+                    errors_recall_pct: t.errors.pct(),
                     ms_per_conversation: t.elapsed.as_secs_f64() * 1000.0 / n,
                 }
             })
@@ -429,6 +582,34 @@ fn run(
             }
         }
     }
+}
+
+/// The marker [`compact`] would leave for the messages `span` of a conversation, its digest
+/// capped at `cap` tokens and counted with `tokenizer`; `counts` are the conversation's, for the
+/// input tokens the marker names. What the criterion bench times on a long span.
+///
+/// # Panics
+/// When `span` or `counts` do not fit the conversation.
+pub fn span_marker(
+    conversation: &Conversation,
+    counts: &Counts,
+    span: std::ops::Range<usize>,
+    cap: usize,
+    tokenizer: Tokenizer,
+) -> String {
+    let input_tokens: Vec<Option<usize>> = counts.messages[span.clone()]
+        .iter()
+        .copied()
+        .map(Some)
+        .collect();
+    marker::build(
+        marker::MarkerMode::Digest,
+        &conversation.messages[span],
+        &input_tokens,
+        cap,
+        tokenizer.counter(),
+    )
+    .unwrap_or_default()
 }
 
 /// Whether message `index` is a user turn (what the `user_kept` and `task_kept` figures count).

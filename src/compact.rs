@@ -6,16 +6,18 @@
 
 use crate::budget::Budget;
 use crate::catalog::{Catalog, Profile};
-use crate::conversation::{Conversation, Message, Role};
+use crate::classify;
+use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 use crate::features::{Features, Thresholds};
-use crate::marker;
-use crate::report::{Action, Report};
+pub use crate::marker::MarkerMode;
+use crate::marker::{self};
+use crate::report::{Action, HarnessMessage, MarkerNote, Report, Shortened, Step};
 use crate::select::{self, Policy};
-use crate::strategy::tools::{self, ToolOptions, ToolTrim};
-use crate::strategy::{self, Applied, Limits, Strategy};
-use crate::tokens::{self, REPLY_PRIMING, Tokenizer};
-use crate::units;
+use crate::strategy::tools::{self, ToolMode, ToolOptions, ToolTrim};
+use crate::strategy::{self, Applied, Limits, Plan, Strategy};
+use crate::tokens::{self, REPLY_PRIMING, TokenCounter, Tokenizer};
+use crate::units::{self, Unit};
 use crate::validate;
 
 /// Middle removal keeps this many non-system units at the head (DESIGN §6: the task and what
@@ -23,9 +25,15 @@ use crate::validate;
 pub const PRESERVE_START: usize = 2;
 /// Units kept at the tail while the budget allows (DESIGN §6).
 pub const PRESERVE_END: usize = 4;
-/// Tokens added to the marker's reserve, so a marker with smaller numbers never costs more
-/// than reserved (digit groups tokenize differently).
-const MARKER_SLACK: usize = 2;
+/// Tokens added to the markers' reserve: an Anthropic marker merged into the next message is
+/// recounted with that message, which may differ from its count alone by a few tokens.
+const MARKER_SLACK: usize = 4;
+/// A shortened task keeps at least this many characters: with fewer, it no longer states the
+/// task (the bench's requests recall reads the first 200 characters too).
+const MIN_TASK_CHARS: usize = 200;
+/// Times a plan is redone with the markers' actual size as its reserve (the size depends on
+/// which units go; two or three rounds settle it).
+const MARKER_ROUNDS: usize = 4;
 
 /// Everything a run needs besides the conversation.
 #[derive(Debug, Clone)]
@@ -34,8 +42,10 @@ pub struct Options {
     pub budget: Budget,
     /// A forced strategy; `None` lets the selector decide.
     pub strategy: Option<Strategy>,
-    /// Whether to leave a marker where history was removed.
-    pub marker: bool,
+    /// What each removed span leaves at its place.
+    pub marker: MarkerMode,
+    /// The digest's cap in tokens; `None` for the smaller of 2,000 and 10% of the budget.
+    pub digest_tokens: Option<usize>,
     /// Non-system units middle removal keeps at the head.
     pub preserve_start: usize,
     /// Units kept at the tail while the budget allows.
@@ -94,7 +104,8 @@ impl Options {
         Self {
             budget,
             strategy: None,
-            marker: true,
+            marker: MarkerMode::Digest,
+            digest_tokens: None,
             preserve_start: PRESERVE_START,
             preserve_end: PRESERVE_END,
             thresholds: Thresholds::default(),
@@ -198,8 +209,11 @@ pub fn plan(
         budget,
         fixed: counts.system + REPLY_PRIMING,
         marker: 0,
+        marker_each: 0,
         preserve_start: options.preserve_start,
         preserve_end: options.preserve_end,
+        relax: true,
+        requests_last: false,
     };
     strategy::plan(strategy, &units, &limits)
 }
@@ -209,6 +223,14 @@ struct Input {
     format: crate::format::Format,
     messages: usize,
     tokens: usize,
+    /// Each input message's tokens: markers count what they replace in these.
+    counts: Vec<usize>,
+    /// The input messages that are harness text.
+    harness: Vec<HarnessMessage>,
+    /// The input index of the task (the first request).
+    task: Option<usize>,
+    /// The input index of the current request (the last request).
+    current: Option<usize>,
 }
 
 /// Checks the input's pairing and counts it: the starting point of every run.
@@ -225,15 +247,32 @@ fn checked_start(
         });
     }
     let counts = counts.unwrap_or_else(|| tokenizer.count(&conversation));
+    let requests = classify::requests(&conversation);
     let input = Input {
         format: conversation.format,
         messages: conversation.messages.len(),
         tokens: counts.total(),
+        counts: counts.messages.clone(),
+        harness: classify::harness(&conversation)
+            .into_iter()
+            .map(|(message, agent, pattern)| HarnessMessage {
+                message,
+                agent,
+                pattern,
+            })
+            .collect(),
+        task: requests.first().copied(),
+        current: requests.last().copied(),
     };
     Ok((input, Applied::unchanged(conversation, counts)))
 }
 
 /// The shared run of [`compact`] and [`analyze`]: the report, and the output unless it cannot fit.
+///
+/// Under a tight budget it degrades in a fixed order, naming each step in the report: clear old
+/// rounds' outputs → remove units by the chosen strategy → clear outputs inside the protected
+/// recent rounds (not the last round) → relax the head, then the tail → shorten the task →
+/// cannot fit.
 fn run(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
@@ -254,64 +293,408 @@ fn run(
         return finish(&input, start, outcome, options).map(|c| (c.report, Some(c.conversation)));
     }
     let tool_options = select::tool_options(&options.policy, &options.tools, input.tokens);
-    let (trimmed, tool_trim) = tools::trim(start, &tool_options, Some(budget), counter);
-    if trimmed.counts.total() <= budget {
-        let outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
-        return finish(&input, trimmed, outcome, options).map(|c| (c.report, Some(c.conversation)));
+    let (mut state, mut tool_trim) = tools::trim(start, &tool_options, Some(budget), counter);
+    let mut steps = Vec::new();
+    if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
+        steps.push(Step::ClearOldOutputs);
     }
-    let units = units::group(&trimmed.conversation, &trimmed.counts);
-    let features = trimmed.measure(budget, &options.thresholds);
-    let marker_reserve = if options.marker {
-        let worst = marker::removed(trimmed.conversation.messages.len(), input.tokens);
-        counter.count_message(&Message::new_text(Role::User, worst)) + MARKER_SLACK
-    } else {
-        0
-    };
-    let limits = Limits {
+    if state.counts.total() <= budget {
+        let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
+        outcome.steps = steps;
+        return finish(&input, state, outcome, options).map(|c| (c.report, Some(c.conversation)));
+    }
+    let cap = options
+        .digest_tokens
+        .unwrap_or_else(|| marker::default_cap(budget));
+    let planner = Planner {
+        options,
         budget,
-        fixed: trimmed.counts.system + REPLY_PRIMING,
-        marker: marker_reserve,
-        preserve_start: options.preserve_start,
-        preserve_end: options.preserve_end,
+        cap,
+        input: &input,
+        counter,
     };
-    let decide = |limits: &Limits| {
-        select::decide(
-            &options.profile,
-            options.strategy,
-            &features,
-            &options.policy,
-            &units,
-            limits,
-        )
-    };
-    let (mut decision, mut plan) = decide(&limits);
-    let mut marker = options.marker;
-    if !plan.fits && limits.marker > 0 {
-        // The marker is a courtesy: leave it out rather than fail a budget the units can meet.
-        let bare = decide(&Limits {
-            marker: 0,
-            ..limits
-        });
-        if bare.1.fits {
-            (decision, plan) = bare;
-            marker = false;
+    let mut attempt = planner.attempt(&state, false);
+    steps.push(Step::RemoveUnits);
+    if !attempt.fits && options.tools.mode != ToolMode::Off {
+        let recent = ToolOptions {
+            mode: ToolMode::Clear,
+            keep: 1,
+            ..options.tools.clone()
+        };
+        let (cleared, more) = tools::trim(state, &recent, None, counter);
+        state = cleared;
+        if more.cleared > 0 {
+            steps.push(Step::ClearRecentOutputs);
+            tool_trim.cleared += more.cleared;
+            tool_trim.tokens_freed += more.tokens_freed;
+            attempt = planner.attempt(&state, false);
         }
     }
-    let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
-    outcome.decision = Some(decision);
-    outcome.relaxed = plan.relaxed;
-    if !plan.fits {
-        outcome.action = Action::CannotFit;
-        outcome.pinned_tokens = Some(plan.tokens_after);
-        return Ok((outcome.report(&input, &trimmed, options), None));
+    if !attempt.fits {
+        attempt = planner.attempt(&state, true);
     }
-    let removed_messages: usize = plan.drop.iter().map(|&u| units[u].messages.len()).sum();
-    let removed_tokens: usize = plan.drop.iter().map(|&u| units[u].tokens).sum();
-    let text = (marker && !plan.drop.is_empty())
-        .then(|| marker::removed(removed_messages, removed_tokens));
-    outcome.marker = text.is_some();
-    let applied = strategy::apply(trimmed, &units, &plan.drop, text.as_deref(), counter);
+    let mut shortened = None;
+    if !attempt.fits {
+        if let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) {
+            let retry = planner.attempt(&shorter, true);
+            if retry.fits {
+                state = shorter;
+                attempt = retry;
+                shortened = Some(cut);
+            }
+        }
+    }
+    for protection in &attempt.plan.relaxed {
+        steps.push(match protection {
+            strategy::Protection::Head => Step::RelaxHead,
+            strategy::Protection::Tail => Step::RelaxTail,
+        });
+    }
+    if shortened.is_some() {
+        steps.push(Step::ShortenTask);
+    }
+    let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, attempt.features);
+    outcome.decision = Some(attempt.decision);
+    outcome.relaxed.clone_from(&attempt.plan.relaxed);
+    outcome.steps = steps;
+    outcome.shortened = shortened;
+    if !attempt.fits {
+        outcome.action = Action::CannotFit;
+        outcome.steps.push(Step::CannotFit);
+        outcome.pinned_tokens = Some(attempt.tokens_after);
+        return Ok((outcome.report(&input, &state, options), None));
+    }
+    outcome.marker = !attempt.markers.is_empty();
+    outcome.marker_mode = attempt.mode;
+    outcome.markers = attempt.notes;
+    let applied = strategy::apply(
+        state,
+        &attempt.units,
+        &attempt.plan.drop,
+        &attempt.markers,
+        counter,
+    );
     finish(&input, applied, outcome, options).map(|c| (c.report, Some(c.conversation)))
+}
+
+/// One plan of a state, with its markers.
+struct Attempt {
+    units: Vec<Unit>,
+    features: Features,
+    decision: select::Decision,
+    plan: Plan,
+    /// One marker per removed span, in order (none in [`MarkerMode::None`]).
+    markers: Vec<String>,
+    /// What each marker stands for, for the report.
+    notes: Vec<MarkerNote>,
+    /// The marker mode the markers were built in (a lesser one when the asked one cannot fit).
+    mode: MarkerMode,
+    /// Tokens after removal, the markers included.
+    tokens_after: usize,
+    /// Tokens the digests took beyond their headers' reserve.
+    digest_tokens: usize,
+    fits: bool,
+}
+
+/// What every attempt of one run shares.
+struct Planner<'a> {
+    options: &'a Options,
+    budget: usize,
+    cap: usize,
+    input: &'a Input,
+    counter: &'a dyn TokenCounter,
+}
+
+impl Planner<'_> {
+    /// Plans `state` (relaxing protections or not) with real markers. Each removed span costs
+    /// its marker's header, and the digests together an allowance: first one cap, then what the
+    /// digests of the last plan actually took, until the two agree (each digest stays within
+    /// the cap). When the asked marker cannot fit, a digest gives way to a brief marker, and a
+    /// brief marker to none: the units come first.
+    ///
+    /// Requests are kept whole where they can be: a plan that removes units around the requests
+    /// and none of them is tried first, and taken when it fits; otherwise removal runs oldest
+    /// first, and the removed requests go to the digest.
+    fn attempt(&self, state: &Applied, relax: bool) -> Attempt {
+        let units = units::group(&state.conversation, &state.counts);
+        let features = state.measure(self.budget, &self.options.thresholds);
+        let around = self.attempt_with(state, &units, &features, relax, true);
+        let spares_requests = around
+            .plan
+            .drop
+            .iter()
+            .all(|&u| !around.units[u].has_request);
+        if around.fits && spares_requests {
+            return around;
+        }
+        self.attempt_with(state, &units, &features, relax, false)
+    }
+
+    /// [`Planner::attempt`] with requests removed last or not.
+    fn attempt_with(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        features: &Features,
+        relax: bool,
+        requests_last: bool,
+    ) -> Attempt {
+        let modes: &[MarkerMode] = match self.options.marker {
+            MarkerMode::Digest => &[MarkerMode::Digest, MarkerMode::Brief, MarkerMode::None],
+            MarkerMode::Brief => &[MarkerMode::Brief, MarkerMode::None],
+            MarkerMode::None => &[MarkerMode::None],
+        };
+        let mut last = None;
+        for &mode in modes {
+            let settle = |cap: usize, last: &mut Option<Attempt>| {
+                self.settle(
+                    state,
+                    units,
+                    features,
+                    (relax, requests_last),
+                    mode,
+                    cap,
+                    last,
+                )
+            };
+            let Some(best) = settle(self.cap, &mut last) else {
+                continue;
+            };
+            if mode == MarkerMode::Brief && self.options.marker == MarkerMode::Digest {
+                // The digest did not fit at its cap: give it the room the brief markers leave.
+                let spare = self.budget.saturating_sub(best.tokens_after);
+                let extra = self.header_tokens(MarkerMode::Digest) - self.header_tokens(mode);
+                let cap =
+                    spare.saturating_sub(extra * best.markers.len()) / best.markers.len().max(1);
+                let smaller = (cap > 0)
+                    .then(|| {
+                        self.settle(
+                            state,
+                            units,
+                            features,
+                            (relax, requests_last),
+                            MarkerMode::Digest,
+                            cap,
+                            &mut None,
+                        )
+                    })
+                    .flatten();
+                if let Some(smaller) = smaller.filter(|s| s.plan.drop.len() <= best.plan.drop.len())
+                {
+                    return smaller;
+                }
+            }
+            return best;
+        }
+        last.expect("at least one marker mode is tried")
+    }
+
+    /// Plans with markers of `mode` whose digests stay within `cap`, reserving for the digests
+    /// first one cap, then what the digests of the last plan took, until the two agree; the best
+    /// plan that fits, if any (the last that did not is kept in `last`).
+    #[allow(clippy::too_many_arguments)]
+    fn settle(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        features: &Features,
+        (relax, requests_last): (bool, bool),
+        mode: MarkerMode,
+        cap: usize,
+        last: &mut Option<Attempt>,
+    ) -> Option<Attempt> {
+        let mut allowance = if mode == MarkerMode::Digest { cap } else { 0 };
+        let mut best: Option<Attempt> = None;
+        for _ in 0..MARKER_ROUNDS {
+            let attempt = self.once(
+                state,
+                units,
+                features,
+                (relax, requests_last),
+                (mode, cap),
+                allowance,
+            );
+            let used = attempt.digest_tokens;
+            if attempt.fits {
+                // Fewer units removed, then more of the budget used.
+                let key = |a: &Attempt| (std::cmp::Reverse(a.plan.drop.len()), a.tokens_after);
+                if best.as_ref().is_none_or(|b| key(&attempt) > key(b)) {
+                    best = Some(attempt);
+                }
+            } else {
+                *last = Some(attempt);
+            }
+            if used == allowance {
+                break;
+            }
+            allowance = used;
+        }
+        best
+    }
+
+    /// Tokens of the longest marker without its digest this run could write.
+    fn header_tokens(&self, mode: MarkerMode) -> usize {
+        let worst = marker::worst_header(
+            self.input.messages,
+            self.input.tokens,
+            mode == MarkerMode::Digest,
+        );
+        self.counter
+            .count_message(&Message::new_text(Role::User, worst))
+            + MARKER_SLACK
+    }
+
+    /// One plan with `allowance` tokens set aside for all digests together, and its markers.
+    fn once(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        features: &Features,
+        (relax, requests_last): (bool, bool),
+        (mode, cap): (MarkerMode, usize),
+        allowance: usize,
+    ) -> Attempt {
+        let each = match mode {
+            MarkerMode::None => 0,
+            _ => self.header_tokens(mode),
+        };
+        let limits = Limits {
+            budget: self.budget,
+            fixed: state.counts.system + REPLY_PRIMING,
+            marker: allowance,
+            marker_each: each,
+            preserve_start: self.options.preserve_start,
+            preserve_end: self.options.preserve_end,
+            relax,
+            requests_last,
+        };
+        let (decision, plan) = select::decide(
+            &self.options.profile,
+            self.options.strategy,
+            features,
+            &self.options.policy,
+            units,
+            &limits,
+        );
+        let spans = strategy::spans(&plan.drop);
+        let mut markers = Vec::new();
+        let mut notes = Vec::new();
+        let mut digest_tokens = 0;
+        for span in &spans {
+            let messages = units[span.start].messages.start..units[span.end - 1].messages.end;
+            let input_tokens: Vec<Option<usize>> = state.origin[messages.clone()]
+                .iter()
+                .map(|o| o.map(|i| self.input.counts[i]))
+                .collect();
+            let Some(text) = marker::build(
+                mode,
+                &state.conversation.messages[messages.clone()],
+                &input_tokens,
+                cap,
+                self.counter,
+            ) else {
+                continue;
+            };
+            let tokens = self
+                .counter
+                .count_message(&Message::new_text(Role::User, text.as_str()));
+            digest_tokens += (tokens + MARKER_SLACK).saturating_sub(each);
+            notes.push(MarkerNote {
+                removed: messages.len(),
+                tokens,
+            });
+            markers.push(text);
+        }
+        let reserved = if spans.is_empty() {
+            0
+        } else {
+            spans.len() * each + allowance
+        };
+        let marker_tokens: usize = notes.iter().map(|n| n.tokens).sum();
+        let tokens_after = plan.tokens_after - reserved + marker_tokens;
+        let slack = MARKER_SLACK.min(marker_tokens);
+        let fits = plan.fits && tokens_after + slack <= self.budget;
+        Attempt {
+            units: units.to_vec(),
+            features: features.clone(),
+            decision,
+            plan,
+            markers,
+            notes,
+            mode,
+            tokens_after,
+            digest_tokens,
+            fits,
+        }
+    }
+
+    /// The state with its task shortened — its head and tail kept, the cut named in the text —
+    /// by about what `attempt` is over the budget; `None` when the task cannot be shortened (it
+    /// is the current request too, or has no text of its own). Returns the characters
+    /// before and after.
+    fn shorten_task(&self, state: &Applied, attempt: &Attempt) -> Option<(Applied, Shortened)> {
+        let unit = attempt.units.iter().find(|u| u.is_task && !u.is_current)?;
+        let index = unit
+            .messages
+            .clone()
+            .find(|&i| classify::author(&state.conversation.messages[i]).is_some())?;
+        let message = &state.conversation.messages[index];
+        let (part, text) = message
+            .parts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match p {
+                Part::Text { text, .. } => Some((i, text)),
+                _ => None,
+            })
+            .max_by_key(|(i, t)| (t.len(), std::cmp::Reverse(*i)))?;
+        let chars = text.chars().count();
+        let text_tokens = self.counter.count_text(text).max(1);
+        let over = attempt.tokens_after.saturating_sub(self.budget);
+        let note = self.counter.count_text(&marker::shortened(chars, chars));
+        let need = over + note + MARKER_SLACK;
+        if need >= text_tokens {
+            return None;
+        }
+        // Characters per token of this text, rounded up, and a little more than needed.
+        let cut = (need * chars).div_ceil(text_tokens) * 11 / 10 + 1;
+        if cut + MIN_TASK_CHARS > chars {
+            return None;
+        }
+        let keep = chars - cut;
+        // Two thirds head, one third tail, and never fewer than the first MIN_TASK_CHARS.
+        let head_len = (keep * 2 / 3).max(MIN_TASK_CHARS).min(keep);
+        let head: String = text.chars().take(head_len).collect();
+        let tail: String = text.chars().skip(chars - (keep - head_len)).collect();
+        let shortened = format!("{head}\n{}\n{tail}", marker::shortened(cut, chars));
+        let mut shorter = Applied {
+            conversation: state.conversation.clone(),
+            counts: state.counts.clone(),
+            origin: state.origin.clone(),
+        };
+        let target = &mut shorter.conversation.messages[index];
+        if let Part::Text { text, .. } = &mut target.parts[part] {
+            *text = shortened;
+        }
+        if target.layout == Layout::Null || target.layout == Layout::Absent {
+            target.layout = Layout::Text;
+        }
+        shorter.counts.messages[index] = self.counter.count_message(target);
+        let report = Shortened {
+            message: state.origin[index],
+            chars_before: chars,
+            chars_after: shorter_chars(&shorter.conversation.messages[index], part),
+        };
+        Some((shorter, report))
+    }
+}
+
+/// The characters of part `part` of `message`.
+fn shorter_chars(message: &Message, part: usize) -> usize {
+    match &message.parts[part] {
+        Part::Text { text, .. } => text.chars().count(),
+        _ => 0,
+    }
 }
 
 /// What a run decided, before it becomes a [`Report`].
@@ -325,6 +708,10 @@ struct Outcome {
     decision: Option<select::Decision>,
     relaxed: Vec<strategy::Protection>,
     marker: bool,
+    marker_mode: MarkerMode,
+    markers: Vec<MarkerNote>,
+    steps: Vec<Step>,
+    shortened: Option<Shortened>,
 }
 
 impl Outcome {
@@ -338,6 +725,10 @@ impl Outcome {
             decision: None,
             relaxed: Vec::new(),
             marker: false,
+            marker_mode: MarkerMode::None,
+            markers: Vec::new(),
+            steps: Vec::new(),
+            shortened: None,
         }
     }
 
@@ -379,6 +770,13 @@ impl Outcome {
             decision: self.decision,
             relaxed: self.relaxed,
             marker: self.marker,
+            marker_mode: self.marker_mode,
+            markers: self.markers,
+            steps: self.steps,
+            task_shortened: self.shortened,
+            task: input.task,
+            current: input.current,
+            harness: input.harness.clone(),
             tool_trim: self.tool_trim,
         }
     }

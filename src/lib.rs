@@ -47,6 +47,7 @@
 pub mod bench;
 mod budget;
 mod catalog;
+mod classify;
 mod compact;
 mod conversation;
 mod error;
@@ -65,7 +66,8 @@ mod validate;
 pub use budget::Budget;
 pub use catalog::{Catalog, Preference, Profile};
 pub use compact::{
-    Compacted, Options, PRESERVE_END, PRESERVE_START, analyze, compact, plan, trim_tools,
+    Compacted, MarkerMode, Options, PRESERVE_END, PRESERVE_START, analyze, compact, plan,
+    trim_tools,
 };
 pub use conversation::{Conversation, Layout, Message, Part, Role};
 pub use error::{Error, Location, Result};

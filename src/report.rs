@@ -7,7 +7,9 @@ use serde::Serialize;
 use crate::catalog::Profile;
 use crate::features::Features;
 use crate::format::Format;
+use crate::marker::MarkerMode;
 use crate::select::{Decision, Layer};
+
 use crate::strategy::Protection;
 use crate::strategy::tools::ToolTrim;
 use crate::tokens::Tokenizer;
@@ -22,6 +24,57 @@ pub enum Action {
     Compacted,
     /// Even the pinned units exceed the budget: nothing is written.
     CannotFit,
+}
+
+/// One step of the degradation order a run took, in the order taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// Old tool rounds' outputs were cleared (or dropped, or capped).
+    ClearOldOutputs,
+    /// Whole units were removed by the chosen strategy.
+    RemoveUnits,
+    /// Outputs inside the protected recent rounds (not the last round) were cleared.
+    ClearRecentOutputs,
+    /// Middle removal's kept head was given up.
+    RelaxHead,
+    /// The protected tail was given up, unit by unit.
+    RelaxTail,
+    /// The task was shortened, its head and tail kept.
+    ShortenTask,
+    /// Even the pinned units exceed the budget.
+    CannotFit,
+}
+
+/// One marker left where a span was removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MarkerNote {
+    /// Messages of the span it replaces, as they were when removed.
+    pub removed: usize,
+    /// The marker's own tokens, counted as a message.
+    pub tokens: usize,
+}
+
+/// How the task was shortened to fit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Shortened {
+    /// The input index of the task message.
+    pub message: Option<usize>,
+    /// Characters of its text before.
+    pub chars_before: usize,
+    /// Characters of its text after, the note of the cut included.
+    pub chars_after: usize,
+}
+
+/// A user message classified as harness text (machine text in a user turn).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HarnessMessage {
+    /// Its input index.
+    pub message: usize,
+    /// The agent whose harness writes it.
+    pub agent: &'static str,
+    /// The pattern of `data/harness.json` that matched.
+    pub pattern: &'static str,
 }
 
 /// The full account of one run.
@@ -64,6 +117,21 @@ pub struct Report {
     /// Whether a marker stands where history was removed (it is left out when asked, or when
     /// only its own tokens stood between the units and the budget).
     pub marker: bool,
+    /// The kind of marker left (a lesser one than asked when the asked one cannot fit).
+    pub marker_mode: MarkerMode,
+    /// One entry per marker, in order: one marker per removed span.
+    pub markers: Vec<MarkerNote>,
+    /// The degradation steps taken, in order.
+    pub steps: Vec<Step>,
+    /// How the task was shortened, when it had to be.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_shortened: Option<Shortened>,
+    /// The input index of the task (the first request), if any.
+    pub task: Option<usize>,
+    /// The input index of the current request (the last request), if any.
+    pub current: Option<usize>,
+    /// The user messages classified as harness text.
+    pub harness: Vec<HarnessMessage>,
     /// What tool-round trimming did (or would do, in `analyze`).
     pub tool_trim: ToolTrim,
 }
@@ -113,6 +181,21 @@ impl Report {
                 })
                 .collect();
             let _ = write!(line, "; relaxed {}", relaxed.join(", "));
+        }
+        if !self.markers.is_empty() {
+            let noun = if self.markers.len() == 1 {
+                "marker"
+            } else {
+                "markers"
+            };
+            let _ = write!(line, "; {} {noun}", self.markers.len());
+        }
+        if let Some(short) = &self.task_shortened {
+            let _ = write!(
+                line,
+                "; task shortened {} → {} characters",
+                short.chars_before, short.chars_after
+            );
         }
         line
     }

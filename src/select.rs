@@ -568,6 +568,9 @@ mod tests {
                 pinned: i == last,
                 is_system: false,
                 is_round: false,
+                is_task: false,
+                is_current: false,
+                has_request: false,
             })
             .collect()
     }
@@ -581,8 +584,11 @@ mod tests {
             budget: 700,
             fixed: 0,
             marker: 0,
+            marker_each: 0,
             preserve_start: 2,
             preserve_end: 4,
+            relax: true,
+            requests_last: false,
         };
         let (decision, plan) = decide(
             &Profile::generic(crate::tokens::Tokenizer::Chars),
@@ -606,8 +612,11 @@ mod tests {
             budget: 900,
             fixed: 0,
             marker: 0,
+            marker_each: 0,
             preserve_start: 2,
             preserve_end: 4,
+            relax: true,
+            requests_last: false,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
         let (decision, plan) = decide(
@@ -655,8 +664,11 @@ mod tests {
             budget,
             fixed: 0,
             marker: 0,
+            marker_each: 0,
             preserve_start: 2,
             preserve_end: 4,
+            relax: true,
+            requests_last: false,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
         decide(&profile, None, &f, &policy, &units(tokens), &limits)

@@ -4,16 +4,21 @@
 //! its results (parallel calls included) — is one unit; any other message is a unit of its own.
 //! In Anthropic format the user message carrying `tool_result` blocks belongs to the round, with
 //! any text beside them. A cut can only fall between units, so tool pairing holds by
-//! construction. **Pinned** units are never removed: system messages, the unit holding the last
-//! user message, the last unit, and in formats that must open with a user message (Anthropic,
-//! Bedrock, Gemini) the unit holding the first one.
+//! construction. **Pinned** units are never removed: system messages, the **task** (the unit
+//! holding the first request), the **current request** (the unit holding the last request), the last
+//! unit, and in formats that must open with a user message (Anthropic, Bedrock, Gemini) the
+//! unit holding the first user turn. Requests are told from harness text by [`crate::classify`]; when a conversation
+//! has no request at all, the unit holding the last user turn stands for the current request.
 
 use std::ops::Range;
 
+use crate::classify;
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::tokens::Counts;
 
 /// One unit: a contiguous run of messages that stays or goes as a whole.
+// Independent facts about one unit, read one at a time by planning: flags, not a state machine.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unit {
     /// The messages it holds, as indices into the conversation.
@@ -26,6 +31,12 @@ pub struct Unit {
     pub is_system: bool,
     /// Whether it is a tool round.
     pub is_round: bool,
+    /// Whether it holds the task (the first request).
+    pub is_task: bool,
+    /// Whether it holds the current request (the last request).
+    pub is_current: bool,
+    /// Whether it holds any request: removal takes such units last.
+    pub has_request: bool,
 }
 
 /// Whether a message is a user turn: a user message with something besides tool results.
@@ -41,8 +52,15 @@ pub(crate) fn is_user_turn(message: &Message) -> bool {
 /// Groups a conversation's messages into units, reading the cached per-message counts.
 pub(crate) fn group(conversation: &Conversation, counts: &Counts) -> Vec<Unit> {
     let messages = &conversation.messages;
-    let last_user_turn = messages.iter().rposition(is_user_turn);
-    let first_user_turn = conversation
+    let requests = classify::requests(conversation);
+    let task = requests.first().copied();
+    let current = requests
+        .last()
+        .copied()
+        .or_else(|| messages.iter().rposition(is_user_turn));
+    // Formats that must open with a user message keep their first user turn, so that no
+    // compaction opens with anything else.
+    let opening = conversation
         .must_open_with_user()
         .then(|| messages.iter().position(is_user_turn))
         .flatten();
@@ -52,14 +70,22 @@ pub(crate) fn group(conversation: &Conversation, counts: &Counts) -> Vec<Unit> {
         let window = conversation.result_window(start);
         let end = window.end.max(start + 1);
         let is_system = messages[start].role == Role::System;
+        let is_task = task.is_some_and(|t| (start..end).contains(&t));
+        let is_current = current.is_some_and(|c| (start..end).contains(&c));
+        let first = requests.partition_point(|&r| r < start);
+        let has_request = requests.get(first).is_some_and(|&r| r < end);
         units.push(Unit {
             messages: start..end,
             tokens: counts.messages[start..end].iter().sum(),
             pinned: is_system
-                || last_user_turn.is_some_and(|u| (start..end).contains(&u))
-                || first_user_turn.is_some_and(|u| (start..end).contains(&u)),
+                || is_task
+                || is_current
+                || opening.is_some_and(|u| (start..end).contains(&u)),
             is_system,
             is_round: !window.is_empty(),
+            is_task,
+            is_current,
+            has_request,
         });
         start = end;
     }
@@ -111,8 +137,7 @@ mod tests {
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"}, {"type": "text", "text": "and?"}]},
             {"role": "assistant", "content": "ok"},
         ]}));
-        // The last user turn is the carrier's text, so the round is pinned; Anthropic must open
-        // with a user message, so the first user turn is pinned too.
+        // "go" is the task; the carrier's text is the current request, so its round is pinned.
         assert_eq!(units, vec![(0..1, true), (1..3, true), (3..4, true)]);
     }
 }

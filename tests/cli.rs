@@ -218,7 +218,14 @@ fn compact_writes_output_and_report_files_and_leaves_the_input_alone() {
         assert!(report.get(key).is_some(), "report lacks {key}");
     }
     assert_eq!(report["decision"]["layer"], "rule");
-    let marker = &compacted["messages"][1]["content"];
+    // The system prompt, the task (pinned), then the marker where the removed span was.
+    assert!(
+        compacted["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Question 0:")
+    );
+    let marker = &compacted["messages"][2]["content"];
     assert!(
         marker.as_str().unwrap().starts_with("[ctxcompact: "),
         "{marker}"

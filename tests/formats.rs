@@ -201,7 +201,7 @@ fn compacting_anthropic_without_a_marker_never_opens_with_the_assistant() {
     for strategy in [ctxcompact::Strategy::Oldest, ctxcompact::Strategy::Middle] {
         let options = ctxcompact::Options {
             budget: ctxcompact::Budget::Ratio(0.3),
-            marker: false,
+            marker: ctxcompact::MarkerMode::None,
             strategy: Some(strategy),
             ..ctxcompact::Options::with_budget(ctxcompact::Budget::Ratio(0.5))
         };

@@ -19,3 +19,5 @@ mod properties;
 mod replay;
 /// `Session` across an agent's calls: append-only between compactions, same as `compact` (issue 13).
 mod session;
+/// What survives compaction: task, requests, files, markers and re-compaction (issue 10).
+mod survival;

@@ -14,11 +14,13 @@
 
 pub(crate) mod tools;
 
+use std::ops::Range;
+
 use serde::Serialize;
 
 use crate::conversation::{Conversation, Message, Role};
 use crate::features::{Features, Thresholds};
-use crate::format::wire;
+use crate::format::{Wire, wire};
 use crate::tokens::{Counts, TokenCounter};
 use crate::units::Unit;
 
@@ -59,12 +61,19 @@ pub struct Limits {
     pub budget: usize,
     /// Tokens that are not in any unit: the Anthropic system prompt and the reply priming.
     pub fixed: usize,
-    /// Tokens reserved for the removal marker once anything is removed (0 without a marker).
+    /// Tokens reserved for the markers' digests, shared by all of them, once anything is
+    /// removed (0 without a digest).
     pub marker: usize,
+    /// Tokens each marker costs besides its digest (0 without markers): one per removed span.
+    pub marker_each: usize,
     /// Non-system units middle removal keeps at the head.
     pub preserve_start: usize,
     /// Units kept at the tail while the budget allows.
     pub preserve_end: usize,
+    /// Whether the head and tail protections may be given up to fit.
+    pub relax: bool,
+    /// Whether units holding a request are removed only after all others of their region.
+    pub requests_last: bool,
 }
 
 /// Which units a strategy removes, and what is left.
@@ -100,17 +109,31 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
         Strategy::Oldest => Vec::new(),
     };
     let is_head = |i: &usize| head.binary_search(i).is_ok();
-    // Removal order: the unprotected middle, then the head, then the tail; oldest first in each.
-    let order = (0..tail_start)
+    // Removal order: the unprotected middle, then the head, then the tail; oldest first in
+    // each. With `requests_last`, units without a request go first in each, then those with one.
+    let requests_last = |region: Vec<(Option<Protection>, usize)>| {
+        let (requests, others): (Vec<_>, Vec<_>) = region
+            .into_iter()
+            .partition(|(_, i)| limits.requests_last && units[*i].has_request);
+        others.into_iter().chain(requests)
+    };
+    let middle: Vec<_> = (0..tail_start)
         .filter(|i| !is_head(i))
         .map(|i| (None, i))
-        .chain(
-            head.iter()
-                .copied()
-                .filter(|&i| i < tail_start)
-                .map(|i| (Some(Protection::Head), i)),
-        )
-        .chain((tail_start..units.len()).map(|i| (Some(Protection::Tail), i)));
+        .collect();
+    let head_region: Vec<_> = head
+        .iter()
+        .copied()
+        .filter(|&i| i < tail_start)
+        .map(|i| (Some(Protection::Head), i))
+        .collect();
+    let tail: Vec<_> = (tail_start..units.len())
+        .map(|i| (Some(Protection::Tail), i))
+        .collect();
+    let order = requests_last(middle)
+        .chain(requests_last(head_region))
+        .chain(requests_last(tail))
+        .filter(|(protection, _)| limits.relax || protection.is_none());
     let mut plan = Plan {
         strategy,
         drop: Vec::new(),
@@ -120,6 +143,8 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
         relaxed: Vec::new(),
     };
     let mut kept_tokens = total;
+    let mut removed = vec![false; units.len()];
+    let mut spans: usize = 0;
     for (protection, i) in order {
         if plan.fits {
             break;
@@ -134,9 +159,19 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
             }
         }
         plan.drop.push(i);
+        removed[i] = true;
+        // A removed unit opens a span, extends one, or joins two.
+        let before = i > 0 && removed[i - 1];
+        let after = i + 1 < units.len() && removed[i + 1];
+        match (before, after) {
+            (true, true) => spans -= 1,
+            (false, false) => spans += 1,
+            _ => {}
+        }
         kept_tokens -= unit.tokens;
         plan.messages_kept -= unit.messages.len();
-        plan.tokens_after = kept_tokens + limits.marker;
+        let markers = spans * limits.marker_each + if spans > 0 { limits.marker } else { 0 };
+        plan.tokens_after = kept_tokens + markers;
         plan.fits = plan.tokens_after <= limits.budget;
     }
     plan.drop.sort_unstable();
@@ -218,20 +253,33 @@ fn rebuild(
     }
 }
 
-/// Removes the plan's units and puts `marker` (when given) where the first removed run was: as a
-/// user message, or merged into the next message when the format wants it there (formats whose
-/// turns must alternate). Kept messages are moved, never copied.
+/// The removed spans of a plan: runs of consecutive dropped units, as unit index ranges.
+pub(crate) fn spans(drop: &[usize]) -> Vec<Range<usize>> {
+    let mut spans: Vec<Range<usize>> = Vec::new();
+    for &u in drop {
+        match spans.last_mut() {
+            Some(span) if span.end == u => span.end = u + 1,
+            _ => spans.push(u..u + 1),
+        }
+    }
+    spans
+}
+
+/// Removes the plan's units and puts one marker per removed span (`markers[i]` for
+/// `spans(drop)[i]`, when given) at the place of that span. Kept messages are moved, never
+/// copied.
 pub(crate) fn apply(
     mut before: Applied,
     units: &[Unit],
     drop: &[usize],
-    marker: Option<&str>,
+    markers: &[String],
     counter: &dyn TokenCounter,
 ) -> Applied {
     let wire = wire(before.conversation.format);
     let messages = std::mem::take(&mut before.conversation.messages);
     let mut kept = Vec::with_capacity(messages.len());
-    let mut pending = marker.filter(|_| !drop.is_empty());
+    let mut markers = markers.iter();
+    let mut pending: Option<&String> = None;
     let mut sources = messages
         .into_iter()
         .zip(before.origin.iter().copied())
@@ -240,20 +288,15 @@ pub(crate) fn apply(
         let unit_messages = sources.by_ref().take(unit.messages.len());
         if drop.binary_search(&u).is_ok() {
             unit_messages.for_each(std::mem::drop);
+            let starts_span = u == 0 || drop.binary_search(&(u - 1)).is_err();
+            if starts_span {
+                pending = markers.next();
+            }
             continue;
         }
-        let after_gap = u > 0 && drop.binary_search(&(u - 1)).is_ok();
-        for (offset, ((mut message, source), &cached)) in unit_messages.enumerate() {
-            match pending.filter(|_| after_gap && offset == 0) {
-                Some(text) if wire.merge_marker(&mut message, text) => {
-                    kept.push((message, source, None));
-                    pending = None;
-                }
-                Some(text) => {
-                    kept.push((Message::new_text(Role::User, text), None, None));
-                    kept.push((message, source, Some(cached)));
-                    pending = None;
-                }
+        for ((message, source), &cached) in unit_messages {
+            match pending.take() {
+                Some(text) => place_marker(wire, &mut kept, text, (message, source, cached)),
                 None => kept.push((message, source, Some(cached))),
             }
         }
@@ -261,6 +304,25 @@ pub(crate) fn apply(
     rebuild(before, kept, counter)
 }
 
+/// A kept message with its origin and its cached count (`None` once changed).
+type Kept = (Message, Option<usize>, Option<usize>);
+
+/// Puts a span's marker before `next`, the first message kept after the span: merged into
+/// `next` when the format wants it there (formats whose turns must alternate), else as a user
+/// message of its own. The one place a marker is placed.
+fn place_marker(
+    wire: &dyn Wire,
+    kept: &mut Vec<Kept>,
+    text: &str,
+    (mut message, source, cached): (Message, Option<usize>, usize),
+) {
+    if wire.merge_marker(&mut message, text) {
+        kept.push((message, source, None));
+    } else {
+        kept.push((Message::new_text(Role::User, text), None, None));
+        kept.push((message, source, Some(cached)));
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,6 +334,9 @@ mod tests {
             pinned,
             is_system,
             is_round: false,
+            is_task: false,
+            is_current: false,
+            has_request: false,
         }
     }
 
@@ -287,8 +352,11 @@ mod tests {
             budget,
             fixed: 0,
             marker: 0,
+            marker_each: 0,
             preserve_start: 2,
             preserve_end: 4,
+            relax: true,
+            requests_last: false,
         }
     }
 

@@ -48,7 +48,7 @@ pub struct ToolOptions {
     pub keep: usize,
     /// Tools whose calls and results are never touched.
     pub exclude: Vec<String>,
-    /// Also replace cleared calls' arguments with an empty object.
+    /// Also clear cleared calls' arguments, keeping only their path-like ones.
     pub clear_inputs: bool,
     /// Trim nothing unless at least this many tokens are freed.
     pub clear_at_least: usize,
@@ -280,7 +280,10 @@ fn plan_clear(
     for (part, content) in message.parts.iter().enumerate() {
         match content {
             Part::ToolResult {
-                call_id, content, ..
+                call_id,
+                content,
+                is_error,
+                ..
             } if !excluded.contains(&call_id.as_str()) && !is_cleared(content) => {
                 // A result alone in its message costs the message's count less its fields
                 // and id: no need to tokenize the output again.
@@ -290,7 +293,12 @@ fn plan_clear(
                 } else {
                     counter.count_parts(content)
                 };
-                let placeholder = marker::cleared_output(name_of(call_id), content_tokens);
+                let placeholder = marker::cleared_output(
+                    name_of(call_id),
+                    content_tokens,
+                    &result_text(content),
+                    *is_error,
+                );
                 let placeholder_tokens = counter.count_text(&placeholder);
                 if placeholder_tokens < content_tokens {
                     after -= content_tokens - placeholder_tokens;
@@ -403,11 +411,53 @@ fn empty_arguments(arguments: &Value) -> Value {
     }
 }
 
-/// Replaces a call's arguments with empty ones of the same shape.
+/// Replaces a call's arguments with ones of the same shape that keep only its path-like
+/// arguments (the evidence of which files it touched).
 fn clear_input(part: &mut Part) {
     if let Part::ToolCall { arguments, .. } = part {
-        *arguments = empty_arguments(arguments);
+        *arguments = path_arguments(arguments);
     }
+}
+
+/// A call's arguments reduced to their path-like entries, in the same shape: a JSON-encoded
+/// string stays a string, an object stays an object.
+fn path_arguments(arguments: &Value) -> Value {
+    let parsed = match arguments {
+        Value::String(text) => serde_json::from_str::<Value>(text).ok(),
+        other => Some(other.clone()),
+    };
+    let Some(Value::Object(map)) = parsed else {
+        return empty_arguments(arguments);
+    };
+    let kept: Map<String, Value> = map
+        .into_iter()
+        .filter(|(key, value)| marker::is_path_key(key) && is_short_path_value(value))
+        .collect();
+    match arguments {
+        Value::String(_) => Value::String(Value::Object(kept).to_string()),
+        _ => Value::Object(kept),
+    }
+}
+
+/// Whether an argument's value is a path or a list of paths (not file contents).
+fn is_short_path_value(value: &Value) -> bool {
+    let is_path = |s: &str| !s.contains('\n') && s.len() <= 500;
+    match value {
+        Value::String(s) => is_path(s),
+        Value::Array(items) => items.iter().all(|i| i.as_str().is_some_and(is_path)),
+        _ => false,
+    }
+}
+
+/// The text of a result's content parts.
+fn result_text(content: &[Part]) -> String {
+    let mut out = String::new();
+    for part in content {
+        if let Part::Text { text, .. } = part {
+            out.push_str(text);
+        }
+    }
+    out
 }
 
 /// Whether a tool name is excluded.
@@ -702,12 +752,10 @@ mod tests {
             let expected = format!("[ctxcompact: output of read cleared ({tokens} tokens)]");
             assert_eq!(text.unwrap(), vec![Part::text(expected)]);
         }
-        assert!(
-            messages[1]
-                .parts
-                .iter()
-                .all(|p| !matches!(p, Part::ToolCall { arguments, .. } if arguments != "{}"))
-        );
+        // Cleared inputs keep their path-like arguments: here, all there is.
+        assert!(messages[1].parts.iter().all(
+            |p| !matches!(p, Part::ToolCall { arguments, .. } if arguments != "{\"path\": \"src/lib.rs\"}")
+        ));
     }
 
     #[test]

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use ctxcompact::{Budget, Catalog, Format, Options, Strategy, Tokenizer, ToolMode, ToolOptions};
+use ctxcompact::{
+    Budget, Catalog, Format, MarkerMode, Options, Strategy, Tokenizer, ToolMode, ToolOptions,
+};
 
 /// Deterministic compaction of LLM conversation histories.
 ///
@@ -14,6 +16,40 @@ use ctxcompact::{Budget, Catalog, Format, Options, Strategy, Tokenizer, ToolMode
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+/// What each removed span leaves at its place.
+#[derive(Debug, Args)]
+pub(crate) struct MarkerArgs {
+    /// The marker left at each removed span: a note and an extractive digest, the note alone,
+    /// or nothing.
+    #[arg(long, value_enum, default_value_t = MarkerArg::Digest)]
+    marker: MarkerArg,
+    /// Same as `--marker none`.
+    #[arg(long, conflicts_with = "marker")]
+    no_marker: bool,
+    /// Cap each digest at this many tokens (default: the smaller of 2,000 and 10% of the budget).
+    #[arg(long, value_name = "N", value_parser = token_count)]
+    digest_tokens: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum MarkerArg {
+    Digest,
+    Brief,
+    None,
+}
+
+impl MarkerArgs {
+    /// The marker mode and the digest cap.
+    pub(crate) fn resolve(&self) -> (MarkerMode, Option<usize>) {
+        let mode = match (self.no_marker, self.marker) {
+            (true, _) | (_, MarkerArg::None) => MarkerMode::None,
+            (_, MarkerArg::Brief) => MarkerMode::Brief,
+            (_, MarkerArg::Digest) => MarkerMode::Digest,
+        };
+        (mode, self.digest_tokens)
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -27,9 +63,8 @@ pub(crate) enum Command {
         /// Force a removal strategy instead of letting the selector choose.
         #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
         strategy: StrategyArg,
-        /// Leave no marker where history was removed.
-        #[arg(long)]
-        no_marker: bool,
+        #[command(flatten)]
+        marker: MarkerArgs,
         #[command(flatten)]
         tools: ToolArgs,
         #[command(flatten)]
@@ -57,6 +92,8 @@ pub(crate) enum Command {
         /// Force a removal strategy instead of letting the selector choose.
         #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
         strategy: StrategyArg,
+        #[command(flatten)]
+        marker: MarkerArgs,
         #[command(flatten)]
         tools: ToolArgs,
         /// Print the JSON report instead of text.
@@ -334,7 +371,7 @@ impl BudgetArgs {
 pub(crate) fn options(
     budget: &BudgetArgs,
     strategy: StrategyArg,
-    marker: bool,
+    marker: &MarkerArgs,
     tools: &ToolArgs,
     fallback: Option<Budget>,
 ) -> Result<Options> {
@@ -347,7 +384,7 @@ pub(crate) fn options(
         "no budget: pass --target TOKENS, --ratio R or --model NAME",
     )?;
     options.strategy = strategy.strategy();
-    options.marker = marker;
+    (options.marker, options.digest_tokens) = marker.resolve();
     options.tools = tools.options();
     options.policy = crate::replay::policy(budget.optimize, options.model.as_deref())?;
     Ok(options)

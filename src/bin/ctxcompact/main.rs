@@ -56,13 +56,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             input,
             budget,
             strategy,
-            no_marker,
+            marker,
             tools,
             output,
         } => {
             check_paths(&input, &output)?;
             let conversation = read(&input)?;
-            let options = args::options(&budget, strategy, !no_marker, &tools, None)?;
+            let options = args::options(&budget, strategy, &marker, &tools, None)?;
             let compacted =
                 ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
             emit(
@@ -96,12 +96,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             input,
             budget,
             strategy,
+            marker,
             tools,
             json,
         } => {
             let conversation = read(&input)?;
             let half = ctxcompact::Budget::Ratio(0.5);
-            let options = args::options(&budget, strategy, true, &tools, Some(half))?;
+            let options = args::options(&budget, strategy, &marker, &tools, Some(half))?;
             let report =
                 ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
             let text = if json {
@@ -319,7 +320,7 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget) -> String {
     let mut out = format!("{conversations} conversations, budget {budget} (o200k)\n\n");
     let _ = writeln!(
         out,
-        "{:<9} {:>6} {:>7} {:>7} {:>10} {:>11} {:>12} {:>11} {:>9}",
+        "{:<9} {:>6} {:>7} {:>7} {:>10} {:>11} {:>12} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9}",
         "strategy",
         "convs",
         "fit %",
@@ -328,12 +329,16 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget) -> String {
         "utilization",
         "users kept %",
         "task kept %",
+        "current %",
+        "requests %",
+        "files %",
+        "errors %",
         "ms/conv"
     );
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>9.2}",
+            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.2}",
             row.strategy.as_str(),
             row.conversations,
             row.fit_pct,
@@ -342,6 +347,10 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget) -> String {
             row.utilization,
             row.user_kept_pct,
             row.task_kept_pct,
+            row.current_kept_pct,
+            row.requests_recall_pct,
+            row.files_recall_pct,
+            row.errors_recall_pct,
             row.ms_per_conversation
         );
     }
@@ -504,6 +513,21 @@ fn describe(report: &Report) -> String {
         "tool trimming: {} rounds, {} kept, {} cleared, {} dropped, {} excluded, {} truncated, {} tokens freed",
         t.rounds, t.kept, t.cleared, t.dropped, t.excluded, t.truncated, t.tokens_freed
     );
+    let index = |i: Option<usize>| i.map_or_else(|| "none".to_string(), |i| format!("message {i}"));
+    let _ = writeln!(
+        out,
+        "task: {}, current request: {}, harness: {} messages",
+        index(report.task),
+        index(report.current),
+        report.harness.len()
+    );
+    for h in &report.harness {
+        let _ = writeln!(
+            out,
+            "  harness message {}: {} `{}`",
+            h.message, h.agent, h.pattern
+        );
+    }
     if let Some(decision) = &report.decision {
         for rule in &decision.rules {
             let mark = if rule.matched { "matched" } else { "-" };
