@@ -7,6 +7,8 @@
 mod bad_input;
 /// The `ctxcompact` binary: exit codes, output files, reports, error text.
 mod cli;
+/// The exact o200k / cl100k counter against tiktoken-rs, the reference.
+mod counter;
 /// The real recorded conversations in `../shared/corpus`, when present.
 mod corpus;
 /// Hand-written fixtures in both formats: round trips and independent token counts.

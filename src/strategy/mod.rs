@@ -209,10 +209,7 @@ fn rebuild(
     };
     Applied {
         conversation,
-        counts: Counts {
-            messages: counts,
-            system: before.counts.system,
-        },
+        counts: Counts::from_totals(counts, before.counts.system),
         origin,
     }
 }
