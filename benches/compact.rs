@@ -110,6 +110,30 @@ fn count_group(c: &mut Criterion) {
     });
     group.finish();
 
+    // The exact counter against tiktoken-rs, string by string, on one thread.
+    let mut group = c.benchmark_group("counter");
+    group.throughput(Throughput::Bytes(joined.len() as u64));
+    group.bench_function(BenchmarkId::new("ctxcompact_count_text", &name), |b| {
+        b.iter(|| {
+            black_box(&texts)
+                .iter()
+                .map(|t| counter.count_text(t))
+                .sum::<usize>()
+        });
+    });
+    group.bench_function(
+        BenchmarkId::new("tiktoken_encode_ordinary_len", &name),
+        |b| {
+            b.iter(|| {
+                black_box(&texts)
+                    .iter()
+                    .map(|t| bpe.encode_ordinary(t).len())
+                    .sum::<usize>()
+            });
+        },
+    );
+    group.finish();
+
     // Scaling over cores: four copies of the file (above the threshold for extra encoders),
     // counted on one thread and on every core, with every encoder built beforehand.
     let mut large = conversation.clone();

@@ -125,14 +125,19 @@ fn assert_exact_on_folder(folder: &Path) -> usize {
 fn counter_matches_tiktoken_on_every_data_conversation() {
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/conversations");
     let compared = assert_exact_on_folder(&folder);
-    assert!(compared > 1000, "only {compared} strings in data/conversations");
+    assert!(
+        compared > 1000,
+        "only {compared} strings in data/conversations"
+    );
 }
 
 #[test]
 fn counter_matches_tiktoken_on_the_shared_corpus_or_says_it_skipped() {
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
     if !folder.is_dir() {
-        eprintln!("SKIPPED counter_matches_tiktoken_on_the_shared_corpus: ../shared/corpus is absent");
+        eprintln!(
+            "SKIPPED counter_matches_tiktoken_on_the_shared_corpus: ../shared/corpus is absent"
+        );
         return;
     }
     let compared = assert_exact_on_folder(&folder);
@@ -150,8 +155,14 @@ fn counter_matches_tiktoken_on_adversarial_inputs() {
         ("digits", "1234567890".repeat(50)),
         ("newlines", "\n".repeat(300)),
         ("blank lines", "a\n\n\n  \n\t\nb \n c\r\n\r\n d".repeat(20)),
-        ("crlf", "line one\r\nline two\r\n\r\n  indented\r\n".repeat(10)),
-        ("tabs", "\tfn main() {\n\t\tlet x = 1;\t// tab\n\t}\n".repeat(10)),
+        (
+            "crlf",
+            "line one\r\nline two\r\n\r\n  indented\r\n".repeat(10),
+        ),
+        (
+            "tabs",
+            "\tfn main() {\n\t\tlet x = 1;\t// tab\n\t}\n".repeat(10),
+        ),
         (
             "unicode spaces",
             "a\u{a0}b\u{3000}c \u{a0} d\u{2003}\u{2003}e\u{85}f\u{2028}g\u{202f}\u{3000}".into(),
@@ -168,23 +179,38 @@ fn counter_matches_tiktoken_on_adversarial_inputs() {
             "mixed scripts",
             "Hello мир 世界 مرحبا שלום नमस्ते こんにちは 안녕하세요 Γειά σου".repeat(5),
         ),
+        ("emoji with modifiers", "👍🏽 👨‍👩‍👧‍👦 🏳️‍🌈 ❤️ 🇫🇷🇩🇪 ✋🏿x👍🏻y".repeat(5)),
         (
-            "emoji with modifiers",
-            "👍🏽 👨‍👩‍👧‍👦 🏳️‍🌈 ❤️ 🇫🇷🇩🇪 ✋🏿x👍🏻y".repeat(5),
+            "combining marks",
+            "e\u{301}\u{301} \u{301}a Ä a\u{308}\u{308}\u{308}b".into(),
         ),
-        ("combining marks", "e\u{301}\u{301} \u{301}a Ä a\u{308}\u{308}\u{308}b".into()),
         ("title case letters", "ǅemal ǈubljana ǋ ǲ".into()),
+        ("modifier letters", "ʰʲʷ aʰb ʰA Aʰ ʰʰʰ xʼs ˈstress".into()),
         (
-            "modifier letters",
-            "ʰʲʷ aʰb ʰA Aʰ ʰʰʰ xʼs ˈstress".into(),
+            "punctuation runs",
+            "!!!???... --- === *** /// \\\\\\ ```".repeat(10),
         ),
-        ("punctuation runs", "!!!???... --- === *** /// \\\\\\ ```".repeat(10)),
         ("slashes and newlines", "a/\n/b //\n\n/ \n/".into()),
-        ("json", r#"{"path": "src/lib.rs", "n": 12345, "ok": true}"#.repeat(10)),
-        ("code", "fn parse(x: &str) -> Result<u32, Error> { x.parse()?; }\n".repeat(10)),
-        ("numbers in words", "abc123def4567ghi89 1a2b3c ١٢٣ ⅷ ²³".into()),
-        ("camel case", "parseHTTPResponse XMLHttpRequest getURLForID iOS".into()),
-        ("control characters", "a\u{0}b\u{7}c\u{1b}[0m\u{b}\u{c}".into()),
+        (
+            "json",
+            r#"{"path": "src/lib.rs", "n": 12345, "ok": true}"#.repeat(10),
+        ),
+        (
+            "code",
+            "fn parse(x: &str) -> Result<u32, Error> { x.parse()?; }\n".repeat(10),
+        ),
+        (
+            "numbers in words",
+            "abc123def4567ghi89 1a2b3c ١٢٣ ⅷ ²³".into(),
+        ),
+        (
+            "camel case",
+            "parseHTTPResponse XMLHttpRequest getURLForID iOS".into(),
+        ),
+        (
+            "control characters",
+            "a\u{0}b\u{7}c\u{1b}[0m\u{b}\u{c}".into(),
+        ),
         ("word then newlines", "word\n\n\nword \n\n".into()),
     ];
     for (what, text) in &cases {

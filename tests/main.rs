@@ -7,10 +7,10 @@
 mod bad_input;
 /// The `ctxcompact` binary: exit codes, output files, reports, error text.
 mod cli;
-/// The exact o200k / cl100k counter against tiktoken-rs, the reference.
-mod counter;
 /// The real recorded conversations in `../shared/corpus`, when present.
 mod corpus;
+/// The exact o200k / cl100k counter against tiktoken-rs, the reference.
+mod counter;
 /// Hand-written fixtures in both formats: round trips and independent token counts.
 mod formats;
 /// Property tests of the invariants over generated conversations.

@@ -93,7 +93,8 @@ impl Bpe {
             .flat_map(|special| core.encode_with_special_tokens(special))
             .max()
             .unwrap_or(0);
-        let mut ranks = Ranks::default();
+        let capacity = usize::try_from(last_special).unwrap_or(0);
+        let mut ranks = Ranks::with_capacity_and_hasher(capacity, BuildHasherDefault::default());
         for rank in 0.. {
             match core.decode_bytes(&[rank]) {
                 Ok(bytes) => {
@@ -336,7 +337,12 @@ mod tests {
     #[test]
     fn short_and_long_merges_agree() {
         let bpe = o200k();
-        for text in ["abcabcabcabcabcabcabc", "hello world", "ééééé", "zzzzzzzzzzzzzzzzzzzzz"] {
+        for text in [
+            "abcabcabcabcabcabcabc",
+            "hello world",
+            "ééééé",
+            "zzzzzzzzzzzzzzzzzzzzz",
+        ] {
             let mut parts = Vec::new();
             bpe.merge_short(text.as_bytes(), &mut parts);
             let short: Vec<usize> = parts.iter().map(|p| p.0).collect();

@@ -188,11 +188,7 @@ impl Scan<'_> {
     /// The end of `[^\s\p{L}\p{N}]+` followed by a run of `tail` characters, with an optional
     /// leading space, or `None` when no symbol follows.
     fn symbols(&self, start: usize, first: Char, tail: fn(char) -> bool) -> Option<usize> {
-        let at = if first.code == ' ' {
-            start + 1
-        } else {
-            start
-        };
+        let at = if first.code == ' ' { start + 1 } else { start };
         if !self.at(at)?.is_symbol() {
             return None;
         }
@@ -353,5 +349,9 @@ impl Scan<'_> {
 /// Simple case folding for the contraction letters: `(?i)s` also matches `ſ` (U+017F), and no
 /// other non-ASCII character folds to `s`, `t`, `r`, `e`, `v`, `m`, `l` or `d`.
 fn fold(c: char) -> char {
-    if c == 'ſ' { 's' } else { c.to_ascii_lowercase() }
+    if c == 'ſ' {
+        's'
+    } else {
+        c.to_ascii_lowercase()
+    }
 }

@@ -227,6 +227,23 @@ impl StrategyArg {
     }
 }
 
+impl Command {
+    /// Starts building the tokenizer this command counts with, so that it is built while the
+    /// input is read and parsed. Arguments that do not resolve build nothing here: the command
+    /// reports them where it uses them.
+    pub(crate) fn prepare_tokenizer(&self) {
+        let model = match self {
+            Self::Compact { budget, .. } | Self::Analyze { budget, .. } => &budget.model,
+            Self::TrimTools { model, .. } | Self::Count { model, .. } => model,
+            Self::Bench { .. } => return Tokenizer::O200k.prepare(),
+            Self::Validate { .. } => return,
+        };
+        if let Ok((_, _, tokenizer)) = model.resolve() {
+            tokenizer.prepare();
+        }
+    }
+}
+
 impl ModelArgs {
     /// The profile, the model name and the tokenizer these arguments select.
     pub(crate) fn resolve(&self) -> Result<(Profile, Option<String>, Tokenizer)> {
