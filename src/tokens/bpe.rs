@@ -34,7 +34,7 @@ const SHORT_PIECE: usize = 100;
 /// 64 KiB keeps a window's merge state near 3 MB and is far above any piece of ordinary text.
 pub(crate) const WINDOW: usize = 1 << 16;
 
-/// The FxHash word hasher (as in rustc): fast on short byte strings; table lookups only, the
+/// The `FxHash` word hasher (as in rustc): fast on short byte strings; table lookups only, the
 /// map is never iterated.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct FxHasher(u64);
@@ -121,12 +121,6 @@ impl Bpe {
             .pieces(self.pattern, text)
             .map(|piece| self.count_piece(piece.as_bytes(), &mut parts))
             .sum()
-    }
-
-    /// The pieces of `text`, as the split pattern cuts it (for tests and benches).
-    #[cfg(test)]
-    pub(crate) fn pieces<'t>(&'t self, text: &'t str) -> impl Iterator<Item = &'t str> {
-        self.classes.pieces(self.pattern, text)
     }
 
     #[inline]
