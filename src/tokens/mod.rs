@@ -8,7 +8,7 @@
 //! [`Tokenizer::count`], and every later stage reads the cached [`Counts`], down to the tokens of
 //! each part.
 //!
-//! The `o200k` and `cl100k` counts come from [`bpe`], an exact counter that gives what
+//! The `o200k` and `cl100k` counts come from `bpe`, an exact counter that gives what
 //! tiktoken-rs's `encode_ordinary(text).len()` gives, faster (see its docs and the README's
 //! "Speed" section); tiktoken-rs supplies its rank tables and stays the reference in the tests.
 
@@ -231,8 +231,9 @@ fn opaque_tokens(value: &Value) -> usize {
     }
 }
 
-/// An exact `o200k_base` or `cl100k_base` counter (see [`bpe`]): counts what tiktoken-rs's
-/// `encode_ordinary(text).len()` counts.
+/// An exact `o200k_base` or `cl100k_base` counter: counts what tiktoken-rs's
+/// `encode_ordinary(text).len()` counts, with a hand-written pre-tokenizer for the two split
+/// patterns feeding a byte-pair merge (`src/tokens/bpe.rs` explains why the counts are exact).
 pub struct Tiktoken {
     bpe: Bpe,
 }
