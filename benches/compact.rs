@@ -199,9 +199,12 @@ fn long_run_group(c: &mut Criterion) {
     let text = "a".repeat(50 << 20);
     let mut group = c.benchmark_group("long_run");
     group.throughput(Throughput::Bytes(text.len() as u64));
-    group.bench_function(BenchmarkId::new("ctxcompact_count_text", "50MB_of_a"), |b| {
-        b.iter(|| counter.count_text(black_box(&text)));
-    });
+    group.bench_function(
+        BenchmarkId::new("ctxcompact_count_text", "50MB_of_a"),
+        |b| {
+            b.iter(|| counter.count_text(black_box(&text)));
+        },
+    );
     group.finish();
 }
 

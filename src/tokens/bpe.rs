@@ -4,7 +4,8 @@
 //! It counts what tiktoken-rs's `encode_ordinary(text).len()` counts, token for token: the same
 //! pieces, the same shortcut (a piece that is itself a token is one token), and the same merge
 //! (repeatedly join the adjacent pair whose bytes form the lowest-ranked token, leftmost first).
-//! The rank table is read out of tiktoken-rs's own encoder, which stays the reference.
+//! The rank tables are read out of tiktoken-rs's own encoders when the crate is built
+//! (`build.rs`) and embedded; tiktoken-rs stays the reference the tests compare against.
 //!
 //! One difference is on purpose: a piece longer than [`WINDOW`] bytes (a megabyte of one
 //! repeated character is a single piece) is merged window by window, in bounded memory and
@@ -16,12 +17,13 @@
 //! at a time, which keeps what came before a valid encoding.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use tiktoken_rs::{CoreBPE, Rank};
-
 use super::pretokenize::{Classes, Pattern};
+
+/// A token's rank: its id, and its priority in the merge (lower merges first).
+type Rank = u32;
 
 /// A rank that no token has: "these bytes are not a token".
 const NOT_A_TOKEN: Rank = Rank::MAX;
@@ -73,8 +75,14 @@ impl FxHasher {
     }
 }
 
-/// Token bytes → rank.
-type Ranks = HashMap<Box<[u8]>, Rank, BuildHasherDefault<FxHasher>>;
+/// Token bytes → rank, borrowing the bytes from the embedded table.
+type Ranks = HashMap<&'static [u8], Rank, BuildHasherDefault<FxHasher>>;
+
+/// The `o200k_base` table written by `build.rs`: entries of rank (u32, little-endian), length
+/// (u8) and bytes.
+static O200K_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.ranks"));
+/// The `cl100k_base` table, in the same layout.
+static CL100K_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.ranks"));
 
 /// The counter: rank table, class table and split pattern.
 pub(crate) struct Bpe {
@@ -84,28 +92,22 @@ pub(crate) struct Bpe {
 }
 
 impl Bpe {
-    /// Reads the ordinary tokens out of a tiktoken-rs encoder (every rank that decodes and is
-    /// not a special token).
-    pub(crate) fn new(core: &CoreBPE, pattern: Pattern) -> Self {
-        let specials: HashSet<&str> = core.special_tokens();
-        let last_special = specials
-            .iter()
-            .flat_map(|special| core.encode_with_special_tokens(special))
-            .max()
-            .unwrap_or(0);
-        let capacity = usize::try_from(last_special).unwrap_or(0);
-        let mut ranks = Ranks::with_capacity_and_hasher(capacity, BuildHasherDefault::default());
-        for rank in 0.. {
-            match core.decode_bytes(&[rank]) {
-                Ok(bytes) => {
-                    let special = std::str::from_utf8(&bytes).is_ok_and(|s| specials.contains(s));
-                    if !special {
-                        ranks.insert(bytes.into_boxed_slice(), rank);
-                    }
-                }
-                Err(_) if rank > last_special => break,
-                Err(_) => {}
-            }
+    /// The counter for `pattern`'s encoding, from its embedded table (a few milliseconds).
+    pub(crate) fn new(pattern: Pattern) -> Self {
+        let table = match pattern {
+            Pattern::O200k => O200K_TABLE,
+            Pattern::Cl100k => CL100K_TABLE,
+        };
+        // Entries average about 12 bytes: a capacity that avoids rehashing while filling.
+        let mut ranks =
+            Ranks::with_capacity_and_hasher(table.len() / 10, BuildHasherDefault::default());
+        let mut rest = table;
+        while let [a, b, c, d, len, tail @ ..] = rest {
+            let Some((bytes, tail)) = tail.split_at_checked(usize::from(*len)) else {
+                break;
+            };
+            ranks.insert(bytes, Rank::from_le_bytes([*a, *b, *c, *d]));
+            rest = tail;
         }
         Self {
             ranks,
@@ -299,7 +301,7 @@ mod tests {
     use super::*;
 
     fn o200k() -> Bpe {
-        Bpe::new(&tiktoken_rs::o200k_base().unwrap(), Pattern::O200k)
+        Bpe::new(Pattern::O200k)
     }
 
     #[test]
@@ -326,6 +328,12 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn embedded_tables_hold_every_ordinary_token() {
+        assert_eq!(Bpe::new(Pattern::O200k).ranks.len(), 199_998);
+        assert_eq!(Bpe::new(Pattern::Cl100k).ranks.len(), 100_256);
     }
 
     #[test]

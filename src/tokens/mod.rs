@@ -64,8 +64,7 @@ impl Tokenizer {
         }
     }
 
-    /// The process-wide counter for this tokenizer, built on first use (about 0.2 s for
-    /// `o200k`); every thread shares it.
+    /// The process-wide counter for this tokenizer, built on first use; every thread shares it.
     pub fn counter(self) -> &'static dyn TokenCounter {
         static O200K: OnceLock<Tiktoken> = OnceLock::new();
         static CL100K: OnceLock<Tiktoken> = OnceLock::new();
@@ -239,22 +238,17 @@ pub struct Tiktoken {
 }
 
 impl Tiktoken {
-    /// Builds the counter for `o200k` or `cl100k` (slow: build once and reuse, or use
-    /// [`Tokenizer::counter`]).
-    ///
-    /// # Panics
-    /// Never for these two: their tables are compiled into tiktoken-rs. `Chars` builds `o200k`.
+    /// Builds the counter for `o200k` or `cl100k` from its embedded table (tens of
+    /// milliseconds: build once and reuse, or use [`Tokenizer::counter`]). `Chars` builds
+    /// `o200k`.
     pub fn new(tokenizer: Tokenizer) -> Self {
-        let (core, pattern) = match tokenizer {
-            Tokenizer::Cl100k => (tiktoken_rs::cl100k_base(), Pattern::Cl100k),
-            Tokenizer::O200k | Tokenizer::Chars => (tiktoken_rs::o200k_base(), Pattern::O200k),
+        let pattern = match tokenizer {
+            Tokenizer::Cl100k => Pattern::Cl100k,
+            Tokenizer::O200k | Tokenizer::Chars => Pattern::O200k,
         };
-        let core = core.expect("tiktoken-rs ships the o200k and cl100k tables");
-        let bpe = Bpe::new(&core, pattern);
-        // Freeing tiktoken-rs's encoder takes about as long as reading it (hundreds of thousands
-        // of small allocations): do it off the path to the first count.
-        std::thread::spawn(move || drop(core));
-        Self { bpe }
+        Self {
+            bpe: Bpe::new(pattern),
+        }
     }
 }
 
