@@ -41,6 +41,7 @@ cp "$TIKTOKEN_RS/assets/o200k_base.tiktoken" \
 import json
 import random
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -134,10 +135,20 @@ def write(name, value):
     return path
 
 
-def wall(args):
-    start = time.perf_counter()
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(args):
+    """Wall and CPU seconds (user + system, every thread) of one whole process."""
+    start, cpu = time.perf_counter(), children_cpu()
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, children_cpu() - cpu
+
+
+def wall(args):
+    return timed(args)[0]
 
 
 def compact_args(path):
@@ -166,19 +177,20 @@ files = {
 openai_1k = write("openai-1000.json", {"model": "gpt-4o", "messages": sessions[1_000]})
 
 print(f"## compact --ratio 0.5 against count, whole process (median of {RUNS} paired runs)\n")
-print("| file | MB | count s | compact s | compact ÷ count |")
-print("|---|---:|---:|---:|---:|")
+print("| file | MB | count s | compact s | compact ÷ count | count CPU s | compact CPU s |")
+print("|---|---:|---:|---:|---:|---:|---:|")
 for label, path in files.items():
     wall(count_args(path))  # warm the page cache
     counts, compacts = [], []
     for run in range(RUNS):
         pair = [(counts, count_args(path)), (compacts, compact_args(path))]
         for times, args in (pair if run % 2 == 0 else pair[::-1]):
-            times.append(wall(args))
+            times.append(timed(args))
     size = len(open(path, "rb").read()) / 1e6
-    c, k = statistics.median(counts), statistics.median(compacts)
-    ratios = statistics.median(b / a for a, b in zip(counts, compacts))
-    print(f"| {label} | {size:.1f} | {c:.3f} | {k:.3f} | {ratios:.2f} |")
+    c, k = statistics.median(t[0] for t in counts), statistics.median(t[0] for t in compacts)
+    ratios = statistics.median(b[0] / a[0] for a, b in zip(counts, compacts))
+    cc, kc = statistics.median(t[1] for t in counts), statistics.median(t[1] for t in compacts)
+    print(f"| {label} | {size:.1f} | {c:.3f} | {k:.3f} | {ratios:.2f} | {cc:.3f} | {kc:.3f} |")
 
 # LangChain: the trim_messages call alone, with an o200k per-message counter.
 import tiktoken
@@ -215,9 +227,10 @@ def langchain(messages):
 
 
 print(f"\n## whole ctxcompact process against LangChain trim_messages (median of {RUNS} "
-      "interleaved runs)\n")
-print("| messages | MB | ctxcompact compact s | trim_messages call s | speed-up |")
-print("|---:|---:|---:|---:|---:|")
+      "interleaved runs; CPU = user + system seconds)\n")
+print("| messages | MB | ctxcompact compact s | trim_messages call s | speed-up | "
+      "ctxcompact CPU s | trim_messages CPU s | CPU speed-up |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|")
 paths = {1_000: openai_1k, 10_000: files["generated 10k, openai"]}
 for n, messages in sessions.items():
     lc = langchain(messages)
@@ -225,16 +238,18 @@ for n, messages in sessions.items():
     ours, theirs = [], []
     for run in range(RUNS):
         def trim():
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             trim_messages(lc, max_tokens=budget, token_counter=count_message, strategy="last",
                           include_system=True, start_on="human", allow_partial=False)
-            return time.perf_counter() - start
-        steps = [(ours, lambda: wall(compact_args(paths[n]))), (theirs, trim)]
+            return time.perf_counter() - start, time.process_time() - cpu
+        steps = [(ours, lambda: timed(compact_args(paths[n]))), (theirs, trim)]
         for times, step in (steps if run % 2 == 0 else steps[::-1]):
             times.append(step())
     size = len(open(paths[n], "rb").read()) / 1e6
-    a, b = statistics.median(ours), statistics.median(theirs)
-    print(f"| {n:,} | {size:.1f} | {a:.3f} | {b:.3f} | {b / a:.1f}× |")
+    a, b = statistics.median(t[0] for t in ours), statistics.median(t[0] for t in theirs)
+    ca, cb = statistics.median(t[1] for t in ours), statistics.median(t[1] for t in theirs)
+    print(f"| {n:,} | {size:.1f} | {a:.3f} | {b:.3f} | {b / a:.1f}× | {ca:.3f} | {cb:.3f} | "
+          f"{cb / ca:.1f}× |")
 
 print("\n## peak memory at 10,000 messages (`/usr/bin/time -v`)\n")
 print("| file | MB | count peak MB | compact peak MB |")
