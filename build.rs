@@ -3,8 +3,12 @@
 //! tiktoken-rs's encoder at run time (about 0.2 s, plus as long again to read it out).
 //!
 //! The tables are read out of tiktoken-rs's own encoders, the reference the tests compare
-//! against: every rank that decodes and is not a special token. Each entry is the rank (u32,
-//! little-endian), the length of the token's bytes (u8) and the bytes.
+//! against: every rank that decodes and is not a special token. `NAME.ranks` holds the entries:
+//! the rank (u32, little-endian), the length of the token's bytes (u8) and the bytes.
+//! `NAME.slots` is an open-addressing hash table over them, laid out here so that the counter
+//! has nothing to build: a power of two of slots (u32, little-endian), each empty (0) or the
+//! offset of an entry plus one, placed by the top bits of [`fx_hash`] of the token's bytes with
+//! linear probing.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -17,8 +21,10 @@ fn main() {
         ("cl100k_base", tiktoken_rs::cl100k_base()),
     ] {
         let core = core.expect("tiktoken-rs ships the o200k and cl100k tables");
-        std::fs::write(out.join(format!("{name}.ranks")), table(&core))
+        let table = table(&core);
+        std::fs::write(out.join(format!("{name}.slots")), slots(&table))
             .expect("OUT_DIR is writable");
+        std::fs::write(out.join(format!("{name}.ranks")), table).expect("OUT_DIR is writable");
     }
 }
 
@@ -47,4 +53,29 @@ fn table(core: &tiktoken_rs::CoreBPE) -> Vec<u8> {
         }
     }
     table
+}
+
+include!("src/tokens/fxhash.rs");
+
+/// The hash table over the entries of `table`: twice as many slots as entries, rounded up to a
+/// power of two, so probes stay short.
+fn slots(table: &[u8]) -> Vec<u8> {
+    let mut offsets = Vec::new();
+    let mut at = 0;
+    while at < table.len() {
+        offsets.push(at);
+        at += 5 + usize::from(table[at + 4]);
+    }
+    let size = (offsets.len() * 2).next_power_of_two();
+    let shift = 64 - size.trailing_zeros();
+    let mut slots = vec![0u32; size];
+    for offset in offsets {
+        let bytes = &table[offset + 5..offset + 5 + usize::from(table[offset + 4])];
+        let mut slot = usize::try_from(fx_hash(bytes) >> shift).expect("below the slot count");
+        while slots[slot] != 0 {
+            slot = (slot + 1) & (size - 1);
+        }
+        slots[slot] = u32::try_from(offset + 1).expect("tables are under 4 GB");
+    }
+    slots.iter().flat_map(|slot| slot.to_le_bytes()).collect()
 }

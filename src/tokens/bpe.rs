@@ -17,8 +17,7 @@
 //! at a time, which keeps what came before a valid encoding.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BinaryHeap;
 
 use super::pretokenize::{Classes, Pattern};
 
@@ -36,81 +35,94 @@ const SHORT_PIECE: usize = 100;
 /// 64 KiB keeps a window's merge state near 3 MB and is far above any piece of ordinary text.
 pub(crate) const WINDOW: usize = 1 << 16;
 
-/// The `FxHash` word hasher (as in rustc): fast on short byte strings; table lookups only, the
-/// map is never iterated.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
+include!("fxhash.rs");
 
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
+/// One encoding's embedded token table (see `build.rs` for the layout): entries of rank (u32,
+/// little-endian), length (u8) and bytes, and a hash table of slots over them.
+struct Table {
+    entries: &'static [u8],
+    slots: &'static [u8],
+    /// Shift that keeps the top bits of a hash: 64 less log2 of the slot count.
+    shift: u32,
+    /// Slot count less one.
+    mask: usize,
+}
+
+impl Table {
+    fn new((entries, slots): (&'static [u8], &'static [u8])) -> Self {
+        let size = slots.len() / 4;
+        Self {
+            entries,
+            slots,
+            shift: 64 - size.trailing_zeros(),
+            mask: size - 1,
         }
-        let mut word = [0u8; 8];
-        let rest = chunks.remainder();
-        word[..rest.len()].copy_from_slice(rest);
-        self.add(u64::from_le_bytes(word) ^ (rest.len() as u64) << 59);
     }
 
+    /// The rank of the token with these bytes, or [`NOT_A_TOKEN`].
     #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
+    fn rank(&self, bytes: &[u8]) -> Rank {
+        // The top bits of a 64-bit hash: below the slot count, which is a power of two.
+        #[allow(clippy::cast_possible_truncation)]
+        let mut slot = (fx_hash(bytes) >> self.shift) as usize;
+        loop {
+            let Some(&[a, b, c, d]) = self.slots.get(slot * 4..slot * 4 + 4) else {
+                return NOT_A_TOKEN;
+            };
+            // An empty slot (0) ends the probe; others hold an entry's offset plus one.
+            let Some(entry) = (u32::from_le_bytes([a, b, c, d]) as usize).checked_sub(1) else {
+                return NOT_A_TOKEN;
+            };
+            if let Some(&[a, b, c, d, len]) = self.entries.get(entry..entry + 5) {
+                let start = entry + 5;
+                if usize::from(len) == bytes.len()
+                    && self.entries.get(start..start + bytes.len()) == Some(bytes)
+                {
+                    return Rank::from_le_bytes([a, b, c, d]);
+                }
+            }
+            slot = (slot + 1) & self.mask;
+        }
     }
 
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
+    /// How many tokens the table holds (for tests).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.slots
+            .chunks_exact(4)
+            .filter(|slot| slot != &[0, 0, 0, 0])
+            .count()
     }
 }
 
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        // The multiplier of rustc's FxHash (a 64-bit constant with good bit spread).
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-/// Token bytes → rank, borrowing the bytes from the embedded table.
-type Ranks = HashMap<&'static [u8], Rank, BuildHasherDefault<FxHasher>>;
-
-/// The `o200k_base` table written by `build.rs`: entries of rank (u32, little-endian), length
-/// (u8) and bytes.
-static O200K_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.ranks"));
+/// The `o200k_base` table written by `build.rs`: its entries and its slots.
+static O200K_TABLE: (&[u8], &[u8]) = (
+    include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.ranks")),
+    include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.slots")),
+);
 /// The `cl100k_base` table, in the same layout.
-static CL100K_TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.ranks"));
+static CL100K_TABLE: (&[u8], &[u8]) = (
+    include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.ranks")),
+    include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.slots")),
+);
 
 /// The counter: rank table, class table and split pattern.
 pub(crate) struct Bpe {
-    ranks: Ranks,
+    ranks: Table,
     classes: Classes,
     pattern: Pattern,
 }
 
 impl Bpe {
-    /// The counter for `pattern`'s encoding, from its embedded table (a few milliseconds).
+    /// The counter for `pattern`'s encoding, over its embedded table (nothing to build but the
+    /// character classes, about a millisecond).
     pub(crate) fn new(pattern: Pattern) -> Self {
         let table = match pattern {
             Pattern::O200k => O200K_TABLE,
             Pattern::Cl100k => CL100K_TABLE,
         };
-        // Entries average about 12 bytes: a capacity that avoids rehashing while filling.
-        let mut ranks =
-            Ranks::with_capacity_and_hasher(table.len() / 10, BuildHasherDefault::default());
-        let mut rest = table;
-        while let [a, b, c, d, len, tail @ ..] = rest {
-            let Some((bytes, tail)) = tail.split_at_checked(usize::from(*len)) else {
-                break;
-            };
-            ranks.insert(bytes, Rank::from_le_bytes([*a, *b, *c, *d]));
-            rest = tail;
-        }
         Self {
-            ranks,
+            ranks: Table::new(table),
             classes: Classes::new(),
             pattern,
         }
@@ -127,12 +139,12 @@ impl Bpe {
 
     #[inline]
     fn rank(&self, bytes: &[u8]) -> Rank {
-        self.ranks.get(bytes).copied().unwrap_or(NOT_A_TOKEN)
+        self.ranks.rank(bytes)
     }
 
     /// Tokens of one piece; `parts` is scratch space.
     fn count_piece(&self, piece: &[u8], parts: &mut Vec<(usize, Rank)>) -> usize {
-        if piece.len() == 1 || self.ranks.contains_key(piece) {
+        if piece.len() == 1 || self.rank(piece) != NOT_A_TOKEN {
             1
         } else if piece.len() < SHORT_PIECE {
             self.merge_short(piece, parts);
