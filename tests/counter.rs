@@ -228,10 +228,24 @@ fn counter_matches_tiktoken_on_pieces_longer_than_a_window() {
         ("spaces", " ".repeat(140_000) + "x"),
         ("accented letter", "é".repeat(70_000)),
         ("pattern", "abcdefghij".repeat(15_000)),
+        ("random letters", random_letters(200_000)),
     ];
     for (what, text) in &cases {
         assert_exact(text, what);
     }
+}
+
+/// `len` lowercase letters from a fixed-seed generator: one piece whose windows all differ.
+fn random_letters(len: usize) -> String {
+    let mut state = 0x2545_F491_4F6C_DD1D_u64;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + u8::try_from(state % 26).unwrap())
+        })
+        .collect()
 }
 
 #[test]
