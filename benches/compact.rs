@@ -1,5 +1,6 @@
-//! Criterion benches (`cargo bench`): token counting against the bare tokenizer, planning at
-//! 1k/10k/100k messages, the whole pipeline on the largest data file, and the digest of a
+//! Criterion benches (`cargo bench`): the exact counter against tiktoken-rs (one thread and
+//! every core), a 50 MB run of one character, planning at 1k/10k/100k messages, `compact`
+//! against `count` on the largest OpenAI and Anthropic data files, and the digest of a
 //! 10,000-message removed span.
 //!
 //! Fixtures, counts and encoders are built outside the measured closures; inputs go through
@@ -16,13 +17,17 @@ use ctxcompact::{
 };
 use serde_json::{Value, json};
 
-/// The largest file of `data/conversations`, read once.
-fn largest_data_file() -> (PathBuf, Vec<u8>) {
+/// The largest file of `data/conversations` whose name starts with `prefix`, read once.
+fn largest_data_file(prefix: &str) -> (PathBuf, Vec<u8>) {
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/conversations");
     let path = std::fs::read_dir(&folder)
         .expect("data/conversations exists: run `cargo run --release --example generate`")
         .map(|entry| entry.expect("a readable folder entry").path())
         .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+        })
         .max_by_key(|path| (std::fs::metadata(path).map_or(0, |m| m.len()), path.clone()))
         .expect("data/conversations holds .json files");
     let bytes = std::fs::read(&path).expect("the data file is readable");
@@ -85,13 +90,12 @@ fn bare_per_field(
 }
 
 fn count_group(c: &mut Criterion) {
-    let (path, bytes) = largest_data_file();
+    let (path, bytes) = largest_data_file("");
     let conversation = format::parse(&bytes, None).expect("data files parse");
     let texts = texts(&conversation);
     let joined = texts.concat();
     let bpe = tiktoken_rs::o200k_base().expect("tiktoken-rs ships o200k");
     let counter = Tokenizer::O200k.counter();
-    let _ = Tokenizer::O200k.count(&conversation); // builds every pooled encoder
     let mut group = c.benchmark_group("count");
     group.throughput(Throughput::Bytes(joined.len() as u64));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -111,21 +115,97 @@ fn count_group(c: &mut Criterion) {
     });
     group.finish();
 
-    // Scaling over cores: four copies of the file (above the threshold for extra encoders),
-    // counted on one thread and on every core, with every encoder built beforehand.
+    // The exact counter against tiktoken-rs, string by string, on one thread.
+    let mut group = c.benchmark_group("counter");
+    group.throughput(Throughput::Bytes(joined.len() as u64));
+    group.bench_function(BenchmarkId::new("ctxcompact_count_text", &name), |b| {
+        b.iter(|| {
+            black_box(&texts)
+                .iter()
+                .map(|t| counter.count_text(t))
+                .sum::<usize>()
+        });
+    });
+    group.bench_function(
+        BenchmarkId::new("tiktoken_encode_ordinary_len", &name),
+        |b| {
+            b.iter(|| {
+                black_box(&texts)
+                    .iter()
+                    .map(|t| bpe.encode_ordinary(t).len())
+                    .sum::<usize>()
+            });
+        },
+    );
+    group.finish();
+
+    // Scaling over cores: four copies of the file, counted on one thread and on every core, by
+    // ctxcompact (one shared counter) and by tiktoken-rs (one encoder per thread, as its regex
+    // is contended when shared), each thread taking a contiguous quarter of the strings.
     let mut large = conversation.clone();
     for _ in 0..3 {
         large.messages.extend(conversation.messages.iter().cloned());
     }
-    let _ = Tokenizer::O200k.count(&large);
+    let large_texts: Vec<String> = (0..4).flat_map(|_| texts.iter().cloned()).collect();
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let encoders: Vec<tiktoken_rs::CoreBPE> = (0..cores)
+        .map(|_| tiktoken_rs::o200k_base().expect("tiktoken-rs ships o200k"))
+        .collect();
     let mut group = c.benchmark_group("count_cores");
     group.throughput(Throughput::Bytes(4 * joined.len() as u64));
-    group.bench_function(BenchmarkId::new("one_thread", "4x"), |b| {
+    group.bench_function(BenchmarkId::new("ctxcompact_one_thread", "4x"), |b| {
         b.iter(|| count(black_box(&large), counter));
     });
-    group.bench_function(BenchmarkId::new("every_core", "4x"), |b| {
+    group.bench_function(BenchmarkId::new("ctxcompact_every_core", "4x"), |b| {
         b.iter(|| Tokenizer::O200k.count(black_box(&large)));
     });
+    group.bench_function(BenchmarkId::new("tiktoken_one_thread", "4x"), |b| {
+        b.iter(|| {
+            black_box(&large_texts)
+                .iter()
+                .map(|t| encoders[0].encode_ordinary(t).len())
+                .sum::<usize>()
+        });
+    });
+    group.bench_function(BenchmarkId::new("tiktoken_every_core", "4x"), |b| {
+        b.iter(|| {
+            let share = large_texts.len().div_ceil(cores);
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = large_texts
+                    .chunks(share)
+                    .zip(&encoders)
+                    .map(|(slice, bpe)| {
+                        scope.spawn(move || {
+                            slice
+                                .iter()
+                                .map(|t| bpe.encode_ordinary(t).len())
+                                .sum::<usize>()
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().expect("no panic"))
+                    .sum::<usize>()
+            })
+        });
+    });
+    group.finish();
+}
+
+/// 50 MB of one repeated character: a single pre-token, which the counter merges window by
+/// window (tiktoken-rs merges it whole: about 44 s and 2.6 GB here, so it is not run).
+fn long_run_group(c: &mut Criterion) {
+    let counter = Tokenizer::O200k.counter();
+    let text = "a".repeat(50 << 20);
+    let mut group = c.benchmark_group("long_run");
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function(
+        BenchmarkId::new("ctxcompact_count_text", "50MB_of_a"),
+        |b| {
+            b.iter(|| counter.count_text(black_box(&text)));
+        },
+    );
     group.finish();
 }
 
@@ -232,33 +312,41 @@ fn plan_group(c: &mut Criterion) {
     group.finish();
 }
 
+/// The whole pipeline against counting alone, from bytes, on the largest OpenAI and Anthropic
+/// data files: `compact --ratio 0.5` should cost little more than `count`.
 fn compact_group(c: &mut Criterion) {
-    let (path, bytes) = largest_data_file();
-    let conversation = format::parse(&bytes, None).expect("data files parse");
-    let texts = texts(&conversation);
-    let bpe = tiktoken_rs::o200k_base().expect("tiktoken-rs ships o200k");
-    let options = Options::with_budget(Budget::Ratio(0.5));
-    let compacted =
-        compact(conversation.clone(), &options).expect("the largest data file compacts");
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let name = name.unwrap_or_default();
-    let mut group = c.benchmark_group("compact");
-    group.throughput(Throughput::Bytes(bytes.len() as u64));
-    group.bench_function(BenchmarkId::new("parse_count_compact_render", &name), |b| {
-        b.iter(|| {
-            let conversation = format::parse(black_box(&bytes), None).expect("parses");
-            let compacted = compact(conversation, &options).expect("compacts");
-            format::render_bytes(&compacted.conversation)
+    let options = Options {
+        ..Options::with_budget(Budget::Ratio(0.5))
+    };
+    let mut group = c.benchmark_group("compact_vs_count");
+    for prefix in ["openai-", "anthropic-"] {
+        let (path, bytes) = largest_data_file(prefix);
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let name = name.unwrap_or_default();
+        let conversation = format::parse(&bytes, None).expect("data files parse");
+        let compacted = compact(conversation, &options).expect("the data file compacts");
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        group.bench_function(BenchmarkId::new("parse_count", &name), |b| {
+            b.iter(|| {
+                let conversation = format::parse(black_box(&bytes), None).expect("parses");
+                Tokenizer::O200k.count(&conversation)
+            });
         });
-    });
-    bare_per_field(&mut group, &name, &texts, &bpe);
-    // Parsing and rendering apart: with `count/tokenizer_count`, where the pipeline's time goes.
-    group.bench_function(BenchmarkId::new("stage_parse", &name), |b| {
-        b.iter(|| format::parse(black_box(&bytes), None).expect("parses"));
-    });
-    group.bench_function(BenchmarkId::new("stage_render", &name), |b| {
-        b.iter(|| format::render_bytes(black_box(&compacted.conversation)));
-    });
+        group.bench_function(BenchmarkId::new("parse_compact_render", &name), |b| {
+            b.iter(|| {
+                let conversation = format::parse(black_box(&bytes), None).expect("parses");
+                let compacted = compact(conversation, &options).expect("compacts");
+                format::render_bytes(&compacted.conversation)
+            });
+        });
+        // Parsing and rendering apart: where the pipeline's time goes besides counting.
+        group.bench_function(BenchmarkId::new("stage_parse", &name), |b| {
+            b.iter(|| format::parse(black_box(&bytes), None).expect("parses"));
+        });
+        group.bench_function(BenchmarkId::new("stage_render", &name), |b| {
+            b.iter(|| format::render_bytes(black_box(&compacted.conversation)));
+        });
+    }
     group.finish();
 }
 
@@ -325,6 +413,6 @@ criterion_group! {
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4));
-    targets = count_group, plan_group, compact_group, digest_group
+    targets = count_group, long_run_group, plan_group, compact_group, digest_group
 }
 criterion_main!(benches);

@@ -546,10 +546,8 @@ impl Replay {
                         messages: messages[..call].to_vec(),
                         ..history
                     };
-                    let whole_counts = Counts {
-                        messages: counts.messages[..call].to_vec(),
-                        system: counts.system,
-                    };
+                    let whole_counts =
+                        Counts::from_totals(counts.messages[..call].to_vec(), counts.system);
                     let trimmed = crate::bench::naive(&whole, &whole_counts, self.window);
                     if trimmed.kept.contains(&false) {
                         totals.compactions += 1;
@@ -561,10 +559,7 @@ impl Replay {
                         .filter(|(_, kept)| **kept)
                         .map(|(tokens, _)| *tokens)
                         .collect();
-                    let kept_counts = Counts {
-                        messages: kept_counts,
-                        system: counts.system,
-                    };
+                    let kept_counts = Counts::from_totals(kept_counts, counts.system);
                     (trimmed.conversation, kept_counts)
                 }
                 (None, _) => {
@@ -572,10 +567,8 @@ impl Replay {
                         messages: messages[..call].to_vec(),
                         ..history
                     };
-                    let whole_counts = Counts {
-                        messages: counts.messages[..call].to_vec(),
-                        system: counts.system,
-                    };
+                    let whole_counts =
+                        Counts::from_totals(counts.messages[..call].to_vec(), counts.system);
                     (whole, whole_counts)
                 }
             };

@@ -254,10 +254,7 @@ impl Session {
                 counter.count_message(message)
             })
             .collect();
-        Counts {
-            messages,
-            system: self.counts.system,
-        }
+        Counts::from_totals(messages, self.counts.system)
     }
 
     /// Groups the messages from the start of the last unit on: the only unit a new message can

@@ -9,6 +9,8 @@ mod bad_input;
 mod cli;
 /// The real recorded conversations in `../shared/corpus`, when present.
 mod corpus;
+/// The exact o200k / cl100k counter against tiktoken-rs, the reference.
+mod counter;
 /// Snapshots of the selector's decisions over data/conversations.
 mod decisions;
 /// Hand-written fixtures in both formats: round trips and independent token counts.

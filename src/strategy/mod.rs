@@ -245,10 +245,7 @@ fn rebuild(
     };
     Applied {
         conversation,
-        counts: Counts {
-            messages: counts,
-            system: before.counts.system,
-        },
+        counts: Counts::from_totals(counts, before.counts.system),
         origin,
     }
 }

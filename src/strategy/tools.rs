@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use super::Applied;
 use crate::conversation::{Layout, Message, Part, Role};
 use crate::marker;
-use crate::tokens::TokenCounter;
+use crate::tokens::{Counts, TokenCounter};
 use crate::units::is_user_turn;
 
 /// Rounds kept whole by default (Anthropic's context editing keeps the last 3 tool uses).
@@ -244,26 +244,24 @@ fn plan_round(
         _ => return None,
     }
     let mut edits = Vec::new();
-    for ((index, message), &tokens) in span
-        .clone()
-        .zip(&messages[span.clone()])
-        .zip(&state.counts.messages[span])
-    {
+    for (index, message) in span.clone().zip(&messages[span]) {
+        let counts = &state.counts;
         match mode {
-            ToolMode::Drop => edits.push(plan_drop(index, message, counter)),
+            ToolMode::Drop => edits.push(plan_drop(index, message, counts, counter)),
             _ => edits.extend(plan_clear(
-                index, message, tokens, &names, &excluded, options, counter,
+                index, message, counts, &names, &excluded, options, counter,
             )),
         }
     }
     Some((edits, !excluded.is_empty()))
 }
 
-/// The changes that clear a message's results (and inputs, when asked), if any.
+/// The changes that clear a message's results (and inputs, when asked), if any. Parts are
+/// costed from the cached counts, never tokenized again.
 fn plan_clear(
     index: usize,
     message: &Message,
-    tokens: usize,
+    counts: &Counts,
     names: &[(&str, &str)],
     excluded: &[&str],
     options: &ToolOptions,
@@ -275,6 +273,8 @@ fn plan_clear(
             .find(|(i, _)| *i == id)
             .map_or("tool", |(_, n)| *n)
     };
+    let tokens = counts.messages[index];
+    let cached = counts.message_parts(index).map(|(_, parts)| parts);
     let mut changes = Vec::new();
     let mut after = tokens;
     for (part, content) in message.parts.iter().enumerate() {
@@ -285,9 +285,11 @@ fn plan_clear(
                 is_error,
                 ..
             } if !excluded.contains(&call_id.as_str()) && !is_cleared(content) => {
-                // A result alone in its message costs the message's count less its fields
-                // and id: no need to tokenize the output again.
-                let content_tokens = if message.parts.len() == 1 {
+                // A result costs its cached count less its id; a result alone in its message
+                // costs the message's count less its fields and id.
+                let content_tokens = if let Some(parts) = cached {
+                    parts[part].saturating_sub(counter.count_text(call_id))
+                } else if message.parts.len() == 1 {
                     tokens
                         .saturating_sub(counter.count_fields(message) + counter.count_text(call_id))
                 } else {
@@ -308,7 +310,10 @@ fn plan_clear(
             Part::ToolCall { id, .. }
                 if options.clear_inputs && !excluded.contains(&id.as_str()) =>
             {
-                let old = counter.count_parts(std::slice::from_ref(content));
+                let old = cached.map_or_else(
+                    || counter.count_parts(std::slice::from_ref(content)),
+                    |parts| parts[part],
+                );
                 let mut cleared = content.clone();
                 clear_input(&mut cleared);
                 let new = counter.count_parts(std::slice::from_ref(&cleared));
@@ -329,7 +334,7 @@ fn plan_clear(
 
 /// The change that drops a message of a round: tool messages go, other messages keep only
 /// their non-blank text (the words written beside the calls or results).
-fn plan_drop(index: usize, message: &Message, counter: &dyn TokenCounter) -> Edit {
+fn plan_drop(index: usize, message: &Message, counts: &Counts, counter: &dyn TokenCounter) -> Edit {
     let text: Vec<&Part> = message.parts.iter().filter(|p| is_kept_text(p)).collect();
     if message.role == Role::Tool || text.is_empty() {
         return Edit {
@@ -338,11 +343,23 @@ fn plan_drop(index: usize, message: &Message, counter: &dyn TokenCounter) -> Edi
             tokens: 0,
         };
     }
-    let tokens = counter.count_fields(message)
-        + text
-            .iter()
-            .map(|p| counter.count_parts(std::slice::from_ref(*p)))
-            .sum::<usize>();
+    let tokens = match counts.message_parts(index) {
+        Some((fields, parts)) => {
+            let kept = message
+                .parts
+                .iter()
+                .zip(parts)
+                .filter(|(p, _)| is_kept_text(p));
+            fields + kept.map(|(_, tokens)| tokens).sum::<usize>()
+        }
+        None => {
+            counter.count_fields(message)
+                + text
+                    .iter()
+                    .map(|p| counter.count_parts(std::slice::from_ref(*p)))
+                    .sum::<usize>()
+        }
+    };
     Edit {
         message: index,
         changes: vec![Change::KeepText],

@@ -286,6 +286,23 @@ impl StrategyArg {
     }
 }
 
+impl Command {
+    /// Starts building the tokenizer this command counts with, so that it is built while the
+    /// input is read and parsed. Arguments that do not resolve build nothing here: the command
+    /// reports them where it uses them.
+    pub(crate) fn prepare_tokenizer(&self) {
+        let model = match self {
+            Self::Compact { budget, .. } | Self::Analyze { budget, .. } => &budget.model,
+            Self::TrimTools { model, .. } | Self::Count { model, .. } => model,
+            Self::Bench { .. } => return Tokenizer::O200k.prepare(),
+            Self::Validate { .. } | Self::Replay(_) => return,
+        };
+        if let Ok(options) = model.options(Some(Budget::Ratio(1.0)), "") {
+            options.tokenizer.prepare();
+        }
+    }
+}
+
 impl ModelArgs {
     /// The catalog to look models up in: `--catalog FILE`, else the built-in one.
     fn catalog(&self) -> Result<Catalog> {

@@ -51,6 +51,7 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
+    cli.command.prepare_tokenizer();
     match cli.command {
         Command::Compact {
             input,

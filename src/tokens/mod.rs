@@ -3,15 +3,25 @@
 //! A message costs [`MESSAGE_OVERHEAD`] plus the tokens of each of its string fields (role,
 //! content, name, tool call id, …) plus [`NAME_OVERHEAD`] when it has a name; the reply costs
 //! [`REPLY_PRIMING`]. Tool calls add their name and arguments plus [`TOOL_CALL_OVERHEAD`]; opaque
-//! parts (images, thinking, …) are estimated. Encoders are built once per process; each message
-//! is counted once by [`count`], and every later stage reads the cached [`Counts`].
+//! parts (images, thinking, …) are estimated. Encoders are built once per process (start them
+//! early with [`Tokenizer::prepare`]); each message is counted once by [`count`] or
+//! [`Tokenizer::count`], and every later stage reads the cached [`Counts`], down to the tokens of
+//! each part.
+//!
+//! The `o200k` and `cl100k` counts come from `bpe`, an exact counter that gives what
+//! tiktoken-rs's `encode_ordinary(text).len()` gives, faster (see its docs and the README's
+//! "Speed" section); tiktoken-rs supplies its rank tables and stays the reference in the tests.
+
+mod bpe;
+mod pretokenize;
 
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use tiktoken_rs::CoreBPE;
 
 use crate::conversation::{Conversation, Message, Part};
+use bpe::Bpe;
+use pretokenize::Pattern;
 
 /// Tokens every message costs beyond its fields. Source: OpenAI cookbook, "How to count tokens
 /// with tiktoken" (`tokens_per_message = 3` for gpt-3.5-turbo-0613 and later, gpt-4, gpt-4o).
@@ -54,48 +64,47 @@ impl Tokenizer {
         }
     }
 
-    /// The process-wide counter for this tokenizer, built on first use.
+    /// The process-wide counter for this tokenizer, built on first use; every thread shares it.
     pub fn counter(self) -> &'static dyn TokenCounter {
-        self.pooled(0)
+        static O200K: OnceLock<Tiktoken> = OnceLock::new();
+        static CL100K: OnceLock<Tiktoken> = OnceLock::new();
+        match self {
+            Self::O200k => O200K.get_or_init(|| Tiktoken::new(self)),
+            Self::Cl100k => CL100K.get_or_init(|| Tiktoken::new(self)),
+            Self::Chars => &CharEstimate,
+        }
     }
 
-    /// Counter number `slot` of a per-process pool: each counting thread gets its own encoder,
-    /// since threads sharing one contend on its regex. Built on first use.
-    fn pooled(self, slot: usize) -> &'static dyn TokenCounter {
-        static O200K: [OnceLock<Tiktoken>; MAX_THREADS] = [const { OnceLock::new() }; MAX_THREADS];
-        static CL100K: [OnceLock<Tiktoken>; MAX_THREADS] = [const { OnceLock::new() }; MAX_THREADS];
-        let pool = match self {
-            Self::O200k => &O200K,
-            Self::Cl100k => &CL100K,
-            Self::Chars => return &CharEstimate,
-        };
-        pool[slot.min(MAX_THREADS - 1)].get_or_init(|| Tiktoken::new(self))
+    /// Starts building this tokenizer's counter on a background thread and returns at once, so
+    /// that the build overlaps reading and parsing the input; [`Tokenizer::counter`] then waits
+    /// for it only if it is not done yet. Calling it more than once builds nothing twice.
+    pub fn prepare(self) {
+        if self != Self::Chars {
+            std::thread::spawn(move || self.counter());
+        }
     }
 
     /// Counts every message of a conversation once, on several threads when the text is large
-    /// enough to repay building an encoder per thread. The result does not depend on the thread
-    /// count: each message is counted whole by exactly one thread.
+    /// enough to repay starting them. The result does not depend on the thread count: each
+    /// message is counted whole by exactly one thread, with the one shared counter.
     ///
     /// # Panics
     /// Only if a counting thread panicked, which counting never does.
     pub fn count(self, conversation: &Conversation) -> Counts {
         let messages = &conversation.messages;
+        let counter = self.counter();
+        let system = conversation
+            .system
+            .as_ref()
+            .map_or(0, |s| counter.count_message(s));
         let sizes: Vec<usize> = messages.iter().map(text_bytes).collect();
         let total_bytes: usize = sizes.iter().sum();
         let threads = std::thread::available_parallelism()
             .map_or(1, std::num::NonZero::get)
             .min(MAX_THREADS)
             .min(total_bytes / PARALLEL_MIN_BYTES + 1);
-        let system = conversation
-            .system
-            .as_ref()
-            .map_or(0, |s| self.counter().count_message(s));
         if threads <= 1 || self == Self::Chars {
-            let counter = self.counter();
-            return Counts {
-                messages: messages.iter().map(|m| counter.count_message(m)).collect(),
-                system,
-            };
+            return Counts::of(counter, messages, system);
         }
         // Contiguous slices of about equal text size, one per thread.
         let mut bounds = vec![0];
@@ -107,38 +116,31 @@ impl Tokenizer {
             }
         }
         bounds.push(messages.len());
-        let counts = std::thread::scope(|scope| {
+        std::thread::scope(|scope| {
             let workers: Vec<_> = bounds
                 .windows(2)
-                .enumerate()
-                .map(|(slot, range)| {
+                .map(|range| {
                     let slice = &messages[range[0]..range[1]];
-                    scope.spawn(move || {
-                        let counter = self.pooled(slot);
-                        slice
-                            .iter()
-                            .map(|m| counter.count_message(m))
-                            .collect::<Vec<_>>()
-                    })
+                    scope.spawn(move || Counts::of(counter, slice, 0))
                 })
                 .collect();
-            workers
-                .into_iter()
-                .flat_map(|worker| worker.join().expect("counting threads do not panic"))
-                .collect()
-        });
-        Counts {
-            messages: counts,
-            system,
-        }
+            let mut counts = Counts {
+                system,
+                ..Counts::default()
+            };
+            for worker in workers {
+                counts.append(worker.join().expect("counting threads do not panic"));
+            }
+            counts
+        })
     }
 }
 
-/// Most threads counting uses; beyond this the gain is small and the encoders' memory is not.
+/// Most threads counting uses; beyond this the gain is small.
 const MAX_THREADS: usize = 8;
-/// Text each extra counting thread must have to repay building its own encoder (about 150 ms
-/// to build o200k, the time to count about 2 MB).
-const PARALLEL_MIN_BYTES: usize = 2 << 20;
+/// Text each extra counting thread must have to repay starting it (the counter is shared, so
+/// a thread costs only its start, tens of microseconds: the time to count a few kilobytes).
+const PARALLEL_MIN_BYTES: usize = 256 << 10;
 
 /// Bytes of text a message holds, to balance counting threads.
 fn text_bytes(message: &Message) -> usize {
@@ -228,30 +230,31 @@ fn opaque_tokens(value: &Value) -> usize {
     }
 }
 
-/// A tiktoken BPE encoder.
+/// An exact `o200k_base` or `cl100k_base` counter: counts what tiktoken-rs's
+/// `encode_ordinary(text).len()` counts, with a hand-written pre-tokenizer for the two split
+/// patterns feeding a byte-pair merge (`src/tokens/bpe.rs` explains why the counts are exact).
 pub struct Tiktoken {
-    bpe: CoreBPE,
+    bpe: Bpe,
 }
 
 impl Tiktoken {
-    /// Builds the encoder for `o200k` or `cl100k` (slow: build once and reuse).
-    ///
-    /// # Panics
-    /// Never for these two: their tables are compiled into tiktoken-rs. `Chars` builds `o200k`.
+    /// Builds the counter for `o200k` or `cl100k` from its embedded table (tens of
+    /// milliseconds: build once and reuse, or use [`Tokenizer::counter`]). `Chars` builds
+    /// `o200k`.
     pub fn new(tokenizer: Tokenizer) -> Self {
-        let bpe = match tokenizer {
-            Tokenizer::Cl100k => tiktoken_rs::cl100k_base(),
-            Tokenizer::O200k | Tokenizer::Chars => tiktoken_rs::o200k_base(),
+        let pattern = match tokenizer {
+            Tokenizer::Cl100k => Pattern::Cl100k,
+            Tokenizer::O200k | Tokenizer::Chars => Pattern::O200k,
         };
         Self {
-            bpe: bpe.expect("tiktoken-rs ships the o200k and cl100k tables"),
+            bpe: Bpe::new(pattern),
         }
     }
 }
 
 impl TokenCounter for Tiktoken {
     fn count_text(&self, text: &str) -> usize {
-        self.bpe.count_ordinary(text)
+        self.bpe.count(text)
     }
 }
 
@@ -264,36 +267,113 @@ impl TokenCounter for CharEstimate {
     }
 }
 
-/// Cached per-message counts of one conversation: computed once, read by every later stage.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Cached counts of one conversation: computed once, read by every later stage. Besides each
+/// message's total it keeps the tokens of each message's fields and of each of its parts, so
+/// that a later step that clears or drops parts never tokenizes them again.
+#[derive(Debug, Clone, Default)]
 pub struct Counts {
     /// Tokens of each message, by index.
     pub messages: Vec<usize>,
     /// Tokens of Anthropic's top-level system prompt (0 when there is none).
     pub system: usize,
+    /// Tokens of each message less its parts ([`TokenCounter::count_fields`]), as counted.
+    fields: Vec<usize>,
+    /// Where each message's part counts start in `parts`; one more entry than messages.
+    part_starts: Vec<usize>,
+    /// Tokens of every part of every message, in order ([`TokenCounter::count_parts`] of one).
+    parts: Vec<usize>,
 }
 
 impl Counts {
+    /// Counts for messages whose totals are known but not their parts (a step that rebuilt a
+    /// conversation): [`Counts::message_parts`] answers `None` for them.
+    pub fn from_totals(messages: Vec<usize>, system: usize) -> Self {
+        Self {
+            messages,
+            system,
+            ..Self::default()
+        }
+    }
+
+    /// Counts `messages` with `counter`, part by part.
+    fn of(counter: &dyn TokenCounter, messages: &[Message], system: usize) -> Self {
+        let mut counts = Self {
+            system,
+            messages: Vec::with_capacity(messages.len()),
+            fields: Vec::with_capacity(messages.len()),
+            part_starts: Vec::with_capacity(messages.len() + 1),
+            parts: Vec::new(),
+        };
+        counts.part_starts.push(0);
+        for message in messages {
+            let fields = counter.count_fields(message);
+            let before = counts.parts.len();
+            counts.parts.extend(
+                message
+                    .parts
+                    .iter()
+                    .map(|part| counter.count_parts(std::slice::from_ref(part))),
+            );
+            counts.fields.push(fields);
+            counts
+                .messages
+                .push(fields + counts.parts[before..].iter().sum::<usize>());
+            counts.part_starts.push(counts.parts.len());
+        }
+        counts
+    }
+
+    /// Appends the counts of the messages that follow (one counting thread's share).
+    fn append(&mut self, next: Self) {
+        let offset = self.parts.len();
+        if self.part_starts.is_empty() {
+            self.part_starts.push(0);
+        }
+        self.messages.extend(next.messages);
+        self.fields.extend(next.fields);
+        self.part_starts
+            .extend(next.part_starts.iter().skip(1).map(|start| start + offset));
+        self.parts.extend(next.parts);
+    }
+
     /// The conversation's total: every message, the system prompt and the reply priming.
     pub fn total(&self) -> usize {
         self.messages.iter().sum::<usize>() + self.system + REPLY_PRIMING
     }
+
+    /// The cached counts of message `index`: the tokens of its fields and of each of its parts,
+    /// or `None` when they no longer describe it. They are dropped for every message once
+    /// messages are removed, and for one message once its total changes (every change a step
+    /// makes to a message lowers its count): a stale part count is never returned.
+    pub fn message_parts(&self, index: usize) -> Option<(usize, &[usize])> {
+        if self.fields.len() != self.messages.len() {
+            return None;
+        }
+        let fields = *self.fields.get(index)?;
+        let parts = self
+            .parts
+            .get(self.part_starts[index]..self.part_starts[index + 1])?;
+        (fields + parts.iter().sum::<usize>() == self.messages[index]).then_some((fields, parts))
+    }
 }
+
+/// Counts are equal when their totals are: the part counts they cache are a detail.
+impl PartialEq for Counts {
+    fn eq(&self, other: &Self) -> bool {
+        self.messages == other.messages && self.system == other.system
+    }
+}
+
+impl Eq for Counts {}
 
 /// Counts every message of a conversation once with `counter`, on this thread; see
 /// [`Tokenizer::count`] for the parallel counting of the built-in tokenizers.
 pub fn count(conversation: &Conversation, counter: &dyn TokenCounter) -> Counts {
-    Counts {
-        messages: conversation
-            .messages
-            .iter()
-            .map(|m| counter.count_message(m))
-            .collect(),
-        system: conversation
-            .system
-            .as_ref()
-            .map_or(0, |s| counter.count_message(s)),
-    }
+    let system = conversation
+        .system
+        .as_ref()
+        .map_or(0, |s| counter.count_message(s));
+    Counts::of(counter, &conversation.messages, system)
 }
 
 #[cfg(test)]
