@@ -12,9 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use ctxcompact::{
-    Budget, Conversation, Counts, Options, Part, Strategy, Tokenizer, compact, count, format, plan,
-};
+use ctxcompact::{Budget, Conversation, Options, Part, Tokenizer, compact, count, format};
 use serde_json::{Value, json};
 
 /// The largest file of `data/conversations` whose name starts with `prefix`, read once.
@@ -226,94 +224,6 @@ impl Rng {
     }
 }
 
-const WORDS: &[&str] = &[
-    "ledger", "parse", "file", "test", "error", "fixed", "the", "a", "check", "build", "queue",
-    "retry", "value", "index", "cache", "when", "it", "returns", "line", "output",
-];
-
-/// An agent conversation of exactly `messages` OpenAI messages: a system prompt, then turns of
-/// a user message, tool rounds of one to three calls with outputs of varied length, and a reply.
-fn agent_conversation(messages: usize, seed: u64) -> Conversation {
-    let mut rng = Rng(seed);
-    let text = |rng: &mut Rng, words: u64| -> String {
-        let n = 1 + rng.below(words);
-        let picked: Vec<&str> = (0..n)
-            .map(|_| WORDS[usize::try_from(rng.below(WORDS.len() as u64)).unwrap_or(0)])
-            .collect();
-        picked.join(" ")
-    };
-    let mut out = vec![json!({"role": "system", "content": text(&mut rng, 60)})];
-    let mut call = 0;
-    while out.len() + 1 < messages {
-        let left = messages - 1 - out.len();
-        match rng.below(4) {
-            0 if left >= 1 => out.push(json!({"role": "user", "content": text(&mut rng, 40)})),
-            1 | 2 if left >= 2 => {
-                let calls = (1 + rng.below(3)).min(left as u64 - 1);
-                let ids: Vec<String> = (0..calls)
-                    .map(|_| {
-                        call += 1;
-                        format!("call_{call}")
-                    })
-                    .collect();
-                let tool_calls: Vec<Value> = ids
-                    .iter()
-                    .map(|id| json!({"id": id, "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"src/lib.rs\"}"}}))
-                    .collect();
-                out.push(json!({"role": "assistant", "content": null, "tool_calls": tool_calls}));
-                for id in &ids {
-                    let output = text(&mut rng, 200);
-                    out.push(json!({"role": "tool", "tool_call_id": id, "content": output}));
-                }
-            }
-            _ => out.push(json!({"role": "assistant", "content": text(&mut rng, 80)})),
-        }
-    }
-    out.push(json!({"role": "user", "content": "and now?"}));
-    format::parse_value(Value::Array(out), None).expect("generated conversations parse")
-}
-
-/// Planning, on inputs that rotate among distinct conversations of one size: with a single
-/// repeated input the CPU's branch predictor learns a 1k- or 10k-message conversation's shape
-/// and flatters the small sizes (a plain scan then looks 2–3× faster there than it runs on a
-/// new input), which would hide how the cost really scales.
-fn plan_group(c: &mut Criterion) {
-    let options = Options::with_budget(Budget::Ratio(0.5));
-    let mut group = c.benchmark_group("plan");
-    for messages in [1_000, 10_000, 100_000] {
-        let variants = (40_000 / messages).max(1) as u64;
-        let inputs: Vec<(Conversation, Counts, usize)> = (0..variants)
-            .map(|variant| {
-                let conversation = agent_conversation(messages, 0x5EED_0000 + variant);
-                let counts = Tokenizer::O200k.count(&conversation);
-                let budget = counts.total() / 2;
-                (conversation, counts, budget)
-            })
-            .collect();
-        group.throughput(Throughput::Elements(messages as u64));
-        for strategy in [Strategy::Middle, Strategy::Oldest] {
-            let id = BenchmarkId::new(strategy.as_str(), messages);
-            group.bench_function(id, |b| {
-                let mut next = 0;
-                b.iter(|| {
-                    let (conversation, counts, budget) = &inputs[next % inputs.len()];
-                    next += 1;
-                    plan(
-                        black_box(conversation),
-                        black_box(counts),
-                        strategy,
-                        *budget,
-                        &options,
-                    )
-                });
-            });
-        }
-    }
-    group.finish();
-}
-
-/// The whole pipeline against counting alone, from bytes, on the largest OpenAI and Anthropic
-/// data files: `compact --ratio 0.5` should cost little more than `count`.
 fn compact_group(c: &mut Criterion) {
     let options = Options {
         ..Options::with_budget(Budget::Ratio(0.5))
@@ -413,6 +323,6 @@ criterion_group! {
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(4));
-    targets = count_group, long_run_group, plan_group, compact_group, digest_group
+    targets = count_group, long_run_group, compact_group, digest_group
 }
 criterion_main!(benches);

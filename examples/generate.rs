@@ -29,7 +29,7 @@ fn main() {
         bytes.push(b'\n');
         let conversation = ctxcompact::format::parse(&bytes, None)
             .unwrap_or_else(|err| panic!("{}: does not parse: {err}", spec.name));
-        let problems = ctxcompact::check(&conversation);
+        let problems = ctxcompact::validate(&conversation);
         assert!(problems.is_empty(), "{}: {}", spec.name, problems[0]);
         std::fs::write(folder.join(spec.name), &bytes).expect("data/conversations is writable");
         total_bytes += bytes.len();

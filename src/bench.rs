@@ -3,7 +3,7 @@
 //! A [`Bench`] takes conversations one at a time. For each, it resolves one token budget and
 //! runs every [`Contender`] against it: the two strategies forced (`oldest`, `middle`), the
 //! selector (`auto`), tool trimming alone (`tools`), the default pipeline (`default`: tool
-//! trimming, then the selector), and [`naive`], the baseline that drops the oldest messages one
+//! trimming, then the selector), and `naive`, the baseline that drops the oldest messages one
 //! by one as simple trimmers do. Each output is recounted and checked with [`check`]
 //! independently of what the engine reports, and the bench keeps one [`Row`] of figures per
 //! contender. A result that cannot fit counts as the input unchanged: valid, but not fitting.
@@ -43,7 +43,7 @@ pub enum Contender {
     Tools,
     /// The default pipeline ([`compact`]): tool trimming, then the selector.
     Default,
-    /// The [`naive`] baseline: oldest messages first, ignoring units.
+    /// The `naive` baseline: oldest messages first, ignoring units.
     Naive,
 }
 
@@ -103,9 +103,9 @@ impl fmt::Display for Contender {
     }
 }
 
-/// The output of the [`naive`] baseline.
+/// The output of the `naive` baseline.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Naive {
+pub(crate) struct Naive {
     /// What is left: the input less the dropped messages, which may break tool pairing.
     pub conversation: Conversation,
     /// For each input message, whether it was kept.
@@ -119,7 +119,7 @@ pub struct Naive {
 ///
 /// This is what simple trimmers do, and why they fail: it drops a tool call and keeps its
 /// results, or the other way round. It exists to be compared against, never to be used.
-pub fn naive(conversation: &Conversation, counts: &Counts, budget: usize) -> Naive {
+pub(crate) fn naive(conversation: &Conversation, counts: &Counts, budget: usize) -> Naive {
     let messages = &conversation.messages;
     let mut kept = vec![true; messages.len()];
     let mut tokens = counts.total();
@@ -194,7 +194,7 @@ pub struct Row {
     pub fit_pct: f64,
     /// Percentage of outputs with no pairing or placement problem.
     pub valid_pct: f64,
-    /// Mean efficiency score (see [`efficiency`]).
+    /// Mean efficiency score (see `efficiency`).
     pub efficiency: f64,
     /// Mean tokens after ÷ budget.
     pub utilization: f64,

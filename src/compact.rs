@@ -22,9 +22,9 @@ use crate::validate;
 
 /// Middle removal keeps this many non-system units at the head (DESIGN §6: the task and what
 /// answered it).
-pub const PRESERVE_START: usize = 2;
+pub(crate) const PRESERVE_START: usize = 2;
 /// Units kept at the tail while the budget allows (DESIGN §6).
-pub const PRESERVE_END: usize = 4;
+pub(crate) const PRESERVE_END: usize = 4;
 /// Tokens added to the markers' reserve: an Anthropic marker merged into the next message is
 /// recounted with that message, which may differ from its count alone by a few tokens.
 const MARKER_SLACK: usize = 4;
@@ -193,29 +193,6 @@ pub(crate) fn trim_tools_counted(
     };
     let outcome = Outcome::new(action, budget, tool_trim, features);
     finish(&input, trimmed, outcome, options)
-}
-
-/// Plans `strategy` for a conversation whose counts are already known, without applying it:
-/// grouping and planning only, no tokenizing (what runs on every turn once counts are cached).
-pub fn plan(
-    conversation: &Conversation,
-    counts: &tokens::Counts,
-    strategy: Strategy,
-    budget: usize,
-    options: &Options,
-) -> strategy::Plan {
-    let units = units::group(conversation, counts);
-    let limits = Limits {
-        budget,
-        fixed: counts.system + REPLY_PRIMING,
-        marker: 0,
-        marker_each: 0,
-        preserve_start: options.preserve_start,
-        preserve_end: options.preserve_end,
-        relax: true,
-        requests_last: false,
-    };
-    strategy::plan(strategy, &units, &limits)
 }
 
 /// What the report needs to know of the input once the pipeline owns its working copy.

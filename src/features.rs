@@ -9,24 +9,24 @@ use crate::conversation::{Conversation, Role};
 use crate::tokens::Counts;
 
 /// A message longer than this many tokens is "long" (DESIGN §5; cipher's hybrid rule 4 uses 300).
-pub const LONG_MESSAGE_TOKENS: usize = 300;
+pub(crate) const LONG_MESSAGE_TOKENS: usize = 300;
 /// Target ratio above which severity is light, in percent (DESIGN §5: light > 0.8).
-pub const LIGHT_ABOVE_PCT: usize = 80;
+pub(crate) const LIGHT_ABOVE_PCT: usize = 80;
 /// Target ratio above which severity is moderate, in percent (DESIGN §5: moderate > 0.6).
-pub const MODERATE_ABOVE_PCT: usize = 60;
+pub(crate) const MODERATE_ABOVE_PCT: usize = 60;
 /// How many trailing messages rule 3 looks at (DESIGN §7).
-pub const RECENT_MESSAGES: usize = 5;
+pub(crate) const RECENT_MESSAGES: usize = 5;
 
 /// The feature thresholds; [`Default`] gives the documented constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Thresholds {
-    /// See [`LONG_MESSAGE_TOKENS`].
+    /// See `LONG_MESSAGE_TOKENS`.
     pub long_message_tokens: usize,
-    /// See [`LIGHT_ABOVE_PCT`].
+    /// See `LIGHT_ABOVE_PCT`.
     pub light_above_pct: usize,
-    /// See [`MODERATE_ABOVE_PCT`].
+    /// See `MODERATE_ABOVE_PCT`.
     pub moderate_above_pct: usize,
-    /// See [`RECENT_MESSAGES`].
+    /// See `RECENT_MESSAGES`.
     pub recent_messages: usize,
 }
 
@@ -68,9 +68,9 @@ pub struct Features {
     pub severity: Severity,
     /// Tokens in the last quarter of the messages ÷ message tokens.
     pub recent_ratio: f64,
-    /// Tokens in the last [`RECENT_MESSAGES`] messages ÷ message tokens.
+    /// Tokens in the last `RECENT_MESSAGES` messages ÷ message tokens.
     pub last_messages_ratio: f64,
-    /// Whether some message exceeds [`LONG_MESSAGE_TOKENS`].
+    /// Whether some message exceeds `LONG_MESSAGE_TOKENS`.
     pub has_long_messages: bool,
     /// Whether there are tool calls or results.
     pub has_tool_messages: bool,

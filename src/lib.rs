@@ -65,20 +65,15 @@ mod validate;
 
 pub use budget::Budget;
 pub use catalog::{Catalog, Preference, Profile};
-pub use compact::{
-    Compacted, MarkerMode, Options, PRESERVE_END, PRESERVE_START, analyze, compact, plan,
-    trim_tools,
-};
+pub use compact::{Compacted, MarkerMode, Options, analyze, compact, trim_tools};
 pub use conversation::{Conversation, Layout, Message, Part, Role};
 pub use error::{Error, Location, Result};
-pub use features::{
-    Features, LIGHT_ABOVE_PCT, LONG_MESSAGE_TOKENS, MODERATE_ABOVE_PCT, RECENT_MESSAGES, Severity,
-    Thresholds,
-};
+pub use error::{Problem, ProblemKind};
+pub use features::{Features, Severity, Thresholds};
 pub use format::Format;
 pub use report::{Action, Report};
-pub use session::{Compaction, Session, Turn, fallback_budget};
+pub use session::{Compaction, Session, Turn};
 pub use strategy::tools::{ToolMode, ToolOptions, ToolTrim};
-pub use strategy::{Plan, Protection, Strategy};
-pub use tokens::{CharEstimate, Counts, Tiktoken, TokenCounter, Tokenizer, count};
-pub use validate::{Problem, ProblemKind, check};
+pub use strategy::{Protection, Strategy};
+pub use tokens::{Counts, TokenCounter, Tokenizer, count};
+pub use validate::check as validate;

@@ -1,9 +1,9 @@
 //! The selector: which removal strategy runs, in three layers, each decision named.
 //!
 //! 1. **Provider / model**: a profile that prefers `middle` or `oldest` decides outright.
-//! 2. **Rules** (profiles that prefer `hybrid`): [`RULES`] in order, the first match wins.
+//! 2. **Rules** (profiles that prefer `hybrid`): `RULES` in order, the first match wins.
 //! 3. **Scoring**: when no rule matches, or the winner's confidence is below
-//!    [`CONFIDENCE_THRESHOLD`], both strategies run and the one with the higher
+//!    `CONFIDENCE_THRESHOLD`, both strategies run and the one with the higher
 //!    `efficiency = 0.6 × token_reduction + 0.4 × message_preservation` wins; only candidates that
 //!    fit compete, and middle wins ties.
 //!
@@ -25,13 +25,13 @@ use crate::tokens::REPLY_PRIMING;
 use crate::units::Unit;
 
 /// A winning rule's confidence below this sends the decision to scoring (DESIGN §7).
-pub const CONFIDENCE_THRESHOLD: f64 = 0.6;
+pub(crate) const CONFIDENCE_THRESHOLD: f64 = 0.6;
 /// Rule 1 applies below this many messages (DESIGN §7).
-pub const SMALL_CONVERSATION: usize = 20;
+pub(crate) const SMALL_CONVERSATION: usize = 20;
 /// Rule 2 applies above this many messages (DESIGN §7).
-pub const LARGE_CONVERSATION: usize = 30;
+pub(crate) const LARGE_CONVERSATION: usize = 30;
 /// Rule 3 applies when the last messages hold more than this percentage of the tokens.
-pub const RECENT_SHARE_PCT: usize = 40;
+pub(crate) const RECENT_SHARE_PCT: usize = 40;
 /// Weight of token reduction in the efficiency score, in tenths (DESIGN §7: 0.6).
 const REDUCTION_WEIGHT: u128 = 6;
 /// Weight of message preservation in the efficiency score, in tenths (DESIGN §7: 0.4).
@@ -132,13 +132,13 @@ pub(crate) fn tool_options(policy: &Policy, tools: &ToolOptions, total: usize) -
 /// Selector settings; [`Default`] gives the documented constants.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Policy {
-    /// See [`CONFIDENCE_THRESHOLD`].
+    /// See `CONFIDENCE_THRESHOLD`.
     pub confidence_threshold: f64,
-    /// See [`SMALL_CONVERSATION`].
+    /// See `SMALL_CONVERSATION`.
     pub small_conversation: usize,
-    /// See [`LARGE_CONVERSATION`].
+    /// See `LARGE_CONVERSATION`.
     pub large_conversation: usize,
-    /// See [`RECENT_SHARE_PCT`].
+    /// See `RECENT_SHARE_PCT`.
     pub recent_share_pct: usize,
     /// What the selector optimizes.
     pub optimize: Optimize,
@@ -157,7 +157,7 @@ impl Default for Policy {
 }
 
 /// One conversation rule: when it matches, what it picks and how sure it is.
-pub struct Rule {
+pub(crate) struct Rule {
     /// Its number in the report (1–5).
     pub number: u8,
     /// What it checks and why, in one line.
@@ -171,7 +171,7 @@ pub struct Rule {
 }
 
 /// The conversation rules of DESIGN §7, in order; the first match wins.
-pub const RULES: &[Rule] = &[
+pub(crate) const RULES: &[Rule] = &[
     Rule {
         number: 1,
         description: "light severity in a short conversation: little to remove, keep the task at the head",
@@ -278,7 +278,12 @@ pub struct Decision {
 }
 
 /// The efficiency score of DESIGN §7, as a float for the report.
-pub fn efficiency(tokens_before: usize, tokens_after: usize, kept: usize, total: usize) -> f64 {
+pub(crate) fn efficiency(
+    tokens_before: usize,
+    tokens_after: usize,
+    kept: usize,
+    total: usize,
+) -> f64 {
     if tokens_before == 0 || total == 0 {
         return 0.0;
     }
@@ -295,7 +300,7 @@ fn efficiency_scaled(tokens_before: usize, tokens_after: usize, kept: usize, tot
 }
 
 /// Decides a strategy and returns its plan.
-pub fn decide(
+pub(crate) fn decide(
     profile: &Profile,
     forced: Option<Strategy>,
     features: &Features,

@@ -54,6 +54,16 @@ pub struct Session {
 }
 
 impl Session {
+    /// The budget of a session's compaction whose target the pinned units (`pinned` tokens)
+    /// exceed: the trigger when they fit it, else the whole window.
+    pub fn fallback_budget(pinned: usize, trigger: usize, options: &Options) -> usize {
+        if pinned <= trigger {
+            trigger
+        } else {
+            options.profile.context_window
+        }
+    }
+
     /// Starts a session from `conversation` (its format, envelope and system prompt, and any
     /// messages it already holds, which are counted here).
     ///
@@ -169,7 +179,7 @@ impl Session {
     /// Compacts when usage is above the trigger (and no tool round is waiting for results),
     /// down to the target; returns what to send. With a window budget, when the pinned units
     /// alone exceed the target, it compacts down to the trigger, or else the window, instead
-    /// ([`fallback_budget`]; the report's budget says which).
+    /// ([`Session::fallback_budget`]; the report's budget says which).
     ///
     /// # Errors
     /// As [`crate::compact()`]: then the session is left as it was, over its trigger.
@@ -188,7 +198,11 @@ impl Session {
                     && matches!(self.options.budget, Budget::Window { .. }) =>
             {
                 let fallback = Options {
-                    budget: Budget::Tokens(fallback_budget(pinned, self.trigger, &self.options)),
+                    budget: Budget::Tokens(Self::fallback_budget(
+                        pinned,
+                        self.trigger,
+                        &self.options,
+                    )),
                     ..self.options.clone()
                 };
                 self.run(&fallback)?
@@ -267,16 +281,6 @@ impl Session {
             self.units.push(start..end);
             start = end;
         }
-    }
-}
-
-/// The budget of a session's compaction whose target the pinned units (`pinned` tokens)
-/// exceed: the trigger when they fit it, else the whole window.
-pub fn fallback_budget(pinned: usize, trigger: usize, options: &Options) -> usize {
-    if pinned <= trigger {
-        trigger
-    } else {
-        options.profile.context_window
     }
 }
 

@@ -20,7 +20,7 @@ use crate::tokens::Counts;
 // Independent facts about one unit, read one at a time by planning: flags, not a state machine.
 #[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unit {
+pub(crate) struct Unit {
     /// The messages it holds, as indices into the conversation.
     pub messages: Range<usize>,
     /// The sum of its messages' cached token counts.

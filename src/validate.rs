@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::conversation::{Conversation, Part, Role};
 use crate::error::Location;
-pub use crate::error::{Problem, ProblemKind};
+pub(crate) use crate::error::{Problem, ProblemKind};
 use crate::format::wire;
 
 /// Lists every pairing and placement problem of a conversation, in message order.

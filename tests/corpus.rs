@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use ctxcompact::{
     Action, Budget, Conversation, Format, Options, Part, Role, Tokenizer, ToolMode, ToolOptions,
-    check, compact, format, trim_tools,
+    compact, format, trim_tools, validate,
 };
 
 /// The corpus's valid and invalid files, or `None` (with a note) when it is absent.
@@ -62,11 +62,11 @@ fn every_recording_validates_and_every_invalid_one_is_rejected() {
         return;
     };
     for path in &valid {
-        assert_eq!(check(&read(path)), Vec::new(), "{}", path.display());
+        assert_eq!(validate(&read(path)), Vec::new(), "{}", path.display());
     }
     assert!(!invalid.is_empty());
     for path in &invalid {
-        assert!(!check(&read(path)).is_empty(), "{}", path.display());
+        assert!(!validate(&read(path)).is_empty(), "{}", path.display());
         let err = compact(read(path), &options(Budget::Ratio(0.5))).unwrap_err();
         assert!(
             err.to_string().contains("message "),
@@ -93,13 +93,13 @@ fn breaking_a_real_recording_names_the_right_message() {
     // A call left unanswered mid-conversation: its results are removed.
     let mut broken = original.clone();
     broken.messages.drain(window.clone());
-    let problems = check(&broken);
+    let problems = validate(&broken);
     assert_eq!(problems[0].at.message, Some(round), "{problems:?}");
 
     // A result without its call: the calling message is removed.
     let mut broken = original.clone();
     broken.messages.remove(round);
-    assert_eq!(check(&broken)[0].at.message, Some(round));
+    assert_eq!(validate(&broken)[0].at.message, Some(round));
 
     // A duplicated call id: an earlier round's id reused.
     let mut broken = original.clone();
@@ -124,7 +124,7 @@ fn breaking_a_real_recording_names_the_right_message() {
             }
         }
     }
-    let problems = check(&broken);
+    let problems = validate(&broken);
     assert!(
         problems.iter().any(|p| p.at.message == Some(round)),
         "{problems:?}"
@@ -135,7 +135,7 @@ fn breaking_a_real_recording_names_the_right_message() {
     broken
         .messages
         .insert(0, original.messages[window.start].clone());
-    let problems = check(&broken);
+    let problems = validate(&broken);
     assert_eq!(problems[0].at.message, Some(0));
     assert_eq!(problems[0].kind, ctxcompact::ProblemKind::ToolFirst);
 }
@@ -163,7 +163,7 @@ fn compacting_to_half_is_valid_within_budget_and_keeps_what_is_pinned() {
             compacted += 1;
             let (output, report) = (&result.conversation, &result.report);
             let name = path.display();
-            assert_eq!(check(output), Vec::new(), "{name}");
+            assert_eq!(validate(output), Vec::new(), "{name}");
             assert_eq!(report.action, Action::Compacted, "{name}");
             assert!(report.tokens_after <= report.budget, "{name}");
             assert_eq!(
@@ -244,7 +244,7 @@ fn trimming_tools_keeps_pairs_and_frees_most_tool_tokens_of_long_sessions() {
         let input = read(path);
         let result = trim_tools(input.clone(), &options(Budget::Ratio(1.0))).unwrap();
         assert_eq!(
-            check(&result.conversation),
+            validate(&result.conversation),
             Vec::new(),
             "{}",
             path.display()
@@ -364,7 +364,7 @@ fn every_raw_recording_reads_validates_and_compacts_to_half_in_its_api_format() 
             }
         };
         assert_eq!(input.format, raw_wire_format(path), "{name}");
-        let problems = check(&input);
+        let problems = validate(&input);
         if let Some(first) = problems.first() {
             // Recorded with a call left unanswered (an interrupted turn): named by line or
             // message, and field.
@@ -383,7 +383,7 @@ fn every_raw_recording_reads_validates_and_compacts_to_half_in_its_api_format() 
                     _ => compacted += 1,
                 }
                 let output = &result.conversation;
-                assert_eq!(check(output), Vec::new(), "{name}");
+                assert_eq!(validate(output), Vec::new(), "{name}");
                 // Written in its API format, and read back the same.
                 let bytes = format::render_bytes(output);
                 let again = format::parse(&bytes, Some(output.format)).unwrap();

@@ -1,23 +1,23 @@
-//! The exact counter against its reference: `Tiktoken` (ctxcompact's o200k and cl100k counter)
+//! The exact counter against its reference: ctxcompact's o200k and cl100k counter
 //! must count what tiktoken-rs's `encode_ordinary(text).len()` counts, on every string.
 
 use std::path::Path;
 use std::sync::LazyLock;
 
-use ctxcompact::{Conversation, Part, Tiktoken, TokenCounter, Tokenizer, format};
+use ctxcompact::{Conversation, Part, TokenCounter, Tokenizer, format};
 use proptest::prelude::*;
 use serde_json::Value;
 use tiktoken_rs::CoreBPE;
 
-static O200K: LazyLock<(Tiktoken, CoreBPE)> = LazyLock::new(|| {
+static O200K: LazyLock<(&'static dyn TokenCounter, CoreBPE)> = LazyLock::new(|| {
     (
-        Tiktoken::new(Tokenizer::O200k),
+        Tokenizer::O200k.counter(),
         tiktoken_rs::o200k_base().unwrap(),
     )
 });
-static CL100K: LazyLock<(Tiktoken, CoreBPE)> = LazyLock::new(|| {
+static CL100K: LazyLock<(&'static dyn TokenCounter, CoreBPE)> = LazyLock::new(|| {
     (
-        Tiktoken::new(Tokenizer::Cl100k),
+        Tokenizer::Cl100k.counter(),
         tiktoken_rs::cl100k_base().unwrap(),
     )
 });

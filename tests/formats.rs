@@ -135,7 +135,7 @@ fn every_api_format_is_detected_round_trips_and_validates() {
         assert_eq!(conversation.format, expected, "{text}");
         let value: Value = serde_json::from_str(text).unwrap();
         assert_eq!(format::render(&conversation), value, "{text}");
-        assert_eq!(ctxcompact::check(&conversation), Vec::new(), "{text}");
+        assert_eq!(ctxcompact::validate(&conversation), Vec::new(), "{text}");
         assert_eq!(conversation.result_window(1), 2..3, "{text}");
     }
 }
@@ -161,7 +161,7 @@ fn null_and_empty_fields_are_no_evidence_of_a_format() {
         {"role": "user", "tool_calls": null, "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]}]}"#;
     let conversation = format::parse(body.as_bytes(), None).unwrap();
     assert_eq!(conversation.format, Format::Anthropic);
-    assert_eq!(ctxcompact::check(&conversation), Vec::new());
+    assert_eq!(ctxcompact::validate(&conversation), Vec::new());
 }
 
 // See: #9
@@ -208,7 +208,7 @@ fn compacting_anthropic_without_a_marker_never_opens_with_the_assistant() {
         let out = ctxcompact::compact(conversation.clone(), &options).unwrap();
         assert!(out.report.messages_after < 24);
         assert_eq!(out.conversation.messages[0].role, ctxcompact::Role::User);
-        assert_eq!(ctxcompact::check(&out.conversation), Vec::new());
+        assert_eq!(ctxcompact::validate(&out.conversation), Vec::new());
     }
 }
 

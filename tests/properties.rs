@@ -1292,12 +1292,12 @@ proptest! {
     fn compacted_output_passes_validation(generated in conversation(), settings in settings()) {
         let run = run(&generated, &settings);
         if let Some(out) = compacted(&run) {
-            let problems = ctxcompact::check(&out.conversation);
+            let problems = ctxcompact::validate(&out.conversation);
             prop_assert!(problems.is_empty(), "{:?}", problems);
             let bytes = format::render_bytes(&out.conversation);
             let reread = format::parse(&bytes, Some(generated.format))
                 .map_err(|err| TestCaseError::fail(format!("output does not parse: {err}")))?;
-            prop_assert!(ctxcompact::check(&reread).is_empty());
+            prop_assert!(ctxcompact::validate(&reread).is_empty());
             prop_assert_eq!(reread.format, generated.format);
         }
     }
@@ -1590,7 +1590,7 @@ proptest! {
         };
         let out = ctxcompact::trim_tools(input.clone(), &options)
             .map_err(|err| TestCaseError::fail(err.to_string()))?;
-        prop_assert!(ctxcompact::check(&out.conversation).is_empty());
+        prop_assert!(ctxcompact::validate(&out.conversation).is_empty());
         prop_assert!(out.report.tokens_after <= out.report.tokens_before);
         let kept = kept_indices(&out.report, input.messages.len())?;
         prop_assert_eq!(kept.len(), out.conversation.messages.len());
@@ -1815,7 +1815,7 @@ fn exercise(value: &Value) -> Result<(), TestCaseError> {
         let Ok(conversation) = format::parse_value(value.clone(), format) else {
             continue;
         };
-        let problems = ctxcompact::check(&conversation);
+        let problems = ctxcompact::validate(&conversation);
         let _ = format::render_bytes(&conversation);
         let counts = ctxcompact::count(&conversation, Tokenizer::Chars.counter());
         let total = counts.total();
@@ -1839,7 +1839,7 @@ fn exercise(value: &Value) -> Result<(), TestCaseError> {
                         "an invalid input compacted: {:?}",
                         problems
                     );
-                    prop_assert!(ctxcompact::check(&out.conversation).is_empty());
+                    prop_assert!(ctxcompact::validate(&out.conversation).is_empty());
                 }
                 Err(err) => {
                     prop_assert!(

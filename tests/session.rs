@@ -191,7 +191,8 @@ fn check_session(
             // Pinned units above the target: the session compacts down to its trigger, or
             // else its window.
             if *pinned <= options.profile.context_window {
-                let budget = ctxcompact::fallback_budget(*pinned, session.trigger(), &options);
+                let budget =
+                    ctxcompact::Session::fallback_budget(*pinned, session.trigger(), &options);
                 let fallback = Options {
                     budget: Budget::Tokens(budget),
                     ..options.clone()

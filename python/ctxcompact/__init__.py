@@ -44,7 +44,18 @@ __all__ = [
 #: A conversation: a list of message dicts, or a request body dict holding ``messages``.
 Conversation = Union[List[Dict[str, Any]], Dict[str, Any]]
 
-_FORMATS = ("auto", "openai", "anthropic")
+_FORMATS = (
+    "auto",
+    "openai",
+    "anthropic",
+    "responses",
+    "gemini",
+    "bedrock",
+    "claude-code",
+    "codex",
+    "gemini-cli",
+    "pi",
+)
 _TOKENIZERS = ("o200k", "cl100k", "chars")
 _STRATEGIES = ("auto", "middle", "oldest")
 _TOOL_MODES = ("clear", "drop", "off")
@@ -144,7 +155,9 @@ def compact(
     touched; ``clear_tool_inputs`` also empties cleared calls' arguments; ``clear_at_least``
     trims nothing unless that many tokens are freed; ``max_tool_output`` caps every tool result.
     ``marker=False`` leaves no marker where history was removed (the default leaves one).
-    ``format`` is ``"auto"``, ``"openai"`` or ``"anthropic"``; ``tokenizer`` (``"o200k"``,
+    ``format`` is ``"auto"`` or a format name as the CLI spells it (``"openai"``,
+    ``"anthropic"``, ``"responses"``, ``"gemini"``, ``"bedrock"``, ``"claude-code"``, ``"codex"``,
+    ``"gemini-cli"``, ``"pi"``); ``tokenizer`` (``"o200k"``,
     ``"cl100k"``, ``"chars"``) overrides the model's.
 
     Returns a :class:`Compacted`; a conversation already within budget comes back unchanged.

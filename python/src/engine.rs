@@ -9,8 +9,8 @@
 
 use ctxcompact::format::{self, Format};
 use ctxcompact::{
-    Budget, Conversation, Error, Options, Problem, ProblemKind, Strategy, Tokenizer, ToolMode,
-    ToolOptions,
+    Budget, Conversation, Error, MarkerMode, Options, Problem, ProblemKind, Strategy, Tokenizer,
+    ToolMode, ToolOptions,
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -19,8 +19,8 @@ use serde_json::json;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Settings {
-    #[serde(default)]
-    format: FormatName,
+    /// `format=`: `auto` or a format's CLI name (`Format::from_str`).
+    format: Option<String>,
     model: Option<String>,
     tokenizer: Option<Tokenizer>,
     target: Option<usize>,
@@ -45,16 +45,6 @@ pub(crate) struct Settings {
 
 fn yes() -> bool {
     true
-}
-
-/// `format=`: the CLI's `--format`.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum FormatName {
-    #[default]
-    Auto,
-    Openai,
-    Anthropic,
 }
 
 /// `strategy=`: the CLI's `--strategy`.
@@ -194,7 +184,7 @@ pub(crate) fn count(input: &str, settings: &Settings) -> Result<String, Failure>
 /// field, the kind, the call id and the text.
 pub(crate) fn validate(input: &str, settings: &Settings) -> Result<String, Failure> {
     let conversation = parse(input, settings)?;
-    let problems: Vec<serde_json::Value> = ctxcompact::check(&conversation)
+    let problems: Vec<serde_json::Value> = ctxcompact::validate(&conversation)
         .iter()
         .map(problem_json)
         .collect();
@@ -204,6 +194,7 @@ pub(crate) fn validate(input: &str, settings: &Settings) -> Result<String, Failu
 fn problem_json(problem: &Problem) -> serde_json::Value {
     let (kind, call_id) = match &problem.kind {
         ProblemKind::ToolFirst => ("tool_first", None),
+        ProblemKind::FirstNotUser => ("first_not_user", None),
         ProblemKind::Unanswered { call_id } => ("unanswered", Some(call_id)),
         ProblemKind::Orphan { call_id } => ("orphan", Some(call_id)),
         ProblemKind::Misplaced { call_id, .. } => ("misplaced", Some(call_id)),
@@ -223,10 +214,9 @@ fn problem_json(problem: &Problem) -> serde_json::Value {
 }
 
 fn parse(input: &str, settings: &Settings) -> Result<Conversation, Failure> {
-    let format = match settings.format {
-        FormatName::Auto => None,
-        FormatName::Openai => Some(Format::OpenAi),
-        FormatName::Anthropic => Some(Format::Anthropic),
+    let format = match settings.format.as_deref() {
+        None | Some("auto") => None,
+        Some(name) => Some(name.parse::<Format>().map_err(Failure::options)?),
     };
     format::parse(input.as_bytes(), format).map_err(Failure::from_library)
 }
@@ -320,7 +310,12 @@ fn options(settings: &Settings) -> Result<Options, Failure> {
         StrategyName::Middle => Some(Strategy::Middle),
         StrategyName::Oldest => Some(Strategy::Oldest),
     };
-    options.marker = s.marker;
+    // The CLI's default `--marker digest`, or `--marker none` for `marker=False`.
+    options.marker = if s.marker {
+        MarkerMode::Digest
+    } else {
+        MarkerMode::None
+    };
     options.tools = tools(s);
     Ok(options)
 }

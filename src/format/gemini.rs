@@ -435,6 +435,6 @@ mod tests {
         let conversation = parse_value(value.clone(), None).unwrap();
         assert_eq!(conversation.format, Format::Gemini);
         assert_eq!(render(&conversation), value);
-        assert!(crate::check(&conversation).is_empty());
+        assert!(crate::validate::check(&conversation).is_empty());
     }
 }

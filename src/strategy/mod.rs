@@ -9,7 +9,7 @@
 //! When a strategy cannot fit with its protections it relaxes them in a fixed order — the head
 //! first, then the tail unit by unit — and names each one it gave up. Only when the pinned units
 //! alone exceed the budget does a plan say it does not fit. Planning reads the units' cached
-//! counts: O(units), no tokenizing. Strategies return a [`Plan`]; [`apply`] is the only code that
+//! counts: O(units), no tokenizing. Strategies return a `Plan`; [`apply`] is the only code that
 //! removes messages.
 
 pub(crate) mod tools;
@@ -56,7 +56,7 @@ pub enum Protection {
 
 /// What a plan must fit into, and what it must keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// The token budget for the whole conversation.
     pub budget: usize,
     /// Tokens that are not in any unit: the Anthropic system prompt and the reply priming.
@@ -78,7 +78,7 @@ pub struct Limits {
 
 /// Which units a strategy removes, and what is left.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The strategy that made it.
     pub strategy: Strategy,
     /// Indices of the units to remove, ascending.

@@ -233,7 +233,7 @@ fn opaque_tokens(value: &Value) -> usize {
 /// An exact `o200k_base` or `cl100k_base` counter: counts what tiktoken-rs's
 /// `encode_ordinary(text).len()` counts, with a hand-written pre-tokenizer for the two split
 /// patterns feeding a byte-pair merge (`src/tokens/bpe.rs` explains why the counts are exact).
-pub struct Tiktoken {
+pub(crate) struct Tiktoken {
     bpe: Bpe,
 }
 
@@ -241,7 +241,7 @@ impl Tiktoken {
     /// Builds the counter for `o200k` or `cl100k` from its embedded table (tens of
     /// milliseconds: build once and reuse, or use [`Tokenizer::counter`]). `Chars` builds
     /// `o200k`.
-    pub fn new(tokenizer: Tokenizer) -> Self {
+    pub(crate) fn new(tokenizer: Tokenizer) -> Self {
         let pattern = match tokenizer {
             Tokenizer::Cl100k => Pattern::Cl100k,
             Tokenizer::O200k | Tokenizer::Chars => Pattern::O200k,
@@ -259,7 +259,7 @@ impl TokenCounter for Tiktoken {
 }
 
 /// The ceil(chars ÷ 4) estimator.
-pub struct CharEstimate;
+pub(crate) struct CharEstimate;
 
 impl TokenCounter for CharEstimate {
     fn count_text(&self, text: &str) -> usize {

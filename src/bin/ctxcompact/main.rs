@@ -183,7 +183,7 @@ fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode>
 /// Prints every pairing problem with its message and field; exit 2 when there is one.
 fn validate(input: &Input) -> Result<ExitCode> {
     let conversation = read(input)?;
-    let problems = ctxcompact::check(&conversation);
+    let problems = ctxcompact::validate(&conversation);
     let mut out = io::stdout().lock();
     for problem in &problems {
         writeln!(out, "{}: {problem}", input.file)?;
