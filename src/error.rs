@@ -60,7 +60,7 @@ impl fmt::Display for Location {
     }
 }
 
-/// One breach of the pairing rules, found by [`check`](crate::validate()).
+/// One breach of the pairing rules, found by [`validate`](crate::validate()).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     /// Where it is.
