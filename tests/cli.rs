@@ -634,3 +634,31 @@ fn analyze_resolves_real_model_names_to_their_windows() {
     let report: Value = serde_json::from_slice(&sonnet.stdout).unwrap();
     assert_eq!(report["profile"]["name"], "claude-sonnet-4-5");
 }
+
+// See: #9
+#[test]
+fn a_tiny_output_cap_still_keeps_the_head_of_each_output() {
+    let long_line = "x".repeat(1_044);
+    let input = json!({"messages": [
+        {"role": "user", "content": "Run it."},
+        {"role": "assistant", "content": null, "tool_calls": [call("c1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": format!("START {long_line} END")},
+        {"role": "assistant", "content": "Done."}
+    ]});
+    let bytes = serde_json::to_vec(&input).unwrap();
+    for cap in ["0", "20", "60"] {
+        let run = ctxcompact(
+            &["trim-tools", "-", "--max-tool-output", cap, "--quiet"],
+            Some(&bytes),
+        );
+        assert!(run.status.success(), "{cap}: {}", stderr(&run));
+        let output: Value = serde_json::from_slice(&run.stdout).unwrap();
+        let result = output["messages"][2]["content"].as_str().unwrap();
+        assert!(result.starts_with("START"), "cap {cap}: {result}");
+        assert!(
+            result.len() < 1_044,
+            "cap {cap} did not cut: {}",
+            result.len()
+        );
+    }
+}

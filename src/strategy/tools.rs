@@ -538,7 +538,9 @@ fn cap_text(text: &str, cap: usize, counter: &dyn TokenCounter) -> Option<String
     let mut pieces: Vec<&str> = text.split_inclusive('\n').collect();
     let mut unit = "lines";
     if pieces.len() < 3 {
-        pieces = chunks(text, CHUNK_CHARS);
+        // Pieces small enough that a head and a tail fit a small cap (about four characters
+        // a token), and no larger than CHUNK_CHARS.
+        pieces = chunks(text, cap.saturating_mul(2).clamp(16, CHUNK_CHARS));
         unit = "characters";
     }
     if pieces.len() < 3 {
@@ -568,6 +570,10 @@ fn cap_text(text: &str, cap: usize, counter: &dyn TokenCounter) -> Option<String
         } else {
             tail += 1;
         }
+    }
+    // An output cut down to the note alone would say nothing: keep at least its first piece.
+    if head + tail == 0 {
+        head = 1;
     }
     let kept_head = pieces[..head].concat();
     let kept_tail = pieces[pieces.len() - tail..].concat();
