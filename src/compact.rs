@@ -266,7 +266,8 @@ fn run(
     // The input's features; the selector measures again after tool trimming.
     let features = start.measure(budget, &options.thresholds);
     if !needed {
-        let outcome = Outcome::new(Action::WithinBudget, budget, ToolTrim::default(), features);
+        let rounds = tools::count_rounds(&start.conversation, &options.tools);
+        let outcome = Outcome::new(Action::WithinBudget, budget, rounds, features);
         return finish(&input, start, outcome, options).map(|c| (c.report, Some(c.conversation)));
     }
     let tool_options = select::tool_options(&options.policy, &options.tools, input.tokens);
@@ -742,6 +743,7 @@ impl Outcome {
                 Vec::new()
             },
             pinned_tokens,
+            rules: select::verdicts(&self.features, &options.policy),
             features: self.features,
             profile: options.profile.clone(),
             decision: self.decision,

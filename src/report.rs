@@ -8,7 +8,7 @@ use crate::catalog::Profile;
 use crate::features::Features;
 use crate::format::Format;
 use crate::marker::MarkerMode;
-use crate::select::{Decision, Layer};
+use crate::select::{Decision, Layer, RuleCheck};
 
 use crate::strategy::Protection;
 use crate::strategy::tools::ToolTrim;
@@ -109,6 +109,9 @@ pub struct Report {
     pub features: Features,
     /// The model profile the selector consulted.
     pub profile: Profile,
+    /// Every selector rule's verdict over the measured features, whether or not removal was
+    /// needed.
+    pub rules: Vec<RuleCheck>,
     /// How the removal strategy was chosen; absent when no removal was needed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision: Option<Decision>,

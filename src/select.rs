@@ -273,8 +273,21 @@ pub struct Decision {
     pub confidence: Option<f64>,
     /// The figures of every strategy that was run.
     pub candidates: Vec<Candidate>,
-    /// Every rule, with whether it matched (also when a forced strategy or the profile decided).
-    pub rules: Vec<RuleCheck>,
+}
+
+/// Every rule's verdict over `features`, in order (whichever layer decides, and also when no
+/// removal is needed).
+pub(crate) fn verdicts(features: &Features, policy: &Policy) -> Vec<RuleCheck> {
+    RULES
+        .iter()
+        .map(|rule| RuleCheck {
+            number: rule.number,
+            description: rule.description,
+            matched: (rule.when)(features, policy),
+            strategy: rule.then,
+            confidence: rule.confidence,
+        })
+        .collect()
 }
 
 /// The efficiency score of DESIGN §7, as a float for the report.
@@ -326,17 +339,8 @@ pub(crate) fn decide(
             Optimize::Efficiency => None,
         },
     };
-    let checks: Vec<RuleCheck> = RULES
-        .iter()
-        .map(|rule| RuleCheck {
-            number: rule.number,
-            description: rule.description,
-            matched: (rule.when)(features, policy),
-            strategy: rule.then,
-            confidence: rule.confidence,
-        })
-        .collect();
-    let single = |layer, strategy, rule: Option<&Rule>, rules| {
+    let checks = verdicts(features, policy);
+    let single = |layer, strategy, rule: Option<&Rule>| {
         let plan = strategy::plan(strategy, units, limits);
         let decision = Decision {
             layer,
@@ -344,12 +348,11 @@ pub(crate) fn decide(
             rule: rule.map(|r| r.number),
             confidence: rule.map(|r| r.confidence),
             candidates: vec![candidate(&plan)],
-            rules,
         };
         (decision, plan)
     };
     if let Some(strategy) = forced {
-        return single(Layer::Forced, strategy, None, checks);
+        return single(Layer::Forced, strategy, None);
     }
     if let Optimize::Cost(_) = policy.optimize {
         let middle = strategy::plan(Strategy::Middle, units, limits);
@@ -366,13 +369,12 @@ pub(crate) fn decide(
             rule: None,
             confidence: None,
             candidates,
-            rules: checks,
         };
         return (decision, chosen);
     }
     match profile.strategy {
-        Preference::Middle => return single(Layer::Provider, Strategy::Middle, None, checks),
-        Preference::Oldest => return single(Layer::Provider, Strategy::Oldest, None, checks),
+        Preference::Middle => return single(Layer::Provider, Strategy::Middle, None),
+        Preference::Oldest => return single(Layer::Provider, Strategy::Oldest, None),
         Preference::Hybrid => {}
     }
     let winner = RULES
@@ -381,7 +383,7 @@ pub(crate) fn decide(
         .find(|(_, check)| check.matched)
         .map(|(rule, _)| rule);
     if let Some(rule) = winner.filter(|r| r.confidence >= policy.confidence_threshold) {
-        return single(Layer::Rule, rule.then, Some(rule), checks);
+        return single(Layer::Rule, rule.then, Some(rule));
     }
     let middle = strategy::plan(Strategy::Middle, units, limits);
     let oldest = strategy::plan(Strategy::Oldest, units, limits);
@@ -397,7 +399,6 @@ pub(crate) fn decide(
         rule: None,
         confidence: None,
         candidates,
-        rules: checks,
     };
     (decision, chosen)
 }

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::Applied;
-use crate::conversation::{Layout, Message, Part, Role};
+use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::marker;
 use crate::tokens::{Counts, TokenCounter};
 use crate::units::is_user_turn;
@@ -122,28 +122,8 @@ pub(crate) fn trim(
     budget: Option<usize>,
     counter: &dyn TokenCounter,
 ) -> (Applied, ToolTrim) {
-    let conversation = &state.conversation;
-    // In formats with one item per call (Responses), a round starts at the first item of its
-    // window (a reasoning item before the calls) and covers the calls after its first: those
-    // start no round of their own.
-    let mut rounds: Vec<Round> = Vec::new();
-    for caller in 0..conversation.messages.len() {
-        if rounds.last().is_some_and(|r| caller < r.end) {
-            continue;
-        }
-        let end = conversation.result_window(caller).end;
-        if conversation.messages[caller..end.max(caller + 1)]
-            .iter()
-            .any(Message::has_calls)
-        {
-            rounds.push(Round { caller, end });
-        }
-    }
-    let mut report = ToolTrim {
-        rounds: rounds.len(),
-        kept: rounds.len().min(options.keep),
-        ..ToolTrim::default()
-    };
+    let rounds = rounds(&state.conversation);
+    let mut report = census(&rounds, options);
     let untouched_total = state.counts.total();
     if let Some(cap) = options.max_output {
         report.truncated = cap_all(&mut state, cap, counter);
@@ -186,6 +166,41 @@ pub(crate) fn trim(
     (report.cleared, report.dropped) = (cleared, dropped);
     report.tokens_freed = untouched_total.saturating_sub(total);
     (apply_edits(state, planned), report)
+}
+
+/// What trimming would start from, with nothing trimmed: how many tool rounds there are and how
+/// many of them are kept whole.
+pub(crate) fn count_rounds(conversation: &Conversation, options: &ToolOptions) -> ToolTrim {
+    census(&rounds(conversation), options)
+}
+
+/// The rounds and kept rounds of a report with nothing trimmed yet.
+fn census(rounds: &[Round], options: &ToolOptions) -> ToolTrim {
+    ToolTrim {
+        rounds: rounds.len(),
+        kept: rounds.len().min(options.keep),
+        ..ToolTrim::default()
+    }
+}
+
+/// The tool rounds of a conversation, in order. In formats with one item per call
+/// (Responses), a round starts at the first item of its window (a reasoning item before the
+/// calls) and covers the calls after its first: those start no round of their own.
+fn rounds(conversation: &Conversation) -> Vec<Round> {
+    let mut rounds: Vec<Round> = Vec::new();
+    for caller in 0..conversation.messages.len() {
+        if rounds.last().is_some_and(|r| caller < r.end) {
+            continue;
+        }
+        let end = conversation.result_window(caller).end;
+        if conversation.messages[caller..end.max(caller + 1)]
+            .iter()
+            .any(Message::has_calls)
+        {
+            rounds.push(Round { caller, end });
+        }
+    }
+    rounds
 }
 
 /// Caps every oversize result in place; returns how many were capped.

@@ -529,18 +529,21 @@ fn describe(report: &Report) -> String {
             h.message, h.agent, h.pattern
         );
     }
+    for rule in &report.rules {
+        let mark = if rule.matched { "matched" } else { "-" };
+        let _ = writeln!(
+            out,
+            "rule {} [{mark}] → {} ({}): {}",
+            rule.number,
+            rule.strategy.as_str(),
+            rule.confidence,
+            rule.description
+        );
+    }
+    if report.decision.is_none() {
+        out.push_str("no removal needed: no strategy was chosen\n");
+    }
     if let Some(decision) = &report.decision {
-        for rule in &decision.rules {
-            let mark = if rule.matched { "matched" } else { "-" };
-            let _ = writeln!(
-                out,
-                "rule {} [{mark}] → {} ({}): {}",
-                rule.number,
-                rule.strategy.as_str(),
-                rule.confidence,
-                rule.description
-            );
-        }
         for c in &decision.candidates {
             let _ = writeln!(
                 out,
