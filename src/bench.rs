@@ -70,12 +70,13 @@ impl Contender {
         }
     }
 
-    /// The library options this contender runs with (not used by [`Contender::Naive`]).
-    fn options(self, budget: usize, tokenizer: Tokenizer) -> Options {
+    /// The library options this contender runs with (not used by [`Contender::Naive`]):
+    /// `base` at `budget` tokens; `oldest`, `middle` and `auto` turn tool trimming off, the first
+    /// two force their strategy, and `auto` lets the selector choose.
+    fn options(self, budget: usize, base: &Options) -> Options {
         let base = Options {
-            tokenizer,
-            profile: Profile::generic(tokenizer),
-            ..Options::with_budget(Budget::Tokens(budget))
+            budget: Budget::Tokens(budget),
+            ..base.clone()
         };
         let off = ToolOptions {
             mode: ToolMode::Off,
@@ -91,7 +92,11 @@ impl Contender {
                 tools: off,
                 ..base
             },
-            Self::Auto => Options { tools: off, ..base },
+            Self::Auto => Options {
+                strategy: None,
+                tools: off,
+                ..base
+            },
             Self::Tools | Self::Default | Self::Naive => base,
         }
     }
@@ -370,7 +375,7 @@ enum Target {
 #[derive(Debug, Clone)]
 pub struct Bench {
     target: Target,
-    tokenizer: Tokenizer,
+    base: Options,
     tallies: [Tally; 6],
 }
 
@@ -382,6 +387,21 @@ impl Bench {
     /// [`Error::BadBudget`] for a ratio that is not a number above 0, a budget of 0 tokens, or
     /// a window budget (the bench has no model).
     pub fn new(budget: Budget, tokenizer: Tokenizer) -> Result<Self> {
+        let base = Options {
+            tokenizer,
+            profile: Profile::generic(tokenizer),
+            ..Options::with_budget(budget)
+        };
+        Self::with_options(budget, base)
+    }
+
+    /// A bench as [`Bench::new`] whose contenders start from `base`: its tokenizer and model
+    /// profile for all, its tool options for `tools` and `default`, its forced strategy (if
+    /// any) for `default`.
+    ///
+    /// # Errors
+    /// As [`Bench::new`].
+    pub fn with_options(budget: Budget, base: Options) -> Result<Self> {
         budget.check()?;
         let target = match budget {
             Budget::Tokens(tokens) => Target::Tokens(tokens),
@@ -396,7 +416,7 @@ impl Bench {
         };
         Ok(Self {
             target,
-            tokenizer,
+            base,
             tallies: Default::default(),
         })
     }
@@ -414,7 +434,7 @@ impl Bench {
                 count: problems.len(),
             });
         }
-        let before = self.tokenizer.count(conversation).total();
+        let before = self.base.tokenizer.count(conversation).total();
         let budget = self.resolve(before);
         let total = conversation.messages.len();
         let users: Vec<usize> = (0..total)
@@ -423,16 +443,10 @@ impl Bench {
         let evidence = Evidence::of(conversation);
         let mut failures = Vec::new();
         for (contender, tally) in Contender::ALL.into_iter().zip(&mut self.tallies) {
-            let trial = run(
-                contender,
-                conversation,
-                budget,
-                self.tokenizer,
-                &mut failures,
-            );
+            let trial = run(contender, conversation, budget, &self.base, &mut failures);
             let output = trial.output.as_ref().unwrap_or(conversation);
             let after = if trial.output.is_some() {
-                self.tokenizer.count(output).total()
+                self.base.tokenizer.count(output).total()
             } else {
                 before
             };
@@ -520,9 +534,10 @@ fn run(
     contender: Contender,
     conversation: &Conversation,
     budget: usize,
-    tokenizer: Tokenizer,
+    base: &Options,
     failures: &mut Vec<Failure>,
 ) -> Trial {
+    let tokenizer = base.tokenizer;
     let all = vec![true; conversation.messages.len()];
     if contender == Contender::Naive {
         let start = Instant::now();
@@ -536,7 +551,7 @@ fn run(
             elapsed,
         };
     }
-    let options = contender.options(budget, tokenizer);
+    let options = contender.options(budget, base);
     let input = conversation.clone();
     let start = Instant::now();
     let result = if contender == Contender::Tools {

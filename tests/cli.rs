@@ -691,3 +691,36 @@ fn analyze_runs_without_a_budget_and_always_shows_rules_and_rounds() {
     let text = ctxcompact(&["analyze", &input, "--model", "gpt-5"], None);
     assert!(String::from_utf8_lossy(&text.stdout).contains("tool trimming: 8 rounds"));
 }
+
+// See: #9
+#[test]
+fn bench_takes_a_model_a_strategy_and_tool_options() {
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/conversations/openai-tools-12.json");
+    let file = file.to_str().unwrap();
+    let table = ctxcompact(&["bench", file, "--model", "claude-sonnet-4-5"], None);
+    assert!(table.status.success(), "{}", stderr(&table));
+    assert!(String::from_utf8_lossy(&table.stdout).contains("(chars)"));
+    let row = |args: &[&str]| -> Value {
+        let mut all = vec!["bench", file, "--json"];
+        all.extend_from_slice(args);
+        let run = ctxcompact(&all, None);
+        assert!(run.status.success(), "{args:?}: {}", stderr(&run));
+        let rows: Value = serde_json::from_slice(&run.stdout).unwrap();
+        rows["strategies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["strategy"] == "tools")
+            .unwrap()
+            .clone()
+    };
+    // Keeping no tool round whole lets the `tools` contender clear more.
+    let kept_3 = row(&[])["utilization"].as_f64().unwrap();
+    let kept_0 = row(&["--keep-tool-rounds", "0"])["utilization"]
+        .as_f64()
+        .unwrap();
+    assert!(kept_0 < kept_3, "{kept_0} vs {kept_3}");
+    let forced = ctxcompact(&["bench", file, "--strategy", "oldest"], None);
+    assert!(forced.status.success(), "{}", stderr(&forced));
+}

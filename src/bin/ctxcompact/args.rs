@@ -131,6 +131,13 @@ pub(crate) enum Command {
         /// Budget in tokens, the same for every conversation.
         #[arg(long, allow_negative_numbers = true, value_parser = token_count)]
         target: Option<usize>,
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Force a removal strategy on the `default` contender.
+        #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
+        strategy: StrategyArg,
+        #[command(flatten)]
+        tools: ToolArgs,
         /// Print `{"strategies": [...]}` instead of a table.
         #[arg(long)]
         json: bool,
@@ -293,8 +300,9 @@ impl Command {
     pub(crate) fn prepare_tokenizer(&self) {
         let model = match self {
             Self::Compact { budget, .. } | Self::Analyze { budget, .. } => &budget.model,
-            Self::TrimTools { model, .. } | Self::Count { model, .. } => model,
-            Self::Bench { .. } => return Tokenizer::O200k.prepare(),
+            Self::TrimTools { model, .. }
+            | Self::Count { model, .. }
+            | Self::Bench { model, .. } => model,
             Self::Validate { .. } | Self::Replay(_) => return,
         };
         if let Ok(options) = model.options(Some(Budget::Ratio(1.0)), "") {
@@ -410,6 +418,19 @@ pub(crate) fn options(
 /// Builds library options for tool trimming alone (no budget is used).
 pub(crate) fn tool_options(model: &ModelArgs, tools: &ToolArgs) -> Result<Options> {
     let mut options = model.options(Some(Budget::Ratio(1.0)), "")?;
+    options.tools = tools.options();
+    Ok(options)
+}
+
+/// Builds the bench's base options: model, tokenizer, strategy and tool options (the budget
+/// is set per conversation).
+pub(crate) fn bench_options(
+    model: &ModelArgs,
+    strategy: StrategyArg,
+    tools: &ToolArgs,
+) -> Result<Options> {
+    let mut options = model.options(Some(Budget::Ratio(1.0)), "")?;
+    options.strategy = strategy.strategy();
     options.tools = tools.options();
     Ok(options)
 }

@@ -120,8 +120,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             paths,
             ratio,
             target,
+            model,
+            strategy,
+            tools,
             json,
-        } => bench(&paths, args::bench_budget(ratio, target), json),
+        } => {
+            let base = args::bench_options(&model, strategy, &tools)?;
+            bench(&paths, args::bench_budget(ratio, target), base, json)
+        }
         Command::Replay(replay_args) => replay::run(&replay_args),
     }
 }
@@ -200,8 +206,14 @@ fn validate(input: &Input) -> Result<ExitCode> {
 }
 
 /// Runs the bench over every conversation under `paths` and prints its table.
-fn bench(paths: &[PathBuf], budget: ctxcompact::Budget, json: bool) -> Result<ExitCode> {
-    let mut bench = Bench::new(budget, Tokenizer::O200k)?;
+fn bench(
+    paths: &[PathBuf],
+    budget: ctxcompact::Budget,
+    base: ctxcompact::Options,
+    json: bool,
+) -> Result<ExitCode> {
+    let tokenizer = base.tokenizer;
+    let mut bench = Bench::with_options(budget, base)?;
     let mut files = Vec::new();
     for path in paths {
         json_files(path, &mut files)?;
@@ -257,7 +269,7 @@ fn bench(paths: &[PathBuf], budget: ctxcompact::Budget, json: bool) -> Result<Ex
         text.push('\n');
         text
     } else {
-        bench_table(&rows, budget)
+        bench_table(&rows, budget, tokenizer)
     };
     io::stdout().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
@@ -311,14 +323,15 @@ fn clear(progress: bool) -> &'static str {
 }
 
 /// The bench rows as an aligned text table.
-fn bench_table(rows: &[Row], budget: ctxcompact::Budget) -> String {
+fn bench_table(rows: &[Row], budget: ctxcompact::Budget, tokenizer: Tokenizer) -> String {
     let budget = match budget {
         ctxcompact::Budget::Tokens(tokens) => format!("{tokens} tokens"),
         ctxcompact::Budget::Ratio(ratio) => format!("{ratio} of each conversation's tokens"),
         ctxcompact::Budget::Window { .. } => "the model's window".into(),
     };
     let conversations = rows.first().map_or(0, |r| r.conversations);
-    let mut out = format!("{conversations} conversations, budget {budget} (o200k)\n\n");
+    let tokenizer = tokenizer.as_str();
+    let mut out = format!("{conversations} conversations, budget {budget} ({tokenizer})\n\n");
     let _ = writeln!(
         out,
         "{:<9} {:>6} {:>7} {:>7} {:>10} {:>11} {:>12} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9}",
