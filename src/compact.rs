@@ -54,6 +54,9 @@ pub struct Options {
     pub tokenizer: Tokenizer,
     /// Tool-round trimming settings.
     pub tools: ToolOptions,
+    /// Tokens every request carries that the conversation does not hold (an agent's system
+    /// prompt and tool definitions): added to the count of what is outside the messages.
+    pub overhead: usize,
 }
 
 impl Options {
@@ -104,7 +107,16 @@ impl Options {
             model_match: None,
             tokenizer: Tokenizer::O200k,
             tools: ToolOptions::default(),
+            overhead: 0,
         }
+    }
+
+    /// Counts a conversation's messages once with the tokenizer, and adds the overhead to the
+    /// count of what lies outside them.
+    pub fn count(&self, conversation: &Conversation) -> tokens::Counts {
+        let mut counts = self.tokenizer.count(conversation);
+        counts.system += self.overhead;
+        counts
     }
 }
 
@@ -169,7 +181,7 @@ pub(crate) fn trim_tools_counted(
     counts: Option<tokens::Counts>,
     options: &Options,
 ) -> Result<Compacted> {
-    let (input, start) = checked_start(conversation, counts, options.tokenizer)?;
+    let (input, start) = checked_start(conversation, counts, options)?;
     let budget = input.tokens;
     let features = start.measure(budget, &options.thresholds);
     let (trimmed, tool_trim) =
@@ -215,7 +227,7 @@ struct Input {
 fn checked_start(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
-    tokenizer: Tokenizer,
+    options: &Options,
 ) -> Result<(Input, Applied)> {
     let problems = validate::check(&conversation);
     if let Some(first) = problems.first() {
@@ -224,7 +236,7 @@ fn checked_start(
             count: problems.len(),
         });
     }
-    let counts = counts.unwrap_or_else(|| tokenizer.count(&conversation));
+    let counts = counts.unwrap_or_else(|| options.count(&conversation));
     let input = Input {
         format: conversation.format,
         messages: conversation.messages.len(),
@@ -240,7 +252,7 @@ fn run(
     options: &Options,
 ) -> Result<(Report, Option<Conversation>)> {
     let counter = options.tokenizer.counter();
-    let (input, start) = checked_start(conversation, counts, options.tokenizer)?;
+    let (input, start) = checked_start(conversation, counts, options)?;
     let resolved = options
         .budget
         .resolve(input.tokens, options.profile.context_window)?;

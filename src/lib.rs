@@ -46,6 +46,7 @@
 
 pub mod bench;
 mod budget;
+pub mod calibrate;
 mod catalog;
 mod compact;
 mod conversation;
@@ -78,5 +79,7 @@ pub use report::{Action, Report};
 pub use session::{Compaction, Session, Turn, fallback_budget};
 pub use strategy::tools::{ToolMode, ToolOptions, ToolTrim};
 pub use strategy::{Plan, Protection, Strategy};
-pub use tokens::{CharEstimate, Counts, Tiktoken, TokenCounter, Tokenizer, count};
+pub use tokens::{
+    CalibratedEstimate, CharEstimate, Counts, Factor, Tiktoken, TokenCounter, Tokenizer, count,
+};
 pub use validate::{Problem, ProblemKind, check};

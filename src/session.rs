@@ -77,7 +77,7 @@ impl Session {
         compaction: Compaction,
     ) -> Result<Self> {
         let trigger = trigger_tokens(&options)?;
-        let counts = options.tokenizer.count(&conversation);
+        let counts = options.count(&conversation);
         let mut session = Self {
             options,
             compaction,

@@ -6,11 +6,13 @@
 //! parts (images, thinking, …) are estimated. Encoders are built once per process; each message
 //! is counted once by [`count`], and every later stage reads the cached [`Counts`].
 
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde_json::Value;
 use tiktoken_rs::CoreBPE;
 
+use crate::calibrate::{self, Family};
 use crate::conversation::{Conversation, Message, Part};
 
 /// Tokens every message costs beyond its fields. Source: OpenAI cookbook, "How to count tokens
@@ -32,25 +34,80 @@ pub(crate) const MEDIA_TOKENS: usize = 85;
 /// thumb for English text with BPE tokenizers).
 pub(crate) const CHARS_PER_TOKEN: usize = 4;
 
-/// Which tokenizer counts the text.
+/// Which tokenizer counts the text. Written in JSON (the catalog, the report) by its name:
+/// `o200k`, `cl100k`, `chars`, or a model family's name (`claude-opus`, …) for the calibrated
+/// estimator, which reads back with that family's shipped factor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(into = "String", try_from = "String")]
 pub enum Tokenizer {
     /// `o200k_base` (GPT-4o, GPT-4.1, GPT-5, o-series).
     O200k,
     /// `cl100k_base` (GPT-4, GPT-3.5-turbo).
     Cl100k,
-    /// ceil(chars ÷ 4): for models whose tokenizer is not public.
+    /// ceil(chars ÷ 4): a rough estimate for models whose tokenizer is not public.
     Chars,
+    /// ceil(chars × a factor fitted on a model family's recorded usage) (see
+    /// [`crate::calibrate`]): for Claude and Gemini models, whose tokenizers are not public.
+    Calibrated(Factor),
+}
+
+/// The tokens-per-character factor of a calibrated estimator, for one model family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Factor {
+    /// The family it was fitted for.
+    pub family: Family,
+    /// Tokens per million characters (an integer, so that counting is exact arithmetic and
+    /// the tokenizer stays `Eq`).
+    pub per_million_chars: u32,
+}
+
+impl Factor {
+    /// The factor of `tokens_per_char` for `family`, rounded to a millionth.
+    pub fn new(family: Family, tokens_per_char: f64) -> Self {
+        // Factors are small positive numbers (about 0.2 to 1); the clamp keeps the cast exact.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let per_million_chars = (tokens_per_char * 1e6).round().clamp(1.0, 1e9) as u32;
+        Self {
+            family,
+            per_million_chars,
+        }
+    }
+
+    /// Tokens per character.
+    pub fn tokens_per_char(self) -> f64 {
+        f64::from(self.per_million_chars) / 1e6
+    }
 }
 
 impl Tokenizer {
-    /// The tokenizer's name as the CLI spells it.
+    /// The tokenizer's name as the CLI spells it (a family's name for a calibrated one).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::O200k => "o200k",
             Self::Cl100k => "cl100k",
             Self::Chars => "chars",
+            Self::Calibrated(factor) => factor.family.as_str(),
+        }
+    }
+
+    /// The tokenizer named `name` (as [`Tokenizer::as_str`] spells it); a family's name gives
+    /// its calibrated estimator with the shipped factor.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "o200k" => Some(Self::O200k),
+            "cl100k" => Some(Self::Cl100k),
+            "chars" => Some(Self::Chars),
+            other => Family::from_name(other).map(|f| Self::Calibrated(calibrate::shipped(f))),
+        }
+    }
+
+    /// What counts and how far it is known to be from the provider's own figures, in one line.
+    pub fn describe(self) -> String {
+        match self {
+            Self::O200k => "tiktoken o200k_base: exact for the models that use it".into(),
+            Self::Cl100k => "tiktoken cl100k_base: exact for the models that use it".into(),
+            Self::Chars => "ceil(characters / 4): a rough estimate, no measured error".into(),
+            Self::Calibrated(factor) => calibrate::describe(factor),
         }
     }
 
@@ -68,6 +125,7 @@ impl Tokenizer {
             Self::O200k => &O200K,
             Self::Cl100k => &CL100K,
             Self::Chars => return &CharEstimate,
+            Self::Calibrated(factor) => return calibrated(factor),
         };
         pool[slot.min(MAX_THREADS - 1)].get_or_init(|| Tiktoken::new(self))
     }
@@ -86,11 +144,8 @@ impl Tokenizer {
             .map_or(1, std::num::NonZero::get)
             .min(MAX_THREADS)
             .min(total_bytes / PARALLEL_MIN_BYTES + 1);
-        let system = conversation
-            .system
-            .as_ref()
-            .map_or(0, |s| self.counter().count_message(s));
-        if threads <= 1 || self == Self::Chars {
+        let system = fixed_tokens(conversation, self.counter());
+        if threads <= 1 || matches!(self, Self::Chars | Self::Calibrated(_)) {
             let counter = self.counter();
             return Counts {
                 messages: messages.iter().map(|m| counter.count_message(m)).collect(),
@@ -132,6 +187,55 @@ impl Tokenizer {
             system,
         }
     }
+}
+
+impl From<Tokenizer> for String {
+    fn from(tokenizer: Tokenizer) -> Self {
+        tokenizer.as_str().into()
+    }
+}
+
+impl TryFrom<String> for Tokenizer {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, Self::Error> {
+        Self::from_name(&name).ok_or_else(|| {
+            format!(
+                "unknown tokenizer `{name}` (expected o200k, cl100k, chars or a family: {})",
+                Family::ALL.map(Family::as_str).join(", ")
+            )
+        })
+    }
+}
+
+/// The process-wide counter of a calibrated factor. Each distinct factor is built once and kept
+/// for the life of the process (a handful: the shipped families and a user's calibration).
+fn calibrated(factor: Factor) -> &'static dyn TokenCounter {
+    static BUILT: Mutex<BTreeMap<u32, &'static CalibratedEstimate>> = Mutex::new(BTreeMap::new());
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    *built.entry(factor.per_million_chars).or_insert_with(|| {
+        Box::leak(Box::new(CalibratedEstimate {
+            per_million_chars: u64::from(factor.per_million_chars),
+        }))
+    })
+}
+
+/// Tokens of what a request holds besides its messages: the top-level system prompt and the
+/// tool definitions (`tools`, Bedrock's `toolConfig`), counted as their JSON text.
+fn fixed_tokens(conversation: &Conversation, counter: &dyn TokenCounter) -> usize {
+    let system = conversation
+        .system
+        .as_ref()
+        .map_or(0, |s| counter.count_message(s));
+    let tools: usize = conversation.envelope.as_ref().map_or(0, |envelope| {
+        ["tools", "toolConfig"]
+            .iter()
+            .filter_map(|key| envelope.get(*key))
+            .filter(|value| !value.is_null())
+            .map(|value| counter.count_text(&value.to_string()))
+            .sum()
+    });
+    system + tools
 }
 
 /// Most threads counting uses; beyond this the gain is small and the encoders' memory is not.
@@ -216,7 +320,7 @@ pub trait TokenCounter: Sync {
 }
 
 /// The documented estimate for a part the engine does not read.
-fn opaque_tokens(value: &Value) -> usize {
+pub(crate) fn opaque_tokens(value: &Value) -> usize {
     let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
     if matches!(
         kind,
@@ -241,7 +345,9 @@ impl Tiktoken {
     pub fn new(tokenizer: Tokenizer) -> Self {
         let bpe = match tokenizer {
             Tokenizer::Cl100k => tiktoken_rs::cl100k_base(),
-            Tokenizer::O200k | Tokenizer::Chars => tiktoken_rs::o200k_base(),
+            Tokenizer::O200k | Tokenizer::Chars | Tokenizer::Calibrated(_) => {
+                tiktoken_rs::o200k_base()
+            }
         };
         Self {
             bpe: bpe.expect("tiktoken-rs ships the o200k and cl100k tables"),
@@ -264,12 +370,25 @@ impl TokenCounter for CharEstimate {
     }
 }
 
+/// ceil(chars × tokens per character) for one calibrated factor.
+pub struct CalibratedEstimate {
+    per_million_chars: u64,
+}
+
+impl TokenCounter for CalibratedEstimate {
+    fn count_text(&self, text: &str) -> usize {
+        let chars = text.chars().count() as u64;
+        usize::try_from((chars * self.per_million_chars).div_ceil(1_000_000)).unwrap_or(usize::MAX)
+    }
+}
+
 /// Cached per-message counts of one conversation: computed once, read by every later stage.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Counts {
     /// Tokens of each message, by index.
     pub messages: Vec<usize>,
-    /// Tokens of Anthropic's top-level system prompt (0 when there is none).
+    /// Tokens the request holds outside its messages: a top-level system prompt, the tool
+    /// definitions, and any overhead the caller added (`Options::overhead`); 0 when none.
     pub system: usize,
 }
 
@@ -289,10 +408,7 @@ pub fn count(conversation: &Conversation, counter: &dyn TokenCounter) -> Counts 
             .iter()
             .map(|m| counter.count_message(m))
             .collect(),
-        system: conversation
-            .system
-            .as_ref()
-            .map_or(0, |s| counter.count_message(s)),
+        system: fixed_tokens(conversation, counter),
     }
 }
 

@@ -105,6 +105,28 @@ pub(crate) trait Reader: Sync {
     fn evidence(&self, records: &[Record]) -> Evidence;
     /// Reads the input into a conversation.
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation>;
+    /// Reads the input into a conversation, with the input sizes the provider reported for
+    /// the calls the log recorded (none for formats that record none).
+    fn read_usage(
+        &self,
+        records: Vec<Record>,
+        options: &ReadOptions,
+    ) -> Result<(Conversation, Vec<RecordedUsage>)> {
+        Ok((self.read(records, options)?, Vec::new()))
+    }
+}
+
+/// One model call's input size as the provider reported it, recorded in a session log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedUsage {
+    /// Index of the first message the call produced: the request held the messages before it.
+    pub message: usize,
+    /// The request's input tokens as reported, cached and uncached together.
+    pub input_tokens: usize,
+    /// The model that served the call, as recorded.
+    pub model: String,
+    /// The log line that recorded it.
+    pub line: usize,
 }
 
 /// Writing one API format, and the rules the engine must follow in it.
@@ -187,6 +209,21 @@ pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Conversation> {
 /// As [`parse`].
 pub fn parse_with(bytes: &[u8], options: &ReadOptions) -> Result<Conversation> {
     read(records_of_slice(bytes)?, options)
+}
+
+/// Reads a conversation from a session log with the input size the provider reported for each
+/// recorded call (Claude Code `message.usage`, Codex `token_count` events, Gemini CLI `tokens`);
+/// other formats give no usage.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_with_usage(
+    bytes: &[u8],
+    options: &ReadOptions,
+) -> Result<(Conversation, Vec<RecordedUsage>)> {
+    let records = records_of_slice(bytes)?;
+    let format = choose(&records, options.format)?;
+    reader(format).read_usage(records, options)
 }
 
 /// Reads a conversation from a reader, value by value, without holding its bytes and the parsed

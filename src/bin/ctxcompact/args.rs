@@ -98,6 +98,9 @@ pub(crate) enum Command {
     },
     /// Replay recorded sessions call by call: what each compaction policy costs under prompt caching.
     Replay(crate::replay::ReplayArgs),
+    /// Fit tokens-per-character factors to the usage recorded in session logs (or, with
+    /// `--evaluate`, measure the current ones).
+    Calibrate(crate::calibrate::CalibrateArgs),
 }
 
 /// The input file and its format.
@@ -145,6 +148,13 @@ pub(crate) struct ModelArgs {
     /// A model catalog to use instead of the built-in one.
     #[arg(long)]
     pub(crate) catalog: Option<PathBuf>,
+    /// Factors for the calibrated estimators (the output of `calibrate --json`) instead of
+    /// the shipped ones.
+    #[arg(long)]
+    pub(crate) calibration: Option<PathBuf>,
+    /// Tokens the agent sends that the input does not hold (system prompt, tool definitions).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) overhead: usize,
 }
 
 /// The budget: explicit tokens, a ratio of the current total, or the model's window.
@@ -279,6 +289,10 @@ impl ModelArgs {
                 TokenizerArg::Chars => Tokenizer::Chars,
             };
         }
+        if let Some(path) = &self.calibration {
+            options.tokenizer = crate::calibrate::load(path)?.apply(options.tokenizer);
+        }
+        options.overhead = self.overhead;
         Ok(options)
     }
 }

@@ -1,6 +1,7 @@
 //! The `ctxcompact` command line: arguments → options → library → output; errors → exit code.
 
 mod args;
+mod calibrate;
 mod output;
 mod replay;
 
@@ -108,6 +109,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
         } => bench(&paths, args::bench_budget(ratio, target), json),
         Command::Replay(replay_args) => replay::run(&replay_args),
+        Command::Calibrate(calibrate_args) => calibrate::run(&calibrate_args),
     }
 }
 
