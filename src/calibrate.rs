@@ -25,7 +25,9 @@ use serde::{Deserialize, Serialize};
 use crate::conversation::{Conversation, Message, Part};
 use crate::error::{Error, Result};
 use crate::format::{self, ReadOptions, RecordedUsage};
-use crate::tokens::{Factor, TokenCounter, Tokenizer, opaque_tokens};
+use serde_json::Value;
+
+use crate::tokens::{Factor, TokenCounter, Tokenizer, opaque_tokens, thinking_text, unescaped};
 
 /// The shipped calibration, embedded at build time.
 const BUILTIN: &str = include_str!("../data/calibration.json");
@@ -291,6 +293,17 @@ impl TokenCounter for CharCount {
     fn count_text(&self, text: &str) -> usize {
         text.chars().count()
     }
+
+    /// As the calibrated estimator counts them.
+    fn count_arguments(&self, arguments: &Value) -> usize {
+        self.count_text(&unescaped(arguments))
+    }
+
+    /// Thinking as its text, as the calibrated estimator counts it; other opaque parts are
+    /// measured apart (see [`opaque_in`]).
+    fn count_opaque(&self, value: &Value) -> usize {
+        thinking_text(value).map_or(0, |text| self.count_text(text))
+    }
 }
 
 /// The documented estimate of the opaque parts of a message (results included).
@@ -298,8 +311,9 @@ fn opaque_in(parts: &[Part]) -> usize {
     parts
         .iter()
         .map(|part| match part {
-            Part::Opaque(value) => opaque_tokens(value),
+            Part::Opaque(value) if thinking_text(value).is_none() => opaque_tokens(value),
             Part::ToolResult { content, .. } => opaque_in(content),
+            Part::Opaque(_) => 0,
             Part::Text { .. } | Part::ToolCall { .. } => 0,
         })
         .sum()
@@ -307,11 +321,7 @@ fn opaque_in(parts: &[Part]) -> usize {
 
 /// (characters, opaque tokens) of one message.
 fn measure(message: &Message) -> (usize, usize) {
-    let opaque = opaque_in(&message.parts);
-    (
-        CharCount.count_message(message).saturating_sub(opaque),
-        opaque,
-    )
+    (CharCount.count_message(message), opaque_in(&message.parts))
 }
 
 /// The recorded calls of every log, by family, in log order.
@@ -446,6 +456,7 @@ pub fn evaluate(logs: &[SessionLog], calibration: &Calibration) -> Vec<FamilyFit
                 let added = as_f64(prefix[usage.message]) - as_f64(prefix[anchor.message]);
                 let estimate = as_f64(anchor.input_tokens) + added;
                 entry.0.push((estimate, as_f64(usage.input_tokens)));
+                eprintln!("DBG {} msg {} line {} est {estimate} rep {} err {:.2}", log.name, usage.message, usage.line, usage.input_tokens, (estimate - as_f64(usage.input_tokens)) / as_f64(usage.input_tokens) * 100.0);
             }
         }
     }

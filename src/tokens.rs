@@ -295,6 +295,14 @@ pub trait TokenCounter: Sync {
         tokens
     }
 
+    /// Tokens of a tool call's arguments: a JSON string as its text, other JSON as written.
+    fn count_arguments(&self, arguments: &Value) -> usize {
+        match arguments {
+            Value::String(text) => self.count_text(text),
+            other => self.count_text(&other.to_string()),
+        }
+    }
+
     /// Tokens of content parts, calls and results.
     fn count_parts(&self, parts: &[Part]) -> usize {
         parts
@@ -303,19 +311,19 @@ pub trait TokenCounter: Sync {
                 Part::Text { text, .. } => self.count_text(text),
                 Part::ToolCall {
                     name, arguments, ..
-                } => {
-                    let arguments = match arguments {
-                        Value::String(text) => self.count_text(text),
-                        other => self.count_text(&other.to_string()),
-                    };
-                    TOOL_CALL_OVERHEAD + self.count_text(name) + arguments
-                }
+                } => TOOL_CALL_OVERHEAD + self.count_text(name) + self.count_arguments(arguments),
                 Part::ToolResult {
                     call_id, content, ..
                 } => self.count_text(call_id) + self.count_parts(content),
-                Part::Opaque(value) => opaque_tokens(value),
+                Part::Opaque(value) => self.count_opaque(value),
             })
             .sum()
+    }
+
+    /// Tokens of a part the engine does not read: a documented estimate (see
+    /// [`MEDIA_TOKENS`] and [`CHARS_PER_TOKEN`]).
+    fn count_opaque(&self, value: &Value) -> usize {
+        opaque_tokens(value)
     }
 }
 
@@ -380,6 +388,57 @@ impl TokenCounter for CalibratedEstimate {
         let chars = text.chars().count() as u64;
         usize::try_from((chars * self.per_million_chars).div_ceil(1_000_000)).unwrap_or(usize::MAX)
     }
+
+    /// Arguments count as the text of their keys and values, unescaped: Claude and Gemini are
+    /// sent them as parameters rather than as escaped JSON, and escapes (`\n`, `\"`) would
+    /// otherwise count as text.
+    fn count_arguments(&self, arguments: &Value) -> usize {
+        self.count_text(&unescaped(arguments))
+    }
+
+    /// A thinking block counts as its text: its signature is not text the model reads.
+    fn count_opaque(&self, value: &Value) -> usize {
+        match thinking_text(value) {
+            Some(text) => self.count_text(text),
+            None => opaque_tokens(value),
+        }
+    }
+}
+
+/// The text of a thinking block (Anthropic `thinking`, `redacted_thinking` counting as empty).
+pub(crate) fn thinking_text(value: &Value) -> Option<&str> {
+    match value.get("type").and_then(Value::as_str) {
+        Some("thinking") => Some(value.get("thinking").and_then(Value::as_str).unwrap_or("")),
+        Some("redacted_thinking") => Some(""),
+        _ => None,
+    }
+}
+
+/// The keys and values of a JSON value as plain text, one per line, strings unescaped.
+pub(crate) fn unescaped(value: &Value) -> String {
+    fn walk(value: &Value, out: &mut String) {
+        match value {
+            Value::String(text) => {
+                out.push_str(text);
+                out.push('\n');
+            }
+            Value::Array(items) => items.iter().for_each(|item| walk(item, out)),
+            Value::Object(map) => {
+                for (key, item) in map {
+                    out.push_str(key);
+                    out.push('\n');
+                    walk(item, out);
+                }
+            }
+            other => {
+                out.push_str(&other.to_string());
+                out.push('\n');
+            }
+        }
+    }
+    let mut out = String::new();
+    walk(value, &mut out);
+    out
 }
 
 /// Cached per-message counts of one conversation: computed once, read by every later stage.
