@@ -17,7 +17,7 @@
 //! [`Calibration::from_json`]. Figures are rounded (factors to a millionth, errors to a
 //! hundredth of a percent) so the output is the same on every run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -164,7 +164,7 @@ impl Calibration {
             problem,
             source: None,
         };
-        let mut seen = std::collections::BTreeSet::new();
+        let mut seen = BTreeSet::new();
         for (index, fit) in calibration.families.iter().enumerate() {
             if !seen.insert(fit.family) {
                 return Err(problem(format!(
@@ -325,9 +325,9 @@ fn measure(message: &Message) -> (usize, usize) {
 }
 
 /// The recorded calls of every log, by family, in log order.
-fn calls(logs: &[SessionLog]) -> BTreeMap<Family, Vec<Call>> {
+fn calls(logs: &[(usize, &SessionLog)]) -> BTreeMap<Family, Vec<Call>> {
     let mut by_family: BTreeMap<Family, Vec<Call>> = BTreeMap::new();
-    for (session, log) in logs.iter().enumerate() {
+    for &(session, log) in logs {
         let conversation = &log.conversation;
         let system = conversation.system.as_ref().map_or((0, 0), measure);
         // Prefix sums: entry k measures the messages before index k.
@@ -359,11 +359,65 @@ fn calls(logs: &[SessionLog]) -> BTreeMap<Family, Vec<Call>> {
 /// session of at least [`MIN_SESSION_CALLS`] calls, or whose calls all hold the same text,
 /// are left out.
 pub fn fit(logs: &[SessionLog]) -> Vec<FamilyFit> {
+    fit_some(&logs.iter().enumerate().collect::<Vec<_>>())
+}
+
+/// [`fit`] over some of the logs, each with its index.
+fn fit_some(logs: &[(usize, &SessionLog)]) -> Vec<FamilyFit> {
     calls(logs)
         .into_iter()
         .filter_map(|(family, calls)| fit_family(family, &calls))
         .collect()
 }
+
+/// [`fit`], with each family's error on sessions held out of the fit: the logs that recorded
+/// usage are dealt, in the order given, into two halves; each half's fit is measured by
+/// [`evaluate`] on the other half, and the two measurements are pooled into
+/// [`FamilyFit::held_out`].
+pub fn fit_with_held_out(logs: &[SessionLog]) -> Vec<FamilyFit> {
+    let mut fits = fit(logs);
+    let recorded: Vec<(usize, &SessionLog)> = logs
+        .iter()
+        .enumerate()
+        .filter(|(_, log)| !log.usages.is_empty())
+        .collect();
+    let half = |parity: usize| -> Vec<(usize, &SessionLog)> {
+        recorded
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 2 == parity)
+            .map(|(_, &entry)| entry)
+            .collect()
+    };
+    let (even, odd) = (half(0), half(1));
+    let mut pooled = Measured::new();
+    for (train, test) in [(&even, &odd), (&odd, &even)] {
+        let calibration = Calibration {
+            families: fit_some(train),
+            files: Vec::new(),
+        };
+        for (family, (pairs, sessions)) in measure_anchored(test, &calibration) {
+            let entry = pooled.entry(family).or_default();
+            entry.0.extend(pairs);
+            entry.1.extend(sessions);
+        }
+    }
+    for fit in &mut fits {
+        if let Some((pairs, sessions)) = pooled.get(&fit.family) {
+            let errors = Errors::of(pairs);
+            fit.held_out = Some(HeldOut {
+                calls: pairs.len(),
+                sessions: sessions.len(),
+                median_ape_pct: errors.median,
+                p95_ape_pct: errors.p95,
+            });
+        }
+    }
+    fits
+}
+
+/// (estimate, reported) pairs per family, and the sessions they came from.
+type Measured = BTreeMap<Family, (Vec<(f64, f64)>, BTreeSet<usize>)>;
 
 /// The fit of one family's calls (see [`fit`]).
 fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
@@ -426,9 +480,32 @@ fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
 /// anchor's reported size plus the estimated tokens of the messages added since. Anchor calls
 /// are not measured. Families the calibration has no factor for are left out.
 pub fn evaluate(logs: &[SessionLog], calibration: &Calibration) -> Vec<FamilyFit> {
-    let mut pairs: BTreeMap<Family, (Vec<(f64, f64)>, std::collections::BTreeSet<usize>)> =
-        BTreeMap::new();
-    for (session, log) in logs.iter().enumerate() {
+    let logs: Vec<(usize, &SessionLog)> = logs.iter().enumerate().collect();
+    measure_anchored(&logs, calibration)
+        .into_iter()
+        .map(|(family, (pairs, sessions))| {
+            let errors = Errors::of(&pairs);
+            FamilyFit {
+                family,
+                calls: pairs.len(),
+                sessions: sessions.len(),
+                tokens_per_char: calibration
+                    .factor(family)
+                    .map_or(0.0, Factor::tokens_per_char),
+                fixed_overhead: 0,
+                r2: errors.r2,
+                median_ape_pct: errors.median,
+                p95_ape_pct: errors.p95,
+                held_out: None,
+            }
+        })
+        .collect()
+}
+
+/// The anchored estimates of [`evaluate`], with the reported sizes.
+fn measure_anchored(logs: &[(usize, &SessionLog)], calibration: &Calibration) -> Measured {
+    let mut pairs = Measured::new();
+    for &(session, log) in logs {
         for family in Family::ALL {
             let Some(factor) = calibration.factor(family) else {
                 continue;
@@ -456,29 +533,10 @@ pub fn evaluate(logs: &[SessionLog], calibration: &Calibration) -> Vec<FamilyFit
                 let added = as_f64(prefix[usage.message]) - as_f64(prefix[anchor.message]);
                 let estimate = as_f64(anchor.input_tokens) + added;
                 entry.0.push((estimate, as_f64(usage.input_tokens)));
-                eprintln!("DBG {} msg {} line {} est {estimate} rep {} err {:.2}", log.name, usage.message, usage.line, usage.input_tokens, (estimate - as_f64(usage.input_tokens)) / as_f64(usage.input_tokens) * 100.0);
             }
         }
     }
     pairs
-        .into_iter()
-        .map(|(family, (pairs, sessions))| {
-            let errors = Errors::of(&pairs);
-            FamilyFit {
-                family,
-                calls: pairs.len(),
-                sessions: sessions.len(),
-                tokens_per_char: calibration
-                    .factor(family)
-                    .map_or(0.0, Factor::tokens_per_char),
-                fixed_overhead: 0,
-                r2: errors.r2,
-                median_ape_pct: errors.median,
-                p95_ape_pct: errors.p95,
-                held_out: None,
-            }
-        })
-        .collect()
 }
 
 /// Error figures of (estimate, reported) pairs.

@@ -367,6 +367,8 @@ impl Outcome {
             model: options.model.clone(),
             model_match: options.model_match.clone(),
             tokenizer: options.tokenizer,
+            estimator: options.tokenizer.describe(),
+            overhead: options.overhead,
             budget: self.budget,
             tokens_before: input.tokens,
             tokens_after: if finished {

@@ -59,7 +59,7 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
         };
         calibrate::evaluate(&logs, &calibration)
     } else {
-        calibrate::fit(&logs)
+        calibrate::fit_with_held_out(&logs)
     };
     let mut out = String::new();
     if args.json {
@@ -92,11 +92,25 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
         for fit in &families {
             let _ = writeln!(out, "{}", row(fit));
         }
+        for fit in &families {
+            if let Some(held) = &fit.held_out {
+                let _ = writeln!(
+                    out,
+                    "{}: on held-out sessions (fit on half, anchored on the other half): {} calls in {} sessions, median {:.2}%, p95 {:.2}%",
+                    fit.family.as_str(),
+                    held.calls,
+                    held.sessions,
+                    held.median_ape_pct,
+                    held.p95_ape_pct
+                );
+            }
+        }
         if families.is_empty() {
             let _ = writeln!(
                 out,
-                "no family has a session with {} or more recorded calls",
-                calibrate::MIN_SESSION_CALLS
+                "no family has a session with {} or more recorded calls ({})",
+                if args.evaluate { 2 } else { calibrate::MIN_SESSION_CALLS },
+                "Claude Code `message.usage`, Gemini CLI `tokens`"
             );
         }
     }

@@ -116,10 +116,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
 /// Prints each message's tokens and the total.
 fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode> {
     let conversation = read(input)?;
-    let tokenizer = model
-        .options(Some(ctxcompact::Budget::Ratio(1.0)), "")?
-        .tokenizer;
-    let counts = tokenizer.count(&conversation);
+    let options = model.options(Some(ctxcompact::Budget::Ratio(1.0)), "")?;
+    let tokenizer = options.tokenizer;
+    let counts = options.count(&conversation);
     let mut out = String::new();
     if json {
         let value = serde_json::json!({
@@ -140,12 +139,13 @@ fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode>
         for (index, (message, tokens)) in rows {
             let _ = writeln!(out, "{index:>6} {:<9} {tokens:>8}", message.role.as_str());
         }
-        let tokenizer = tokenizer.as_str();
         let _ = writeln!(
             out,
-            "total ({tokenizer}, with 3 reply tokens) {}",
+            "total ({}, with 3 reply tokens) {}",
+            tokenizer.as_str(),
             counts.total()
         );
+        let _ = writeln!(out, "estimator: {}", tokenizer.describe());
     }
     io::stdout().write_all(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
