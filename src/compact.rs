@@ -9,6 +9,7 @@ use crate::catalog::{Catalog, Profile};
 use crate::conversation::{Conversation, Message, Role};
 use crate::error::{Error, Result};
 use crate::features::{Features, Thresholds};
+use crate::format::RecordedUsage;
 use crate::marker;
 use crate::report::{Action, Report};
 use crate::select::{self, Policy};
@@ -57,6 +58,10 @@ pub struct Options {
     /// Tokens every request carries that the conversation does not hold (an agent's system
     /// prompt and tool definitions): added to the count of what is outside the messages.
     pub overhead: usize,
+    /// The size a provider reported for an earlier call on this conversation (the request
+    /// held the messages before `anchor.message`): counts are then that figure plus the
+    /// estimate of the messages added since, and `overhead` is not added.
+    pub anchor: Option<RecordedUsage>,
 }
 
 impl Options {
@@ -108,14 +113,25 @@ impl Options {
             tokenizer: Tokenizer::O200k,
             tools: ToolOptions::default(),
             overhead: 0,
+            anchor: None,
         }
     }
 
-    /// Counts a conversation's messages once with the tokenizer, and adds the overhead to the
-    /// count of what lies outside them.
+    /// Counts a conversation's messages once with the tokenizer. What lies outside the
+    /// messages is then adjusted: with an anchor (within the conversation), so that the
+    /// messages before it total the reported size; else by adding the overhead.
     pub fn count(&self, conversation: &Conversation) -> tokens::Counts {
         let mut counts = self.tokenizer.count(conversation);
-        counts.system += self.overhead;
+        match &self.anchor {
+            Some(anchor) if anchor.message <= counts.messages.len() => {
+                let before: usize = counts.messages[..anchor.message].iter().sum();
+                let estimated = counts.system + before;
+                let signed = |n: usize| isize::try_from(n).unwrap_or(isize::MAX);
+                let offset = signed(anchor.input_tokens).saturating_sub(signed(estimated));
+                counts.system = counts.system.saturating_add_signed(offset);
+            }
+            _ => counts.system += self.overhead,
+        }
         counts
     }
 }
@@ -369,6 +385,7 @@ impl Outcome {
             tokenizer: options.tokenizer,
             estimator: options.tokenizer.describe(),
             overhead: options.overhead,
+            anchor: options.anchor.clone(),
             budget: self.budget,
             tokens_before: input.tokens,
             tokens_after: if finished {

@@ -44,6 +44,9 @@ pub struct Report {
     /// (`Options::overhead`).
     #[serde(skip_serializing_if = "is_zero")]
     pub overhead: usize,
+    /// The reported usage counts were anchored on (`Options::anchor`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<crate::format::RecordedUsage>,
     /// The token budget.
     pub budget: usize,
     /// Tokens of the input.

@@ -117,7 +117,7 @@ pub(crate) trait Reader: Sync {
 }
 
 /// One model call's input size as the provider reported it, recorded in a session log.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct RecordedUsage {
     /// Index of the first message the call produced: the request held the messages before it.
     pub message: usize,
@@ -223,7 +223,20 @@ pub fn parse_with_usage(
 ) -> Result<(Conversation, Vec<RecordedUsage>)> {
     let records = records_of_slice(bytes)?;
     let format = choose(&records, options.format)?;
-    reader(format).read_usage(records, options)
+    reader_of(format).read_usage(records, options)
+}
+
+/// [`parse_with_usage`] from a reader, value by value.
+///
+/// # Errors
+/// As [`parse`]; a read error is reported as [`Error::Read`].
+pub fn parse_reader_with_usage(
+    reader: impl Read,
+    options: &ReadOptions,
+) -> Result<(Conversation, Vec<RecordedUsage>)> {
+    let records = read_records(reader)?;
+    let format = choose(&records, options.format)?;
+    reader_of(format).read_usage(records, options)
 }
 
 /// Reads a conversation from a reader, value by value, without holding its bytes and the parsed
@@ -263,6 +276,11 @@ pub fn parse_value(value: Value, format: Option<Format>) -> Result<Conversation>
             ..ReadOptions::default()
         },
     )
+}
+
+/// The reader of a format (a name that does not clash with a `reader` argument).
+fn reader_of(format: Format) -> &'static dyn Reader {
+    reader(format)
 }
 
 /// Detects (or checks) the format, then reads.

@@ -62,8 +62,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             output,
         } => {
             check_paths(&input, &output)?;
-            let conversation = read(&input)?;
-            let options = args::options(&budget, strategy, !no_marker, &tools)?;
+            let (conversation, anchor) = read_anchored(&input)?;
+            let mut options = args::options(&budget, strategy, !no_marker, &tools)?;
+            options.anchor = anchor;
             let compacted =
                 ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
             emit(&compacted.conversation, &compacted.report, &input, &output)
@@ -75,8 +76,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             output,
         } => {
             check_paths(&input, &output)?;
-            let conversation = read(&input)?;
-            let options = args::tool_options(&model, &tools)?;
+            let (conversation, anchor) = read_anchored(&input)?;
+            let mut options = args::tool_options(&model, &tools)?;
+            options.anchor = anchor;
             let trimmed = ctxcompact::trim_tools(conversation, &options)
                 .with_context(|| input.file.clone())?;
             emit(&trimmed.conversation, &trimmed.report, &input, &output)
@@ -88,8 +90,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tools,
             json,
         } => {
-            let conversation = read(&input)?;
-            let options = args::options(&budget, strategy, true, &tools)?;
+            let (conversation, anchor) = read_anchored(&input)?;
+            let mut options = args::options(&budget, strategy, true, &tools)?;
+            options.anchor = anchor;
             let report =
                 ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
             let text = if json {
@@ -115,8 +118,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 /// Prints each message's tokens and the total.
 fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode> {
-    let conversation = read(input)?;
-    let options = model.options(Some(ctxcompact::Budget::Ratio(1.0)), "")?;
+    let (conversation, anchor) = read_anchored(input)?;
+    let mut options = model.options(Some(ctxcompact::Budget::Ratio(1.0)), "")?;
+    options.anchor = anchor;
     let tokenizer = options.tokenizer;
     let counts = options.count(&conversation);
     let mut out = String::new();
@@ -323,18 +327,26 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget) -> String {
 
 /// Reads and parses the input file (or standard input for `-`).
 fn read(input: &Input) -> Result<Conversation> {
+    read_anchored(input).map(|(conversation, _)| conversation)
+}
+
+/// Reads the input, with the last input size a session log recorded (none when the whole
+/// history is read: the reported sizes are of what followed the last compaction).
+fn read_anchored(input: &Input) -> Result<(Conversation, Option<format::RecordedUsage>)> {
     let options = format::ReadOptions {
         format: input.format.format(),
         whole_history: input.whole_history,
     };
-    let conversation = if input.file == "-" {
-        format::parse_reader_with(io::stdin().lock(), &options)
+    let read = if input.file == "-" {
+        format::parse_reader_with_usage(io::stdin().lock(), &options)
     } else {
         let file =
             fs::File::open(&input.file).with_context(|| format!("{}: cannot read", input.file))?;
-        format::parse_reader_with(file, &options)
+        format::parse_reader_with_usage(file, &options)
     };
-    conversation.with_context(|| input.file.clone())
+    let (conversation, mut usages) = read.with_context(|| input.file.clone())?;
+    let anchor = if input.whole_history { None } else { usages.pop() };
+    Ok((conversation, anchor))
 }
 
 /// Writes the output conversation and the report, both staged in full before either is moved
