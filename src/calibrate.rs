@@ -604,6 +604,118 @@ fn as_f64(n: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    /// A Claude Code log of `turns` user/assistant pairs with growing text, each assistant line
+    /// recording `usage(i)` for the assistant message at index `i` (`None`: no usage).
+    fn claude_log(turns: usize, usage: &dyn Fn(usize) -> Option<usize>) -> String {
+        let mut lines = Vec::new();
+        let mut parent = serde_json::Value::Null;
+        for turn in 0..turns {
+            let question = format!("question {turn}: {}", "why is the sky blue? ".repeat(turn + 1));
+            let answer = format!("answer {turn}: {}", "because of scattering. ".repeat(2 * turn + 3));
+            let user_id = format!("u{turn}");
+            lines.push(json!({"type": "user", "sessionId": "s", "uuid": user_id,
+                "parentUuid": parent, "message": {"role": "user", "content": question}}));
+            let mut message = json!({"id": format!("m{turn}"), "role": "assistant",
+                "model": "claude-opus-4-6", "content": [{"type": "text", "text": answer}]});
+            if let Some(tokens) = usage(2 * turn + 1) {
+                message["usage"] = json!({"input_tokens": 3,
+                    "cache_read_input_tokens": tokens.saturating_sub(3) / 2,
+                    "cache_creation_input_tokens": tokens.saturating_sub(3) - tokens.saturating_sub(3) / 2});
+            }
+            let assistant_id = format!("a{turn}");
+            lines.push(json!({"type": "assistant", "sessionId": "s", "uuid": assistant_id,
+                "parentUuid": user_id, "message": message}));
+            parent = json!(assistant_id);
+        }
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    /// A log whose every call reports `per_char` × the characters before it + `overhead`.
+    fn lawful_log(name: &str, turns: usize, per_char: f64, overhead: f64) -> SessionLog {
+        let bare = SessionLog::read(name, claude_log(turns, &|_| None).as_bytes()).unwrap();
+        let messages = &bare.conversation.messages;
+        let law = |index: usize| {
+            let chars: usize = messages[..index].iter().map(|m| measure(m).0).sum();
+            // Whole tokens, as an API reports them.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let tokens = (per_char * as_f64(chars) + overhead).round() as usize;
+            Some(tokens)
+        };
+        let log = SessionLog::read(name, claude_log(turns, &law).as_bytes()).unwrap();
+        assert_eq!(log.usages.len(), turns, "one usage per assistant message");
+        log
+    }
+
+    #[test]
+    fn a_fit_recovers_the_factor_and_each_sessions_overhead() {
+        let logs = [
+            lawful_log("a", 12, 0.45, 1000.0),
+            lawful_log("b", 8, 0.45, 3000.0),
+            // Too few calls to say anything: left out of the fit.
+            lawful_log("c", 2, 0.45, 9000.0),
+        ];
+        let fits = fit(&logs);
+        assert_eq!(fits.len(), 1);
+        let opus = &fits[0];
+        assert_eq!(opus.family, Family::ClaudeOpus);
+        assert_eq!((opus.calls, opus.sessions), (20, 2));
+        assert!((opus.tokens_per_char - 0.45).abs() < 1e-3, "{opus:?}");
+        // The median of 1000 and 3000.
+        assert!(opus.fixed_overhead.abs_diff(2000) <= 2, "{opus:?}");
+        assert!(opus.r2 > 0.9999, "{opus:?}");
+        assert!(opus.p95_ape_pct < 0.1, "{opus:?}");
+    }
+
+    #[test]
+    fn evaluation_anchors_on_the_first_call_and_measures_the_rest() {
+        let logs = [lawful_log("a", 10, 0.45, 20_000.0)];
+        let right = Calibration {
+            families: fit(&logs),
+            files: Vec::new(),
+        };
+        let good = evaluate(&logs, &right);
+        assert_eq!((good[0].calls, good[0].sessions), (9, 1));
+        // Rounding up per field is all that separates the estimate from the law.
+        assert!(good[0].p95_ape_pct < 0.5, "{good:?}");
+        let mut wrong = right.clone();
+        wrong.families[0].tokens_per_char = 0.25;
+        let bad = evaluate(&logs, &wrong);
+        // Anchored, the error is the factor's error on what was added since the first call,
+        // which the 20,000-token overhead dilutes, but not away.
+        assert!(bad[0].median_ape_pct > 1.0, "{bad:?}");
+        assert!(bad[0].median_ape_pct > 5.0 * good[0].median_ape_pct, "{bad:?}");
+    }
+
+    #[test]
+    fn a_calibration_file_names_its_problems() {
+        let err = Calibration::from_json(r#"{"families": [{"family": "claude-opus", "calls": 1,
+            "sessions": 1, "tokens_per_char": -1, "fixed_overhead": 0, "r2": 1,
+            "median_ape_pct": 0, "p95_ape_pct": 0}]}"#)
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "calibration: families[0].tokens_per_char: expected a positive number, found -1"
+        );
+    }
+
+    #[test]
+    fn a_user_calibration_replaces_only_its_families() {
+        let text = r#"{"families": [{"family": "claude-haiku", "calls": 1, "sessions": 1,
+            "tokens_per_char": 0.5, "fixed_overhead": 0, "r2": 1, "median_ape_pct": 0,
+            "p95_ape_pct": 0}]}"#;
+        let user = Calibration::from_json(text).unwrap();
+        let haiku = Tokenizer::Calibrated(shipped(Family::ClaudeHaiku));
+        let opus = Tokenizer::Calibrated(shipped(Family::ClaudeOpus));
+        assert_eq!(
+            user.apply(haiku),
+            Tokenizer::Calibrated(Factor::new(Family::ClaudeHaiku, 0.5))
+        );
+        assert_eq!(user.apply(opus), opus);
+        assert_eq!(user.apply(Tokenizer::O200k), Tokenizer::O200k);
+        assert!(describe(Factor::new(Family::ClaudeHaiku, 0.5)).contains("user calibration"));
+    }
 
     #[test]
     fn shipped_calibration_has_every_family() {

@@ -353,6 +353,45 @@ mod tests {
         assert_eq!(s.tokens(), s.counts().total());
     }
 
+    // See: #15
+    #[test]
+    fn observed_usage_anchors_later_counts() {
+        let mut s = session(Budget::Tokens(1000));
+        s.push(user("hello there"));
+        let estimated = s.tokens();
+        // The provider saw 120 more tokens than estimated (its system prompt, say).
+        s.observe_usage(estimated + 120);
+        assert_eq!(s.tokens(), estimated + 120);
+        let reply = Message::new_text(Role::Assistant, "general kenobi");
+        let added = CharEstimate.count_message(&reply);
+        s.push(reply);
+        assert_eq!(s.tokens(), estimated + 120 + added);
+        assert_eq!(s.estimated_tokens(), estimated + added);
+        // An estimate above the reported size is corrected down as well.
+        s.observe_usage(10);
+        assert_eq!(s.tokens(), 10);
+        s.push(user("again"));
+        assert_eq!(s.tokens(), 10 + CharEstimate.count_message(&user("again")));
+    }
+
+    // See: #15
+    #[test]
+    fn an_observed_excess_brings_compaction_forward_and_counts_in_its_budget() {
+        let mut s = session(Budget::Tokens(300));
+        for turn in 0..8 {
+            s.push(user(&format!("turn {turn}: {}", "word ".repeat(20))));
+        }
+        assert!(s.tokens() <= 300, "within budget on the estimate alone");
+        assert!(s.tokens() + 100 > 300, "over it with what the provider reports");
+        let mut unanchored = s.clone();
+        s.observe_usage(s.tokens() + 100);
+        assert!(unanchored.compact_if_needed().unwrap().report.is_none());
+        let report = s.compact_if_needed().unwrap().report.expect("compacted");
+        assert!(report.tokens_after <= 300, "{report:?}");
+        assert!(s.tokens() <= 300);
+        assert_eq!(s.tokens(), s.estimated_tokens() + 100);
+    }
+
     #[test]
     fn a_ratio_budget_is_refused() {
         let conversation = parse_value(json!([]), None).expect("valid");

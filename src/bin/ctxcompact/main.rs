@@ -150,6 +150,13 @@ fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode>
             counts.total()
         );
         let _ = writeln!(out, "estimator: {}", tokenizer.describe());
+        if let Some(anchor) = &options.anchor {
+            let _ = writeln!(
+                out,
+                "anchored on the input size recorded at line {}: {} tokens for the {} messages before it",
+                anchor.line, anchor.input_tokens, anchor.message
+            );
+        }
     }
     io::stdout().write_all(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
