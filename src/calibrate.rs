@@ -146,7 +146,8 @@ impl Calibration {
     pub fn builtin() -> &'static Self {
         static BUILT: OnceLock<Calibration> = OnceLock::new();
         BUILT.get_or_init(|| {
-            Self::from_json(BUILTIN).expect("the shipped calibration is valid; a unit test checks it")
+            Self::from_json(BUILTIN)
+                .expect("the shipped calibration is valid; a unit test checks it")
         })
     }
 
@@ -313,8 +314,7 @@ fn opaque_in(parts: &[Part]) -> usize {
         .map(|part| match part {
             Part::Opaque(value) if thinking_text(value).is_none() => opaque_tokens(value),
             Part::ToolResult { content, .. } => opaque_in(content),
-            Part::Opaque(_) => 0,
-            Part::Text { .. } | Part::ToolCall { .. } => 0,
+            Part::Opaque(_) | Part::Text { .. } | Part::ToolCall { .. } => 0,
         })
         .sum()
 }
@@ -612,8 +612,14 @@ mod tests {
         let mut lines = Vec::new();
         let mut parent = serde_json::Value::Null;
         for turn in 0..turns {
-            let question = format!("question {turn}: {}", "why is the sky blue? ".repeat(turn + 1));
-            let answer = format!("answer {turn}: {}", "because of scattering. ".repeat(2 * turn + 3));
+            let question = format!(
+                "question {turn}: {}",
+                "why is the sky blue? ".repeat(turn + 1)
+            );
+            let answer = format!(
+                "answer {turn}: {}",
+                "because of scattering. ".repeat(2 * turn + 3)
+            );
             let user_id = format!("u{turn}");
             lines.push(json!({"type": "user", "sessionId": "s", "uuid": user_id,
                 "parentUuid": parent, "message": {"role": "user", "content": question}}));
@@ -625,11 +631,13 @@ mod tests {
                     "cache_creation_input_tokens": tokens.saturating_sub(3) - tokens.saturating_sub(3) / 2});
             }
             let assistant_id = format!("a{turn}");
-            lines.push(json!({"type": "assistant", "sessionId": "s", "uuid": assistant_id,
-                "parentUuid": user_id, "message": message}));
+            lines.push(
+                json!({"type": "assistant", "sessionId": "s", "uuid": assistant_id,
+                "parentUuid": user_id, "message": message}),
+            );
             parent = json!(assistant_id);
         }
-        lines.iter().map(|l| format!("{l}\n")).collect()
+        lines.iter().map(|l| l.to_string() + "\n").collect()
     }
 
     /// A log whose every call reports `per_char` × the characters before it + `overhead`.
@@ -685,14 +693,19 @@ mod tests {
         // Anchored, the error is the factor's error on what was added since the first call,
         // which the 20,000-token overhead dilutes, but not away.
         assert!(bad[0].median_ape_pct > 1.0, "{bad:?}");
-        assert!(bad[0].median_ape_pct > 5.0 * good[0].median_ape_pct, "{bad:?}");
+        assert!(
+            bad[0].median_ape_pct > 5.0 * good[0].median_ape_pct,
+            "{bad:?}"
+        );
     }
 
     #[test]
     fn a_calibration_file_names_its_problems() {
-        let err = Calibration::from_json(r#"{"families": [{"family": "claude-opus", "calls": 1,
+        let err = Calibration::from_json(
+            r#"{"families": [{"family": "claude-opus", "calls": 1,
             "sessions": 1, "tokens_per_char": -1, "fixed_overhead": 0, "r2": 1,
-            "median_ape_pct": 0, "p95_ape_pct": 0}]}"#)
+            "median_ape_pct": 0, "p95_ape_pct": 0}]}"#,
+        )
         .unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -382,7 +382,10 @@ mod tests {
             s.push(user(&format!("turn {turn}: {}", "word ".repeat(20))));
         }
         assert!(s.tokens() <= 300, "within budget on the estimate alone");
-        assert!(s.tokens() + 100 > 300, "over it with what the provider reports");
+        assert!(
+            s.tokens() + 100 > 300,
+            "over it with what the provider reports"
+        );
         let mut unanchored = s.clone();
         s.observe_usage(s.tokens() + 100);
         assert!(unanchored.compact_if_needed().unwrap().report.is_none());

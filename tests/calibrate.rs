@@ -29,7 +29,7 @@ fn claude_log(first: usize, second: usize) -> String {
                            "content": [{"type": "text", "text": "It never calls a model."}],
                            "usage": usage(second)}}),
     ];
-    lines.iter().map(|l| format!("{l}\n")).collect()
+    lines.iter().map(|l| l.to_string() + "\n").collect()
 }
 
 fn count_json(args: &[&str]) -> Value {
@@ -134,7 +134,10 @@ fn tools_in_a_request_body_are_counted() {
         let path = dir.join(name);
         std::fs::write(&path, body.to_string()).unwrap();
         let counted = count_json(&["count", path.to_str().unwrap(), "--json"]);
-        totals.push((counted["total"].as_u64().unwrap(), counted["system"].clone()));
+        totals.push((
+            counted["total"].as_u64().unwrap(),
+            counted["system"].clone(),
+        ));
     }
     assert_eq!(totals[0].1, json!(0));
     assert!(totals[1].0 > totals[0].0 + 10, "{totals:?}");
@@ -159,8 +162,17 @@ fn calibrate_prints_the_fit_as_json() {
     let measured: Value = serde_json::from_slice(&output.stdout).unwrap();
     let opus = &measured["families"][0];
     assert_eq!(opus["family"], json!("claude-opus"));
-    assert_eq!((opus["calls"].clone(), opus["sessions"].clone()), (json!(1), json!(1)));
-    for key in ["tokens_per_char", "fixed_overhead", "r2", "median_ape_pct", "p95_ape_pct"] {
+    assert_eq!(
+        (opus["calls"].clone(), opus["sessions"].clone()),
+        (json!(1), json!(1))
+    );
+    for key in [
+        "tokens_per_char",
+        "fixed_overhead",
+        "r2",
+        "median_ape_pct",
+        "p95_ape_pct",
+    ] {
         assert!(opus.get(key).is_some(), "{key} missing: {opus}");
     }
 }
@@ -199,7 +211,11 @@ fn claude_code_corpus_fits_each_family_with_r2_above_0_99_or_skips_visibly() {
     let families: Vec<Family> = fits.iter().map(|f| f.family).collect();
     assert_eq!(
         families,
-        [Family::ClaudeOpus, Family::ClaudeSonnet, Family::ClaudeHaiku]
+        [
+            Family::ClaudeOpus,
+            Family::ClaudeSonnet,
+            Family::ClaudeHaiku
+        ]
     );
     for fit in &fits {
         assert!(fit.r2 >= 0.99, "{fit:?}");
@@ -221,5 +237,8 @@ fn claude_code_corpus_fits_each_family_with_r2_above_0_99_or_skips_visibly() {
         .iter()
         .find(|m| m.family == Family::ClaudeOpus)
         .unwrap();
-    assert!(opus.median_ape_pct <= 3.0 && opus.p95_ape_pct <= 8.0, "{opus:?}");
+    assert!(
+        opus.median_ape_pct <= 3.0 && opus.p95_ape_pct <= 8.0,
+        "{opus:?}"
+    );
 }

@@ -3,10 +3,10 @@
 // Test helpers outside `#[test]` functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used)]
 
-/// `calibrate`, calibrated and anchored counts, `--overhead` (issue 15).
-mod calibrate;
 /// Malformed input through the CLI: exit codes, messages, nothing written.
 mod bad_input;
+/// `calibrate`, calibrated and anchored counts, `--overhead` (issue 15).
+mod calibrate;
 /// The `ctxcompact` binary: exit codes, output files, reports, error text.
 mod cli;
 /// The real recorded conversations in `../shared/corpus`, when present.

@@ -59,8 +59,8 @@ fn build(format: Format, steps: &[Step]) -> Conversation {
                         format!("call_{next_id}")
                     })
                     .collect();
-                match format {
-                    Format::OpenAi => {
+                if format == Format::OpenAi {
+                    {
                         let calls: Vec<Value> = ids
                             .iter()
                             .map(|id| {
@@ -77,8 +77,9 @@ fn build(format: Format, steps: &[Step]) -> Conversation {
                             );
                         }
                     }
+                } else {
                     // The generator makes OpenAI and Anthropic conversations only.
-                    _ => {
+                    {
                         let uses: Vec<Value> = ids
                             .iter()
                             .map(|id| {

@@ -54,7 +54,8 @@ impl Reader for ClaudeCode {
     }
 
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {
-        self.read_usage(records, options).map(|(conversation, _)| conversation)
+        self.read_usage(records, options)
+            .map(|(conversation, _)| conversation)
     }
 
     /// Each response's `message.usage` (every line of a response repeats it; the first is

@@ -43,7 +43,8 @@ impl Reader for GeminiCli {
     }
 
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {
-        self.read_usage(records, options).map(|(conversation, _)| conversation)
+        self.read_usage(records, options)
+            .map(|(conversation, _)| conversation)
     }
 
     /// A `gemini` message's `tokens.input` (the API's `promptTokenCount`, cached tokens

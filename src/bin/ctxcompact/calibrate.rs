@@ -79,11 +79,7 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
         } else {
             "least squares, one overhead per session"
         };
-        let _ = writeln!(
-            out,
-            "{} logs, {calls} recorded calls ({what})",
-            logs.len()
-        );
+        let _ = writeln!(out, "{} logs, {calls} recorded calls ({what})", logs.len());
         let _ = writeln!(
             out,
             "{:<14} {:>6} {:>8} {:>15} {:>14} {:>8} {:>10} {:>8}",
@@ -108,9 +104,12 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
         if families.is_empty() {
             let _ = writeln!(
                 out,
-                "no family has a session with {} or more recorded calls ({})",
-                if args.evaluate { 2 } else { calibrate::MIN_SESSION_CALLS },
-                "Claude Code `message.usage`, Gemini CLI `tokens`"
+                "no family has a session with {} or more recorded calls (Claude Code `message.usage`, Gemini CLI `tokens`)",
+                if args.evaluate {
+                    2
+                } else {
+                    calibrate::MIN_SESSION_CALLS
+                },
             );
         }
     }
@@ -139,8 +138,7 @@ fn collect(path: &PathBuf, files: &mut Vec<PathBuf>) -> Result<()> {
         files.push(path.clone());
         return Ok(());
     }
-    let entries =
-        fs::read_dir(path).with_context(|| format!("{}: cannot list", path.display()))?;
+    let entries = fs::read_dir(path).with_context(|| format!("{}: cannot list", path.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("{}: cannot list", path.display()))?;
         let child = entry.path();

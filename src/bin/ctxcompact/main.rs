@@ -352,7 +352,11 @@ fn read_anchored(input: &Input) -> Result<(Conversation, Option<format::Recorded
         format::parse_reader_with_usage(file, &options)
     };
     let (conversation, mut usages) = read.with_context(|| input.file.clone())?;
-    let anchor = if input.whole_history { None } else { usages.pop() };
+    let anchor = if input.whole_history {
+        None
+    } else {
+        usages.pop()
+    };
     Ok((conversation, anchor))
 }
 
