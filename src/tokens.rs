@@ -320,8 +320,8 @@ pub trait TokenCounter: Sync {
             .sum()
     }
 
-    /// Tokens of a part the engine does not read: a documented estimate (see
-    /// [`MEDIA_TOKENS`] and [`CHARS_PER_TOKEN`]).
+    /// Tokens of a part the engine does not read: a documented estimate (85 for media, as a
+    /// low-detail image; ⌈JSON characters ÷ 4⌉ otherwise).
     fn count_opaque(&self, value: &Value) -> usize {
         opaque_tokens(value)
     }
