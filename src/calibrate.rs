@@ -371,7 +371,7 @@ fn fit_some(logs: &[(usize, &SessionLog)]) -> Vec<FamilyFit> {
 }
 
 /// [`fit`], with each family's error on sessions held out of the fit: the logs that recorded
-/// usage are dealt, in the order given, into two halves; each half's fit is measured by
+/// usage of a known family are dealt, in the order given, into two halves; each half's fit is measured by
 /// [`evaluate`] on the other half, and the two measurements are pooled into
 /// [`FamilyFit::held_out`].
 pub fn fit_with_held_out(logs: &[SessionLog]) -> Vec<FamilyFit> {
@@ -379,7 +379,11 @@ pub fn fit_with_held_out(logs: &[SessionLog]) -> Vec<FamilyFit> {
     let recorded: Vec<(usize, &SessionLog)> = logs
         .iter()
         .enumerate()
-        .filter(|(_, log)| !log.usages.is_empty())
+        .filter(|(_, log)| {
+            log.usages
+                .iter()
+                .any(|u| Family::of_model(&u.model).is_some())
+        })
         .collect();
     let half = |parity: usize| -> Vec<(usize, &SessionLog)> {
         recorded

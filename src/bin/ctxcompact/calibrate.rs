@@ -39,17 +39,31 @@ pub(crate) fn load(path: &PathBuf) -> Result<Calibration> {
 
 /// Fits (or evaluates) the logs under `args.paths` and prints the result.
 pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
+    // (file, whether it was named itself rather than found in a folder)
     let mut files = Vec::new();
     for path in &args.paths {
-        collect(path, &mut files)?;
+        if path.is_dir() {
+            let mut found = Vec::new();
+            collect(path, &mut found)?;
+            files.extend(found.into_iter().map(|f| (f, false)));
+        } else {
+            files.push((path.clone(), true));
+        }
     }
     files.sort();
-    files.dedup();
+    files.dedup_by(|a, b| a.0 == b.0);
     let mut logs = Vec::new();
-    for file in &files {
+    for (file, named) in &files {
         let bytes = fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
         let name = file.display().to_string();
-        logs.push(SessionLog::read(&name, &bytes).with_context(|| name.clone())?);
+        match SessionLog::read(&name, &bytes) {
+            Ok(log) => logs.push(log),
+            // A file found in a folder may be no conversation at all (a manifest, notes).
+            Err(err) if !named => {
+                let _ = writeln!(io::stderr(), "ctxcompact: skipping {name}: {err}");
+            }
+            Err(err) => return Err(err).with_context(|| name.clone()),
+        }
     }
     let calls: usize = logs.iter().map(|l| l.usages.len()).sum();
     let families = if args.evaluate {
@@ -132,12 +146,8 @@ fn row(fit: &FamilyFit) -> String {
     )
 }
 
-/// `path` itself when it is a file, else the `.jsonl` and `.json` files under it.
+/// The `.jsonl` and `.json` files under the folder `path`.
 fn collect(path: &PathBuf, files: &mut Vec<PathBuf>) -> Result<()> {
-    if !path.is_dir() {
-        files.push(path.clone());
-        return Ok(());
-    }
     let entries = fs::read_dir(path).with_context(|| format!("{}: cannot list", path.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("{}: cannot list", path.display()))?;

@@ -523,6 +523,14 @@ fn describe(report: &Report) -> String {
             );
         }
     }
+    let _ = writeln!(out, "estimator: {}", report.estimator);
+    if let Some(anchor) = &report.anchor {
+        let _ = writeln!(
+            out,
+            "anchored on the input size recorded at line {}: {} tokens for the {} messages before it",
+            anchor.line, anchor.input_tokens, anchor.message
+        );
+    }
     out.push_str(&report.summary());
     out.push('\n');
     out
