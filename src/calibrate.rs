@@ -370,37 +370,36 @@ fn fit_some(logs: &[(usize, &SessionLog)]) -> Vec<FamilyFit> {
         .collect()
 }
 
-/// [`fit`], with each family's error on sessions held out of the fit: the logs that recorded
-/// usage of a known family are dealt, in the order given, into two halves; each half's fit is measured by
-/// [`evaluate`] on the other half, and the two measurements are pooled into
+/// [`fit`], with each family's error on sessions held out of the fit: each log that recorded
+/// usage of a known family is measured by [`evaluate`] (anchored) with the factors fitted on
+/// all the other logs (leave one session out), and the measurements are pooled into
 /// [`FamilyFit::held_out`].
 pub fn fit_with_held_out(logs: &[SessionLog]) -> Vec<FamilyFit> {
-    let mut fits = fit(logs);
-    let recorded: Vec<(usize, &SessionLog)> = logs
+    let indexed: Vec<(usize, &SessionLog)> = logs.iter().enumerate().collect();
+    let all = calls(&indexed);
+    let mut fits: Vec<FamilyFit> = all
         .iter()
-        .enumerate()
-        .filter(|(_, log)| {
-            log.usages
-                .iter()
-                .any(|u| Family::of_model(&u.model).is_some())
-        })
+        .filter_map(|(&family, calls)| fit_family(family, calls))
         .collect();
-    let half = |parity: usize| -> Vec<(usize, &SessionLog)> {
-        recorded
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % 2 == parity)
-            .map(|(_, &entry)| entry)
-            .collect()
-    };
-    let (even, odd) = (half(0), half(1));
     let mut pooled = Measured::new();
-    for (train, test) in [(&even, &odd), (&odd, &even)] {
+    for &(session, log) in &indexed {
+        let families = all
+            .iter()
+            .filter(|(_, calls)| calls.iter().any(|c| c.session == session))
+            .filter_map(|(&family, calls)| {
+                let others: Vec<Call> = calls
+                    .iter()
+                    .filter(|c| c.session != session)
+                    .copied()
+                    .collect();
+                fit_family(family, &others)
+            })
+            .collect();
         let calibration = Calibration {
-            families: fit_some(train),
+            families,
             files: Vec::new(),
         };
-        for (family, (pairs, sessions)) in measure_anchored(test, &calibration) {
+        for (family, (pairs, sessions)) in measure_anchored(&[(session, log)], &calibration) {
             let entry = pooled.entry(family).or_default();
             entry.0.extend(pairs);
             entry.1.extend(sessions);

@@ -106,7 +106,7 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
             if let Some(held) = &fit.held_out {
                 let _ = writeln!(
                     out,
-                    "{}: on held-out sessions (fit on half, anchored on the other half): {} calls in {} sessions, median {:.2}%, p95 {:.2}%",
+                    "{}: on held-out sessions (each fitted without it, anchored on its first call): {} calls in {} sessions, median {:.2}%, p95 {:.2}%",
                     fit.family.as_str(),
                     held.calls,
                     held.sessions,
