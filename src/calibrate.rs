@@ -680,6 +680,30 @@ mod tests {
     }
 
     #[test]
+    fn each_session_held_out_is_measured_with_the_others_fit() {
+        let same = [
+            lawful_log("a", 6, 0.4, 10_000.0),
+            lawful_log("b", 7, 0.4, 15_000.0),
+            lawful_log("c", 8, 0.4, 20_000.0),
+        ];
+        let fits = fit_with_held_out(&same);
+        let held = fits[0].held_out.as_ref().expect("held out");
+        // Every call but each session's anchor, each measured with a fit that did not see it.
+        assert_eq!((held.calls, held.sessions), (5 + 6 + 7, 3));
+        // Rounding up per field is all that separates the estimates from the law.
+        assert!(held.p95_ape_pct < 0.5, "{held:?}");
+        // A session whose text costs twice as much is far from the others' fit.
+        let odd = [
+            lawful_log("a", 6, 0.4, 2000.0),
+            lawful_log("b", 7, 0.4, 2000.0),
+            lawful_log("c", 8, 0.8, 2000.0),
+        ];
+        let fits = fit_with_held_out(&odd);
+        let held = fits[0].held_out.as_ref().expect("held out");
+        assert!(held.p95_ape_pct > 10.0, "{held:?}");
+    }
+
+    #[test]
     fn evaluation_anchors_on_the_first_call_and_measures_the_rest() {
         let logs = [lawful_log("a", 10, 0.45, 20_000.0)];
         let right = Calibration {
