@@ -5,6 +5,12 @@
 //! [`REPLY_PRIMING`]. Tool calls add their name and arguments plus [`TOOL_CALL_OVERHEAD`]; opaque
 //! parts (images, thinking, …) are estimated. Encoders are built once per process; each message
 //! is counted once by [`count`], and every later stage reads the cached [`Counts`].
+//!
+//! Which text is counted is the same for every tokenizer; how it is counted differs: exactly by
+//! tiktoken, as ⌈chars ÷ 4⌉ by `chars`, or as characters × a family's fitted factor by a
+//! calibrated estimator (which reads tool-call arguments as their unescaped keys and values, and
+//! thinking blocks as their text). What a request holds outside its messages — a top-level
+//! system prompt and the tool definitions, as JSON — is counted in [`Counts::system`].
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock, PoisonError};
