@@ -420,7 +420,9 @@ pub(crate) fn thinking_text(value: &Value) -> Option<&str> {
     }
 }
 
-/// The keys and values of a JSON value as plain text, one per line, strings unescaped.
+/// The keys and values of tool-call arguments as plain text, one per line, strings unescaped.
+/// Arguments held as a JSON string (OpenAI's `arguments`) are read as the JSON they hold, when
+/// they hold an object or an array.
 pub(crate) fn unescaped(value: &Value) -> String {
     fn walk(value: &Value, out: &mut String) {
         match value {
@@ -443,6 +445,12 @@ pub(crate) fn unescaped(value: &Value) -> String {
         }
     }
     let mut out = String::new();
+    if let Value::String(text) = value {
+        if let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str(text) {
+            walk(&parsed, &mut out);
+            return out;
+        }
+    }
     walk(value, &mut out);
     out
 }
@@ -487,6 +495,18 @@ mod tests {
         let message = Message::new_text(Role::User, "hello");
         // 3 overhead + "user" (1) + "hello" (2).
         assert_eq!(CharEstimate.count_message(&message), 6);
+    }
+
+    #[test]
+    fn calibrated_arguments_count_the_same_as_an_object_or_as_json_text() {
+        let object = serde_json::json!({"path": "src/a.rs", "text": "line one\nline \"two\""});
+        let text = Value::String(object.to_string());
+        assert_eq!(
+            unescaped(&object),
+            "path\nsrc/a.rs\ntext\nline one\nline \"two\"\n"
+        );
+        assert_eq!(unescaped(&text), unescaped(&object));
+        assert_eq!(unescaped(&Value::String("ls -la".into())), "ls -la\n");
     }
 
     #[test]
