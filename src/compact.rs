@@ -10,6 +10,7 @@ use crate::classify;
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 use crate::features::{Features, Thresholds};
+use crate::format::RecordedUsage;
 pub use crate::marker::MarkerMode;
 use crate::marker::{self};
 use crate::report::{Action, HarnessMessage, MarkerNote, Report, Shortened, Step};
@@ -64,6 +65,13 @@ pub struct Options {
     pub tokenizer: Tokenizer,
     /// Tool-round trimming settings.
     pub tools: ToolOptions,
+    /// Tokens every request carries that the conversation does not hold (an agent's system
+    /// prompt and tool definitions): added to the count of what is outside the messages.
+    pub overhead: usize,
+    /// The size a provider reported for an earlier call on this conversation (the request
+    /// held the messages before `anchor.message`): counts are then that figure plus the
+    /// estimate of the messages added since, and `overhead` is not added.
+    pub anchor: Option<RecordedUsage>,
 }
 
 impl Options {
@@ -115,7 +123,27 @@ impl Options {
             model_match: None,
             tokenizer: Tokenizer::O200k,
             tools: ToolOptions::default(),
+            overhead: 0,
+            anchor: None,
         }
+    }
+
+    /// Counts a conversation's messages once with the tokenizer. What lies outside the
+    /// messages is then adjusted: with an anchor (within the conversation), so that the
+    /// messages before it total the reported size; else by adding the overhead.
+    pub fn count(&self, conversation: &Conversation) -> tokens::Counts {
+        let mut counts = self.tokenizer.count(conversation);
+        match &self.anchor {
+            Some(anchor) if anchor.message <= counts.messages.len() => {
+                let before: usize = counts.messages[..anchor.message].iter().sum();
+                let estimated = counts.system + before;
+                let signed = |n: usize| isize::try_from(n).unwrap_or(isize::MAX);
+                let offset = signed(anchor.input_tokens).saturating_sub(signed(estimated));
+                counts.system = counts.system.saturating_add_signed(offset);
+            }
+            _ => counts.system += self.overhead,
+        }
+        counts
     }
 }
 
@@ -180,7 +208,7 @@ pub(crate) fn trim_tools_counted(
     counts: Option<tokens::Counts>,
     options: &Options,
 ) -> Result<Compacted> {
-    let (input, start) = checked_start(conversation, counts, options.tokenizer)?;
+    let (input, start) = checked_start(conversation, counts, options)?;
     let budget = input.tokens;
     let features = start.measure(budget, &options.thresholds);
     let (trimmed, tool_trim) =
@@ -214,7 +242,7 @@ struct Input {
 fn checked_start(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
-    tokenizer: Tokenizer,
+    options: &Options,
 ) -> Result<(Input, Applied)> {
     let problems = validate::check(&conversation);
     if let Some(first) = problems.first() {
@@ -223,7 +251,7 @@ fn checked_start(
             count: problems.len(),
         });
     }
-    let counts = counts.unwrap_or_else(|| tokenizer.count(&conversation));
+    let counts = counts.unwrap_or_else(|| options.count(&conversation));
     let requests = classify::requests(&conversation);
     let input = Input {
         format: conversation.format,
@@ -256,7 +284,7 @@ fn run(
     options: &Options,
 ) -> Result<(Report, Option<Conversation>)> {
     let counter = options.tokenizer.counter();
-    let (input, start) = checked_start(conversation, counts, options.tokenizer)?;
+    let (input, start) = checked_start(conversation, counts, options)?;
     let resolved = options
         .budget
         .resolve(input.tokens, options.profile.context_window)?;
@@ -724,6 +752,9 @@ impl Outcome {
             model: options.model.clone(),
             model_match: options.model_match.clone(),
             tokenizer: options.tokenizer,
+            estimator: options.tokenizer.describe(),
+            overhead: options.overhead,
+            anchor: options.anchor.clone(),
             budget: self.budget,
             tokens_before: input.tokens,
             tokens_after: if finished {

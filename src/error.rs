@@ -245,6 +245,15 @@ pub enum Error {
         #[source]
         source: Option<serde_json::Error>,
     },
+    /// A calibration (the output of `ctxcompact calibrate --json`) is malformed.
+    #[error("calibration: {problem}")]
+    Calibration {
+        /// What is wrong with it.
+        problem: String,
+        /// The JSON error behind it, when it is not valid JSON of the right shape.
+        #[source]
+        source: Option<serde_json::Error>,
+    },
     /// A bug in ctxcompact: the engine produced something its own checks reject. The input is
     /// not at fault.
     #[error(

@@ -18,6 +18,12 @@
 //! - **plan**: the units a strategy removes; applying it is a separate step.
 //! - **rule**: one of the selector's conditions over the conversation's features.
 //! - **profile**: a model's catalog entry — window, tokenizer, strategy preference.
+//! - **calibrated estimate**: characters × a model family's tokens-per-character factor, fitted
+//!   on the input sizes providers reported in recorded logs ([`calibrate`]); how Claude and
+//!   Gemini are counted, their tokenizers not being public.
+//! - **anchor**: an input size a provider reported for an earlier call; counts are then that
+//!   figure plus the estimate of what was added since ([`Session::observe_usage`],
+//!   [`Options::anchor`]).
 //!
 //! # Example
 //! ```
@@ -46,6 +52,7 @@
 
 pub mod bench;
 mod budget;
+pub mod calibrate;
 mod catalog;
 mod classify;
 mod compact;
@@ -75,5 +82,5 @@ pub use report::{Action, Report};
 pub use session::{Compaction, Session, Turn};
 pub use strategy::tools::{ToolMode, ToolOptions, ToolTrim};
 pub use strategy::{Protection, Strategy};
-pub use tokens::{Counts, TokenCounter, Tokenizer, count};
+pub use tokens::{Counts, Factor, TokenCounter, Tokenizer, count};
 pub use validate::check as validate;

@@ -436,7 +436,7 @@ impl Replay {
                 count: problems.len(),
             });
         }
-        let counts = self.options.tokenizer.count(conversation);
+        let counts = self.options.count(conversation);
         if only_outgrowing && counts.total() <= self.window {
             return Ok(false);
         }

@@ -91,6 +91,15 @@ pub struct Report {
     pub model_match: Option<String>,
     /// The tokenizer that counted.
     pub tokenizer: Tokenizer,
+    /// What that tokenizer is and how far its counts are known to be from the provider's.
+    pub estimator: String,
+    /// Tokens added to every count for what the request carries and the input does not hold
+    /// (`Options::overhead`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub overhead: usize,
+    /// The reported usage counts were anchored on (`Options::anchor`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<crate::format::RecordedUsage>,
     /// The token budget.
     pub budget: usize,
     /// Tokens of the input.
@@ -202,4 +211,10 @@ impl Report {
         }
         line
     }
+}
+
+/// Whether a count is 0 (to leave it out of the JSON).
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes fields by reference
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

@@ -51,6 +51,9 @@ pub struct Session {
     /// The units of the conversation, as message ranges; only the last one is ever regrouped.
     units: Vec<Range<usize>>,
     compactions: usize,
+    /// The provider's last reported size less the estimate of the same conversation
+    /// ([`Session::observe_usage`]); 0 until one is observed.
+    offset: isize,
 }
 
 impl Session {
@@ -87,7 +90,7 @@ impl Session {
         compaction: Compaction,
     ) -> Result<Self> {
         let trigger = trigger_tokens(&options)?;
-        let counts = options.tokenizer.count(&conversation);
+        let counts = options.count(&conversation);
         let mut session = Self {
             options,
             compaction,
@@ -97,6 +100,7 @@ impl Session {
             counts,
             units: Vec::new(),
             compactions: 0,
+            offset: 0,
         };
         session.regroup_tail();
         Ok(session)
@@ -131,9 +135,28 @@ impl Session {
         self.total += tokens;
     }
 
-    /// The tokens the conversation would cost now, reply priming included: O(1).
+    /// The tokens the conversation would cost now, reply priming included: O(1). Once a
+    /// reported size has been observed ([`Session::observe_usage`]), that size plus the
+    /// estimate of what was added since.
     pub fn tokens(&self) -> usize {
+        self.total.saturating_add_signed(self.offset)
+    }
+
+    /// The tokens estimated from the messages alone, whatever was observed.
+    pub fn estimated_tokens(&self) -> usize {
         self.total
+    }
+
+    /// Records the input size the provider reported (e.g. Anthropic's `input_tokens +
+    /// cache_read_input_tokens + cache_creation_input_tokens`) for the call that sent the
+    /// conversation as the session holds it now: call it before pushing the reply. From then
+    /// on [`Session::tokens`] is that figure plus the estimate of what is added, so the
+    /// estimator's error no longer grows with the history, and what the request carries that
+    /// the conversation does not hold (system prompt, tool definitions) is counted. The
+    /// difference is kept through compactions, until the next observation.
+    pub fn observe_usage(&mut self, input_tokens: usize) {
+        let signed = |n: usize| isize::try_from(n).unwrap_or(isize::MAX);
+        self.offset = signed(input_tokens).saturating_sub(signed(self.total));
     }
 
     /// The token count above which [`Session::compact_if_needed`] compacts.
@@ -184,7 +207,7 @@ impl Session {
     /// # Errors
     /// As [`crate::compact()`]: then the session is left as it was, over its trigger.
     pub fn compact_if_needed(&mut self) -> Result<Turn<'_>> {
-        if self.total <= self.trigger || self.is_waiting_for_results() {
+        if self.tokens() <= self.trigger || self.is_waiting_for_results() {
             return Ok(Turn {
                 conversation: &self.conversation,
                 report: None,
@@ -228,10 +251,13 @@ impl Session {
         })
     }
 
-    /// One compaction of the session's conversation under `options`, from its cached counts.
+    /// One compaction of the session's conversation under `options`, from its cached counts;
+    /// an observed excess over the estimate counts as part of what lies outside the messages.
     fn run(&self, options: &Options) -> Result<crate::compact::Compacted> {
         let input = self.conversation.clone();
-        let counts = Some(self.counts.clone());
+        let mut counts = self.counts.clone();
+        counts.system = counts.system.saturating_add_signed(self.offset.max(0));
+        let counts = Some(counts);
         match self.compaction {
             Compaction::Full => compact_counted(input, counts, options),
             Compaction::ToolsOnly => trim_tools_counted(input, counts, options),
@@ -326,6 +352,48 @@ mod tests {
         s.push(message);
         assert_eq!(s.tokens(), before + expected);
         assert_eq!(s.tokens(), s.counts().total());
+    }
+
+    // See: #15
+    #[test]
+    fn observed_usage_anchors_later_counts() {
+        let mut s = session(Budget::Tokens(1000));
+        s.push(user("hello there"));
+        let estimated = s.tokens();
+        // The provider saw 120 more tokens than estimated (its system prompt, say).
+        s.observe_usage(estimated + 120);
+        assert_eq!(s.tokens(), estimated + 120);
+        let reply = Message::new_text(Role::Assistant, "general kenobi");
+        let added = CharEstimate.count_message(&reply);
+        s.push(reply);
+        assert_eq!(s.tokens(), estimated + 120 + added);
+        assert_eq!(s.estimated_tokens(), estimated + added);
+        // An estimate above the reported size is corrected down as well.
+        s.observe_usage(10);
+        assert_eq!(s.tokens(), 10);
+        s.push(user("again"));
+        assert_eq!(s.tokens(), 10 + CharEstimate.count_message(&user("again")));
+    }
+
+    // See: #15
+    #[test]
+    fn an_observed_excess_brings_compaction_forward_and_counts_in_its_budget() {
+        let mut s = session(Budget::Tokens(300));
+        for turn in 0..8 {
+            s.push(user(&format!("turn {turn}: {}", "word ".repeat(20))));
+        }
+        assert!(s.tokens() <= 300, "within budget on the estimate alone");
+        assert!(
+            s.tokens() + 100 > 300,
+            "over it with what the provider reports"
+        );
+        let mut unanchored = s.clone();
+        s.observe_usage(s.tokens() + 100);
+        assert!(unanchored.compact_if_needed().unwrap().report.is_none());
+        let report = s.compact_if_needed().unwrap().report.expect("compacted");
+        assert!(report.tokens_after <= 300, "{report:?}");
+        assert!(s.tokens() <= 300);
+        assert_eq!(s.tokens(), s.estimated_tokens() + 100);
     }
 
     #[test]

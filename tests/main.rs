@@ -5,6 +5,8 @@
 
 /// Malformed input through the CLI: exit codes, messages, nothing written.
 mod bad_input;
+/// `calibrate`, calibrated and anchored counts, `--overhead` (issue 15).
+mod calibrate;
 /// The `ctxcompact` binary: exit codes, output files, reports, error text.
 mod cli;
 /// The real recorded conversations in `../shared/corpus`, when present.

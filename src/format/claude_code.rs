@@ -15,7 +15,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::{Built, Evidence, ReadOptions, Reader, Record, Wire, anthropic, from_log, str_of};
+use super::{
+    Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, anthropic, from_log, str_of,
+};
 use crate::conversation::Conversation;
 use crate::error::{Error, Result};
 
@@ -52,6 +54,19 @@ impl Reader for ClaudeCode {
     }
 
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {
+        self.read_usage(records, options)
+            .map(|(conversation, _)| conversation)
+    }
+
+    /// Each response's `message.usage` (every line of a response repeats it; the first is
+    /// taken): `input_tokens + cache_read_input_tokens + cache_creation_input_tokens` is the
+    /// size of the request, which held the messages before the response's message.
+    fn read_usage(
+        &self,
+        records: Vec<Record>,
+        options: &ReadOptions,
+    ) -> Result<(Conversation, Vec<RecordedUsage>)> {
+        let mut usages = Vec::new();
         let chain = main_chain(&records, options.whole_history);
         let mut built: Vec<Built> = Vec::new();
         // The last assistant message built and its `message.id`.
@@ -79,6 +94,14 @@ impl Reader for ClaudeCode {
                         }
                     }
                     last_assistant = Some((id, built.len()));
+                    if let Some(input_tokens) = input_size(message) {
+                        usages.push(RecordedUsage {
+                            message: built.len(),
+                            input_tokens,
+                            model: str_of(message, "model").unwrap_or_default().to_string(),
+                            line: record.line,
+                        });
+                    }
                     built.push(message_value("assistant", content, record.line));
                 }
                 "user" => {
@@ -96,8 +119,27 @@ impl Reader for ClaudeCode {
                 _ => {}
             }
         }
-        from_log(built, "messages", anthropic::parse)
+        let conversation = from_log(built, "messages", anthropic::parse)?;
+        Ok((conversation, usages))
     }
+}
+
+/// The size of the request a response answered, from its `usage`: uncached, cache-read and
+/// cache-written input tokens together. `None` when there is no usage or it is all zero (the
+/// `<synthetic>` messages Claude Code writes itself).
+fn input_size(message: &Value) -> Option<usize> {
+    let usage = message.get("usage")?;
+    let field = |key: &str| {
+        usage
+            .get(key)
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0)
+    };
+    let total = field("input_tokens")
+        + field("cache_read_input_tokens")
+        + field("cache_creation_input_tokens");
+    (total > 0).then_some(total)
 }
 
 /// A new Anthropic message.

@@ -9,7 +9,9 @@
 
 use serde_json::{Value, json};
 
-use super::{Built, Evidence, ReadOptions, Reader, Record, Wire, from_log, responses, str_of};
+use super::{
+    Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, responses, str_of,
+};
 use crate::conversation::Conversation;
 
 /// Codex rollout JSONL.
@@ -42,7 +44,23 @@ impl Reader for Codex {
     }
 
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> crate::Result<Conversation> {
+        self.read_usage(records, options)
+            .map(|(conversation, _)| conversation)
+    }
+
+    /// A `token_count` event's `info.last_token_usage.input_tokens` (cached tokens included)
+    /// is the size of the request just answered, which held the items up to the last one the
+    /// client sent (a message from the user or developer, a tool output); the model's items
+    /// after it are the response. A compaction starts the indices again, so usage recorded
+    /// before it is dropped.
+    fn read_usage(
+        &self,
+        records: Vec<Record>,
+        options: &ReadOptions,
+    ) -> crate::Result<(Conversation, Vec<RecordedUsage>)> {
         let mut built: Vec<Built> = Vec::new();
+        let mut usages: Vec<RecordedUsage> = Vec::new();
+        let mut model = String::new();
         for record in records {
             let line = record.line;
             let Value::Object(mut object) = record.value else {
@@ -50,6 +68,30 @@ impl Reader for Codex {
             };
             let payload = object.get_mut("payload").map_or(Value::Null, Value::take);
             match object.get("type").and_then(Value::as_str) {
+                Some("turn_context") => {
+                    if let Some(name) = str_of(&payload, "model") {
+                        model = name.to_string();
+                    }
+                }
+                Some("event_msg") if str_of(&payload, "type") == Some("token_count") => {
+                    let input = payload
+                        .pointer("/info/last_token_usage/input_tokens")
+                        .and_then(Value::as_u64)
+                        .and_then(|n| usize::try_from(n).ok())
+                        .filter(|&n| n > 0);
+                    let request = built.iter().rposition(|b| is_from_client(&b.value));
+                    if let (Some(input_tokens), Some(last)) = (input, request) {
+                        // Codex repeats the event; the first one of a request is kept.
+                        if usages.last().is_none_or(|u| u.message != last + 1) {
+                            usages.push(RecordedUsage {
+                                message: last + 1,
+                                input_tokens,
+                                model: model.clone(),
+                                line,
+                            });
+                        }
+                    }
+                }
                 Some("response_item") if str_of(&payload, "type") != Some("ghost_snapshot") => {
                     built.push(Built {
                         value: payload,
@@ -57,6 +99,9 @@ impl Reader for Codex {
                     });
                 }
                 Some("compacted") => {
+                    if !options.whole_history {
+                        usages.clear();
+                    }
                     let summary = str_of(&payload, "message").unwrap_or_default().to_string();
                     match payload.get("replacement_history") {
                         Some(Value::Array(history)) if !options.whole_history => {
@@ -85,6 +130,16 @@ impl Reader for Codex {
                 _ => {}
             }
         }
-        from_log(built, "input", responses::parse)
+        let conversation = from_log(built, "input", responses::parse)?;
+        Ok((conversation, usages))
+    }
+}
+
+/// Whether a Responses item is one the client sends (rather than one the model produced).
+fn is_from_client(item: &Value) -> bool {
+    match str_of(item, "type") {
+        Some("message") => str_of(item, "role") != Some("assistant"),
+        Some(kind) => kind.ends_with("_output"),
+        None => false,
     }
 }

@@ -11,7 +11,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Built, Evidence, ReadOptions, Reader, Record, Wire, from_log, gemini, str_of};
+use super::{
+    Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, gemini, str_of,
+};
 use crate::conversation::Conversation;
 use crate::error::{Error, Result};
 
@@ -40,7 +42,19 @@ impl Reader for GeminiCli {
         evidence
     }
 
-    fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
+    fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {
+        self.read_usage(records, options)
+            .map(|(conversation, _)| conversation)
+    }
+
+    /// A `gemini` message's `tokens.input` (the API's `promptTokenCount`, cached tokens
+    /// included) is the size of the request that produced it.
+    fn read_usage(
+        &self,
+        records: Vec<Record>,
+        _: &ReadOptions,
+    ) -> Result<(Conversation, Vec<RecordedUsage>)> {
+        let mut usages = Vec::new();
         // (line, message) in order; a repeated id replaces the earlier message.
         let mut messages: Vec<(usize, Value)> = Vec::new();
         for mut record in records {
@@ -112,6 +126,18 @@ impl Reader for GeminiCli {
                     if parts.is_empty() {
                         continue;
                     }
+                    let input = message.pointer("/tokens/input").and_then(Value::as_u64);
+                    if let Some(input_tokens) = input
+                        .and_then(|n| usize::try_from(n).ok())
+                        .filter(|&n| n > 0)
+                    {
+                        usages.push(RecordedUsage {
+                            message: built.len(),
+                            input_tokens,
+                            model: str_of(&message, "model").unwrap_or_default().to_string(),
+                            line,
+                        });
+                    }
                     built.push(Built {
                         value: json!({"role": "model", "parts": parts}),
                         line,
@@ -126,7 +152,8 @@ impl Reader for GeminiCli {
                 _ => {}
             }
         }
-        from_log(built, "contents", gemini::parse)
+        let conversation = from_log(built, "contents", gemini::parse)?;
+        Ok((conversation, usages))
     }
 }
 

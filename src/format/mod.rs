@@ -105,6 +105,28 @@ pub(crate) trait Reader: Sync {
     fn evidence(&self, records: &[Record]) -> Evidence;
     /// Reads the input into a conversation.
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation>;
+    /// Reads the input into a conversation, with the input sizes the provider reported for
+    /// the calls the log recorded (none for formats that record none).
+    fn read_usage(
+        &self,
+        records: Vec<Record>,
+        options: &ReadOptions,
+    ) -> Result<(Conversation, Vec<RecordedUsage>)> {
+        Ok((self.read(records, options)?, Vec::new()))
+    }
+}
+
+/// One model call's input size as the provider reported it, recorded in a session log.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RecordedUsage {
+    /// Index of the first message the call produced: the request held the messages before it.
+    pub message: usize,
+    /// The request's input tokens as reported, cached and uncached together.
+    pub input_tokens: usize,
+    /// The model that served the call, as recorded.
+    pub model: String,
+    /// The log line that recorded it.
+    pub line: usize,
 }
 
 /// Writing one API format, and the rules the engine must follow in it.
@@ -189,6 +211,34 @@ pub fn parse_with(bytes: &[u8], options: &ReadOptions) -> Result<Conversation> {
     read(records_of_slice(bytes)?, options)
 }
 
+/// Reads a conversation from a session log with the input size the provider reported for each
+/// recorded call (Claude Code `message.usage`, Codex `token_count` events, Gemini CLI `tokens`);
+/// other formats give no usage.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_with_usage(
+    bytes: &[u8],
+    options: &ReadOptions,
+) -> Result<(Conversation, Vec<RecordedUsage>)> {
+    let records = records_of_slice(bytes)?;
+    let format = choose(&records, options.format)?;
+    reader_of(format).read_usage(records, options)
+}
+
+/// [`parse_with_usage`] from a reader, value by value.
+///
+/// # Errors
+/// As [`parse`]; a read error is reported as [`Error::Read`].
+pub fn parse_reader_with_usage(
+    reader: impl Read,
+    options: &ReadOptions,
+) -> Result<(Conversation, Vec<RecordedUsage>)> {
+    let records = read_records(reader)?;
+    let format = choose(&records, options.format)?;
+    reader_of(format).read_usage(records, options)
+}
+
 /// Reads a conversation from a reader, value by value, without holding its bytes and the parsed
 /// JSON at once; see [`parse`].
 ///
@@ -226,6 +276,11 @@ pub fn parse_value(value: Value, format: Option<Format>) -> Result<Conversation>
             ..ReadOptions::default()
         },
     )
+}
+
+/// The reader of a format (a name that does not clash with a `reader` argument).
+fn reader_of(format: Format) -> &'static dyn Reader {
+    reader(format)
 }
 
 /// Detects (or checks) the format, then reads.

@@ -11,14 +11,22 @@
 //! The `o200k` and `cl100k` counts come from `bpe`, an exact counter that gives what
 //! tiktoken-rs's `encode_ordinary(text).len()` gives, faster (see its docs and the README's
 //! "Speed" section); tiktoken-rs supplies its rank tables and stays the reference in the tests.
+//!
+//! Which text is counted is the same for every tokenizer; how it is counted differs: exactly by
+//! the BPE counter, as ⌈chars ÷ 4⌉ by `chars`, or as characters × a family's fitted factor by a
+//! calibrated estimator (which reads tool-call arguments as their unescaped keys and values, and
+//! thinking blocks as their text). What a request holds outside its messages — a top-level
+//! system prompt and the tool definitions, as JSON — is counted in [`Counts::system`].
 
 mod bpe;
 mod pretokenize;
 
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde_json::Value;
 
+use crate::calibrate::{self, Family};
 use crate::conversation::{Conversation, Message, Part};
 use bpe::Bpe;
 use pretokenize::Pattern;
@@ -42,25 +50,80 @@ pub(crate) const MEDIA_TOKENS: usize = 85;
 /// thumb for English text with BPE tokenizers).
 pub(crate) const CHARS_PER_TOKEN: usize = 4;
 
-/// Which tokenizer counts the text.
+/// Which tokenizer counts the text. Written in JSON (the catalog, the report) by its name:
+/// `o200k`, `cl100k`, `chars`, or a model family's name (`claude-opus`, …) for the calibrated
+/// estimator, which reads back with that family's shipped factor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(into = "String", try_from = "String")]
 pub enum Tokenizer {
     /// `o200k_base` (GPT-4o, GPT-4.1, GPT-5, o-series).
     O200k,
     /// `cl100k_base` (GPT-4, GPT-3.5-turbo).
     Cl100k,
-    /// ceil(chars ÷ 4): for models whose tokenizer is not public.
+    /// ceil(chars ÷ 4): a rough estimate for models whose tokenizer is not public.
     Chars,
+    /// ceil(chars × a factor fitted on a model family's recorded usage) (see
+    /// [`crate::calibrate`]): for Claude and Gemini models, whose tokenizers are not public.
+    Calibrated(Factor),
+}
+
+/// The tokens-per-character factor of a calibrated estimator, for one model family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Factor {
+    /// The family it was fitted for.
+    pub family: Family,
+    /// Tokens per million characters (an integer, so that counting is exact arithmetic and
+    /// the tokenizer stays `Eq`).
+    pub per_million_chars: u32,
+}
+
+impl Factor {
+    /// The factor of `tokens_per_char` for `family`, rounded to a millionth.
+    pub fn new(family: Family, tokens_per_char: f64) -> Self {
+        // Factors are small positive numbers (about 0.2 to 1); the clamp keeps the cast exact.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let per_million_chars = (tokens_per_char * 1e6).round().clamp(1.0, 1e9) as u32;
+        Self {
+            family,
+            per_million_chars,
+        }
+    }
+
+    /// Tokens per character.
+    pub fn tokens_per_char(self) -> f64 {
+        f64::from(self.per_million_chars) / 1e6
+    }
 }
 
 impl Tokenizer {
-    /// The tokenizer's name as the CLI spells it.
+    /// The tokenizer's name as the CLI spells it (a family's name for a calibrated one).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::O200k => "o200k",
             Self::Cl100k => "cl100k",
             Self::Chars => "chars",
+            Self::Calibrated(factor) => factor.family.as_str(),
+        }
+    }
+
+    /// The tokenizer named `name` (as [`Tokenizer::as_str`] spells it); a family's name gives
+    /// its calibrated estimator with the shipped factor.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "o200k" => Some(Self::O200k),
+            "cl100k" => Some(Self::Cl100k),
+            "chars" => Some(Self::Chars),
+            other => Family::from_name(other).map(|f| Self::Calibrated(calibrate::shipped(f))),
+        }
+    }
+
+    /// What counts and how far it is known to be from the provider's own figures, in one line.
+    pub fn describe(self) -> String {
+        match self {
+            Self::O200k => "tiktoken o200k_base: exact for the models that use it".into(),
+            Self::Cl100k => "tiktoken cl100k_base: exact for the models that use it".into(),
+            Self::Chars => "ceil(characters / 4): a rough estimate, no measured error".into(),
+            Self::Calibrated(factor) => calibrate::describe(factor),
         }
     }
 
@@ -72,6 +135,7 @@ impl Tokenizer {
             Self::O200k => O200K.get_or_init(|| Tiktoken::new(self)),
             Self::Cl100k => CL100K.get_or_init(|| Tiktoken::new(self)),
             Self::Chars => &CharEstimate,
+            Self::Calibrated(factor) => calibrated(factor),
         }
     }
 
@@ -79,7 +143,7 @@ impl Tokenizer {
     /// that the build overlaps reading and parsing the input; [`Tokenizer::counter`] then waits
     /// for it only if it is not done yet. Calling it more than once builds nothing twice.
     pub fn prepare(self) {
-        if self != Self::Chars {
+        if matches!(self, Self::O200k | Self::Cl100k) {
             std::thread::spawn(move || self.counter());
         }
     }
@@ -93,17 +157,14 @@ impl Tokenizer {
     pub fn count(self, conversation: &Conversation) -> Counts {
         let messages = &conversation.messages;
         let counter = self.counter();
-        let system = conversation
-            .system
-            .as_ref()
-            .map_or(0, |s| counter.count_message(s));
+        let system = fixed_tokens(conversation, counter);
         let sizes: Vec<usize> = messages.iter().map(text_bytes).collect();
         let total_bytes: usize = sizes.iter().sum();
         let threads = std::thread::available_parallelism()
             .map_or(1, std::num::NonZero::get)
             .min(MAX_THREADS)
             .min(total_bytes / PARALLEL_MIN_BYTES + 1);
-        if threads <= 1 || self == Self::Chars {
+        if threads <= 1 || matches!(self, Self::Chars | Self::Calibrated(_)) {
             return Counts::of(counter, messages, system);
         }
         // Contiguous slices of about equal text size, one per thread.
@@ -134,6 +195,55 @@ impl Tokenizer {
             counts
         })
     }
+}
+
+impl From<Tokenizer> for String {
+    fn from(tokenizer: Tokenizer) -> Self {
+        tokenizer.as_str().into()
+    }
+}
+
+impl TryFrom<String> for Tokenizer {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, Self::Error> {
+        Self::from_name(&name).ok_or_else(|| {
+            format!(
+                "unknown tokenizer `{name}` (expected o200k, cl100k, chars or a family: {})",
+                Family::ALL.map(Family::as_str).join(", ")
+            )
+        })
+    }
+}
+
+/// The process-wide counter of a calibrated factor. Each distinct factor is built once and kept
+/// for the life of the process (a handful: the shipped families and a user's calibration).
+fn calibrated(factor: Factor) -> &'static dyn TokenCounter {
+    static BUILT: Mutex<BTreeMap<u32, &'static CalibratedEstimate>> = Mutex::new(BTreeMap::new());
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    *built.entry(factor.per_million_chars).or_insert_with(|| {
+        Box::leak(Box::new(CalibratedEstimate {
+            per_million_chars: u64::from(factor.per_million_chars),
+        }))
+    })
+}
+
+/// Tokens of what a request holds besides its messages: the top-level system prompt and the
+/// tool definitions (`tools`, Bedrock's `toolConfig`), counted as their JSON text.
+fn fixed_tokens(conversation: &Conversation, counter: &dyn TokenCounter) -> usize {
+    let system = conversation
+        .system
+        .as_ref()
+        .map_or(0, |s| counter.count_message(s));
+    let tools: usize = conversation.envelope.as_ref().map_or(0, |envelope| {
+        ["tools", "toolConfig"]
+            .iter()
+            .filter_map(|key| envelope.get(*key))
+            .filter(|value| !value.is_null())
+            .map(|value| counter.count_text(&value.to_string()))
+            .sum()
+    });
+    system + tools
 }
 
 /// Most threads counting uses; beyond this the gain is small.
@@ -193,6 +303,14 @@ pub trait TokenCounter: Sync {
         tokens
     }
 
+    /// Tokens of a tool call's arguments: a JSON string as its text, other JSON as written.
+    fn count_arguments(&self, arguments: &Value) -> usize {
+        match arguments {
+            Value::String(text) => self.count_text(text),
+            other => self.count_text(&other.to_string()),
+        }
+    }
+
     /// Tokens of content parts, calls and results.
     fn count_parts(&self, parts: &[Part]) -> usize {
         parts
@@ -201,24 +319,24 @@ pub trait TokenCounter: Sync {
                 Part::Text { text, .. } => self.count_text(text),
                 Part::ToolCall {
                     name, arguments, ..
-                } => {
-                    let arguments = match arguments {
-                        Value::String(text) => self.count_text(text),
-                        other => self.count_text(&other.to_string()),
-                    };
-                    TOOL_CALL_OVERHEAD + self.count_text(name) + arguments
-                }
+                } => TOOL_CALL_OVERHEAD + self.count_text(name) + self.count_arguments(arguments),
                 Part::ToolResult {
                     call_id, content, ..
                 } => self.count_text(call_id) + self.count_parts(content),
-                Part::Opaque(value) => opaque_tokens(value),
+                Part::Opaque(value) => self.count_opaque(value),
             })
             .sum()
+    }
+
+    /// Tokens of a part the engine does not read: a documented estimate (85 for media, as a
+    /// low-detail image; ⌈JSON characters ÷ 4⌉ otherwise).
+    fn count_opaque(&self, value: &Value) -> usize {
+        opaque_tokens(value)
     }
 }
 
 /// The documented estimate for a part the engine does not read.
-fn opaque_tokens(value: &Value) -> usize {
+pub(crate) fn opaque_tokens(value: &Value) -> usize {
     let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
     if matches!(
         kind,
@@ -244,7 +362,7 @@ impl Tiktoken {
     pub(crate) fn new(tokenizer: Tokenizer) -> Self {
         let pattern = match tokenizer {
             Tokenizer::Cl100k => Pattern::Cl100k,
-            Tokenizer::O200k | Tokenizer::Chars => Pattern::O200k,
+            Tokenizer::O200k | Tokenizer::Chars | Tokenizer::Calibrated(_) => Pattern::O200k,
         };
         Self {
             bpe: Bpe::new(pattern),
@@ -267,6 +385,77 @@ impl TokenCounter for CharEstimate {
     }
 }
 
+/// ceil(chars × tokens per character) for one calibrated factor.
+pub(crate) struct CalibratedEstimate {
+    per_million_chars: u64,
+}
+
+impl TokenCounter for CalibratedEstimate {
+    fn count_text(&self, text: &str) -> usize {
+        let chars = text.chars().count() as u64;
+        usize::try_from((chars * self.per_million_chars).div_ceil(1_000_000)).unwrap_or(usize::MAX)
+    }
+
+    /// Arguments count as the text of their keys and values, unescaped: Claude and Gemini are
+    /// sent them as parameters rather than as escaped JSON, and escapes (`\n`, `\"`) would
+    /// otherwise count as text.
+    fn count_arguments(&self, arguments: &Value) -> usize {
+        self.count_text(&unescaped(arguments))
+    }
+
+    /// A thinking block counts as its text: its signature is not text the model reads.
+    fn count_opaque(&self, value: &Value) -> usize {
+        match thinking_text(value) {
+            Some(text) => self.count_text(text),
+            None => opaque_tokens(value),
+        }
+    }
+}
+
+/// The text of a thinking block (Anthropic `thinking`, `redacted_thinking` counting as empty).
+pub(crate) fn thinking_text(value: &Value) -> Option<&str> {
+    match value.get("type").and_then(Value::as_str) {
+        Some("thinking") => Some(value.get("thinking").and_then(Value::as_str).unwrap_or("")),
+        Some("redacted_thinking") => Some(""),
+        _ => None,
+    }
+}
+
+/// The keys and values of tool-call arguments as plain text, one per line, strings unescaped.
+/// Arguments held as a JSON string (OpenAI's `arguments`) are read as the JSON they hold, when
+/// they hold an object or an array.
+pub(crate) fn unescaped(value: &Value) -> String {
+    fn walk(value: &Value, out: &mut String) {
+        match value {
+            Value::String(text) => {
+                out.push_str(text);
+                out.push('\n');
+            }
+            Value::Array(items) => items.iter().for_each(|item| walk(item, out)),
+            Value::Object(map) => {
+                for (key, item) in map {
+                    out.push_str(key);
+                    out.push('\n');
+                    walk(item, out);
+                }
+            }
+            other => {
+                out.push_str(&other.to_string());
+                out.push('\n');
+            }
+        }
+    }
+    let mut out = String::new();
+    if let Value::String(text) = value {
+        if let Ok(parsed @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str(text) {
+            walk(&parsed, &mut out);
+            return out;
+        }
+    }
+    walk(value, &mut out);
+    out
+}
+
 /// Cached counts of one conversation: computed once, read by every later stage. Besides each
 /// message's total it keeps the tokens of each message's fields and of each of its parts, so
 /// that a later step that clears or drops parts never tokenizes them again.
@@ -274,7 +463,8 @@ impl TokenCounter for CharEstimate {
 pub struct Counts {
     /// Tokens of each message, by index.
     pub messages: Vec<usize>,
-    /// Tokens of Anthropic's top-level system prompt (0 when there is none).
+    /// Tokens the request holds outside its messages: a top-level system prompt, the tool
+    /// definitions, and any overhead the caller added (`Options::overhead`); 0 when none.
     pub system: usize,
     /// Tokens of each message less its parts ([`TokenCounter::count_fields`]), as counted.
     fields: Vec<usize>,
@@ -369,10 +559,7 @@ impl Eq for Counts {}
 /// Counts every message of a conversation once with `counter`, on this thread; see
 /// [`Tokenizer::count`] for the parallel counting of the built-in tokenizers.
 pub fn count(conversation: &Conversation, counter: &dyn TokenCounter) -> Counts {
-    let system = conversation
-        .system
-        .as_ref()
-        .map_or(0, |s| counter.count_message(s));
+    let system = fixed_tokens(conversation, counter);
     Counts::of(counter, &conversation.messages, system)
 }
 
@@ -386,6 +573,18 @@ mod tests {
         let message = Message::new_text(Role::User, "hello");
         // 3 overhead + "user" (1) + "hello" (2).
         assert_eq!(CharEstimate.count_message(&message), 6);
+    }
+
+    #[test]
+    fn calibrated_arguments_count_the_same_as_an_object_or_as_json_text() {
+        let object = serde_json::json!({"path": "src/a.rs", "text": "line one\nline \"two\""});
+        let text = Value::String(object.to_string());
+        assert_eq!(
+            unescaped(&object),
+            "path\nsrc/a.rs\ntext\nline one\nline \"two\"\n"
+        );
+        assert_eq!(unescaped(&text), unescaped(&object));
+        assert_eq!(unescaped(&Value::String("ls -la".into())), "ls -la\n");
     }
 
     #[test]

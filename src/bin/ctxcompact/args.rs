@@ -144,6 +144,9 @@ pub(crate) enum Command {
     },
     /// Replay recorded sessions call by call: what each compaction policy costs under prompt caching.
     Replay(crate::replay::ReplayArgs),
+    /// Fit tokens-per-character factors to the usage recorded in session logs (or, with
+    /// `--evaluate`, measure the current ones).
+    Calibrate(crate::calibrate::CalibrateArgs),
 }
 
 /// The input file and its format.
@@ -191,6 +194,13 @@ pub(crate) struct ModelArgs {
     /// A model catalog to use instead of the built-in one.
     #[arg(long)]
     pub(crate) catalog: Option<PathBuf>,
+    /// Factors for the calibrated estimators (the output of `calibrate --json`) instead of
+    /// the shipped ones.
+    #[arg(long)]
+    pub(crate) calibration: Option<PathBuf>,
+    /// Tokens the agent sends that the input does not hold (system prompt, tool definitions).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) overhead: usize,
 }
 
 /// The budget: explicit tokens, a ratio of the current total, or the model's window.
@@ -303,7 +313,7 @@ impl Command {
             Self::TrimTools { model, .. }
             | Self::Count { model, .. }
             | Self::Bench { model, .. } => model,
-            Self::Validate { .. } | Self::Replay(_) => return,
+            Self::Validate { .. } | Self::Replay(_) | Self::Calibrate(_) => return,
         };
         if let Ok(options) = model.options(Some(Budget::Ratio(1.0)), "") {
             options.tokenizer.prepare();
@@ -343,6 +353,10 @@ impl ModelArgs {
                 TokenizerArg::Chars => Tokenizer::Chars,
             };
         }
+        if let Some(path) = &self.calibration {
+            options.tokenizer = crate::calibrate::load(path)?.apply(options.tokenizer);
+        }
+        options.overhead = self.overhead;
         Ok(options)
     }
 }

@@ -1,6 +1,7 @@
 //! The `ctxcompact` command line: arguments → options → library → output; errors → exit code.
 
 mod args;
+mod calibrate;
 mod output;
 mod replay;
 
@@ -62,8 +63,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             output,
         } => {
             check_paths(&input, &output)?;
-            let conversation = read(&input)?;
-            let options = args::options(&budget, strategy, &marker, &tools, None)?;
+            let (conversation, anchor) = read_anchored(&input)?;
+            let mut options = args::options(&budget, strategy, &marker, &tools, None)?;
+            options.anchor = anchor;
             let compacted =
                 ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
             emit(
@@ -81,8 +83,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             output,
         } => {
             check_paths(&input, &output)?;
-            let conversation = read(&input)?;
-            let options = args::tool_options(&model, &tools)?;
+            let (conversation, anchor) = read_anchored(&input)?;
+            let mut options = args::tool_options(&model, &tools)?;
+            options.anchor = anchor;
             let trimmed = ctxcompact::trim_tools(conversation, &options)
                 .with_context(|| input.file.clone())?;
             emit(
@@ -101,9 +104,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tools,
             json,
         } => {
-            let conversation = read(&input)?;
+            let (conversation, anchor) = read_anchored(&input)?;
             let half = ctxcompact::Budget::Ratio(0.5);
-            let options = args::options(&budget, strategy, &marker, &tools, Some(half))?;
+            let mut options = args::options(&budget, strategy, &marker, &tools, Some(half))?;
+            options.anchor = anchor;
             let report =
                 ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
             let text = if json {
@@ -129,6 +133,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             bench(&paths, args::bench_budget(ratio, target), base, json)
         }
         Command::Replay(replay_args) => replay::run(&replay_args),
+        Command::Calibrate(calibrate_args) => calibrate::run(&calibrate_args),
     }
 }
 
@@ -150,11 +155,11 @@ fn trim_summary(report: &Report) -> String {
 
 /// Prints each message's tokens and the total.
 fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode> {
-    let conversation = read(input)?;
-    let tokenizer = model
-        .options(Some(ctxcompact::Budget::Ratio(1.0)), "")?
-        .tokenizer;
-    let counts = tokenizer.count(&conversation);
+    let (conversation, anchor) = read_anchored(input)?;
+    let mut options = model.options(Some(ctxcompact::Budget::Ratio(1.0)), "")?;
+    options.anchor = anchor;
+    let tokenizer = options.tokenizer;
+    let counts = options.count(&conversation);
     let mut out = String::new();
     if json {
         let value = serde_json::json!({
@@ -175,12 +180,20 @@ fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode>
         for (index, (message, tokens)) in rows {
             let _ = writeln!(out, "{index:>6} {:<9} {tokens:>8}", message.role.as_str());
         }
-        let tokenizer = tokenizer.as_str();
         let _ = writeln!(
             out,
-            "total ({tokenizer}, with 3 reply tokens) {}",
+            "total ({}, with 3 reply tokens) {}",
+            tokenizer.as_str(),
             counts.total()
         );
+        let _ = writeln!(out, "estimator: {}", tokenizer.describe());
+        if let Some(anchor) = &options.anchor {
+            let _ = writeln!(
+                out,
+                "anchored on the input size recorded at line {}: {} tokens for the {} messages before it",
+                anchor.line, anchor.input_tokens, anchor.message
+            );
+        }
     }
     io::stdout().write_all(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
@@ -373,18 +386,30 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget, tokenizer: Tokenizer) -
 
 /// Reads and parses the input file (or standard input for `-`).
 fn read(input: &Input) -> Result<Conversation> {
+    read_anchored(input).map(|(conversation, _)| conversation)
+}
+
+/// Reads the input, with the last input size a session log recorded (none when the whole
+/// history is read: the reported sizes are of what followed the last compaction).
+fn read_anchored(input: &Input) -> Result<(Conversation, Option<format::RecordedUsage>)> {
     let options = format::ReadOptions {
         format: input.format.format(),
         whole_history: input.whole_history,
     };
-    let conversation = if input.file == "-" {
-        format::parse_reader_with(io::stdin().lock(), &options)
+    let read = if input.file == "-" {
+        format::parse_reader_with_usage(io::stdin().lock(), &options)
     } else {
         let file =
             fs::File::open(&input.file).with_context(|| format!("{}: cannot read", input.file))?;
-        format::parse_reader_with(file, &options)
+        format::parse_reader_with_usage(file, &options)
     };
-    conversation.with_context(|| input.file.clone())
+    let (conversation, mut usages) = read.with_context(|| input.file.clone())?;
+    let anchor = if input.whole_history {
+        None
+    } else {
+        usages.pop()
+    };
+    Ok((conversation, anchor))
 }
 
 /// Writes the output conversation and the report, both staged in full before either is moved
@@ -568,6 +593,14 @@ fn describe(report: &Report) -> String {
                 c.fits
             );
         }
+    }
+    let _ = writeln!(out, "estimator: {}", report.estimator);
+    if let Some(anchor) = &report.anchor {
+        let _ = writeln!(
+            out,
+            "anchored on the input size recorded at line {}: {} tokens for the {} messages before it",
+            anchor.line, anchor.input_tokens, anchor.message
+        );
     }
     out.push_str(&report.summary());
     out.push('\n');

@@ -1,0 +1,165 @@
+//! `ctxcompact calibrate`: the arguments, and the table of fitted (or measured) factors. The
+//! fit itself is the library's (`ctxcompact::calibrate`); this file reads files and formats.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use ctxcompact::calibrate::{self, Calibration, FamilyFit, SessionLog};
+
+/// Arguments of `calibrate`.
+#[derive(Debug, Args)]
+pub(crate) struct CalibrateArgs {
+    /// Session logs that record usage (Claude Code, Gemini CLI), or folders searched
+    /// recursively for `.jsonl` and `.json` files.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Fit nothing: measure the current estimators (the shipped factors, or
+    /// `--calibration`'s), anchored on each session's first recorded call.
+    #[arg(long)]
+    evaluate: bool,
+    /// With `--evaluate`: the factors to measure (the output of `calibrate --json`).
+    #[arg(long, requires = "evaluate")]
+    calibration: Option<PathBuf>,
+    /// Print `{"families": [...], "files": [...]}` instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Reads a calibration file (the output of `calibrate --json`).
+pub(crate) fn load(path: &PathBuf) -> Result<Calibration> {
+    let text = fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read the calibration", path.display()))?;
+    Calibration::from_json(&text).with_context(|| path.display().to_string())
+}
+
+/// Fits (or evaluates) the logs under `args.paths` and prints the result.
+pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
+    // (file, whether it was named itself rather than found in a folder)
+    let mut files = Vec::new();
+    for path in &args.paths {
+        if path.is_dir() {
+            let mut found = Vec::new();
+            collect(path, &mut found)?;
+            files.extend(found.into_iter().map(|f| (f, false)));
+        } else {
+            files.push((path.clone(), true));
+        }
+    }
+    files.sort();
+    files.dedup_by(|a, b| a.0 == b.0);
+    let mut logs = Vec::new();
+    for (file, named) in &files {
+        let bytes = fs::read(file).with_context(|| format!("{}: cannot read", file.display()))?;
+        let name = file.display().to_string();
+        match SessionLog::read(&name, &bytes) {
+            Ok(log) => logs.push(log),
+            // A file found in a folder may be no conversation at all (a manifest, notes).
+            Err(err) if !named => {
+                let _ = writeln!(io::stderr(), "ctxcompact: skipping {name}: {err}");
+            }
+            Err(err) => return Err(err).with_context(|| name.clone()),
+        }
+    }
+    let calls: usize = logs.iter().map(|l| l.usages.len()).sum();
+    let families = if args.evaluate {
+        let calibration = match &args.calibration {
+            Some(path) => load(path)?,
+            None => Calibration::builtin().clone(),
+        };
+        calibrate::evaluate(&logs, &calibration)
+    } else {
+        calibrate::fit_with_held_out(&logs)
+    };
+    let mut out = String::new();
+    if args.json {
+        let calibration = Calibration {
+            families,
+            files: logs
+                .iter()
+                .filter(|l| !l.usages.is_empty())
+                .map(|l| l.name.clone())
+                .collect(),
+        };
+        out = serde_json::to_string_pretty(&calibration)?;
+        out.push('\n');
+    } else {
+        let what = if args.evaluate {
+            "anchored on each session's first call"
+        } else {
+            "least squares, one overhead per session"
+        };
+        let _ = writeln!(out, "{} logs, {calls} recorded calls ({what})", logs.len());
+        let _ = writeln!(
+            out,
+            "{:<14} {:>6} {:>8} {:>15} {:>14} {:>8} {:>10} {:>8}",
+            "family", "calls", "sessions", "tokens/char", "overhead", "R²", "median %", "p95 %"
+        );
+        for fit in &families {
+            let _ = writeln!(out, "{}", row(fit));
+        }
+        for fit in &families {
+            if let Some(held) = &fit.held_out {
+                let _ = writeln!(
+                    out,
+                    "{}: on held-out sessions (each fitted without it, anchored on its first call): {} calls in {} sessions, median {:.2}%, p95 {:.2}%",
+                    fit.family.as_str(),
+                    held.calls,
+                    held.sessions,
+                    held.median_ape_pct,
+                    held.p95_ape_pct
+                );
+            }
+        }
+        if families.is_empty() {
+            let _ = writeln!(
+                out,
+                "no family has a session with {} or more recorded calls (Claude Code `message.usage`, Gemini CLI `tokens`)",
+                if args.evaluate {
+                    2
+                } else {
+                    calibrate::MIN_SESSION_CALLS
+                },
+            );
+        }
+    }
+    io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One table row.
+fn row(fit: &FamilyFit) -> String {
+    format!(
+        "{:<14} {:>6} {:>8} {:>15.6} {:>14} {:>8.5} {:>10.2} {:>8.2}",
+        fit.family.as_str(),
+        fit.calls,
+        fit.sessions,
+        fit.tokens_per_char,
+        fit.fixed_overhead,
+        fit.r2,
+        fit.median_ape_pct,
+        fit.p95_ape_pct
+    )
+}
+
+/// The `.jsonl` and `.json` files under the folder `path`.
+fn collect(path: &PathBuf, files: &mut Vec<PathBuf>) -> Result<()> {
+    let entries = fs::read_dir(path).with_context(|| format!("{}: cannot list", path.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("{}: cannot list", path.display()))?;
+        let child = entry.path();
+        if child.is_dir() {
+            collect(&child, files)?;
+        } else if child
+            .extension()
+            .is_some_and(|e| e == "jsonl" || e == "json")
+        {
+            files.push(child);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,789 @@
+//! Calibration: how many tokens a provider counts per character, fitted on the usage that
+//! session logs recorded.
+//!
+//! Claude and Gemini tokenizers are not public, so their counts are estimates: characters
+//! times a factor per model family. Agents' logs record the size the API reported for each
+//! request (Claude Code `message.usage`, Gemini CLI `tokens`), and that size is, call after call,
+//! a straight line in the characters of the conversation sent so far: a factor (the slope) plus
+//! a fixed overhead (the system prompt and tool definitions, which the logs do not hold, and
+//! which differ from one agent setup to another). [`fit`] finds that line per family by least
+//! squares, with one shared factor and each session's own overhead; [`evaluate`] applies a
+//! calibration's factors the way the engine counts, anchored on each session's first recorded
+//! call as [`crate::Session::observe_usage`] anchors, and measures how far the estimates fall
+//! from the reported sizes.
+//!
+//! The shipped factors are `data/calibration.json`, the output of `ctxcompact calibrate --json`
+//! over the recorded logs it names; a user's own fit of the same shape is read with
+//! [`Calibration::from_json`]. Figures are rounded (factors to a millionth, errors to a
+//! hundredth of a percent) so the output is the same on every run.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::conversation::{Conversation, Message, Part};
+use crate::error::{Error, Result};
+use crate::format::{self, ReadOptions, RecordedUsage};
+use serde_json::Value;
+
+use crate::tokens::{Factor, TokenCounter, Tokenizer, opaque_tokens, thinking_text, unescaped};
+
+/// The shipped calibration, embedded at build time.
+const BUILTIN: &str = include_str!("../data/calibration.json");
+
+/// Sessions with fewer recorded calls of a family than this do not enter its fit: each session
+/// has its own overhead, so one or two calls fit exactly and say nothing about the factor.
+pub const MIN_SESSION_CALLS: usize = 3;
+
+/// A model family: models that share a tokenizer, and so a calibrated factor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// Claude Opus models.
+    ClaudeOpus,
+    /// Claude Sonnet models.
+    ClaudeSonnet,
+    /// Claude Haiku models.
+    ClaudeHaiku,
+    /// Gemini models.
+    Gemini,
+}
+
+impl Family {
+    /// Every family, in the order reports list them.
+    pub const ALL: [Self; 4] = [
+        Self::ClaudeOpus,
+        Self::ClaudeSonnet,
+        Self::ClaudeHaiku,
+        Self::Gemini,
+    ];
+
+    /// The family's name (`claude-opus`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ClaudeOpus => "claude-opus",
+            Self::ClaudeSonnet => "claude-sonnet",
+            Self::ClaudeHaiku => "claude-haiku",
+            Self::Gemini => "gemini",
+        }
+    }
+
+    /// The family named `name` (as [`Family::as_str`] spells it).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.as_str() == name)
+    }
+
+    /// The family of a model name as logs record it (`claude-opus-4-6`, `sonnet`,
+    /// `gemini-2.5-pro`, …); `None` for other models.
+    pub fn of_model(model: &str) -> Option<Self> {
+        let model = model.to_ascii_lowercase();
+        [
+            ("opus", Self::ClaudeOpus),
+            ("sonnet", Self::ClaudeSonnet),
+            ("haiku", Self::ClaudeHaiku),
+            ("gemini", Self::Gemini),
+        ]
+        .into_iter()
+        .find(|(word, _)| model.contains(word))
+        .map(|(_, family)| family)
+    }
+}
+
+/// One family's fit (or, from [`evaluate`], one family's measured error).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FamilyFit {
+    /// The model family.
+    pub family: Family,
+    /// Recorded calls measured.
+    pub calls: usize,
+    /// Sessions those calls came from.
+    pub sessions: usize,
+    /// Tokens per character of the conversation.
+    pub tokens_per_char: f64,
+    /// The median over sessions of the fixed tokens each request held beyond its messages
+    /// (system prompt and tool definitions); 0 from [`evaluate`], where the anchor holds it.
+    pub fixed_overhead: usize,
+    /// The share of the reported sizes' variance the estimates explain.
+    pub r2: f64,
+    /// Median absolute percentage error of the estimates against the reported sizes.
+    pub median_ape_pct: f64,
+    /// 95th percentile of the absolute percentage error.
+    pub p95_ape_pct: f64,
+    /// The error of this factor on sessions the fit did not see, when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_out: Option<HeldOut>,
+}
+
+/// The anchored error of a factor on sessions held out of its fit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeldOut {
+    /// Calls measured (the anchor calls excluded).
+    pub calls: usize,
+    /// Sessions they came from.
+    pub sessions: usize,
+    /// Median absolute percentage error.
+    pub median_ape_pct: f64,
+    /// 95th percentile of the absolute percentage error.
+    pub p95_ape_pct: f64,
+}
+
+/// Factors per family: the output of `ctxcompact calibrate --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// One entry per family.
+    pub families: Vec<FamilyFit>,
+    /// The logs the factors were fitted on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+}
+
+impl Calibration {
+    /// The calibration compiled into the crate (`data/calibration.json`).
+    ///
+    /// # Panics
+    /// Never: the shipped calibration is checked by a unit test.
+    pub fn builtin() -> &'static Self {
+        static BUILT: OnceLock<Calibration> = OnceLock::new();
+        BUILT.get_or_init(|| {
+            Self::from_json(BUILTIN)
+                .expect("the shipped calibration is valid; a unit test checks it")
+        })
+    }
+
+    /// Reads a calibration from JSON of the shape `ctxcompact calibrate --json` writes.
+    ///
+    /// # Errors
+    /// [`Error::Calibration`] when the text is not such a calibration, a family appears twice
+    /// or a factor is not a positive number.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let calibration: Self = serde_json::from_str(text).map_err(|err| Error::Calibration {
+            problem: "not of the shape `ctxcompact calibrate --json` writes".into(),
+            source: Some(err),
+        })?;
+        let problem = |problem: String| Error::Calibration {
+            problem,
+            source: None,
+        };
+        let mut seen = BTreeSet::new();
+        for (index, fit) in calibration.families.iter().enumerate() {
+            if !seen.insert(fit.family) {
+                return Err(problem(format!(
+                    "families[{index}]: family `{}` appears twice",
+                    fit.family.as_str()
+                )));
+            }
+            if !(fit.tokens_per_char.is_finite() && fit.tokens_per_char > 0.0) {
+                return Err(problem(format!(
+                    "families[{index}].tokens_per_char: expected a positive number, found {}",
+                    fit.tokens_per_char
+                )));
+            }
+        }
+        Ok(calibration)
+    }
+
+    /// The factor this calibration gives `family`, if any.
+    pub fn factor(&self, family: Family) -> Option<Factor> {
+        self.families
+            .iter()
+            .find(|fit| fit.family == family)
+            .map(|fit| Factor::new(family, fit.tokens_per_char))
+    }
+
+    /// `tokenizer` with this calibration's factor when it is a calibrated estimator of a family
+    /// the calibration has; any other tokenizer unchanged.
+    pub fn apply(&self, tokenizer: Tokenizer) -> Tokenizer {
+        match tokenizer {
+            Tokenizer::Calibrated(factor) => {
+                Tokenizer::Calibrated(self.factor(factor.family).unwrap_or(factor))
+            }
+            other => other,
+        }
+    }
+}
+
+/// The shipped factor of `family`.
+///
+/// # Panics
+/// Never: a unit test checks that the shipped calibration has every family.
+pub fn shipped(family: Family) -> Factor {
+    Calibration::builtin()
+        .factor(family)
+        .expect("the shipped calibration has every family; a unit test checks it")
+}
+
+/// One line naming a calibrated estimator and its known error.
+pub(crate) fn describe(factor: Factor) -> String {
+    let name = factor.family.as_str();
+    let per_char = factor.tokens_per_char();
+    let shipped = Calibration::builtin()
+        .families
+        .iter()
+        .find(|fit| fit.family == factor.family);
+    match shipped {
+        Some(fit) if Factor::new(fit.family, fit.tokens_per_char) == factor => {
+            let error = fit.held_out.as_ref().map_or_else(
+                || {
+                    format!(
+                        "fit error median {}%, p95 {}%",
+                        fit.median_ape_pct, fit.p95_ape_pct
+                    )
+                },
+                |held| {
+                    format!(
+                        "error on held-out sessions, anchored on their first call: median {}%, p95 {}%",
+                        held.median_ape_pct, held.p95_ape_pct
+                    )
+                },
+            );
+            format!(
+                "{name} calibrated estimate: {per_char} tokens per character, fitted on {} calls in {} sessions; {error}",
+                fit.calls, fit.sessions
+            )
+        }
+        _ => format!(
+            "{name} calibrated estimate: {per_char} tokens per character from a user calibration"
+        ),
+    }
+}
+
+/// A session log with the usage it recorded.
+#[derive(Debug, Clone)]
+pub struct SessionLog {
+    /// Where it came from (a path), to name it in output.
+    pub name: String,
+    /// The conversation the log holds (after its last compaction, as the agent saw it).
+    pub conversation: Conversation,
+    /// The input sizes the provider reported, call by call.
+    pub usages: Vec<RecordedUsage>,
+}
+
+impl SessionLog {
+    /// Reads a session log (format detected) with its recorded usage.
+    ///
+    /// # Errors
+    /// As [`format::parse`].
+    pub fn read(name: &str, bytes: &[u8]) -> Result<Self> {
+        let (conversation, usages) = format::parse_with_usage(bytes, &ReadOptions::default())?;
+        Ok(Self {
+            name: name.to_string(),
+            conversation,
+            usages,
+        })
+    }
+}
+
+/// One recorded call: what the request held, measured, and what the provider reported.
+#[derive(Debug, Clone, Copy)]
+struct Call {
+    /// Index of the log among those given.
+    session: usize,
+    /// Characters of the text the request's messages held (fields, text, calls, results).
+    chars: f64,
+    /// Tokens estimated apart from characters: images, thinking and other opaque parts.
+    fixed: f64,
+    /// The size the provider reported.
+    reported: f64,
+}
+
+/// Counts characters: the calibration's unit of "text".
+struct CharCount;
+
+impl TokenCounter for CharCount {
+    fn count_text(&self, text: &str) -> usize {
+        text.chars().count()
+    }
+
+    /// As the calibrated estimator counts them.
+    fn count_arguments(&self, arguments: &Value) -> usize {
+        self.count_text(&unescaped(arguments))
+    }
+
+    /// Thinking as its text, as the calibrated estimator counts it; other opaque parts are
+    /// measured apart (see [`opaque_in`]).
+    fn count_opaque(&self, value: &Value) -> usize {
+        thinking_text(value).map_or(0, |text| self.count_text(text))
+    }
+}
+
+/// The documented estimate of the opaque parts of a message (results included).
+fn opaque_in(parts: &[Part]) -> usize {
+    parts
+        .iter()
+        .map(|part| match part {
+            Part::Opaque(value) if thinking_text(value).is_none() => opaque_tokens(value),
+            Part::ToolResult { content, .. } => opaque_in(content),
+            Part::Opaque(_) | Part::Text { .. } | Part::ToolCall { .. } => 0,
+        })
+        .sum()
+}
+
+/// (characters, opaque tokens) of one message.
+fn measure(message: &Message) -> (usize, usize) {
+    (CharCount.count_message(message), opaque_in(&message.parts))
+}
+
+/// The recorded calls of every log, by family, in log order.
+fn calls(logs: &[(usize, &SessionLog)]) -> BTreeMap<Family, Vec<Call>> {
+    let mut by_family: BTreeMap<Family, Vec<Call>> = BTreeMap::new();
+    for &(session, log) in logs {
+        let conversation = &log.conversation;
+        let system = conversation.system.as_ref().map_or((0, 0), measure);
+        // Prefix sums: entry k measures the messages before index k.
+        let mut prefix = vec![system];
+        for message in &conversation.messages {
+            let (chars, opaque) = measure(message);
+            let (c, o) = prefix[prefix.len() - 1];
+            prefix.push((c + chars, o + opaque));
+        }
+        for usage in &log.usages {
+            let (Some(family), Some(&(chars, opaque))) =
+                (Family::of_model(&usage.model), prefix.get(usage.message))
+            else {
+                continue;
+            };
+            by_family.entry(family).or_default().push(Call {
+                session,
+                chars: as_f64(chars),
+                fixed: as_f64(opaque),
+                reported: as_f64(usage.input_tokens),
+            });
+        }
+    }
+    by_family
+}
+
+/// Fits each family found in `logs`: one tokens-per-character factor shared by all sessions,
+/// and a fixed overhead per session, by least squares on the reported sizes. Families with no
+/// session of at least [`MIN_SESSION_CALLS`] calls, or whose calls all hold the same text,
+/// are left out.
+pub fn fit(logs: &[SessionLog]) -> Vec<FamilyFit> {
+    fit_some(&logs.iter().enumerate().collect::<Vec<_>>())
+}
+
+/// [`fit`] over some of the logs, each with its index.
+fn fit_some(logs: &[(usize, &SessionLog)]) -> Vec<FamilyFit> {
+    calls(logs)
+        .into_iter()
+        .filter_map(|(family, calls)| fit_family(family, &calls))
+        .collect()
+}
+
+/// [`fit`], with each family's error on sessions held out of the fit: each log that recorded
+/// usage of a known family is measured by [`evaluate`] (anchored) with the factors fitted on
+/// all the other logs (leave one session out), and the measurements are pooled into
+/// [`FamilyFit::held_out`].
+pub fn fit_with_held_out(logs: &[SessionLog]) -> Vec<FamilyFit> {
+    let indexed: Vec<(usize, &SessionLog)> = logs.iter().enumerate().collect();
+    let all = calls(&indexed);
+    let mut fits: Vec<FamilyFit> = all
+        .iter()
+        .filter_map(|(&family, calls)| fit_family(family, calls))
+        .collect();
+    let mut pooled = Measured::new();
+    for &(session, log) in &indexed {
+        let families = all
+            .iter()
+            .filter(|(_, calls)| calls.iter().any(|c| c.session == session))
+            .filter_map(|(&family, calls)| {
+                let others: Vec<Call> = calls
+                    .iter()
+                    .filter(|c| c.session != session)
+                    .copied()
+                    .collect();
+                fit_family(family, &others)
+            })
+            .collect();
+        let calibration = Calibration {
+            families,
+            files: Vec::new(),
+        };
+        for (family, (pairs, sessions)) in measure_anchored(&[(session, log)], &calibration) {
+            let entry = pooled.entry(family).or_default();
+            entry.0.extend(pairs);
+            entry.1.extend(sessions);
+        }
+    }
+    for fit in &mut fits {
+        if let Some((pairs, sessions)) = pooled.get(&fit.family) {
+            let errors = Errors::of(pairs);
+            fit.held_out = Some(HeldOut {
+                calls: pairs.len(),
+                sessions: sessions.len(),
+                median_ape_pct: errors.median,
+                p95_ape_pct: errors.p95,
+            });
+        }
+    }
+    fits
+}
+
+/// (estimate, reported) pairs per family, and the sessions they came from.
+type Measured = BTreeMap<Family, (Vec<(f64, f64)>, BTreeSet<usize>)>;
+
+/// The fit of one family's calls (see [`fit`]).
+fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
+    let mut sessions: BTreeMap<usize, Vec<Call>> = BTreeMap::new();
+    for call in calls {
+        sessions.entry(call.session).or_default().push(*call);
+    }
+    sessions.retain(|_, calls| calls.len() >= MIN_SESSION_CALLS);
+    // Within each session, deviations from the session's means; the slope is shared.
+    let mut covariance = 0.0;
+    let mut variance = 0.0;
+    let mut means = BTreeMap::new();
+    for (&session, calls) in &sessions {
+        let n = as_f64(calls.len());
+        let x_mean = calls.iter().map(|c| c.chars).sum::<f64>() / n;
+        let y_mean = calls.iter().map(|c| c.reported - c.fixed).sum::<f64>() / n;
+        for call in calls {
+            covariance += (call.chars - x_mean) * (call.reported - call.fixed - y_mean);
+            variance += (call.chars - x_mean).powi(2);
+        }
+        means.insert(session, (x_mean, y_mean));
+    }
+    if variance <= 0.0 {
+        return None;
+    }
+    let slope = covariance / variance;
+    let intercepts: BTreeMap<usize, f64> = means
+        .iter()
+        .map(|(&session, &(x_mean, y_mean))| (session, y_mean - slope * x_mean))
+        .collect();
+    let pairs: Vec<(f64, f64)> = sessions
+        .iter()
+        .flat_map(|(session, calls)| {
+            let intercept = intercepts[session];
+            calls
+                .iter()
+                .map(move |c| (slope * c.chars + intercept + c.fixed, c.reported))
+        })
+        .collect();
+    let mut overheads: Vec<f64> = intercepts.values().copied().collect();
+    let overhead = median(&mut overheads).max(0.0);
+    let errors = Errors::of(&pairs);
+    Some(FamilyFit {
+        family,
+        calls: pairs.len(),
+        sessions: sessions.len(),
+        tokens_per_char: round_to(slope, 1e6),
+        // Rounded to a whole token; the clamp above keeps it non-negative.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        fixed_overhead: overhead.round() as usize,
+        r2: errors.r2,
+        median_ape_pct: errors.median,
+        p95_ape_pct: errors.p95,
+        held_out: None,
+    })
+}
+
+/// Measures `calibration`'s factors on `logs` as the engine would count: for each session and
+/// family, the first recorded call is the anchor, and each later call is estimated as the
+/// anchor's reported size plus the estimated tokens of the messages added since. Anchor calls
+/// are not measured. Families the calibration has no factor for are left out.
+pub fn evaluate(logs: &[SessionLog], calibration: &Calibration) -> Vec<FamilyFit> {
+    let logs: Vec<(usize, &SessionLog)> = logs.iter().enumerate().collect();
+    measure_anchored(&logs, calibration)
+        .into_iter()
+        .map(|(family, (pairs, sessions))| {
+            let errors = Errors::of(&pairs);
+            FamilyFit {
+                family,
+                calls: pairs.len(),
+                sessions: sessions.len(),
+                tokens_per_char: calibration
+                    .factor(family)
+                    .map_or(0.0, Factor::tokens_per_char),
+                fixed_overhead: 0,
+                r2: errors.r2,
+                median_ape_pct: errors.median,
+                p95_ape_pct: errors.p95,
+                held_out: None,
+            }
+        })
+        .collect()
+}
+
+/// The anchored estimates of [`evaluate`], with the reported sizes.
+fn measure_anchored(logs: &[(usize, &SessionLog)], calibration: &Calibration) -> Measured {
+    let mut pairs = Measured::new();
+    for &(session, log) in logs {
+        for family in Family::ALL {
+            let Some(factor) = calibration.factor(family) else {
+                continue;
+            };
+            let usages: Vec<&RecordedUsage> = log
+                .usages
+                .iter()
+                .filter(|u| Family::of_model(&u.model) == Some(family))
+                .filter(|u| u.message <= log.conversation.messages.len())
+                .collect();
+            let Some((anchor, later)) = usages.split_first() else {
+                continue;
+            };
+            if later.is_empty() {
+                continue;
+            }
+            let counter = Tokenizer::Calibrated(factor).counter();
+            let mut prefix = vec![0usize];
+            for message in &log.conversation.messages {
+                prefix.push(prefix[prefix.len() - 1] + counter.count_message(message));
+            }
+            let entry = pairs.entry(family).or_default();
+            entry.1.insert(session);
+            for usage in later {
+                let added = as_f64(prefix[usage.message]) - as_f64(prefix[anchor.message]);
+                let estimate = as_f64(anchor.input_tokens) + added;
+                entry.0.push((estimate, as_f64(usage.input_tokens)));
+            }
+        }
+    }
+    pairs
+}
+
+/// Error figures of (estimate, reported) pairs.
+struct Errors {
+    r2: f64,
+    median: f64,
+    p95: f64,
+}
+
+impl Errors {
+    fn of(pairs: &[(f64, f64)]) -> Self {
+        let n = as_f64(pairs.len().max(1));
+        let mean = pairs.iter().map(|p| p.1).sum::<f64>() / n;
+        let total: f64 = pairs.iter().map(|p| (p.1 - mean).powi(2)).sum();
+        let residual: f64 = pairs.iter().map(|p| (p.1 - p.0).powi(2)).sum();
+        let r2 = if total > 0.0 {
+            1.0 - residual / total
+        } else {
+            0.0
+        };
+        let mut ape: Vec<f64> = pairs
+            .iter()
+            .filter(|p| p.1 > 0.0)
+            .map(|p| (p.0 - p.1).abs() / p.1 * 100.0)
+            .collect();
+        ape.sort_by(f64::total_cmp);
+        Self {
+            r2: round_to(r2, 1e5),
+            median: round_to(median(&mut ape), 100.0),
+            p95: round_to(percentile(&ape, 95), 100.0),
+        }
+    }
+}
+
+/// The median of `values` (sorted here); 0 when empty.
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => f64::midpoint(values[n / 2 - 1], values[n / 2]),
+    }
+}
+
+/// The nearest-rank `pct`th percentile of sorted `values`; 0 when empty.
+fn percentile(sorted: &[f64], pct: usize) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (sorted.len() * pct).div_ceil(100).max(1);
+    sorted[rank - 1]
+}
+
+/// `value` rounded to the nearest 1/`scale`.
+fn round_to(value: f64, scale: f64) -> f64 {
+    (value * scale).round() / scale
+}
+
+/// A count as a float (counts here are far below 2^52, so exactly).
+#[allow(clippy::cast_precision_loss)]
+fn as_f64(n: usize) -> f64 {
+    n as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A Claude Code log of `turns` user/assistant pairs with growing text, each assistant line
+    /// recording `usage(i)` for the assistant message at index `i` (`None`: no usage).
+    fn claude_log(turns: usize, usage: &dyn Fn(usize) -> Option<usize>) -> String {
+        let mut lines = Vec::new();
+        let mut parent = serde_json::Value::Null;
+        for turn in 0..turns {
+            let question = format!(
+                "question {turn}: {}",
+                "why is the sky blue? ".repeat(turn + 1)
+            );
+            let answer = format!(
+                "answer {turn}: {}",
+                "because of scattering. ".repeat(2 * turn + 3)
+            );
+            let user_id = format!("u{turn}");
+            lines.push(json!({"type": "user", "sessionId": "s", "uuid": user_id,
+                "parentUuid": parent, "message": {"role": "user", "content": question}}));
+            let mut message = json!({"id": format!("m{turn}"), "role": "assistant",
+                "model": "claude-opus-4-6", "content": [{"type": "text", "text": answer}]});
+            if let Some(tokens) = usage(2 * turn + 1) {
+                message["usage"] = json!({"input_tokens": 3,
+                    "cache_read_input_tokens": tokens.saturating_sub(3) / 2,
+                    "cache_creation_input_tokens": tokens.saturating_sub(3) - tokens.saturating_sub(3) / 2});
+            }
+            let assistant_id = format!("a{turn}");
+            lines.push(
+                json!({"type": "assistant", "sessionId": "s", "uuid": assistant_id,
+                "parentUuid": user_id, "message": message}),
+            );
+            parent = json!(assistant_id);
+        }
+        lines.iter().map(|l| l.to_string() + "\n").collect()
+    }
+
+    /// A log whose every call reports `per_char` × the characters before it + `overhead`.
+    fn lawful_log(name: &str, turns: usize, per_char: f64, overhead: f64) -> SessionLog {
+        let bare = SessionLog::read(name, claude_log(turns, &|_| None).as_bytes()).unwrap();
+        let messages = &bare.conversation.messages;
+        let law = |index: usize| {
+            let chars: usize = messages[..index].iter().map(|m| measure(m).0).sum();
+            // Whole tokens, as an API reports them.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let tokens = (per_char * as_f64(chars) + overhead).round() as usize;
+            Some(tokens)
+        };
+        let log = SessionLog::read(name, claude_log(turns, &law).as_bytes()).unwrap();
+        assert_eq!(log.usages.len(), turns, "one usage per assistant message");
+        log
+    }
+
+    #[test]
+    fn a_fit_recovers_the_factor_and_each_sessions_overhead() {
+        let logs = [
+            lawful_log("a", 12, 0.45, 1000.0),
+            lawful_log("b", 8, 0.45, 3000.0),
+            // Too few calls to say anything: left out of the fit.
+            lawful_log("c", 2, 0.45, 9000.0),
+        ];
+        let fits = fit(&logs);
+        assert_eq!(fits.len(), 1);
+        let opus = &fits[0];
+        assert_eq!(opus.family, Family::ClaudeOpus);
+        assert_eq!((opus.calls, opus.sessions), (20, 2));
+        assert!((opus.tokens_per_char - 0.45).abs() < 1e-3, "{opus:?}");
+        // The median of 1000 and 3000.
+        assert!(opus.fixed_overhead.abs_diff(2000) <= 2, "{opus:?}");
+        assert!(opus.r2 > 0.9999, "{opus:?}");
+        assert!(opus.p95_ape_pct < 0.1, "{opus:?}");
+    }
+
+    #[test]
+    fn each_session_held_out_is_measured_with_the_others_fit() {
+        let same = [
+            lawful_log("a", 6, 0.4, 10_000.0),
+            lawful_log("b", 7, 0.4, 15_000.0),
+            lawful_log("c", 8, 0.4, 20_000.0),
+        ];
+        let fits = fit_with_held_out(&same);
+        let held = fits[0].held_out.as_ref().expect("held out");
+        // Every call but each session's anchor, each measured with a fit that did not see it.
+        assert_eq!((held.calls, held.sessions), (5 + 6 + 7, 3));
+        // Rounding up per field is all that separates the estimates from the law.
+        assert!(held.p95_ape_pct < 0.5, "{held:?}");
+        // A session whose text costs twice as much is far from the others' fit.
+        let odd = [
+            lawful_log("a", 6, 0.4, 2000.0),
+            lawful_log("b", 7, 0.4, 2000.0),
+            lawful_log("c", 8, 0.8, 2000.0),
+        ];
+        let fits = fit_with_held_out(&odd);
+        let held = fits[0].held_out.as_ref().expect("held out");
+        assert!(held.p95_ape_pct > 10.0, "{held:?}");
+    }
+
+    #[test]
+    fn evaluation_anchors_on_the_first_call_and_measures_the_rest() {
+        let logs = [lawful_log("a", 10, 0.45, 20_000.0)];
+        let right = Calibration {
+            families: fit(&logs),
+            files: Vec::new(),
+        };
+        let good = evaluate(&logs, &right);
+        assert_eq!((good[0].calls, good[0].sessions), (9, 1));
+        // Rounding up per field is all that separates the estimate from the law.
+        assert!(good[0].p95_ape_pct < 0.5, "{good:?}");
+        let mut wrong = right.clone();
+        wrong.families[0].tokens_per_char = 0.25;
+        let bad = evaluate(&logs, &wrong);
+        // Anchored, the error is the factor's error on what was added since the first call,
+        // which the 20,000-token overhead dilutes, but not away.
+        assert!(bad[0].median_ape_pct > 1.0, "{bad:?}");
+        assert!(
+            bad[0].median_ape_pct > 5.0 * good[0].median_ape_pct,
+            "{bad:?}"
+        );
+    }
+
+    #[test]
+    fn a_calibration_file_names_its_problems() {
+        let err = Calibration::from_json(
+            r#"{"families": [{"family": "claude-opus", "calls": 1,
+            "sessions": 1, "tokens_per_char": -1, "fixed_overhead": 0, "r2": 1,
+            "median_ape_pct": 0, "p95_ape_pct": 0}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "calibration: families[0].tokens_per_char: expected a positive number, found -1"
+        );
+    }
+
+    #[test]
+    fn a_user_calibration_replaces_only_its_families() {
+        let text = r#"{"families": [{"family": "claude-haiku", "calls": 1, "sessions": 1,
+            "tokens_per_char": 0.5, "fixed_overhead": 0, "r2": 1, "median_ape_pct": 0,
+            "p95_ape_pct": 0}]}"#;
+        let user = Calibration::from_json(text).unwrap();
+        let haiku = Tokenizer::Calibrated(shipped(Family::ClaudeHaiku));
+        let opus = Tokenizer::Calibrated(shipped(Family::ClaudeOpus));
+        assert_eq!(
+            user.apply(haiku),
+            Tokenizer::Calibrated(Factor::new(Family::ClaudeHaiku, 0.5))
+        );
+        assert_eq!(user.apply(opus), opus);
+        assert_eq!(user.apply(Tokenizer::O200k), Tokenizer::O200k);
+        assert!(describe(Factor::new(Family::ClaudeHaiku, 0.5)).contains("user calibration"));
+    }
+
+    #[test]
+    fn shipped_calibration_has_every_family() {
+        let calibration = Calibration::builtin();
+        for family in Family::ALL {
+            assert!(calibration.factor(family).is_some(), "{family:?}");
+        }
+    }
+
+    #[test]
+    fn families_come_from_model_names() {
+        assert_eq!(
+            Family::of_model("claude-opus-4-6"),
+            Some(Family::ClaudeOpus)
+        );
+        assert_eq!(Family::of_model("sonnet"), Some(Family::ClaudeSonnet));
+        assert_eq!(
+            Family::of_model("claude-haiku-4-5-20251001"),
+            Some(Family::ClaudeHaiku)
+        );
+        assert_eq!(Family::of_model("gemini-2.5-pro"), Some(Family::Gemini));
+        assert_eq!(Family::of_model("<synthetic>"), None);
+    }
+
+    #[test]
+    fn percentiles_use_the_nearest_rank() {
+        let values: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert!((percentile(&values, 95) - 19.0).abs() < f64::EPSILON);
+        assert!((median(&mut values.clone()) - 10.5).abs() < f64::EPSILON);
+    }
+}
