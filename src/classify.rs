@@ -57,18 +57,25 @@ static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         .expect("data/harness.json is checked by a unit test")
 });
 
+/// Each tag pattern's opening (`<name`) and closing (`</name>`) text, built once.
+static TAGS: LazyLock<Vec<(&'static Pattern, String, String)>> = LazyLock::new(|| {
+    PATTERNS
+        .iter()
+        .filter(|p| p.kind == Kind::Tag)
+        .map(|p| (p, format!("<{}", p.text), format!("</{}>", p.text)))
+        .collect()
+});
+
 /// The prefix every ctxcompact marker starts with.
 pub(crate) const MARKER_PREFIX: &str = "[ctxcompact:";
 
 /// Text with every harness `<tag>…</tag>` block removed.
 fn strip_tags(text: &str) -> String {
     let mut out = text.to_string();
-    for pattern in PATTERNS.iter().filter(|p| p.kind == Kind::Tag) {
-        let open = format!("<{}", pattern.text);
-        let close = format!("</{}>", pattern.text);
-        while let Some(start) = find_open(&out, &open) {
+    for (_, open, close) in TAGS.iter() {
+        while let Some(start) = find_open(&out, open) {
             let end = out[start..]
-                .find(&close)
+                .find(close.as_str())
                 .map_or(out.len(), |at| start + at + close.len());
             out.replace_range(start..end, "");
         }
@@ -93,19 +100,26 @@ fn find_open(text: &str, open: &str) -> Option<usize> {
 /// The harness pattern that makes `text` machine text, if any: the prefix it starts with, or the
 /// tag whose blocks are all it holds.
 pub(crate) fn harness_pattern(text: &str) -> Option<&'static Pattern> {
+    let prefixed = |rest: &str| {
+        PATTERNS
+            .iter()
+            .filter(|p| p.kind == Kind::Prefix)
+            .find(|p| rest.starts_with(&p.text))
+    };
+    // Most messages hold no tag at all: nothing to strip, no copy.
+    if !text.contains('<') {
+        return prefixed(text.trim_start());
+    }
     let stripped = strip_tags(text);
     let rest = stripped.trim_start();
     if rest.trim_end().is_empty() {
         let trimmed = text.trim_start();
-        return PATTERNS
+        return TAGS
             .iter()
-            .filter(|p| p.kind == Kind::Tag)
-            .find(|p| find_open(trimmed, &format!("<{}", p.text)).is_some());
+            .find(|(_, open, _)| find_open(trimmed, open).is_some())
+            .map(|(pattern, ..)| *pattern);
     }
-    PATTERNS
-        .iter()
-        .filter(|p| p.kind == Kind::Prefix)
-        .find(|p| rest.starts_with(&p.text))
+    prefixed(rest)
 }
 
 /// Whether `text` is a person's words rather than harness text. A ctxcompact marker merged in
