@@ -330,12 +330,7 @@ fn render_block(part: &Part) -> Value {
             }
             block.insert("id".into(), Value::String(id.clone()));
             block.insert("name".into(), Value::String(name.clone()));
-            let input = match arguments {
-                Value::String(text) => {
-                    serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new()))
-                }
-                other => other.clone(),
-            };
+            let input = super::arguments_object(arguments);
             block.insert("input".into(), input);
             Value::Object(block)
         }

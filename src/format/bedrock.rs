@@ -289,18 +289,10 @@ fn render_block(part: &Part) -> Value {
             extra,
         } => {
             let mut block = extra.clone();
-            let mut call = match block.get("toolUse") {
-                Some(Value::Object(call)) => call.clone(),
-                _ => Map::new(),
-            };
+            let mut call = super::nested_object(&block, "toolUse");
             call.insert("toolUseId".into(), Value::String(id.clone()));
             call.insert("name".into(), Value::String(name.clone()));
-            let input = match arguments {
-                Value::String(text) => {
-                    serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new()))
-                }
-                other => other.clone(),
-            };
+            let input = super::arguments_object(arguments);
             call.insert("input".into(), input);
             block.insert("toolUse".into(), Value::Object(call));
             Value::Object(block)
@@ -312,10 +304,7 @@ fn render_block(part: &Part) -> Value {
             ..
         } => {
             let mut block = extra.clone();
-            let mut result = match block.get("toolResult") {
-                Some(Value::Object(result)) => result.clone(),
-                _ => Map::new(),
-            };
+            let mut result = super::nested_object(&block, "toolResult");
             result.insert("toolUseId".into(), Value::String(call_id.clone()));
             if result.contains_key("content") || !content.is_empty() {
                 let content = content.iter().map(render_block).collect();

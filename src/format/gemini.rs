@@ -358,20 +358,12 @@ fn render_part(part: &Part) -> Value {
             extra,
         } => {
             let mut block = extra.clone();
-            let mut call = match block.get("functionCall") {
-                Some(Value::Object(call)) => call.clone(),
-                _ => Map::new(),
-            };
+            let mut call = super::nested_object(&block, "functionCall");
             if call.contains_key("id") {
                 call.insert("id".into(), Value::String(id.clone()));
             }
             call.insert("name".into(), Value::String(name.clone()));
-            let args = match arguments {
-                Value::String(text) => {
-                    serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new()))
-                }
-                other => other.clone(),
-            };
+            let args = super::arguments_object(arguments);
             call.insert("args".into(), args);
             block.insert("functionCall".into(), Value::Object(call));
             Value::Object(block)
@@ -384,10 +376,7 @@ fn render_part(part: &Part) -> Value {
             ..
         } => {
             let mut block = extra.clone();
-            let mut response = match block.get("functionResponse") {
-                Some(Value::Object(response)) => response.clone(),
-                _ => Map::new(),
-            };
+            let mut response = super::nested_object(&block, "functionResponse");
             if response.contains_key("id") {
                 response.insert("id".into(), Value::String(call_id.clone()));
             }

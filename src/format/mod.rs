@@ -799,6 +799,26 @@ fn is_plain_text(parts: &[&Part]) -> bool {
         .all(|part| matches!(part, Part::Text { extra, .. } if extra.is_empty()))
 }
 
+/// Tool-call arguments as the JSON object formats with structured input write them: an OpenAI
+/// argument string is parsed (an unparsable one becomes `{}`), anything else is kept.
+pub(crate) fn arguments_object(arguments: &Value) -> Value {
+    match arguments {
+        Value::String(text) => {
+            serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new()))
+        }
+        other => other.clone(),
+    }
+}
+
+/// A copy of the object under `key` of a wire block (empty when absent or not an object), to
+/// write a call or result back into.
+pub(crate) fn nested_object(block: &Map<String, Value>, key: &str) -> Map<String, Value> {
+    match block.get(key) {
+        Some(Value::Object(inner)) => inner.clone(),
+        _ => Map::new(),
+    }
+}
+
 /// Reads a required string field of a wire object.
 pub(crate) fn required_str(
     map: &Map<String, Value>,

@@ -345,10 +345,7 @@ fn render_call(id: &str, name: &str, arguments: &Value, extra: &Map<String, Valu
         call.insert("type".into(), Value::String("function".into()));
     }
     call.insert("id".into(), Value::String(id.into()));
-    let mut function = match call.get("function") {
-        Some(Value::Object(function)) => function.clone(),
-        _ => Map::new(),
-    };
+    let mut function = super::nested_object(&call, "function");
     function.insert("name".into(), Value::String(name.into()));
     let arguments = match arguments {
         Value::String(_) => arguments.clone(),
