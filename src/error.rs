@@ -190,7 +190,7 @@ pub enum Error {
     },
     /// `--format` named one format but the input is clearly in another.
     #[error(
-        "the input is not {forced}: {reason} shows it is {found}; pass --format {found} or --format auto"
+        "the input is not {forced}: {reason} shows it is {found}; name {found} as its format, or let the format be detected"
     )]
     WrongFormat {
         /// The format asked for.

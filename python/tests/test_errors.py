@@ -98,7 +98,7 @@ def test_budget_below_the_pinned_minimum_raises_cannot_fit_with_the_report() -> 
         ({"target": 100, "strategy": "newest"}, "strategy must be one of"),
         ({"target": 100, "tool_mode": "erase"}, "tool_mode must be one of"),
         ({"target": 100, "tokenizer": "p50k"}, "tokenizer must be one of"),
-        ({"target": 100, "format": "gemini"}, "format must be one of"),
+        ({"target": 100, "format": "yaml"}, "format must be one of"),
         ({"target": 100, "marker": "no"}, "True or False"),
         ({"target": 100, "exclude_tools": [1]}, "tool names"),
     ],

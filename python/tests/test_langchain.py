@@ -96,7 +96,7 @@ def test_adapter_takes_langchain_keywords_and_returns_input_objects_when_within_
 
 
 def test_adapter_accepts_message_like_tuples(tmp_path: Any) -> None:
-    kept = trim_messages([("system", "Be brief."), ("human", "hello " * 300), ("ai", "hi"),
+    kept = trim_messages([("system", "Be brief."), ("human", "hi"), ("ai", "hello " * 300),
                           ("human", "bye")], max_tokens=60)
     assert [type(m).__name__ for m in kept][0] == "SystemMessage"
     assert kept[-1].content == "bye"
