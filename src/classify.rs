@@ -139,11 +139,15 @@ pub(crate) fn is_marker(text: &str) -> bool {
 
 /// Who wrote a user-role message (`None` for other roles).
 pub(crate) fn author(message: &Message) -> Option<Author> {
+    author_with_text(message, &message.text())
+}
+
+/// [`author`] for a message whose text (its text parts, joined) the caller already has.
+pub(crate) fn author_with_text(message: &Message, text: &str) -> Option<Author> {
     if message.role != Role::User {
         return None;
     }
-    let text = message.text();
-    if is_request_text(&text) {
+    if is_request_text(text) {
         return Some(Author::Request);
     }
     let opaque = message.parts.iter().any(|p| matches!(p, Part::Opaque(_)));

@@ -223,7 +223,7 @@ fn extract(messages: &[Message], input_tokens: &[Option<usize>]) -> Digest {
         }
     }
     for (message, tokens) in messages.iter().zip(input_tokens) {
-        let text = message.text();
+        let text = parts_text(&message.parts);
         if message.role == Role::User && classify::is_marker(&text) {
             let end = marker_len(&text).unwrap_or(text.len());
             fold(&mut digest, &text[..end]);
@@ -239,7 +239,7 @@ fn extract(messages: &[Message], input_tokens: &[Option<usize>]) -> Digest {
         digest.messages += 1;
         digest.tokens += tokens.unwrap_or(0);
         match message.role {
-            Role::User if classify::author(message) == Some(Author::Request) => {
+            Role::User if classify::author_with_text(message, &text) == Some(Author::Request) => {
                 digest.requests.push(clip_request(&text));
             }
             Role::Assistant => {
@@ -279,7 +279,7 @@ fn extract(messages: &[Message], input_tokens: &[Option<usize>]) -> Digest {
     digest
 }
 
-/// The text of a result's parts (borrowed when it is a single text).
+/// The text of a message's or a result's text parts, joined (borrowed when there is one).
 fn parts_text(parts: &[Part]) -> Cow<'_, str> {
     if let [Part::Text { text, .. }] = parts {
         return Cow::Borrowed(text);
