@@ -396,12 +396,14 @@ fn read_anchored(input: &Input) -> Result<(Conversation, Option<format::Recorded
         format: input.format.format(),
         whole_history: input.whole_history,
     };
+    // A file is read whole and parsed from memory: parsing a slice is several times faster
+    // than parsing a stream byte by byte, for one copy of the input held while it parses.
     let read = if input.file == "-" {
         format::parse_reader_with_usage(io::stdin().lock(), &options)
     } else {
-        let file =
-            fs::File::open(&input.file).with_context(|| format!("{}: cannot read", input.file))?;
-        format::parse_reader_with_usage(file, &options)
+        let bytes =
+            fs::read(&input.file).with_context(|| format!("{}: cannot read", input.file))?;
+        format::parse_with_usage(&bytes, &options)
     };
     let (conversation, mut usages) = read.with_context(|| input.file.clone())?;
     let anchor = if input.whole_history {
