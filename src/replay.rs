@@ -516,7 +516,13 @@ impl Replay {
             Policy::None | Policy::Naive => None,
             _ => Some(self.session_for(recording, policy)?),
         };
-        let task = messages.iter().position(is_user_turn);
+        // The task and the current request as compaction pins them: requests, not harness text
+        // (the last user turn stands in when a recording has no request at all).
+        let requests = crate::classify::requests(recording);
+        let task = requests
+            .first()
+            .copied()
+            .or_else(|| messages.iter().position(is_user_turn));
         let mut fed = 0;
         let calls = (1..messages.len()).filter(|&i| messages[i].role == Role::Assistant);
         for call in calls {
@@ -575,7 +581,10 @@ impl Replay {
             totals.calls += 1;
             let tokens = sent_counts.total();
             totals.peak_context = totals.peak_context.max(tokens);
-            let current = messages[..call].iter().rposition(is_user_turn);
+            let current = requests[..requests.partition_point(|&r| r < call)]
+                .last()
+                .copied()
+                .or_else(|| messages[..call].iter().rposition(is_user_turn));
             let over = tokens > self.window;
             let invalid = !over && !validate::check(&sent).is_empty();
             for (kept, request) in [(&mut totals.task, task), (&mut totals.current, current)] {
