@@ -296,3 +296,27 @@ fn a_pi_tree_session_reads_the_branch_that_leads_to_its_last_entry() {
     assert_eq!(texts, ["go", "ok", "retry", "done"]);
     assert_eq!(conversation.lines, vec![2, 3, 5, 6]);
 }
+
+/// An interrupted Codex call gets the `aborted` output Codex itself sends for it. See: #11
+#[test]
+fn an_interrupted_codex_call_is_answered_as_codex_answers_it() {
+    let log = concat!(
+        r#"{"timestamp": "t", "type": "session_meta", "payload": {"id": "s"}}"#,
+        "\n",
+        r#"{"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}}"#,
+        "\n",
+        r#"{"timestamp": "t", "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"}}"#,
+        "\n",
+        r#"{"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "stop, do this instead"}]}}"#,
+        "\n",
+    );
+    let conversation = format::parse(log.as_bytes(), None).unwrap();
+    assert!(ctxcompact::validate(&conversation).is_empty());
+    let rendered = format::render(&conversation);
+    let items = rendered["input"].as_array().unwrap();
+    assert_eq!(items.len(), 4);
+    assert_eq!(items[2]["type"], "function_call_output");
+    assert_eq!(items[2]["call_id"], "c1");
+    assert_eq!(items[2]["output"], "aborted");
+    assert_eq!(items[3]["role"], "user");
+}

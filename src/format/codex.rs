@@ -8,6 +8,7 @@
 //! `session_meta`, `turn_context` and `event_msg` lines (which repeat the items) are skipped.
 
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 
 use super::{
     Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, responses, str_of,
@@ -130,8 +131,64 @@ impl Reader for Codex {
                 _ => {}
             }
         }
+        answer_interrupted(&mut built, &mut usages);
         let conversation = from_log(built, "input", responses::parse)?;
         Ok((conversation, usages))
+    }
+}
+
+/// Gives every call that a log left unanswered the output Codex itself sends for it.
+///
+/// A call interrupted by the user (or cut off when the session stopped) has no output in the
+/// rollout; when Codex next sends the history it answers such a call with an `aborted` output,
+/// since the API rejects a call without one. The same output is added here, right after the
+/// run of calls the unanswered one belongs to, and the recorded usages' positions move with it.
+fn answer_interrupted(built: &mut Vec<Built>, usages: &mut [RecordedUsage]) {
+    let answered: BTreeSet<String> = built
+        .iter()
+        .filter(|b| str_of(&b.value, "type").is_some_and(|t| t.ends_with("_call_output")))
+        .filter_map(|b| str_of(&b.value, "call_id").map(str::to_string))
+        .collect();
+    let is_call = |item: &Value| {
+        matches!(
+            str_of(item, "type"),
+            Some("function_call" | "custom_tool_call")
+        )
+    };
+    let mut added: Vec<(usize, Built)> = Vec::new();
+    for (index, item) in built.iter().enumerate() {
+        let Some(id) = str_of(&item.value, "call_id") else {
+            continue;
+        };
+        if !is_call(&item.value) || answered.contains(id) {
+            continue;
+        }
+        let run_end = index
+            + 1
+            + built[index + 1..]
+                .iter()
+                .take_while(|b| is_call(&b.value))
+                .count();
+        let kind = format!(
+            "{}_output",
+            str_of(&item.value, "type").unwrap_or("function_call")
+        );
+        let output = json!({"type": kind, "call_id": id, "output": "aborted"});
+        added.push((
+            run_end,
+            Built {
+                value: output,
+                line: item.line,
+            },
+        ));
+    }
+    // From the last insertion back, so that earlier positions stay valid; outputs of one run
+    // keep the order of their calls.
+    for (at, output) in added.into_iter().rev() {
+        built.insert(at, output);
+        for usage in usages.iter_mut().filter(|u| u.message > at) {
+            usage.message += 1;
+        }
     }
 }
 
