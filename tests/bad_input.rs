@@ -581,19 +581,19 @@ fn rows() -> Vec<Row> {
             "{file}: line 3 (message 1): call_id: tool result refers to unknown call id `zz`",
         ),
         row(
-            "pi: an unanswered tool call names its line",
+            "pi: a result without its call names its line",
             concat!(
                 r#"{"type": "session", "id": "s", "timestamp": "t", "cwd": "/"}"#,
                 "\n",
                 r#"{"type": "message", "timestamp": "t", "message": {"role": "user", "content": [{"type": "text", "text": "go"}]}}"#,
                 "\n",
-                r#"{"type": "message", "timestamp": "t", "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "t1", "name": "bash", "arguments": {}}]}}"#,
+                r#"{"type": "message", "timestamp": "t", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}}"#,
                 "\n",
-                r#"{"type": "message", "timestamp": "t", "message": {"role": "user", "content": [{"type": "text", "text": "?"}]}}"#,
+                r#"{"type": "message", "timestamp": "t", "message": {"role": "toolResult", "toolCallId": "zz", "content": [{"type": "text", "text": "x"}]}}"#,
                 "\n",
             ),
             BAD,
-            "{file}: line 3 (message 1): content[0].id: tool call `t1` is never answered where the format requires",
+            "{file}: line 4 (message 2): content[0].tool_use_id: tool result refers to unknown call id `zz`",
         ),
         row(
             "gemini cli: a tool call without its result",

@@ -646,7 +646,9 @@ fn a_tiny_output_cap_still_keeps_the_head_of_each_output() {
         {"role": "assistant", "content": "Done."}
     ]});
     let bytes = serde_json::to_vec(&input).unwrap();
-    for cap in ["0", "20", "60"] {
+    let zero = ctxcompact(&["trim-tools", "-", "--max-tool-output", "0"], Some(&bytes));
+    assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
+    for cap in ["30", "60"] {
         let run = ctxcompact(
             &["trim-tools", "-", "--max-tool-output", cap, "--quiet"],
             Some(&bytes),

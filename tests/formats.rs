@@ -320,3 +320,27 @@ fn an_interrupted_codex_call_is_answered_as_codex_answers_it() {
     assert_eq!(items[2]["output"], "aborted");
     assert_eq!(items[3]["role"], "user");
 }
+
+/// An interrupted pi call gets the error result pi sends for it, in the next user turn. See: #11
+#[test]
+fn an_interrupted_pi_call_is_answered_as_pi_answers_it() {
+    let log = concat!(
+        r#"{"type": "session", "id": "s", "timestamp": "t", "cwd": "/"}"#,
+        "\n",
+        r#"{"type": "message", "timestamp": "t", "message": {"role": "user", "content": [{"type": "text", "text": "go"}]}}"#,
+        "\n",
+        r#"{"type": "message", "timestamp": "t", "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "t1", "name": "bash", "arguments": {}}]}}"#,
+        "\n",
+        r#"{"type": "message", "timestamp": "t", "message": {"role": "user", "content": [{"type": "text", "text": "stop"}]}}"#,
+        "\n",
+    );
+    let conversation = format::parse(log.as_bytes(), None).unwrap();
+    assert!(ctxcompact::validate(&conversation).is_empty());
+    let rendered = format::render(&conversation);
+    let messages = rendered["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4);
+    assert_eq!(messages[2]["content"][0]["type"], "tool_result");
+    assert_eq!(messages[2]["content"][0]["tool_use_id"], "t1");
+    assert_eq!(messages[2]["content"][0]["is_error"], true);
+    assert_eq!(messages[3]["content"][0]["text"], "stop");
+}

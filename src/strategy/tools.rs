@@ -586,10 +586,6 @@ fn cap_text(text: &str, cap: usize, counter: &dyn TokenCounter) -> Option<String
             tail += 1;
         }
     }
-    // An output cut down to the note alone would say nothing: keep at least its first piece.
-    if head + tail == 0 {
-        head = 1;
-    }
     let kept_head = pieces[..head].concat();
     let kept_tail = pieces[pieces.len() - tail..].concat();
     let (omitted, total) = if unit == "lines" {

@@ -246,7 +246,7 @@ pub(crate) struct ToolArgs {
     #[arg(long, default_value_t = 0)]
     pub(crate) clear_at_least: usize,
     /// Cap every single tool result at this many tokens, keeping head and tail lines.
-    #[arg(long)]
+    #[arg(long, value_parser = output_cap)]
     pub(crate) max_tool_output: Option<usize>,
 }
 
@@ -380,6 +380,18 @@ impl ToolArgs {
             clear_at_least: self.clear_at_least,
             max_output: self.max_tool_output,
         }
+    }
+}
+
+/// Parses a cap on tool outputs: a number of tokens above 0 (a cap of 0 would leave every
+/// output as its omission note alone; clearing outputs is `--tool-mode clear`).
+fn output_cap(text: &str) -> std::result::Result<usize, String> {
+    match token_count(text)? {
+        0 => Err(
+            "a cap of 0 tokens leaves no output at all; to clear outputs use --tool-mode clear"
+                .into(),
+        ),
+        cap => Ok(cap),
     }
 }
 
