@@ -1,16 +1,30 @@
 //! Calibration: how many tokens a provider counts per character, fitted on the usage that
 //! session logs recorded.
 //!
-//! Claude and Gemini tokenizers are not public, so their counts are estimates: characters
-//! times a factor per model family. Agents' logs record the size the API reported for each
-//! request (Claude Code `message.usage`, Gemini CLI `tokens`), and that size is, call after call,
-//! a straight line in the characters of the conversation sent so far: a factor (the slope) plus
-//! a fixed overhead (the system prompt and tool definitions, which the logs do not hold, and
-//! which differ from one agent setup to another). [`fit`] finds that line per family by least
-//! squares, with one shared factor and each session's own overhead; [`evaluate`] applies a
-//! calibration's factors the way the engine counts, anchored on each session's first recorded
-//! call as [`crate::Session::observe_usage`] anchors, and measures how far the estimates fall
-//! from the reported sizes.
+//! Claude and Gemini tokenizers are not public, so their counts are estimates: the text's
+//! `o200k` tokens times a factor per model family. Agents' logs record the size the API reported
+//! for each request (Claude Code `message.usage`, Gemini CLI `tokens`), and that size is, call
+//! after call, a straight line in the `o200k` tokens of the conversation sent so far: a factor
+//! (the slope) plus a fixed overhead (the system prompt and tool definitions, which the logs do
+//! not hold, and which differ from one agent setup to another). [`fit`] finds that line per
+//! family by least squares, with one shared factor and each session's own overhead, so the
+//! overhead never biases the factor; [`evaluate`] applies a calibration's factors the way the
+//! engine counts and measures how far the estimates fall from the reported sizes.
+//!
+//! Why `o200k` tokens and not characters: tokens per character differ with the kind of text
+//! (about 0.26 for fetched English documentation, 0.44 for code and tool output in the
+//! recorded Claude sessions), so a per-character factor fitted on one kind of session misses
+//! on another by up to 40%. The provider's tokens per `o200k` token vary far less (1.12–1.15
+//! for every Claude family), because both are byte-pair encodings that split text the same
+//! way. A second factor for tool results, or for tool-call arguments, did not lower the error
+//! on held-out sessions (its estimates were unstable on the few Sonnet and Haiku sessions).
+//!
+//! What [`evaluate`] reports is what a user sees: each call after a session's first is
+//! estimated as the previous call's reported size plus the estimate of the messages added
+//! since (as [`crate::Session::observe_usage`] and the CLI's anchoring count), against the
+//! size the API reported for it. The first call of a session is the anchor, not measured:
+//! nothing in the log tells its fixed overhead. The same figures anchored on the session's
+//! first call only ([`Spread`], `first_call`) show how the error grows when the anchor is old.
 //!
 //! The shipped factors are `data/calibration.json`, the output of `ctxcompact calibrate --json`
 //! over the recorded logs it names; a user's own fit of the same shape is read with
@@ -99,7 +113,14 @@ pub struct FamilyFit {
     pub calls: usize,
     /// Sessions those calls came from.
     pub sessions: usize,
-    /// Tokens per character of the conversation.
+    /// The provider's tokens per `o200k` token of the conversation: the factor the calibrated
+    /// estimator counts with. (0 in a calibration written by an older version, which
+    /// [`Calibration::from_json`] refuses.)
+    #[serde(default)]
+    pub tokens_per_o200k: f64,
+    /// The provider's tokens per character of the fitted conversations, for information (the
+    /// factor times their `o200k` tokens per character); not used to count.
+    #[serde(default)]
     pub tokens_per_char: f64,
     /// The median over sessions of the fixed tokens each request held beyond its messages
     /// (system prompt and tool definitions); 0 from [`evaluate`], where the anchor holds it.
@@ -110,22 +131,38 @@ pub struct FamilyFit {
     pub median_ape_pct: f64,
     /// 95th percentile of the absolute percentage error.
     pub p95_ape_pct: f64,
+    /// From [`evaluate`]: the error when every call is anchored on the session's first call
+    /// instead of the previous one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_call: Option<Spread>,
     /// The error of this factor on sessions the fit did not see, when measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_out: Option<HeldOut>,
 }
 
-/// The anchored error of a factor on sessions held out of its fit.
+/// Median and 95th percentile of an absolute percentage error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HeldOut {
-    /// Calls measured (the anchor calls excluded).
-    pub calls: usize,
-    /// Sessions they came from.
-    pub sessions: usize,
+pub struct Spread {
     /// Median absolute percentage error.
     pub median_ape_pct: f64,
     /// 95th percentile of the absolute percentage error.
     pub p95_ape_pct: f64,
+}
+
+/// The error of a factor on sessions held out of its fit, measured as [`evaluate`] measures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeldOut {
+    /// Calls measured (each session's first call excluded).
+    pub calls: usize,
+    /// Sessions they came from.
+    pub sessions: usize,
+    /// Median absolute percentage error, each call anchored on the previous one.
+    pub median_ape_pct: f64,
+    /// 95th percentile of the absolute percentage error, likewise.
+    pub p95_ape_pct: f64,
+    /// The same, each call anchored on its session's first call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_call: Option<Spread>,
 }
 
 /// Factors per family: the output of `ctxcompact calibrate --json`.
@@ -173,10 +210,15 @@ impl Calibration {
                     fit.family.as_str()
                 )));
             }
-            if !(fit.tokens_per_char.is_finite() && fit.tokens_per_char > 0.0) {
+            if !(fit.tokens_per_o200k.is_finite() && fit.tokens_per_o200k > 0.0) {
                 return Err(problem(format!(
-                    "families[{index}].tokens_per_char: expected a positive number, found {}",
-                    fit.tokens_per_char
+                    "families[{index}].tokens_per_o200k: expected a positive number, found {}{}",
+                    fit.tokens_per_o200k,
+                    if fit.tokens_per_o200k == 0.0 {
+                        " (a fit of tokens per character only, from an older ctxcompact: fit again with `ctxcompact calibrate --json`)"
+                    } else {
+                        ""
+                    }
                 )));
             }
         }
@@ -188,7 +230,7 @@ impl Calibration {
         self.families
             .iter()
             .find(|fit| fit.family == family)
-            .map(|fit| Factor::new(family, fit.tokens_per_char))
+            .map(|fit| Factor::new(family, fit.tokens_per_o200k))
     }
 
     /// `tokenizer` with this calibration's factor when it is a calibrated estimator of a family
@@ -216,13 +258,13 @@ pub fn shipped(family: Family) -> Factor {
 /// One line naming a calibrated estimator and its known error.
 pub(crate) fn describe(factor: Factor) -> String {
     let name = factor.family.as_str();
-    let per_char = factor.tokens_per_char();
+    let per_token = factor.tokens_per_o200k();
     let shipped = Calibration::builtin()
         .families
         .iter()
         .find(|fit| fit.family == factor.family);
     match shipped {
-        Some(fit) if Factor::new(fit.family, fit.tokens_per_char) == factor => {
+        Some(fit) if Factor::new(fit.family, fit.tokens_per_o200k) == factor => {
             let error = fit.held_out.as_ref().map_or_else(
                 || {
                     format!(
@@ -232,18 +274,18 @@ pub(crate) fn describe(factor: Factor) -> String {
                 },
                 |held| {
                     format!(
-                        "error on held-out sessions, anchored on their first call: median {}%, p95 {}%",
+                        "error on held-out sessions, anchored on the previous call: median {}%, p95 {}%",
                         held.median_ape_pct, held.p95_ape_pct
                     )
                 },
             );
             format!(
-                "{name} calibrated estimate: {per_char} tokens per character, fitted on {} calls in {} sessions; {error}",
+                "{name} calibrated estimate: {per_token} tokens per o200k token, fitted on {} calls in {} sessions; {error}",
                 fit.calls, fit.sessions
             )
         }
         _ => format!(
-            "{name} calibrated estimate: {per_char} tokens per character from a user calibration"
+            "{name} calibrated estimate: {per_token} tokens per o200k token from a user calibration"
         ),
     }
 }
@@ -279,31 +321,51 @@ impl SessionLog {
 struct Call {
     /// Index of the log among those given.
     session: usize,
-    /// Characters of the text the request's messages held (fields, text, calls, results).
+    /// `o200k` tokens of the text the request's messages held (fields, text, calls, results),
+    /// counted as the calibrated estimator reads it.
+    base: f64,
+    /// Characters of the same text (for the informative tokens per character).
     chars: f64,
-    /// Tokens estimated apart from characters: images, thinking and other opaque parts.
+    /// Tokens estimated apart from text: images and other opaque parts.
     fixed: f64,
     /// The size the provider reported.
     reported: f64,
 }
 
-/// Counts characters: the calibration's unit of "text".
-struct CharCount;
+/// Counts what the calibrated estimator counts, with `inner` for text: tool-call arguments as
+/// their unescaped keys and values, thinking blocks as their text, other opaque parts as
+/// nothing (they are measured apart, see [`opaque_in`]).
+struct Reading<C>(C);
 
-impl TokenCounter for CharCount {
+impl<C: TokenCounter> TokenCounter for Reading<C> {
     fn count_text(&self, text: &str) -> usize {
-        text.chars().count()
+        self.0.count_text(text)
     }
 
-    /// As the calibrated estimator counts them.
     fn count_arguments(&self, arguments: &Value) -> usize {
         self.count_text(&unescaped(arguments))
     }
 
-    /// Thinking as its text, as the calibrated estimator counts it; other opaque parts are
-    /// measured apart (see [`opaque_in`]).
     fn count_opaque(&self, value: &Value) -> usize {
         thinking_text(value).map_or(0, |text| self.count_text(text))
+    }
+}
+
+/// Counts characters.
+struct Chars;
+
+impl TokenCounter for Chars {
+    fn count_text(&self, text: &str) -> usize {
+        text.chars().count()
+    }
+}
+
+/// Counts `o200k` tokens, with the process-wide counter.
+struct O200k;
+
+impl TokenCounter for O200k {
+    fn count_text(&self, text: &str) -> usize {
+        Tokenizer::O200k.counter().count_text(text)
     }
 }
 
@@ -319,9 +381,13 @@ fn opaque_in(parts: &[Part]) -> usize {
         .sum()
 }
 
-/// (characters, opaque tokens) of one message.
-fn measure(message: &Message) -> (usize, usize) {
-    (CharCount.count_message(message), opaque_in(&message.parts))
+/// (`o200k` tokens, characters, opaque tokens) of one message.
+fn measure(message: &Message) -> [usize; 3] {
+    [
+        Reading(O200k).count_message(message),
+        Reading(Chars).count_message(message),
+        opaque_in(&message.parts),
+    ]
 }
 
 /// The recorded calls of every log, by family, in log order.
@@ -329,22 +395,23 @@ fn calls(logs: &[(usize, &SessionLog)]) -> BTreeMap<Family, Vec<Call>> {
     let mut by_family: BTreeMap<Family, Vec<Call>> = BTreeMap::new();
     for &(session, log) in logs {
         let conversation = &log.conversation;
-        let system = conversation.system.as_ref().map_or((0, 0), measure);
+        let system = conversation.system.as_ref().map_or([0; 3], measure);
         // Prefix sums: entry k measures the messages before index k.
         let mut prefix = vec![system];
         for message in &conversation.messages {
-            let (chars, opaque) = measure(message);
-            let (c, o) = prefix[prefix.len() - 1];
-            prefix.push((c + chars, o + opaque));
+            let last = prefix[prefix.len() - 1];
+            let this = measure(message);
+            prefix.push([last[0] + this[0], last[1] + this[1], last[2] + this[2]]);
         }
         for usage in &log.usages {
-            let (Some(family), Some(&(chars, opaque))) =
+            let (Some(family), Some(&[base, chars, opaque])) =
                 (Family::of_model(&usage.model), prefix.get(usage.message))
             else {
                 continue;
             };
             by_family.entry(family).or_default().push(Call {
                 session,
+                base: as_f64(base),
                 chars: as_f64(chars),
                 fixed: as_f64(opaque),
                 reported: as_f64(usage.input_tokens),
@@ -354,24 +421,19 @@ fn calls(logs: &[(usize, &SessionLog)]) -> BTreeMap<Family, Vec<Call>> {
     by_family
 }
 
-/// Fits each family found in `logs`: one tokens-per-character factor shared by all sessions,
-/// and a fixed overhead per session, by least squares on the reported sizes. Families with no
-/// session of at least [`MIN_SESSION_CALLS`] calls, or whose calls all hold the same text,
-/// are left out.
+/// Fits each family found in `logs`: one tokens-per-`o200k`-token factor shared by all
+/// sessions, and a fixed overhead per session, by least squares on the reported sizes.
+/// Families with no session of at least [`MIN_SESSION_CALLS`] calls, or whose calls all hold
+/// the same text, are left out.
 pub fn fit(logs: &[SessionLog]) -> Vec<FamilyFit> {
-    fit_some(&logs.iter().enumerate().collect::<Vec<_>>())
-}
-
-/// [`fit`] over some of the logs, each with its index.
-fn fit_some(logs: &[(usize, &SessionLog)]) -> Vec<FamilyFit> {
-    calls(logs)
+    calls(&logs.iter().enumerate().collect::<Vec<_>>())
         .into_iter()
         .filter_map(|(family, calls)| fit_family(family, &calls))
         .collect()
 }
 
 /// [`fit`], with each family's error on sessions held out of the fit: each log that recorded
-/// usage of a known family is measured by [`evaluate`] (anchored) with the factors fitted on
+/// usage of a known family is measured as [`evaluate`] measures, with the factors fitted on
 /// all the other logs (leave one session out), and the measurements are pooled into
 /// [`FamilyFit::held_out`].
 pub fn fit_with_held_out(logs: &[SessionLog]) -> Vec<FamilyFit> {
@@ -399,28 +461,47 @@ pub fn fit_with_held_out(logs: &[SessionLog]) -> Vec<FamilyFit> {
             families,
             files: Vec::new(),
         };
-        for (family, (pairs, sessions)) in measure_anchored(&[(session, log)], &calibration) {
-            let entry = pooled.entry(family).or_default();
-            entry.0.extend(pairs);
-            entry.1.extend(sessions);
+        for (family, measured) in measure_anchored(&[(session, log)], &calibration) {
+            pooled.entry(family).or_default().extend(measured);
         }
     }
     for fit in &mut fits {
-        if let Some((pairs, sessions)) = pooled.get(&fit.family) {
-            let errors = Errors::of(pairs);
+        if let Some(measured) = pooled.get(&fit.family) {
+            let previous = Errors::of(&measured.previous);
+            let first = Errors::of(&measured.first);
             fit.held_out = Some(HeldOut {
-                calls: pairs.len(),
-                sessions: sessions.len(),
-                median_ape_pct: errors.median,
-                p95_ape_pct: errors.p95,
+                calls: measured.previous.len(),
+                sessions: measured.sessions.len(),
+                median_ape_pct: previous.median,
+                p95_ape_pct: previous.p95,
+                first_call: Some(first.spread()),
             });
         }
     }
     fits
 }
 
-/// (estimate, reported) pairs per family, and the sessions they came from.
-type Measured = BTreeMap<Family, (Vec<(f64, f64)>, BTreeSet<usize>)>;
+/// The anchored estimates of one family, with the reported sizes.
+#[derive(Debug, Default)]
+struct Anchored {
+    /// (estimate, reported): each call anchored on the previous call of its session.
+    previous: Vec<(f64, f64)>,
+    /// (estimate, reported): each call anchored on the first call of its session.
+    first: Vec<(f64, f64)>,
+    /// The sessions measured.
+    sessions: BTreeSet<usize>,
+}
+
+impl Anchored {
+    fn extend(&mut self, other: Self) {
+        self.previous.extend(other.previous);
+        self.first.extend(other.first);
+        self.sessions.extend(other.sessions);
+    }
+}
+
+/// Anchored estimates per family.
+type Measured = BTreeMap<Family, Anchored>;
 
 /// The fit of one family's calls (see [`fit`]).
 fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
@@ -435,11 +516,11 @@ fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
     let mut means = BTreeMap::new();
     for (&session, calls) in &sessions {
         let n = as_f64(calls.len());
-        let x_mean = calls.iter().map(|c| c.chars).sum::<f64>() / n;
+        let x_mean = calls.iter().map(|c| c.base).sum::<f64>() / n;
         let y_mean = calls.iter().map(|c| c.reported - c.fixed).sum::<f64>() / n;
         for call in calls {
-            covariance += (call.chars - x_mean) * (call.reported - call.fixed - y_mean);
-            variance += (call.chars - x_mean).powi(2);
+            covariance += (call.base - x_mean) * (call.reported - call.fixed - y_mean);
+            variance += (call.base - x_mean).powi(2);
         }
         means.insert(session, (x_mean, y_mean));
     }
@@ -457,9 +538,11 @@ fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
             let intercept = intercepts[session];
             calls
                 .iter()
-                .map(move |c| (slope * c.chars + intercept + c.fixed, c.reported))
+                .map(move |c| (slope * c.base + intercept + c.fixed, c.reported))
         })
         .collect();
+    let fitted = sessions.values().flatten();
+    let (base, chars) = fitted.fold((0.0, 0.0), |(b, c), call| (b + call.base, c + call.chars));
     let mut overheads: Vec<f64> = intercepts.values().copied().collect();
     let overhead = median(&mut overheads).max(0.0);
     let errors = Errors::of(&pairs);
@@ -467,38 +550,51 @@ fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
         family,
         calls: pairs.len(),
         sessions: sessions.len(),
-        tokens_per_char: round_to(slope, 1e6),
+        tokens_per_o200k: round_to(slope, 1e6),
+        tokens_per_char: if chars > 0.0 {
+            round_to(slope * base / chars, 1e6)
+        } else {
+            0.0
+        },
         // Rounded to a whole token; the clamp above keeps it non-negative.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         fixed_overhead: overhead.round() as usize,
         r2: errors.r2,
         median_ape_pct: errors.median,
         p95_ape_pct: errors.p95,
+        first_call: None,
         held_out: None,
     })
 }
 
-/// Measures `calibration`'s factors on `logs` as the engine would count: for each session and
-/// family, the first recorded call is the anchor, and each later call is estimated as the
-/// anchor's reported size plus the estimated tokens of the messages added since. Anchor calls
-/// are not measured. Families the calibration has no factor for are left out.
+/// Measures `calibration`'s factors on `logs` as a user sees them: for each session and
+/// family, every call after the first is estimated as the previous call's reported size plus
+/// the estimated tokens of the messages added since, and compared with its reported size
+/// ([`FamilyFit::first_call`]: the same, anchored on the session's first call instead). The
+/// first call of each session is the anchor and is not measured. Families the calibration has
+/// no factor for are left out.
 pub fn evaluate(logs: &[SessionLog], calibration: &Calibration) -> Vec<FamilyFit> {
     let logs: Vec<(usize, &SessionLog)> = logs.iter().enumerate().collect();
     measure_anchored(&logs, calibration)
         .into_iter()
-        .map(|(family, (pairs, sessions))| {
-            let errors = Errors::of(&pairs);
+        .map(|(family, measured)| {
+            let errors = Errors::of(&measured.previous);
+            let factor = calibration.factor(family);
             FamilyFit {
                 family,
-                calls: pairs.len(),
-                sessions: sessions.len(),
+                calls: measured.previous.len(),
+                sessions: measured.sessions.len(),
+                tokens_per_o200k: factor.map_or(0.0, Factor::tokens_per_o200k),
                 tokens_per_char: calibration
-                    .factor(family)
-                    .map_or(0.0, Factor::tokens_per_char),
+                    .families
+                    .iter()
+                    .find(|fit| fit.family == family)
+                    .map_or(0.0, |fit| fit.tokens_per_char),
                 fixed_overhead: 0,
                 r2: errors.r2,
                 median_ape_pct: errors.median,
                 p95_ape_pct: errors.p95,
+                first_call: Some(Errors::of(&measured.first).spread()),
                 held_out: None,
             }
         })
@@ -507,7 +603,7 @@ pub fn evaluate(logs: &[SessionLog], calibration: &Calibration) -> Vec<FamilyFit
 
 /// The anchored estimates of [`evaluate`], with the reported sizes.
 fn measure_anchored(logs: &[(usize, &SessionLog)], calibration: &Calibration) -> Measured {
-    let mut pairs = Measured::new();
+    let mut measured = Measured::new();
     for &(session, log) in logs {
         for family in Family::ALL {
             let Some(factor) = calibration.factor(family) else {
@@ -519,10 +615,7 @@ fn measure_anchored(logs: &[(usize, &SessionLog)], calibration: &Calibration) ->
                 .filter(|u| Family::of_model(&u.model) == Some(family))
                 .filter(|u| u.message <= log.conversation.messages.len())
                 .collect();
-            let Some((anchor, later)) = usages.split_first() else {
-                continue;
-            };
-            if later.is_empty() {
+            if usages.len() < 2 {
                 continue;
             }
             let counter = Tokenizer::Calibrated(factor).counter();
@@ -530,16 +623,23 @@ fn measure_anchored(logs: &[(usize, &SessionLog)], calibration: &Calibration) ->
             for message in &log.conversation.messages {
                 prefix.push(prefix[prefix.len() - 1] + counter.count_message(message));
             }
-            let entry = pairs.entry(family).or_default();
-            entry.1.insert(session);
-            for usage in later {
-                let added = as_f64(prefix[usage.message]) - as_f64(prefix[anchor.message]);
-                let estimate = as_f64(anchor.input_tokens) + added;
-                entry.0.push((estimate, as_f64(usage.input_tokens)));
+            let added = |from: &RecordedUsage, to: &RecordedUsage| {
+                as_f64(prefix[to.message]) - as_f64(prefix[from.message])
+            };
+            let entry = measured.entry(family).or_default();
+            entry.sessions.insert(session);
+            let first = usages[0];
+            for pair in usages.windows(2) {
+                let (previous, usage) = (pair[0], pair[1]);
+                let reported = as_f64(usage.input_tokens);
+                let from_previous = as_f64(previous.input_tokens) + added(previous, usage);
+                entry.previous.push((from_previous, reported));
+                let from_first = as_f64(first.input_tokens) + added(first, usage);
+                entry.first.push((from_first, reported));
             }
         }
     }
-    pairs
+    measured
 }
 
 /// Error figures of (estimate, reported) pairs.
@@ -570,6 +670,13 @@ impl Errors {
             r2: round_to(r2, 1e5),
             median: round_to(median(&mut ape), 100.0),
             p95: round_to(percentile(&ape, 95), 100.0),
+        }
+    }
+
+    fn spread(&self) -> Spread {
+        Spread {
+            median_ape_pct: self.median,
+            p95_ape_pct: self.p95,
         }
     }
 }
@@ -643,15 +750,15 @@ mod tests {
         lines.iter().map(|l| l.to_string() + "\n").collect()
     }
 
-    /// A log whose every call reports `per_char` × the characters before it + `overhead`.
-    fn lawful_log(name: &str, turns: usize, per_char: f64, overhead: f64) -> SessionLog {
+    /// A log whose every call reports `per_token` × the `o200k` tokens before it + `overhead`.
+    fn lawful_log(name: &str, turns: usize, per_token: f64, overhead: f64) -> SessionLog {
         let bare = SessionLog::read(name, claude_log(turns, &|_| None).as_bytes()).unwrap();
         let messages = &bare.conversation.messages;
         let law = |index: usize| {
-            let chars: usize = messages[..index].iter().map(|m| measure(m).0).sum();
+            let base: usize = messages[..index].iter().map(|m| measure(m)[0]).sum();
             // Whole tokens, as an API reports them.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let tokens = (per_char * as_f64(chars) + overhead).round() as usize;
+            let tokens = (per_token * as_f64(base) + overhead).round() as usize;
             Some(tokens)
         };
         let log = SessionLog::read(name, claude_log(turns, &law).as_bytes()).unwrap();
@@ -672,7 +779,12 @@ mod tests {
         let opus = &fits[0];
         assert_eq!(opus.family, Family::ClaudeOpus);
         assert_eq!((opus.calls, opus.sessions), (20, 2));
-        assert!((opus.tokens_per_char - 0.45).abs() < 1e-3, "{opus:?}");
+        assert!((opus.tokens_per_o200k - 0.45).abs() < 1e-3, "{opus:?}");
+        // English text: about four characters per `o200k` token.
+        assert!(
+            opus.tokens_per_char > 0.06 && opus.tokens_per_char < 0.2,
+            "{opus:?}"
+        );
         // The median of 1000 and 3000.
         assert!(opus.fixed_overhead.abs_diff(2000) <= 2, "{opus:?}");
         assert!(opus.r2 > 0.9999, "{opus:?}");
@@ -694,18 +806,20 @@ mod tests {
         assert!(held.p95_ape_pct < 0.5, "{held:?}");
         // A session whose text costs twice as much is far from the others' fit.
         let odd = [
-            lawful_log("a", 6, 0.4, 2000.0),
-            lawful_log("b", 7, 0.4, 2000.0),
-            lawful_log("c", 8, 0.8, 2000.0),
+            lawful_log("a", 6, 0.4, 200.0),
+            lawful_log("b", 7, 0.4, 200.0),
+            lawful_log("c", 8, 0.8, 200.0),
         ];
         let fits = fit_with_held_out(&odd);
         let held = fits[0].held_out.as_ref().expect("held out");
-        assert!(held.p95_ape_pct > 10.0, "{held:?}");
+        assert!(held.p95_ape_pct > 5.0, "{held:?}");
+        let first = held.first_call.as_ref().expect("measured");
+        assert!(first.p95_ape_pct > held.p95_ape_pct, "{held:?}");
     }
 
     #[test]
-    fn evaluation_anchors_on_the_first_call_and_measures_the_rest() {
-        let logs = [lawful_log("a", 10, 0.45, 20_000.0)];
+    fn evaluation_anchors_on_the_previous_call_and_measures_the_rest() {
+        let logs = [lawful_log("a", 10, 1.2, 2_000.0)];
         let right = Calibration {
             families: fit(&logs),
             files: Vec::new(),
@@ -715,35 +829,51 @@ mod tests {
         // Rounding up per field is all that separates the estimate from the law.
         assert!(good[0].p95_ape_pct < 0.5, "{good:?}");
         let mut wrong = right.clone();
-        wrong.families[0].tokens_per_char = 0.25;
+        wrong.families[0].tokens_per_o200k = 0.6;
         let bad = evaluate(&logs, &wrong);
-        // Anchored, the error is the factor's error on what was added since the first call,
-        // which the 20,000-token overhead dilutes, but not away.
+        // Anchored on the previous call, the error is the factor's error on one turn.
         assert!(bad[0].median_ape_pct > 1.0, "{bad:?}");
         assert!(
             bad[0].median_ape_pct > 5.0 * good[0].median_ape_pct,
             "{bad:?}"
         );
+        // Anchored on the first call, it is the error on every turn since, and grows.
+        let first = bad[0].first_call.as_ref().expect("measured");
+        assert!(first.p95_ape_pct > 2.0 * bad[0].p95_ape_pct, "{bad:?}");
+        let from_first = good[0].first_call.as_ref().expect("measured");
+        assert!(from_first.p95_ape_pct < 0.5, "{good:?}");
     }
 
     #[test]
     fn a_calibration_file_names_its_problems() {
         let err = Calibration::from_json(
             r#"{"families": [{"family": "claude-opus", "calls": 1,
-            "sessions": 1, "tokens_per_char": -1, "fixed_overhead": 0, "r2": 1,
+            "sessions": 1, "tokens_per_o200k": -1, "fixed_overhead": 0, "r2": 1,
             "median_ape_pct": 0, "p95_ape_pct": 0}]}"#,
         )
         .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "calibration: families[0].tokens_per_char: expected a positive number, found -1"
+            "calibration: families[0].tokens_per_o200k: expected a positive number, found -1"
+        );
+        // A fit of tokens per character only (an older ctxcompact) is refused, with the fix.
+        let err = Calibration::from_json(
+            r#"{"families": [{"family": "claude-opus", "calls": 1,
+            "sessions": 1, "tokens_per_char": 0.4, "fixed_overhead": 0, "r2": 1,
+            "median_ape_pct": 0, "p95_ape_pct": 0}]}"#,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("fit again with `ctxcompact calibrate --json`"),
+            "{err}"
         );
     }
 
     #[test]
     fn a_user_calibration_replaces_only_its_families() {
         let text = r#"{"families": [{"family": "claude-haiku", "calls": 1, "sessions": 1,
-            "tokens_per_char": 0.5, "fixed_overhead": 0, "r2": 1, "median_ape_pct": 0,
+            "tokens_per_o200k": 0.5, "fixed_overhead": 0, "r2": 1, "median_ape_pct": 0,
             "p95_ape_pct": 0}]}"#;
         let user = Calibration::from_json(text).unwrap();
         let haiku = Tokenizer::Calibrated(shipped(Family::ClaudeHaiku));
