@@ -118,6 +118,10 @@ pub struct FamilyFit {
     /// [`Calibration::from_json`] refuses.)
     #[serde(default)]
     pub tokens_per_o200k: f64,
+    /// Tokens each tool call costs beyond its name and arguments (framing, ids, and what the
+    /// agent adds to the call and its result without recording it); 0 when not fitted.
+    #[serde(default)]
+    pub tokens_per_tool_call: f64,
     /// The provider's tokens per character of the fitted conversations, for information (the
     /// factor times their `o200k` tokens per character); not used to count.
     #[serde(default)]
@@ -221,6 +225,12 @@ impl Calibration {
                     }
                 )));
             }
+            if !(fit.tokens_per_tool_call.is_finite() && fit.tokens_per_tool_call >= 0.0) {
+                return Err(problem(format!(
+                    "families[{index}].tokens_per_tool_call: expected a number of tokens, 0 or more, found {}",
+                    fit.tokens_per_tool_call
+                )));
+            }
         }
         Ok(calibration)
     }
@@ -230,7 +240,9 @@ impl Calibration {
         self.families
             .iter()
             .find(|fit| fit.family == family)
-            .map(|fit| Factor::new(family, fit.tokens_per_o200k))
+            .map(|fit| {
+                Factor::new(family, fit.tokens_per_o200k).with_per_call(fit.tokens_per_tool_call)
+            })
     }
 
     /// `tokenizer` with this calibration's factor when it is a calibrated estimator of a family
@@ -258,13 +270,17 @@ pub fn shipped(family: Family) -> Factor {
 /// One line naming a calibrated estimator and its known error.
 pub(crate) fn describe(factor: Factor) -> String {
     let name = factor.family.as_str();
-    let per_token = factor.tokens_per_o200k();
+    let per_token = format!(
+        "{} tokens per o200k token and {} per tool call",
+        factor.tokens_per_o200k(),
+        factor.per_call
+    );
     let shipped = Calibration::builtin()
         .families
         .iter()
         .find(|fit| fit.family == factor.family);
     match shipped {
-        Some(fit) if Factor::new(fit.family, fit.tokens_per_o200k) == factor => {
+        Some(fit) if Calibration::builtin().factor(fit.family) == Some(factor) => {
             let error = fit.held_out.as_ref().map_or_else(
                 || {
                     format!(
@@ -280,12 +296,12 @@ pub(crate) fn describe(factor: Factor) -> String {
                 },
             );
             format!(
-                "{name} calibrated estimate: {per_token} tokens per o200k token, fitted on {} calls in {} sessions; {error}",
+                "{name} calibrated estimate: {per_token}, fitted on {} calls in {} sessions; {error}",
                 fit.calls, fit.sessions
             )
         }
         _ => format!(
-            "{name} calibrated estimate: {per_token} tokens per o200k token from a user calibration"
+            "{name} calibrated estimate: {per_token} from a user calibration"
         ),
     }
 }
@@ -328,6 +344,8 @@ struct Call {
     chars: f64,
     /// Tokens estimated apart from text: images and other opaque parts.
     fixed: f64,
+    /// Tool calls the request's messages held.
+    tool_calls: f64,
     /// The size the provider reported.
     reported: f64,
 }
@@ -381,12 +399,18 @@ fn opaque_in(parts: &[Part]) -> usize {
         .sum()
 }
 
-/// (`o200k` tokens, characters, opaque tokens) of one message.
-fn measure(message: &Message) -> [usize; 3] {
+/// (`o200k` tokens, characters, opaque tokens, tool calls) of one message.
+fn measure(message: &Message) -> [usize; 4] {
+    let calls = message
+        .parts
+        .iter()
+        .filter(|part| matches!(part, Part::ToolCall { .. }))
+        .count();
     [
         Reading(O200k).count_message(message),
         Reading(Chars).count_message(message),
         opaque_in(&message.parts),
+        calls,
     ]
 }
 
@@ -395,16 +419,18 @@ fn calls(logs: &[(usize, &SessionLog)]) -> BTreeMap<Family, Vec<Call>> {
     let mut by_family: BTreeMap<Family, Vec<Call>> = BTreeMap::new();
     for &(session, log) in logs {
         let conversation = &log.conversation;
-        let system = conversation.system.as_ref().map_or([0; 3], measure);
+        let system = conversation.system.as_ref().map_or([0; 4], measure);
         // Prefix sums: entry k measures the messages before index k.
         let mut prefix = vec![system];
         for message in &conversation.messages {
-            let last = prefix[prefix.len() - 1];
-            let this = measure(message);
-            prefix.push([last[0] + this[0], last[1] + this[1], last[2] + this[2]]);
+            let mut sum = prefix[prefix.len() - 1];
+            for (total, this) in sum.iter_mut().zip(measure(message)) {
+                *total += this;
+            }
+            prefix.push(sum);
         }
         for usage in &log.usages {
-            let (Some(family), Some(&[base, chars, opaque])) =
+            let (Some(family), Some(&[base, chars, opaque, tool_calls])) =
                 (Family::of_model(&usage.model), prefix.get(usage.message))
             else {
                 continue;
@@ -414,6 +440,7 @@ fn calls(logs: &[(usize, &SessionLog)]) -> BTreeMap<Family, Vec<Call>> {
                 base: as_f64(base),
                 chars: as_f64(chars),
                 fixed: as_f64(opaque),
+                tool_calls: as_f64(tool_calls),
                 reported: as_f64(usage.input_tokens),
             });
         }
@@ -503,42 +530,69 @@ impl Anchored {
 /// Anchored estimates per family.
 type Measured = BTreeMap<Family, Anchored>;
 
-/// The fit of one family's calls (see [`fit`]).
+/// The fit of one family's calls (see [`fit`]): least squares within each session (each its
+/// own overhead) for the tokens per `o200k` token and per tool call; when the calls say a tool
+/// call costs nothing or less (or cannot tell), the factor alone.
 fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
     let mut sessions: BTreeMap<usize, Vec<Call>> = BTreeMap::new();
     for call in calls {
         sessions.entry(call.session).or_default().push(*call);
     }
     sessions.retain(|_, calls| calls.len() >= MIN_SESSION_CALLS);
-    // Within each session, deviations from the session's means; the slope is shared.
-    let mut covariance = 0.0;
-    let mut variance = 0.0;
+    // Within each session, deviations from the session's means; the slopes are shared.
+    // Sums of products of deviations: [base·base, base·calls, calls·calls, base·y, calls·y].
+    let mut sums = [0.0; 5];
     let mut means = BTreeMap::new();
     for (&session, calls) in &sessions {
         let n = as_f64(calls.len());
-        let x_mean = calls.iter().map(|c| c.base).sum::<f64>() / n;
-        let y_mean = calls.iter().map(|c| c.reported - c.fixed).sum::<f64>() / n;
+        let mean = |value: &dyn Fn(&Call) -> f64| calls.iter().map(value).sum::<f64>() / n;
+        let (base, tools, y) = (
+            mean(&|c| c.base),
+            mean(&|c| c.tool_calls),
+            mean(&|c| c.reported - c.fixed),
+        );
         for call in calls {
-            covariance += (call.base - x_mean) * (call.reported - call.fixed - y_mean);
-            variance += (call.base - x_mean).powi(2);
+            let (db, dt, dy) = (
+                call.base - base,
+                call.tool_calls - tools,
+                call.reported - call.fixed - y,
+            );
+            for (sum, product) in sums.iter_mut().zip([db * db, db * dt, dt * dt, db * dy, dt * dy]) {
+                *sum += product;
+            }
         }
-        means.insert(session, (x_mean, y_mean));
+        means.insert(session, (base, tools, y));
     }
-    if variance <= 0.0 {
+    let [bb, bt, tt, by, ty] = sums;
+    if bb <= 0.0 {
         return None;
     }
-    let slope = covariance / variance;
+    let determinant = bb * tt - bt * bt;
+    let both = (determinant > 1e-9 * bb * tt)
+        .then(|| {
+            (
+                (tt * by - bt * ty) / determinant,
+                (bb * ty - bt * by) / determinant,
+            )
+        })
+        .filter(|&(_, per_call)| per_call > 0.0);
+    let (slope, per_call) = both.map_or((by / bb, 0.0), |(slope, per_call)| {
+        (slope, per_call.round())
+    });
     let intercepts: BTreeMap<usize, f64> = means
         .iter()
-        .map(|(&session, &(x_mean, y_mean))| (session, y_mean - slope * x_mean))
+        .map(|(&session, &(base, tools, y))| (session, y - slope * base - per_call * tools))
         .collect();
     let pairs: Vec<(f64, f64)> = sessions
         .iter()
         .flat_map(|(session, calls)| {
             let intercept = intercepts[session];
-            calls
-                .iter()
-                .map(move |c| (slope * c.base + intercept + c.fixed, c.reported))
+            calls.iter().map(move |c| {
+                (
+                    slope * c.base + per_call * c.tool_calls + intercept + c.fixed,
+                    c.reported,
+                )
+            })
         })
         .collect();
     let fitted = sessions.values().flatten();
@@ -551,6 +605,7 @@ fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
         calls: pairs.len(),
         sessions: sessions.len(),
         tokens_per_o200k: round_to(slope, 1e6),
+        tokens_per_tool_call: per_call,
         tokens_per_char: if chars > 0.0 {
             round_to(slope * base / chars, 1e6)
         } else {
@@ -585,6 +640,7 @@ pub fn evaluate(logs: &[SessionLog], calibration: &Calibration) -> Vec<FamilyFit
                 calls: measured.previous.len(),
                 sessions: measured.sessions.len(),
                 tokens_per_o200k: factor.map_or(0.0, Factor::tokens_per_o200k),
+                tokens_per_tool_call: factor.map_or(0.0, |f| f64::from(f.per_call)),
                 tokens_per_char: calibration
                     .families
                     .iter()
@@ -719,8 +775,19 @@ mod tests {
     /// A Claude Code log of `turns` user/assistant pairs with growing text, each assistant line
     /// recording `usage(i)` for the assistant message at index `i` (`None`: no usage).
     fn claude_log(turns: usize, usage: &dyn Fn(usize) -> Option<usize>) -> String {
+        claude_log_with_calls(turns, &|_| 0, usage)
+    }
+
+    /// [`claude_log`] where the assistant message of turn `t` makes `calls(t)` tool calls,
+    /// answered at the start of the next user message.
+    fn claude_log_with_calls(
+        turns: usize,
+        calls: &dyn Fn(usize) -> usize,
+        usage: &dyn Fn(usize) -> Option<usize>,
+    ) -> String {
         let mut lines = Vec::new();
         let mut parent = serde_json::Value::Null;
+        let mut pending: Vec<serde_json::Value> = Vec::new();
         for turn in 0..turns {
             let question = format!(
                 "question {turn}: {}",
@@ -731,10 +798,20 @@ mod tests {
                 "because of scattering. ".repeat(2 * turn + 3)
             );
             let user_id = format!("u{turn}");
+            let mut content: Vec<serde_json::Value> = std::mem::take(&mut pending);
+            content.push(json!({"type": "text", "text": question}));
             lines.push(json!({"type": "user", "sessionId": "s", "uuid": user_id,
-                "parentUuid": parent, "message": {"role": "user", "content": question}}));
+                "parentUuid": parent, "message": {"role": "user", "content": content}}));
+            let mut blocks = vec![json!({"type": "text", "text": answer})];
+            for call in 0..calls(turn) {
+                let id = format!("toolu_{turn}_{call}");
+                blocks.push(json!({"type": "tool_use", "id": id, "name": "Read",
+                    "input": {"file_path": format!("src/file_{call}.rs")}}));
+                pending.push(json!({"type": "tool_result", "tool_use_id": id,
+                    "content": format!("fn f{call}() {{}}")}));
+            }
             let mut message = json!({"id": format!("m{turn}"), "role": "assistant",
-                "model": "claude-opus-4-6", "content": [{"type": "text", "text": answer}]});
+                "model": "claude-opus-4-6", "content": blocks});
             if let Some(tokens) = usage(2 * turn + 1) {
                 message["usage"] = json!({"input_tokens": 3,
                     "cache_read_input_tokens": tokens.saturating_sub(3) / 2,
@@ -752,16 +829,41 @@ mod tests {
 
     /// A log whose every call reports `per_token` × the `o200k` tokens before it + `overhead`.
     fn lawful_log(name: &str, turns: usize, per_token: f64, overhead: f64) -> SessionLog {
-        let bare = SessionLog::read(name, claude_log(turns, &|_| None).as_bytes()).unwrap();
+        lawful_log_with_calls(name, turns, (per_token, 0.0), overhead)
+    }
+
+    /// [`lawful_log`] with a tool call in some turns, each costing `per_call` more tokens.
+    fn lawful_log_with_calls(
+        name: &str,
+        turns: usize,
+        (per_token, per_call): (f64, f64),
+        overhead: f64,
+    ) -> SessionLog {
+        // No, one or two calls, not in step with the text's growth.
+        let calls = |turn: usize| [0, 2, 1][turn % 3] * usize::from(per_call > 0.0);
+        let empty = claude_log_with_calls(turns, &calls, &|_| None);
+        let bare = SessionLog::read(name, empty.as_bytes()).unwrap();
         let messages = &bare.conversation.messages;
         let law = |index: usize| {
-            let base: usize = messages[..index].iter().map(|m| measure(m)[0]).sum();
+            let [base, _, _, tool_calls] = messages[..index].iter().map(measure).fold(
+                [0; 4],
+                |mut sum, this| {
+                    sum.iter_mut().zip(this).for_each(|(s, t)| *s += t);
+                    sum
+                },
+            );
             // Whole tokens, as an API reports them.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let tokens = (per_token * as_f64(base) + overhead).round() as usize;
+            let tokens =
+                (per_token * as_f64(base) + per_call * as_f64(tool_calls) + overhead).round()
+                    as usize;
             Some(tokens)
         };
-        let log = SessionLog::read(name, claude_log(turns, &law).as_bytes()).unwrap();
+        let log = SessionLog::read(
+            name,
+            claude_log_with_calls(turns, &calls, &law).as_bytes(),
+        )
+        .unwrap();
         assert_eq!(log.usages.len(), turns, "one usage per assistant message");
         log
     }
@@ -789,6 +891,35 @@ mod tests {
         assert!(opus.fixed_overhead.abs_diff(2000) <= 2, "{opus:?}");
         assert!(opus.r2 > 0.9999, "{opus:?}");
         assert!(opus.p95_ape_pct < 0.1, "{opus:?}");
+    }
+
+    #[test]
+    fn a_fit_recovers_the_cost_of_a_tool_call() {
+        let logs = [
+            lawful_log_with_calls("a", 12, (1.1, 80.0), 20_000.0),
+            lawful_log_with_calls("b", 9, (1.1, 80.0), 25_000.0),
+        ];
+        let fits = fit(&logs);
+        let opus = &fits[0];
+        assert!((opus.tokens_per_o200k - 1.1).abs() < 0.01, "{opus:?}");
+        assert!((opus.tokens_per_tool_call - 80.0).abs() <= 2.0, "{opus:?}");
+        assert!(opus.p95_ape_pct < 0.1, "{opus:?}");
+        // The calibrated estimator counts the call's cost, so estimates anchored on the
+        // previous call are off by rounding only.
+        let calibration = Calibration {
+            families: fits,
+            files: Vec::new(),
+        };
+        let measured = evaluate(&logs, &calibration);
+        assert!(measured[0].p95_ape_pct < 0.1, "{measured:?}");
+        // Without it, the turns with calls are short of 80 tokens a call.
+        let mut without = calibration.clone();
+        without.families[0].tokens_per_tool_call = 0.0;
+        let short = evaluate(&logs, &without);
+        assert!(
+            short[0].p95_ape_pct > 5.0 * measured[0].p95_ape_pct + 0.1,
+            "{short:?}"
+        );
     }
 
     #[test]

@@ -68,7 +68,8 @@ pub enum Tokenizer {
 }
 
 /// The factor of a calibrated estimator, for one model family: the provider's tokens per
-/// `o200k` token of the same text.
+/// `o200k` token of the same text, and the tokens each tool call costs beyond its name and
+/// arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Factor {
     /// The family it was fitted for.
@@ -76,6 +77,10 @@ pub struct Factor {
     /// The provider's tokens per million `o200k` tokens (an integer, so that counting is exact
     /// arithmetic and the tokenizer stays `Eq`).
     pub per_million: u32,
+    /// Tokens each tool call costs beyond its name and arguments (and the usual
+    /// [`TOOL_CALL_OVERHEAD`]): its framing and ids, and what the agent adds to the call and
+    /// its result without recording it.
+    pub per_call: u32,
 }
 
 impl Factor {
@@ -87,7 +92,16 @@ impl Factor {
         Self {
             family,
             per_million,
+            per_call: 0,
         }
+    }
+
+    /// This factor with `tokens` (rounded to a whole token) for each tool call.
+    pub(crate) fn with_per_call(self, tokens: f64) -> Self {
+        // A handful to a few hundred tokens; the clamp keeps the cast exact.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let per_call = tokens.round().clamp(0.0, 1e6) as u32;
+        Self { per_call, ..self }
     }
 
     /// The provider's tokens per `o200k` token.
@@ -220,14 +234,18 @@ impl TryFrom<String> for Tokenizer {
 /// The process-wide counter of a calibrated factor. Each distinct factor is built once and kept
 /// for the life of the process (a handful: the shipped families and a user's calibration).
 fn calibrated(factor: Factor) -> &'static dyn TokenCounter {
-    static BUILT: Mutex<BTreeMap<u32, &'static CalibratedEstimate>> = Mutex::new(BTreeMap::new());
+    static BUILT: Mutex<BTreeMap<(u32, u32), &'static CalibratedEstimate>> =
+        Mutex::new(BTreeMap::new());
     let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
-    *built.entry(factor.per_million).or_insert_with(|| {
-        Box::leak(Box::new(CalibratedEstimate {
-            per_million: u64::from(factor.per_million),
-            base: Tokenizer::O200k.counter(),
-        }))
-    })
+    *built
+        .entry((factor.per_million, factor.per_call))
+        .or_insert_with(|| {
+            Box::leak(Box::new(CalibratedEstimate {
+                per_million: u64::from(factor.per_million),
+                per_call: factor.per_call as usize,
+                base: Tokenizer::O200k.counter(),
+            }))
+        })
 }
 
 /// Tokens of what a request holds besides its messages: the top-level system prompt and the
@@ -391,6 +409,8 @@ impl TokenCounter for CharEstimate {
 pub(crate) struct CalibratedEstimate {
     /// The provider's tokens per million `o200k` tokens.
     per_million: u64,
+    /// Tokens each tool call costs beyond the default recipe's.
+    per_call: usize,
     /// The shared `o200k` counter.
     base: &'static dyn TokenCounter,
 }
@@ -407,6 +427,28 @@ pub(crate) fn scale(base: usize, per_million: u64) -> usize {
 impl TokenCounter for CalibratedEstimate {
     fn count_text(&self, text: &str) -> usize {
         scale(self.base.count_text(text), self.per_million)
+    }
+
+    /// As the default recipe, with [`Factor::per_call`] more tokens for each tool call.
+    fn count_parts(&self, parts: &[Part]) -> usize {
+        parts
+            .iter()
+            .map(|part| match part {
+                Part::Text { text, .. } => self.count_text(text),
+                Part::ToolCall {
+                    name, arguments, ..
+                } => {
+                    TOOL_CALL_OVERHEAD
+                        + self.per_call
+                        + self.count_text(name)
+                        + self.count_arguments(arguments)
+                }
+                Part::ToolResult {
+                    call_id, content, ..
+                } => self.count_text(call_id) + self.count_parts(content),
+                Part::Opaque(value) => self.count_opaque(value),
+            })
+            .sum()
     }
 
     /// Arguments count as the text of their keys and values, unescaped: Claude and Gemini are

@@ -97,11 +97,12 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
         let _ = writeln!(out, "{} logs, {calls} recorded calls ({what})", logs.len());
         let _ = writeln!(
             out,
-            "{:<14} {:>6} {:>8} {:>11} {:>11} {:>9} {:>8} {:>9} {:>8}",
+            "{:<14} {:>6} {:>8} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8}",
             "family",
             "calls",
             "sessions",
             "tok/o200k",
+            "tok/call",
             "tok/char",
             "overhead",
             "R²",
@@ -162,11 +163,12 @@ fn first_call(spread: Option<&calibrate::Spread>) -> String {
 /// One table row.
 fn row(fit: &FamilyFit) -> String {
     format!(
-        "{:<14} {:>6} {:>8} {:>11.6} {:>11.6} {:>9} {:>8.5} {:>9.2} {:>8.2}",
+        "{:<14} {:>6} {:>8} {:>10.6} {:>9.0} {:>9.6} {:>9} {:>8.5} {:>9.2} {:>8.2}",
         fit.family.as_str(),
         fit.calls,
         fit.sessions,
         fit.tokens_per_o200k,
+        fit.tokens_per_tool_call,
         fit.tokens_per_char,
         fit.fixed_overhead,
         fit.r2,
