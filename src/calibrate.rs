@@ -300,9 +300,7 @@ pub(crate) fn describe(factor: Factor) -> String {
                 fit.calls, fit.sessions
             )
         }
-        _ => format!(
-            "{name} calibrated estimate: {per_token} from a user calibration"
-        ),
+        _ => format!("{name} calibrated estimate: {per_token} from a user calibration"),
     }
 }
 
@@ -557,7 +555,10 @@ fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
                 call.tool_calls - tools,
                 call.reported - call.fixed - y,
             );
-            for (sum, product) in sums.iter_mut().zip([db * db, db * dt, dt * dt, db * dy, dt * dy]) {
+            for (sum, product) in sums
+                .iter_mut()
+                .zip([db * db, db * dt, dt * dt, db * dy, dt * dy])
+            {
                 *sum += product;
             }
         }
@@ -774,13 +775,11 @@ mod tests {
 
     /// A Claude Code log of `turns` user/assistant pairs with growing text, each assistant line
     /// recording `usage(i)` for the assistant message at index `i` (`None`: no usage).
-    fn claude_log(turns: usize, usage: &dyn Fn(usize) -> Option<usize>) -> String {
-        claude_log_with_calls(turns, &|_| 0, usage)
-    }
-
-    /// [`claude_log`] where the assistant message of turn `t` makes `calls(t)` tool calls,
-    /// answered at the start of the next user message.
-    fn claude_log_with_calls(
+    /// A Claude Code log of `turns` user/assistant pairs with growing text, each assistant line
+    /// recording `usage(i)` for the assistant message at index `i` (`None`: no usage), and the
+    /// assistant message of turn `t` making `calls(t)` tool calls, answered at the start of the
+    /// next user message.
+    fn claude_log(
         turns: usize,
         calls: &dyn Fn(usize) -> usize,
         usage: &dyn Fn(usize) -> Option<usize>,
@@ -841,29 +840,25 @@ mod tests {
     ) -> SessionLog {
         // No, one or two calls, not in step with the text's growth.
         let calls = |turn: usize| [0, 2, 1][turn % 3] * usize::from(per_call > 0.0);
-        let empty = claude_log_with_calls(turns, &calls, &|_| None);
+        let empty = claude_log(turns, &calls, &|_| None);
         let bare = SessionLog::read(name, empty.as_bytes()).unwrap();
         let messages = &bare.conversation.messages;
         let law = |index: usize| {
-            let [base, _, _, tool_calls] = messages[..index].iter().map(measure).fold(
-                [0; 4],
-                |mut sum, this| {
-                    sum.iter_mut().zip(this).for_each(|(s, t)| *s += t);
-                    sum
-                },
-            );
+            let [o200k, _, _, tool_calls] =
+                messages[..index]
+                    .iter()
+                    .map(measure)
+                    .fold([0; 4], |mut sum, this| {
+                        sum.iter_mut().zip(this).for_each(|(s, t)| *s += t);
+                        sum
+                    });
             // Whole tokens, as an API reports them.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let tokens =
-                (per_token * as_f64(base) + per_call * as_f64(tool_calls) + overhead).round()
-                    as usize;
+            let tokens = (per_token * as_f64(o200k) + per_call * as_f64(tool_calls) + overhead)
+                .round() as usize;
             Some(tokens)
         };
-        let log = SessionLog::read(
-            name,
-            claude_log_with_calls(turns, &calls, &law).as_bytes(),
-        )
-        .unwrap();
+        let log = SessionLog::read(name, claude_log(turns, &calls, &law).as_bytes()).unwrap();
         assert_eq!(log.usages.len(), turns, "one usage per assistant message");
         log
     }

@@ -95,45 +95,7 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
             "least squares, one overhead per session"
         };
         let _ = writeln!(out, "{} logs, {calls} recorded calls ({what})", logs.len());
-        let _ = writeln!(
-            out,
-            "{:<14} {:>6} {:>8} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8}",
-            "family",
-            "calls",
-            "sessions",
-            "tok/o200k",
-            "tok/call",
-            "tok/char",
-            "overhead",
-            "R²",
-            "median %",
-            "p95 %"
-        );
-        for fit in &families {
-            let _ = writeln!(out, "{}", row(fit));
-        }
-        for fit in &families {
-            if let Some(held) = &fit.held_out {
-                let _ = writeln!(
-                    out,
-                    "{}: on held-out sessions (each fitted without it, each call anchored on the previous one): {} calls in {} sessions, median {:.2}%, p95 {:.2}%{}",
-                    fit.family.as_str(),
-                    held.calls,
-                    held.sessions,
-                    held.median_ape_pct,
-                    held.p95_ape_pct,
-                    first_call(held.first_call.as_ref())
-                );
-            }
-            if fit.held_out.is_none() && fit.first_call.is_some() {
-                let _ = writeln!(
-                    out,
-                    "{}:{}",
-                    fit.family.as_str(),
-                    first_call(fit.first_call.as_ref())
-                );
-            }
-        }
+        out.push_str(&table(&families));
         if families.is_empty() {
             let _ = writeln!(
                 out,
@@ -150,11 +112,56 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The table of fits (or measurements), with the held-out and first-call figures under it.
+fn table(families: &[FamilyFit]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<14} {:>6} {:>8} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8}",
+        "family",
+        "calls",
+        "sessions",
+        "tok/o200k",
+        "tok/call",
+        "tok/char",
+        "overhead",
+        "R²",
+        "median %",
+        "p95 %"
+    );
+    for fit in families {
+        let _ = writeln!(out, "{}", row(fit));
+    }
+    for fit in families {
+        if let Some(held) = &fit.held_out {
+            let _ = writeln!(
+                out,
+                "{}: on held-out sessions (each fitted without it, each call anchored on the previous one): {} calls in {} sessions, median {:.2}%, p95 {:.2}%; {}",
+                fit.family.as_str(),
+                held.calls,
+                held.sessions,
+                held.median_ape_pct,
+                held.p95_ape_pct,
+                first_call(held.first_call.as_ref())
+            );
+        }
+        if fit.held_out.is_none() && fit.first_call.is_some() {
+            let _ = writeln!(
+                out,
+                "{}: {}",
+                fit.family.as_str(),
+                first_call(fit.first_call.as_ref())
+            );
+        }
+    }
+    out
+}
+
 /// The error anchored on each session's first call, as a clause (empty when not measured).
 fn first_call(spread: Option<&calibrate::Spread>) -> String {
     spread.map_or_else(String::new, |s| {
         format!(
-            "; anchored on the session's first call instead: median {:.2}%, p95 {:.2}%",
+            "anchored on each session's first call instead: median {:.2}%, p95 {:.2}%",
             s.median_ape_pct, s.p95_ape_pct
         )
     })
