@@ -2,22 +2,25 @@
 //! session logs recorded.
 //!
 //! Claude and Gemini tokenizers are not public, so their counts are estimates: the text's
-//! `o200k` tokens times a factor per model family. Agents' logs record the size the API reported
-//! for each request (Claude Code `message.usage`, Gemini CLI `tokens`), and that size is, call
-//! after call, a straight line in the `o200k` tokens of the conversation sent so far: a factor
-//! (the slope) plus a fixed overhead (the system prompt and tool definitions, which the logs do
-//! not hold, and which differ from one agent setup to another). [`fit`] finds that line per
-//! family by least squares, with one shared factor and each session's own overhead, so the
-//! overhead never biases the factor; [`evaluate`] applies a calibration's factors the way the
-//! engine counts and measures how far the estimates fall from the reported sizes.
+//! `o200k` tokens times a factor per model family, plus a cost per tool call. Agents' logs
+//! record the size the API reported for each request (Claude Code `message.usage`, Gemini CLI
+//! `tokens`), and that size is, call after call, a straight line in the `o200k` tokens and the
+//! tool calls of the conversation sent so far: a factor and a cost per call (the slopes) plus a
+//! fixed overhead (the system prompt and tool definitions, which the logs do not hold, and which
+//! differ from one agent setup to another). [`fit`] finds that line per family by least squares,
+//! with shared slopes and each session's own overhead, so the overhead never biases the factor;
+//! [`evaluate`] applies a calibration's factors the way the engine counts and measures how far
+//! the estimates fall from the reported sizes.
 //!
 //! Why `o200k` tokens and not characters: tokens per character differ with the kind of text
 //! (about 0.26 for fetched English documentation, 0.44 for code and tool output in the
 //! recorded Claude sessions), so a per-character factor fitted on one kind of session misses
-//! on another by up to 40%. The provider's tokens per `o200k` token vary far less (1.12–1.15
-//! for every Claude family), because both are byte-pair encodings that split text the same
-//! way. A second factor for tool results, or for tool-call arguments, did not lower the error
-//! on held-out sessions (its estimates were unstable on the few Sonnet and Haiku sessions).
+//! on another by up to 40%. The provider's tokens per `o200k` token vary far less, because both
+//! are byte-pair encodings that split text alike. Why a cost per tool call: each call brings
+//! framing and ids, and Claude Code adds text to calls and results that it does not log; with
+//! that cost apart, the factor is 1.10–1.12 for every Claude family (without it, 1.13–1.35,
+//! the most for the sessions with the most calls). A separate factor for tool results, or for
+//! tool-call arguments, did not lower the error on held-out sessions.
 //!
 //! What [`evaluate`] reports is what a user sees: each call after a session's first is
 //! estimated as the previous call's reported size plus the estimate of the messages added

@@ -62,8 +62,9 @@ pub enum Tokenizer {
     Cl100k,
     /// ceil(chars ÷ 4): a rough estimate for models whose tokenizer is not public.
     Chars,
-    /// ceil(`o200k` tokens × a factor fitted on a model family's recorded usage) (see
-    /// [`crate::calibrate`]): for Claude and Gemini models, whose tokenizers are not public.
+    /// ceil(`o200k` tokens × a factor fitted on a model family's recorded usage), plus a fitted
+    /// cost per tool call (see [`crate::calibrate`]): for Claude and Gemini models, whose
+    /// tokenizers are not public.
     Calibrated(Factor),
 }
 
