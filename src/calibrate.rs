@@ -1,16 +1,33 @@
 //! Calibration: how many tokens a provider counts per character, fitted on the usage that
 //! session logs recorded.
 //!
-//! Claude and Gemini tokenizers are not public, so their counts are estimates: characters
-//! times a factor per model family. Agents' logs record the size the API reported for each
-//! request (Claude Code `message.usage`, Gemini CLI `tokens`), and that size is, call after call,
-//! a straight line in the characters of the conversation sent so far: a factor (the slope) plus
-//! a fixed overhead (the system prompt and tool definitions, which the logs do not hold, and
-//! which differ from one agent setup to another). [`fit`] finds that line per family by least
-//! squares, with one shared factor and each session's own overhead; [`evaluate`] applies a
-//! calibration's factors the way the engine counts, anchored on each session's first recorded
-//! call as [`crate::Session::observe_usage`] anchors, and measures how far the estimates fall
-//! from the reported sizes.
+//! Claude and Gemini tokenizers are not public, so their counts are estimates: the text's
+//! `o200k` tokens times a factor per model family, plus a cost per tool call. Agents' logs
+//! record the size the API reported for each request (Claude Code `message.usage`, Gemini CLI
+//! `tokens`), and that size is, call after call, a straight line in the `o200k` tokens and the
+//! tool calls of the conversation sent so far: a factor and a cost per call (the slopes) plus a
+//! fixed overhead (the system prompt and tool definitions, which the logs do not hold, and which
+//! differ from one agent setup to another). [`fit`] finds that line per family by least squares,
+//! with shared slopes and each session's own overhead, so the overhead never biases the factor;
+//! [`evaluate`] applies a calibration's factors the way the engine counts and measures how far
+//! the estimates fall from the reported sizes.
+//!
+//! Why `o200k` tokens and not characters: tokens per character differ with the kind of text
+//! (about 0.26 for fetched English documentation, 0.44 for code and tool output in the
+//! recorded Claude sessions), so a per-character factor fitted on one kind of session misses
+//! on another by up to 40%. The provider's tokens per `o200k` token vary far less, because both
+//! are byte-pair encodings that split text alike. Why a cost per tool call: each call brings
+//! framing and ids, and Claude Code adds text to calls and results that it does not log; with
+//! that cost apart, the factor is 1.10–1.12 for every Claude family (without it, 1.13–1.35,
+//! the most for the sessions with the most calls). A separate factor for tool results, or for
+//! tool-call arguments, did not lower the error on held-out sessions.
+//!
+//! What [`evaluate`] reports is what a user sees: each call after a session's first is
+//! estimated as the previous call's reported size plus the estimate of the messages added
+//! since (as [`crate::Session::observe_usage`] and the CLI's anchoring count), against the
+//! size the API reported for it. The first call of a session is the anchor, not measured:
+//! nothing in the log tells its fixed overhead. The same figures anchored on the session's
+//! first call only ([`Spread`], `first_call`) show how the error grows when the anchor is old.
 //!
 //! The shipped factors are `data/calibration.json`, the output of `ctxcompact calibrate --json`
 //! over the recorded logs it names; a user's own fit of the same shape is read with
@@ -99,7 +116,18 @@ pub struct FamilyFit {
     pub calls: usize,
     /// Sessions those calls came from.
     pub sessions: usize,
-    /// Tokens per character of the conversation.
+    /// The provider's tokens per `o200k` token of the conversation: the factor the calibrated
+    /// estimator counts with. (0 in a calibration written by an older version, which
+    /// [`Calibration::from_json`] refuses.)
+    #[serde(default)]
+    pub tokens_per_o200k: f64,
+    /// Tokens each tool call costs beyond its name and arguments (framing, ids, and what the
+    /// agent adds to the call and its result without recording it); 0 when not fitted.
+    #[serde(default)]
+    pub tokens_per_tool_call: f64,
+    /// The provider's tokens per character of the fitted conversations, for information (the
+    /// factor times their `o200k` tokens per character); not used to count.
+    #[serde(default)]
     pub tokens_per_char: f64,
     /// The median over sessions of the fixed tokens each request held beyond its messages
     /// (system prompt and tool definitions); 0 from [`evaluate`], where the anchor holds it.
@@ -110,22 +138,38 @@ pub struct FamilyFit {
     pub median_ape_pct: f64,
     /// 95th percentile of the absolute percentage error.
     pub p95_ape_pct: f64,
+    /// From [`evaluate`]: the error when every call is anchored on the session's first call
+    /// instead of the previous one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_call: Option<Spread>,
     /// The error of this factor on sessions the fit did not see, when measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_out: Option<HeldOut>,
 }
 
-/// The anchored error of a factor on sessions held out of its fit.
+/// Median and 95th percentile of an absolute percentage error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HeldOut {
-    /// Calls measured (the anchor calls excluded).
-    pub calls: usize,
-    /// Sessions they came from.
-    pub sessions: usize,
+pub struct Spread {
     /// Median absolute percentage error.
     pub median_ape_pct: f64,
     /// 95th percentile of the absolute percentage error.
     pub p95_ape_pct: f64,
+}
+
+/// The error of a factor on sessions held out of its fit, measured as [`evaluate`] measures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeldOut {
+    /// Calls measured (each session's first call excluded).
+    pub calls: usize,
+    /// Sessions they came from.
+    pub sessions: usize,
+    /// Median absolute percentage error, each call anchored on the previous one.
+    pub median_ape_pct: f64,
+    /// 95th percentile of the absolute percentage error, likewise.
+    pub p95_ape_pct: f64,
+    /// The same, each call anchored on its session's first call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_call: Option<Spread>,
 }
 
 /// Factors per family: the output of `ctxcompact calibrate --json`.
@@ -173,10 +217,21 @@ impl Calibration {
                     fit.family.as_str()
                 )));
             }
-            if !(fit.tokens_per_char.is_finite() && fit.tokens_per_char > 0.0) {
+            if !(fit.tokens_per_o200k.is_finite() && fit.tokens_per_o200k > 0.0) {
                 return Err(problem(format!(
-                    "families[{index}].tokens_per_char: expected a positive number, found {}",
-                    fit.tokens_per_char
+                    "families[{index}].tokens_per_o200k: expected a positive number, found {}{}",
+                    fit.tokens_per_o200k,
+                    if fit.tokens_per_o200k == 0.0 {
+                        " (a fit of tokens per character only, from an older ctxcompact: fit again with `ctxcompact calibrate --json`)"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+            if !(fit.tokens_per_tool_call.is_finite() && fit.tokens_per_tool_call >= 0.0) {
+                return Err(problem(format!(
+                    "families[{index}].tokens_per_tool_call: expected a number of tokens, 0 or more, found {}",
+                    fit.tokens_per_tool_call
                 )));
             }
         }
@@ -188,7 +243,9 @@ impl Calibration {
         self.families
             .iter()
             .find(|fit| fit.family == family)
-            .map(|fit| Factor::new(family, fit.tokens_per_char))
+            .map(|fit| {
+                Factor::new(family, fit.tokens_per_o200k).with_per_call(fit.tokens_per_tool_call)
+            })
     }
 
     /// `tokenizer` with this calibration's factor when it is a calibrated estimator of a family
@@ -216,13 +273,17 @@ pub fn shipped(family: Family) -> Factor {
 /// One line naming a calibrated estimator and its known error.
 pub(crate) fn describe(factor: Factor) -> String {
     let name = factor.family.as_str();
-    let per_char = factor.tokens_per_char();
+    let per_token = format!(
+        "{} tokens per o200k token and {} per tool call",
+        factor.tokens_per_o200k(),
+        factor.per_call
+    );
     let shipped = Calibration::builtin()
         .families
         .iter()
         .find(|fit| fit.family == factor.family);
     match shipped {
-        Some(fit) if Factor::new(fit.family, fit.tokens_per_char) == factor => {
+        Some(fit) if Calibration::builtin().factor(fit.family) == Some(factor) => {
             let error = fit.held_out.as_ref().map_or_else(
                 || {
                     format!(
@@ -232,19 +293,17 @@ pub(crate) fn describe(factor: Factor) -> String {
                 },
                 |held| {
                     format!(
-                        "error on held-out sessions, anchored on their first call: median {}%, p95 {}%",
+                        "error on held-out sessions, anchored on the previous call: median {}%, p95 {}%",
                         held.median_ape_pct, held.p95_ape_pct
                     )
                 },
             );
             format!(
-                "{name} calibrated estimate: {per_char} tokens per character, fitted on {} calls in {} sessions; {error}",
+                "{name} calibrated estimate: {per_token}, fitted on {} calls in {} sessions; {error}",
                 fit.calls, fit.sessions
             )
         }
-        _ => format!(
-            "{name} calibrated estimate: {per_char} tokens per character from a user calibration"
-        ),
+        _ => format!("{name} calibrated estimate: {per_token} from a user calibration"),
     }
 }
 
@@ -279,31 +338,53 @@ impl SessionLog {
 struct Call {
     /// Index of the log among those given.
     session: usize,
-    /// Characters of the text the request's messages held (fields, text, calls, results).
+    /// `o200k` tokens of the text the request's messages held (fields, text, calls, results),
+    /// counted as the calibrated estimator reads it.
+    base: f64,
+    /// Characters of the same text (for the informative tokens per character).
     chars: f64,
-    /// Tokens estimated apart from characters: images, thinking and other opaque parts.
+    /// Tokens estimated apart from text: images and other opaque parts.
     fixed: f64,
+    /// Tool calls the request's messages held.
+    tool_calls: f64,
     /// The size the provider reported.
     reported: f64,
 }
 
-/// Counts characters: the calibration's unit of "text".
-struct CharCount;
+/// Counts what the calibrated estimator counts, with `inner` for text: tool-call arguments as
+/// their unescaped keys and values, thinking blocks as their text, other opaque parts as
+/// nothing (they are measured apart, see [`opaque_in`]).
+struct Reading<C>(C);
 
-impl TokenCounter for CharCount {
+impl<C: TokenCounter> TokenCounter for Reading<C> {
     fn count_text(&self, text: &str) -> usize {
-        text.chars().count()
+        self.0.count_text(text)
     }
 
-    /// As the calibrated estimator counts them.
     fn count_arguments(&self, arguments: &Value) -> usize {
         self.count_text(&unescaped(arguments))
     }
 
-    /// Thinking as its text, as the calibrated estimator counts it; other opaque parts are
-    /// measured apart (see [`opaque_in`]).
     fn count_opaque(&self, value: &Value) -> usize {
         thinking_text(value).map_or(0, |text| self.count_text(text))
+    }
+}
+
+/// Counts characters.
+struct Chars;
+
+impl TokenCounter for Chars {
+    fn count_text(&self, text: &str) -> usize {
+        text.chars().count()
+    }
+}
+
+/// Counts `o200k` tokens, with the process-wide counter.
+struct O200k;
+
+impl TokenCounter for O200k {
+    fn count_text(&self, text: &str) -> usize {
+        Tokenizer::O200k.counter().count_text(text)
     }
 }
 
@@ -319,9 +400,19 @@ fn opaque_in(parts: &[Part]) -> usize {
         .sum()
 }
 
-/// (characters, opaque tokens) of one message.
-fn measure(message: &Message) -> (usize, usize) {
-    (CharCount.count_message(message), opaque_in(&message.parts))
+/// (`o200k` tokens, characters, opaque tokens, tool calls) of one message.
+fn measure(message: &Message) -> [usize; 4] {
+    let calls = message
+        .parts
+        .iter()
+        .filter(|part| matches!(part, Part::ToolCall { .. }))
+        .count();
+    [
+        Reading(O200k).count_message(message),
+        Reading(Chars).count_message(message),
+        opaque_in(&message.parts),
+        calls,
+    ]
 }
 
 /// The recorded calls of every log, by family, in log order.
@@ -329,24 +420,28 @@ fn calls(logs: &[(usize, &SessionLog)]) -> BTreeMap<Family, Vec<Call>> {
     let mut by_family: BTreeMap<Family, Vec<Call>> = BTreeMap::new();
     for &(session, log) in logs {
         let conversation = &log.conversation;
-        let system = conversation.system.as_ref().map_or((0, 0), measure);
+        let system = conversation.system.as_ref().map_or([0; 4], measure);
         // Prefix sums: entry k measures the messages before index k.
         let mut prefix = vec![system];
         for message in &conversation.messages {
-            let (chars, opaque) = measure(message);
-            let (c, o) = prefix[prefix.len() - 1];
-            prefix.push((c + chars, o + opaque));
+            let mut sum = prefix[prefix.len() - 1];
+            for (total, this) in sum.iter_mut().zip(measure(message)) {
+                *total += this;
+            }
+            prefix.push(sum);
         }
         for usage in &log.usages {
-            let (Some(family), Some(&(chars, opaque))) =
+            let (Some(family), Some(&[base, chars, opaque, tool_calls])) =
                 (Family::of_model(&usage.model), prefix.get(usage.message))
             else {
                 continue;
             };
             by_family.entry(family).or_default().push(Call {
                 session,
+                base: as_f64(base),
                 chars: as_f64(chars),
                 fixed: as_f64(opaque),
+                tool_calls: as_f64(tool_calls),
                 reported: as_f64(usage.input_tokens),
             });
         }
@@ -354,24 +449,19 @@ fn calls(logs: &[(usize, &SessionLog)]) -> BTreeMap<Family, Vec<Call>> {
     by_family
 }
 
-/// Fits each family found in `logs`: one tokens-per-character factor shared by all sessions,
-/// and a fixed overhead per session, by least squares on the reported sizes. Families with no
-/// session of at least [`MIN_SESSION_CALLS`] calls, or whose calls all hold the same text,
-/// are left out.
+/// Fits each family found in `logs`: one tokens-per-`o200k`-token factor shared by all
+/// sessions, and a fixed overhead per session, by least squares on the reported sizes.
+/// Families with no session of at least [`MIN_SESSION_CALLS`] calls, or whose calls all hold
+/// the same text, are left out.
 pub fn fit(logs: &[SessionLog]) -> Vec<FamilyFit> {
-    fit_some(&logs.iter().enumerate().collect::<Vec<_>>())
-}
-
-/// [`fit`] over some of the logs, each with its index.
-fn fit_some(logs: &[(usize, &SessionLog)]) -> Vec<FamilyFit> {
-    calls(logs)
+    calls(&logs.iter().enumerate().collect::<Vec<_>>())
         .into_iter()
         .filter_map(|(family, calls)| fit_family(family, &calls))
         .collect()
 }
 
 /// [`fit`], with each family's error on sessions held out of the fit: each log that recorded
-/// usage of a known family is measured by [`evaluate`] (anchored) with the factors fitted on
+/// usage of a known family is measured as [`evaluate`] measures, with the factors fitted on
 /// all the other logs (leave one session out), and the measurements are pooled into
 /// [`FamilyFit::held_out`].
 pub fn fit_with_held_out(logs: &[SessionLog]) -> Vec<FamilyFit> {
@@ -399,67 +489,118 @@ pub fn fit_with_held_out(logs: &[SessionLog]) -> Vec<FamilyFit> {
             families,
             files: Vec::new(),
         };
-        for (family, (pairs, sessions)) in measure_anchored(&[(session, log)], &calibration) {
-            let entry = pooled.entry(family).or_default();
-            entry.0.extend(pairs);
-            entry.1.extend(sessions);
+        for (family, measured) in measure_anchored(&[(session, log)], &calibration) {
+            pooled.entry(family).or_default().extend(measured);
         }
     }
     for fit in &mut fits {
-        if let Some((pairs, sessions)) = pooled.get(&fit.family) {
-            let errors = Errors::of(pairs);
+        if let Some(measured) = pooled.get(&fit.family) {
+            let previous = Errors::of(&measured.previous);
+            let first = Errors::of(&measured.first);
             fit.held_out = Some(HeldOut {
-                calls: pairs.len(),
-                sessions: sessions.len(),
-                median_ape_pct: errors.median,
-                p95_ape_pct: errors.p95,
+                calls: measured.previous.len(),
+                sessions: measured.sessions.len(),
+                median_ape_pct: previous.median,
+                p95_ape_pct: previous.p95,
+                first_call: Some(first.spread()),
             });
         }
     }
     fits
 }
 
-/// (estimate, reported) pairs per family, and the sessions they came from.
-type Measured = BTreeMap<Family, (Vec<(f64, f64)>, BTreeSet<usize>)>;
+/// The anchored estimates of one family, with the reported sizes.
+#[derive(Debug, Default)]
+struct Anchored {
+    /// (estimate, reported): each call anchored on the previous call of its session.
+    previous: Vec<(f64, f64)>,
+    /// (estimate, reported): each call anchored on the first call of its session.
+    first: Vec<(f64, f64)>,
+    /// The sessions measured.
+    sessions: BTreeSet<usize>,
+}
 
-/// The fit of one family's calls (see [`fit`]).
+impl Anchored {
+    fn extend(&mut self, other: Self) {
+        self.previous.extend(other.previous);
+        self.first.extend(other.first);
+        self.sessions.extend(other.sessions);
+    }
+}
+
+/// Anchored estimates per family.
+type Measured = BTreeMap<Family, Anchored>;
+
+/// The fit of one family's calls (see [`fit`]): least squares within each session (each its
+/// own overhead) for the tokens per `o200k` token and per tool call; when the calls say a tool
+/// call costs nothing or less (or cannot tell), the factor alone.
 fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
     let mut sessions: BTreeMap<usize, Vec<Call>> = BTreeMap::new();
     for call in calls {
         sessions.entry(call.session).or_default().push(*call);
     }
     sessions.retain(|_, calls| calls.len() >= MIN_SESSION_CALLS);
-    // Within each session, deviations from the session's means; the slope is shared.
-    let mut covariance = 0.0;
-    let mut variance = 0.0;
+    // Within each session, deviations from the session's means; the slopes are shared.
+    // Sums of products of deviations: [base·base, base·calls, calls·calls, base·y, calls·y].
+    let mut sums = [0.0; 5];
     let mut means = BTreeMap::new();
     for (&session, calls) in &sessions {
         let n = as_f64(calls.len());
-        let x_mean = calls.iter().map(|c| c.chars).sum::<f64>() / n;
-        let y_mean = calls.iter().map(|c| c.reported - c.fixed).sum::<f64>() / n;
+        let mean = |value: &dyn Fn(&Call) -> f64| calls.iter().map(value).sum::<f64>() / n;
+        let (base, tools, y) = (
+            mean(&|c| c.base),
+            mean(&|c| c.tool_calls),
+            mean(&|c| c.reported - c.fixed),
+        );
         for call in calls {
-            covariance += (call.chars - x_mean) * (call.reported - call.fixed - y_mean);
-            variance += (call.chars - x_mean).powi(2);
+            let (db, dt, dy) = (
+                call.base - base,
+                call.tool_calls - tools,
+                call.reported - call.fixed - y,
+            );
+            for (sum, product) in sums
+                .iter_mut()
+                .zip([db * db, db * dt, dt * dt, db * dy, dt * dy])
+            {
+                *sum += product;
+            }
         }
-        means.insert(session, (x_mean, y_mean));
+        means.insert(session, (base, tools, y));
     }
-    if variance <= 0.0 {
+    let [bb, bt, tt, by, ty] = sums;
+    if bb <= 0.0 {
         return None;
     }
-    let slope = covariance / variance;
+    let determinant = bb * tt - bt * bt;
+    let both = (determinant > 1e-9 * bb * tt)
+        .then(|| {
+            (
+                (tt * by - bt * ty) / determinant,
+                (bb * ty - bt * by) / determinant,
+            )
+        })
+        .filter(|&(_, per_call)| per_call > 0.0);
+    let (slope, per_call) = both.map_or((by / bb, 0.0), |(slope, per_call)| {
+        (slope, per_call.round())
+    });
     let intercepts: BTreeMap<usize, f64> = means
         .iter()
-        .map(|(&session, &(x_mean, y_mean))| (session, y_mean - slope * x_mean))
+        .map(|(&session, &(base, tools, y))| (session, y - slope * base - per_call * tools))
         .collect();
     let pairs: Vec<(f64, f64)> = sessions
         .iter()
         .flat_map(|(session, calls)| {
             let intercept = intercepts[session];
-            calls
-                .iter()
-                .map(move |c| (slope * c.chars + intercept + c.fixed, c.reported))
+            calls.iter().map(move |c| {
+                (
+                    slope * c.base + per_call * c.tool_calls + intercept + c.fixed,
+                    c.reported,
+                )
+            })
         })
         .collect();
+    let fitted = sessions.values().flatten();
+    let (base, chars) = fitted.fold((0.0, 0.0), |(b, c), call| (b + call.base, c + call.chars));
     let mut overheads: Vec<f64> = intercepts.values().copied().collect();
     let overhead = median(&mut overheads).max(0.0);
     let errors = Errors::of(&pairs);
@@ -467,38 +608,53 @@ fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
         family,
         calls: pairs.len(),
         sessions: sessions.len(),
-        tokens_per_char: round_to(slope, 1e6),
+        tokens_per_o200k: round_to(slope, 1e6),
+        tokens_per_tool_call: per_call,
+        tokens_per_char: if chars > 0.0 {
+            round_to(slope * base / chars, 1e6)
+        } else {
+            0.0
+        },
         // Rounded to a whole token; the clamp above keeps it non-negative.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         fixed_overhead: overhead.round() as usize,
         r2: errors.r2,
         median_ape_pct: errors.median,
         p95_ape_pct: errors.p95,
+        first_call: None,
         held_out: None,
     })
 }
 
-/// Measures `calibration`'s factors on `logs` as the engine would count: for each session and
-/// family, the first recorded call is the anchor, and each later call is estimated as the
-/// anchor's reported size plus the estimated tokens of the messages added since. Anchor calls
-/// are not measured. Families the calibration has no factor for are left out.
+/// Measures `calibration`'s factors on `logs` as a user sees them: for each session and
+/// family, every call after the first is estimated as the previous call's reported size plus
+/// the estimated tokens of the messages added since, and compared with its reported size
+/// ([`FamilyFit::first_call`]: the same, anchored on the session's first call instead). The
+/// first call of each session is the anchor and is not measured. Families the calibration has
+/// no factor for are left out.
 pub fn evaluate(logs: &[SessionLog], calibration: &Calibration) -> Vec<FamilyFit> {
     let logs: Vec<(usize, &SessionLog)> = logs.iter().enumerate().collect();
     measure_anchored(&logs, calibration)
         .into_iter()
-        .map(|(family, (pairs, sessions))| {
-            let errors = Errors::of(&pairs);
+        .map(|(family, measured)| {
+            let errors = Errors::of(&measured.previous);
+            let factor = calibration.factor(family);
             FamilyFit {
                 family,
-                calls: pairs.len(),
-                sessions: sessions.len(),
+                calls: measured.previous.len(),
+                sessions: measured.sessions.len(),
+                tokens_per_o200k: factor.map_or(0.0, Factor::tokens_per_o200k),
+                tokens_per_tool_call: factor.map_or(0.0, |f| f64::from(f.per_call)),
                 tokens_per_char: calibration
-                    .factor(family)
-                    .map_or(0.0, Factor::tokens_per_char),
+                    .families
+                    .iter()
+                    .find(|fit| fit.family == family)
+                    .map_or(0.0, |fit| fit.tokens_per_char),
                 fixed_overhead: 0,
                 r2: errors.r2,
                 median_ape_pct: errors.median,
                 p95_ape_pct: errors.p95,
+                first_call: Some(Errors::of(&measured.first).spread()),
                 held_out: None,
             }
         })
@@ -507,7 +663,7 @@ pub fn evaluate(logs: &[SessionLog], calibration: &Calibration) -> Vec<FamilyFit
 
 /// The anchored estimates of [`evaluate`], with the reported sizes.
 fn measure_anchored(logs: &[(usize, &SessionLog)], calibration: &Calibration) -> Measured {
-    let mut pairs = Measured::new();
+    let mut measured = Measured::new();
     for &(session, log) in logs {
         for family in Family::ALL {
             let Some(factor) = calibration.factor(family) else {
@@ -519,10 +675,7 @@ fn measure_anchored(logs: &[(usize, &SessionLog)], calibration: &Calibration) ->
                 .filter(|u| Family::of_model(&u.model) == Some(family))
                 .filter(|u| u.message <= log.conversation.messages.len())
                 .collect();
-            let Some((anchor, later)) = usages.split_first() else {
-                continue;
-            };
-            if later.is_empty() {
+            if usages.len() < 2 {
                 continue;
             }
             let counter = Tokenizer::Calibrated(factor).counter();
@@ -530,16 +683,23 @@ fn measure_anchored(logs: &[(usize, &SessionLog)], calibration: &Calibration) ->
             for message in &log.conversation.messages {
                 prefix.push(prefix[prefix.len() - 1] + counter.count_message(message));
             }
-            let entry = pairs.entry(family).or_default();
-            entry.1.insert(session);
-            for usage in later {
-                let added = as_f64(prefix[usage.message]) - as_f64(prefix[anchor.message]);
-                let estimate = as_f64(anchor.input_tokens) + added;
-                entry.0.push((estimate, as_f64(usage.input_tokens)));
+            let added = |from: &RecordedUsage, to: &RecordedUsage| {
+                as_f64(prefix[to.message]) - as_f64(prefix[from.message])
+            };
+            let entry = measured.entry(family).or_default();
+            entry.sessions.insert(session);
+            let first = usages[0];
+            for pair in usages.windows(2) {
+                let (previous, usage) = (pair[0], pair[1]);
+                let reported = as_f64(usage.input_tokens);
+                let from_previous = as_f64(previous.input_tokens) + added(previous, usage);
+                entry.previous.push((from_previous, reported));
+                let from_first = as_f64(first.input_tokens) + added(first, usage);
+                entry.first.push((from_first, reported));
             }
         }
     }
-    pairs
+    measured
 }
 
 /// Error figures of (estimate, reported) pairs.
@@ -570,6 +730,13 @@ impl Errors {
             r2: round_to(r2, 1e5),
             median: round_to(median(&mut ape), 100.0),
             p95: round_to(percentile(&ape, 95), 100.0),
+        }
+    }
+
+    fn spread(&self) -> Spread {
+        Spread {
+            median_ape_pct: self.median,
+            p95_ape_pct: self.p95,
         }
     }
 }
@@ -611,9 +778,18 @@ mod tests {
 
     /// A Claude Code log of `turns` user/assistant pairs with growing text, each assistant line
     /// recording `usage(i)` for the assistant message at index `i` (`None`: no usage).
-    fn claude_log(turns: usize, usage: &dyn Fn(usize) -> Option<usize>) -> String {
+    /// A Claude Code log of `turns` user/assistant pairs with growing text, each assistant line
+    /// recording `usage(i)` for the assistant message at index `i` (`None`: no usage), and the
+    /// assistant message of turn `t` making `calls(t)` tool calls, answered at the start of the
+    /// next user message.
+    fn claude_log(
+        turns: usize,
+        calls: &dyn Fn(usize) -> usize,
+        usage: &dyn Fn(usize) -> Option<usize>,
+    ) -> String {
         let mut lines = Vec::new();
         let mut parent = serde_json::Value::Null;
+        let mut pending: Vec<serde_json::Value> = Vec::new();
         for turn in 0..turns {
             let question = format!(
                 "question {turn}: {}",
@@ -624,10 +800,20 @@ mod tests {
                 "because of scattering. ".repeat(2 * turn + 3)
             );
             let user_id = format!("u{turn}");
+            let mut content: Vec<serde_json::Value> = std::mem::take(&mut pending);
+            content.push(json!({"type": "text", "text": question}));
             lines.push(json!({"type": "user", "sessionId": "s", "uuid": user_id,
-                "parentUuid": parent, "message": {"role": "user", "content": question}}));
+                "parentUuid": parent, "message": {"role": "user", "content": content}}));
+            let mut blocks = vec![json!({"type": "text", "text": answer})];
+            for call in 0..calls(turn) {
+                let id = format!("toolu_{turn}_{call}");
+                blocks.push(json!({"type": "tool_use", "id": id, "name": "Read",
+                    "input": {"file_path": format!("src/file_{call}.rs")}}));
+                pending.push(json!({"type": "tool_result", "tool_use_id": id,
+                    "content": format!("fn f{call}() {{}}")}));
+            }
             let mut message = json!({"id": format!("m{turn}"), "role": "assistant",
-                "model": "claude-opus-4-6", "content": [{"type": "text", "text": answer}]});
+                "model": "claude-opus-4-6", "content": blocks});
             if let Some(tokens) = usage(2 * turn + 1) {
                 message["usage"] = json!({"input_tokens": 3,
                     "cache_read_input_tokens": tokens.saturating_sub(3) / 2,
@@ -643,18 +829,39 @@ mod tests {
         lines.iter().map(|l| l.to_string() + "\n").collect()
     }
 
-    /// A log whose every call reports `per_char` × the characters before it + `overhead`.
-    fn lawful_log(name: &str, turns: usize, per_char: f64, overhead: f64) -> SessionLog {
-        let bare = SessionLog::read(name, claude_log(turns, &|_| None).as_bytes()).unwrap();
+    /// A log whose every call reports `per_token` × the `o200k` tokens before it + `overhead`.
+    fn lawful_log(name: &str, turns: usize, per_token: f64, overhead: f64) -> SessionLog {
+        lawful_log_with_calls(name, turns, (per_token, 0.0), overhead)
+    }
+
+    /// [`lawful_log`] with a tool call in some turns, each costing `per_call` more tokens.
+    fn lawful_log_with_calls(
+        name: &str,
+        turns: usize,
+        (per_token, per_call): (f64, f64),
+        overhead: f64,
+    ) -> SessionLog {
+        // No, one or two calls, not in step with the text's growth.
+        let calls = |turn: usize| [0, 2, 1][turn % 3] * usize::from(per_call > 0.0);
+        let empty = claude_log(turns, &calls, &|_| None);
+        let bare = SessionLog::read(name, empty.as_bytes()).unwrap();
         let messages = &bare.conversation.messages;
         let law = |index: usize| {
-            let chars: usize = messages[..index].iter().map(|m| measure(m).0).sum();
+            let [o200k, _, _, tool_calls] =
+                messages[..index]
+                    .iter()
+                    .map(measure)
+                    .fold([0; 4], |mut sum, this| {
+                        sum.iter_mut().zip(this).for_each(|(s, t)| *s += t);
+                        sum
+                    });
             // Whole tokens, as an API reports them.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let tokens = (per_char * as_f64(chars) + overhead).round() as usize;
+            let tokens = (per_token * as_f64(o200k) + per_call * as_f64(tool_calls) + overhead)
+                .round() as usize;
             Some(tokens)
         };
-        let log = SessionLog::read(name, claude_log(turns, &law).as_bytes()).unwrap();
+        let log = SessionLog::read(name, claude_log(turns, &calls, &law).as_bytes()).unwrap();
         assert_eq!(log.usages.len(), turns, "one usage per assistant message");
         log
     }
@@ -672,11 +879,45 @@ mod tests {
         let opus = &fits[0];
         assert_eq!(opus.family, Family::ClaudeOpus);
         assert_eq!((opus.calls, opus.sessions), (20, 2));
-        assert!((opus.tokens_per_char - 0.45).abs() < 1e-3, "{opus:?}");
+        assert!((opus.tokens_per_o200k - 0.45).abs() < 1e-3, "{opus:?}");
+        // English text: about four characters per `o200k` token.
+        assert!(
+            opus.tokens_per_char > 0.06 && opus.tokens_per_char < 0.2,
+            "{opus:?}"
+        );
         // The median of 1000 and 3000.
         assert!(opus.fixed_overhead.abs_diff(2000) <= 2, "{opus:?}");
         assert!(opus.r2 > 0.9999, "{opus:?}");
         assert!(opus.p95_ape_pct < 0.1, "{opus:?}");
+    }
+
+    #[test]
+    fn a_fit_recovers_the_cost_of_a_tool_call() {
+        let logs = [
+            lawful_log_with_calls("a", 12, (1.1, 80.0), 20_000.0),
+            lawful_log_with_calls("b", 9, (1.1, 80.0), 25_000.0),
+        ];
+        let fits = fit(&logs);
+        let opus = &fits[0];
+        assert!((opus.tokens_per_o200k - 1.1).abs() < 0.01, "{opus:?}");
+        assert!((opus.tokens_per_tool_call - 80.0).abs() <= 2.0, "{opus:?}");
+        assert!(opus.p95_ape_pct < 0.1, "{opus:?}");
+        // The calibrated estimator counts the call's cost, so estimates anchored on the
+        // previous call are off by rounding only.
+        let calibration = Calibration {
+            families: fits,
+            files: Vec::new(),
+        };
+        let measured = evaluate(&logs, &calibration);
+        assert!(measured[0].p95_ape_pct < 0.1, "{measured:?}");
+        // Without it, the turns with calls are short of 80 tokens a call.
+        let mut without = calibration.clone();
+        without.families[0].tokens_per_tool_call = 0.0;
+        let short = evaluate(&logs, &without);
+        assert!(
+            short[0].p95_ape_pct > 5.0 * measured[0].p95_ape_pct + 0.1,
+            "{short:?}"
+        );
     }
 
     #[test]
@@ -694,18 +935,20 @@ mod tests {
         assert!(held.p95_ape_pct < 0.5, "{held:?}");
         // A session whose text costs twice as much is far from the others' fit.
         let odd = [
-            lawful_log("a", 6, 0.4, 2000.0),
-            lawful_log("b", 7, 0.4, 2000.0),
-            lawful_log("c", 8, 0.8, 2000.0),
+            lawful_log("a", 6, 0.4, 200.0),
+            lawful_log("b", 7, 0.4, 200.0),
+            lawful_log("c", 8, 0.8, 200.0),
         ];
         let fits = fit_with_held_out(&odd);
         let held = fits[0].held_out.as_ref().expect("held out");
-        assert!(held.p95_ape_pct > 10.0, "{held:?}");
+        assert!(held.p95_ape_pct > 5.0, "{held:?}");
+        let first = held.first_call.as_ref().expect("measured");
+        assert!(first.p95_ape_pct > held.p95_ape_pct, "{held:?}");
     }
 
     #[test]
-    fn evaluation_anchors_on_the_first_call_and_measures_the_rest() {
-        let logs = [lawful_log("a", 10, 0.45, 20_000.0)];
+    fn evaluation_anchors_on_the_previous_call_and_measures_the_rest() {
+        let logs = [lawful_log("a", 10, 1.2, 2_000.0)];
         let right = Calibration {
             families: fit(&logs),
             files: Vec::new(),
@@ -715,35 +958,51 @@ mod tests {
         // Rounding up per field is all that separates the estimate from the law.
         assert!(good[0].p95_ape_pct < 0.5, "{good:?}");
         let mut wrong = right.clone();
-        wrong.families[0].tokens_per_char = 0.25;
+        wrong.families[0].tokens_per_o200k = 0.6;
         let bad = evaluate(&logs, &wrong);
-        // Anchored, the error is the factor's error on what was added since the first call,
-        // which the 20,000-token overhead dilutes, but not away.
+        // Anchored on the previous call, the error is the factor's error on one turn.
         assert!(bad[0].median_ape_pct > 1.0, "{bad:?}");
         assert!(
             bad[0].median_ape_pct > 5.0 * good[0].median_ape_pct,
             "{bad:?}"
         );
+        // Anchored on the first call, it is the error on every turn since, and grows.
+        let first = bad[0].first_call.as_ref().expect("measured");
+        assert!(first.p95_ape_pct > 2.0 * bad[0].p95_ape_pct, "{bad:?}");
+        let from_first = good[0].first_call.as_ref().expect("measured");
+        assert!(from_first.p95_ape_pct < 0.5, "{good:?}");
     }
 
     #[test]
     fn a_calibration_file_names_its_problems() {
         let err = Calibration::from_json(
             r#"{"families": [{"family": "claude-opus", "calls": 1,
-            "sessions": 1, "tokens_per_char": -1, "fixed_overhead": 0, "r2": 1,
+            "sessions": 1, "tokens_per_o200k": -1, "fixed_overhead": 0, "r2": 1,
             "median_ape_pct": 0, "p95_ape_pct": 0}]}"#,
         )
         .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "calibration: families[0].tokens_per_char: expected a positive number, found -1"
+            "calibration: families[0].tokens_per_o200k: expected a positive number, found -1"
+        );
+        // A fit of tokens per character only (an older ctxcompact) is refused, with the fix.
+        let err = Calibration::from_json(
+            r#"{"families": [{"family": "claude-opus", "calls": 1,
+            "sessions": 1, "tokens_per_char": 0.4, "fixed_overhead": 0, "r2": 1,
+            "median_ape_pct": 0, "p95_ape_pct": 0}]}"#,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("fit again with `ctxcompact calibrate --json`"),
+            "{err}"
         );
     }
 
     #[test]
     fn a_user_calibration_replaces_only_its_families() {
         let text = r#"{"families": [{"family": "claude-haiku", "calls": 1, "sessions": 1,
-            "tokens_per_char": 0.5, "fixed_overhead": 0, "r2": 1, "median_ape_pct": 0,
+            "tokens_per_o200k": 0.5, "fixed_overhead": 0, "r2": 1, "median_ape_pct": 0,
             "p95_ape_pct": 0}]}"#;
         let user = Calibration::from_json(text).unwrap();
         let haiku = Tokenizer::Calibrated(shipped(Family::ClaudeHaiku));

@@ -101,7 +101,7 @@ fn overhead_and_a_user_calibration_change_the_count() {
     std::fs::write(
         &calibration,
         json!({"families": [{"family": "claude-sonnet", "calls": 10, "sessions": 2,
-            "tokens_per_char": 1.0, "fixed_overhead": 0, "r2": 1.0,
+            "tokens_per_o200k": 5.0, "fixed_overhead": 0, "r2": 1.0,
             "median_ape_pct": 0.0, "p95_ape_pct": 0.0}]})
         .to_string(),
     )
@@ -115,7 +115,8 @@ fn overhead_and_a_user_calibration_change_the_count() {
         calibration.to_str().unwrap(),
         "--json",
     ]);
-    // One token per character: the text's 1,800 characters at least.
+    // Five tokens per `o200k` token of English text (about four characters each): more than
+    // the text's 1,800 characters.
     assert!(user["total"].as_u64().unwrap() > 1800, "{user}");
     assert!(user["total"].as_u64().unwrap() > base["total"].as_u64().unwrap());
 }
@@ -167,7 +168,9 @@ fn calibrate_prints_the_fit_as_json() {
         (json!(1), json!(1))
     );
     for key in [
+        "tokens_per_o200k",
         "tokens_per_char",
+        "first_call",
         "fixed_overhead",
         "r2",
         "median_ape_pct",
@@ -219,11 +222,13 @@ fn claude_code_corpus_fits_each_family_with_r2_above_0_99_or_skips_visibly() {
     );
     for fit in &fits {
         assert!(fit.r2 >= 0.99, "{fit:?}");
-        // Claude counts far more than ⌈chars ÷ 4⌉ would.
+        // Claude counts more than `o200k` does, and far more than ⌈chars ÷ 4⌉ would.
+        assert!(fit.tokens_per_o200k > 1.0, "{fit:?}");
         assert!(fit.tokens_per_char > 0.3, "{fit:?}");
         eprintln!(
-            "{}: {} tokens/char, overhead {}, R² {}, median {}%, p95 {}%",
+            "{}: {} tokens/o200k token ({} tokens/char), overhead {}, R² {}, median {}%, p95 {}%",
             fit.family.as_str(),
+            fit.tokens_per_o200k,
             fit.tokens_per_char,
             fit.fixed_overhead,
             fit.r2,
@@ -231,14 +236,27 @@ fn claude_code_corpus_fits_each_family_with_r2_above_0_99_or_skips_visibly() {
             fit.p95_ape_pct
         );
     }
-    // The shipped factors, anchored, on the same logs.
+    // The shipped factors on the same logs, as a user sees them (each call anchored on the
+    // previous one), and anchored on each session's first call only.
     let measured = calibrate::evaluate(&logs, calibrate::Calibration::builtin());
-    let opus = measured
-        .iter()
-        .find(|m| m.family == Family::ClaudeOpus)
-        .unwrap();
-    assert!(
-        opus.median_ape_pct <= 3.0 && opus.p95_ape_pct <= 8.0,
-        "{opus:?}"
-    );
+    assert_eq!(measured.len(), 3, "{measured:?}");
+    for family in &measured {
+        assert!(
+            family.median_ape_pct <= 3.0 && family.p95_ape_pct <= 8.0,
+            "{family:?}"
+        );
+        let first = family.first_call.as_ref().unwrap();
+        assert!(
+            first.median_ape_pct <= 3.0 && first.p95_ape_pct <= 8.0,
+            "{family:?}"
+        );
+    }
+    // And each family's factor on sessions its fit did not see.
+    for fit in calibrate::fit_with_held_out(&logs) {
+        let held = fit.held_out.unwrap();
+        assert!(
+            held.median_ape_pct <= 3.0 && held.p95_ape_pct <= 8.0,
+            "{held:?}"
+        );
+    }
 }

@@ -13,8 +13,8 @@
 //! "Speed" section); tiktoken-rs supplies its rank tables and stays the reference in the tests.
 //!
 //! Which text is counted is the same for every tokenizer; how it is counted differs: exactly by
-//! the BPE counter, as ⌈chars ÷ 4⌉ by `chars`, or as characters × a family's fitted factor by a
-//! calibrated estimator (which reads tool-call arguments as their unescaped keys and values, and
+//! the BPE counter, as ⌈chars ÷ 4⌉ by `chars`, or as `o200k` tokens × a family's fitted factor
+//! by a calibrated estimator (which reads tool-call arguments as their unescaped keys and values, and
 //! thinking blocks as their text). What a request holds outside its messages — a top-level
 //! system prompt and the tool definitions, as JSON — is counted in [`Counts::system`].
 
@@ -62,36 +62,52 @@ pub enum Tokenizer {
     Cl100k,
     /// ceil(chars ÷ 4): a rough estimate for models whose tokenizer is not public.
     Chars,
-    /// ceil(chars × a factor fitted on a model family's recorded usage) (see
-    /// [`crate::calibrate`]): for Claude and Gemini models, whose tokenizers are not public.
+    /// ceil(`o200k` tokens × a factor fitted on a model family's recorded usage), plus a fitted
+    /// cost per tool call (see [`crate::calibrate`]): for Claude and Gemini models, whose
+    /// tokenizers are not public.
     Calibrated(Factor),
 }
 
-/// The tokens-per-character factor of a calibrated estimator, for one model family.
+/// The factor of a calibrated estimator, for one model family: the provider's tokens per
+/// `o200k` token of the same text, and the tokens each tool call costs beyond its name and
+/// arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Factor {
     /// The family it was fitted for.
     pub family: Family,
-    /// Tokens per million characters (an integer, so that counting is exact arithmetic and
-    /// the tokenizer stays `Eq`).
-    pub per_million_chars: u32,
+    /// The provider's tokens per million `o200k` tokens (an integer, so that counting is exact
+    /// arithmetic and the tokenizer stays `Eq`).
+    pub per_million: u32,
+    /// Tokens each tool call costs beyond its name and arguments (and the usual
+    /// [`TOOL_CALL_OVERHEAD`]): its framing and ids, and what the agent adds to the call and
+    /// its result without recording it.
+    pub per_call: u32,
 }
 
 impl Factor {
-    /// The factor of `tokens_per_char` for `family`, rounded to a millionth.
-    pub fn new(family: Family, tokens_per_char: f64) -> Self {
-        // Factors are small positive numbers (about 0.2 to 1); the clamp keeps the cast exact.
+    /// The factor of `tokens_per_o200k` for `family`, rounded to a millionth.
+    pub fn new(family: Family, tokens_per_o200k: f64) -> Self {
+        // Factors are small positive numbers (about 0.8 to 1.5); the clamp keeps the cast exact.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let per_million_chars = (tokens_per_char * 1e6).round().clamp(1.0, 1e9) as u32;
+        let per_million = (tokens_per_o200k * 1e6).round().clamp(1.0, 1e9) as u32;
         Self {
             family,
-            per_million_chars,
+            per_million,
+            per_call: 0,
         }
     }
 
-    /// Tokens per character.
-    pub fn tokens_per_char(self) -> f64 {
-        f64::from(self.per_million_chars) / 1e6
+    /// This factor with `tokens` (rounded to a whole token) for each tool call.
+    pub(crate) fn with_per_call(self, tokens: f64) -> Self {
+        // A handful to a few hundred tokens; the clamp keeps the cast exact.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let per_call = tokens.round().clamp(0.0, 1e6) as u32;
+        Self { per_call, ..self }
+    }
+
+    /// The provider's tokens per `o200k` token.
+    pub fn tokens_per_o200k(self) -> f64 {
+        f64::from(self.per_million) / 1e6
     }
 }
 
@@ -143,7 +159,7 @@ impl Tokenizer {
     /// that the build overlaps reading and parsing the input; [`Tokenizer::counter`] then waits
     /// for it only if it is not done yet. Calling it more than once builds nothing twice.
     pub fn prepare(self) {
-        if matches!(self, Self::O200k | Self::Cl100k) {
+        if matches!(self, Self::O200k | Self::Cl100k | Self::Calibrated(_)) {
             std::thread::spawn(move || self.counter());
         }
     }
@@ -219,13 +235,18 @@ impl TryFrom<String> for Tokenizer {
 /// The process-wide counter of a calibrated factor. Each distinct factor is built once and kept
 /// for the life of the process (a handful: the shipped families and a user's calibration).
 fn calibrated(factor: Factor) -> &'static dyn TokenCounter {
-    static BUILT: Mutex<BTreeMap<u32, &'static CalibratedEstimate>> = Mutex::new(BTreeMap::new());
+    static BUILT: Mutex<BTreeMap<(u32, u32), &'static CalibratedEstimate>> =
+        Mutex::new(BTreeMap::new());
     let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
-    *built.entry(factor.per_million_chars).or_insert_with(|| {
-        Box::leak(Box::new(CalibratedEstimate {
-            per_million_chars: u64::from(factor.per_million_chars),
-        }))
-    })
+    *built
+        .entry((factor.per_million, factor.per_call))
+        .or_insert_with(|| {
+            Box::leak(Box::new(CalibratedEstimate {
+                per_million: u64::from(factor.per_million),
+                per_call: factor.per_call as usize,
+                base: Tokenizer::O200k.counter(),
+            }))
+        })
 }
 
 /// Tokens of what a request holds besides its messages: the top-level system prompt and the
@@ -385,15 +406,50 @@ impl TokenCounter for CharEstimate {
     }
 }
 
-/// ceil(chars × tokens per character) for one calibrated factor.
+/// ceil(`o200k` tokens × the factor) for one calibrated factor.
 pub(crate) struct CalibratedEstimate {
-    per_million_chars: u64,
+    /// The provider's tokens per million `o200k` tokens.
+    per_million: u64,
+    /// Tokens each tool call costs beyond the default recipe's.
+    per_call: usize,
+    /// The shared `o200k` counter.
+    base: &'static dyn TokenCounter,
+}
+
+/// `base` tokens scaled by `per_million` ÷ 10⁶, rounded up: the calibrated count of a text whose
+/// `o200k` count is `base`. The `o200k` count follows the kind of text (prose, code, JSON) far
+/// better than its characters do, so one factor per family holds across kinds (see
+/// [`crate::calibrate`]).
+pub(crate) fn scale(base: usize, per_million: u64) -> usize {
+    let base = u64::try_from(base).unwrap_or(u64::MAX);
+    usize::try_from(base.saturating_mul(per_million).div_ceil(1_000_000)).unwrap_or(usize::MAX)
 }
 
 impl TokenCounter for CalibratedEstimate {
     fn count_text(&self, text: &str) -> usize {
-        let chars = text.chars().count() as u64;
-        usize::try_from((chars * self.per_million_chars).div_ceil(1_000_000)).unwrap_or(usize::MAX)
+        scale(self.base.count_text(text), self.per_million)
+    }
+
+    /// As the default recipe, with [`Factor::per_call`] more tokens for each tool call.
+    fn count_parts(&self, parts: &[Part]) -> usize {
+        parts
+            .iter()
+            .map(|part| match part {
+                Part::Text { text, .. } => self.count_text(text),
+                Part::ToolCall {
+                    name, arguments, ..
+                } => {
+                    TOOL_CALL_OVERHEAD
+                        + self.per_call
+                        + self.count_text(name)
+                        + self.count_arguments(arguments)
+                }
+                Part::ToolResult {
+                    call_id, content, ..
+                } => self.count_text(call_id) + self.count_parts(content),
+                Part::Opaque(value) => self.count_opaque(value),
+            })
+            .sum()
     }
 
     /// Arguments count as the text of their keys and values, unescaped: Claude and Gemini are

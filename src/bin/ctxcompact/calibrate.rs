@@ -19,7 +19,8 @@ pub(crate) struct CalibrateArgs {
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Fit nothing: measure the current estimators (the shipped factors, or
-    /// `--calibration`'s), anchored on each session's first recorded call.
+    /// `--calibration`'s): each call after a session's first is estimated as the previous
+    /// call's reported size plus the estimate of what was added since.
     #[arg(long)]
     evaluate: bool,
     /// With `--evaluate`: the factors to measure (the output of `calibrate --json`).
@@ -89,32 +90,12 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
         out.push('\n');
     } else {
         let what = if args.evaluate {
-            "anchored on each session's first call"
+            "each call anchored on the previous one"
         } else {
             "least squares, one overhead per session"
         };
         let _ = writeln!(out, "{} logs, {calls} recorded calls ({what})", logs.len());
-        let _ = writeln!(
-            out,
-            "{:<14} {:>6} {:>8} {:>15} {:>14} {:>8} {:>10} {:>8}",
-            "family", "calls", "sessions", "tokens/char", "overhead", "R²", "median %", "p95 %"
-        );
-        for fit in &families {
-            let _ = writeln!(out, "{}", row(fit));
-        }
-        for fit in &families {
-            if let Some(held) = &fit.held_out {
-                let _ = writeln!(
-                    out,
-                    "{}: on held-out sessions (each fitted without it, anchored on its first call): {} calls in {} sessions, median {:.2}%, p95 {:.2}%",
-                    fit.family.as_str(),
-                    held.calls,
-                    held.sessions,
-                    held.median_ape_pct,
-                    held.p95_ape_pct
-                );
-            }
-        }
+        out.push_str(&table(&families));
         if families.is_empty() {
             let _ = writeln!(
                 out,
@@ -131,13 +112,70 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The table of fits (or measurements), with the held-out and first-call figures under it.
+fn table(families: &[FamilyFit]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<14} {:>6} {:>8} {:>10} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8}",
+        "family",
+        "calls",
+        "sessions",
+        "tok/o200k",
+        "tok/call",
+        "tok/char",
+        "overhead",
+        "R²",
+        "median %",
+        "p95 %"
+    );
+    for fit in families {
+        let _ = writeln!(out, "{}", row(fit));
+    }
+    for fit in families {
+        if let Some(held) = &fit.held_out {
+            let _ = writeln!(
+                out,
+                "{}: on held-out sessions (each fitted without it, each call anchored on the previous one): {} calls in {} sessions, median {:.2}%, p95 {:.2}%; {}",
+                fit.family.as_str(),
+                held.calls,
+                held.sessions,
+                held.median_ape_pct,
+                held.p95_ape_pct,
+                first_call(held.first_call.as_ref())
+            );
+        }
+        if fit.held_out.is_none() && fit.first_call.is_some() {
+            let _ = writeln!(
+                out,
+                "{}: {}",
+                fit.family.as_str(),
+                first_call(fit.first_call.as_ref())
+            );
+        }
+    }
+    out
+}
+
+/// The error anchored on each session's first call, as a clause (empty when not measured).
+fn first_call(spread: Option<&calibrate::Spread>) -> String {
+    spread.map_or_else(String::new, |s| {
+        format!(
+            "anchored on each session's first call instead: median {:.2}%, p95 {:.2}%",
+            s.median_ape_pct, s.p95_ape_pct
+        )
+    })
+}
+
 /// One table row.
 fn row(fit: &FamilyFit) -> String {
     format!(
-        "{:<14} {:>6} {:>8} {:>15.6} {:>14} {:>8.5} {:>10.2} {:>8.2}",
+        "{:<14} {:>6} {:>8} {:>10.6} {:>9.0} {:>9.6} {:>9} {:>8.5} {:>9.2} {:>8.2}",
         fit.family.as_str(),
         fit.calls,
         fit.sessions,
+        fit.tokens_per_o200k,
+        fit.tokens_per_tool_call,
         fit.tokens_per_char,
         fit.fixed_overhead,
         fit.r2,
