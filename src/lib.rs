@@ -18,9 +18,9 @@
 //! - **plan**: the units a strategy removes; applying it is a separate step.
 //! - **rule**: one of the selector's conditions over the conversation's features.
 //! - **profile**: a model's catalog entry — window, tokenizer, strategy preference.
-//! - **calibrated estimate**: characters × a model family's tokens-per-character factor, fitted
-//!   on the input sizes providers reported in recorded logs ([`calibrate`]); how Claude and
-//!   Gemini are counted, their tokenizers not being public.
+//! - **calibrated estimate**: the text's o200k tokens × a model family's factor, plus a cost per
+//!   tool call, fitted on the input sizes providers reported in recorded logs ([`calibrate`]);
+//!   how Claude and Gemini are counted, their tokenizers not being public.
 //! - **anchor**: an input size a provider reported for an earlier call; counts are then that
 //!   figure plus the estimate of what was added since ([`Session::observe_usage`],
 //!   [`Options::anchor`]).
