@@ -10,6 +10,7 @@
 //! nothing in a check whose input is the caller's own conversation).
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::conversation::{Conversation, Part, Role};
@@ -42,36 +43,37 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
             });
         }
     }
-    // Call id → message that made it; call id → message that answered it; call id → its place
-    // in `open` for the group being checked. Looked up only, never iterated, so hash maps keep
-    // the output deterministic.
-    let mut calls: HashMap<&str, usize, Fx> = HashMap::default();
-    let mut answers: HashMap<&str, usize, Fx> = HashMap::default();
-    let mut open_ids: HashMap<&str, usize, Fx> = HashMap::default();
+    // Call id → message that made it; call id → message that answered it. Looked up only, never
+    // iterated, so hash maps keep the output deterministic. A call is open in the group being
+    // checked when the message that made it lies in the group.
+    let mut calls: HashMap<&str, usize, Fx> =
+        HashMap::with_capacity_and_hasher(messages.len(), Fx::default());
+    let mut answers: HashMap<&str, usize, Fx> =
+        HashMap::with_capacity_and_hasher(messages.len(), Fx::default());
     // The calls made in the group being checked, in order, and where each is.
     let mut open: Vec<(&str, usize, usize)> = Vec::new();
     let mut index = 0;
     while index < messages.len() {
         let end = conversation.result_window(index).end.max(index + 1);
+        let group = index..end;
         open.clear();
-        open_ids.clear();
         for (m, message) in messages.iter().enumerate().take(end).skip(index) {
             for (p, part) in message.parts.iter().enumerate() {
                 let Part::ToolCall { id, .. } = part else {
                     continue;
                 };
-                if let Some(&first) = calls.get(id.as_str()) {
-                    problems.push(Problem {
+                match calls.entry(id) {
+                    Entry::Occupied(first) => problems.push(Problem {
                         at: at(m, wire.call_field(message, p)),
                         kind: ProblemKind::DuplicateCallId {
                             call_id: id.clone(),
-                            first,
+                            first: *first.get(),
                         },
-                    });
-                } else {
-                    calls.insert(id, m);
-                    open_ids.insert(id, open.len());
-                    open.push((id, m, p));
+                    }),
+                    Entry::Vacant(slot) => {
+                        slot.insert(m);
+                        open.push((id, m, p));
+                    }
                 }
             }
         }
@@ -80,23 +82,25 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
                 let Part::ToolResult { call_id, .. } = part else {
                     continue;
                 };
-                let kind = if let Some(&first) = answers.get(call_id.as_str()) {
-                    ProblemKind::AnsweredTwice {
+                let call = calls.get(call_id.as_str()).copied();
+                let kind = match answers.entry(call_id) {
+                    Entry::Occupied(first) => ProblemKind::AnsweredTwice {
                         call_id: call_id.clone(),
-                        first,
+                        first: *first.get(),
+                    },
+                    Entry::Vacant(slot) if call.is_some_and(|c| group.contains(&c)) => {
+                        slot.insert(m);
+                        continue;
                     }
-                } else if open_ids.contains_key(call_id.as_str()) {
-                    answers.insert(call_id, m);
-                    continue;
-                } else if let Some(&call_message) = calls.get(call_id.as_str()) {
-                    ProblemKind::Misplaced {
-                        call_id: call_id.clone(),
-                        call_message,
-                    }
-                } else {
-                    ProblemKind::Orphan {
-                        call_id: call_id.clone(),
-                    }
+                    Entry::Vacant(_) => match call {
+                        Some(call_message) => ProblemKind::Misplaced {
+                            call_id: call_id.clone(),
+                            call_message,
+                        },
+                        None => ProblemKind::Orphan {
+                            call_id: call_id.clone(),
+                        },
+                    },
                 };
                 problems.push(Problem {
                     at: at(m, wire.result_field(message, p)),

@@ -564,30 +564,22 @@ const RENDER_BATCH_BYTES: usize = 16 << 20;
 /// Most threads rendering uses.
 const RENDER_THREADS: usize = 8;
 
-/// Pretty-printed JSON being assembled; `serde_json`'s pretty printer indents by two spaces.
+/// Pretty-printed JSON being assembled, indented as `serde_json`'s pretty printer does it (two
+/// spaces a level).
 #[derive(Default)]
 struct Pretty {
     bytes: Vec<u8>,
-    /// A value pretty-printed at depth 0, before it is indented into `bytes`.
-    scratch: Vec<u8>,
 }
 
 impl Pretty {
-    /// Appends `value` pretty-printed as it appears at nesting `depth`: each of its line breaks
-    /// (JSON strings hold none: they escape them) is followed by the depth's indentation.
+    /// Appends `value` pretty-printed as it appears at nesting `depth`.
     fn value(&mut self, value: &impl serde::Serialize, depth: usize) -> std::io::Result<()> {
-        self.scratch.clear();
-        serde_json::to_writer_pretty(&mut self.scratch, value)?;
-        let mut lines = self.scratch.split(|&b| b == b'\n');
-        if let Some(first) = lines.next() {
-            self.bytes.extend_from_slice(first);
-        }
-        for line in lines {
-            self.bytes.push(b'\n');
-            indent(&mut self.bytes, depth);
-            self.bytes.extend_from_slice(line);
-        }
-        Ok(())
+        let formatter = Indented {
+            depth,
+            has_value: false,
+        };
+        let mut serializer = serde_json::Serializer::with_formatter(&mut self.bytes, formatter);
+        value.serialize(&mut serializer).map_err(std::io::Error::from)
     }
 
     fn indent(&mut self, depth: usize) {
@@ -599,6 +591,93 @@ impl Pretty {
 fn indent(bytes: &mut Vec<u8>, depth: usize) {
     for _ in 0..depth {
         bytes.extend_from_slice(b"  ");
+    }
+}
+
+/// `serde_json`'s pretty layout (keep in sync with its `PrettyFormatter`) for a value that
+/// starts at nesting `depth` rather than at the top, so that a message's bytes go straight
+/// into place.
+struct Indented {
+    depth: usize,
+    /// Whether the innermost open array or object has an element yet.
+    has_value: bool,
+}
+
+impl serde_json::ser::Formatter for Indented {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        writer.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.line(writer, b"\n")?;
+        }
+        writer.write_all(b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.line(writer, if first { b"\n" } else { b",\n" })
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        writer.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.line(writer, b"\n")?;
+        }
+        writer.write_all(b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.line(writer, if first { b"\n" } else { b",\n" })
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        writer.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+impl Indented {
+    /// Writes `separator` (a line break, with a comma or not), then the current indentation.
+    fn line<W: ?Sized + std::io::Write>(
+        &self,
+        writer: &mut W,
+        separator: &[u8],
+    ) -> std::io::Result<()> {
+        writer.write_all(separator)?;
+        for _ in 0..self.depth {
+            writer.write_all(b"  ")?;
+        }
+        Ok(())
     }
 }
 
