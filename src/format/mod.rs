@@ -533,7 +533,8 @@ pub fn write(conversation: &Conversation, mut writer: impl std::io::Write) -> st
     }
     out.bytes.push(b'{');
     for (i, (key, field)) in fields.into_iter().enumerate() {
-        out.bytes.extend_from_slice(if i == 0 { b"\n  " } else { b",\n  " });
+        out.bytes
+            .extend_from_slice(if i == 0 { b"\n  " } else { b",\n  " });
         serde_json::to_writer(&mut out.bytes, key)?;
         out.bytes.extend_from_slice(b": ");
         match field {
@@ -579,7 +580,9 @@ impl Pretty {
             has_value: false,
         };
         let mut serializer = serde_json::Serializer::with_formatter(&mut self.bytes, formatter);
-        value.serialize(&mut serializer).map_err(std::io::Error::from)
+        value
+            .serialize(&mut serializer)
+            .map_err(std::io::Error::from)
     }
 
     fn indent(&mut self, depth: usize) {
