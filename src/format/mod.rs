@@ -560,8 +560,9 @@ enum Field<'a> {
 /// Text of messages each rendering thread must have to repay starting it.
 const RENDER_MIN_BYTES: usize = 256 << 10;
 /// Text of messages rendered before their bytes are written: it bounds the output held in
-/// memory at once.
-const RENDER_BATCH_BYTES: usize = 16 << 20;
+/// memory at once (a few megabytes, against the whole output), and is large enough that
+/// starting the threads of each batch costs little.
+const RENDER_BATCH_BYTES: usize = 1 << 20;
 /// Most threads rendering uses.
 const RENDER_THREADS: usize = 8;
 
