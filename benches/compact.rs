@@ -1,6 +1,7 @@
 //! Criterion benches (`cargo bench`): the exact counter against tiktoken-rs (one thread and
 //! every core), a 50 MB run of one character, planning at 1k/10k/100k messages, `compact`
-//! against `count` on the largest OpenAI and Anthropic data files, and the digest of a
+//! against `count` on the largest OpenAI and Anthropic data files (with the parse, render and
+//! pairing-check stages apart), and the digest of a
 //! 10,000-message removed span.
 //!
 //! Fixtures, counts and encoders are built outside the measured closures; inputs go through
@@ -255,6 +256,11 @@ fn compact_group(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("stage_render", &name), |b| {
             b.iter(|| format::render_bytes(black_box(&compacted.conversation)));
+        });
+        // The pairing check compact runs on its input and again on its output.
+        let input = format::parse(&bytes, None).expect("parses");
+        group.bench_function(BenchmarkId::new("stage_validate", &name), |b| {
+            b.iter(|| ctxcompact::validate(black_box(&input)));
         });
     }
     group.finish();

@@ -238,27 +238,42 @@ struct Input {
     current: Option<usize>,
 }
 
-/// Checks the input's pairing and counts it: the starting point of every run.
+/// Checks the input's pairing and counts it: the starting point of every run. When the counts
+/// are not known yet, the checks and the classification of requests run on a thread of their
+/// own while the tokenizer counts, since neither needs the other.
 fn checked_start(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
     options: &Options,
 ) -> Result<(Input, Applied)> {
-    let problems = validate::check(&conversation);
-    if let Some(first) = problems.first() {
-        return Err(Error::Invalid {
-            first: first.clone(),
-            count: problems.len(),
-        });
-    }
-    let counts = counts.unwrap_or_else(|| options.count(&conversation));
-    let requests = classify::requests(&conversation);
+    let side = |conversation: &Conversation| {
+        let problems = validate::check(conversation);
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        let requests = classify::requests(conversation);
+        let harness = classify::harness(conversation);
+        Ok((requests, harness))
+    };
+    let (checked, counts) = match counts {
+        Some(counts) => (side(&conversation), counts),
+        None => std::thread::scope(|scope| {
+            let checks = scope.spawn(|| side(&conversation));
+            let counts = options.count(&conversation);
+            let checked = checks.join().expect("the input checks do not panic");
+            (checked, counts)
+        }),
+    };
+    let (requests, harness) = checked.map_err(|problems| Error::Invalid {
+        first: problems[0].clone(),
+        count: problems.len(),
+    })?;
     let input = Input {
         format: conversation.format,
         messages: conversation.messages.len(),
         tokens: counts.total(),
         counts: counts.messages.clone(),
-        harness: classify::harness(&conversation)
+        harness: harness
             .into_iter()
             .map(|(message, agent, pattern)| HarnessMessage {
                 message,

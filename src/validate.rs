@@ -5,9 +5,13 @@
 //! next user message, …); no result may lack its call; no call id may repeat; no conversation
 //! may open with a tool result, nor, where the format requires it, with anything but a user
 //! message. [`check`] lists every breach with its message index (and log line) and field, in
-//! message order. It runs in one pass over the messages, with maps keyed by call id.
+//! message order. It runs in one pass over the messages, with maps keyed by call id (hashed
+//! with `FxHash`: the ids are short, and a keyed hash's defence against chosen collisions buys
+//! nothing in a check whose input is the caller's own conversation).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::conversation::{Conversation, Part, Role};
 use crate::error::Location;
@@ -40,32 +44,36 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
         }
     }
     // Call id → message that made it; call id → message that answered it. Looked up only, never
-    // iterated, so a hash map keeps the output deterministic.
-    let mut calls: HashMap<&str, usize> = HashMap::new();
-    let mut answers: HashMap<&str, usize> = HashMap::new();
+    // iterated, so hash maps keep the output deterministic. A call is open in the group being
+    // checked when the message that made it lies in the group.
+    let mut calls: HashMap<&str, usize, Fx> =
+        HashMap::with_capacity_and_hasher(messages.len(), Fx::default());
+    let mut answers: HashMap<&str, usize, Fx> =
+        HashMap::with_capacity_and_hasher(messages.len(), Fx::default());
+    // The calls made in the group being checked, in order, and where each is.
+    let mut open: Vec<(&str, usize, usize)> = Vec::new();
     let mut index = 0;
     while index < messages.len() {
         let end = conversation.result_window(index).end.max(index + 1);
-        // The calls made in this group, in order, and where each is.
-        let mut open: Vec<(&str, usize, usize)> = Vec::new();
-        let mut open_ids: BTreeMap<&str, usize> = BTreeMap::new();
+        let group = index..end;
+        open.clear();
         for (m, message) in messages.iter().enumerate().take(end).skip(index) {
             for (p, part) in message.parts.iter().enumerate() {
                 let Part::ToolCall { id, .. } = part else {
                     continue;
                 };
-                if let Some(&first) = calls.get(id.as_str()) {
-                    problems.push(Problem {
+                match calls.entry(id) {
+                    Entry::Occupied(first) => problems.push(Problem {
                         at: at(m, wire.call_field(message, p)),
                         kind: ProblemKind::DuplicateCallId {
                             call_id: id.clone(),
-                            first,
+                            first: *first.get(),
                         },
-                    });
-                } else {
-                    calls.insert(id, m);
-                    open_ids.insert(id, open.len());
-                    open.push((id, m, p));
+                    }),
+                    Entry::Vacant(slot) => {
+                        slot.insert(m);
+                        open.push((id, m, p));
+                    }
                 }
             }
         }
@@ -74,23 +82,25 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
                 let Part::ToolResult { call_id, .. } = part else {
                     continue;
                 };
-                let kind = if let Some(&first) = answers.get(call_id.as_str()) {
-                    ProblemKind::AnsweredTwice {
+                let call = calls.get(call_id.as_str()).copied();
+                let kind = match answers.entry(call_id) {
+                    Entry::Occupied(first) => ProblemKind::AnsweredTwice {
                         call_id: call_id.clone(),
-                        first,
+                        first: *first.get(),
+                    },
+                    Entry::Vacant(slot) if call.is_some_and(|c| group.contains(&c)) => {
+                        slot.insert(m);
+                        continue;
                     }
-                } else if open_ids.contains_key(call_id.as_str()) {
-                    answers.insert(call_id, m);
-                    continue;
-                } else if let Some(&call_message) = calls.get(call_id.as_str()) {
-                    ProblemKind::Misplaced {
-                        call_id: call_id.clone(),
-                        call_message,
-                    }
-                } else {
-                    ProblemKind::Orphan {
-                        call_id: call_id.clone(),
-                    }
+                    Entry::Vacant(_) => match call {
+                        Some(call_message) => ProblemKind::Misplaced {
+                            call_id: call_id.clone(),
+                            call_message,
+                        },
+                        None => ProblemKind::Orphan {
+                            call_id: call_id.clone(),
+                        },
+                    },
                 };
                 problems.push(Problem {
                     at: at(m, wire.result_field(message, p)),
@@ -98,7 +108,7 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
                 });
             }
         }
-        for (id, m, p) in open {
+        for &(id, m, p) in &open {
             if !answers.contains_key(id) {
                 problems.push(Problem {
                     at: at(m, wire.call_field(&messages[m], p)),
@@ -112,6 +122,48 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
     }
     problems.sort_by_key(|p| p.at.message);
     problems
+}
+
+/// `FxHash` (rustc's word hasher) for the call-id maps: a few multiplications per id, against
+/// `SipHash`'s rounds per eight bytes.
+type Fx = BuildHasherDefault<FxHasher>;
+
+/// The state of one `FxHash`.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl FxHasher {
+    /// rustc's `FxHash` multiplier: a 64-bit odd constant with good bit spread.
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut buffer = [0u8; 8];
+            buffer.copy_from_slice(word);
+            self.add(u64::from_le_bytes(buffer));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut buffer = [0u8; 8];
+            buffer[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(buffer));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 #[cfg(test)]

@@ -493,66 +493,278 @@ pub fn render_bytes(conversation: &Conversation) -> Vec<u8> {
     bytes
 }
 
-/// Writes a conversation as pretty-printed JSON, ending in a newline, to `writer`, rendering
-/// one message at a time so that no second copy of the whole conversation is built.
+/// Writes a conversation as pretty-printed JSON, ending in a newline, to `writer`: the bytes of
+/// `serde_json::to_writer_pretty` of [`render`]'s value, produced without building that value
+/// whole. Messages are rendered in batches, each batch split across threads when it is large
+/// enough to repay them; every message's bytes depend on that message alone, so the output
+/// does not depend on the thread count.
 ///
 /// # Errors
 /// Whatever `writer` returns.
 pub fn write(conversation: &Conversation, mut writer: impl std::io::Write) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut writer, &Rendered(conversation))?;
-    writer.write_all(b"\n")
+    let mut out = Pretty::default();
+    let Some(envelope) = &conversation.envelope else {
+        write_messages(conversation, 0, &mut out, &mut writer)?;
+        out.bytes.push(b'\n');
+        return writer.write_all(&out.bytes);
+    };
+    let wire = wire(conversation.format);
+    let (list_key, system_key) = (wire.list_key(), wire.system_key());
+    let system = conversation.system.as_ref();
+    // The envelope's fields in order, the messages and the system prompt at their places, and
+    // appended when the envelope lacks them.
+    let mut fields: Vec<(&str, Field)> = envelope
+        .iter()
+        .map(|(key, value)| match system {
+            _ if key == list_key => (key.as_str(), Field::Messages),
+            Some(system) if key == system_key => (key.as_str(), Field::System(system)),
+            _ => (key.as_str(), Field::Value(value)),
+        })
+        .collect();
+    if !envelope.contains_key(list_key) {
+        fields.push((list_key, Field::Messages));
+    }
+    if let Some(system) = system.filter(|_| !envelope.contains_key(system_key)) {
+        fields.push((system_key, Field::System(system)));
+    }
+    if fields.is_empty() {
+        out.bytes.extend_from_slice(b"{}\n");
+        return writer.write_all(&out.bytes);
+    }
+    out.bytes.push(b'{');
+    for (i, (key, field)) in fields.into_iter().enumerate() {
+        out.bytes
+            .extend_from_slice(if i == 0 { b"\n  " } else { b",\n  " });
+        serde_json::to_writer(&mut out.bytes, key)?;
+        out.bytes.extend_from_slice(b": ");
+        match field {
+            Field::Messages => write_messages(conversation, 1, &mut out, &mut writer)?,
+            Field::System(system) => out.value(&wire.render_system(system), 1)?,
+            Field::Value(value) => out.value(value, 1)?,
+        }
+    }
+    out.bytes.extend_from_slice(b"\n}\n");
+    writer.write_all(&out.bytes)
 }
 
-/// A conversation that serializes as its wire JSON, message by message.
-struct Rendered<'a>(&'a Conversation);
+/// A field of the request object as [`write`] writes it.
+enum Field<'a> {
+    /// The message list, rendered message by message.
+    Messages,
+    /// The top-level system prompt, rendered.
+    System(&'a Message),
+    /// A field passed through as read.
+    Value(&'a Value),
+}
 
-/// The messages of a conversation, serialized one rendered message at a time.
-struct RenderedMessages<'a>(&'a Conversation);
+/// Text of messages each rendering thread must have to repay starting it.
+const RENDER_MIN_BYTES: usize = 256 << 10;
+/// Text of messages rendered before their bytes are written: it bounds the output held in
+/// memory at once (a few megabytes, against the whole output), and is large enough that
+/// starting the threads of each batch costs little.
+const RENDER_BATCH_BYTES: usize = 1 << 20;
+/// Most threads rendering uses.
+const RENDER_THREADS: usize = 8;
 
-impl serde::Serialize for Rendered<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let conversation = self.0;
-        let wire = wire(conversation.format);
-        let Some(envelope) = &conversation.envelope else {
-            return RenderedMessages(conversation).serialize(serializer);
+/// Pretty-printed JSON being assembled, indented as `serde_json`'s pretty printer does it (two
+/// spaces a level).
+#[derive(Default)]
+struct Pretty {
+    bytes: Vec<u8>,
+}
+
+impl Pretty {
+    /// Appends `value` pretty-printed as it appears at nesting `depth`.
+    fn value(&mut self, value: &impl serde::Serialize, depth: usize) -> std::io::Result<()> {
+        let formatter = Indented {
+            depth,
+            has_value: false,
         };
-        let (list_key, system_key) = (wire.list_key(), wire.system_key());
-        let mut map = serializer.serialize_map(Some(envelope.len()))?;
-        for (key, value) in envelope {
-            match &conversation.system {
-                _ if key == list_key => {
-                    map.serialize_entry(key, &RenderedMessages(conversation))?;
-                }
-                Some(system) if key == system_key => {
-                    map.serialize_entry(key, &wire.render_system(system))?;
-                }
-                _ => map.serialize_entry(key, value)?,
-            }
-        }
-        if !envelope.contains_key(list_key) {
-            map.serialize_entry(list_key, &RenderedMessages(conversation))?;
-        }
-        if let Some(system) = conversation.system.as_ref() {
-            if !envelope.contains_key(system_key) {
-                map.serialize_entry(system_key, &wire.render_system(system))?;
-            }
-        }
-        map.end()
+        let mut serializer = serde_json::Serializer::with_formatter(&mut self.bytes, formatter);
+        value
+            .serialize(&mut serializer)
+            .map_err(std::io::Error::from)
+    }
+
+    fn indent(&mut self, depth: usize) {
+        indent(&mut self.bytes, depth);
     }
 }
 
-impl serde::Serialize for RenderedMessages<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let conversation = self.0;
-        let wire = wire(conversation.format);
-        let mut seq = serializer.serialize_seq(Some(conversation.messages.len()))?;
-        for message in &conversation.messages {
-            seq.serialize_element(&wire.render_message(message))?;
-        }
-        seq.end()
+/// Appends the indentation of nesting `depth`.
+fn indent(bytes: &mut Vec<u8>, depth: usize) {
+    for _ in 0..depth {
+        bytes.extend_from_slice(b"  ");
     }
+}
+
+/// `serde_json`'s pretty layout (keep in sync with its `PrettyFormatter`) for a value that
+/// starts at nesting `depth` rather than at the top, so that a message's bytes go straight
+/// into place.
+struct Indented {
+    depth: usize,
+    /// Whether the innermost open array or object has an element yet.
+    has_value: bool,
+}
+
+impl serde_json::ser::Formatter for Indented {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        writer.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.line(writer, b"\n")?;
+        }
+        writer.write_all(b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.line(writer, if first { b"\n" } else { b",\n" })
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        writer.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            self.line(writer, b"\n")?;
+        }
+        writer.write_all(b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.line(writer, if first { b"\n" } else { b",\n" })
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        writer.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+impl Indented {
+    /// Writes `separator` (a line break, with a comma or not), then the current indentation.
+    fn line<W: ?Sized + std::io::Write>(
+        &self,
+        writer: &mut W,
+        separator: &[u8],
+    ) -> std::io::Result<()> {
+        writer.write_all(separator)?;
+        for _ in 0..self.depth {
+            writer.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes the message list as it appears at nesting `depth`, flushing `out` to `writer` after
+/// each batch of messages.
+fn write_messages(
+    conversation: &Conversation,
+    depth: usize,
+    out: &mut Pretty,
+    writer: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    let messages = &conversation.messages;
+    if messages.is_empty() {
+        out.bytes.extend_from_slice(b"[]");
+        return Ok(());
+    }
+    out.bytes.push(b'[');
+    let sizes: Vec<usize> = messages.iter().map(crate::tokens::text_bytes).collect();
+    let mut start = 0;
+    while start < messages.len() {
+        // One batch: messages up to RENDER_BATCH_BYTES of text (at least one).
+        let mut end = start;
+        let mut bytes = 0;
+        while end < messages.len() && (end == start || bytes + sizes[end] <= RENDER_BATCH_BYTES) {
+            bytes += sizes[end];
+            end += 1;
+        }
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZero::get)
+            .min(RENDER_THREADS)
+            .min(bytes / RENDER_MIN_BYTES + 1);
+        let format = conversation.format;
+        let render = |range: Range<usize>, out: &mut Pretty| -> std::io::Result<()> {
+            let wire = wire(format);
+            for index in range {
+                out.bytes
+                    .extend_from_slice(if index == 0 { b"\n" } else { b",\n" });
+                out.indent(depth + 1);
+                out.value(&wire.render_message(&messages[index]), depth + 1)?;
+            }
+            Ok(())
+        };
+        if threads <= 1 {
+            render(start..end, out)?;
+        } else {
+            // Contiguous slices of about equal text, one per thread, joined in order.
+            let mut bounds = vec![start];
+            let mut running = 0;
+            for (index, size) in sizes.iter().enumerate().take(end).skip(start) {
+                running += size;
+                if running * threads >= bytes * bounds.len() && bounds.len() < threads {
+                    bounds.push(index + 1);
+                }
+            }
+            bounds.push(end);
+            let rendered = std::thread::scope(|scope| {
+                let workers: Vec<_> = bounds
+                    .windows(2)
+                    .map(|range| {
+                        let range = range[0]..range[1];
+                        scope.spawn(move || {
+                            let mut part = Pretty::default();
+                            render(range, &mut part).map(|()| part.bytes)
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|worker| worker.join().expect("rendering threads do not panic"))
+                    .collect::<std::io::Result<Vec<Vec<u8>>>>()
+            })?;
+            for part in rendered {
+                out.bytes.extend_from_slice(&part);
+            }
+        }
+        writer.write_all(&out.bytes)?;
+        out.bytes.clear();
+        start = end;
+    }
+    out.bytes.push(b'\n');
+    out.indent(depth);
+    out.bytes.push(b']');
+    Ok(())
 }
 
 /// A request body's top-level object.

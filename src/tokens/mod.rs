@@ -273,8 +273,8 @@ const MAX_THREADS: usize = 8;
 /// a thread costs only its start, tens of microseconds: the time to count a few kilobytes).
 const PARALLEL_MIN_BYTES: usize = 256 << 10;
 
-/// Bytes of text a message holds, to balance counting threads.
-fn text_bytes(message: &Message) -> usize {
+/// Bytes of text a message holds, to balance counting (and rendering) threads.
+pub(crate) fn text_bytes(message: &Message) -> usize {
     fn parts_bytes(parts: &[Part]) -> usize {
         parts
             .iter()

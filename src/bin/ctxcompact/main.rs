@@ -68,13 +68,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             options.anchor = anchor;
             let compacted =
                 ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
-            emit(
+            let code = emit(
                 &compacted.conversation,
                 &compacted.report,
                 &compacted.report.summary(),
                 &input,
                 &output,
-            )
+            );
+            exit_without_freeing(compacted);
+            code
         }
         Command::TrimTools {
             input,
@@ -196,7 +198,14 @@ fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode>
         }
     }
     io::stdout().write_all(out.as_bytes())?;
+    exit_without_freeing(conversation);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Leaves a conversation the process is done with to be reclaimed at exit with the rest of
+/// its memory: freeing its many small allocations one by one takes a few percent of a run.
+fn exit_without_freeing(conversation: impl Sized) {
+    std::mem::forget(conversation);
 }
 
 /// Prints every pairing problem with its message and field; exit 2 when there is one.
