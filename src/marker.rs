@@ -307,7 +307,7 @@ fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Diges
                 digest.messages += 1;
                 digest.tokens += tokens;
                 let says =
-                    |p: &Part| matches!(p, Part::Text { text, .. } if !text.trim().is_empty());
+                    |p: &Part| matches!(p, Part::Text { text, .. } if !trim(text).is_empty());
                 if message.parts.iter().any(says) {
                     last_state = Some(message);
                 }
@@ -394,9 +394,26 @@ fn keep_first(texts: &mut Vec<Cow<'_, str>>) {
 /// Sorts the files named into their sections: each file once, by path, in the first section
 /// that has it (edited before read), with how many times it was touched that way.
 fn group_files(digest: &mut Digest<'_>) {
-    let mut uses = std::mem::take(&mut digest.uses);
-    uses.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut uses = uses.into_iter().peekable();
+    // Sorted by path, then touch; each path's first 16 bytes, as a number, settle most
+    // comparisons without comparing the strings.
+    let mut uses: Vec<(u128, Cow<'_, str>, Touch, usize)> = std::mem::take(&mut digest.uses)
+        .into_iter()
+        .map(|(path, touch, n)| {
+            let mut prefix = [0; 16];
+            let len = path.len().min(16);
+            prefix[..len].copy_from_slice(&path.as_bytes()[..len]);
+            (u128::from_be_bytes(prefix), path, touch, n)
+        })
+        .collect();
+    uses.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| a.1.cmp(&b.1))
+            .then(a.2.cmp(&b.2))
+    });
+    let mut uses = uses
+        .into_iter()
+        .map(|(_, path, touch, n)| (path, touch, n))
+        .peekable();
     while let Some((path, touch, mut times)) = uses.next() {
         while let Some((_, other, n)) = uses.next_if(|(p, _, _)| *p == path) {
             if other == touch {
@@ -436,20 +453,49 @@ fn sub<'a>(whole: &Cow<'a, str>, part: &str) -> Cow<'a, str> {
     Cow::Owned(part.to_string())
 }
 
-/// Room for the lowercased head of a line: enough to tell an error or an exit status.
+/// How far into a line the words that tell an error or an exit status are looked for.
 const HEAD_BYTES: usize = 300;
 
-/// The first [`HEAD_BYTES`] bytes of a line (or so, at a character boundary), lowercased into
-/// `buf`: no copy of a long line, no allocation.
-fn lower_head<'b>(line: &str, buf: &'b mut [u8; HEAD_BYTES]) -> &'b str {
-    let mut end = line.len().min(HEAD_BYTES);
-    while !line.is_char_boundary(end) {
-        end -= 1;
+/// Whether the first [`HEAD_BYTES`] bytes of `line` hold one of `needles` (lowercase ASCII),
+/// ignoring ASCII case: one pass, no copy, no searcher built per needle.
+fn head_has(line: &str, needles: &[&str]) -> bool {
+    let head = &line.as_bytes()[..line.len().min(HEAD_BYTES)];
+    // The needles' first bytes, either case: most bytes are passed over with one look-up.
+    let mut starts = [false; 256];
+    for needle in needles {
+        let first = needle.as_bytes()[0];
+        starts[usize::from(first)] = true;
+        starts[usize::from(first.to_ascii_uppercase())] = true;
     }
-    let head = &mut buf[..end];
-    head.copy_from_slice(&line.as_bytes()[..end]);
-    head.make_ascii_lowercase();
-    std::str::from_utf8(head).unwrap_or_default()
+    (0..head.len()).any(|at| {
+        if !starts[usize::from(head[at])] {
+            return false;
+        }
+        let first = head[at].to_ascii_lowercase();
+        needles.iter().any(|needle| {
+            let needle = needle.as_bytes();
+            needle[0] == first
+                && head.len() - at >= needle.len()
+                && head[at..at + needle.len()].eq_ignore_ascii_case(needle)
+        })
+    })
+}
+
+/// `str::trim`, quicker on ASCII edges (most lines).
+fn trim(line: &str) -> &str {
+    let trimmed = line.trim_ascii();
+    let edges = [trimmed.as_bytes().first(), trimmed.as_bytes().last()];
+    if edges.into_iter().flatten().all(u8::is_ascii) {
+        trimmed
+    } else {
+        trimmed.trim()
+    }
+}
+
+/// Whether `line` starts with `prefix` (lowercase ASCII), ignoring ASCII case.
+fn starts_with_ignore_case(line: &str, prefix: &str) -> bool {
+    line.len() >= prefix.len()
+        && line.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
 }
 
 /// Adds one tool call's files and command to the digest.
@@ -755,14 +801,10 @@ fn path_word(word: &str) -> Option<&str> {
 
 /// A command's outcome from its result: an exit-status line, or the first error line.
 fn outcome_in(text: &str, is_error: bool) -> Option<&str> {
-    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let mut buf = [0; HEAD_BYTES];
+    let lines = || text.lines().map(trim).filter(|l| !l.is_empty());
     for line in lines().take(5).chain(lines().rev().take(5)) {
-        let lower = lower_head(line, &mut buf);
-        if lower.contains("exit code")
-            || lower.contains("exit status")
-            || lower.contains("exited with")
-            || lower.starts_with("exit:")
+        if head_has(line, &["exit code", "exit status", "exited with"])
+            || starts_with_ignore_case(line, "exit:")
         {
             return Some(line);
         }
@@ -778,33 +820,30 @@ pub(crate) fn error_line(text: &str, is_error: bool) -> Option<String> {
 
 /// [`error_line`], unclipped and borrowed from `text`.
 fn error_line_in(text: &str, is_error: bool) -> Option<&str> {
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut lines = text.lines().map(trim).filter(|l| !l.is_empty());
     if is_error {
         return lines.next();
     }
-    let mut buf = [0; HEAD_BYTES];
-    lines
-        .take(3)
-        .find(|line| says_error(lower_head(line, &mut buf)))
+    lines.take(3).find(|line| says_error(line))
 }
 
-/// Whether a line, lowercased, reads as an error report.
-fn says_error(lower: &str) -> bool {
-    [
-        "error:",
-        "error[",
-        "traceback (most recent call last)",
-        "exception:",
-        "fatal:",
-        "panicked at",
-        "command not found",
-        "no such file or directory",
-        "permission denied",
-    ]
-    .iter()
-    .any(|w| lower.contains(w))
-        || lower.starts_with("error")
-        || lower.starts_with("failed")
+/// Whether a line reads as an error report.
+fn says_error(line: &str) -> bool {
+    head_has(
+        line,
+        &[
+            "error:",
+            "error[",
+            "traceback (most recent call last)",
+            "exception:",
+            "fatal:",
+            "panicked at",
+            "command not found",
+            "no such file or directory",
+            "permission denied",
+        ],
+    ) || starts_with_ignore_case(line, "error")
+        || starts_with_ignore_case(line, "failed")
 }
 
 /// Folds an earlier marker into the digest: its counts, and the items of its digest.
