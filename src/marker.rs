@@ -735,6 +735,8 @@ fn paths_of<'a>(
 }
 
 /// The files of an `apply_patch` patch: `*** Update File: path` and the like.
+// The `Cow` (not `&str`) tells whether the paths may borrow from the span.
+#[allow(clippy::ptr_arg)]
 fn patch_paths<'a>(text: &Cow<'a, str>, out: &mut Vec<(Cow<'a, str>, Touch, usize)>) {
     if !text.contains("*** ") {
         return;
