@@ -403,6 +403,8 @@ struct Attempt {
     kept_tokens: usize,
     /// Removed requests the markers do not name.
     unnamed: usize,
+    /// Files named in the removed units' calls that the markers do not name.
+    unnamed_files: usize,
     fits: bool,
 }
 
@@ -423,8 +425,8 @@ impl Planner<'_> {
     /// brief marker to none: the units come first.
     ///
     /// Requests are kept whole where they can be: a plan that removes units around the requests
-    /// and none of them is tried first, and taken when it fits; otherwise removal runs oldest
-    /// first, and the removed requests go to the digest.
+    /// and none of them is taken when it fits, unless the plain plan (removal oldest first, the
+    /// removed requests in the digest) names them all with fewer markers.
     fn attempt(&self, state: &Applied, relax: bool) -> Attempt {
         let units = units::group(&state.conversation, &state.counts);
         let features = state.measure(self.budget, &self.options.thresholds);
@@ -434,10 +436,17 @@ impl Planner<'_> {
             .drop
             .iter()
             .all(|&u| !around.units[u].has_request);
-        if around.fits && spares_requests {
+        let plain = self.attempt_with(state, &units, &features, relax, false);
+        // Kept whole is better than named in a digest, unless the plain plan names every
+        // removed request with fewer markers: one digest reads better than a note in every gap.
+        let plain_reads_better = plain.fits
+            && plain.unnamed == 0
+            && plain.unnamed_files <= around.unnamed_files
+            && plain.markers.len() < around.markers.len();
+        if around.fits && spares_requests && !plain_reads_better {
             return around;
         }
-        self.attempt_with(state, &units, &features, relax, false)
+        plain
     }
 
     /// [`Planner::attempt`] with requests removed last or not.
@@ -652,6 +661,7 @@ impl Planner<'_> {
         let mut notes = Vec::new();
         let mut digest_tokens = 0;
         let mut unnamed = 0;
+        let mut unnamed_files = 0;
         for span in &spans {
             let messages = units[span.start].messages.start..units[span.end - 1].messages.end;
             let input_tokens: Vec<Option<usize>> = state.origin[messages.clone()]
@@ -668,7 +678,8 @@ impl Planner<'_> {
                 unnamed += units[span.clone()].iter().filter(|u| u.has_request).count();
                 continue;
             };
-            unnamed += left_out;
+            unnamed += left_out[0];
+            unnamed_files += left_out[1];
             let tokens = self
                 .counter
                 .count_message(&Message::new_text(Role::User, text.as_str()));
@@ -701,6 +712,7 @@ impl Planner<'_> {
             digest_tokens,
             kept_tokens,
             unnamed,
+            unnamed_files,
             fits,
         }
     }

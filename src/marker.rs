@@ -191,21 +191,27 @@ impl Command<'_> {
 /// The marker for a removed span: `messages` are its messages (in the state they were removed
 /// from), `input_tokens` each one's tokens in the input (`None` for a message that was not in
 /// the input). `None` in [`MarkerMode::None`]; else the marker and how many of the span's
-/// requests it does not name (left out for room, or all of them without a digest).
+/// requests, and of its files, it does not name (left out for room, or all without a digest).
 pub(crate) fn build(
     mode: MarkerMode,
     messages: &[Message],
     input_tokens: &[Option<usize>],
     cap: DigestCap,
     counter: &dyn TokenCounter,
-) -> Option<(String, usize)> {
+) -> Option<(String, [usize; 2])> {
     if mode == MarkerMode::None {
         return None;
     }
     let digest = extract(messages, input_tokens);
     let (body, unnamed) = match mode {
         MarkerMode::Digest => render_capped(&digest, cap, counter),
-        _ => (String::new(), digest.requests.len()),
+        _ => (
+            String::new(),
+            [
+                digest.requests.len(),
+                digest.files.iter().map(Vec::len).sum(),
+            ],
+        ),
     };
     let header = header(digest.messages, digest.tokens, !body.is_empty());
     let text = if body.is_empty() {
@@ -1109,13 +1115,13 @@ fn render(sections: &[Section<'_>], kept: &[usize], shown: &[bool]) -> String {
 /// after them share `cap.rest` of what is left. The section cut in the middle says how many
 /// items it left out; the sections below it are named, with their counts, on one closing line.
 /// Items are counted one by one, and only until the cap is reached, so the cost does not grow
-/// with the span. Empty when not even the closing line fits. Also returns how many requests it
-/// left out.
+/// with the span. Empty when not even the closing line fits. Also returns how many requests,
+/// and how many files, it left out.
 fn render_capped(
     digest: &Digest<'_>,
     cap: DigestCap,
     counter: &dyn TokenCounter,
-) -> (String, usize) {
+) -> (String, [usize; 2]) {
     let mut sections = sections(digest);
     let present: Vec<bool> = sections.iter().map(|s| s.total() > 0).collect();
     let mut shown = vec![false; sections.len()];
@@ -1182,8 +1188,8 @@ fn render_capped(
         }
         let tokens = counter.count_text(&text);
         if tokens <= cap.total {
-            let named = if shown[0] { kept[0] } else { 0 };
-            return (text, digest.requests.len() - named);
+            let unnamed = |s: usize| sections[s].items.len() - if shown[s] { kept[s] } else { 0 };
+            return (text, [unnamed(0), (1..=4).map(unnamed).sum()]);
         }
         // The per-item counts fell short: give up the lowest kept items, about as many bytes as
         // the excess (4 bytes a token, the rough average), else the lowest section.
@@ -1196,7 +1202,8 @@ fn render_capped(
                 shown[s] = false;
                 excess = 0;
             } else {
-                return (String::new(), digest.requests.len());
+                let files = digest.files.iter().map(Vec::len).sum();
+                return (String::new(), [digest.requests.len(), files]);
             }
         }
     }
