@@ -12,7 +12,9 @@
 //! Re-compaction folds an earlier marker inside a span into the new one, counts and digest alike.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -385,16 +387,33 @@ fn keep_first(texts: &mut Vec<Cow<'_, str>>) {
     if texts.len() < 2 {
         return;
     }
-    let mut order: Vec<usize> = (0..texts.len()).collect();
-    order.sort_unstable_by(|&a, &b| texts[a].cmp(&texts[b]).then(a.cmp(&b)));
-    let mut keep = vec![true; texts.len()];
-    for pair in order.windows(2) {
-        if texts[pair[0]] == texts[pair[1]] {
-            keep[pair[1]] = false;
-        }
-    }
+    // Looked up, never iterated: the order is the list's.
+    let mut seen: HashSet<&str, BuildHasherDefault<Fnv>> = HashSet::default();
+    let keep: Vec<bool> = texts.iter().map(|t| seen.insert(t.as_ref())).collect();
     let mut flags = keep.into_iter();
     texts.retain(|_| flags.next().unwrap_or(true));
+}
+
+/// FNV-1a, a quick hash for the short texts a digest looks up (never iterated, so its order
+/// never shows).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 /// Sorts the files named into their sections: each file once, by path, in the first section
