@@ -45,7 +45,8 @@ pub struct Options {
     pub strategy: Option<Strategy>,
     /// What each removed span leaves at its place.
     pub marker: MarkerMode,
-    /// The digest's cap in tokens; `None` for the smaller of 2,000 and 10% of the budget.
+    /// The digest's cap in tokens, the removed requests first; `None` for half the budget, of
+    /// which the sections after the requests share the smaller of 2,000 tokens and 10%.
     pub digest_tokens: Option<usize>,
     /// Non-system units middle removal keeps at the head.
     pub preserve_start: usize,
