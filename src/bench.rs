@@ -621,9 +621,10 @@ pub fn span_marker(
         marker::MarkerMode::Digest,
         &conversation.messages[span],
         &input_tokens,
-        cap,
+        marker::DigestCap::fixed(cap),
         tokenizer.counter(),
     )
+    .map(|(text, _)| text)
     .unwrap_or_default()
 }
 

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::features::{Features, Thresholds};
 use crate::format::RecordedUsage;
 pub use crate::marker::MarkerMode;
-use crate::marker::{self};
+use crate::marker::{self, DigestCap};
 use crate::report::{Action, HarnessMessage, MarkerNote, Report, Shortened, Step};
 use crate::select::{self, Policy};
 use crate::strategy::tools::{self, ToolMode, ToolOptions, ToolTrim};
@@ -45,7 +45,8 @@ pub struct Options {
     pub strategy: Option<Strategy>,
     /// What each removed span leaves at its place.
     pub marker: MarkerMode,
-    /// The digest's cap in tokens; `None` for the smaller of 2,000 and 10% of the budget.
+    /// The digest's cap in tokens, the removed requests first; `None` for half the budget, of
+    /// which the sections after the requests share the smaller of 2,000 tokens and 10%.
     pub digest_tokens: Option<usize>,
     /// Non-system units middle removal keeps at the head.
     pub preserve_start: usize,
@@ -326,7 +327,7 @@ fn run(
     }
     let cap = options
         .digest_tokens
-        .unwrap_or_else(|| marker::default_cap(budget));
+        .map_or_else(|| DigestCap::default_for(budget), DigestCap::fixed);
     let planner = Planner {
         options,
         budget,
@@ -414,6 +415,12 @@ struct Attempt {
     tokens_after: usize,
     /// Tokens the digests took beyond their headers' reserve.
     digest_tokens: usize,
+    /// Tokens of the kept units alone, without the markers.
+    kept_tokens: usize,
+    /// Removed requests the markers do not name.
+    unnamed: usize,
+    /// Files named in the removed units' calls that the markers do not name.
+    unnamed_files: usize,
     fits: bool,
 }
 
@@ -421,7 +428,7 @@ struct Attempt {
 struct Planner<'a> {
     options: &'a Options,
     budget: usize,
-    cap: usize,
+    cap: DigestCap,
     input: &'a Input,
     counter: &'a dyn TokenCounter,
 }
@@ -434,8 +441,8 @@ impl Planner<'_> {
     /// brief marker to none: the units come first.
     ///
     /// Requests are kept whole where they can be: a plan that removes units around the requests
-    /// and none of them is tried first, and taken when it fits; otherwise removal runs oldest
-    /// first, and the removed requests go to the digest.
+    /// and none of them is taken when it fits, unless the plain plan (removal oldest first, the
+    /// removed requests in the digest) names them all with fewer markers.
     fn attempt(&self, state: &Applied, relax: bool) -> Attempt {
         let units = units::group(&state.conversation, &state.counts);
         let features = state.measure(self.budget, &self.options.thresholds);
@@ -445,10 +452,17 @@ impl Planner<'_> {
             .drop
             .iter()
             .all(|&u| !around.units[u].has_request);
-        if around.fits && spares_requests {
+        let plain = self.attempt_with(state, &units, &features, relax, false);
+        // Kept whole is better than named in a digest, unless the plain plan names every
+        // removed request with fewer markers: one digest reads better than a note in every gap.
+        let plain_reads_better = plain.fits
+            && plain.unnamed == 0
+            && plain.unnamed_files <= around.unnamed_files
+            && plain.markers.len() < around.markers.len();
+        if around.fits && spares_requests && !plain_reads_better {
             return around;
         }
-        self.attempt_with(state, &units, &features, relax, false)
+        plain
     }
 
     /// [`Planner::attempt`] with requests removed last or not.
@@ -465,20 +479,15 @@ impl Planner<'_> {
             MarkerMode::Brief => &[MarkerMode::Brief, MarkerMode::None],
             MarkerMode::None => &[MarkerMode::None],
         };
+        let flags = (relax, requests_last);
         let mut last = None;
+        let mut found = None;
         for &mode in modes {
-            let settle = |cap: usize, last: &mut Option<Attempt>| {
-                self.settle(
-                    state,
-                    units,
-                    features,
-                    (relax, requests_last),
-                    mode,
-                    cap,
-                    last,
-                )
-            };
-            let Some(best) = settle(self.cap, &mut last) else {
+            // The removed requests' share of the digests is not known before the plan: start
+            // from the other sections' cap, and follow what the digests take.
+            let cap = (self.cap, self.cap.rest);
+            let Some(best) = self.settle(state, units, features, flags, mode, cap, &mut last)
+            else {
                 continue;
             };
             if mode == MarkerMode::Brief && self.options.marker == MarkerMode::Digest {
@@ -489,11 +498,12 @@ impl Planner<'_> {
                     spare.saturating_sub(extra * best.markers.len()) / best.markers.len().max(1);
                 let smaller = (cap > 0)
                     .then(|| {
+                        let cap = (DigestCap::fixed(cap), cap);
                         self.settle(
                             state,
                             units,
                             features,
-                            (relax, requests_last),
+                            flags,
                             MarkerMode::Digest,
                             cap,
                             &mut None,
@@ -502,12 +512,64 @@ impl Planner<'_> {
                     .flatten();
                 if let Some(smaller) = smaller.filter(|s| s.plan.drop.len() <= best.plan.drop.len())
                 {
-                    return smaller;
+                    found = Some(smaller);
+                    break;
                 }
             }
-            return best;
+            found = Some(best);
+            break;
         }
-        last.expect("at least one marker mode is tried")
+        let Some(found) = found else {
+            return last.expect("at least one marker mode is tried");
+        };
+        if found.unnamed == 0 || self.options.marker != MarkerMode::Digest {
+            return found;
+        }
+        // Some removed requests went unnamed: removing more units, to give the digest the room
+        // they need, is better than losing them.
+        // The protected head and tail may go too: their requests are named in the digest.
+        match self.roomier(state, units, features, (true, flags.1)) {
+            Some(roomier) if roomier.unnamed < found.unnamed => roomier,
+            _ => found,
+        }
+    }
+
+    /// The plan that gives the digests the most room the budget allows (within the cap):
+    /// every unit that may go goes. `None` when there is no room for a digest at all.
+    fn roomier(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        features: &Features,
+        flags: (bool, bool),
+    ) -> Option<Attempt> {
+        let each = self.header_tokens(MarkerMode::Digest);
+        let probe = self.once(
+            state,
+            units,
+            features,
+            flags,
+            (MarkerMode::Digest, DigestCap::fixed(0)),
+            self.budget,
+        );
+        let room = self
+            .budget
+            .checked_sub(probe.kept_tokens + probe.markers.len() * each + MARKER_SLACK)?
+            / probe.markers.len().max(1);
+        if room == 0 {
+            return None;
+        }
+        let room = room.min(self.cap.total);
+        let cap = (DigestCap::fixed(room), room * probe.markers.len());
+        self.settle(
+            state,
+            units,
+            features,
+            flags,
+            MarkerMode::Digest,
+            cap,
+            &mut None,
+        )
     }
 
     /// Plans with markers of `mode` whose digests stay within `cap`, reserving for the digests
@@ -521,10 +583,10 @@ impl Planner<'_> {
         features: &Features,
         (relax, requests_last): (bool, bool),
         mode: MarkerMode,
-        cap: usize,
+        (cap, start): (DigestCap, usize),
         last: &mut Option<Attempt>,
     ) -> Option<Attempt> {
-        let mut allowance = if mode == MarkerMode::Digest { cap } else { 0 };
+        let mut allowance = if mode == MarkerMode::Digest { start } else { 0 };
         let mut best: Option<Attempt> = None;
         for _ in 0..MARKER_ROUNDS {
             let attempt = self.once(
@@ -536,9 +598,16 @@ impl Planner<'_> {
                 allowance,
             );
             let used = attempt.digest_tokens;
-            if attempt.fits {
-                // Fewer units removed, then more of the budget used.
-                let key = |a: &Attempt| (std::cmp::Reverse(a.plan.drop.len()), a.tokens_after);
+            let fits = attempt.fits;
+            if fits {
+                // Fewer requests left unnamed, fewer units removed, then more of the budget used.
+                let key = |a: &Attempt| {
+                    (
+                        std::cmp::Reverse(a.unnamed),
+                        std::cmp::Reverse(a.plan.drop.len()),
+                        a.tokens_after,
+                    )
+                };
                 if best.as_ref().is_none_or(|b| key(&attempt) > key(b)) {
                     best = Some(attempt);
                 }
@@ -548,7 +617,13 @@ impl Planner<'_> {
             if used == allowance {
                 break;
             }
-            allowance = used;
+            // Growing digests (more units removed, more requests to name) are met a little
+            // ahead, so that the rounds settle on a plan that fits.
+            allowance = if used > allowance && !fits {
+                used + (used - allowance) / 2
+            } else {
+                used
+            };
         }
         best
     }
@@ -572,7 +647,7 @@ impl Planner<'_> {
         units: &[Unit],
         features: &Features,
         (relax, requests_last): (bool, bool),
-        (mode, cap): (MarkerMode, usize),
+        (mode, cap): (MarkerMode, DigestCap),
         allowance: usize,
     ) -> Attempt {
         let each = match mode {
@@ -601,21 +676,26 @@ impl Planner<'_> {
         let mut markers = Vec::new();
         let mut notes = Vec::new();
         let mut digest_tokens = 0;
+        let mut unnamed = 0;
+        let mut unnamed_files = 0;
         for span in &spans {
             let messages = units[span.start].messages.start..units[span.end - 1].messages.end;
             let input_tokens: Vec<Option<usize>> = state.origin[messages.clone()]
                 .iter()
                 .map(|o| o.map(|i| self.input.counts[i]))
                 .collect();
-            let Some(text) = marker::build(
+            let Some((text, left_out)) = marker::build(
                 mode,
                 &state.conversation.messages[messages.clone()],
                 &input_tokens,
                 cap,
                 self.counter,
             ) else {
+                unnamed += units[span.clone()].iter().filter(|u| u.has_request).count();
                 continue;
             };
+            unnamed += left_out[0];
+            unnamed_files += left_out[1];
             let tokens = self
                 .counter
                 .count_message(&Message::new_text(Role::User, text.as_str()));
@@ -632,7 +712,8 @@ impl Planner<'_> {
             spans.len() * each + allowance
         };
         let marker_tokens: usize = notes.iter().map(|n| n.tokens).sum();
-        let tokens_after = plan.tokens_after - reserved + marker_tokens;
+        let kept_tokens = plan.tokens_after - reserved;
+        let tokens_after = kept_tokens + marker_tokens;
         let slack = MARKER_SLACK.min(marker_tokens);
         let fits = plan.fits && tokens_after + slack <= self.budget;
         Attempt {
@@ -645,6 +726,9 @@ impl Planner<'_> {
             mode,
             tokens_after,
             digest_tokens,
+            kept_tokens,
+            unnamed,
+            unnamed_files,
             fits,
         }
     }

@@ -12,8 +12,9 @@
 //! Re-compaction folds an earlier marker inside a span into the new one, counts and digest alike.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -41,19 +42,60 @@ pub(crate) const REQUEST_CHARS: usize = 400;
 /// Of a longer request, this many leading characters are kept (then ` … ` and the tail), so
 /// that its first 200 characters always survive.
 const REQUEST_HEAD: usize = 300;
+/// When the removed requests do not all fit the digest verbatim, each keeps this many leading
+/// characters (then `…`): what a reader needs to recognise it (the bench's requests recall reads
+/// as many).
+pub(crate) const REQUEST_SHORT: usize = 200;
 /// The last assistant state is cut to this many characters.
 const STATE_CHARS: usize = 400;
 /// A command, an error line or an outcome is cut to this many characters.
 const LINE_CHARS: usize = 200;
-/// The default digest cap: at most this many tokens (the issue's figure) …
+/// The default cap of the sections after the requests: at most this many tokens (the issue's
+/// figure) …
 pub(crate) const DIGEST_TOKENS: usize = 2000;
 /// … and at most this share of the budget, in percent.
 pub(crate) const DIGEST_BUDGET_PCT: usize = 10;
+/// The default cap of a whole digest, requests included, as a share of the budget in percent:
+/// the removed requests come first and may take what the other sections leave of it.
+pub(crate) const DIGEST_TOTAL_PCT: usize = 50;
+/// Messages after a tool call searched for its result (results follow their call, with at most
+/// a few notes between them).
+const RESULT_LOOKAHEAD: usize = 64;
 
-/// The default digest cap for `budget`: the smaller of [`DIGEST_TOKENS`] and
-/// [`DIGEST_BUDGET_PCT`]% of the budget.
-pub(crate) fn default_cap(budget: usize) -> usize {
-    DIGEST_TOKENS.min(budget / 100 * DIGEST_BUDGET_PCT + budget % 100 * DIGEST_BUDGET_PCT / 100)
+/// How much a digest may take, in tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DigestCap {
+    /// The whole digest.
+    pub total: usize,
+    /// The sections after the requests, together (never more than `total`).
+    pub rest: usize,
+}
+
+impl DigestCap {
+    /// One cap for the whole digest, as `--digest-tokens N` asks: the requests take it first.
+    pub(crate) fn fixed(tokens: usize) -> Self {
+        Self {
+            total: tokens,
+            rest: tokens,
+        }
+    }
+
+    /// The default for `budget`: the sections after the requests share the smaller of
+    /// [`DIGEST_TOKENS`] and [`DIGEST_BUDGET_PCT`]% of the budget, and the whole digest, the
+    /// requests first, at most [`DIGEST_TOTAL_PCT`]% of it. The requests' room thus grows with
+    /// the budget, as the span a digest stands for does.
+    pub(crate) fn default_for(budget: usize) -> Self {
+        let rest = DIGEST_TOKENS.min(percent(budget, DIGEST_BUDGET_PCT));
+        Self {
+            total: rest.max(percent(budget, DIGEST_TOTAL_PCT)),
+            rest,
+        }
+    }
+}
+
+/// `pct`% of `n`, rounded down, without overflow.
+fn percent(n: usize, pct: usize) -> usize {
+    n / 100 * pct + n % 100 * pct / 100
 }
 
 /// How a tool touched a file, by its name.
@@ -98,50 +140,88 @@ impl Touch {
     }
 }
 
-/// What the digest extracted from a span, before the cap.
+/// What the digest extracted from a span, before the cap. Its texts borrow from the span where
+/// they can: only what an earlier marker folds in, or what had to be joined, is copied.
 #[derive(Debug, Clone, Default)]
-struct Digest {
+struct Digest<'a> {
     /// Input messages replaced (old markers counted by what they replaced).
     messages: usize,
     /// Input tokens replaced.
     tokens: usize,
-    requests: Vec<String>,
-    files: [BTreeMap<String, usize>; 4],
-    /// How each tool name touches files, worked out once per name (looked up, never iterated).
-    touches: HashMap<String, Touch>,
-    commands: Vec<String>,
-    errors: Vec<String>,
-    /// The error lines already listed (looked up, never iterated: `errors` keeps the order).
-    seen_errors: HashSet<String>,
-    last_state: Option<String>,
+    /// Removed requests, whole and in order (repeats dropped at the end).
+    requests: Vec<Cow<'a, str>>,
+    /// Every file named, with how and how many times; sorted and grouped into `files` at the end.
+    uses: Vec<(Cow<'a, str>, Touch, usize)>,
+    /// Per touch, in [`Touch::ALL`] order: each file once, by path, with its count.
+    files: [Vec<(Cow<'a, str>, usize)>; 4],
+    /// How each tool name touches files, worked out once per name (few names: a list).
+    touches: Vec<(&'a str, Touch)>,
+    commands: Vec<Command<'a>>,
+    /// Error lines, clipped, in order (repeats dropped at the end).
+    errors: Vec<Cow<'a, str>>,
+    last_state: Option<Cow<'a, str>>,
     /// Items earlier markers had already cut, per section (requests, files…, commands, errors).
     more: [usize; 7],
 }
 
+/// A shell command of the span and its outcome.
+#[derive(Debug, Clone)]
+struct Command<'a> {
+    /// The command as run, or a folded digest line as it was written.
+    text: Cow<'a, str>,
+    /// The exit status or first error line of its result.
+    outcome: Option<Cow<'a, str>>,
+    /// Whether `text` is a line of an earlier digest, written already.
+    folded: bool,
+}
+
+impl Command<'_> {
+    /// The command's digest line: on one line, clipped, with its outcome.
+    fn line(&self) -> Cow<'_, str> {
+        if self.folded {
+            return Cow::Borrowed(&self.text);
+        }
+        let mut line = clip(&one_line(&self.text), LINE_CHARS);
+        if let Some(outcome) = &self.outcome {
+            line.push_str(" → ");
+            line.push_str(outcome);
+        }
+        Cow::Owned(line)
+    }
+}
+
 /// The marker for a removed span: `messages` are its messages (in the state they were removed
 /// from), `input_tokens` each one's tokens in the input (`None` for a message that was not in
-/// the input). `None` in [`MarkerMode::None`].
+/// the input). `None` in [`MarkerMode::None`]; else the marker and how many of the span's
+/// requests, and of its files, it does not name (left out for room, or all without a digest).
 pub(crate) fn build(
     mode: MarkerMode,
     messages: &[Message],
     input_tokens: &[Option<usize>],
-    cap: usize,
+    cap: DigestCap,
     counter: &dyn TokenCounter,
-) -> Option<String> {
+) -> Option<(String, [usize; 2])> {
     if mode == MarkerMode::None {
         return None;
     }
     let digest = extract(messages, input_tokens);
-    let body = match mode {
+    let (body, unnamed) = match mode {
         MarkerMode::Digest => render_capped(&digest, cap, counter),
-        _ => String::new(),
+        _ => (
+            String::new(),
+            [
+                digest.requests.len(),
+                digest.files.iter().map(Vec::len).sum(),
+            ],
+        ),
     };
     let header = header(digest.messages, digest.tokens, !body.is_empty());
-    Some(if body.is_empty() {
+    let text = if body.is_empty() {
         header
     } else {
         format!("{header}\n{body}\n{DIGEST_END}")
-    })
+    };
+    Some((text, unnamed))
 }
 
 /// The last line of a marker with a digest, so that its extent is plain to a later run even when
@@ -202,48 +282,41 @@ fn parse_header(text: &str) -> Option<(usize, usize)> {
     Some((number(messages)?, number(tokens)?))
 }
 
-/// Walks a span and extracts its digest.
-fn extract(messages: &[Message], input_tokens: &[Option<usize>]) -> Digest {
+/// Walks a span once and extracts its digest.
+fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Digest<'a> {
     let mut digest = Digest::default();
     // The last assistant message with text; clipped once, at the end.
     let mut last_state: Option<&Message> = None;
-    // Looked up by call id, never iterated.
-    let mut results: HashMap<&str, (Cow<'_, str>, bool)> = HashMap::new();
-    for message in messages {
-        for part in &message.parts {
-            if let Part::ToolResult {
-                call_id,
-                content,
-                is_error,
-                ..
-            } = part
-            {
-                results.insert(call_id, (parts_text(content), *is_error));
-            }
-        }
-    }
-    for (message, tokens) in messages.iter().zip(input_tokens) {
-        let text = parts_text(&message.parts);
-        if message.role == Role::User && classify::is_marker(&text) {
-            let end = marker_len(&text).unwrap_or(text.len());
-            fold(&mut digest, &text[..end]);
-            // A marker merged into the message after it (Anthropic): that message is history too.
-            let rest = text[end..].trim_start_matches('\n');
-            if classify::is_request_text(rest) {
-                digest.messages += 1;
-                digest.tokens += tokens.unwrap_or(0);
-                digest.requests.push(clip_request(rest));
-            }
-            continue;
-        }
-        digest.messages += 1;
-        digest.tokens += tokens.unwrap_or(0);
+    for (at, (message, tokens)) in messages.iter().zip(input_tokens).enumerate() {
+        let tokens = tokens.unwrap_or(0);
         match message.role {
-            Role::User if classify::author_with_text(message, &text) == Some(Author::Request) => {
-                digest.requests.push(clip_request(&text));
+            Role::User => {
+                let text = parts_text(&message.parts);
+                if classify::is_marker(&text) {
+                    let end = marker_len(&text).unwrap_or(text.len());
+                    fold(&mut digest, &text[..end]);
+                    // A marker merged into the message after it (Anthropic): that message is
+                    // history too.
+                    let rest = text[end..].trim_start_matches('\n');
+                    if classify::is_request_text(rest) {
+                        digest.messages += 1;
+                        digest.tokens += tokens;
+                        digest.requests.push(sub(&text, rest));
+                    }
+                    continue;
+                }
+                digest.messages += 1;
+                digest.tokens += tokens;
+                if classify::author_with_text(message, &text) == Some(Author::Request) {
+                    digest.requests.push(text);
+                }
             }
             Role::Assistant => {
-                if !text.trim().is_empty() {
+                digest.messages += 1;
+                digest.tokens += tokens;
+                let says =
+                    |p: &Part| matches!(p, Part::Text { text, .. } if !trim(text).is_empty());
+                if message.parts.iter().any(says) {
                     last_state = Some(message);
                 }
                 for part in &message.parts {
@@ -254,29 +327,126 @@ fn extract(messages: &[Message], input_tokens: &[Option<usize>]) -> Digest {
                         ..
                     } = part
                     {
-                        add_call(&mut digest, name, arguments, results.get(id.as_str()));
+                        add_call(&mut digest, name, arguments, result_of(messages, at, id));
                     }
                 }
             }
-            _ => {}
+            _ => {
+                digest.messages += 1;
+                digest.tokens += tokens;
+            }
         }
         for part in &message.parts {
-            if let Part::ToolResult { call_id, .. } = part {
-                let Some((text, is_error)) = results.get(call_id.as_str()) else {
-                    continue;
-                };
-                if let Some(line) = error_line(text, *is_error) {
-                    if digest.seen_errors.insert(line.clone()) {
-                        digest.errors.push(line);
-                    }
+            if let Part::ToolResult {
+                content, is_error, ..
+            } = part
+            {
+                let text = parts_text(content);
+                if let Some(line) = error_line_in(&text, *is_error) {
+                    digest.errors.push(clip_cow(sub(&text, line), LINE_CHARS));
                 }
             }
         }
     }
     if let Some(message) = last_state {
-        digest.last_state = Some(clip(message.text().trim(), STATE_CHARS));
+        digest.last_state = Some(Cow::Owned(clip(message.text().trim(), STATE_CHARS)));
     }
+    keep_first(&mut digest.requests);
+    keep_first(&mut digest.errors);
+    group_files(&mut digest);
     digest
+}
+
+/// The text of call `id`'s result, and whether it is an error: looked for in the messages after
+/// `messages[at]`, through the next user turn (results follow their call, at most a few notes
+/// between them).
+fn result_of<'a>(messages: &'a [Message], at: usize, id: &str) -> Option<(Cow<'a, str>, bool)> {
+    for message in messages.iter().skip(at + 1).take(RESULT_LOOKAHEAD) {
+        for part in &message.parts {
+            if let Part::ToolResult {
+                call_id,
+                content,
+                is_error,
+                ..
+            } = part
+            {
+                if call_id == id {
+                    return Some((parts_text(content), *is_error));
+                }
+            }
+        }
+        if crate::units::is_user_turn(message) {
+            break;
+        }
+    }
+    None
+}
+
+/// Drops the repeats of `texts`, each text keeping its first place.
+fn keep_first(texts: &mut Vec<Cow<'_, str>>) {
+    if texts.len() < 2 {
+        return;
+    }
+    // Looked up, never iterated: the order is the list's.
+    let mut seen: HashSet<&str, BuildHasherDefault<Fnv>> = HashSet::default();
+    let keep: Vec<bool> = texts.iter().map(|t| seen.insert(t.as_ref())).collect();
+    let mut flags = keep.into_iter();
+    texts.retain(|_| flags.next().unwrap_or(true));
+}
+
+/// FNV-1a, a quick hash for the short texts a digest looks up (never iterated, so its order
+/// never shows).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// Sorts the files named into their sections: each file once, by path, in the first section
+/// that has it (edited before read), with how many times it was touched that way.
+fn group_files(digest: &mut Digest<'_>) {
+    // Sorted by path, then touch; each path's first 16 bytes, as a number, settle most
+    // comparisons without comparing the strings.
+    let mut uses: Vec<(u128, Cow<'_, str>, Touch, usize)> = std::mem::take(&mut digest.uses)
+        .into_iter()
+        .map(|(path, touch, n)| {
+            let mut prefix = [0; 16];
+            let len = path.len().min(16);
+            prefix[..len].copy_from_slice(&path.as_bytes()[..len]);
+            (u128::from_be_bytes(prefix), path, touch, n)
+        })
+        .collect();
+    uses.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| a.1.cmp(&b.1))
+            .then(a.2.cmp(&b.2))
+    });
+    let mut uses = uses
+        .into_iter()
+        .map(|(_, path, touch, n)| (path, touch, n))
+        .peekable();
+    while let Some((path, touch, mut times)) = uses.next() {
+        while let Some((_, other, n)) = uses.next_if(|(p, _, _)| *p == path) {
+            if other == touch {
+                times += n;
+            }
+        }
+        digest.files[touch as usize].push((path, times));
+    }
 }
 
 /// The text of a message's or a result's text parts, joined (borrowed when there is one).
@@ -293,49 +463,98 @@ fn parts_text(parts: &[Part]) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The first 300 bytes (or so, at a character boundary) of a line, lowercased: enough to tell
-/// an error or an exit status, without copying a long line.
-fn lower_head(line: &str) -> String {
-    let mut end = line.len().min(300);
-    while !line.is_char_boundary(end) {
-        end -= 1;
+/// `part`, a slice of `whole`, borrowed for as long as `whole` borrows (copied when `whole` is
+/// owned, or when `part` is not a slice of it).
+fn sub<'a>(whole: &Cow<'a, str>, part: &str) -> Cow<'a, str> {
+    if let Cow::Borrowed(text) = whole {
+        let start = part.as_ptr().addr().wrapping_sub(text.as_ptr().addr());
+        let slice = text
+            .get(start..start.saturating_add(part.len()))
+            .filter(|s| s.as_ptr() == part.as_ptr());
+        if let Some(slice) = slice {
+            return Cow::Borrowed(slice);
+        }
     }
-    line[..end].to_ascii_lowercase()
+    Cow::Owned(part.to_string())
+}
+
+/// How far into a line the words that tell an error or an exit status are looked for.
+const HEAD_BYTES: usize = 300;
+
+/// Whether the first [`HEAD_BYTES`] bytes of `line` hold one of `needles` (lowercase ASCII),
+/// ignoring ASCII case: one pass, no copy, no searcher built per needle.
+fn head_has(line: &str, needles: &[&str]) -> bool {
+    let head = &line.as_bytes()[..line.len().min(HEAD_BYTES)];
+    // The needles' first bytes, either case: most bytes are passed over with one look-up.
+    let mut starts = [false; 256];
+    for needle in needles {
+        let first = needle.as_bytes()[0];
+        starts[usize::from(first)] = true;
+        starts[usize::from(first.to_ascii_uppercase())] = true;
+    }
+    (0..head.len()).any(|at| {
+        if !starts[usize::from(head[at])] {
+            return false;
+        }
+        let first = head[at].to_ascii_lowercase();
+        needles.iter().any(|needle| {
+            let needle = needle.as_bytes();
+            needle[0] == first
+                && head.len() - at >= needle.len()
+                && head[at..at + needle.len()].eq_ignore_ascii_case(needle)
+        })
+    })
+}
+
+/// `str::trim`, quicker on ASCII edges (most lines).
+fn trim(line: &str) -> &str {
+    let trimmed = line.trim_ascii();
+    let edges = [trimmed.as_bytes().first(), trimmed.as_bytes().last()];
+    if edges.into_iter().flatten().all(u8::is_ascii) {
+        trimmed
+    } else {
+        trimmed.trim()
+    }
+}
+
+/// Whether `line` starts with `prefix` (lowercase ASCII), ignoring ASCII case.
+fn starts_with_ignore_case(line: &str, prefix: &str) -> bool {
+    line.len() >= prefix.len()
+        && line.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
 }
 
 /// Adds one tool call's files and command to the digest.
-fn add_call(
-    digest: &mut Digest,
-    name: &str,
-    arguments: &Value,
-    result: Option<&(Cow<'_, str>, bool)>,
+fn add_call<'a>(
+    digest: &mut Digest<'a>,
+    name: &'a str,
+    arguments: &'a Value,
+    result: Option<(Cow<'a, str>, bool)>,
 ) {
     let parsed = arguments_value(arguments);
-    let parsed = parsed.as_ref();
-    let command = command_of(parsed);
-    let touch = if let Some(touch) = digest.touches.get(name) {
-        *touch
+    let command = command_of(parsed.as_ref());
+    let touch = if let Some(&(_, touch)) = digest.touches.iter().find(|(n, _)| *n == name) {
+        touch
     } else {
         let touch = Touch::of_tool(name);
-        digest.touches.insert(name.to_string(), touch);
+        digest.touches.push((name, touch));
         touch
     };
-    for (touch, path) in paths_of(touch, arguments, parsed, command.as_deref()) {
-        let files = &mut digest.files[touch as usize];
-        match files.get_mut(path) {
-            Some(times) => *times += 1,
-            None => {
-                files.insert(path.to_string(), 1);
-            }
-        }
-    }
+    paths_of(
+        touch,
+        arguments,
+        parsed.as_ref(),
+        command.as_ref(),
+        &mut digest.uses,
+    );
     if let Some(command) = command {
-        let mut line = clip(&one_line(&command), LINE_CHARS);
-        if let Some(outcome) = result.and_then(|(text, is_error)| outcome(text, *is_error)) {
-            line.push_str(" → ");
-            line.push_str(&outcome);
-        }
-        digest.commands.push(line);
+        let outcome = result.and_then(|(text, is_error)| {
+            outcome_in(&text, is_error).map(|line| clip_cow(sub(&text, line), LINE_CHARS))
+        });
+        digest.commands.push(Command {
+            text: command,
+            outcome,
+            folded: false,
+        });
     }
 }
 
@@ -353,9 +572,9 @@ enum Arg<'a> {
     Other,
 }
 
-impl Args<'_> {
+impl<'a> Args<'a> {
     /// The value of the first of `keys` present.
-    fn get(&self, keys: &[&str]) -> Option<&Arg<'_>> {
+    fn get(&self, keys: &[&str]) -> Option<&Arg<'a>> {
         keys.iter()
             .find_map(|key| self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v))
     }
@@ -491,54 +710,59 @@ pub(crate) fn is_path_key(key: &str) -> bool {
 /// files of an `apply_patch` patch, and path-like words of a shell command.
 pub(crate) fn call_paths(name: &str, arguments: &Value) -> Vec<(Touch, String)> {
     let parsed = arguments_value(arguments);
-    let parsed = parsed.as_ref();
-    let command = command_of(parsed);
-    paths_of(Touch::of_tool(name), arguments, parsed, command.as_deref())
-        .into_iter()
-        .map(|(touch, path)| (touch, path.to_string()))
+    let command = command_of(parsed.as_ref());
+    let mut out = Vec::new();
+    paths_of(
+        Touch::of_tool(name),
+        arguments,
+        parsed.as_ref(),
+        command.as_ref(),
+        &mut out,
+    );
+    out.into_iter()
+        .map(|(path, touch, _)| (touch, path.into_owned()))
         .collect()
 }
 
-/// [`call_paths`] with the tool's touch known and the arguments and command already read.
+/// Adds to `out` the paths of a call, each once per mention, with the tool's touch known and
+/// the arguments and command already read.
 fn paths_of<'a>(
     touch: Touch,
     arguments: &'a Value,
-    parsed: Option<&'a Args<'a>>,
-    command: Option<&'a str>,
-) -> Vec<(Touch, &'a str)> {
-    let mut out = Vec::new();
+    parsed: Option<&Args<'a>>,
+    command: Option<&Cow<'a, str>>,
+    out: &mut Vec<(Cow<'a, str>, Touch, usize)>,
+) {
     if let Some(args) = parsed {
         for (key, value) in &args.entries {
             let path_key = is_path_key(key);
-            let mut take = |s: &'a str| {
+            let mut take = |s: &Cow<'a, str>| {
                 if path_key && !s.trim().is_empty() && !s.contains('\n') {
-                    out.push((touch, s.trim()));
+                    out.push((sub(s, s.trim()), touch, 1));
                 }
-                patch_paths(s, &mut out);
+                patch_paths(s, out);
             };
             match value {
                 Arg::Text(s) => take(s),
-                Arg::List(items) => items.iter().map(AsRef::as_ref).for_each(take),
+                Arg::List(items) => items.iter().for_each(take),
                 Arg::Other => {}
             }
         }
     } else if let Value::String(raw) = arguments {
         // A freeform tool (Codex `apply_patch`) passes its input as a bare string.
-        patch_paths(raw, &mut out);
+        patch_paths(&Cow::Borrowed(raw.as_str()), out);
     }
     if let Some(command) = command {
-        out.extend(
-            command
-                .split_whitespace()
-                .filter_map(path_word)
-                .map(|p| (Touch::Command, p)),
-        );
+        for word in command.split_whitespace().filter_map(path_word) {
+            out.push((sub(command, word), Touch::Command, 1));
+        }
     }
-    out
 }
 
 /// The files of an `apply_patch` patch: `*** Update File: path` and the like.
-fn patch_paths<'a>(text: &'a str, out: &mut Vec<(Touch, &'a str)>) {
+// The `Cow` (not `&str`) tells whether the paths may borrow from the span.
+#[allow(clippy::ptr_arg)]
+fn patch_paths<'a>(text: &Cow<'a, str>, out: &mut Vec<(Cow<'a, str>, Touch, usize)>) {
     if !text.contains("*** ") {
         return;
     }
@@ -552,27 +776,26 @@ fn patch_paths<'a>(text: &'a str, out: &mut Vec<(Touch, &'a str)>) {
         .into_iter()
         .find_map(|(prefix, touch)| line.strip_prefix(prefix).map(|p| (touch, p.trim())));
         if let Some((touch, path)) = found.filter(|(_, p)| !p.is_empty()) {
-            out.push((touch, path));
+            out.push((sub(text, path), touch, 1));
         }
     }
 }
 
 /// The shell command a call runs, if it runs one: a `command`, `cmd` or `script` argument (a
 /// string, or an argv array whose `sh -c`/`bash -lc` wrapper is dropped).
-fn command_of<'a>(parsed: Option<&'a Args<'a>>) -> Option<Cow<'a, str>> {
+fn command_of<'a>(parsed: Option<&Args<'a>>) -> Option<Cow<'a, str>> {
     match parsed?.get(&["command", "cmd", "script"])? {
-        Arg::Text(s) if !s.trim().is_empty() => Some(Cow::Borrowed(s.as_ref())),
+        Arg::Text(s) if !s.trim().is_empty() => Some(s.clone()),
         Arg::List(items) => {
             let words: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
             let shell = words.len() == 3
                 && words[1].starts_with('-')
                 && words[1].ends_with('c')
                 && words[0].ends_with("sh");
-            let command = if shell {
-                words[2].to_string()
-            } else {
-                words.join(" ")
-            };
+            if shell {
+                return (!words[2].trim().is_empty()).then(|| items[2].clone());
+            }
+            let command = words.join(" ");
             (!command.trim().is_empty()).then_some(Cow::Owned(command))
         }
         _ => None,
@@ -604,56 +827,54 @@ fn path_word(word: &str) -> Option<&str> {
 }
 
 /// A command's outcome from its result: an exit-status line, or the first error line.
-fn outcome(text: &str, is_error: bool) -> Option<String> {
-    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+fn outcome_in(text: &str, is_error: bool) -> Option<&str> {
+    let lines = || text.lines().map(trim).filter(|l| !l.is_empty());
     for line in lines().take(5).chain(lines().rev().take(5)) {
-        let lower = lower_head(line);
-        if lower.contains("exit code")
-            || lower.contains("exit status")
-            || lower.contains("exited with")
-            || lower.starts_with("exit:")
+        if head_has(line, &["exit code", "exit status", "exited with"])
+            || starts_with_ignore_case(line, "exit:")
         {
-            return Some(clip(line, LINE_CHARS));
+            return Some(line);
         }
     }
-    error_line(text, is_error)
+    error_line_in(text, is_error)
 }
 
 /// The first line of a result flagged as an error, or the first of its first lines that says
-/// it is one.
+/// it is one, clipped.
 pub(crate) fn error_line(text: &str, is_error: bool) -> Option<String> {
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    error_line_in(text, is_error).map(|line| clip(line, LINE_CHARS))
+}
+
+/// [`error_line`], unclipped and borrowed from `text`.
+fn error_line_in(text: &str, is_error: bool) -> Option<&str> {
+    let mut lines = text.lines().map(trim).filter(|l| !l.is_empty());
     if is_error {
-        return lines.next().map(|l| clip(l, LINE_CHARS));
+        return lines.next();
     }
-    lines
-        .take(3)
-        .find(|line| says_error(line))
-        .map(|l| clip(l, LINE_CHARS))
+    lines.take(3).find(|line| says_error(line))
 }
 
 /// Whether a line reads as an error report.
 fn says_error(line: &str) -> bool {
-    let lower = lower_head(line);
-    [
-        "error:",
-        "error[",
-        "traceback (most recent call last)",
-        "exception:",
-        "fatal:",
-        "panicked at",
-        "command not found",
-        "no such file or directory",
-        "permission denied",
-    ]
-    .iter()
-    .any(|w| lower.contains(w))
-        || lower.starts_with("error")
-        || lower.starts_with("failed")
+    head_has(
+        line,
+        &[
+            "error:",
+            "error[",
+            "traceback (most recent call last)",
+            "exception:",
+            "fatal:",
+            "panicked at",
+            "command not found",
+            "no such file or directory",
+            "permission denied",
+        ],
+    ) || starts_with_ignore_case(line, "error")
+        || starts_with_ignore_case(line, "failed")
 }
 
 /// Folds an earlier marker into the digest: its counts, and the items of its digest.
-fn fold(digest: &mut Digest, text: &str) {
+fn fold(digest: &mut Digest<'_>, text: &str) {
     if let Some((messages, tokens)) = parse_header(text) {
         digest.messages += messages;
         digest.tokens += tokens;
@@ -664,7 +885,7 @@ fn fold(digest: &mut Digest, text: &str) {
             break;
         }
         if let Some(state) = line.strip_prefix("Last state: ") {
-            digest.last_state = Some(state.to_string());
+            digest.last_state = Some(Cow::Owned(state.to_string()));
             section = None;
             continue;
         }
@@ -687,22 +908,25 @@ fn fold(digest: &mut Digest, text: &str) {
         match index {
             0 => {
                 if let Some(request) = line.strip_prefix("» ") {
-                    digest.requests.push(request.to_string());
+                    digest.requests.push(Cow::Owned(request.to_string()));
                 } else if let Some(last) = digest.requests.last_mut() {
+                    let last = last.to_mut();
                     last.push('\n');
                     last.push_str(line);
                 }
             }
             5 => {
                 if let Some(command) = line.strip_prefix("$ ") {
-                    digest.commands.push(command.to_string());
+                    digest.commands.push(Command {
+                        text: Cow::Owned(command.to_string()),
+                        outcome: None,
+                        folded: true,
+                    });
                 }
             }
             6 => {
                 if let Some(error) = line.strip_prefix("! ") {
-                    if digest.seen_errors.insert(error.to_string()) {
-                        digest.errors.push(error.to_string());
-                    }
+                    digest.errors.push(Cow::Owned(error.to_string()));
                 }
             }
             _ => {}
@@ -711,7 +935,7 @@ fn fold(digest: &mut Digest, text: &str) {
 }
 
 /// Adds a folded files line (`a ×2, b, +3 more`) to files section `touch`.
-fn fold_files(digest: &mut Digest, touch: usize, rest: &str) {
+fn fold_files(digest: &mut Digest<'_>, touch: usize, rest: &str) {
     for item in rest.split(", ").filter(|i| !i.is_empty()) {
         if let Some(more) = item
             .strip_prefix('+')
@@ -725,7 +949,9 @@ fn fold_files(digest: &mut Digest, touch: usize, rest: &str) {
             Some((path, n)) => (path, n.parse::<usize>().unwrap_or(1)),
             None => (item, 1),
         };
-        *digest.files[touch].entry(path.to_string()).or_insert(0) += times;
+        digest
+            .uses
+            .push((Cow::Owned(path.to_string()), Touch::ALL[touch], times));
     }
 }
 
@@ -750,11 +976,55 @@ fn section_heading(line: &str) -> Option<(usize, &str)> {
     })
 }
 
+/// The items of one section, made into text only when counted or rendered.
+#[derive(Debug, Clone, Copy)]
+enum Items<'d> {
+    /// Removed requests: verbatim (a long one by its head and tail), or, when `short`, each
+    /// by its first [`REQUEST_SHORT`] characters.
+    Requests {
+        texts: &'d [Cow<'d, str>],
+        short: bool,
+    },
+    /// Files, with how many times each was touched.
+    Files(&'d [(Cow<'d, str>, usize)]),
+    Commands(&'d [Command<'d>]),
+    /// Lines written as they are.
+    Lines(&'d [Cow<'d, str>]),
+}
+
+impl<'d> Items<'d> {
+    fn len(&self) -> usize {
+        match self {
+            Self::Requests { texts, .. } | Self::Lines(texts) => texts.len(),
+            Self::Files(files) => files.len(),
+            Self::Commands(commands) => commands.len(),
+        }
+    }
+
+    fn get(&self, i: usize) -> Cow<'d, str> {
+        match *self {
+            Self::Requests {
+                texts,
+                short: false,
+            } => clip_request(&texts[i]),
+            Self::Requests { texts, short: true } => {
+                clip_cow(Cow::Borrowed(&texts[i]), REQUEST_SHORT)
+            }
+            Self::Files(files) => match &files[i] {
+                (path, 1) => Cow::Borrowed(path),
+                (path, n) => Cow::Owned(format!("{path} ×{n}")),
+            },
+            Self::Commands(commands) => commands[i].line(),
+            Self::Lines(lines) => Cow::Borrowed(&lines[i]),
+        }
+    }
+}
+
 /// One section of a rendered digest.
-struct Section {
+struct Section<'d> {
     title: &'static str,
     /// Items, oldest first.
-    items: Vec<String>,
+    items: Items<'d>,
     /// Items an earlier marker had already cut.
     more: usize,
     /// Items written on the heading line, comma-separated (files), rather than one per line.
@@ -763,38 +1033,31 @@ struct Section {
     bullet: &'static str,
 }
 
-impl Section {
+impl Section<'_> {
     fn total(&self) -> usize {
         self.items.len() + self.more
     }
 }
 
+/// The title of the last section, written as `Last state: …` with no count.
+const LAST_STATE: &str = "Last state";
+
 /// The digest's sections in priority order.
-fn sections(digest: &Digest) -> Vec<Section> {
+fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
     let mut sections = vec![Section {
         title: "Requests",
-        items: digest.requests.clone(),
+        items: Items::Requests {
+            texts: &digest.requests,
+            short: false,
+        },
         more: digest.more[0],
         inline: false,
         bullet: "» ",
     }];
-    // A file is listed once, in the first section that has it: edited before read.
-    let mut listed: BTreeSet<&str> = BTreeSet::new();
     for touch in Touch::ALL {
-        let files = &digest.files[touch as usize];
         sections.push(Section {
             title: touch.title(),
-            items: files
-                .iter()
-                .filter(|(path, _)| listed.insert(path.as_str()))
-                .map(|(path, &n)| {
-                    if n > 1 {
-                        format!("{path} ×{n}")
-                    } else {
-                        path.clone()
-                    }
-                })
-                .collect(),
+            items: Items::Files(&digest.files[touch as usize]),
             more: digest.more[touch as usize + 1],
             inline: true,
             bullet: "",
@@ -802,21 +1065,21 @@ fn sections(digest: &Digest) -> Vec<Section> {
     }
     sections.push(Section {
         title: "Commands",
-        items: digest.commands.clone(),
+        items: Items::Commands(&digest.commands),
         more: digest.more[5],
         inline: false,
         bullet: "$ ",
     });
     sections.push(Section {
         title: "Errors",
-        items: digest.errors.clone(),
+        items: Items::Lines(&digest.errors),
         more: digest.more[6],
         inline: false,
         bullet: "! ",
     });
     sections.push(Section {
-        title: "Last state",
-        items: digest.last_state.iter().cloned().collect(),
+        title: LAST_STATE,
+        items: Items::Lines(digest.last_state.as_slice()),
         more: 0,
         inline: true,
         bullet: "",
@@ -826,33 +1089,33 @@ fn sections(digest: &Digest) -> Vec<Section> {
 
 /// Renders sections, keeping the first `kept[i]` items of section `i`; a section with
 /// `shown[i]` false is left out altogether.
-fn render(sections: &[Section], kept: &[usize], shown: &[bool]) -> String {
+fn render(sections: &[Section<'_>], kept: &[usize], shown: &[bool]) -> String {
     let mut out = String::new();
     for ((section, &kept), _) in sections.iter().zip(kept).zip(shown).filter(|(_, s)| **s) {
-        let items = &section.items[..kept];
-        let more = section.more + section.items.len() - kept;
-        if section.title == "Last state" {
-            if let Some(state) = items.first() {
+        let more = section.total() - kept;
+        if section.title == LAST_STATE {
+            if kept > 0 {
                 out.push_str("Last state: ");
-                out.push_str(state);
+                out.push_str(&section.items.get(0));
                 out.push('\n');
             }
             continue;
         }
         let _ = write!(out, "{} ({}):", section.title, thousands(section.total()));
         if section.inline {
-            let mut line: Vec<String> = items.to_vec();
-            if more > 0 {
-                line.push(format!("+{more} more"));
+            for i in 0..kept {
+                out.push_str(if i == 0 { " " } else { ", " });
+                out.push_str(&section.items.get(i));
             }
-            out.push(' ');
-            out.push_str(&line.join(", "));
+            if more > 0 {
+                let _ = write!(out, "{}+{more} more", if kept == 0 { " " } else { ", " });
+            }
             out.push('\n');
         } else {
             out.push('\n');
-            for item in items {
+            for i in 0..kept {
                 out.push_str(section.bullet);
-                out.push_str(item);
+                out.push_str(&section.items.get(i));
                 out.push('\n');
             }
             if more > 0 {
@@ -864,14 +1127,21 @@ fn render(sections: &[Section], kept: &[usize], shown: &[bool]) -> String {
     out
 }
 
-/// Renders the digest within `cap` tokens, trimming from the bottom up: the digest is one
-/// sequence — each section's heading, then its items, sections in priority order — and the
-/// longest beginning of it that fits is kept. The section cut in the middle says how many items
-/// it left out; the sections below it are named, with their counts, on one closing line. Items
-/// are counted one by one, and only until the cap is reached, so the cost does not grow with the
-/// span. Empty when not even the closing line fits.
-fn render_capped(digest: &Digest, cap: usize, counter: &dyn TokenCounter) -> String {
-    let sections = sections(digest);
+/// Renders the digest within `cap`, trimming from the bottom up: the digest is one sequence —
+/// each section's heading, then its items, sections in priority order — and the longest
+/// beginning of it that fits is kept. The requests come first, within `cap.total`: verbatim
+/// when they all fit so, else each by its first [`REQUEST_SHORT`] characters; the sections
+/// after them share `cap.rest` of what is left. The section cut in the middle says how many
+/// items it left out; the sections below it are named, with their counts, on one closing line.
+/// Items are counted one by one, and only until the cap is reached, so the cost does not grow
+/// with the span. Empty when not even the closing line fits. Also returns how many requests,
+/// and how many files, it left out.
+fn render_capped(
+    digest: &Digest<'_>,
+    cap: DigestCap,
+    counter: &dyn TokenCounter,
+) -> (String, [usize; 2]) {
+    let mut sections = sections(digest);
     let present: Vec<bool> = sections.iter().map(|s| s.total() > 0).collect();
     let mut shown = vec![false; sections.len()];
     let mut kept = vec![0; sections.len()];
@@ -892,23 +1162,37 @@ fn render_capped(digest: &Digest, cap: usize, counter: &dyn TokenCounter) -> Str
         })
         .collect();
     let mut used = 0;
-    'fill: for (s, section) in sections.iter().enumerate().filter(|(s, _)| present[*s]) {
-        let room = cap.saturating_sub(closing_from[s + 1]);
+    let mut requests_used = 0;
+    for s in (0..sections.len()).filter(|&s| present[s]) {
+        let limit = if s == 0 {
+            cap.total
+        } else {
+            cap.total.min(requests_used + cap.rest)
+        };
+        let room = limit.saturating_sub(closing_from[s + 1]);
+        let section = &sections[s];
         let total = thousands(section.total());
         let heading = format!("{} ({total}): +{total} more\n", section.title);
         let cost = counter.count_text(&heading) + 1;
         if used + cost > room {
             break;
         }
-        used += cost;
         shown[s] = true;
-        for item in &section.items {
-            let cost = counter.count_text(item) + 2;
-            if used + cost > room {
-                break 'fill;
+        let (mut n, mut after) = fill(section, used + cost, room, counter);
+        if n < section.items.len() {
+            if let Items::Requests { texts, .. } = section.items {
+                // Not all verbatim: each by its head, so that as many as can be are named.
+                sections[s].items = Items::Requests { texts, short: true };
+                (n, after) = fill(&sections[s], used + cost, room, counter);
             }
-            used += cost;
-            kept[s] += 1;
+        }
+        kept[s] = n;
+        used = after;
+        if s == 0 {
+            requests_used = used;
+        }
+        if n < sections[s].items.len() {
+            break;
         }
     }
     loop {
@@ -922,28 +1206,50 @@ fn render_capped(digest: &Digest, cap: usize, counter: &dyn TokenCounter) -> Str
             text.push_str(&closing);
         }
         let tokens = counter.count_text(&text);
-        if tokens <= cap {
-            return text;
+        if tokens <= cap.total {
+            let unnamed = |s: usize| sections[s].items.len() - if shown[s] { kept[s] } else { 0 };
+            return (text, [unnamed(0), (1..=4).map(unnamed).sum()]);
         }
         // The per-item counts fell short: give up the lowest kept items, about as many bytes as
         // the excess (4 bytes a token, the rough average), else the lowest section.
-        let mut excess = (tokens - cap) * 4;
+        let mut excess = (tokens - cap.total) * 4;
         while excess > 0 {
             if let Some(s) = kept.iter().rposition(|k| *k > 0) {
                 kept[s] -= 1;
-                excess = excess.saturating_sub(sections[s].items[kept[s]].len().max(1));
+                excess = excess.saturating_sub(sections[s].items.get(kept[s]).len().max(1));
             } else if let Some(s) = shown.iter().rposition(|s| *s) {
                 shown[s] = false;
                 excess = 0;
             } else {
-                return String::new();
+                let files = digest.files.iter().map(Vec::len).sum();
+                return (String::new(), [digest.requests.len(), files]);
             }
         }
     }
 }
 
+/// How many of a section's items fit from `used` tokens up to `room`, each counted with its
+/// line break and bullet, and the tokens used then.
+fn fill(
+    section: &Section<'_>,
+    mut used: usize,
+    room: usize,
+    counter: &dyn TokenCounter,
+) -> (usize, usize) {
+    let mut n = 0;
+    while n < section.items.len() {
+        let cost = counter.count_text(&section.items.get(n)) + 2;
+        if used + cost > room {
+            break;
+        }
+        used += cost;
+        n += 1;
+    }
+    (n, used)
+}
+
 /// The closing line naming the sections left out, with their counts; empty when none is.
-fn left_out(sections: &[Section], which: &[bool]) -> String {
+fn left_out(sections: &[Section<'_>], which: &[bool]) -> String {
     let names: Vec<String> = sections
         .iter()
         .zip(which)
@@ -959,22 +1265,33 @@ fn left_out(sections: &[Section], which: &[bool]) -> String {
 
 /// A removed request as the digest keeps it: verbatim up to [`REQUEST_CHARS`] characters, else
 /// its head and tail around ` … `.
-fn clip_request(text: &str) -> String {
+fn clip_request(text: &str) -> Cow<'_, str> {
+    if text.len() <= REQUEST_CHARS {
+        return Cow::Borrowed(text);
+    }
     let chars = text.chars().count();
     if chars <= REQUEST_CHARS {
-        return text.to_string();
+        return Cow::Borrowed(text);
     }
     let head: String = text.chars().take(REQUEST_HEAD).collect();
     let tail_len = REQUEST_CHARS - REQUEST_HEAD - 3;
     let tail: String = text.chars().skip(chars - tail_len).collect();
-    format!("{head} … {tail}")
+    Cow::Owned(format!("{head} … {tail}"))
 }
 
 /// The first `max` characters of `text`, with `…` when cut.
 fn clip(text: &str, max: usize) -> String {
+    clip_cow(Cow::Borrowed(text), max).into_owned()
+}
+
+/// [`clip`], borrowing what needs no cut.
+fn clip_cow(text: Cow<'_, str>, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return text;
+    }
     match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
+        Some((at, _)) => Cow::Owned(format!("{}…", &text[..at])),
+        None => text,
     }
 }
 
@@ -986,8 +1303,8 @@ fn one_line(text: &str) -> String {
 /// The placeholder that replaces a cleared tool result's content: the tool, the size, and the
 /// first line when it is an error or an exit status.
 pub(crate) fn cleared_output(tool: &str, tokens: usize, content: &str, is_error: bool) -> String {
-    let evidence = outcome(content, is_error)
-        .map(|line| format!(": {line}"))
+    let evidence = outcome_in(content, is_error)
+        .map(|line| format!(": {}", clip(line, LINE_CHARS)))
         .unwrap_or_default();
     format!(
         "[ctxcompact: output of {tool} cleared ({} tokens){evidence}]",
@@ -1059,7 +1376,15 @@ mod tests {
     fn the_digest_keeps_requests_files_commands_errors_and_state() {
         let messages = span();
         let tokens = vec![Some(10); messages.len()];
-        let text = build(MarkerMode::Digest, &messages, &tokens, 500, &CharEstimate).unwrap();
+        let text = build(
+            MarkerMode::Digest,
+            &messages,
+            &tokens,
+            DigestCap::fixed(500),
+            &CharEstimate,
+        )
+        .unwrap()
+        .0;
         assert_eq!(
             text,
             "[ctxcompact: 7 earlier messages (70 input tokens) removed here; digest below; the \
@@ -1078,8 +1403,24 @@ mod tests {
     fn the_cap_trims_from_the_bottom_with_counts() {
         let messages = span();
         let tokens = vec![Some(10); messages.len()];
-        let full = build(MarkerMode::Digest, &messages, &tokens, 500, &CharEstimate).unwrap();
-        let small = build(MarkerMode::Digest, &messages, &tokens, 60, &CharEstimate).unwrap();
+        let full = build(
+            MarkerMode::Digest,
+            &messages,
+            &tokens,
+            DigestCap::fixed(500),
+            &CharEstimate,
+        )
+        .unwrap()
+        .0;
+        let small = build(
+            MarkerMode::Digest,
+            &messages,
+            &tokens,
+            DigestCap::fixed(60),
+            &CharEstimate,
+        )
+        .unwrap()
+        .0;
         let body = small.split_once('\n').map_or("", |(_, b)| b);
         let digest = body.strip_suffix(DIGEST_END).unwrap_or(body);
         assert!(CharEstimate.count_text(digest.trim_end()) <= 60, "{body}");
@@ -1096,17 +1437,26 @@ mod tests {
     fn an_earlier_marker_folds_into_the_new_one() {
         let messages = span();
         let tokens = vec![Some(10); messages.len()];
-        let old = build(MarkerMode::Digest, &messages, &tokens, 500, &CharEstimate).unwrap();
+        let old = build(
+            MarkerMode::Digest,
+            &messages,
+            &tokens,
+            DigestCap::fixed(500),
+            &CharEstimate,
+        )
+        .unwrap()
+        .0;
         let mut again = vec![Message::new_text(Role::User, old)];
         again.push(Message::new_text(Role::Assistant, "Next step."));
         let text = build(
             MarkerMode::Digest,
             &again,
             &[Some(99), Some(5)],
-            500,
+            DigestCap::fixed(500),
             &CharEstimate,
         )
-        .unwrap();
+        .unwrap()
+        .0;
         assert!(
             text.starts_with("[ctxcompact: 8 earlier messages (75 input tokens"),
             "{text}"

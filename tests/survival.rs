@@ -400,7 +400,7 @@ fn brief_and_no_markers_are_honoured_and_the_digest_cap_holds() {
             MarkerMode::Brief => assert!(found.iter().all(|m| !m.contains('\n')), "{found:?}"),
             MarkerMode::Digest => {
                 assert!(!found.is_empty());
-                let limit = cap.unwrap_or(2000.min(out.report.budget / 10));
+                let limit = cap.unwrap_or(out.report.budget / 2);
                 for marker in &found {
                     let body = marker
                         .split_once('\n')
