@@ -1,0 +1,349 @@
+//! Python data ⇄ JSON values, with no JSON text in between.
+//!
+//! [`from_python`] reads what `json.dumps(obj, allow_nan=False)` accepts — dicts (string, int,
+//! float, bool or `None` keys, turned into text as `json.dumps` does), lists, tuples, strings,
+//! ints, finite floats, bools, `None`, and subclasses of these — into a [`Value`], refusing
+//! anything else with `json.dumps`'s own wording. Nesting is limited as `serde_json` limits JSON
+//! text, so data the CLI could not read from a file is refused here too.
+//!
+//! [`to_python`] builds Python data from a value as `json.loads` would. [`rebuild`] builds a
+//! call's output from its rendered value the same way, except that every message the call left
+//! as it was is the input's own Python object, found by value: an element of the output's lists
+//! of messages that equals an input element after the previous match is that input element.
+//! Reuse is decided by exact equality of values, never by position or hash alone, so the output
+//! is always equal, as JSON data, to the rendered value.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
+
+/// Deepest nesting of lists and dicts read: `serde_json`'s recursion limit for JSON text (128),
+/// which the CLI meets when it reads the same data from a file.
+const MAX_DEPTH: usize = 128;
+
+/// Bytes of a string's head and of its tail that its fingerprint reads: enough to tell
+/// messages apart in practice, while a fingerprint costs the same for any length (equality is
+/// checked in full afterwards).
+const SAMPLE: usize = 32;
+
+/// Why Python data is not JSON data, worded as `json.dumps` words it.
+#[derive(Debug)]
+pub(crate) struct NotJson(pub(crate) String);
+
+/// Reads Python data into a JSON value; see the module docs for what is accepted.
+pub(crate) fn from_python(object: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
+    read(object, MAX_DEPTH)
+}
+
+fn read(object: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
+    // The common types first: most of a conversation is strings, dicts and lists.
+    if let Ok(text) = object.cast::<PyString>() {
+        return Ok(Value::String(text_of(text)?));
+    }
+    if let Ok(dict) = object.cast::<PyDict>() {
+        let depth = deeper(depth)?;
+        let mut map = Map::with_capacity(dict.len());
+        for (key, value) in dict.iter() {
+            map.insert(key_text(&key)?, read(&value, depth)?);
+        }
+        return Ok(Value::Object(map));
+    }
+    if let Ok(list) = object.cast::<PyList>() {
+        let depth = deeper(depth)?;
+        return list
+            .iter()
+            .map(|item| read(&item, depth))
+            .collect::<Result<_, _>>()
+            .map(Value::Array);
+    }
+    if let Ok(tuple) = object.cast::<PyTuple>() {
+        let depth = deeper(depth)?;
+        return tuple
+            .iter()
+            .map(|item| read(&item, depth))
+            .collect::<Result<_, _>>()
+            .map(Value::Array);
+    }
+    if object.is_none() {
+        return Ok(Value::Null);
+    }
+    // Before ints: a bool is an int in Python.
+    if let Ok(flag) = object.cast::<PyBool>() {
+        return Ok(Value::Bool(flag.is_true()));
+    }
+    if object.cast::<PyInt>().is_ok() {
+        return int_value(object);
+    }
+    if object.cast::<PyFloat>().is_ok() {
+        let value: f64 = object.extract().map_err(|err| python_error(object, &err))?;
+        return Number::from_f64(value)
+            .map(Value::Number)
+            .ok_or_else(|| out_of_range(value));
+    }
+    Err(NotJson(format!(
+        "Object of type {} is not JSON serializable",
+        type_name(object)
+    )))
+}
+
+/// The depth left below one more list or dict, or an error past [`MAX_DEPTH`].
+fn deeper(depth: usize) -> Result<usize, NotJson> {
+    depth
+        .checked_sub(1)
+        .filter(|&left| left > 0)
+        .ok_or_else(|| NotJson(format!("nested deeper than {MAX_DEPTH} lists and dicts")))
+}
+
+/// An int as a JSON number: exact within 64 bits, else a float, as `serde_json` reads a longer
+/// integer from JSON text.
+fn int_value(object: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
+    if let Ok(value) = object.extract::<i64>() {
+        return Ok(Value::Number(value.into()));
+    }
+    if let Ok(value) = object.extract::<u64>() {
+        return Ok(Value::Number(value.into()));
+    }
+    let value: f64 = object.extract().map_err(|err| python_error(object, &err))?;
+    Number::from_f64(value)
+        .map(Value::Number)
+        .ok_or_else(|| out_of_range(value))
+}
+
+/// A dict key as `json.dumps` writes it.
+fn key_text(key: &Bound<'_, PyAny>) -> Result<String, NotJson> {
+    if let Ok(text) = key.cast::<PyString>() {
+        return text_of(text);
+    }
+    if key.is_none() {
+        return Ok("null".into());
+    }
+    if let Ok(flag) = key.cast::<PyBool>() {
+        return Ok(if flag.is_true() { "true" } else { "false" }.into());
+    }
+    if key.cast::<PyInt>().is_ok() {
+        // `int.__repr__`, as `json.dumps` uses: an int subclass's own repr may differ.
+        return match int_value(key)? {
+            Value::Number(number) if !number.is_f64() => Ok(number.to_string()),
+            _ => {
+                let int = key.py().get_type::<PyInt>();
+                let text = int
+                    .getattr("__repr__")
+                    .and_then(|repr| repr.call1((key,)))
+                    .map_err(|err| python_error(key, &err))?;
+                text.cast::<PyString>()
+                    .map_err(|_| NotJson("int.__repr__ did not return a string".into()))
+                    .and_then(text_of)
+            }
+        };
+    }
+    if key.cast::<PyFloat>().is_ok() {
+        let value: f64 = key.extract().map_err(|err| python_error(key, &err))?;
+        if !value.is_finite() {
+            return Err(out_of_range(value));
+        }
+        // `float.__repr__`, as `json.dumps` uses.
+        let float = key.py().get_type::<PyFloat>();
+        let text = float
+            .getattr("__repr__")
+            .and_then(|repr| repr.call1((key,)))
+            .map_err(|err| python_error(key, &err))?;
+        return text
+            .cast::<PyString>()
+            .map_err(|_| NotJson("float.__repr__ did not return a string".into()))
+            .and_then(text_of);
+    }
+    Err(NotJson(format!(
+        "keys must be str, int, float, bool or None, not {}",
+        type_name(key)
+    )))
+}
+
+fn text_of(text: &Bound<'_, PyString>) -> Result<String, NotJson> {
+    text.to_cow()
+        .map(std::borrow::Cow::into_owned)
+        .map_err(|err| python_error(text.as_any(), &err))
+}
+
+fn out_of_range(value: f64) -> NotJson {
+    NotJson(format!(
+        "Out of range float values are not JSON compliant: {value}"
+    ))
+}
+
+fn python_error(object: &Bound<'_, PyAny>, err: &PyErr) -> NotJson {
+    NotJson(format!(
+        "a value of type {} cannot be read: {err}",
+        type_name(object)
+    ))
+}
+
+fn type_name(object: &Bound<'_, PyAny>) -> String {
+    object
+        .get_type()
+        .name()
+        .map_or_else(|_| "?".into(), |name| name.to_string())
+}
+
+/// Builds Python data from a JSON value, as `json.loads` would.
+pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any(),
+        Value::Number(number) => {
+            if let Some(value) = number.as_u64() {
+                value.into_pyobject(py)?.into_any()
+            } else if let Some(value) = number.as_i64() {
+                value.into_pyobject(py)?.into_any()
+            } else {
+                // Neither: a float (serde_json keeps only finite ones).
+                number
+                    .as_f64()
+                    .unwrap_or(f64::NAN)
+                    .into_pyobject(py)?
+                    .into_any()
+            }
+        }
+        Value::String(text) => PyString::new(py, text).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_python(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (key, item) in map {
+                dict.set_item(key, to_python(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// Builds a call's output from its rendered value `after`, reusing the objects of `input`
+/// (which read as `before`) for what is unchanged. The top level is always a new list or dict;
+/// under a dict, each key's value is reused when equal, and each list (of messages) is a new
+/// list whose elements are reused when equal.
+pub(crate) fn rebuild<'py>(
+    input: &Bound<'py, PyAny>,
+    before: &Value,
+    after: &Value,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = input.py();
+    match (before, after) {
+        (Value::Object(old), Value::Object(new)) if input.cast::<PyDict>().is_ok() => {
+            let input = input.cast::<PyDict>()?;
+            let dict = PyDict::new(py);
+            for (key, value) in new {
+                let item = match (old.get(key), input.get_item(key)?) {
+                    (Some(Value::Array(old)), Some(object)) if value.is_array() => {
+                        elements(&object, old, value)?
+                    }
+                    (Some(old), Some(object)) if old == value => object,
+                    _ => to_python(py, value)?,
+                };
+                dict.set_item(key, item)?;
+            }
+            Ok(dict.into_any())
+        }
+        (Value::Array(old), Value::Array(_)) => elements(input, old, after),
+        _ => to_python(py, after),
+    }
+}
+
+/// A new list of `after`'s elements: each the first element of `input` after the previous
+/// match whose value equals it, else built anew. `before` is `input`'s elements as read; when
+/// `input` is not a sequence of that length (it changed since), everything is built anew.
+fn elements<'py>(
+    input: &Bound<'py, PyAny>,
+    before: &[Value],
+    after: &Value,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = input.py();
+    let Value::Array(after) = after else {
+        return to_python(py, after);
+    };
+    let objects: Vec<Bound<'py, PyAny>> = if let Ok(list) = input.cast::<PyList>() {
+        list.iter().collect()
+    } else if let Ok(tuple) = input.cast::<PyTuple>() {
+        tuple.iter().collect()
+    } else {
+        Vec::new()
+    };
+    if objects.len() != before.len() {
+        return to_python(py, &Value::Array(after.clone()));
+    }
+    // Looked up by fingerprint only, never iterated: its order cannot reach the output.
+    let mut by_print: HashMap<u64, Vec<usize>> = HashMap::with_capacity(before.len());
+    for (index, value) in before.iter().enumerate() {
+        by_print.entry(fingerprint(value)).or_default().push(index);
+    }
+    let list = PyList::empty(py);
+    let mut next = 0;
+    for value in after {
+        let found = by_print.get(&fingerprint(value)).and_then(|candidates| {
+            let from = candidates.partition_point(|&index| index < next);
+            candidates[from..]
+                .iter()
+                .copied()
+                .find(|&index| before[index] == *value)
+        });
+        match found {
+            Some(index) => {
+                list.append(&objects[index])?;
+                next = index + 1;
+            }
+            None => list.append(to_python(py, value)?)?,
+        }
+    }
+    Ok(list.into_any())
+}
+
+/// A hash of a value's shape and of each string's length, head and tail: equal values with
+/// their keys in the same order have equal fingerprints, and unequal messages almost never do
+/// (a value whose keys were reordered is built anew, in its new order).
+fn fingerprint(value: &Value) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    feed(value, &mut hasher);
+    hasher.finish()
+}
+
+fn feed(value: &Value, hasher: &mut DefaultHasher) {
+    match value {
+        Value::Null => 0u8.hash(hasher),
+        Value::Bool(flag) => (1u8, flag).hash(hasher),
+        Value::Number(number) => (2u8, number).hash(hasher),
+        Value::String(text) => {
+            3u8.hash(hasher);
+            sample(text, hasher);
+        }
+        Value::Array(items) => {
+            (4u8, items.len()).hash(hasher);
+            for item in items {
+                feed(item, hasher);
+            }
+        }
+        Value::Object(map) => {
+            (5u8, map.len()).hash(hasher);
+            for (key, item) in map {
+                sample(key, hasher);
+                feed(item, hasher);
+            }
+        }
+    }
+}
+
+fn sample(text: &str, hasher: &mut DefaultHasher) {
+    let bytes = text.as_bytes();
+    bytes.len().hash(hasher);
+    if bytes.len() <= 2 * SAMPLE {
+        bytes.hash(hasher);
+    } else {
+        bytes[..SAMPLE].hash(hasher);
+        bytes[bytes.len() - SAMPLE..].hash(hasher);
+    }
+}
