@@ -9,9 +9,10 @@
 //! [`to_python`] builds Python data from a value as `json.loads` would. [`rebuild`] builds a
 //! call's output from its rendered value the same way, except that every message the call left
 //! as it was is the input's own Python object, found by value: an element of the output's lists
-//! of messages that equals an input element after the previous match is that input element.
-//! Reuse is decided by exact equality of values, never by position or hash alone, so the output
-//! is always equal, as JSON data, to the rendered value.
+//! of messages is the first input element after the previous match that has its [`Prints`]
+//! fingerprint and reads as exactly that element. Reuse is decided by that full comparison,
+//! never by position or fingerprint alone, so the output always equals the rendered value as
+//! JSON data.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -24,9 +25,9 @@ use serde_json::{Map, Number, Value};
 /// which the CLI meets when it reads the same data from a file.
 const MAX_DEPTH: usize = 128;
 
-/// Bytes of a string's head and of its tail that its fingerprint reads: enough to tell
-/// messages apart in practice, while a fingerprint costs the same for any length (equality is
-/// checked in full afterwards).
+/// Bytes of a string's head and of its tail that a fingerprint reads: enough to tell messages
+/// apart in practice, while a fingerprint costs the same for any length (equality is checked
+/// in full afterwards).
 const SAMPLE: usize = 32;
 
 /// Why Python data is not JSON data, worded as `json.dumps` words it.
@@ -224,49 +225,95 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'
     })
 }
 
+/// Fingerprints of the elements of the input's lists of messages: its own elements when it is a
+/// list, those of each list under a key when it is a dict. Taken before the value is handed to
+/// the library, which consumes it.
+pub(crate) struct Prints {
+    /// The top level's elements, when it is a list.
+    top: Option<Vec<u64>>,
+    /// Each list under a key of a top-level dict, by key, in the dict's order.
+    keys: Vec<(String, Vec<u64>)>,
+}
+
+impl Prints {
+    /// The fingerprints of `input`'s lists.
+    pub(crate) fn of(input: &Value) -> Self {
+        let prints = |items: &[Value]| items.iter().map(fingerprint).collect();
+        match input {
+            Value::Array(items) => Self {
+                top: Some(prints(items)),
+                keys: Vec::new(),
+            },
+            Value::Object(map) => Self {
+                top: None,
+                keys: map
+                    .iter()
+                    .filter_map(|(key, value)| match value {
+                        Value::Array(items) => Some((key.clone(), prints(items))),
+                        _ => None,
+                    })
+                    .collect(),
+            },
+            _ => Self {
+                top: None,
+                keys: Vec::new(),
+            },
+        }
+    }
+
+    fn key(&self, key: &str) -> Option<&[u64]> {
+        self.keys
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, prints)| prints.as_slice())
+    }
+}
+
 /// Builds a call's output from its rendered value `after`, reusing the objects of `input`
-/// (which read as `before`) for what is unchanged. The top level is always a new list or dict;
-/// under a dict, each key's value is reused when equal, and each list (of messages) is a new
-/// list whose elements are reused when equal.
+/// (fingerprinted in `prints` when it was read) where they are equal to what they stand for.
+/// The top level is always a new list or dict; under a dict, each key's value is reused when
+/// equal, and each list (of messages) is a new list whose elements are reused when equal.
 pub(crate) fn rebuild<'py>(
     input: &Bound<'py, PyAny>,
-    before: &Value,
+    prints: &Prints,
     after: &Value,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = input.py();
-    match (before, after) {
-        (Value::Object(old), Value::Object(new)) if input.cast::<PyDict>().is_ok() => {
-            let input = input.cast::<PyDict>()?;
+    match after {
+        Value::Array(items) => match &prints.top {
+            Some(prints) => elements(input, prints, items),
+            None => to_python(py, after),
+        },
+        Value::Object(map) => {
+            let Ok(input) = input.cast::<PyDict>() else {
+                return to_python(py, after);
+            };
             let dict = PyDict::new(py);
-            for (key, value) in new {
-                let item = match (old.get(key), input.get_item(key)?) {
-                    (Some(Value::Array(old)), Some(object)) if value.is_array() => {
-                        elements(&object, old, value)?
+            for (key, value) in map {
+                let item = match (input.get_item(key)?, value, prints.key(key)) {
+                    (Some(object), Value::Array(items), Some(prints)) => {
+                        elements(&object, prints, items)?
                     }
-                    (Some(old), Some(object)) if old == value => object,
+                    (Some(object), value, _) if equals(value, &object) => object,
                     _ => to_python(py, value)?,
                 };
                 dict.set_item(key, item)?;
             }
             Ok(dict.into_any())
         }
-        (Value::Array(old), Value::Array(_)) => elements(input, old, after),
         _ => to_python(py, after),
     }
 }
 
-/// A new list of `after`'s elements: each the first element of `input` after the previous
-/// match whose value equals it, else built anew. `before` is `input`'s elements as read; when
-/// `input` is not a sequence of that length (it changed since), everything is built anew.
+/// A new list of `after`: each element the first element of `input` after the previous match
+/// that has its fingerprint and equals it, else built anew. `prints` are `input`'s elements'
+/// fingerprints as read; when `input` no longer has that many elements, all are built anew.
 fn elements<'py>(
     input: &Bound<'py, PyAny>,
-    before: &[Value],
-    after: &Value,
+    prints: &[u64],
+    after: &[Value],
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = input.py();
-    let Value::Array(after) = after else {
-        return to_python(py, after);
-    };
     let objects: Vec<Bound<'py, PyAny>> = if let Ok(list) = input.cast::<PyList>() {
         list.iter().collect()
     } else if let Ok(tuple) = input.cast::<PyTuple>() {
@@ -274,13 +321,14 @@ fn elements<'py>(
     } else {
         Vec::new()
     };
-    if objects.len() != before.len() {
-        return to_python(py, &Value::Array(after.clone()));
-    }
+    let usable = objects.len() == prints.len();
     // Looked up by fingerprint only, never iterated: its order cannot reach the output.
-    let mut by_print: HashMap<u64, Vec<usize>> = HashMap::with_capacity(before.len());
-    for (index, value) in before.iter().enumerate() {
-        by_print.entry(fingerprint(value)).or_default().push(index);
+    let mut by_print: HashMap<u64, Vec<usize>> = HashMap::new();
+    if usable {
+        by_print.reserve(prints.len());
+        for (index, &print) in prints.iter().enumerate() {
+            by_print.entry(print).or_default().push(index);
+        }
     }
     let list = PyList::empty(py);
     let mut next = 0;
@@ -290,7 +338,7 @@ fn elements<'py>(
             candidates[from..]
                 .iter()
                 .copied()
-                .find(|&index| before[index] == *value)
+                .find(|&index| equals(value, &objects[index]))
         });
         match found {
             Some(index) => {
@@ -303,15 +351,94 @@ fn elements<'py>(
     Ok(list.into_any())
 }
 
-/// A hash of a value's shape and of each string's length, head and tail: equal values with
-/// their keys in the same order have equal fingerprints, and unequal messages almost never do
-/// (a value whose keys were reordered is built anew, in its new order).
+/// Whether `object` reads (by [`from_python`]) as exactly `value`; `false` whenever that is not
+/// certain (an int key, an int beyond 64 bits, a string that cannot be encoded).
+fn equals(value: &Value, object: &Bound<'_, PyAny>) -> bool {
+    match value {
+        Value::String(text) => object.cast::<PyString>().is_ok_and(|string| {
+            string
+                .encode_utf8()
+                .is_ok_and(|bytes| bytes.as_bytes() == text.as_bytes())
+        }),
+        Value::Object(map) => object.cast::<PyDict>().is_ok_and(|dict| {
+            // As many keys, and each of the value's keys maps to an equal item: the dict's
+            // keys are then exactly the value's, all strings.
+            dict.len() == map.len()
+                && map.iter().all(|(key, item)| {
+                    dict.get_item(key)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|object| equals(item, &object))
+                })
+        }),
+        Value::Array(items) => {
+            let objects: Vec<Bound<'_, PyAny>> = if let Ok(list) = object.cast::<PyList>() {
+                list.iter().collect()
+            } else if let Ok(tuple) = object.cast::<PyTuple>() {
+                tuple.iter().collect()
+            } else {
+                return false;
+            };
+            objects.len() == items.len()
+                && items
+                    .iter()
+                    .zip(&objects)
+                    .all(|(item, object)| equals(item, object))
+        }
+        Value::Null => object.is_none(),
+        Value::Bool(flag) => object
+            .cast::<PyBool>()
+            .is_ok_and(|object| object.is_true() == *flag),
+        Value::Number(number) => {
+            if object.cast::<PyBool>().is_ok() {
+                false
+            } else if object.cast::<PyInt>().is_ok() {
+                if let Some(value) = number.as_i64() {
+                    object.extract::<i64>().is_ok_and(|int| int == value)
+                } else if let Some(value) = number.as_u64() {
+                    object.extract::<u64>().is_ok_and(|int| int == value)
+                } else {
+                    false
+                }
+            } else if object.cast::<PyFloat>().is_ok() {
+                number.is_f64()
+                    && object
+                        .extract::<f64>()
+                        .is_ok_and(|float| number.as_f64() == Some(float))
+            } else {
+                false
+            }
+        }
+    }
+}
+
+/// A hash of a message's top level — its keys, the length, head and tail of each string, each
+/// scalar, the length of each list and dict — that costs the same whatever the message holds.
+/// Equal values with their keys in the same order have equal fingerprints, and unequal
+/// messages seldom do (equality is checked in full before any reuse; a value whose keys were
+/// reordered is built anew, in its new order).
 fn fingerprint(value: &Value) -> u64 {
     let mut hasher = DefaultHasher::new();
-    feed(value, &mut hasher);
+    match value {
+        Value::Object(map) => {
+            (5u8, map.len()).hash(&mut hasher);
+            for (key, item) in map {
+                sample(key, &mut hasher);
+                feed(item, &mut hasher);
+            }
+        }
+        Value::Array(items) => {
+            (4u8, items.len()).hash(&mut hasher);
+            for item in items {
+                feed(item, &mut hasher);
+            }
+        }
+        scalar => feed(scalar, &mut hasher),
+    }
     hasher.finish()
 }
 
+/// Feeds one value into a fingerprint: a scalar, a string's sample, or a container's length.
 fn feed(value: &Value, hasher: &mut DefaultHasher) {
     match value {
         Value::Null => 0u8.hash(hasher),
@@ -321,19 +448,8 @@ fn feed(value: &Value, hasher: &mut DefaultHasher) {
             3u8.hash(hasher);
             sample(text, hasher);
         }
-        Value::Array(items) => {
-            (4u8, items.len()).hash(hasher);
-            for item in items {
-                feed(item, hasher);
-            }
-        }
-        Value::Object(map) => {
-            (5u8, map.len()).hash(hasher);
-            for (key, item) in map {
-                sample(key, hasher);
-                feed(item, hasher);
-            }
-        }
+        Value::Array(items) => (4u8, items.len()).hash(hasher),
+        Value::Object(map) => (5u8, map.len()).hash(hasher),
     }
 }
 

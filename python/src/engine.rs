@@ -132,31 +132,46 @@ pub(crate) fn settings(json: &str) -> Result<Settings, Failure> {
     serde_json::from_str(json).map_err(|err| Failure::options(format!("bad options: {err}")))
 }
 
-/// Compacts `input` to its budget: the output conversation and the report, as JSON values.
-pub(crate) fn compact(input: &Value, settings: &Settings) -> Result<(Value, Value), Failure> {
+/// What [`compact`] gives when it runs to the end.
+pub(crate) enum Compaction {
+    /// The output conversation and the report, as JSON values.
+    Done(Value, Value),
+    /// The budget cannot be met: the library's message. The input was consumed: the caller
+    /// reads it again for [`cannot_fit`], on this rare path only.
+    CannotFit(String),
+}
+
+/// Compacts `input` to its budget.
+pub(crate) fn compact(input: Value, settings: &Settings) -> Result<Compaction, Failure> {
     let options = options(settings)?;
     let conversation = parse(input, settings)?;
     match ctxcompact::compact(conversation, &options) {
-        Ok(compacted) => Ok((
+        Ok(compacted) => Ok(Compaction::Done(
             format::render(&compacted.conversation),
             to_value(&compacted.report),
         )),
-        Err(err) if err.is_cannot_fit() => {
-            // The conversation was consumed: read it again for the report (on this rare path
-            // only).
-            let report = ctxcompact::analyze(&parse(input, settings)?, &options)
-                .map_err(Failure::from_library)?;
-            Err(Failure::CannotFit {
-                message: err.to_string(),
-                report: to_value(&report).to_string(),
-            })
-        }
+        Err(err) if err.is_cannot_fit() => Ok(Compaction::CannotFit(err.to_string())),
         Err(err) => Err(Failure::from_library(err)),
     }
 }
 
+/// The failure of a [`compact`] that could not meet its budget (`message`), with the report of
+/// what it tried.
+pub(crate) fn cannot_fit(input: Value, settings: &Settings, message: String) -> Failure {
+    let report = options(settings).and_then(|options| {
+        ctxcompact::analyze(&parse(input, settings)?, &options).map_err(Failure::from_library)
+    });
+    match report {
+        Ok(report) => Failure::CannotFit {
+            message,
+            report: to_value(&report).to_string(),
+        },
+        Err(failure) => failure,
+    }
+}
+
 /// Trims old tool rounds alone: the output conversation and the report, as JSON values.
-pub(crate) fn trim_tools(input: &Value, settings: &Settings) -> Result<(Value, Value), Failure> {
+pub(crate) fn trim_tools(input: Value, settings: &Settings) -> Result<(Value, Value), Failure> {
     let options = tool_options(settings)?;
     let conversation = parse(input, settings)?;
     let trimmed = ctxcompact::trim_tools(conversation, &options).map_err(Failure::from_library)?;
@@ -167,7 +182,7 @@ pub(crate) fn trim_tools(input: &Value, settings: &Settings) -> Result<(Value, V
 }
 
 /// What `compact` would do, as the report's JSON value; a budget too small is reported in it.
-pub(crate) fn analyze(input: &Value, settings: &Settings) -> Result<Value, Failure> {
+pub(crate) fn analyze(input: Value, settings: &Settings) -> Result<Value, Failure> {
     let options = options(settings)?;
     let conversation = parse(input, settings)?;
     let report = ctxcompact::analyze(&conversation, &options).map_err(Failure::from_library)?;
@@ -175,7 +190,7 @@ pub(crate) fn analyze(input: &Value, settings: &Settings) -> Result<Value, Failu
 }
 
 /// Each message's tokens and the total, as the CLI's `count --json` prints them.
-pub(crate) fn count(input: &Value, settings: &Settings) -> Result<Value, Failure> {
+pub(crate) fn count(input: Value, settings: &Settings) -> Result<Value, Failure> {
     let tokenizer = model_options(settings, Some(Budget::Ratio(1.0)))?.tokenizer;
     let conversation = parse(input, settings)?;
     let counts = tokenizer.count(&conversation);
@@ -188,7 +203,7 @@ pub(crate) fn count(input: &Value, settings: &Settings) -> Result<Value, Failure
 
 /// Every pairing and placement problem, as a JSON array of objects with the message index, the
 /// field, the kind, the call id and the text.
-pub(crate) fn validate(input: &Value, settings: &Settings) -> Result<Value, Failure> {
+pub(crate) fn validate(input: Value, settings: &Settings) -> Result<Value, Failure> {
     let conversation = parse(input, settings)?;
     Ok(ctxcompact::validate(&conversation)
         .iter()
@@ -218,14 +233,12 @@ fn problem_json(problem: &Problem) -> Value {
     })
 }
 
-/// Reads the conversation from a copy of `input`: the caller keeps `input` to find the messages
-/// that come out unchanged.
-fn parse(input: &Value, settings: &Settings) -> Result<Conversation, Failure> {
+fn parse(input: Value, settings: &Settings) -> Result<Conversation, Failure> {
     let format = match settings.format.as_deref() {
         None | Some("auto") => None,
         Some(name) => Some(name.parse::<Format>().map_err(Failure::options)?),
     };
-    format::parse_value(input.clone(), format).map_err(Failure::from_library)
+    format::parse_value(input, format).map_err(Failure::from_library)
 }
 
 fn to_value(report: &ctxcompact::Report) -> Value {

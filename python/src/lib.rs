@@ -12,8 +12,8 @@
 mod data;
 mod engine;
 
-use data::NotJson;
-use engine::{Failure, Settings};
+use data::{NotJson, Prints};
+use engine::{Compaction, Failure, Settings};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -62,33 +62,43 @@ impl From<NotJson> for Failure {
     }
 }
 
-/// Reads the conversation and the settings, then runs `work` on them with the GIL released;
-/// returns the conversation's value too, for [`data::rebuild`].
+/// Reads the conversation and the settings, then runs `work` on them with the GIL released.
 fn detached<T: Send>(
     conversation: &Bound<'_, PyAny>,
-    settings: &str,
-    work: impl FnOnce(&Value, &Settings) -> Result<T, Failure> + Send,
-) -> PyResult<(Value, T)> {
-    let settings = engine::settings(settings)?;
+    settings: &Settings,
+    work: impl FnOnce(Value, &Settings) -> Result<T, Failure> + Send,
+) -> PyResult<T> {
     let input = data::from_python(conversation).map_err(Failure::from)?;
-    let output = conversation.py().detach(|| work(&input, &settings))?;
-    Ok((input, output))
+    Ok(conversation.py().detach(|| work(input, settings))?)
 }
 
-/// Builds a call's `(conversation, report)` result, then frees the input's value with the GIL
-/// released.
+/// Runs `work`, which consumes the conversation's value, and builds its `(conversation,
+/// report)` result, reusing the input's objects for what came out unchanged.
 fn compacted<'py>(
     conversation: &Bound<'py, PyAny>,
-    input: Value,
-    (output, report): (Value, Value),
+    settings: &str,
+    work: impl FnOnce(Value, &Settings) -> Result<Compaction, Failure> + Send,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let py = conversation.py();
-    let result = (
-        data::rebuild(conversation, &input, &output)?,
-        data::to_python(py, &report)?,
-    );
-    py.detach(move || drop((input, output)));
-    Ok(result)
+    let settings = engine::settings(settings)?;
+    let input = data::from_python(conversation).map_err(Failure::from)?;
+    let prints = Prints::of(&input);
+    match py.detach(|| work(input, &settings))? {
+        Compaction::Done(output, report) => {
+            let result = (
+                data::rebuild(conversation, &prints, &output)?,
+                data::to_python(py, &report)?,
+            );
+            py.detach(move || drop(output));
+            Ok(result)
+        }
+        Compaction::CannotFit(message) => {
+            let failure = detached(conversation, &settings, |input, settings| {
+                Ok(engine::cannot_fit(input, settings, message))
+            })?;
+            Err(failure.into())
+        }
+    }
 }
 
 /// Compacts a conversation to its budget: `(conversation, report)`.
@@ -97,8 +107,7 @@ fn compact<'py>(
     conversation: &Bound<'py, PyAny>,
     settings: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    let (input, result) = detached(conversation, settings, engine::compact)?;
-    compacted(conversation, input, result)
+    compacted(conversation, settings, engine::compact)
 }
 
 /// Trims old tool rounds alone: `(conversation, report)`.
@@ -107,28 +116,32 @@ fn trim_tools<'py>(
     conversation: &Bound<'py, PyAny>,
     settings: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    let (input, result) = detached(conversation, settings, engine::trim_tools)?;
-    compacted(conversation, input, result)
+    compacted(conversation, settings, |input, settings| {
+        engine::trim_tools(input, settings).map(|(output, report)| Compaction::Done(output, report))
+    })
 }
 
 /// What `compact` would do: the report.
 #[pyfunction]
 fn analyze<'py>(conversation: &Bound<'py, PyAny>, settings: &str) -> PyResult<Bound<'py, PyAny>> {
-    let (_, report) = detached(conversation, settings, engine::analyze)?;
+    let settings = engine::settings(settings)?;
+    let report = detached(conversation, &settings, engine::analyze)?;
     data::to_python(conversation.py(), &report)
 }
 
 /// Each message's tokens and the total, as `count --json` prints them.
 #[pyfunction]
 fn count<'py>(conversation: &Bound<'py, PyAny>, settings: &str) -> PyResult<Bound<'py, PyAny>> {
-    let (_, counts) = detached(conversation, settings, engine::count)?;
+    let settings = engine::settings(settings)?;
+    let counts = detached(conversation, &settings, engine::count)?;
     data::to_python(conversation.py(), &counts)
 }
 
 /// Every pairing and placement problem, as a list of dicts.
 #[pyfunction]
 fn validate<'py>(conversation: &Bound<'py, PyAny>, settings: &str) -> PyResult<Bound<'py, PyAny>> {
-    let (_, problems) = detached(conversation, settings, engine::validate)?;
+    let settings = engine::settings(settings)?;
+    let problems = detached(conversation, &settings, engine::validate)?;
     data::to_python(conversation.py(), &problems)
 }
 
