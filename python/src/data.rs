@@ -76,13 +76,10 @@ fn read(object: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
         return Ok(Value::Bool(flag.is_true()));
     }
     if object.cast::<PyInt>().is_ok() {
-        return int_value(object);
+        return int_text(object).and_then(|text| number(&text));
     }
     if object.cast::<PyFloat>().is_ok() {
-        let value: f64 = object.extract().map_err(|err| python_error(object, &err))?;
-        return Number::from_f64(value)
-            .map(Value::Number)
-            .ok_or_else(|| out_of_range(value));
+        return float_text(object).and_then(|text| number(&text));
     }
     Err(NotJson(format!(
         "Object of type {} is not JSON serializable",
@@ -98,19 +95,46 @@ fn deeper(depth: usize) -> Result<usize, NotJson> {
         .ok_or_else(|| NotJson(format!("nested deeper than {MAX_DEPTH} lists and dicts")))
 }
 
-/// An int as a JSON number: exact within 64 bits, else a float, as `serde_json` reads a longer
-/// integer from JSON text.
-fn int_value(object: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
-    if let Ok(value) = object.extract::<i64>() {
-        return Ok(Value::Number(value.into()));
-    }
-    if let Ok(value) = object.extract::<u64>() {
-        return Ok(Value::Number(value.into()));
-    }
-    let value: f64 = object.extract().map_err(|err| python_error(object, &err))?;
-    Number::from_f64(value)
+/// A number from the text `json.dumps` writes for it, kept digit for digit as the library
+/// keeps numbers (`serde_json`'s `arbitrary_precision`, which the library turns on).
+fn number(text: &str) -> Result<Value, NotJson> {
+    text.parse::<Number>()
         .map(Value::Number)
-        .ok_or_else(|| out_of_range(value))
+        .map_err(|err| NotJson(format!("{text} is not a JSON number: {err}")))
+}
+
+/// An int's text as `json.dumps` writes it: `int.__repr__`, whatever a subclass's repr says.
+fn int_text(object: &Bound<'_, PyAny>) -> Result<String, NotJson> {
+    if let Ok(value) = object.extract::<i64>() {
+        return Ok(value.to_string());
+    }
+    base_repr::<PyInt>(object)
+}
+
+/// A float's text as `json.dumps` writes it: `float.__repr__`; infinities and NaN are refused,
+/// as `allow_nan=False` refuses them.
+fn float_text(object: &Bound<'_, PyAny>) -> Result<String, NotJson> {
+    let value: f64 = object.extract().map_err(|err| python_error(object, &err))?;
+    if !value.is_finite() {
+        return Err(NotJson(format!(
+            "Out of range float values are not JSON compliant: {value}"
+        )));
+    }
+    base_repr::<PyFloat>(object)
+}
+
+/// `T.__repr__(object)`: the base type's repr of an instance of a subclass of it.
+fn base_repr<T: pyo3::PyTypeInfo>(object: &Bound<'_, PyAny>) -> Result<String, NotJson> {
+    let text = object
+        .py()
+        .get_type::<T>()
+        .getattr("__repr__")
+        .and_then(|repr| repr.call1((object,)))
+        .map_err(|err| python_error(object, &err))?;
+    let text = text
+        .cast::<PyString>()
+        .map_err(|_| NotJson("a base type's __repr__ did not return a string".into()))?;
+    text_of(text)
 }
 
 /// A dict key as `json.dumps` writes it.
@@ -125,36 +149,10 @@ fn key_text(key: &Bound<'_, PyAny>) -> Result<String, NotJson> {
         return Ok(if flag.is_true() { "true" } else { "false" }.into());
     }
     if key.cast::<PyInt>().is_ok() {
-        // `int.__repr__`, as `json.dumps` uses: an int subclass's own repr may differ.
-        return match int_value(key)? {
-            Value::Number(number) if !number.is_f64() => Ok(number.to_string()),
-            _ => {
-                let int = key.py().get_type::<PyInt>();
-                let text = int
-                    .getattr("__repr__")
-                    .and_then(|repr| repr.call1((key,)))
-                    .map_err(|err| python_error(key, &err))?;
-                text.cast::<PyString>()
-                    .map_err(|_| NotJson("int.__repr__ did not return a string".into()))
-                    .and_then(text_of)
-            }
-        };
+        return int_text(key);
     }
     if key.cast::<PyFloat>().is_ok() {
-        let value: f64 = key.extract().map_err(|err| python_error(key, &err))?;
-        if !value.is_finite() {
-            return Err(out_of_range(value));
-        }
-        // `float.__repr__`, as `json.dumps` uses.
-        let float = key.py().get_type::<PyFloat>();
-        let text = float
-            .getattr("__repr__")
-            .and_then(|repr| repr.call1((key,)))
-            .map_err(|err| python_error(key, &err))?;
-        return text
-            .cast::<PyString>()
-            .map_err(|_| NotJson("float.__repr__ did not return a string".into()))
-            .and_then(text_of);
+        return float_text(key);
     }
     Err(NotJson(format!(
         "keys must be str, int, float, bool or None, not {}",
@@ -166,12 +164,6 @@ fn text_of(text: &Bound<'_, PyString>) -> Result<String, NotJson> {
     text.to_cow()
         .map(std::borrow::Cow::into_owned)
         .map_err(|err| python_error(text.as_any(), &err))
-}
-
-fn out_of_range(value: f64) -> NotJson {
-    NotJson(format!(
-        "Out of range float values are not JSON compliant: {value}"
-    ))
 }
 
 fn python_error(object: &Bound<'_, PyAny>, err: &PyErr) -> NotJson {
@@ -194,17 +186,25 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'
         Value::Null => py.None().into_bound(py),
         Value::Bool(flag) => PyBool::new(py, *flag).to_owned().into_any(),
         Value::Number(number) => {
-            if let Some(value) = number.as_u64() {
+            if let Some(value) = number.as_i64() {
                 value.into_pyobject(py)?.into_any()
-            } else if let Some(value) = number.as_i64() {
+            } else if let Some(value) = number.as_u64() {
                 value.into_pyobject(py)?.into_any()
-            } else {
-                // Neither: a float (serde_json keeps only finite ones).
+            } else if number.is_f64() {
                 number
                     .as_f64()
                     .unwrap_or(f64::NAN)
                     .into_pyobject(py)?
                     .into_any()
+            } else {
+                // An integer beyond 64 bits or a float beyond f64, kept digit for digit: what
+                // `json.loads` makes of its text.
+                let text = number.as_str();
+                if text.contains(['.', 'e', 'E']) {
+                    py.get_type::<PyFloat>().call1((text,))?
+                } else {
+                    py.get_type::<PyInt>().call1((text,))?
+                }
             }
         }
         Value::String(text) => PyString::new(py, text).into_any(),
@@ -352,7 +352,7 @@ fn elements<'py>(
 }
 
 /// Whether `object` reads (by [`from_python`]) as exactly `value`; `false` whenever that is not
-/// certain (an int key, an int beyond 64 bits, a string that cannot be encoded).
+/// certain (a dict with a key that is not a string, a string that cannot be encoded).
 fn equals(value: &Value, object: &Bound<'_, PyAny>) -> bool {
     match value {
         Value::String(text) => object.cast::<PyString>().is_ok_and(|string| {
@@ -390,24 +390,16 @@ fn equals(value: &Value, object: &Bound<'_, PyAny>) -> bool {
             .cast::<PyBool>()
             .is_ok_and(|object| object.is_true() == *flag),
         Value::Number(number) => {
-            if object.cast::<PyBool>().is_ok() {
-                false
+            let text = if object.cast::<PyBool>().is_ok() {
+                return false;
             } else if object.cast::<PyInt>().is_ok() {
-                if let Some(value) = number.as_i64() {
-                    object.extract::<i64>().is_ok_and(|int| int == value)
-                } else if let Some(value) = number.as_u64() {
-                    object.extract::<u64>().is_ok_and(|int| int == value)
-                } else {
-                    false
-                }
+                int_text(object)
             } else if object.cast::<PyFloat>().is_ok() {
-                number.is_f64()
-                    && object
-                        .extract::<f64>()
-                        .is_ok_and(|float| number.as_f64() == Some(float))
+                float_text(object)
             } else {
-                false
-            }
+                return false;
+            };
+            text.is_ok_and(|text| text == number.as_str())
         }
     }
 }

@@ -79,13 +79,21 @@ def test_python_data_reads_as_json_dumps_writes_it() -> None:
         True: "bool key",
         None: "none key",
         "tuple": (1, 2.0, "three"),
-        "big": 2**70,
+        "big": 2**70 + 1,
+        "huge": -(10**40) - 7,
+        "float": 1e16,
+        "tiny": 5e-324,
         "negative": -(2**40),
         "level": Level.LOW,
         "nested": [{"a": [None, False]}],
     }
     result = ctxcompact.compact(messages, target=10**9)
     assert result.conversation == json.loads(json.dumps(messages))
+    # Numbers are kept digit for digit, as the library keeps them from JSON text.
+    metadata = result.messages[1]["metadata"]
+    assert metadata["big"] == 2**70 + 1 and isinstance(metadata["big"], int)
+    assert metadata["huge"] == -(10**40) - 7
+    assert metadata["float"] == 1e16 and isinstance(metadata["float"], float)
     # A message whose fields read differently from JSON is built anew, the others are reused.
     assert result.messages[1] is not messages[1]
     assert result.messages[0] is messages[0]
@@ -112,3 +120,16 @@ def test_nesting_deeper_than_json_text_allows_is_not_json_data() -> None:
     deep = [{"role": "user", "content": "hi", "extra": nested(126)}]
     with pytest.raises(ctxcompact.InputError, match="nested deeper"):
         ctxcompact.count(deep)
+
+
+def test_numbers_come_out_as_the_cli_writes_them(tmp_path: Any, cli: Any) -> None:
+    from conftest import run_cli
+
+    messages: List[Dict[str, Any]] = agent(2)
+    messages[1]["metadata"] = {"big": 2**70 + 1, "float": 1e16, "tiny": 5e-324, "small": -3}
+    path = tmp_path / "numbers.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    code, stdout, stderr = run_cli(cli, ["compact", str(path), "--target", "1000000000"])
+    assert code == 0, stderr
+    result = ctxcompact.compact(messages, target=10**9)
+    assert result.conversation == json.loads(stdout)
