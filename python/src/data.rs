@@ -15,7 +15,7 @@
 //! JSON data.
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -289,12 +289,13 @@ pub(crate) fn rebuild<'py>(
                 return to_python(py, after);
             };
             let dict = PyDict::new(py);
+            let mut keys = Keys::new(py);
             for (key, value) in map {
                 let item = match (input.get_item(key)?, value, prints.key(key)) {
                     (Some(object), Value::Array(items), Some(prints)) => {
                         elements(&object, prints, items)?
                     }
-                    (Some(object), value, _) if equals(value, &object) => object,
+                    (Some(object), value, _) if equals(value, &object, &mut keys) => object,
                     _ => to_python(py, value)?,
                 };
                 dict.set_item(key, item)?;
@@ -331,6 +332,7 @@ fn elements<'py>(
         }
     }
     let list = PyList::empty(py);
+    let mut keys = Keys::new(py);
     let mut next = 0;
     for value in after {
         let found = by_print.get(&fingerprint(value)).and_then(|candidates| {
@@ -338,7 +340,7 @@ fn elements<'py>(
             candidates[from..]
                 .iter()
                 .copied()
-                .find(|&index| equals(value, &objects[index]))
+                .find(|&index| equals(value, &objects[index], &mut keys))
         });
         match found {
             Some(index) => {
@@ -353,7 +355,7 @@ fn elements<'py>(
 
 /// Whether `object` reads (by [`from_python`]) as exactly `value`; `false` whenever that is not
 /// certain (a dict with a key that is not a string, a string that cannot be encoded).
-fn equals(value: &Value, object: &Bound<'_, PyAny>) -> bool {
+fn equals<'py>(value: &Value, object: &Bound<'py, PyAny>, keys: &mut Keys<'py>) -> bool {
     match value {
         Value::String(text) => object.cast::<PyString>().is_ok_and(|string| {
             string
@@ -365,14 +367,14 @@ fn equals(value: &Value, object: &Bound<'_, PyAny>) -> bool {
             // keys are then exactly the value's, all strings.
             dict.len() == map.len()
                 && map.iter().all(|(key, item)| {
-                    dict.get_item(key)
+                    dict.get_item(keys.get(key))
                         .ok()
                         .flatten()
-                        .is_some_and(|object| equals(item, &object))
+                        .is_some_and(|object| equals(item, &object, keys))
                 })
         }),
         Value::Array(items) => {
-            let objects: Vec<Bound<'_, PyAny>> = if let Ok(list) = object.cast::<PyList>() {
+            let objects: Vec<Bound<'py, PyAny>> = if let Ok(list) = object.cast::<PyList>() {
                 list.iter().collect()
             } else if let Ok(tuple) = object.cast::<PyTuple>() {
                 tuple.iter().collect()
@@ -383,7 +385,7 @@ fn equals(value: &Value, object: &Bound<'_, PyAny>) -> bool {
                 && items
                     .iter()
                     .zip(&objects)
-                    .all(|(item, object)| equals(item, object))
+                    .all(|(item, object)| equals(item, object, keys))
         }
         Value::Null => object.is_none(),
         Value::Bool(flag) => object
@@ -404,13 +406,43 @@ fn equals(value: &Value, object: &Bound<'_, PyAny>) -> bool {
     }
 }
 
+/// Python strings for the dict keys [`equals`] looks up, made once per call: messages repeat a
+/// handful of keys (`role`, `content`, ...) thousands of times.
+struct Keys<'py> {
+    py: Python<'py>,
+    known: Vec<(String, Bound<'py, PyString>)>,
+}
+
+impl<'py> Keys<'py> {
+    /// Distinct keys kept; past them a key's string is made for each lookup.
+    const KEPT: usize = 64;
+
+    fn new(py: Python<'py>) -> Self {
+        Self {
+            py,
+            known: Vec::new(),
+        }
+    }
+
+    fn get(&mut self, key: &str) -> Bound<'py, PyString> {
+        if let Some((_, string)) = self.known.iter().find(|(known, _)| known == key) {
+            return string.clone();
+        }
+        let string = PyString::new(self.py, key);
+        if self.known.len() < Self::KEPT {
+            self.known.push((key.to_owned(), string.clone()));
+        }
+        string
+    }
+}
+
 /// A hash of a message's top level — its keys, the length, head and tail of each string, each
 /// scalar, the length of each list and dict — that costs the same whatever the message holds.
 /// Equal values with their keys in the same order have equal fingerprints, and unequal
 /// messages seldom do (equality is checked in full before any reuse; a value whose keys were
 /// reordered is built anew, in its new order).
 fn fingerprint(value: &Value) -> u64 {
-    let mut hasher = DefaultHasher::new();
+    let mut hasher = Fold::default();
     match value {
         Value::Object(map) => {
             (5u8, map.len()).hash(&mut hasher);
@@ -431,7 +463,7 @@ fn fingerprint(value: &Value) -> u64 {
 }
 
 /// Feeds one value into a fingerprint: a scalar, a string's sample, or a container's length.
-fn feed(value: &Value, hasher: &mut DefaultHasher) {
+fn feed(value: &Value, hasher: &mut Fold) {
     match value {
         Value::Null => 0u8.hash(hasher),
         Value::Bool(flag) => (1u8, flag).hash(hasher),
@@ -445,7 +477,7 @@ fn feed(value: &Value, hasher: &mut DefaultHasher) {
     }
 }
 
-fn sample(text: &str, hasher: &mut DefaultHasher) {
+fn sample(text: &str, hasher: &mut Fold) {
     let bytes = text.as_bytes();
     bytes.len().hash(hasher);
     if bytes.len() <= 2 * SAMPLE {
@@ -453,5 +485,52 @@ fn sample(text: &str, hasher: &mut DefaultHasher) {
     } else {
         bytes[..SAMPLE].hash(hasher);
         bytes[bytes.len() - SAMPLE..].hash(hasher);
+    }
+}
+
+/// A fast, fixed hasher for fingerprints: each 8-byte word is folded in with a rotate, a xor
+/// and a multiply by a large odd constant (the golden-ratio constant of Fibonacci hashing).
+/// Its quality only decides how often two messages share a fingerprint, never what is reused.
+#[derive(Default)]
+struct Fold(u64);
+
+impl Fold {
+    const MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::MULTIPLIER);
+    }
+}
+
+impl Hasher for Fold {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut buffer = [0; 8];
+            buffer.copy_from_slice(word);
+            self.add(u64::from_le_bytes(buffer));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut buffer = [0; 8];
+            buffer[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(buffer));
+        }
+    }
+
+    fn write_u8(&mut self, value: u8) {
+        self.add(u64::from(value));
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.add(value);
+    }
+
+    fn write_usize(&mut self, value: usize) {
+        self.add(value as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
