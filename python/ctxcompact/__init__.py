@@ -7,9 +7,12 @@ it removed and why. The same input and options always give the same output.
 
 Every function takes plain Python data in a format the library reads: a list of message dicts
 (OpenAI Chat Completions) or a request body dict (OpenAI ``{"messages": [...]}`` or Anthropic
-``{"system": ..., "messages": [...]}``). The work runs in Rust with the GIL released, so calls
-from several threads run in parallel. Results equal the ``ctxcompact`` command line's for the
-same input and options.
+``{"system": ..., "messages": [...]}``). The data goes to Rust as it is, with no JSON text in
+between; the work runs there with the GIL released, so calls from several threads run in
+parallel. Results equal the ``ctxcompact`` command line's for the same input and options, as
+JSON data. In a result's conversation, every message that came out unchanged is the input's own
+object (not a copy), as LangChain's ``trim_messages`` returns its input's messages; the lists
+and the body dict holding them are new.
 
 Example::
 
@@ -100,7 +103,9 @@ class Compacted:
     """The result of :func:`compact` or :func:`trim_tools`.
 
     ``conversation`` has the input's shape (a list, or a request body dict); ``messages`` is its
-    list of messages; ``report`` is the dict the command line writes with ``--report``.
+    list of messages; ``report`` is the dict the command line writes with ``--report``. The
+    lists and the body dict are new; a message that came out unchanged is the input's own
+    object, so a change made to it shows in both.
     """
 
     __slots__ = ("conversation", "report")
@@ -179,7 +184,7 @@ def compact(
         )
     )
     output, report = _call(_native.compact, conversation, settings)
-    return Compacted(json.loads(output), json.loads(report))
+    return Compacted(output, report)
 
 
 def trim_tools(
@@ -213,7 +218,7 @@ def trim_tools(
         )
     )
     output, report = _call(_native.trim_tools, conversation, settings)
-    return Compacted(json.loads(output), json.loads(report))
+    return Compacted(output, report)
 
 
 def analyze(
@@ -253,7 +258,7 @@ def analyze(
             max_tool_output,
         )
     )
-    return cast(Dict[str, Any], json.loads(_call(_native.analyze, conversation, settings)))
+    return cast(Dict[str, Any], _call(_native.analyze, conversation, settings))
 
 
 def count(
@@ -271,7 +276,7 @@ def count(
     :class:`OptionError` on an unknown model or tokenizer.
     """
     settings = _model_settings(model, format, tokenizer)
-    return cast(Dict[str, Any], json.loads(_call(_native.count, conversation, settings)))
+    return cast(Dict[str, Any], _call(_native.count, conversation, settings))
 
 
 def validate(conversation: Conversation, *, format: str = "auto") -> List[Dict[str, Any]]:
@@ -283,22 +288,18 @@ def validate(conversation: Conversation, *, format: str = "auto") -> List[Dict[s
     conversation is valid. Raises :class:`InputError` when the input cannot be read at all.
     """
     settings = {"format": _choice("format", format, _FORMATS)}
-    return cast(List[Dict[str, Any]], json.loads(_call(_native.validate, conversation, settings)))
+    return cast(List[Dict[str, Any]], _call(_native.validate, conversation, settings))
 
 
-def _call(function: Callable[[str, str], Any], conversation: Any, settings: Dict[str, Any]) -> Any:
-    """Runs a native function on JSON text, turning its failures into this module's errors."""
+def _call(function: Callable[[Any, str], Any], conversation: Any, settings: Dict[str, Any]) -> Any:
+    """Runs a native function, turning its failures into this module's errors."""
     if not isinstance(conversation, (list, tuple, dict)):
         raise InputError(
             "the conversation must be a list of messages or a request body dict, "
             f"not {type(conversation).__name__}"
         )
     try:
-        text = json.dumps(conversation, allow_nan=False)
-    except (TypeError, ValueError) as err:
-        raise InputError(f"the conversation is not JSON data: {err}") from None
-    try:
-        return function(text, json.dumps(settings))
+        return function(conversation, json.dumps(settings))
     except _native.NativeError as err:
         kind, message, message_index, field, report = err.args
         if kind == "cannot_fit":

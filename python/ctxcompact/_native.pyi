@@ -1,11 +1,12 @@
 """Type stubs of ``ctxcompact._native``, the Rust extension (see ``src/lib.rs``).
 
-Every function takes the conversation and the settings as JSON text and releases the GIL while
-it runs. Use the functions of ``ctxcompact`` instead: they take Python data and raise
-``ctxcompact``'s own errors.
+Every function takes the conversation as Python data (read into Rust with no JSON text in
+between) and the settings as JSON text, and releases the GIL while the work runs. Use the
+functions of ``ctxcompact`` instead: they check the options and raise ``ctxcompact``'s own
+errors.
 """
 
-from typing import Tuple
+from typing import Any, Dict, List, Tuple
 
 class NativeError(Exception):
     """A failure; ``args`` is ``(kind, message, message_index, field, report_json)``.
@@ -13,17 +14,23 @@ class NativeError(Exception):
     ``kind`` is ``"input"``, ``"cannot_fit"`` or ``"options"``.
     """
 
-def compact(conversation: str, settings: str) -> Tuple[str, str]:
-    """Compacts a conversation to its budget: ``(output_json, report_json)``."""
+def compact(conversation: Any, settings: str) -> Tuple[Any, Dict[str, Any]]:
+    """Compacts a conversation to its budget: ``(conversation, report)``.
 
-def trim_tools(conversation: str, settings: str) -> Tuple[str, str]:
-    """Trims old tool rounds alone: ``(output_json, report_json)``."""
+    Messages that come out unchanged are the input's own objects.
+    """
 
-def analyze(conversation: str, settings: str) -> str:
-    """What ``compact`` would do: the report's JSON text."""
+def trim_tools(conversation: Any, settings: str) -> Tuple[Any, Dict[str, Any]]:
+    """Trims old tool rounds alone: ``(conversation, report)``.
 
-def count(conversation: str, settings: str) -> str:
+    Messages that come out unchanged are the input's own objects.
+    """
+
+def analyze(conversation: Any, settings: str) -> Dict[str, Any]:
+    """What ``compact`` would do: the report."""
+
+def count(conversation: Any, settings: str) -> Dict[str, Any]:
     """Each message's tokens and the total, as ``count --json`` prints them."""
 
-def validate(conversation: str, settings: str) -> str:
-    """Every pairing and placement problem, as a JSON array."""
+def validate(conversation: Any, settings: str) -> List[Dict[str, Any]]:
+    """Every pairing and placement problem, as a list of dicts."""

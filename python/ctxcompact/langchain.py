@@ -16,8 +16,6 @@ history) are new objects. Needs the ``langchain`` extra: ``pip install "ctxcompa
 
 from __future__ import annotations
 
-import json
-from bisect import bisect_left
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 try:
@@ -112,26 +110,20 @@ def _reuse_originals(
 ) -> List[BaseMessage]:
     """The output as LangChain messages: the input's own object for every unchanged message.
 
-    The output keeps the input's order, so each output message is matched to the first equal
-    input message after the previous match; unmatched ones are converted anew.
+    :func:`ctxcompact.compact` returns each message it left unchanged as the very dict it was
+    given, so an output dict that is one of ``dicts`` stands for the original at its index;
+    the others (cleared results, markers) are converted anew.
     """
-    positions: Dict[str, List[int]] = {}
-    for index, message in enumerate(dicts):
-        positions.setdefault(_key(message), []).append(index)
-    kept: List[BaseMessage] = []
-    after = 0
+    index_of = {id(message): index for index, message in enumerate(dicts)}
+    kept: List[Optional[BaseMessage]] = []
+    new: List[Dict[str, Any]] = []
     for message in output:
-        candidates = positions.get(_key(message), [])
-        at = bisect_left(candidates, after)
-        if at < len(candidates):
-            index = candidates[at]
+        index = index_of.get(id(message))
+        if index is not None and dicts[index] is message:
             kept.append(originals[index])
-            after = index + 1
         else:
-            kept.extend(convert_to_messages([message]))
-    return kept
-
-
-def _key(message: Dict[str, Any]) -> str:
-    """A message's identity for matching: its JSON with sorted keys."""
-    return json.dumps(message, sort_keys=True)
+            kept.append(None)
+            new.append(message)
+    # One conversion for all the new messages, placed where they stand.
+    converted = iter(convert_to_messages(new))
+    return [message if message is not None else next(converted) for message in kept]

@@ -1,7 +1,8 @@
 //! Every call into the `ctxcompact` library, and nothing about Python.
 //!
-//! Data crosses as JSON text: the conversation as the wire JSON the CLI reads, the settings as a
-//! JSON object of the Python keyword arguments. Settings become library `Options` exactly as the
+//! The conversation comes in as the JSON value the CLI would read from a file (`data.rs` builds
+//! it from Python data) and results go out as JSON values; the settings come as a JSON object of
+//! the Python keyword arguments. Settings become library `Options` exactly as the
 //! CLI's `src/bin/ctxcompact/args.rs` turns its flags into them (keep in sync), so a Python call
 //! and the CLI give the same output and report for the same input and options. The `count`
 //! shape is the CLI's `count --json` (`src/bin/ctxcompact/main.rs`, keep in sync), built here
@@ -13,7 +14,7 @@ use ctxcompact::{
     ToolMode, ToolOptions,
 };
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// The Python keyword arguments, as the Python layer has already type-checked them.
 #[derive(Debug, Deserialize)]
@@ -131,67 +132,86 @@ pub(crate) fn settings(json: &str) -> Result<Settings, Failure> {
     serde_json::from_str(json).map_err(|err| Failure::options(format!("bad options: {err}")))
 }
 
-/// Compacts `input` to its budget: the output conversation and the report, both as JSON text.
-pub(crate) fn compact(input: &str, settings: &Settings) -> Result<(String, String), Failure> {
+/// What [`compact`] gives when it runs to the end.
+pub(crate) enum Compaction {
+    /// The output conversation and the report, as JSON values.
+    Done(Value, Value),
+    /// The budget cannot be met: the library's message. The input was consumed: the caller
+    /// reads it again for [`cannot_fit`], on this rare path only.
+    CannotFit(String),
+}
+
+/// Compacts `input` to its budget.
+pub(crate) fn compact(input: Value, settings: &Settings) -> Result<Compaction, Failure> {
     let options = options(settings)?;
     let conversation = parse(input, settings)?;
     match ctxcompact::compact(conversation, &options) {
-        Ok(compacted) => Ok((render(&compacted.conversation), to_json(&compacted.report))),
-        Err(err) if err.is_cannot_fit() => {
-            // The conversation was consumed: parse it again for the report, on this rare path
-            // only, rather than copy every input up front.
-            let report = ctxcompact::analyze(&parse(input, settings)?, &options)
-                .map_err(Failure::from_library)?;
-            Err(Failure::CannotFit {
-                message: err.to_string(),
-                report: to_json(&report),
-            })
-        }
+        Ok(compacted) => Ok(Compaction::Done(
+            format::render(&compacted.conversation),
+            to_value(&compacted.report),
+        )),
+        Err(err) if err.is_cannot_fit() => Ok(Compaction::CannotFit(err.to_string())),
         Err(err) => Err(Failure::from_library(err)),
     }
 }
 
-/// Trims old tool rounds alone: the output conversation and the report, as JSON text.
-pub(crate) fn trim_tools(input: &str, settings: &Settings) -> Result<(String, String), Failure> {
+/// The failure of a [`compact`] that could not meet its budget (`message`), with the report of
+/// what it tried.
+pub(crate) fn cannot_fit(input: Value, settings: &Settings, message: String) -> Failure {
+    let report = options(settings).and_then(|options| {
+        ctxcompact::analyze(&parse(input, settings)?, &options).map_err(Failure::from_library)
+    });
+    match report {
+        Ok(report) => Failure::CannotFit {
+            message,
+            report: to_value(&report).to_string(),
+        },
+        Err(failure) => failure,
+    }
+}
+
+/// Trims old tool rounds alone: the output conversation and the report, as JSON values.
+pub(crate) fn trim_tools(input: Value, settings: &Settings) -> Result<(Value, Value), Failure> {
     let options = tool_options(settings)?;
     let conversation = parse(input, settings)?;
     let trimmed = ctxcompact::trim_tools(conversation, &options).map_err(Failure::from_library)?;
-    Ok((render(&trimmed.conversation), to_json(&trimmed.report)))
+    Ok((
+        format::render(&trimmed.conversation),
+        to_value(&trimmed.report),
+    ))
 }
 
-/// What `compact` would do, as the report's JSON text; a budget too small is reported in it.
-pub(crate) fn analyze(input: &str, settings: &Settings) -> Result<String, Failure> {
+/// What `compact` would do, as the report's JSON value; a budget too small is reported in it.
+pub(crate) fn analyze(input: Value, settings: &Settings) -> Result<Value, Failure> {
     let options = options(settings)?;
     let conversation = parse(input, settings)?;
     let report = ctxcompact::analyze(&conversation, &options).map_err(Failure::from_library)?;
-    Ok(to_json(&report))
+    Ok(to_value(&report))
 }
 
 /// Each message's tokens and the total, as the CLI's `count --json` prints them.
-pub(crate) fn count(input: &str, settings: &Settings) -> Result<String, Failure> {
+pub(crate) fn count(input: Value, settings: &Settings) -> Result<Value, Failure> {
     let tokenizer = model_options(settings, Some(Budget::Ratio(1.0)))?.tokenizer;
     let conversation = parse(input, settings)?;
     let counts = tokenizer.count(&conversation);
-    let count = json!({
+    Ok(json!({
         "total": counts.total(),
         "system": counts.system,
         "messages": counts.messages,
-    });
-    Ok(count.to_string())
+    }))
 }
 
 /// Every pairing and placement problem, as a JSON array of objects with the message index, the
 /// field, the kind, the call id and the text.
-pub(crate) fn validate(input: &str, settings: &Settings) -> Result<String, Failure> {
+pub(crate) fn validate(input: Value, settings: &Settings) -> Result<Value, Failure> {
     let conversation = parse(input, settings)?;
-    let problems: Vec<serde_json::Value> = ctxcompact::validate(&conversation)
+    Ok(ctxcompact::validate(&conversation)
         .iter()
         .map(problem_json)
-        .collect();
-    Ok(serde_json::Value::Array(problems).to_string())
+        .collect())
 }
 
-fn problem_json(problem: &Problem) -> serde_json::Value {
+fn problem_json(problem: &Problem) -> Value {
     let (kind, call_id) = match &problem.kind {
         ProblemKind::ToolFirst => ("tool_first", None),
         ProblemKind::FirstNotUser => ("first_not_user", None),
@@ -213,20 +233,16 @@ fn problem_json(problem: &Problem) -> serde_json::Value {
     })
 }
 
-fn parse(input: &str, settings: &Settings) -> Result<Conversation, Failure> {
+fn parse(input: Value, settings: &Settings) -> Result<Conversation, Failure> {
     let format = match settings.format.as_deref() {
         None | Some("auto") => None,
         Some(name) => Some(name.parse::<Format>().map_err(Failure::options)?),
     };
-    format::parse(input.as_bytes(), format).map_err(Failure::from_library)
+    format::parse_value(input, format).map_err(Failure::from_library)
 }
 
-fn render(conversation: &Conversation) -> String {
-    format::render(conversation).to_string()
-}
-
-fn to_json(report: &ctxcompact::Report) -> String {
-    serde_json::to_string(report).expect("a report holds only numbers, strings and enums")
+fn to_value(report: &ctxcompact::Report) -> Value {
+    serde_json::to_value(report).expect("a report holds only numbers, strings and enums")
 }
 
 /// Options for the model and tokenizer settings with `budget` (the model's window budget when

@@ -1,19 +1,23 @@
 //! `ctxcompact._native`: the Rust side of the Python package.
 //!
-//! Each function takes the conversation and the settings as JSON text, releases the GIL for the
-//! whole run (parse, count, compact, render), and returns JSON text; the Python layer
-//! (`ctxcompact/__init__.py`) turns text into Python data and failures into its exception
-//! classes. Calls share nothing mutable but the library's tokenizer singletons, which are built
-//! once and thread-safe, so calls from several Python threads at once are safe.
-//! Every call into the library sits in [`engine`].
+//! Each function takes the conversation as Python data and the settings as JSON text. It reads
+//! the data into a JSON value with the GIL held (`data.rs`, no JSON text in between), releases
+//! the GIL for the library's work (read the format, count, compact, render), and takes the GIL
+//! again to build the result as Python data, in which every message that came out unchanged is
+//! the input's own object. The Python layer (`ctxcompact/__init__.py`) checks the options and
+//! turns failures into its exception classes. Calls share nothing mutable but the library's
+//! tokenizer singletons, which are built once and thread-safe, so calls from several Python
+//! threads at once are safe. Every call into the library sits in [`engine`].
 
+mod data;
 mod engine;
 
-use engine::{Failure, Settings};
+use data::{NotJson, Prints};
+use engine::{Compaction, Failure, Settings};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
+use serde_json::Value;
 
 create_exception!(
     _native,
@@ -48,52 +52,97 @@ impl From<Failure> for PyErr {
     }
 }
 
-/// Runs `work` on the settings with the GIL released.
+impl From<NotJson> for Failure {
+    fn from(NotJson(why): NotJson) -> Self {
+        Self::Input {
+            message: format!("the conversation is not JSON data: {why}"),
+            message_index: None,
+            field: None,
+        }
+    }
+}
+
+/// Reads the conversation and the settings, then runs `work` on them with the GIL released.
 fn detached<T: Send>(
-    py: Python<'_>,
-    settings: &str,
-    work: impl FnOnce(&Settings) -> Result<T, Failure> + Send,
+    conversation: &Bound<'_, PyAny>,
+    settings: &Settings,
+    work: impl FnOnce(Value, &Settings) -> Result<T, Failure> + Send,
 ) -> PyResult<T> {
+    let input = data::from_python(conversation).map_err(Failure::from)?;
+    Ok(conversation.py().detach(|| work(input, settings))?)
+}
+
+/// Runs `work`, which consumes the conversation's value, and builds its `(conversation,
+/// report)` result, reusing the input's objects for what came out unchanged.
+fn compacted<'py>(
+    conversation: &Bound<'py, PyAny>,
+    settings: &str,
+    work: impl FnOnce(Value, &Settings) -> Result<Compaction, Failure> + Send,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let py = conversation.py();
     let settings = engine::settings(settings)?;
-    Ok(py.detach(move || work(&settings))?)
+    let input = data::from_python(conversation).map_err(Failure::from)?;
+    let prints = Prints::of(&input);
+    match py.detach(|| work(input, &settings))? {
+        Compaction::Done(output, report) => {
+            let result = (
+                data::rebuild(conversation, &prints, &output)?,
+                data::to_python(py, &report)?,
+            );
+            py.detach(move || drop(output));
+            Ok(result)
+        }
+        Compaction::CannotFit(message) => {
+            let failure = detached(conversation, &settings, |input, settings| {
+                Ok(engine::cannot_fit(input, settings, message))
+            })?;
+            Err(failure.into())
+        }
+    }
 }
 
-/// Compacts a conversation (JSON text) to its budget: `(output_json, report_json)`.
+/// Compacts a conversation to its budget: `(conversation, report)`.
 #[pyfunction]
-fn compact(
-    py: Python<'_>,
-    conversation: PyBackedStr,
+fn compact<'py>(
+    conversation: &Bound<'py, PyAny>,
     settings: &str,
-) -> PyResult<(String, String)> {
-    detached(py, settings, move |s| engine::compact(&conversation, s))
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    compacted(conversation, settings, engine::compact)
 }
 
-/// Trims old tool rounds alone: `(output_json, report_json)`.
+/// Trims old tool rounds alone: `(conversation, report)`.
 #[pyfunction]
-fn trim_tools(
-    py: Python<'_>,
-    conversation: PyBackedStr,
+fn trim_tools<'py>(
+    conversation: &Bound<'py, PyAny>,
     settings: &str,
-) -> PyResult<(String, String)> {
-    detached(py, settings, move |s| engine::trim_tools(&conversation, s))
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    compacted(conversation, settings, |input, settings| {
+        engine::trim_tools(input, settings).map(|(output, report)| Compaction::Done(output, report))
+    })
 }
 
-/// What `compact` would do: the report's JSON text.
+/// What `compact` would do: the report.
 #[pyfunction]
-fn analyze(py: Python<'_>, conversation: PyBackedStr, settings: &str) -> PyResult<String> {
-    detached(py, settings, move |s| engine::analyze(&conversation, s))
+fn analyze<'py>(conversation: &Bound<'py, PyAny>, settings: &str) -> PyResult<Bound<'py, PyAny>> {
+    let settings = engine::settings(settings)?;
+    let report = detached(conversation, &settings, engine::analyze)?;
+    data::to_python(conversation.py(), &report)
 }
 
 /// Each message's tokens and the total, as `count --json` prints them.
 #[pyfunction]
-fn count(py: Python<'_>, conversation: PyBackedStr, settings: &str) -> PyResult<String> {
-    detached(py, settings, move |s| engine::count(&conversation, s))
+fn count<'py>(conversation: &Bound<'py, PyAny>, settings: &str) -> PyResult<Bound<'py, PyAny>> {
+    let settings = engine::settings(settings)?;
+    let counts = detached(conversation, &settings, engine::count)?;
+    data::to_python(conversation.py(), &counts)
 }
 
-/// Every pairing and placement problem, as a JSON array.
+/// Every pairing and placement problem, as a list of dicts.
 #[pyfunction]
-fn validate(py: Python<'_>, conversation: PyBackedStr, settings: &str) -> PyResult<String> {
-    detached(py, settings, move |s| engine::validate(&conversation, s))
+fn validate<'py>(conversation: &Bound<'py, PyAny>, settings: &str) -> PyResult<Bound<'py, PyAny>> {
+    let settings = engine::settings(settings)?;
+    let problems = detached(conversation, &settings, engine::validate)?;
+    data::to_python(conversation.py(), &problems)
 }
 
 /// The extension module `ctxcompact._native`.
