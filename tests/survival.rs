@@ -115,12 +115,12 @@ fn default_row(paths: &[PathBuf], ratio: f64) -> Row {
 #[test]
 fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
     let mut paths = bundled();
-    let with_corpus = match corpus() {
+    let (has_corpus, with_corpus) = match corpus() {
         Some(files) => {
             paths.extend(files);
-            "corpus and data/conversations"
+            (true, "corpus and data/conversations")
         }
-        None => "data/conversations only (corpus SKIPPED)",
+        None => (false, "data/conversations only (corpus SKIPPED)"),
     };
     for ratio in [0.5, 0.25] {
         let mut fitted = 0;
@@ -161,7 +161,15 @@ fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
             row.errors_recall_pct,
             row.utilization
         );
-        assert!(row.files_recall_pct >= 95.0, "{row:?}");
+        // The recall goals are over the corpus and data/conversations together; on the bundled
+        // files alone they are only printed.
+        if has_corpus {
+            assert!(row.files_recall_pct >= 95.0, "{row:?}");
+            // The goal is 95% (#10 open): the pinned messages of some conversations leave no
+            // room to name every removed request. These floors catch a regression.
+            let floor = if ratio >= 0.5 { 93.0 } else { 85.0 };
+            assert!(row.requests_recall_pct >= floor, "{row:?}");
+        }
         assert!(
             (row.current_kept_pct - 100.0).abs() < f64::EPSILON,
             "{row:?}"

@@ -28,7 +28,9 @@ pub(crate) struct MarkerArgs {
     /// Same as `--marker none`.
     #[arg(long, conflicts_with = "marker")]
     no_marker: bool,
-    /// Cap each digest at this many tokens (default: the smaller of 2,000 and 10% of the budget).
+    /// Cap each digest at this many tokens, the removed requests first (default: up to half the
+    /// budget, of which files, commands, errors and the last state share the smaller of 2,000
+    /// tokens and 10% of the budget).
     #[arg(long, value_name = "N", value_parser = token_count)]
     digest_tokens: Option<usize>,
 }
