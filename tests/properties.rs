@@ -1148,22 +1148,29 @@ fn rewritten(input: &Message, output: &Message, settings: &Settings) -> Result<(
 /// `output` with its shortened text part restored from `input`, when that part keeps the
 /// original's head and tail around a note naming the cut; `None` when no part is so shortened.
 fn unshorten(input: &Message, output: &Message) -> Option<Message> {
-    if input.parts.len() != output.parts.len() {
-        return None;
-    }
+    // Tool trimming may have dropped parts of the same message (a dropped round's result
+    // carrier keeps only its text), so a shortened part is matched to the input's texts in
+    // order rather than by position.
+    let mut texts = input.parts.iter().filter_map(|part| match part {
+        Part::Text { text, .. } => Some(text),
+        _ => None,
+    });
     let mut restored = output.clone();
     let mut found = false;
-    for (a, b) in input.parts.iter().zip(restored.parts.iter_mut()) {
-        if let (Part::Text { text: before, .. }, Part::Text { text: after, .. }) = (a, &mut *b) {
-            let Some((head, rest)) = after.split_once("\n[… ctxcompact shortened the task")
-            else {
-                continue;
-            };
-            let tail = rest.split_once(" cut here …]\n").map_or("", |(_, t)| t);
-            if before.starts_with(head) && before.ends_with(tail) && after.len() < before.len() {
-                after.clone_from(before);
-                found = true;
-            }
+    for part in &mut restored.parts {
+        let Part::Text { text: after, .. } = part else {
+            continue;
+        };
+        let Some((head, rest)) = after.split_once("\n[… ctxcompact shortened the task") else {
+            continue;
+        };
+        let tail = rest.split_once(" cut here …]\n").map_or("", |(_, t)| t);
+        let shortened = |before: &&String| {
+            before.starts_with(head) && before.ends_with(tail) && after.len() < before.len()
+        };
+        if let Some(before) = texts.by_ref().find(shortened) {
+            after.clone_from(before);
+            found = true;
         }
     }
     found.then_some(restored)
@@ -1357,8 +1364,24 @@ proptest! {
                 prop_assert!(kept.binary_search(i).is_ok(), "request {} was removed", i);
             }
             if !out.report.relaxed.contains(&Protection::Tail) {
-                let tail = units.len().saturating_sub(run.options.preserve_end);
-                for unit in &units[tail..] {
+                // The engine protects the last units of the conversation after tool trimming,
+                // where a dropped round leaves each of its messages that has text as a unit of
+                // its own: an input unit is surely in that tail when, counted from the end with
+                // a droppable round counted as all its messages, it is within the tail's length.
+                let mut counted = 0;
+                let tail = units
+                    .iter()
+                    .rev()
+                    .take_while(|unit| {
+                        counted += if exposed[unit.messages.start] {
+                            unit.messages.len()
+                        } else {
+                            1
+                        };
+                        counted <= run.options.preserve_end
+                    })
+                    .count();
+                for unit in &units[units.len() - tail..] {
                     for i in unit.messages.clone() {
                         prop_assert!(
                             exposed[i] || kept.binary_search(&i).is_ok(),
