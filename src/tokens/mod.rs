@@ -78,9 +78,9 @@ pub struct Factor {
     /// The provider's tokens per million `o200k` tokens (an integer, so that counting is exact
     /// arithmetic and the tokenizer stays `Eq`).
     pub per_million: u32,
-    /// Tokens each tool call costs beyond its name and arguments (and the usual
-    /// [`TOOL_CALL_OVERHEAD`]): its framing and ids, and what the agent adds to the call and
-    /// its result without recording it.
+    /// Tokens each tool call costs beyond its name and arguments (and the usual 3 tokens of
+    /// OpenAI's recipe): its framing and ids, and what the agent adds to the call and its result
+    /// without recording it.
     pub per_call: u32,
 }
 
