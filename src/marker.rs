@@ -1372,19 +1372,24 @@ mod tests {
         .messages
     }
 
+    /// The digest marker of `messages` under a cap of `cap` tokens, counted in characters.
+    fn digest(messages: &[Message], tokens: &[Option<usize>], cap: usize) -> String {
+        build(
+            MarkerMode::Digest,
+            messages,
+            tokens,
+            DigestCap::fixed(cap),
+            &CharEstimate,
+        )
+        .unwrap()
+        .0
+    }
+
     #[test]
     fn the_digest_keeps_requests_files_commands_errors_and_state() {
         let messages = span();
         let tokens = vec![Some(10); messages.len()];
-        let text = build(
-            MarkerMode::Digest,
-            &messages,
-            &tokens,
-            DigestCap::fixed(500),
-            &CharEstimate,
-        )
-        .unwrap()
-        .0;
+        let text = digest(&messages, &tokens, 500);
         assert_eq!(
             text,
             "[ctxcompact: 7 earlier messages (70 input tokens) removed here; digest below; the \
@@ -1403,24 +1408,8 @@ mod tests {
     fn the_cap_trims_from_the_bottom_with_counts() {
         let messages = span();
         let tokens = vec![Some(10); messages.len()];
-        let full = build(
-            MarkerMode::Digest,
-            &messages,
-            &tokens,
-            DigestCap::fixed(500),
-            &CharEstimate,
-        )
-        .unwrap()
-        .0;
-        let small = build(
-            MarkerMode::Digest,
-            &messages,
-            &tokens,
-            DigestCap::fixed(60),
-            &CharEstimate,
-        )
-        .unwrap()
-        .0;
+        let full = digest(&messages, &tokens, 500);
+        let small = digest(&messages, &tokens, 60);
         let body = small.split_once('\n').map_or("", |(_, b)| b);
         let digest = body.strip_suffix(DIGEST_END).unwrap_or(body);
         assert!(CharEstimate.count_text(digest.trim_end()) <= 60, "{body}");
@@ -1437,26 +1426,10 @@ mod tests {
     fn an_earlier_marker_folds_into_the_new_one() {
         let messages = span();
         let tokens = vec![Some(10); messages.len()];
-        let old = build(
-            MarkerMode::Digest,
-            &messages,
-            &tokens,
-            DigestCap::fixed(500),
-            &CharEstimate,
-        )
-        .unwrap()
-        .0;
+        let old = digest(&messages, &tokens, 500);
         let mut again = vec![Message::new_text(Role::User, old)];
         again.push(Message::new_text(Role::Assistant, "Next step."));
-        let text = build(
-            MarkerMode::Digest,
-            &again,
-            &[Some(99), Some(5)],
-            DigestCap::fixed(500),
-            &CharEstimate,
-        )
-        .unwrap()
-        .0;
+        let text = digest(&again, &[Some(99), Some(5)], 500);
         assert!(
             text.starts_with("[ctxcompact: 8 earlier messages (75 input tokens"),
             "{text}"

@@ -332,6 +332,11 @@ pub trait TokenCounter: Sync {
         }
     }
 
+    /// Tokens each tool call costs beyond its name and arguments.
+    fn call_overhead(&self) -> usize {
+        TOOL_CALL_OVERHEAD
+    }
+
     /// Tokens of content parts, calls and results.
     fn count_parts(&self, parts: &[Part]) -> usize {
         parts
@@ -340,7 +345,7 @@ pub trait TokenCounter: Sync {
                 Part::Text { text, .. } => self.count_text(text),
                 Part::ToolCall {
                     name, arguments, ..
-                } => TOOL_CALL_OVERHEAD + self.count_text(name) + self.count_arguments(arguments),
+                } => self.call_overhead() + self.count_text(name) + self.count_arguments(arguments),
                 Part::ToolResult {
                     call_id, content, ..
                 } => self.count_text(call_id) + self.count_parts(content),
@@ -430,26 +435,9 @@ impl TokenCounter for CalibratedEstimate {
         scale(self.base.count_text(text), self.per_million)
     }
 
-    /// As the default recipe, with [`Factor::per_call`] more tokens for each tool call.
-    fn count_parts(&self, parts: &[Part]) -> usize {
-        parts
-            .iter()
-            .map(|part| match part {
-                Part::Text { text, .. } => self.count_text(text),
-                Part::ToolCall {
-                    name, arguments, ..
-                } => {
-                    TOOL_CALL_OVERHEAD
-                        + self.per_call
-                        + self.count_text(name)
-                        + self.count_arguments(arguments)
-                }
-                Part::ToolResult {
-                    call_id, content, ..
-                } => self.count_text(call_id) + self.count_parts(content),
-                Part::Opaque(value) => self.count_opaque(value),
-            })
-            .sum()
+    /// The recipe's overhead plus [`Factor::per_call`].
+    fn call_overhead(&self) -> usize {
+        TOOL_CALL_OVERHEAD + self.per_call
     }
 
     /// Arguments count as the text of their keys and values, unescaped: Claude and Gemini are
