@@ -1123,7 +1123,10 @@ fn render(sections: &[Section<'_>], kept: &[usize], shown: &[bool]) -> String {
             }
         }
     }
-    out.truncate(out.trim_end().len());
+    // The closing newline only: a request's own trailing spaces are part of its verbatim text.
+    if out.ends_with('\n') {
+        out.pop();
+    }
     out
 }
 
@@ -1401,6 +1404,24 @@ mod tests {
              Errors (1):\n! error: could not compile\n\
              Last state: Renamed; tests still fail.\n\
              [ctxcompact: end of digest]"
+        );
+    }
+
+    #[test]
+    fn a_request_ending_the_digest_keeps_its_trailing_spaces() {
+        let messages = parse_value(
+            json!([
+                {"role": "user", "content": "Thanks, that is all I needed. "},
+                {"role": "assistant", "content": "Glad to help."}
+            ]),
+            None,
+        )
+        .unwrap()
+        .messages;
+        let text = digest(&messages[..1], &[Some(10)], 500);
+        assert!(
+            text.contains("» Thanks, that is all I needed. \n[ctxcompact: end of digest]"),
+            "{text}"
         );
     }
 
