@@ -132,11 +132,14 @@ pub(crate) fn trim(
     let mut total = capped_total;
     let mut planned = Vec::new();
     let (mut cleared, mut dropped) = (0, 0);
+    let last_user_turn = state.conversation.messages.iter().rposition(is_user_turn);
     for round in &rounds[..rounds.len() - report.kept] {
         if budget.is_some_and(|b| total <= b) || options.mode == ToolMode::Off {
             break;
         }
-        let Some((edits, partly_excluded)) = plan_round(&state, round, options, counter) else {
+        let Some((edits, partly_excluded)) =
+            plan_round(&state, round, last_user_turn, options, counter)
+        else {
             report.excluded += 1;
             continue;
         };
@@ -222,10 +225,12 @@ fn cap_all(state: &mut Applied, cap: usize, counter: &dyn TokenCounter) -> usize
 }
 
 /// Plans the changes that clear or drop one round; `None` when excluded tools keep it whole.
-/// The flag says whether some of its calls were excluded.
+/// The flag says whether some of its calls were excluded. `last_user_turn` (found once per
+/// trim, not once per round) pins the round that holds it.
 fn plan_round(
     state: &Applied,
     round: &Round,
+    last_user_turn: Option<usize>,
     options: &ToolOptions,
     counter: &dyn TokenCounter,
 ) -> Option<(Vec<Edit>, bool)> {
@@ -244,11 +249,7 @@ fn plan_round(
     let span = round.caller..round.end;
     // A pinned round (the last unit, or the one holding the last user turn) is never removed:
     // in drop mode it is cleared instead.
-    let pinned = span.end == messages.len()
-        || messages
-            .iter()
-            .rposition(is_user_turn)
-            .is_some_and(|u| span.contains(&u));
+    let pinned = span.end == messages.len() || last_user_turn.is_some_and(|u| span.contains(&u));
     let mode = match options.mode {
         ToolMode::Drop if pinned && excluded.is_empty() => ToolMode::Clear,
         mode => mode,
