@@ -564,6 +564,7 @@ fn run(
         Ok(Compacted {
             conversation: output,
             report,
+            ..
         }) => {
             let measured = tokenizer.count(&output).total();
             if measured != report.tokens_after {

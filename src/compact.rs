@@ -16,7 +16,7 @@ use crate::marker::{self, DigestCap};
 use crate::report::{Action, HarnessMessage, MarkerNote, Report, Shortened, Step};
 use crate::select::{self, Policy};
 use crate::strategy::tools::{self, ToolMode, ToolOptions, ToolTrim};
-use crate::strategy::{self, Applied, Limits, Plan, Strategy};
+use crate::strategy::{self, Applied, Limits, Plan, Source, Strategy};
 use crate::tokens::{self, REPLY_PRIMING, TokenCounter, Tokenizer};
 use crate::units::{self, Unit};
 use crate::validate;
@@ -155,6 +155,10 @@ pub struct Compacted {
     pub conversation: Conversation,
     /// What was done and why.
     pub report: Report,
+    /// For each output message, the index of the input message it is, exactly as read; `None`
+    /// for a marker or a message that was changed. A caller holding the input's own data can
+    /// reuse it for these messages instead of rendering them again.
+    pub unchanged: Vec<Option<usize>>,
 }
 
 /// Compacts a conversation to its budget. The conversation is taken by value: the pipeline
@@ -174,13 +178,9 @@ pub(crate) fn compact_counted(
     counts: Option<tokens::Counts>,
     options: &Options,
 ) -> Result<Compacted> {
-    let (report, output) = run(conversation, counts, options)?;
-    match output {
-        Some(conversation) => Ok(Compacted {
-            conversation,
-            report,
-        }),
-        None => Err(Error::BudgetTooSmall {
+    match run(conversation, counts, options)? {
+        Run::Done(compacted) => Ok(*compacted),
+        Run::CannotFit(report) => Err(Error::BudgetTooSmall {
             pinned: report.pinned_tokens,
             budget: report.budget,
         }),
@@ -192,7 +192,10 @@ pub(crate) fn compact_counted(
 /// # Errors
 /// As [`compact`], except that a budget too small is reported, not an error.
 pub fn analyze(conversation: &Conversation, options: &Options) -> Result<Report> {
-    run(conversation.clone(), None, options).map(|(report, _)| report)
+    run(conversation.clone(), None, options).map(|run| match run {
+        Run::Done(compacted) => compacted.report,
+        Run::CannotFit(report) => *report,
+    })
 }
 
 /// Trims tool rounds alone, with no budget (for use on every turn).
@@ -288,7 +291,15 @@ fn checked_start(
     Ok((input, Applied::unchanged(conversation, counts)))
 }
 
-/// The shared run of [`compact`] and [`analyze`]: the report, and the output unless it cannot fit.
+/// How a run of the pipeline ended.
+enum Run {
+    /// Within budget, or compacted to it.
+    Done(Box<Compacted>),
+    /// Even the pinned units exceed the budget: the report of what was tried.
+    CannotFit(Box<Report>),
+}
+
+/// The shared run of [`compact`] and [`analyze`]: the output, or the report when it cannot fit.
 ///
 /// Under a tight budget it degrades in a fixed order, naming each step in the report: clear old
 /// rounds' outputs → remove units by the chosen strategy → clear outputs inside the protected
@@ -298,7 +309,7 @@ fn run(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
     options: &Options,
-) -> Result<(Report, Option<Conversation>)> {
+) -> Result<Run> {
     let counter = options.tokenizer.counter();
     let (input, start) = checked_start(conversation, counts, options)?;
     let resolved = options
@@ -312,7 +323,8 @@ fn run(
     if !needed {
         let rounds = tools::count_rounds(&start.conversation, &options.tools);
         let outcome = Outcome::new(Action::WithinBudget, budget, rounds, features);
-        return finish(&input, start, outcome, options).map(|c| (c.report, Some(c.conversation)));
+        return finish(&input, start, outcome, options)
+            .map(|compacted| Run::Done(Box::new(compacted)));
     }
     let tool_options = select::tool_options(&options.policy, &options.tools, input.tokens);
     let (mut state, mut tool_trim) = tools::trim(start, &tool_options, Some(budget), counter);
@@ -323,7 +335,8 @@ fn run(
     if state.counts.total() <= budget {
         let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
         outcome.steps = steps;
-        return finish(&input, state, outcome, options).map(|c| (c.report, Some(c.conversation)));
+        return finish(&input, state, outcome, options)
+            .map(|compacted| Run::Done(Box::new(compacted)));
     }
     let cap = options
         .digest_tokens
@@ -384,7 +397,9 @@ fn run(
         outcome.action = Action::CannotFit;
         outcome.steps.push(Step::CannotFit);
         outcome.pinned_tokens = Some(attempt.tokens_after);
-        return Ok((outcome.report(&input, &state, options), None));
+        return Ok(Run::CannotFit(Box::new(
+            outcome.report(&input, &state, options),
+        )));
     }
     outcome.marker = !attempt.markers.is_empty();
     outcome.marker_mode = attempt.mode;
@@ -396,7 +411,7 @@ fn run(
         &attempt.markers,
         counter,
     );
-    finish(&input, applied, outcome, options).map(|c| (c.report, Some(c.conversation)))
+    finish(&input, applied, outcome, options).map(|compacted| Run::Done(Box::new(compacted)))
 }
 
 /// One plan of a state, with its markers.
@@ -682,7 +697,7 @@ impl Planner<'_> {
             let messages = units[span.start].messages.start..units[span.end - 1].messages.end;
             let input_tokens: Vec<Option<usize>> = state.origin[messages.clone()]
                 .iter()
-                .map(|o| o.map(|i| self.input.counts[i]))
+                .map(|o| o.input().map(|i| self.input.counts[i]))
                 .collect();
             let Some((text, left_out)) = marker::build(
                 mode,
@@ -785,8 +800,9 @@ impl Planner<'_> {
             target.layout = Layout::Text;
         }
         shorter.counts.messages[index] = self.counter.count_message(target);
+        shorter.origin[index] = shorter.origin[index].edited();
         let report = Shortened {
-            message: state.origin[index],
+            message: state.origin[index].input(),
             chars_before: chars,
             chars_after: shorter_chars(&shorter.conversation.messages[index], part),
         };
@@ -927,8 +943,17 @@ fn finish(
         });
     }
     let report = outcome.report(input, &output, options);
+    let unchanged = output
+        .origin
+        .iter()
+        .map(|source| match source {
+            Source::Input(index) => Some(*index),
+            Source::Edited(_) | Source::Marker => None,
+        })
+        .collect();
     Ok(Compacted {
         conversation: output.conversation,
         report,
+        unchanged,
     })
 }

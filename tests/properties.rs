@@ -1511,9 +1511,21 @@ proptest! {
             let removed: usize = report.removed.iter().map(|[start, end]| end - start).sum();
             let standalone = trace.origin.iter().filter(|o| o.is_none()).count();
             prop_assert_eq!(report.messages_after, report.messages_before - removed + standalone);
+            // A message said to be unchanged is its input message exactly, the one the trace
+            // finds for it.
+            prop_assert_eq!(out.unchanged.len(), out.conversation.messages.len());
+            let messages = out.conversation.messages.iter().zip(&out.unchanged);
+            for ((message, said), traced) in messages.zip(&trace.origin) {
+                if let Some(index) = said {
+                    prop_assert_eq!(message, &run.input.messages[*index]);
+                    prop_assert_eq!(traced, &Some(*index));
+                }
+            }
             if report.action == Action::WithinBudget {
                 prop_assert!(report.removed.is_empty());
                 prop_assert_eq!(report.tokens_after, report.tokens_before);
+                let every: Vec<Option<usize>> = (0..run.input.messages.len()).map(Some).collect();
+                prop_assert_eq!(&out.unchanged, &every);
             }
         }
     }

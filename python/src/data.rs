@@ -7,28 +7,22 @@
 //! text, so data the CLI could not read from a file is refused here too.
 //!
 //! [`to_python`] builds Python data from a value as `json.loads` would. [`rebuild`] builds a
-//! call's output from its rendered value the same way, except that every message the call left
-//! as it was is the input's own Python object, found by value: an element of the output's lists
-//! of messages is the first input element after the previous match that has its [`Prints`]
-//! fingerprint and reads as exactly that element. Reuse is decided by that full comparison,
-//! never by position or fingerprint alone, so the output always equals the rendered value as
-//! JSON data.
+//! call's output the same way, except that every message the library kept as it was read is
+//! the input's own Python object (the library names its input index; parse → render is the
+//! identity for such a message, so the output still equals the rendered value as JSON data),
+//! and each other field of a body is the input's own object when it reads as exactly the
+//! output's value.
 
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
-
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
+use crate::engine::{Item, Output};
+
 /// Deepest nesting of lists and dicts read: `serde_json`'s recursion limit for JSON text (128),
 /// which the CLI meets when it reads the same data from a file.
 const MAX_DEPTH: usize = 128;
-
-/// Bytes of a string's head and of its tail that a fingerprint reads: enough to tell messages
-/// apart in practice, while a fingerprint costs the same for any length (equality is checked
-/// in full afterwards).
-const SAMPLE: usize = 32;
 
 /// Why Python data is not JSON data, worded as `json.dumps` words it.
 #[derive(Debug)]
@@ -225,132 +219,90 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'
     })
 }
 
-/// Fingerprints of the elements of the input's lists of messages: its own elements when it is a
-/// list, those of each list under a key when it is a dict. Taken before the value is handed to
-/// the library, which consumes it.
-pub(crate) struct Prints {
-    /// The top level's elements, when it is a list.
-    top: Option<Vec<u64>>,
-    /// Each list under a key of a top-level dict, by key, in the dict's order.
-    keys: Vec<(String, Vec<u64>)>,
-}
-
-impl Prints {
-    /// The fingerprints of `input`'s lists.
-    pub(crate) fn of(input: &Value) -> Self {
-        let prints = |items: &[Value]| items.iter().map(fingerprint).collect();
-        match input {
-            Value::Array(items) => Self {
-                top: Some(prints(items)),
-                keys: Vec::new(),
-            },
-            Value::Object(map) => Self {
-                top: None,
-                keys: map
-                    .iter()
-                    .filter_map(|(key, value)| match value {
-                        Value::Array(items) => Some((key.clone(), prints(items))),
-                        _ => None,
-                    })
-                    .collect(),
-            },
-            _ => Self {
-                top: None,
-                keys: Vec::new(),
-            },
-        }
-    }
-
-    fn key(&self, key: &str) -> Option<&[u64]> {
-        self.keys
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, prints)| prints.as_slice())
-    }
-}
-
-/// Builds a call's output from its rendered value `after`, reusing the objects of `input`
-/// (fingerprinted in `prints` when it was read) where they are equal to what they stand for.
-/// The top level is always a new list or dict; under a dict, each key's value is reused when
-/// equal, and each list (of messages) is a new list whose elements are reused when equal.
+/// Builds a call's output as Python data: `output.shell` with the output's messages in place,
+/// each unchanged message being element `i` of `input`'s list of messages, each other field of
+/// a body the input's own object when equal. The top level and the list are always new.
+///
+/// # Errors
+/// A Python error building the data, or when `input`'s list lost elements during the call.
 pub(crate) fn rebuild<'py>(
     input: &Bound<'py, PyAny>,
-    prints: &Prints,
-    after: &Value,
+    output: &Output,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = input.py();
-    match after {
-        Value::Array(items) => match &prints.top {
-            Some(prints) => elements(input, prints, items),
-            None => to_python(py, after),
-        },
-        Value::Object(map) => {
-            let Ok(input) = input.cast::<PyDict>() else {
-                return to_python(py, after);
-            };
-            let dict = PyDict::new(py);
-            let mut keys = Keys::new(py);
-            for (key, value) in map {
-                let item = match (input.get_item(key)?, value, prints.key(key)) {
-                    (Some(object), Value::Array(items), Some(prints)) => {
-                        elements(&object, prints, items)?
-                    }
-                    (Some(object), value, _) if equals(value, &object, &mut keys) => object,
-                    _ => to_python(py, value)?,
-                };
-                dict.set_item(key, item)?;
+    let source = match output.list_key {
+        None => Some(input.clone()),
+        Some(key) => input
+            .cast::<PyDict>()
+            .ok()
+            .and_then(|body| body.get_item(key).ok().flatten()),
+    };
+    let objects = source.and_then(|list| elements(&list)).unwrap_or_default();
+    let list = PyList::empty(py);
+    for item in &output.messages {
+        match item {
+            Item::Input(index) => {
+                let object = objects.get(*index).ok_or_else(|| {
+                    PyRuntimeError::new_err(
+                        "the conversation's list of messages changed during the call",
+                    )
+                })?;
+                if reads_as_json(object) {
+                    list.append(object)?;
+                } else {
+                    // Built as JSON data would give it back: its value as read.
+                    let value = from_python(object).map_err(|NotJson(why)| {
+                        PyRuntimeError::new_err(format!("a message changed during the call: {why}"))
+                    })?;
+                    list.append(to_python(py, &value)?)?;
+                }
             }
-            Ok(dict.into_any())
+            Item::Rendered(value) => list.append(to_python(py, value)?)?,
         }
-        _ => to_python(py, after),
+    }
+    let (Some(key), Value::Object(shell)) = (output.list_key, &output.shell) else {
+        return Ok(list.into_any());
+    };
+    let body = input.cast::<PyDict>().ok();
+    let dict = PyDict::new(py);
+    let mut keys = Keys::new(py);
+    for (name, value) in shell {
+        if name == key {
+            dict.set_item(name, &list)?;
+            continue;
+        }
+        let own = body.and_then(|body| body.get_item(name).ok().flatten());
+        match own {
+            Some(object) if equals(value, &object, &mut keys) => dict.set_item(name, object)?,
+            _ => dict.set_item(name, to_python(py, value)?)?,
+        }
+    }
+    Ok(dict.into_any())
+}
+
+/// Whether `object` is what `json.loads(json.dumps(object))` gives back, as far as structure
+/// goes: every dict key at any depth a string, and no tuple (which JSON gives back as a list).
+/// Only dicts and lists are walked, never the text.
+fn reads_as_json(object: &Bound<'_, PyAny>) -> bool {
+    if let Ok(dict) = object.cast::<PyDict>() {
+        dict.iter()
+            .all(|(key, value)| key.cast::<PyString>().is_ok() && reads_as_json(&value))
+    } else if let Ok(list) = object.cast::<PyList>() {
+        list.iter().all(|item| reads_as_json(&item))
+    } else {
+        object.cast::<PyTuple>().is_err()
     }
 }
 
-/// A new list of `after`: each element the first element of `input` after the previous match
-/// that has its fingerprint and equals it, else built anew. `prints` are `input`'s elements'
-/// fingerprints as read; when `input` no longer has that many elements, all are built anew.
-fn elements<'py>(
-    input: &Bound<'py, PyAny>,
-    prints: &[u64],
-    after: &[Value],
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = input.py();
-    let objects: Vec<Bound<'py, PyAny>> = if let Ok(list) = input.cast::<PyList>() {
-        list.iter().collect()
-    } else if let Ok(tuple) = input.cast::<PyTuple>() {
-        tuple.iter().collect()
+/// The elements of a list or tuple; `None` for anything else.
+fn elements<'py>(object: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
+    if let Ok(list) = object.cast::<PyList>() {
+        Some(list.iter().collect())
+    } else if let Ok(tuple) = object.cast::<PyTuple>() {
+        Some(tuple.iter().collect())
     } else {
-        Vec::new()
-    };
-    let usable = objects.len() == prints.len();
-    // Looked up by fingerprint only, never iterated: its order cannot reach the output.
-    let mut by_print: HashMap<u64, Vec<usize>> = HashMap::new();
-    if usable {
-        by_print.reserve(prints.len());
-        for (index, &print) in prints.iter().enumerate() {
-            by_print.entry(print).or_default().push(index);
-        }
+        None
     }
-    let list = PyList::empty(py);
-    let mut keys = Keys::new(py);
-    let mut next = 0;
-    for value in after {
-        let found = by_print.get(&fingerprint(value)).and_then(|candidates| {
-            let from = candidates.partition_point(|&index| index < next);
-            candidates[from..]
-                .iter()
-                .copied()
-                .find(|&index| equals(value, &objects[index], &mut keys))
-        });
-        match found {
-            Some(index) => {
-                list.append(&objects[index])?;
-                next = index + 1;
-            }
-            None => list.append(to_python(py, value)?)?,
-        }
-    }
-    Ok(list.into_any())
 }
 
 /// Whether `object` reads (by [`from_python`]) as exactly `value`; `false` whenever that is not
@@ -374,11 +326,7 @@ fn equals<'py>(value: &Value, object: &Bound<'py, PyAny>, keys: &mut Keys<'py>) 
                 })
         }),
         Value::Array(items) => {
-            let objects: Vec<Bound<'py, PyAny>> = if let Ok(list) = object.cast::<PyList>() {
-                list.iter().collect()
-            } else if let Ok(tuple) = object.cast::<PyTuple>() {
-                tuple.iter().collect()
-            } else {
+            let Some(objects) = elements(object) else {
                 return false;
             };
             objects.len() == items.len()
@@ -433,104 +381,5 @@ impl<'py> Keys<'py> {
             self.known.push((key.to_owned(), string.clone()));
         }
         string
-    }
-}
-
-/// A hash of a message's top level — its keys, the length, head and tail of each string, each
-/// scalar, the length of each list and dict — that costs the same whatever the message holds.
-/// Equal values with their keys in the same order have equal fingerprints, and unequal
-/// messages seldom do (equality is checked in full before any reuse; a value whose keys were
-/// reordered is built anew, in its new order).
-fn fingerprint(value: &Value) -> u64 {
-    let mut hasher = Fold::default();
-    match value {
-        Value::Object(map) => {
-            (5u8, map.len()).hash(&mut hasher);
-            for (key, item) in map {
-                sample(key, &mut hasher);
-                feed(item, &mut hasher);
-            }
-        }
-        Value::Array(items) => {
-            (4u8, items.len()).hash(&mut hasher);
-            for item in items {
-                feed(item, &mut hasher);
-            }
-        }
-        scalar => feed(scalar, &mut hasher),
-    }
-    hasher.finish()
-}
-
-/// Feeds one value into a fingerprint: a scalar, a string's sample, or a container's length.
-fn feed(value: &Value, hasher: &mut Fold) {
-    match value {
-        Value::Null => 0u8.hash(hasher),
-        Value::Bool(flag) => (1u8, flag).hash(hasher),
-        Value::Number(number) => (2u8, number).hash(hasher),
-        Value::String(text) => {
-            3u8.hash(hasher);
-            sample(text, hasher);
-        }
-        Value::Array(items) => (4u8, items.len()).hash(hasher),
-        Value::Object(map) => (5u8, map.len()).hash(hasher),
-    }
-}
-
-fn sample(text: &str, hasher: &mut Fold) {
-    let bytes = text.as_bytes();
-    bytes.len().hash(hasher);
-    if bytes.len() <= 2 * SAMPLE {
-        bytes.hash(hasher);
-    } else {
-        bytes[..SAMPLE].hash(hasher);
-        bytes[bytes.len() - SAMPLE..].hash(hasher);
-    }
-}
-
-/// A fast, fixed hasher for fingerprints: each 8-byte word is folded in with a rotate, a xor
-/// and a multiply by a large odd constant (the golden-ratio constant of Fibonacci hashing).
-/// Its quality only decides how often two messages share a fingerprint, never what is reused.
-#[derive(Default)]
-struct Fold(u64);
-
-impl Fold {
-    const MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
-
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::MULTIPLIER);
-    }
-}
-
-impl Hasher for Fold {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            let mut buffer = [0; 8];
-            buffer.copy_from_slice(word);
-            self.add(u64::from_le_bytes(buffer));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut buffer = [0; 8];
-            buffer[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(buffer));
-        }
-    }
-
-    fn write_u8(&mut self, value: u8) {
-        self.add(u64::from(value));
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.add(value);
-    }
-
-    fn write_usize(&mut self, value: usize) {
-        self.add(value as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
     }
 }

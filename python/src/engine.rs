@@ -134,22 +134,120 @@ pub(crate) fn settings(json: &str) -> Result<Settings, Failure> {
 
 /// What [`compact`] gives when it runs to the end.
 pub(crate) enum Compaction {
-    /// The output conversation and the report, as JSON values.
-    Done(Value, Value),
+    /// The output conversation and the report, as a JSON value.
+    Done(Output, Value),
     /// The budget cannot be met: the library's message. The input was consumed: the caller
     /// reads it again for [`cannot_fit`], on this rare path only.
     CannotFit(String),
 }
 
+/// A call's output conversation, rendered but for the messages it kept as they were.
+pub(crate) struct Output {
+    /// The output without its messages: an empty list where they go.
+    pub(crate) shell: Value,
+    /// Where the messages go: `None` for the top-level list, else this key of the body.
+    pub(crate) list_key: Option<&'static str>,
+    /// The output's messages, in order.
+    pub(crate) messages: Vec<Item>,
+}
+
+/// One message of an [`Output`].
+pub(crate) enum Item {
+    /// Element `i` of the input's list of messages, unchanged: the input's own object is reused.
+    Input(usize),
+    /// A message that is new or was changed, rendered.
+    Rendered(Value),
+}
+
+/// The lengths of the lists in an input value, taken before the library consumes it, to tell
+/// whether message `i` of the parsed conversation is element `i` of the input's list.
+struct Lists {
+    /// The length of the top level, when it is a list.
+    top: Option<usize>,
+    /// The length of each list under a key of a top-level object.
+    keys: Vec<(String, usize)>,
+}
+
+impl Lists {
+    fn of(input: &Value) -> Self {
+        Self {
+            top: input.as_array().map(Vec::len),
+            keys: input.as_object().map_or_else(Vec::new, |body| {
+                body.iter()
+                    .filter_map(|(key, value)| {
+                        value.as_array().map(|list| (key.clone(), list.len()))
+                    })
+                    .collect()
+            }),
+        }
+    }
+
+    /// Whether `conversation`'s messages are, one for one, the elements of the list they were
+    /// read from (not so for a session log, whose records are not messages).
+    fn aligned(&self, conversation: &Conversation) -> bool {
+        let length = if conversation.envelope.is_none() {
+            self.top
+        } else {
+            let key = conversation.format.list_key();
+            self.keys.iter().find(|(k, _)| k == key).map(|(_, n)| *n)
+        };
+        conversation.lines.is_empty() && length == Some(conversation.messages.len())
+    }
+}
+
+/// Renders a compacted conversation as an [`Output`]: each message the library kept unchanged
+/// is named by its input index when the input's list is aligned with the messages (so it is
+/// neither rendered nor built again in Python), every other message is rendered.
+fn output(compacted: ctxcompact::Compacted, aligned: bool) -> Output {
+    let mut conversation = compacted.conversation;
+    let messages = std::mem::take(&mut conversation.messages);
+    let list_key = conversation
+        .envelope
+        .is_some()
+        .then(|| conversation.format.list_key());
+    let shell = format::render(&conversation);
+    let format = conversation.format;
+    let messages = messages
+        .into_iter()
+        .zip(compacted.unchanged)
+        .map(|(message, unchanged)| match unchanged {
+            Some(index) if aligned => Item::Input(index),
+            _ => Item::Rendered(render_message(format, message)),
+        })
+        .collect();
+    Output {
+        shell,
+        list_key,
+        messages,
+    }
+}
+
+/// One message as its format writes it.
+fn render_message(format: Format, message: ctxcompact::Message) -> Value {
+    let alone = Conversation {
+        format,
+        system: None,
+        messages: vec![message],
+        envelope: None,
+        lines: Vec::new(),
+    };
+    match format::render(&alone) {
+        Value::Array(mut items) if items.len() == 1 => items.remove(0),
+        other => unreachable!("a conversation without an envelope renders as its list: {other}"),
+    }
+}
+
 /// Compacts `input` to its budget.
 pub(crate) fn compact(input: Value, settings: &Settings) -> Result<Compaction, Failure> {
     let options = options(settings)?;
+    let lists = Lists::of(&input);
     let conversation = parse(input, settings)?;
+    let aligned = lists.aligned(&conversation);
     match ctxcompact::compact(conversation, &options) {
-        Ok(compacted) => Ok(Compaction::Done(
-            format::render(&compacted.conversation),
-            to_value(&compacted.report),
-        )),
+        Ok(compacted) => {
+            let report = to_value(&compacted.report);
+            Ok(Compaction::Done(output(compacted, aligned), report))
+        }
         Err(err) if err.is_cannot_fit() => Ok(Compaction::CannotFit(err.to_string())),
         Err(err) => Err(Failure::from_library(err)),
     }
@@ -170,15 +268,15 @@ pub(crate) fn cannot_fit(input: Value, settings: &Settings, message: String) -> 
     }
 }
 
-/// Trims old tool rounds alone: the output conversation and the report, as JSON values.
-pub(crate) fn trim_tools(input: Value, settings: &Settings) -> Result<(Value, Value), Failure> {
+/// Trims old tool rounds alone: the output conversation and the report.
+pub(crate) fn trim_tools(input: Value, settings: &Settings) -> Result<(Output, Value), Failure> {
     let options = tool_options(settings)?;
+    let lists = Lists::of(&input);
     let conversation = parse(input, settings)?;
+    let aligned = lists.aligned(&conversation);
     let trimmed = ctxcompact::trim_tools(conversation, &options).map_err(Failure::from_library)?;
-    Ok((
-        format::render(&trimmed.conversation),
-        to_value(&trimmed.report),
-    ))
+    let report = to_value(&trimmed.report);
+    Ok((output(trimmed, aligned), report))
 }
 
 /// What `compact` would do, as the report's JSON value; a budget too small is reported in it.

@@ -12,7 +12,7 @@
 mod data;
 mod engine;
 
-use data::{NotJson, Prints};
+use data::NotJson;
 use engine::{Compaction, Failure, Settings};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -82,11 +82,10 @@ fn compacted<'py>(
     let py = conversation.py();
     let settings = engine::settings(settings)?;
     let input = data::from_python(conversation).map_err(Failure::from)?;
-    let prints = Prints::of(&input);
     match py.detach(|| work(input, &settings))? {
         Compaction::Done(output, report) => {
             let result = (
-                data::rebuild(conversation, &prints, &output)?,
+                data::rebuild(conversation, &output)?,
                 data::to_python(py, &report)?,
             );
             py.detach(move || drop(output));

@@ -99,6 +99,19 @@ def test_python_data_reads_as_json_dumps_writes_it() -> None:
     assert result.messages[0] is messages[0]
 
 
+def test_an_unchanged_message_holding_a_tuple_comes_back_as_json_gives_it() -> None:
+    messages = agent(30)
+    messages[1]["metadata"] = {"tags": ("parser", "tests")}
+    total = ctxcompact.count(messages)["total"]
+    result = ctxcompact.compact(messages, target=total // 2)
+    assert result.report["action"] == "compacted"
+    # Kept unchanged, but JSON gives a tuple back as a list: a new dict, equal to the JSON.
+    task = result.messages[1]
+    assert task is not messages[1]
+    assert task == json.loads(json.dumps(messages[1]))
+    assert result.messages[0] is messages[0] and result.messages[-1] is messages[-1]
+
+
 def test_what_json_dumps_refuses_is_not_json_data() -> None:
     for bad in ({1, 2}, b"bytes", float("inf"), {(1, 2): "tuple key"}):
         messages = [{"role": "user", "content": "hi", "extra": bad}]

@@ -186,14 +186,46 @@ pub(crate) struct Applied {
     pub conversation: Conversation,
     /// Exact counts of its messages: cached ones for unchanged messages, fresh ones for the rest.
     pub counts: Counts,
-    /// For each message, the input message it is or was changed from; `None` for a new one.
-    pub origin: Vec<Option<usize>>,
+    /// Where each message came from.
+    pub origin: Vec<Source>,
+}
+
+/// Where a message of a step's output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Input message `i`, as it was read.
+    Input(usize),
+    /// Input message `i`, changed: an output cleared or capped, text kept from a dropped round,
+    /// the task shortened, or a marker merged into it.
+    Edited(usize),
+    /// A marker standing alone: no input message.
+    Marker,
+}
+
+impl Source {
+    /// The input message this one is or was changed from.
+    pub(crate) fn input(self) -> Option<usize> {
+        match self {
+            Self::Input(index) | Self::Edited(index) => Some(index),
+            Self::Marker => None,
+        }
+    }
+
+    /// The same origin, once the message is changed.
+    pub(crate) fn edited(self) -> Self {
+        match self {
+            Self::Input(index) => Self::Edited(index),
+            other => other,
+        }
+    }
 }
 
 impl Applied {
     /// The starting point: a conversation as read, with its counts.
     pub(crate) fn unchanged(conversation: Conversation, counts: Counts) -> Self {
-        let origin = (0..conversation.messages.len()).map(Some).collect();
+        let origin = (0..conversation.messages.len())
+            .map(Source::Input)
+            .collect();
         Self {
             conversation,
             counts,
@@ -209,8 +241,8 @@ impl Applied {
     /// The input messages that no longer appear, as `[start, end)` ranges.
     pub(crate) fn removed(&self, input_messages: usize) -> Vec<[usize; 2]> {
         let mut present = vec![false; input_messages];
-        for index in self.origin.iter().flatten() {
-            present[*index] = true;
+        for index in self.origin.iter().filter_map(|s| s.input()) {
+            present[index] = true;
         }
         let mut ranges: Vec<[usize; 2]> = Vec::new();
         for (index, _) in present.iter().enumerate().filter(|(_, p)| !**p) {
@@ -225,11 +257,7 @@ impl Applied {
 
 /// Builds the output of a step from its messages, each with its origin and its count when it is
 /// known (others are counted here, once).
-fn rebuild(
-    before: Applied,
-    kept: Vec<(Message, Option<usize>, Option<usize>)>,
-    counter: &dyn TokenCounter,
-) -> Applied {
+fn rebuild(before: Applied, kept: Vec<Kept>, counter: &dyn TokenCounter) -> Applied {
     let mut messages = Vec::with_capacity(kept.len());
     let mut counts = Vec::with_capacity(kept.len());
     let mut origin = Vec::with_capacity(kept.len());
@@ -302,7 +330,7 @@ pub(crate) fn apply(
 }
 
 /// A kept message with its origin and its cached count (`None` once changed).
-type Kept = (Message, Option<usize>, Option<usize>);
+type Kept = (Message, Source, Option<usize>);
 
 /// Puts a span's marker before `next`, the first message kept after the span: merged into
 /// `next` when the format wants it there (formats whose turns must alternate), else as a user
@@ -311,12 +339,12 @@ fn place_marker(
     wire: &dyn Wire,
     kept: &mut Vec<Kept>,
     text: &str,
-    (mut message, source, cached): (Message, Option<usize>, usize),
+    (mut message, source, cached): (Message, Source, usize),
 ) {
     if wire.merge_marker(&mut message, text) {
-        kept.push((message, source, None));
+        kept.push((message, source.edited(), None));
     } else {
-        kept.push((Message::new_text(Role::User, text), None, None));
+        kept.push((Message::new_text(Role::User, text), Source::Marker, None));
         kept.push((message, source, Some(cached)));
     }
 }

@@ -210,7 +210,8 @@ fn rounds(conversation: &Conversation) -> Vec<Round> {
 fn cap_all(state: &mut Applied, cap: usize, counter: &dyn TokenCounter) -> usize {
     let mut truncated = 0;
     let messages = state.conversation.messages.iter_mut();
-    for (message, tokens) in messages.zip(&mut state.counts.messages) {
+    let with_counts = messages.zip(&mut state.counts.messages);
+    for ((message, tokens), origin) in with_counts.zip(&mut state.origin) {
         // A message's count bounds each of its results': most need no look.
         if *tokens <= cap || !message.has_results() {
             continue;
@@ -219,6 +220,7 @@ fn cap_all(state: &mut Applied, cap: usize, counter: &dyn TokenCounter) -> usize
         if capped > 0 {
             truncated += capped;
             *tokens = counter.count_message(message);
+            *origin = origin.edited();
         }
     }
     truncated
@@ -394,6 +396,7 @@ fn apply_edits(mut state: Applied, edits: Vec<Edit>) -> Applied {
     for edit in edits {
         let message = &mut state.conversation.messages[edit.message];
         state.counts.messages[edit.message] = edit.tokens;
+        state.origin[edit.message] = state.origin[edit.message].edited();
         for change in edit.changes {
             match change {
                 Change::ClearResult { part, placeholder } => {
