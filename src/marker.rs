@@ -481,23 +481,54 @@ fn sub<'a>(whole: &Cow<'a, str>, part: &str) -> Cow<'a, str> {
 /// How far into a line the words that tell an error or an exit status are looked for.
 const HEAD_BYTES: usize = 300;
 
-/// Whether the first [`HEAD_BYTES`] bytes of `line` hold one of `needles` (lowercase ASCII),
-/// ignoring ASCII case: one pass, no copy, no searcher built per needle.
-fn head_has(line: &str, needles: &[&str]) -> bool {
-    let head = &line.as_bytes()[..line.len().min(HEAD_BYTES)];
-    // The needles' first bytes, either case: most bytes are passed over with one look-up.
-    let mut starts = [false; 256];
-    for needle in needles {
-        let first = needle.as_bytes()[0];
-        starts[usize::from(first)] = true;
-        starts[usize::from(first.to_ascii_uppercase())] = true;
+/// Words (lowercase ASCII) looked for near the start of a line, with the table of their first
+/// bytes in either case, built at compile time: most bytes of a line are passed over with one
+/// look-up.
+struct Needles {
+    words: &'static [&'static str],
+    starts: [bool; 256],
+}
+
+impl Needles {
+    const fn new(words: &'static [&'static str]) -> Self {
+        let mut starts = [false; 256];
+        let mut i = 0;
+        while i < words.len() {
+            let first = words[i].as_bytes()[0];
+            starts[first as usize] = true;
+            starts[first.to_ascii_uppercase() as usize] = true;
+            i += 1;
+        }
+        Self { words, starts }
     }
+}
+
+/// The words of an exit-status line.
+const EXIT_WORDS: Needles = Needles::new(&["exit code", "exit status", "exited with"]);
+
+/// The words of an error report.
+const ERROR_WORDS: Needles = Needles::new(&[
+    "error:",
+    "error[",
+    "traceback (most recent call last)",
+    "exception:",
+    "fatal:",
+    "panicked at",
+    "command not found",
+    "no such file or directory",
+    "permission denied",
+]);
+
+/// Whether the first [`HEAD_BYTES`] bytes of `line` hold one of `needles`, ignoring ASCII
+/// case: one pass, no copy, no searcher built per needle.
+fn head_has(line: &str, needles: &Needles) -> bool {
+    let head = &line.as_bytes()[..line.len().min(HEAD_BYTES)];
     (0..head.len()).any(|at| {
-        if !starts[usize::from(head[at])] {
+        if !needles.starts[usize::from(head[at])] {
             return false;
         }
         let first = head[at].to_ascii_lowercase();
-        needles.iter().any(|needle| {
+        needles.words.iter().any(|needle| {
             let needle = needle.as_bytes();
             needle[0] == first
                 && head.len() - at >= needle.len()
@@ -830,9 +861,7 @@ fn path_word(word: &str) -> Option<&str> {
 fn outcome_in(text: &str, is_error: bool) -> Option<&str> {
     let lines = || text.lines().map(trim).filter(|l| !l.is_empty());
     for line in lines().take(5).chain(lines().rev().take(5)) {
-        if head_has(line, &["exit code", "exit status", "exited with"])
-            || starts_with_ignore_case(line, "exit:")
-        {
+        if head_has(line, &EXIT_WORDS) || starts_with_ignore_case(line, "exit:") {
             return Some(line);
         }
     }
@@ -856,20 +885,8 @@ fn error_line_in(text: &str, is_error: bool) -> Option<&str> {
 
 /// Whether a line reads as an error report.
 fn says_error(line: &str) -> bool {
-    head_has(
-        line,
-        &[
-            "error:",
-            "error[",
-            "traceback (most recent call last)",
-            "exception:",
-            "fatal:",
-            "panicked at",
-            "command not found",
-            "no such file or directory",
-            "permission denied",
-        ],
-    ) || starts_with_ignore_case(line, "error")
+    head_has(line, &ERROR_WORDS)
+        || starts_with_ignore_case(line, "error")
         || starts_with_ignore_case(line, "failed")
 }
 

@@ -15,6 +15,8 @@
 //! stops as soon as an optional budget is met, and trims nothing when it would free fewer than
 //! `clear_at_least` tokens (a cleared prefix spoils the prompt cache, so it must be worth it).
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -486,14 +488,22 @@ fn is_short_path_value(value: &Value) -> bool {
 }
 
 /// The text of a result's content parts.
-fn result_text(content: &[Part]) -> String {
-    let mut out = String::new();
-    for part in content {
-        if let Part::Text { text, .. } = part {
-            out.push_str(text);
+fn result_text(content: &[Part]) -> Cow<'_, str> {
+    let mut texts = content.iter().filter_map(|part| match part {
+        Part::Text { text, .. } => Some(text.as_str()),
+        _ => None,
+    });
+    let Some(first) = texts.next() else {
+        return Cow::Borrowed("");
+    };
+    match texts.next() {
+        None => Cow::Borrowed(first),
+        Some(second) => {
+            let mut out = format!("{first}{second}");
+            texts.for_each(|text| out.push_str(text));
+            Cow::Owned(out)
         }
     }
-    out
 }
 
 /// Whether a tool name is excluded.
