@@ -4,9 +4,9 @@
 //! model keeps every field the engine does not interpret: a message's and a part's `extra` map
 //! is the wire object as it was read, except that the values of the fields the engine interprets
 //! (content, text, arguments, input) were moved into the parts, leaving a `null` to hold their
-//! place. Rendering writes the interpreted fields back into a copy of `extra`, in place. So
-//! parse → render returns the same JSON value with the same key order, and an untouched message
-//! leaves byte-for-byte as it came.
+//! place. Rendering writes `extra`'s fields with the interpreted ones back in their places
+//! (without copying `extra`). So parse → render returns the same JSON value with the same key
+//! order, and an untouched message leaves byte-for-byte as it came.
 
 use serde_json::{Map, Value};
 

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxcompact::{Format, Tokenizer, format};
-use serde_json::Value;
+use ctxcompact::{Conversation, Format, Message, Part, Role, Tokenizer, format};
+use serde_json::{Value, json};
 
 /// Every fixture file with the format its folder names.
 pub(crate) fn fixtures() -> Vec<(PathBuf, Format)> {
@@ -343,4 +343,94 @@ fn an_interrupted_pi_call_is_answered_as_pi_answers_it() {
     assert_eq!(messages[2]["content"][0]["tool_use_id"], "t1");
     assert_eq!(messages[2]["content"][0]["is_error"], true);
     assert_eq!(messages[3]["content"][0]["text"], "stop");
+}
+
+/// Both ways of writing a conversation, as bytes and as a value, give `expected` with its key
+/// order (comparing values alone would not see the order).
+fn assert_written_as(conversation: &Conversation, expected: &Value) {
+    let mut pretty = serde_json::to_vec_pretty(expected).unwrap();
+    pretty.push(b'\n');
+    let bytes = format::render_bytes(conversation);
+    assert_eq!(
+        String::from_utf8(bytes).unwrap(),
+        String::from_utf8(pretty.clone()).unwrap()
+    );
+    let mut value = serde_json::to_vec_pretty(&format::render(conversation)).unwrap();
+    value.push(b'\n');
+    assert_eq!(value, pretty);
+}
+
+#[test]
+fn written_fields_keep_their_place_and_added_ones_come_last() {
+    // Every API format with its fields in an unusual order: written back as read.
+    let unusual = [
+        json!({"messages": [
+            {"content": "go", "role": "user"},
+            {"tool_calls": [{"function": {"arguments": "{}", "name": "ls"}, "id": "a", "type": "function"}], "role": "assistant", "content": null},
+            {"content": "x", "tool_call_id": "a", "role": "tool"}]}),
+        json!({"messages": [
+            {"role": "user", "content": "go"},
+            {"content": [{"id": "a", "name": "ls", "input": {"p": 1}, "type": "tool_use"}], "role": "assistant"},
+            {"role": "user", "content": [{"tool_use_id": "a", "type": "tool_result", "is_error": false, "content": "x"}]}],
+            "system": "s"}),
+        json!({"input": [
+            {"content": "go", "role": "user"},
+            {"call_id": "a", "arguments": "{}", "type": "function_call", "name": "ls"},
+            {"output": "x", "call_id": "a", "type": "function_call_output"}],
+            "model": "m"}),
+        json!({"contents": [
+            {"parts": [{"text": "go"}], "role": "user"},
+            {"role": "model", "parts": [{"functionCall": {"args": {}, "name": "ls", "id": "c"}}]},
+            {"role": "user", "parts": [{"functionResponse": {"response": {"output": "x"}, "name": "ls", "id": "c"}}]}]}),
+        json!({"messages": [
+            {"content": [{"text": "go"}], "role": "user"},
+            {"role": "assistant", "content": [{"toolUse": {"input": {}, "name": "ls", "toolUseId": "a"}}]},
+            {"role": "user", "content": [{"toolResult": {"status": "success", "content": [{"text": "x"}], "toolUseId": "a"}}]}]}),
+    ];
+    for value in unusual {
+        let conversation = format::parse_value(value.clone(), None).unwrap();
+        assert_written_as(&conversation, &value);
+    }
+
+    // Fields the input lacked are added at the end; a removed field leaves the others in order.
+    let value = json!({"messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": null, "tool_calls": [{"function": {"name": "ls", "arguments": "{}"}, "id": "a"}]},
+        {"role": "tool", "tool_call_id": "a", "content": "x"},
+        {"role": "assistant", "content": "ok", "tool_calls": [{"id": "b", "type": "function", "function": {"name": "cat", "arguments": "{}"}}], "name": "n", "refusal": null},
+        {"role": "tool", "tool_call_id": "b", "content": "y"}]});
+    let mut conversation = format::parse_value(value, Some(Format::OpenAi)).unwrap();
+    // The second round's calls dropped, its text kept; then a new message.
+    conversation.messages[3]
+        .parts
+        .retain(|part| !matches!(part, Part::ToolCall { .. }));
+    conversation.messages.remove(4);
+    conversation
+        .messages
+        .push(Message::new_text(Role::User, "next"));
+    assert_written_as(
+        &conversation,
+        &json!({"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": null, "tool_calls": [{"function": {"name": "ls", "arguments": "{}"}, "id": "a", "type": "function"}]},
+            {"role": "tool", "tool_call_id": "a", "content": "x"},
+            {"role": "assistant", "content": "ok", "name": "n", "refusal": null},
+            {"role": "user", "content": "next"}]}),
+    );
+
+    let value = json!({"messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "ls", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]}]});
+    let mut conversation = format::parse_value(value, Some(Format::Anthropic)).unwrap();
+    if let Part::ToolResult { is_error, .. } = &mut conversation.messages[2].parts[0] {
+        *is_error = true;
+    }
+    assert_written_as(
+        &conversation,
+        &json!({"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "ls", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x", "is_error": true}]}]}),
+    );
 }

@@ -11,8 +11,8 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::{
-    Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, parse_content, render_content,
-    required_str, single, split_envelope,
+    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object, kind,
+    list, parse_content, render_content, required_str, single, split_envelope,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -70,11 +70,11 @@ impl Wire for Anthropic {
         "messages"
     }
 
-    fn render_system(&self, system: &Message) -> Value {
+    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
         render_system(system)
     }
 
-    fn render_message(&self, message: &Message) -> Value {
+    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
         render_message(message)
     }
 
@@ -302,21 +302,21 @@ fn parse_block(
     }
 }
 
-fn render_system(system: &Message) -> Value {
+fn render_system(system: &Message) -> Rendered<'_> {
     let parts: Vec<&Part> = system.parts.iter().collect();
-    render_content(&parts, system.layout, |_| Value::Null).unwrap_or(Value::Null)
+    render_content(&parts, system.layout, |_| Rendered::Null).unwrap_or(Rendered::Null)
 }
 
-fn render_message(message: &Message) -> Value {
-    let mut object = message.extra.clone();
+fn render_message(message: &Message) -> Rendered<'_> {
+    let mut object = Object::from_map(&message.extra);
     let parts: Vec<&Part> = message.parts.iter().collect();
     let content =
-        render_content(&parts, message.layout, render_block).unwrap_or(Value::Array(Vec::new()));
-    object.insert("content".into(), content);
-    Value::Object(object)
+        render_content(&parts, message.layout, render_block).unwrap_or(Rendered::Array(Vec::new()));
+    object.insert("content", content);
+    Rendered::Object(object)
 }
 
-fn render_block(part: &Part) -> Value {
+fn render_block(part: &Part) -> Rendered<'_> {
     match part {
         Part::ToolCall {
             id,
@@ -324,15 +324,14 @@ fn render_block(part: &Part) -> Value {
             arguments,
             extra,
         } => {
-            let mut block = extra.clone();
+            let mut block = Object::from_map(extra);
             if !block.contains_key("type") {
-                block.insert("type".into(), Value::String("tool_use".into()));
+                block.insert("type", Rendered::Str("tool_use"));
             }
-            block.insert("id".into(), Value::String(id.clone()));
-            block.insert("name".into(), Value::String(name.clone()));
-            let input = super::arguments_object(arguments);
-            block.insert("input".into(), input);
-            Value::Object(block)
+            block.insert("id", Rendered::Str(id));
+            block.insert("name", Rendered::Str(name));
+            block.insert("input", arguments_object(arguments));
+            Rendered::Object(block)
         }
         Part::ToolResult {
             call_id,
@@ -341,24 +340,20 @@ fn render_block(part: &Part) -> Value {
             is_error,
             extra,
         } => {
-            let mut block = extra.clone();
+            let mut block = Object::from_map(extra);
             if !block.contains_key("type") {
-                block.insert("type".into(), Value::String("tool_result".into()));
+                block.insert("type", Rendered::Str("tool_result"));
             }
-            block.insert("tool_use_id".into(), Value::String(call_id.clone()));
+            block.insert("tool_use_id", Rendered::Str(call_id));
             let content: Vec<&Part> = content.iter().collect();
-            match render_content(&content, *layout, |_| Value::Null) {
-                Some(content) => {
-                    block.insert("content".into(), content);
-                }
-                None => {
-                    block.shift_remove("content");
-                }
+            match render_content(&content, *layout, |_| Rendered::Null) {
+                Some(content) => block.insert("content", content),
+                None => block.shift_remove("content"),
             }
-            if *is_error || block.contains_key("is_error") {
-                block.insert("is_error".into(), Value::Bool(*is_error));
+            if *is_error || extra.contains_key("is_error") {
+                block.insert("is_error", Rendered::Bool(*is_error));
             }
-            Value::Object(block)
+            Rendered::Object(block)
         }
         Part::Text { .. } | Part::Opaque(_) => {
             unreachable!("render_content writes text and opaque parts itself")

@@ -15,7 +15,8 @@ use serde_json::{Map, Value};
 
 use super::anthropic::{merge_text_in_front, next_user_window};
 use super::{
-    Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, single, split_envelope,
+    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object, kind,
+    list, nested_object, single, split_envelope,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -127,15 +128,15 @@ impl Wire for Bedrock {
         "messages"
     }
 
-    fn render_system(&self, system: &Message) -> Value {
-        Value::Array(system.parts.iter().map(render_block).collect())
+    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
+        Rendered::Array(system.parts.iter().map(render_block).collect())
     }
 
-    fn render_message(&self, message: &Message) -> Value {
-        let mut object = message.extra.clone();
+    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
+        let mut object = Object::from_map(&message.extra);
         let content = message.parts.iter().map(render_block).collect();
-        object.insert("content".into(), Value::Array(content));
-        Value::Object(object)
+        object.insert("content", Rendered::Array(content));
+        Rendered::Object(object)
     }
 
     fn result_window(&self, messages: &[Message], index: usize) -> Range<usize> {
@@ -275,12 +276,12 @@ fn string(object: &Map<String, Value>, key: &str, index: usize, path: &str) -> R
     }
 }
 
-fn render_block(part: &Part) -> Value {
+fn render_block(part: &Part) -> Rendered<'_> {
     match part {
         Part::Text { text, extra } => {
-            let mut block = extra.clone();
-            block.insert("text".into(), Value::String(text.clone()));
-            Value::Object(block)
+            let mut block = Object::from_map(extra);
+            block.insert("text", Rendered::Str(text));
+            Rendered::Object(block)
         }
         Part::ToolCall {
             id,
@@ -288,14 +289,13 @@ fn render_block(part: &Part) -> Value {
             arguments,
             extra,
         } => {
-            let mut block = extra.clone();
-            let mut call = super::nested_object(&block, "toolUse");
-            call.insert("toolUseId".into(), Value::String(id.clone()));
-            call.insert("name".into(), Value::String(name.clone()));
-            let input = super::arguments_object(arguments);
-            call.insert("input".into(), input);
-            block.insert("toolUse".into(), Value::Object(call));
-            Value::Object(block)
+            let mut block = Object::from_map(extra);
+            let mut call = nested_object(extra, "toolUse");
+            call.insert("toolUseId", Rendered::Str(id));
+            call.insert("name", Rendered::Str(name));
+            call.insert("input", arguments_object(arguments));
+            block.insert("toolUse", Rendered::Object(call));
+            Rendered::Object(block)
         }
         Part::ToolResult {
             call_id,
@@ -303,17 +303,17 @@ fn render_block(part: &Part) -> Value {
             extra,
             ..
         } => {
-            let mut block = extra.clone();
-            let mut result = super::nested_object(&block, "toolResult");
-            result.insert("toolUseId".into(), Value::String(call_id.clone()));
+            let mut block = Object::from_map(extra);
+            let mut result = nested_object(extra, "toolResult");
+            result.insert("toolUseId", Rendered::Str(call_id));
             if result.contains_key("content") || !content.is_empty() {
                 let content = content.iter().map(render_block).collect();
-                result.insert("content".into(), Value::Array(content));
+                result.insert("content", Rendered::Array(content));
             }
-            block.insert("toolResult".into(), Value::Object(result));
-            Value::Object(block)
+            block.insert("toolResult", Rendered::Object(result));
+            Rendered::Object(block)
         }
-        Part::Opaque(value) => value.clone(),
+        Part::Opaque(value) => Rendered::Value(value),
     }
 }
 

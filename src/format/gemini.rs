@@ -17,7 +17,8 @@ use serde_json::{Map, Value};
 
 use super::anthropic::{merge_text_in_front, next_user_window};
 use super::{
-    Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, single, split_envelope,
+    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object, kind,
+    list, nested_object, single, split_envelope,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -65,11 +66,11 @@ impl Wire for Gemini {
         "systemInstruction"
     }
 
-    fn render_system(&self, system: &Message) -> Value {
+    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
         render_content(system)
     }
 
-    fn render_message(&self, message: &Message) -> Value {
+    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
         render_content(message)
     }
 
@@ -329,27 +330,27 @@ fn parse_part(index: usize, p: usize, block: Value, parts: &[Part], ids: &mut Id
     Ok(part)
 }
 
-fn render_content(message: &Message) -> Value {
-    let mut object = message.extra.clone();
+fn render_content(message: &Message) -> Rendered<'_> {
+    let mut object = Object::from_map(&message.extra);
     if message.role != Role::System && !object.contains_key("role") {
         let role = if message.role == Role::Assistant {
             "model"
         } else {
             "user"
         };
-        object.insert("role".into(), Value::String(role.into()));
+        object.insert("role", Rendered::Str(role));
     }
     let parts = message.parts.iter().map(render_part).collect();
-    object.insert("parts".into(), Value::Array(parts));
-    Value::Object(object)
+    object.insert("parts", Rendered::Array(parts));
+    Rendered::Object(object)
 }
 
-fn render_part(part: &Part) -> Value {
+fn render_part(part: &Part) -> Rendered<'_> {
     match part {
         Part::Text { text, extra } => {
-            let mut block = extra.clone();
-            block.insert("text".into(), Value::String(text.clone()));
-            Value::Object(block)
+            let mut block = Object::from_map(extra);
+            block.insert("text", Rendered::Str(text));
+            Rendered::Object(block)
         }
         Part::ToolCall {
             id,
@@ -357,16 +358,15 @@ fn render_part(part: &Part) -> Value {
             arguments,
             extra,
         } => {
-            let mut block = extra.clone();
-            let mut call = super::nested_object(&block, "functionCall");
+            let mut block = Object::from_map(extra);
+            let mut call = nested_object(extra, "functionCall");
             if call.contains_key("id") {
-                call.insert("id".into(), Value::String(id.clone()));
+                call.insert("id", Rendered::Str(id));
             }
-            call.insert("name".into(), Value::String(name.clone()));
-            let args = super::arguments_object(arguments);
-            call.insert("args".into(), args);
-            block.insert("functionCall".into(), Value::Object(call));
-            Value::Object(block)
+            call.insert("name", Rendered::Str(name));
+            call.insert("args", arguments_object(arguments));
+            block.insert("functionCall", Rendered::Object(call));
+            Rendered::Object(block)
         }
         Part::ToolResult {
             call_id,
@@ -375,10 +375,10 @@ fn render_part(part: &Part) -> Value {
             extra,
             ..
         } => {
-            let mut block = extra.clone();
-            let mut response = super::nested_object(&block, "functionResponse");
+            let mut block = Object::from_map(extra);
+            let mut response = nested_object(extra, "functionResponse");
             if response.contains_key("id") {
-                response.insert("id".into(), Value::String(call_id.clone()));
+                response.insert("id", Rendered::Str(call_id));
             }
             let text: String = content
                 .iter()
@@ -388,14 +388,18 @@ fn render_part(part: &Part) -> Value {
                 })
                 .collect();
             let value = match serde_json::from_str::<Value>(&text) {
-                Ok(value) if *layout == Layout::Blocks => value,
-                _ => serde_json::json!({ "output": text }),
+                Ok(value) if *layout == Layout::Blocks => Rendered::Parsed(Box::new(value)),
+                _ => {
+                    let mut output = Object::default();
+                    output.insert("output", Rendered::String(text));
+                    Rendered::Object(output)
+                }
             };
-            response.insert("response".into(), value);
-            block.insert("functionResponse".into(), Value::Object(response));
-            Value::Object(block)
+            response.insert("response", value);
+            block.insert("functionResponse", Rendered::Object(response));
+            Rendered::Object(block)
         }
-        Part::Opaque(value) => value.clone(),
+        Part::Opaque(value) => Rendered::Value(value),
     }
 }
 

@@ -26,6 +26,7 @@ mod gemini;
 mod gemini_cli;
 mod openai;
 mod pi;
+mod rendered;
 mod responses;
 
 use std::cell::Cell;
@@ -38,6 +39,7 @@ use serde_json::{Map, Value};
 pub use crate::conversation::Format;
 use crate::conversation::{Conversation, Layout, Message, Part};
 use crate::error::{Error, Location, Result};
+pub(crate) use rendered::{Object, Rendered};
 
 /// The reader of each format. Adding a format is one line here (and its file).
 pub(crate) fn reader(format: Format) -> &'static dyn Reader {
@@ -138,9 +140,9 @@ pub(crate) trait Wire: Sync {
         "system"
     }
     /// Writes a system prompt held outside the list.
-    fn render_system(&self, system: &Message) -> Value;
+    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a>;
     /// Writes one message.
-    fn render_message(&self, message: &Message) -> Value;
+    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a>;
     /// The messages after `index` that belong with it: those that may carry the results of the
     /// calls it (and the call-side messages right after it) makes. Empty when it makes none.
     fn result_window(&self, messages: &[Message], index: usize) -> Range<usize>;
@@ -470,7 +472,7 @@ pub fn render(conversation: &Conversation) -> Value {
     let messages: Vec<Value> = conversation
         .messages
         .iter()
-        .map(|m| wire.render_message(m))
+        .map(|m| wire.render_message(m).into_value())
         .collect();
     let Some(envelope) = &conversation.envelope else {
         return Value::Array(messages);
@@ -478,7 +480,10 @@ pub fn render(conversation: &Conversation) -> Value {
     let mut envelope = envelope.clone();
     envelope.insert(wire.list_key().into(), Value::Array(messages));
     if let Some(system) = &conversation.system {
-        envelope.insert(wire.system_key().into(), wire.render_system(system));
+        envelope.insert(
+            wire.system_key().into(),
+            wire.render_system(system).into_value(),
+        );
     }
     Value::Object(envelope)
 }
@@ -967,36 +972,40 @@ pub(crate) fn parse_content(
 /// Writes content parts back in `layout`, as a string when they are plain text and the layout
 /// allows it, else as blocks. Text and opaque parts are written here; `render_other` writes
 /// the format's own blocks (calls, results).
-pub(crate) fn render_content(
-    parts: &[&Part],
+pub(crate) fn render_content<'a>(
+    parts: &[&'a Part],
     layout: Layout,
-    render_other: impl Fn(&Part) -> Value,
-) -> Option<Value> {
+    render_other: impl Fn(&'a Part) -> Rendered<'a>,
+) -> Option<Rendered<'a>> {
     match layout {
         Layout::Absent if parts.is_empty() => None,
-        Layout::Null if parts.is_empty() => Some(Value::Null),
+        Layout::Null if parts.is_empty() => Some(Rendered::Null),
         Layout::Text | Layout::Absent | Layout::Null if is_plain_text(parts) => {
+            // One text is written from the conversation; several are joined.
+            if let &[Part::Text { text, .. }] = parts {
+                return Some(Rendered::Str(text));
+            }
             let mut text = String::new();
             for part in parts {
                 if let Part::Text { text: t, .. } = *part {
                     text.push_str(t);
                 }
             }
-            Some(Value::String(text))
+            Some(Rendered::String(text))
         }
-        _ => Some(Value::Array(
+        _ => Some(Rendered::Array(
             parts
                 .iter()
-                .map(|part| match part {
+                .map(|&part| match part {
                     Part::Text { text, extra } => {
-                        let mut block = extra.clone();
+                        let mut block = Object::from_map(extra);
                         if !block.contains_key("type") {
-                            block.insert("type".into(), Value::String("text".into()));
+                            block.insert("type", Rendered::Str("text"));
                         }
-                        block.insert("text".into(), Value::String(text.clone()));
-                        Value::Object(block)
+                        block.insert("text", Rendered::Str(text));
+                        Rendered::Object(block)
                     }
-                    Part::Opaque(value) => value.clone(),
+                    Part::Opaque(value) => Rendered::Value(value),
                     other => render_other(other),
                 })
                 .collect(),
@@ -1013,21 +1022,31 @@ fn is_plain_text(parts: &[&Part]) -> bool {
 
 /// Tool-call arguments as the JSON object formats with structured input write them: an OpenAI
 /// argument string is parsed (an unparsable one becomes `{}`), anything else is kept.
-pub(crate) fn arguments_object(arguments: &Value) -> Value {
+pub(crate) fn arguments_object(arguments: &Value) -> Rendered<'_> {
     match arguments {
-        Value::String(text) => {
-            serde_json::from_str(text).unwrap_or_else(|_| Value::Object(Map::new()))
-        }
-        other => other.clone(),
+        Value::String(text) => match serde_json::from_str(text) {
+            Ok(value) => Rendered::Parsed(Box::new(value)),
+            Err(_) => Rendered::Object(Object::default()),
+        },
+        other => Rendered::Value(other),
     }
 }
 
-/// A copy of the object under `key` of a wire block (empty when absent or not an object), to
+/// Tool-call arguments as formats with string arguments write them: a string is kept, anything
+/// else is encoded as JSON text.
+pub(crate) fn arguments_string(arguments: &Value) -> Rendered<'_> {
+    match arguments {
+        Value::String(_) => Rendered::Value(arguments),
+        other => Rendered::String(other.to_string()),
+    }
+}
+
+/// The fields of the object under `key` of a wire block (none when absent or not an object), to
 /// write a call or result back into.
-pub(crate) fn nested_object(block: &Map<String, Value>, key: &str) -> Map<String, Value> {
+pub(crate) fn nested_object<'a>(block: &'a Map<String, Value>, key: &str) -> Object<'a> {
     match block.get(key) {
-        Some(Value::Object(inner)) => inner.clone(),
-        _ => Map::new(),
+        Some(Value::Object(inner)) => Object::from_map(inner),
+        _ => Object::default(),
     }
 }
 

@@ -10,8 +10,9 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::{
-    Evidence, Format, ReadOptions, Reader, Record, Wire, has_value, kind, list, parse_content,
-    render_content, required_str, single, split_envelope,
+    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_string,
+    has_value, kind, list, nested_object, parse_content, render_content, required_str, single,
+    split_envelope,
 };
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -79,13 +80,13 @@ impl Wire for OpenAi {
         "messages"
     }
 
-    fn render_system(&self, system: &Message) -> Value {
+    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
         // System messages sit in `messages`; a prompt held outside them is written as text.
         let parts: Vec<&Part> = system.parts.iter().collect();
-        render_content(&parts, system.layout, |_| Value::Null).unwrap_or(Value::Null)
+        render_content(&parts, system.layout, |_| Rendered::Null).unwrap_or(Rendered::Null)
     }
 
-    fn render_message(&self, message: &Message) -> Value {
+    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
         render_message(message)
     }
 
@@ -290,8 +291,8 @@ fn parse_call(index: usize, c: usize, call: &mut Value) -> Result<Part> {
     })
 }
 
-fn render_message(message: &Message) -> Value {
-    let mut object = message.extra.clone();
+fn render_message(message: &Message) -> Rendered<'_> {
+    let mut object = Object::from_map(&message.extra);
     let mut content_parts = Vec::new();
     let mut calls = Vec::new();
     for part in &message.parts {
@@ -308,12 +309,12 @@ fn render_message(message: &Message) -> Value {
                 layout,
                 ..
             } => {
-                object.insert("tool_call_id".into(), Value::String(call_id.clone()));
+                object.insert("tool_call_id", Rendered::Str(call_id));
                 let content: Vec<&Part> = content.iter().collect();
                 set_or_remove(
                     &mut object,
                     "content",
-                    render_content(&content, *layout, |_| Value::Null),
+                    render_content(&content, *layout, |_| Rendered::Null),
                 );
             }
             other => content_parts.push(other),
@@ -323,12 +324,13 @@ fn render_message(message: &Message) -> Value {
         set_or_remove(
             &mut object,
             "content",
-            render_content(&content_parts, message.layout, |_| Value::Null),
+            render_content(&content_parts, message.layout, |_| Rendered::Null),
         );
     }
     if !calls.is_empty() {
-        object.insert("tool_calls".into(), Value::Array(calls));
-    } else if object
+        object.insert("tool_calls", Rendered::Array(calls));
+    } else if message
+        .extra
         .get("tool_calls")
         .and_then(Value::as_array)
         .is_some_and(|a| !a.is_empty())
@@ -336,34 +338,31 @@ fn render_message(message: &Message) -> Value {
         // Its calls were dropped with their round: the message keeps only its text.
         object.shift_remove("tool_calls");
     }
-    Value::Object(object)
+    Rendered::Object(object)
 }
 
-fn render_call(id: &str, name: &str, arguments: &Value, extra: &Map<String, Value>) -> Value {
-    let mut call = extra.clone();
+fn render_call<'a>(
+    id: &'a str,
+    name: &'a str,
+    arguments: &'a Value,
+    extra: &'a Map<String, Value>,
+) -> Rendered<'a> {
+    let mut call = Object::from_map(extra);
     if !call.contains_key("type") {
-        call.insert("type".into(), Value::String("function".into()));
+        call.insert("type", Rendered::Str("function"));
     }
-    call.insert("id".into(), Value::String(id.into()));
-    let mut function = super::nested_object(&call, "function");
-    function.insert("name".into(), Value::String(name.into()));
-    let arguments = match arguments {
-        Value::String(_) => arguments.clone(),
-        other => Value::String(other.to_string()),
-    };
-    function.insert("arguments".into(), arguments);
-    call.insert("function".into(), Value::Object(function));
-    Value::Object(call)
+    call.insert("id", Rendered::Str(id));
+    let mut function = nested_object(extra, "function");
+    function.insert("name", Rendered::Str(name));
+    function.insert("arguments", arguments_string(arguments));
+    call.insert("function", Rendered::Object(function));
+    Rendered::Object(call)
 }
 
-fn set_or_remove(object: &mut Map<String, Value>, key: &str, value: Option<Value>) {
+fn set_or_remove<'a>(object: &mut Object<'a>, key: &'a str, value: Option<Rendered<'a>>) {
     match value {
-        Some(value) => {
-            object.insert(key.into(), value);
-        }
-        None => {
-            object.shift_remove(key);
-        }
+        Some(value) => object.insert(key, value),
+        None => object.shift_remove(key),
     }
 }
 

@@ -19,8 +19,8 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::{
-    Evidence, Format, ReadOptions, Reader, Record, Wire, kind, list, parse_content, render_content,
-    required_str, single, split_envelope,
+    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_string, kind,
+    list, parse_content, render_content, required_str, single, split_envelope,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -115,11 +115,11 @@ impl Wire for Responses {
         "instructions"
     }
 
-    fn render_system(&self, system: &Message) -> Value {
-        Value::String(system.text())
+    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
+        Rendered::String(system.text())
     }
 
-    fn render_message(&self, message: &Message) -> Value {
+    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
         render_item(message)
     }
 
@@ -394,7 +394,7 @@ fn parse_item(index: usize, item: Value) -> Result<Message> {
     }
 }
 
-fn render_item(message: &Message) -> Value {
+fn render_item(message: &Message) -> Rendered<'_> {
     if message.extra.is_empty() {
         if let [part] = message.parts.as_slice() {
             match part {
@@ -404,23 +404,19 @@ fn render_item(message: &Message) -> Value {
                     arguments,
                     extra,
                 } => {
-                    let mut item = extra.clone();
+                    let mut item = Object::from_map(extra);
                     let custom =
-                        item.get("type").and_then(Value::as_str) == Some("custom_tool_call");
+                        extra.get("type").and_then(Value::as_str) == Some("custom_tool_call");
                     if !item.contains_key("type") {
-                        item.insert("type".into(), Value::String("function_call".into()));
+                        item.insert("type", Rendered::Str("function_call"));
                     }
-                    item.insert("call_id".into(), Value::String(id.clone()));
-                    item.insert("name".into(), Value::String(name.clone()));
-                    let arguments = match arguments {
-                        Value::String(_) => arguments.clone(),
-                        other => Value::String(other.to_string()),
-                    };
+                    item.insert("call_id", Rendered::Str(id));
+                    item.insert("name", Rendered::Str(name));
                     item.insert(
-                        (if custom { "input" } else { "arguments" }).into(),
-                        arguments,
+                        if custom { "input" } else { "arguments" },
+                        arguments_string(arguments),
                     );
-                    return Value::Object(item);
+                    return Rendered::Object(item);
                 }
                 Part::ToolResult {
                     call_id,
@@ -429,31 +425,31 @@ fn render_item(message: &Message) -> Value {
                     extra,
                     ..
                 } => {
-                    let mut item = extra.clone();
+                    let mut item = Object::from_map(extra);
                     if !item.contains_key("type") {
-                        item.insert("type".into(), Value::String("function_call_output".into()));
+                        item.insert("type", Rendered::Str("function_call_output"));
                     }
-                    item.insert("call_id".into(), Value::String(call_id.clone()));
+                    item.insert("call_id", Rendered::Str(call_id));
                     let content: Vec<&Part> = content.iter().collect();
-                    let output = render_content(&content, *layout, |_| Value::Null)
-                        .unwrap_or_else(|| Value::String(String::new()));
-                    item.insert("output".into(), output);
-                    return Value::Object(item);
+                    let output = render_content(&content, *layout, |_| Rendered::Null)
+                        .unwrap_or(Rendered::Str(""));
+                    item.insert("output", output);
+                    return Rendered::Object(item);
                 }
-                Part::Opaque(item) => return item.clone(),
+                Part::Opaque(item) => return Rendered::Value(item),
                 Part::Text { .. } => {}
             }
         }
     }
-    let mut item = message.extra.clone();
+    let mut item = Object::from_map(&message.extra);
     if !item.contains_key("role") {
-        item.insert("role".into(), Value::String(message.role.as_str().into()));
+        item.insert("role", Rendered::Str(message.role.as_str()));
     }
     let parts: Vec<&Part> = message.parts.iter().collect();
-    let content = render_content(&parts, message.layout, |_| Value::Null)
-        .unwrap_or_else(|| Value::String(String::new()));
-    item.insert("content".into(), content);
-    Value::Object(item)
+    let content =
+        render_content(&parts, message.layout, |_| Rendered::Null).unwrap_or(Rendered::Str(""));
+    item.insert("content", content);
+    Rendered::Object(item)
 }
 
 #[cfg(test)]
