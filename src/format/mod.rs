@@ -758,8 +758,11 @@ fn write_messages(
                     .map(|worker| worker.join().expect("rendering threads do not panic"))
                     .collect::<std::io::Result<Vec<Vec<u8>>>>()
             })?;
+            // What precedes the batch, then each thread's bytes as they are: no copy.
+            writer.write_all(&out.bytes)?;
+            out.bytes.clear();
             for part in rendered {
-                out.bytes.extend_from_slice(&part);
+                writer.write_all(&part)?;
             }
         }
         writer.write_all(&out.bytes)?;
