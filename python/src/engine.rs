@@ -149,7 +149,14 @@ pub(crate) struct Output {
     pub(crate) list_key: Option<&'static str>,
     /// The output's messages, in order.
     pub(crate) messages: Vec<Item>,
+    /// The library's copies of the reused messages, being freed on a thread of their own: join
+    /// it before the call returns.
+    pub(crate) freeing: Option<std::thread::JoinHandle<()>>,
 }
+
+/// Reused messages from which their copies are freed on a thread of their own: freeing 7,000
+/// messages takes 20–30 ms, which the call spends building Python objects meanwhile.
+const BACKGROUND_FREE_MESSAGES: usize = 1_000;
 
 /// One message of an [`Output`].
 pub(crate) enum Item {
@@ -207,18 +214,33 @@ fn output(compacted: ctxcompact::Compacted, aligned: bool) -> Output {
         .then(|| conversation.format.list_key());
     let shell = format::render(&conversation);
     let format = conversation.format;
-    let messages = messages
-        .into_iter()
-        .zip(compacted.unchanged)
-        .map(|(message, unchanged)| match unchanged {
-            Some(index) if aligned => Item::Input(index),
-            _ => Item::Rendered(render_message(format, message)),
-        })
-        .collect();
+    let mut items = Vec::with_capacity(messages.len());
+    let (mut reused, mut changed) = (Vec::new(), Vec::new());
+    for (message, unchanged) in messages.into_iter().zip(compacted.unchanged) {
+        match unchanged {
+            Some(index) if aligned => {
+                reused.push(message);
+                items.push(Item::Input(index));
+            }
+            _ => {
+                changed.push((items.len(), message));
+                items.push(Item::Rendered(Value::Null));
+            }
+        }
+    }
+    // Freed while the changed messages are rendered and the Python objects built. A thread
+    // that cannot be started drops its closure: the copies are then freed here.
+    let freeing = (reused.len() >= BACKGROUND_FREE_MESSAGES)
+        .then(|| std::thread::Builder::new().spawn(move || drop(reused)).ok())
+        .flatten();
+    for (at, message) in changed {
+        items[at] = Item::Rendered(render_message(format, message));
+    }
     Output {
         shell,
         list_key,
-        messages,
+        messages: items,
+        freeing,
     }
 }
 

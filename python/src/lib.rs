@@ -88,7 +88,12 @@ fn compacted<'py>(
                 data::rebuild(conversation, &output)?,
                 data::to_python(py, &report)?,
             );
-            py.detach(move || drop(output));
+            py.detach(move || {
+                if let Some(freeing) = output.freeing {
+                    freeing.join().expect("freeing messages does not panic");
+                }
+                drop(output.messages);
+            });
             Ok(result)
         }
         Compaction::CannotFit(message) => {

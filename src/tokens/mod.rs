@@ -166,7 +166,10 @@ impl Tokenizer {
 
     /// Counts every message of a conversation once, on several threads when the text is large
     /// enough to repay starting them. The result does not depend on the thread count: each
-    /// message is counted whole by exactly one thread, with the one shared counter.
+    /// message is counted whole by exactly one thread, with the one shared counter. The text is
+    /// cut into a few slices per thread, and each thread takes the next slice not taken yet, so
+    /// that a thread slowed by other work (the input's checks run beside the count) leaves its
+    /// share to the others rather than be waited for.
     ///
     /// # Panics
     /// Only if a counting thread panicked, which counting never does.
@@ -183,33 +186,44 @@ impl Tokenizer {
         if threads <= 1 || matches!(self, Self::Chars | Self::Calibrated(_)) {
             return Counts::of(counter, messages, system);
         }
-        // Contiguous slices of about equal text size, one per thread.
+        // Contiguous slices of about equal text size, a few per thread.
+        let slice_count = threads * SLICES_PER_THREAD;
         let mut bounds = vec![0];
         let mut running = 0;
         for (index, size) in sizes.iter().enumerate() {
             running += size;
-            if running * threads >= total_bytes * bounds.len() && bounds.len() < threads {
+            if running * slice_count >= total_bytes * bounds.len() && bounds.len() < slice_count {
                 bounds.push(index + 1);
             }
         }
         bounds.push(messages.len());
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = bounds
-                .windows(2)
-                .map(|range| {
-                    let slice = &messages[range[0]..range[1]];
-                    scope.spawn(move || Counts::of(counter, slice, 0))
-                })
-                .collect();
-            let mut counts = Counts {
-                system,
-                ..Counts::default()
-            };
-            for worker in workers {
-                counts.append(worker.join().expect("counting threads do not panic"));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || {
+            let mut taken = Vec::new();
+            loop {
+                let slice = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(range) = bounds.get(slice..slice + 2) else {
+                    return taken;
+                };
+                taken.push((slice, Counts::of(counter, &messages[range[0]..range[1]], 0)));
             }
-            counts
-        })
+        };
+        let mut slices = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+            workers
+                .into_iter()
+                .flat_map(|worker| worker.join().expect("counting threads do not panic"))
+                .collect::<Vec<_>>()
+        });
+        slices.sort_unstable_by_key(|(slice, _)| *slice);
+        let mut counts = Counts {
+            system,
+            ..Counts::default()
+        };
+        for (_, slice) in slices {
+            counts.append(slice);
+        }
+        counts
     }
 }
 
@@ -269,6 +283,9 @@ fn fixed_tokens(conversation: &Conversation, counter: &dyn TokenCounter) -> usiz
 
 /// Most threads counting uses; beyond this the gain is small.
 const MAX_THREADS: usize = 8;
+
+/// Slices of the text per counting thread (see [`Tokenizer::count`]).
+const SLICES_PER_THREAD: usize = 4;
 /// Text each extra counting thread must have to repay starting it (the counter is shared, so
 /// a thread costs only its start, tens of microseconds: the time to count a few kilobytes).
 const PARALLEL_MIN_BYTES: usize = 256 << 10;
