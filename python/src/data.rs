@@ -30,10 +30,74 @@ pub(crate) struct NotJson(pub(crate) String);
 
 /// Reads Python data into a JSON value; see the module docs for what is accepted.
 pub(crate) fn from_python(object: &Bound<'_, PyAny>) -> Result<Value, NotJson> {
-    read(object, MAX_DEPTH)
+    read(object, MAX_DEPTH, &mut true)
 }
 
-fn read(object: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
+/// Elements of a conversation's lists — the top level's, or those under each key of a
+/// top-level dict — that JSON gives back differently (they hold a tuple, or a key that is not a
+/// string), by the list's key (`None` for the top level), in increasing order.
+#[derive(Debug, Default)]
+pub(crate) struct Inexact(Vec<(Option<String>, Vec<usize>)>);
+
+impl Inexact {
+    /// Whether element `index` of the list under `key` is one of them.
+    fn contains(&self, key: Option<&str>, index: usize) -> bool {
+        self.0
+            .iter()
+            .find(|(k, _)| k.as_deref() == key)
+            .is_some_and(|(_, indices)| indices.binary_search(&index).is_ok())
+    }
+}
+
+/// [`from_python`] for a whole conversation, also noting its [`Inexact`] elements.
+pub(crate) fn read_conversation(object: &Bound<'_, PyAny>) -> Result<(Value, Inexact), NotJson> {
+    let mut inexact = Inexact::default();
+    let depth = deeper(MAX_DEPTH)?;
+    let value = if let Some(items) = elements(object) {
+        let (values, odd) = read_elements(&items, depth)?;
+        inexact.0.push((None, odd));
+        Value::Array(values)
+    } else if let Ok(dict) = object.cast::<PyDict>() {
+        let mut map = Map::with_capacity(dict.len());
+        for (key, value) in dict.iter() {
+            let key = key_text(&key)?;
+            let value = match elements(&value) {
+                Some(items) => {
+                    let (values, odd) = read_elements(&items, deeper(depth)?)?;
+                    inexact.0.push((Some(key.clone()), odd));
+                    Value::Array(values)
+                }
+                None => read(&value, depth, &mut true)?,
+            };
+            map.insert(key, value);
+        }
+        Value::Object(map)
+    } else {
+        from_python(object)?
+    };
+    Ok((value, inexact))
+}
+
+/// Reads the elements of a list, with the indices of those JSON gives back differently.
+fn read_elements(
+    items: &[Bound<'_, PyAny>],
+    depth: usize,
+) -> Result<(Vec<Value>, Vec<usize>), NotJson> {
+    let mut odd = Vec::new();
+    let mut values = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let mut exact = true;
+        values.push(read(item, depth, &mut exact)?);
+        if !exact {
+            odd.push(index);
+        }
+    }
+    Ok((values, odd))
+}
+
+/// Reads `object`; `exact` turns false when JSON would give it back differently (a tuple, or a
+/// dict key that is not a string).
+fn read(object: &Bound<'_, PyAny>, depth: usize, exact: &mut bool) -> Result<Value, NotJson> {
     // The common types first: most of a conversation is strings, dicts and lists.
     if let Ok(text) = object.cast::<PyString>() {
         return Ok(Value::String(text_of(text)?));
@@ -42,7 +106,8 @@ fn read(object: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
         let depth = deeper(depth)?;
         let mut map = Map::with_capacity(dict.len());
         for (key, value) in dict.iter() {
-            map.insert(key_text(&key)?, read(&value, depth)?);
+            *exact &= key.cast::<PyString>().is_ok();
+            map.insert(key_text(&key)?, read(&value, depth, exact)?);
         }
         return Ok(Value::Object(map));
     }
@@ -50,15 +115,16 @@ fn read(object: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
         let depth = deeper(depth)?;
         return list
             .iter()
-            .map(|item| read(&item, depth))
+            .map(|item| read(&item, depth, exact))
             .collect::<Result<_, _>>()
             .map(Value::Array);
     }
     if let Ok(tuple) = object.cast::<PyTuple>() {
+        *exact = false;
         let depth = deeper(depth)?;
         return tuple
             .iter()
-            .map(|item| read(&item, depth))
+            .map(|item| read(&item, depth, exact))
             .collect::<Result<_, _>>()
             .map(Value::Array);
     }
@@ -220,13 +286,15 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'
 }
 
 /// Builds a call's output as Python data: `output.shell` with the output's messages in place,
-/// each unchanged message being element `i` of `input`'s list of messages, each other field of
-/// a body the input's own object when equal. The top level and the list are always new.
+/// each unchanged message being element `i` of `input`'s list of messages (unless `inexact`
+/// names it: it is then built as JSON gives it back), each other field of a body the input's
+/// own object when equal. The top level and the list are always new.
 ///
 /// # Errors
 /// A Python error building the data, or when `input`'s list lost elements during the call.
 pub(crate) fn rebuild<'py>(
     input: &Bound<'py, PyAny>,
+    inexact: &Inexact,
     output: &Output,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = input.py();
@@ -247,14 +315,14 @@ pub(crate) fn rebuild<'py>(
                         "the conversation's list of messages changed during the call",
                     )
                 })?;
-                if reads_as_json(object) {
-                    list.append(object)?;
-                } else {
+                if inexact.contains(output.list_key, *index) {
                     // Built as JSON data would give it back: its value as read.
                     let value = from_python(object).map_err(|NotJson(why)| {
                         PyRuntimeError::new_err(format!("a message changed during the call: {why}"))
                     })?;
                     list.append(to_python(py, &value)?)?;
+                } else {
+                    list.append(object)?;
                 }
             }
             Item::Rendered(value) => list.append(to_python(py, value)?)?,
@@ -278,20 +346,6 @@ pub(crate) fn rebuild<'py>(
         }
     }
     Ok(dict.into_any())
-}
-
-/// Whether `object` is what `json.loads(json.dumps(object))` gives back, as far as structure
-/// goes: every dict key at any depth a string, and no tuple (which JSON gives back as a list).
-/// Only dicts and lists are walked, never the text.
-fn reads_as_json(object: &Bound<'_, PyAny>) -> bool {
-    if let Ok(dict) = object.cast::<PyDict>() {
-        dict.iter()
-            .all(|(key, value)| key.cast::<PyString>().is_ok() && reads_as_json(&value))
-    } else if let Ok(list) = object.cast::<PyList>() {
-        list.iter().all(|item| reads_as_json(&item))
-    } else {
-        object.cast::<PyTuple>().is_err()
-    }
 }
 
 /// The elements of a list or tuple; `None` for anything else.

@@ -81,11 +81,11 @@ fn compacted<'py>(
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let py = conversation.py();
     let settings = engine::settings(settings)?;
-    let input = data::from_python(conversation).map_err(Failure::from)?;
+    let (input, inexact) = data::read_conversation(conversation).map_err(Failure::from)?;
     match py.detach(|| work(input, &settings))? {
         Compaction::Done(output, report) => {
             let result = (
-                data::rebuild(conversation, &output)?,
+                data::rebuild(conversation, &inexact, &output)?,
                 data::to_python(py, &report)?,
             );
             py.detach(move || {
