@@ -88,12 +88,7 @@ fn compacted<'py>(
                 data::rebuild(conversation, &inexact, &output)?,
                 data::to_python(py, &report)?,
             );
-            py.detach(move || {
-                if let Some(freeing) = output.freeing {
-                    freeing.join().expect("freeing messages does not panic");
-                }
-                drop(output.messages);
-            });
+            py.detach(move || drop(output));
             Ok(result)
         }
         Compaction::CannotFit(message) => {
