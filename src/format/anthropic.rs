@@ -148,11 +148,7 @@ pub(super) fn parse(
         None => None,
         Some(value) => Some(parse_system(value)?),
     };
-    let messages = messages
-        .into_iter()
-        .enumerate()
-        .map(|(index, value)| parse_message(index, value))
-        .collect::<Result<Vec<_>>>()?;
+    let messages = super::parse_messages(messages, parse_message)?;
     Ok(Conversation {
         format: Format::Anthropic,
         system,

@@ -108,11 +108,7 @@ impl Reader for Bedrock {
                 })
             }
         };
-        let messages = messages
-            .into_iter()
-            .enumerate()
-            .map(|(index, value)| parse_message(index, value))
-            .collect::<Result<Vec<_>>>()?;
+        let messages = super::parse_messages(messages, parse_message)?;
         Ok(Conversation {
             format: Format::Bedrock,
             system,

@@ -120,11 +120,7 @@ pub(super) fn parse(
     envelope: Option<Map<String, Value>>,
     messages: Vec<Value>,
 ) -> Result<Conversation> {
-    let messages = messages
-        .into_iter()
-        .enumerate()
-        .map(|(index, value)| parse_message(index, value))
-        .collect::<Result<Vec<_>>>()?;
+    let messages = super::parse_messages(messages, parse_message)?;
     Ok(Conversation {
         format: Format::OpenAi,
         system: None,
