@@ -61,6 +61,7 @@ mod error;
 mod features;
 pub mod format;
 mod marker;
+mod parallel;
 pub mod replay;
 mod report;
 pub mod select;

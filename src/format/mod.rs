@@ -39,6 +39,7 @@ use serde_json::{Map, Value};
 pub use crate::conversation::Format;
 use crate::conversation::{Conversation, Layout, Message, Part};
 use crate::error::{Error, Location, Result};
+use crate::parallel;
 pub(crate) use rendered::{Object, Rendered};
 
 /// The reader of each format. Adding a format is one line here (and its file).
@@ -412,35 +413,15 @@ fn gather_evidence(records: &[Record]) -> Vec<(Format, Evidence)> {
         },
         _ => records.len(),
     };
-    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    if values < PARALLEL_EVIDENCE_VALUES || !two_cores {
-        return Format::ALL
-            .iter()
-            .map(|&format| (format, reader(format).evidence(records)))
-            .collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        let mut found = Vec::new();
-        loop {
-            let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(&format) = Format::ALL.get(at) else {
-                return found;
-            };
-            found.push((at, format, reader(format).evidence(records)));
-        }
+    let threads = if values < PARALLEL_EVIDENCE_VALUES {
+        1
+    } else {
+        parallel::cores().min(2)
     };
-    let mut found = std::thread::scope(|scope| {
-        let other = scope.spawn(work);
-        let mut found = work();
-        found.extend(other.join().expect("evidence gathering does not panic"));
-        found
-    });
-    found.sort_unstable_by_key(|(at, _, _)| *at);
-    found
-        .into_iter()
-        .map(|(_, format, evidence)| (format, evidence))
-        .collect()
+    parallel::in_turn(Format::ALL.len(), threads, |at| {
+        let format = Format::ALL[at];
+        (format, reader(format).evidence(records))
+    })
 }
 
 /// Picks the format: the forced one (unless the input clearly is another), or the only one
@@ -765,8 +746,7 @@ fn write_messages(
             bytes += sizes[end];
             end += 1;
         }
-        let threads = std::thread::available_parallelism()
-            .map_or(1, std::num::NonZero::get)
+        let threads = parallel::cores()
             .min(RENDER_THREADS)
             .min(bytes / RENDER_MIN_BYTES + 1);
         let format = conversation.format;
@@ -844,8 +824,7 @@ pub(crate) fn parse_messages(
             .map(|(index, value)| parse(offset + index, value))
             .collect::<Result<Vec<_>>>()
     };
-    let two_cores = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    if values.len() < PARALLEL_PARSE_MESSAGES || !two_cores {
+    if values.len() < PARALLEL_PARSE_MESSAGES || parallel::cores() < 2 {
         return read(values, 0);
     }
     let mut first = values;

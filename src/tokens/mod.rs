@@ -179,8 +179,7 @@ impl Tokenizer {
         let system = fixed_tokens(conversation, counter);
         let sizes: Vec<usize> = messages.iter().map(text_bytes).collect();
         let total_bytes: usize = sizes.iter().sum();
-        let threads = std::thread::available_parallelism()
-            .map_or(1, std::num::NonZero::get)
+        let threads = crate::parallel::cores()
             .min(MAX_THREADS)
             .min(total_bytes / PARALLEL_MIN_BYTES + 1);
         if threads <= 1 || matches!(self, Self::Chars | Self::Calibrated(_)) {
@@ -197,30 +196,14 @@ impl Tokenizer {
             }
         }
         bounds.push(messages.len());
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let work = || {
-            let mut taken = Vec::new();
-            loop {
-                let slice = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(range) = bounds.get(slice..slice + 2) else {
-                    return taken;
-                };
-                taken.push((slice, Counts::of(counter, &messages[range[0]..range[1]], 0)));
-            }
-        };
-        let mut slices = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
-            workers
-                .into_iter()
-                .flat_map(|worker| worker.join().expect("counting threads do not panic"))
-                .collect::<Vec<_>>()
+        let slices = crate::parallel::in_turn(bounds.len() - 1, threads, |slice| {
+            Counts::of(counter, &messages[bounds[slice]..bounds[slice + 1]], 0)
         });
-        slices.sort_unstable_by_key(|(slice, _)| *slice);
         let mut counts = Counts {
             system,
             ..Counts::default()
         };
-        for (_, slice) in slices {
+        for slice in slices {
             counts.append(slice);
         }
         counts
