@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use super::Applied;
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::marker;
+use crate::parallel;
 use crate::tokens::{Counts, TokenCounter};
 use crate::units::is_user_turn;
 
@@ -134,22 +135,23 @@ pub(crate) fn trim(
     let mut total = capped_total;
     let mut planned = Vec::new();
     let (mut cleared, mut dropped) = (0, 0);
-    let last_user_turn = state.conversation.messages.iter().rposition(is_user_turn);
-    for round in &rounds[..rounds.len() - report.kept] {
-        if budget.is_some_and(|b| total <= b) || options.mode == ToolMode::Off {
+    let older = match options.mode {
+        ToolMode::Off => &[][..],
+        _ => &rounds[..rounds.len() - report.kept],
+    };
+    let needed = budget.map_or(usize::MAX, |b| capped_total.saturating_sub(b));
+    for plan in plan_rounds(&state, older, needed, options, counter) {
+        if budget.is_some_and(|b| total <= b) {
             break;
         }
-        let Some((edits, partly_excluded)) =
-            plan_round(&state, round, last_user_turn, options, counter)
-        else {
+        let Some((edits, partly_excluded)) = plan else {
             report.excluded += 1;
             continue;
         };
         report.excluded += usize::from(partly_excluded);
-        let before: usize = edits.iter().map(|e| state.counts.messages[e.message]).sum();
-        let after: usize = edits.iter().map(|e| e.tokens).sum();
-        if after < before {
-            total -= before - after;
+        let saved = saving(&state, &edits);
+        if saved > 0 {
+            total -= saved;
             let removes = edits
                 .iter()
                 .flat_map(|e| &e.changes)
@@ -226,6 +228,57 @@ fn cap_all(state: &mut Applied, cap: usize, counter: &dyn TokenCounter) -> usize
         }
     }
     truncated
+}
+
+/// Rounds planned by one job of [`plan_rounds`] when it plans on several threads.
+const ROUNDS_PER_JOB: usize = 32;
+/// Rounds that repay planning them on several threads (a round takes about 10 µs, a thread
+/// tens of microseconds to start).
+const PARALLEL_MIN_ROUNDS: usize = 256;
+
+/// The plans of `rounds`, in order, as [`plan_round`] makes them: at least up to the first
+/// prefix whose plans save `needed` tokens, or all of them. Many rounds are planned on every
+/// core, in jobs of consecutive rounds; the caller reads the plans in order and stops where
+/// the budget is met, so the result does not depend on the thread count.
+fn plan_rounds(
+    state: &Applied,
+    rounds: &[Round],
+    needed: usize,
+    options: &ToolOptions,
+    counter: &dyn TokenCounter,
+) -> Vec<Option<(Vec<Edit>, bool)>> {
+    let last_user_turn = state.conversation.messages.iter().rposition(is_user_turn);
+    let (threads, per_job) = if rounds.len() >= PARALLEL_MIN_ROUNDS {
+        (parallel::cores(), ROUNDS_PER_JOB)
+    } else {
+        (1, 1)
+    };
+    let job = |at: usize| -> Vec<_> {
+        let end = rounds.len().min((at + 1) * per_job);
+        rounds[at * per_job..end]
+            .iter()
+            .map(|round| plan_round(state, round, last_user_turn, options, counter))
+            .collect()
+    };
+    let saved = |plans: &Vec<Option<(Vec<Edit>, bool)>>| -> usize {
+        plans
+            .iter()
+            .flatten()
+            .map(|(edits, _)| saving(state, edits))
+            .sum()
+    };
+    let jobs = rounds.len().div_ceil(per_job);
+    parallel::prefix_in_turn(jobs, threads, needed, saved, job)
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// Tokens a round's planned edits save (none when they would not shrink it).
+fn saving(state: &Applied, edits: &[Edit]) -> usize {
+    let before: usize = edits.iter().map(|e| state.counts.messages[e.message]).sum();
+    let after: usize = edits.iter().map(|e| e.tokens).sum();
+    before.saturating_sub(after)
 }
 
 /// Plans the changes that clear or drop one round; `None` when excluded tools keep it whole.
