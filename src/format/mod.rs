@@ -26,6 +26,7 @@ mod gemini;
 mod gemini_cli;
 mod openai;
 mod pi;
+mod pretty;
 mod rendered;
 mod responses;
 
@@ -40,6 +41,7 @@ pub use crate::conversation::Format;
 use crate::conversation::{Conversation, Layout, Message, Part};
 use crate::error::{Error, Location, Result};
 use crate::parallel;
+use pretty::Pretty;
 pub(crate) use rendered::{Object, Rendered};
 
 /// The reader of each format. Adding a format is one line here (and its file).
@@ -572,12 +574,12 @@ pub fn write(conversation: &Conversation, mut writer: impl std::io::Write) -> st
     for (i, (key, field)) in fields.into_iter().enumerate() {
         out.bytes
             .extend_from_slice(if i == 0 { b"\n  " } else { b",\n  " });
-        serde_json::to_writer(&mut out.bytes, key)?;
+        out.string(key);
         out.bytes.extend_from_slice(b": ");
         match field {
             Field::Messages => write_messages(conversation, 1, &mut out, &mut writer)?,
-            Field::System(system) => out.value(&wire.render_system(system), 1)?,
-            Field::Value(value) => out.value(value, 1)?,
+            Field::System(system) => out.value(&wire.render_system(system), 1),
+            Field::Value(value) => out.value(value, 1),
         }
     }
     out.bytes.extend_from_slice(b"\n}\n");
@@ -594,133 +596,18 @@ enum Field<'a> {
     Value(&'a Value),
 }
 
-/// Text of messages each rendering thread must have to repay starting it.
+/// What rendering a message costs beyond its text, in bytes of text that cost as much (about
+/// 2 µs: its wire object is built and dropped). A message's render weight is its text plus
+/// this, so that a run of many short messages (cleared tool rounds) is split like long ones.
+const RENDER_MESSAGE_BYTES: usize = 1 << 10;
+/// Render weight each rendering thread must have to repay starting it.
 const RENDER_MIN_BYTES: usize = 256 << 10;
-/// Text of messages rendered before their bytes are written: it bounds the output held in
-/// memory at once (a few megabytes, against the whole output), and is large enough that
+/// Render weight of the messages rendered before their bytes are written: it bounds the output
+/// held in memory at once (a few megabytes, against the whole output), and is large enough that
 /// starting the threads of each batch costs little.
 const RENDER_BATCH_BYTES: usize = 1 << 20;
 /// Most threads rendering uses.
 const RENDER_THREADS: usize = 8;
-
-/// Pretty-printed JSON being assembled, indented as `serde_json`'s pretty printer does it (two
-/// spaces a level).
-#[derive(Default)]
-struct Pretty {
-    bytes: Vec<u8>,
-}
-
-impl Pretty {
-    /// Appends `value` pretty-printed as it appears at nesting `depth`.
-    fn value(&mut self, value: &impl serde::Serialize, depth: usize) -> std::io::Result<()> {
-        let formatter = Indented {
-            depth,
-            has_value: false,
-        };
-        let mut serializer = serde_json::Serializer::with_formatter(&mut self.bytes, formatter);
-        value
-            .serialize(&mut serializer)
-            .map_err(std::io::Error::from)
-    }
-
-    fn indent(&mut self, depth: usize) {
-        indent(&mut self.bytes, depth);
-    }
-}
-
-/// Appends the indentation of nesting `depth`.
-fn indent(bytes: &mut Vec<u8>, depth: usize) {
-    for _ in 0..depth {
-        bytes.extend_from_slice(b"  ");
-    }
-}
-
-/// `serde_json`'s pretty layout (keep in sync with its `PrettyFormatter`) for a value that
-/// starts at nesting `depth` rather than at the top, so that a message's bytes go straight
-/// into place.
-struct Indented {
-    depth: usize,
-    /// Whether the innermost open array or object has an element yet.
-    has_value: bool,
-}
-
-impl serde_json::ser::Formatter for Indented {
-    fn begin_array<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
-        self.depth += 1;
-        self.has_value = false;
-        writer.write_all(b"[")
-    }
-
-    fn end_array<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
-        self.depth -= 1;
-        if self.has_value {
-            self.line(writer, b"\n")?;
-        }
-        writer.write_all(b"]")
-    }
-
-    fn begin_array_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.line(writer, if first { b"\n" } else { b",\n" })
-    }
-
-    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-
-    fn begin_object<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
-        self.depth += 1;
-        self.has_value = false;
-        writer.write_all(b"{")
-    }
-
-    fn end_object<W: ?Sized + std::io::Write>(&mut self, writer: &mut W) -> std::io::Result<()> {
-        self.depth -= 1;
-        if self.has_value {
-            self.line(writer, b"\n")?;
-        }
-        writer.write_all(b"}")
-    }
-
-    fn begin_object_key<W: ?Sized + std::io::Write>(
-        &mut self,
-        writer: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.line(writer, if first { b"\n" } else { b",\n" })
-    }
-
-    fn begin_object_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        writer: &mut W,
-    ) -> std::io::Result<()> {
-        writer.write_all(b": ")
-    }
-
-    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-}
-
-impl Indented {
-    /// Writes `separator` (a line break, with a comma or not), then the current indentation.
-    fn line<W: ?Sized + std::io::Write>(
-        &self,
-        writer: &mut W,
-        separator: &[u8],
-    ) -> std::io::Result<()> {
-        writer.write_all(separator)?;
-        for _ in 0..self.depth {
-            writer.write_all(b"  ")?;
-        }
-        Ok(())
-    }
-}
 
 /// Writes the message list as it appears at nesting `depth`, flushing `out` to `writer` after
 /// each batch of messages.
@@ -736,10 +623,13 @@ fn write_messages(
         return Ok(());
     }
     out.bytes.push(b'[');
-    let sizes: Vec<usize> = messages.iter().map(crate::tokens::text_bytes).collect();
+    let sizes: Vec<usize> = messages
+        .iter()
+        .map(|message| crate::tokens::text_bytes(message) + RENDER_MESSAGE_BYTES)
+        .collect();
     let mut start = 0;
     while start < messages.len() {
-        // One batch: messages up to RENDER_BATCH_BYTES of text (at least one).
+        // One batch: messages up to RENDER_BATCH_BYTES of render weight (at least one).
         let mut end = start;
         let mut bytes = 0;
         while end < messages.len() && (end == start || bytes + sizes[end] <= RENDER_BATCH_BYTES) {
@@ -750,20 +640,19 @@ fn write_messages(
             .min(RENDER_THREADS)
             .min(bytes / RENDER_MIN_BYTES + 1);
         let format = conversation.format;
-        let render = |range: Range<usize>, out: &mut Pretty| -> std::io::Result<()> {
+        let render = |range: Range<usize>, out: &mut Pretty| {
             let wire = wire(format);
             for index in range {
                 out.bytes
                     .extend_from_slice(if index == 0 { b"\n" } else { b",\n" });
                 out.indent(depth + 1);
-                out.value(&wire.render_message(&messages[index]), depth + 1)?;
+                out.value(&wire.render_message(&messages[index]), depth + 1);
             }
-            Ok(())
         };
         if threads <= 1 {
-            render(start..end, out)?;
+            render(start..end, out);
         } else {
-            // Contiguous slices of about equal text, one per thread, joined in order.
+            // Contiguous slices of about equal render weight, one per thread, joined in order.
             let mut bounds = vec![start];
             let mut running = 0;
             for (index, size) in sizes.iter().enumerate().take(end).skip(start) {
@@ -780,15 +669,16 @@ fn write_messages(
                         let range = range[0]..range[1];
                         scope.spawn(move || {
                             let mut part = Pretty::default();
-                            render(range, &mut part).map(|()| part.bytes)
+                            render(range, &mut part);
+                            part.bytes
                         })
                     })
                     .collect();
                 workers
                     .into_iter()
                     .map(|worker| worker.join().expect("rendering threads do not panic"))
-                    .collect::<std::io::Result<Vec<Vec<u8>>>>()
-            })?;
+                    .collect::<Vec<Vec<u8>>>()
+            });
             // What precedes the batch, then each thread's bytes as they are: no copy.
             writer.write_all(&out.bytes)?;
             out.bytes.clear();

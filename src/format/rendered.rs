@@ -3,12 +3,11 @@
 //! Rendering writes the interpreted fields of a message back into its wire object. Building that
 //! object as an owned `Value` would copy every field the message kept (keys and values) and every
 //! text, only to serialize the copy and drop it. A [`Rendered`] tree instead points into the
-//! message and owns only what rendering makes (joined text, encoded arguments), and serializes
-//! to the very bytes the owned value would: an [`Object`] keeps its fields in order with the
-//! insert and remove semantics of `serde_json::Map` (with `preserve_order`), so the key order is
-//! the one the owned value would have had.
+//! message and owns only what rendering makes (joined text, encoded arguments), and is written
+//! as the very bytes the owned value would be ([`super::pretty`]): an [`Object`] keeps its
+//! fields in order with the insert and remove semantics of `serde_json::Map` (with
+//! `preserve_order`), so the key order is the one the owned value would have had.
 
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value};
 
 /// A JSON value as a format writes it: parts of the conversation by reference, what rendering
@@ -67,6 +66,11 @@ impl<'a> Object<'a> {
         }
     }
 
+    /// The fields in order.
+    pub(crate) fn fields(&self) -> impl Iterator<Item = (&'a str, &Rendered<'a>)> {
+        self.fields.iter().map(|(key, value)| (*key, value))
+    }
+
     /// Removes field `key` if present, keeping the order of the others (as `Map::shift_remove`
     /// does).
     pub(crate) fn shift_remove(&mut self, key: &str) {
@@ -96,33 +100,6 @@ impl Rendered<'_> {
                     .map(|(key, value)| (key.to_owned(), value.into_value()))
                     .collect(),
             ),
-        }
-    }
-}
-
-impl Serialize for Rendered<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Rendered::Null => serializer.serialize_unit(),
-            Rendered::Bool(value) => serializer.serialize_bool(*value),
-            Rendered::Value(value) => value.serialize(serializer),
-            Rendered::Str(text) => serializer.serialize_str(text),
-            Rendered::String(text) => serializer.serialize_str(text),
-            Rendered::Parsed(value) => value.serialize(serializer),
-            Rendered::Array(items) => {
-                let mut seq = serializer.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(item)?;
-                }
-                seq.end()
-            }
-            Rendered::Object(object) => {
-                let mut map = serializer.serialize_map(Some(object.fields.len()))?;
-                for (key, value) in &object.fields {
-                    map.serialize_entry(key, value)?;
-                }
-                map.end()
-            }
         }
     }
 }

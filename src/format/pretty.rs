@@ -1,0 +1,260 @@
+//! Pretty-printed JSON written straight into a byte buffer: the very bytes `serde_json`'s pretty
+//! printer writes (two spaces a level, `": "` after a key, the same escapes, numbers as read), for
+//! a value that starts at any nesting depth, so that each message's bytes go straight into place.
+//!
+//! Strings are most of the output. They are scanned eight bytes at a time for the three kinds of
+//! byte JSON escapes (control characters, `"` and `\`), and copied in runs between them.
+
+use serde_json::Value;
+
+use super::Rendered;
+
+/// Pretty-printed JSON being assembled.
+#[derive(Default)]
+pub(crate) struct Pretty {
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// A value [`Pretty`] writes.
+pub(crate) trait Json {
+    /// Appends the value pretty-printed as it appears at nesting `depth`.
+    fn write(&self, out: &mut Pretty, depth: usize);
+}
+
+impl Json for Value {
+    fn write(&self, out: &mut Pretty, depth: usize) {
+        match self {
+            Value::Null => out.bytes.extend_from_slice(b"null"),
+            Value::Bool(value) => out.boolean(*value),
+            Value::Number(number) => out.bytes.extend_from_slice(number.as_str().as_bytes()),
+            Value::String(text) => out.string(text),
+            Value::Array(items) => out.array(items, depth),
+            Value::Object(map) => out.object(map.iter().map(|(k, v)| (k.as_str(), v)), depth),
+        }
+    }
+}
+
+impl Json for Rendered<'_> {
+    fn write(&self, out: &mut Pretty, depth: usize) {
+        match self {
+            Rendered::Null => out.bytes.extend_from_slice(b"null"),
+            Rendered::Bool(value) => out.boolean(*value),
+            Rendered::Value(value) => value.write(out, depth),
+            Rendered::Str(text) => out.string(text),
+            Rendered::String(text) => out.string(text),
+            Rendered::Parsed(value) => value.write(out, depth),
+            Rendered::Array(items) => out.array(items, depth),
+            Rendered::Object(object) => out.object(object.fields(), depth),
+        }
+    }
+}
+
+impl Pretty {
+    /// Appends `value` pretty-printed as it appears at nesting `depth`.
+    pub(crate) fn value(&mut self, value: &impl Json, depth: usize) {
+        value.write(self, depth);
+    }
+
+    /// Appends the indentation of nesting `depth`.
+    pub(crate) fn indent(&mut self, depth: usize) {
+        for _ in 0..depth {
+            self.bytes.extend_from_slice(b"  ");
+        }
+    }
+
+    fn boolean(&mut self, value: bool) {
+        self.bytes
+            .extend_from_slice(if value { b"true" } else { b"false" });
+    }
+
+    fn array<'v, T: Json + 'v>(&mut self, items: impl IntoIterator<Item = &'v T>, depth: usize) {
+        self.bytes.push(b'[');
+        let mut empty = true;
+        for item in items {
+            self.line(empty, depth + 1);
+            empty = false;
+            item.write(self, depth + 1);
+        }
+        self.close(empty, depth, b']');
+    }
+
+    fn object<'v, T: Json + 'v>(
+        &mut self,
+        fields: impl IntoIterator<Item = (&'v str, &'v T)>,
+        depth: usize,
+    ) {
+        self.bytes.push(b'{');
+        let mut empty = true;
+        for (key, value) in fields {
+            self.line(empty, depth + 1);
+            empty = false;
+            self.string(key);
+            self.bytes.extend_from_slice(b": ");
+            value.write(self, depth + 1);
+        }
+        self.close(empty, depth, b'}');
+    }
+
+    /// Starts an element's line: a comma after the one before, a line break, the indentation.
+    fn line(&mut self, first: bool, depth: usize) {
+        self.bytes
+            .extend_from_slice(if first { b"\n" } else { b",\n" });
+        self.indent(depth);
+    }
+
+    /// Closes an array or object: on a line of its own unless it is empty.
+    fn close(&mut self, empty: bool, depth: usize, bracket: u8) {
+        if !empty {
+            self.bytes.push(b'\n');
+            self.indent(depth);
+        }
+        self.bytes.push(bracket);
+    }
+
+    /// Appends `text` as a JSON string.
+    pub(crate) fn string(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        self.bytes.reserve(bytes.len() + 2);
+        self.bytes.push(b'"');
+        // Bytes before `copied` are in the output; `at` is the next byte to look at.
+        let (mut copied, mut at) = (0, 0);
+        while at < bytes.len() {
+            if let Some(word) = bytes.get(at..at + 8) {
+                let word = u64::from_le_bytes(word.try_into().expect("a slice of eight bytes"));
+                let found = escapes_in(word);
+                if found == 0 {
+                    at += 8;
+                    continue;
+                }
+                // The lowest flag is exact: the first byte to escape.
+                at += found.trailing_zeros() as usize / 8;
+            }
+            let byte = bytes[at];
+            let escape = ESCAPES[usize::from(byte)];
+            if escape != 0 {
+                self.bytes.extend_from_slice(&bytes[copied..at]);
+                copied = at + 1;
+                if escape == b'u' {
+                    let hex = |nibble: u8| b"0123456789abcdef"[usize::from(nibble)];
+                    self.bytes.extend_from_slice(&[
+                        b'\\',
+                        b'u',
+                        b'0',
+                        b'0',
+                        hex(byte >> 4),
+                        hex(byte & 15),
+                    ]);
+                } else {
+                    self.bytes.extend_from_slice(&[b'\\', escape]);
+                }
+            }
+            at += 1;
+        }
+        self.bytes.extend_from_slice(&bytes[copied..]);
+        self.bytes.push(b'"');
+    }
+}
+
+/// Eight copies of a byte.
+const fn repeat(byte: u8) -> u64 {
+    u64::from_ne_bytes([byte; 8])
+}
+
+/// The top bit of each byte of `word` that is zero, and maybe of bytes above the first such:
+/// the lowest flag is always exact (a byte flagged only by a borrow lies above a zero byte).
+const fn zeros_in(word: u64) -> u64 {
+    word.wrapping_sub(repeat(1)) & !word & repeat(0x80)
+}
+
+/// The top bit of each byte of `word` that JSON escapes — below 0x20, `"` or `\` — with the
+/// lowest flag exact, as in [`zeros_in`]. A byte below 0x20 borrows when 0x20 is subtracted
+/// from it, as a zero byte does when 1 is.
+const fn escapes_in(word: u64) -> u64 {
+    let control = word.wrapping_sub(repeat(0x20)) & !word & repeat(0x80);
+    control | zeros_in(word ^ repeat(b'"')) | zeros_in(word ^ repeat(b'\\'))
+}
+
+/// What each byte becomes after a backslash: 0 for a byte written as it is, `u` for one
+/// written as `\u00XX` (as `serde_json` escapes).
+const ESCAPES: [u8; 256] = {
+    let mut escapes = [0; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        escapes[byte] = b'u';
+        byte += 1;
+    }
+    escapes[0x08] = b'b';
+    escapes[0x09] = b't';
+    escapes[0x0a] = b'n';
+    escapes[0x0c] = b'f';
+    escapes[0x0d] = b'r';
+    escapes[b'"' as usize] = b'"';
+    escapes[b'\\' as usize] = b'\\';
+    escapes
+};
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+
+    fn pretty(value: &Value) -> String {
+        let mut out = Pretty::default();
+        out.value(value, 0);
+        String::from_utf8(out.bytes).expect("the writer writes UTF-8")
+    }
+
+    #[test]
+    fn writes_what_serde_json_writes() {
+        let value = json!({
+            "empty": [], "none": {}, "n": 1.50, "big": 123_456_789_012_345_678_u64,
+            "text": "a \"quoted\" \\ line\nand\ttab\u{0001}\u{001f}\u{007f} é 😀",
+            "nested": [[1, [true, false, null]], {"k": {"deeper": ["x"]}}],
+        });
+        assert_eq!(
+            pretty(&value),
+            serde_json::to_string_pretty(&value).unwrap()
+        );
+        let exact: Value =
+            serde_json::from_str("[1.0e+3, -0.000, 12345678901234567890123]").unwrap();
+        assert_eq!(
+            pretty(&exact),
+            serde_json::to_string_pretty(&exact).unwrap()
+        );
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<String>().prop_map(Value::String),
+            "[\\x00-\\x7f\"\\\\]{0,40}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec((any::<String>(), inner), 0..6)
+                    .prop_map(|fields| Value::Object(fields.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn any_value_is_written_as_serde_json_writes_it(value in json_value()) {
+            prop_assert_eq!(pretty(&value), serde_json::to_string_pretty(&value).unwrap());
+        }
+
+        #[test]
+        fn any_string_is_escaped_as_serde_json_escapes_it(text in "(?s).{0,80}", ascii in "[\\x00-\\x7f]{0,80}") {
+            for text in [&text, &ascii] {
+                let mut out = Pretty::default();
+                out.string(text);
+                prop_assert_eq!(out.bytes, serde_json::to_vec(text).unwrap());
+            }
+        }
+    }
+}
