@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
-use crate::conversation::{Conversation, Message, Part, Role};
+use crate::conversation::{Conversation, Message, Part, Role, joined_text};
 
 /// Who wrote a user-role message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,7 +139,10 @@ pub(crate) fn is_marker(text: &str) -> bool {
 
 /// Who wrote a user-role message (`None` for other roles).
 pub(crate) fn author(message: &Message) -> Option<Author> {
-    author_with_text(message, &message.text())
+    if message.role != Role::User {
+        return None;
+    }
+    author_with_text(message, &joined_text(&message.parts))
 }
 
 /// [`author`] for a message whose text (its text parts, joined) the caller already has.

@@ -13,6 +13,7 @@ use crate::features::{Features, Thresholds};
 use crate::format::RecordedUsage;
 pub use crate::marker::MarkerMode;
 use crate::marker::{self, DigestCap};
+use crate::parallel;
 use crate::report::{Action, HarnessMessage, MarkerNote, Report, Shortened, Step};
 use crate::select::{self, Policy};
 use crate::strategy::tools::{self, ToolMode, ToolOptions, ToolTrim};
@@ -32,6 +33,9 @@ const MARKER_SLACK: usize = 4;
 /// A shortened task keeps at least this many characters: with fewer, it no longer states the
 /// task (the bench's requests recall reads the first 200 characters too).
 const MIN_TASK_CHARS: usize = 200;
+/// Output messages from which its check and its report are made on two threads (each takes
+/// about 0.3 µs a message).
+const PARALLEL_FINISH_MESSAGES: usize = 1_000;
 /// Times a plan is redone with the markers' actual size as its reserve (the size depends on
 /// which units go; two or three rounds settle it).
 const MARKER_ROUNDS: usize = 4;
@@ -261,12 +265,11 @@ fn checked_start(
     };
     let (checked, counts) = match counts {
         Some(counts) => (side(&conversation), counts),
-        None => std::thread::scope(|scope| {
-            let checks = scope.spawn(|| side(&conversation));
-            let counts = options.count(&conversation);
-            let checked = checks.join().expect("the input checks do not panic");
-            (checked, counts)
-        }),
+        None => parallel::beside(
+            true,
+            || side(&conversation),
+            || options.count(&conversation),
+        ),
     };
     let (requests, harness) = checked.map_err(|problems| Error::Invalid {
         first: problems[0].clone(),
@@ -915,8 +918,14 @@ fn finish(
     outcome: Outcome,
     options: &Options,
 ) -> Result<Compacted> {
-    // The input was valid and the budget was planned for: a failure here is the engine's.
-    let problems = validate::check(&output.conversation);
+    // The input was valid and the budget was planned for: a failure here is the engine's. The
+    // report is made meanwhile: both read the output alone.
+    let apart = output.conversation.messages.len() >= PARALLEL_FINISH_MESSAGES;
+    let (problems, report) = parallel::beside(
+        apart,
+        || validate::check(&output.conversation),
+        || outcome.report(input, &output, options),
+    );
     if let Some(first) = problems.first() {
         return Err(Error::Engine {
             what: format!(
@@ -934,15 +943,14 @@ fn finish(
             ),
         });
     }
-    if outcome.action == Action::Compacted && after > outcome.budget {
+    if report.action == Action::Compacted && after > report.budget {
         return Err(Error::Engine {
             what: format!(
                 "the output has {after} tokens, above the planned budget of {}",
-                outcome.budget
+                report.budget
             ),
         });
     }
-    let report = outcome.report(input, &output, options);
     let unchanged = output
         .origin
         .iter()

@@ -8,6 +8,8 @@
 //! (without copying `extra`). So parse → render returns the same JSON value with the same key
 //! order, and an untouched message leaves byte-for-byte as it came.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 /// Lists every format: its variant, its name as the CLI and the report spell it, its name in
@@ -242,13 +244,26 @@ impl Message {
 
     /// The concatenated text of the message's text parts.
     pub fn text(&self) -> String {
-        let mut out = String::new();
-        for part in &self.parts {
-            if let Part::Text { text, .. } = part {
-                out.push_str(text);
-            }
+        joined_text(&self.parts).into_owned()
+    }
+}
+
+/// The concatenated text of the text parts among `parts`: borrowed when there is one.
+pub(crate) fn joined_text(parts: &[Part]) -> Cow<'_, str> {
+    let mut texts = parts.iter().filter_map(|part| match part {
+        Part::Text { text, .. } => Some(text.as_str()),
+        _ => None,
+    });
+    let Some(first) = texts.next() else {
+        return Cow::Borrowed("");
+    };
+    match texts.next() {
+        None => Cow::Borrowed(first),
+        Some(second) => {
+            let mut out = format!("{first}{second}");
+            texts.for_each(|text| out.push_str(text));
+            Cow::Owned(out)
         }
-        out
     }
 }
 

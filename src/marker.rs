@@ -481,26 +481,38 @@ fn sub<'a>(whole: &Cow<'a, str>, part: &str) -> Cow<'a, str> {
 /// How far into a line the words that tell an error or an exit status are looked for.
 const HEAD_BYTES: usize = 300;
 
-/// Words (lowercase ASCII) looked for near the start of a line, with the table of their first
-/// bytes in either case, built at compile time: most bytes of a line are passed over with one
-/// look-up.
+/// Words (lowercase ASCII, two bytes or more) looked for near the start of a line, with the set
+/// of their first two bytes, built at compile time: most places of a line are passed over with
+/// one look-up of the two bytes there, lowercased.
 struct Needles {
     words: &'static [&'static str],
-    starts: [bool; 256],
+    /// A bit per pair of bytes (first × 256 + second) that starts a word.
+    pairs: [u64; 1 << 10],
 }
 
 impl Needles {
     const fn new(words: &'static [&'static str]) -> Self {
-        let mut starts = [false; 256];
+        let mut pairs = [0; 1 << 10];
         let mut i = 0;
         while i < words.len() {
-            let first = words[i].as_bytes()[0];
-            starts[first as usize] = true;
-            starts[first.to_ascii_uppercase() as usize] = true;
+            let bytes = words[i].as_bytes();
+            let pair = pair_index(bytes[0], bytes[1]);
+            pairs[pair / 64] |= 1 << (pair % 64);
             i += 1;
         }
-        Self { words, starts }
+        Self { words, pairs }
     }
+
+    /// Whether some word starts with these two bytes, in either case.
+    fn may_start(&self, first: u8, second: u8) -> bool {
+        let pair = pair_index(first, second);
+        self.pairs[pair / 64] & (1 << (pair % 64)) != 0
+    }
+}
+
+/// The index of a pair of bytes, lowercased, in [`Needles::pairs`].
+const fn pair_index(first: u8, second: u8) -> usize {
+    (first.to_ascii_lowercase() as usize) << 8 | second.to_ascii_lowercase() as usize
 }
 
 /// The words of an exit-status line.
@@ -523,17 +535,13 @@ const ERROR_WORDS: Needles = Needles::new(&[
 /// case: one pass, no copy, no searcher built per needle.
 fn head_has(line: &str, needles: &Needles) -> bool {
     let head = &line.as_bytes()[..line.len().min(HEAD_BYTES)];
-    (0..head.len()).any(|at| {
-        if !needles.starts[usize::from(head[at])] {
-            return false;
-        }
-        let first = head[at].to_ascii_lowercase();
-        needles.words.iter().any(|needle| {
-            let needle = needle.as_bytes();
-            needle[0] == first
-                && head.len() - at >= needle.len()
-                && head[at..at + needle.len()].eq_ignore_ascii_case(needle)
-        })
+    head.windows(2).enumerate().any(|(at, pair)| {
+        needles.may_start(pair[0], pair[1])
+            && needles.words.iter().any(|needle| {
+                head[at..]
+                    .get(..needle.len())
+                    .is_some_and(|place| place.eq_ignore_ascii_case(needle.as_bytes()))
+            })
     })
 }
 
@@ -1519,6 +1527,29 @@ mod tests {
         assert_eq!(
             parse_header(&header(1234, 56789, true)),
             Some((1234, 56789))
+        );
+    }
+
+    #[test]
+    fn evidence_words_are_found_in_any_case_within_the_head_of_a_line() {
+        assert!(head_has("Process EXITED WITH code 2", &EXIT_WORDS));
+        assert!(head_has("exit code", &EXIT_WORDS));
+        assert!(!head_has("exit cod", &EXIT_WORDS));
+        assert!(!head_has("the exit was clean", &EXIT_WORDS));
+        assert!(head_has("  at line 3: Error: bad", &ERROR_WORDS));
+        assert!(head_has("bash: cargo: COMMAND NOT FOUND", &ERROR_WORDS));
+        let late = format!("{}error: late", "x".repeat(HEAD_BYTES - 6));
+        assert!(head_has(&late, &ERROR_WORDS));
+        let too_late = format!("{}error: late", "x".repeat(HEAD_BYTES - 5));
+        assert!(!head_has(&too_late, &ERROR_WORDS));
+        assert!(!head_has("", &ERROR_WORDS) && !head_has("e", &ERROR_WORDS));
+        assert_eq!(
+            outcome_in("ok\nok\nexit status 1\n", false),
+            Some("exit status 1")
+        );
+        assert_eq!(
+            outcome_in("Traceback (most recent call last):\n  x", false),
+            Some("Traceback (most recent call last):")
         );
     }
 }

@@ -14,6 +14,26 @@ pub(crate) fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, NonZero::get))
 }
 
+/// Runs `side` on a thread of its own while the calling thread runs `main`, when `apart` (the
+/// work repays starting a thread), else one after the other; returns both results.
+///
+/// # Panics
+/// Only if `side` panicked.
+pub(crate) fn beside<A: Send, B>(
+    apart: bool,
+    side: impl FnOnce() -> A + Send,
+    main: impl FnOnce() -> B,
+) -> (A, B) {
+    if !apart {
+        return (side(), main());
+    }
+    std::thread::scope(|scope| {
+        let side = scope.spawn(side);
+        let main = main();
+        (side.join().expect("the side job does not panic"), main)
+    })
+}
+
 /// Runs `job(0)`, …, `job(jobs - 1)` on `threads` threads, the calling one among them, each
 /// taking the next job not taken yet (so a thread slowed by other work leaves its share to the
 /// others), and returns the results in job order. One thread runs them in order, here.

@@ -15,13 +15,11 @@
 //! stops as soon as an optional budget is met, and trims nothing when it would free fewer than
 //! `clear_at_least` tokens (a cleared prefix spoils the prompt cache, so it must be worth it).
 
-use std::borrow::Cow;
-
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::Applied;
-use crate::conversation::{Conversation, Layout, Message, Part, Role};
+use crate::conversation::{Conversation, Layout, Message, Part, Role, joined_text};
 use crate::marker;
 use crate::parallel;
 use crate::tokens::{Counts, TokenCounter};
@@ -371,7 +369,7 @@ fn plan_clear(
                 let placeholder = marker::cleared_output(
                     name_of(call_id),
                     content_tokens,
-                    &result_text(content),
+                    &joined_text(content),
                     *is_error,
                 );
                 let placeholder_tokens = counter.count_text(&placeholder);
@@ -537,25 +535,6 @@ fn is_short_path_value(value: &Value) -> bool {
         Value::String(s) => is_path(s),
         Value::Array(items) => items.iter().all(|i| i.as_str().is_some_and(is_path)),
         _ => false,
-    }
-}
-
-/// The text of a result's content parts.
-fn result_text(content: &[Part]) -> Cow<'_, str> {
-    let mut texts = content.iter().filter_map(|part| match part {
-        Part::Text { text, .. } => Some(text.as_str()),
-        _ => None,
-    });
-    let Some(first) = texts.next() else {
-        return Cow::Borrowed("");
-    };
-    match texts.next() {
-        None => Cow::Borrowed(first),
-        Some(second) => {
-            let mut out = format!("{first}{second}");
-            texts.for_each(|text| out.push_str(text));
-            Cow::Owned(out)
-        }
     }
 }
 
