@@ -96,6 +96,7 @@ struct Round {
 }
 
 /// One change that trimming makes to a message.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 enum Change {
     /// Replace the content of the result in part `part` with `placeholder`.
     ClearResult { part: usize, placeholder: String },
@@ -108,6 +109,7 @@ enum Change {
 }
 
 /// The planned changes to one message, and its count once they are made.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct Edit {
     message: usize,
     changes: Vec<Change>,
@@ -138,7 +140,12 @@ pub(crate) fn trim(
         _ => &rounds[..rounds.len() - report.kept],
     };
     let needed = budget.map_or(usize::MAX, |b| capped_total.saturating_sub(b));
-    for plan in plan_rounds(&state, older, needed, options, counter) {
+    let threads = if older.len() >= PARALLEL_MIN_ROUNDS {
+        parallel::cores()
+    } else {
+        1
+    };
+    for plan in plan_rounds(&state, older, needed, options, counter, threads) {
         if budget.is_some_and(|b| total <= b) {
             break;
         }
@@ -235,22 +242,20 @@ const ROUNDS_PER_JOB: usize = 32;
 const PARALLEL_MIN_ROUNDS: usize = 256;
 
 /// The plans of `rounds`, in order, as [`plan_round`] makes them: at least up to the first
-/// prefix whose plans save `needed` tokens, or all of them. Many rounds are planned on every
-/// core, in jobs of consecutive rounds; the caller reads the plans in order and stops where
-/// the budget is met, so the result does not depend on the thread count.
+/// prefix whose plans save `needed` tokens, or all of them. On several `threads`, jobs of
+/// consecutive rounds are planned in turn; one thread plans round by round and stops at that
+/// prefix. The caller reads the plans in order and stops where the budget is met, so what it
+/// does does not depend on the thread count.
 fn plan_rounds(
     state: &Applied,
     rounds: &[Round],
     needed: usize,
     options: &ToolOptions,
     counter: &dyn TokenCounter,
+    threads: usize,
 ) -> Vec<Option<(Vec<Edit>, bool)>> {
     let last_user_turn = state.conversation.messages.iter().rposition(is_user_turn);
-    let (threads, per_job) = if rounds.len() >= PARALLEL_MIN_ROUNDS {
-        (parallel::cores(), ROUNDS_PER_JOB)
-    } else {
-        (1, 1)
-    };
+    let per_job = if threads > 1 { ROUNDS_PER_JOB } else { 1 };
     let job = |at: usize| -> Vec<_> {
         let end = rounds.len().min((at + 1) * per_job);
         rounds[at * per_job..end]
@@ -744,6 +749,39 @@ mod tests {
             })
             .map(|(n, _)| n)
             .collect()
+    }
+
+    #[test]
+    fn rounds_are_planned_alike_on_one_thread_and_on_several() {
+        let conversation = parse_value(openai(600, &["read", "grep", "edit"]), None).unwrap();
+        let counts = count(&conversation, &CharEstimate);
+        let state = Applied::unchanged(conversation, counts);
+        let rounds = rounds(&state.conversation);
+        for mode in [ToolMode::Clear, ToolMode::Drop] {
+            let options = ToolOptions {
+                mode,
+                exclude: vec!["grep".into()],
+                ..ToolOptions::default()
+            };
+            for needed in [0, 1, 5_000, 60_000, usize::MAX] {
+                let one = plan_rounds(&state, &rounds, needed, &options, &CharEstimate, 1);
+                let many = plan_rounds(&state, &rounds, needed, &options, &CharEstimate, 4);
+                assert!(many.len() >= one.len(), "{mode:?} {needed}");
+                assert_eq!(many[..one.len()], one[..], "{mode:?} {needed}");
+                let saved = |plans: &[Option<(Vec<Edit>, bool)>]| -> usize {
+                    plans
+                        .iter()
+                        .flatten()
+                        .map(|(edits, _)| saving(&state, edits))
+                        .sum()
+                };
+                // One thread stops at the first prefix that saves enough.
+                assert!(saved(&one) >= needed || one.len() == rounds.len());
+                if let Some(shorter) = one.len().checked_sub(1) {
+                    assert!(saved(&one[..shorter]) < needed);
+                }
+            }
+        }
     }
 
     #[test]
