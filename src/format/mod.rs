@@ -667,8 +667,13 @@ fn write_messages(
                     .windows(2)
                     .map(|range| {
                         let range = range[0]..range[1];
+                        // Room for the part at once: its render weight (text and 1 KB a message)
+                        // is about its bytes or more, so it seldom grows.
+                        let room = sizes[range.clone()].iter().sum();
                         scope.spawn(move || {
-                            let mut part = Pretty::default();
+                            let mut part = Pretty {
+                                bytes: Vec::with_capacity(room),
+                            };
                             render(range, &mut part);
                             part.bytes
                         })
