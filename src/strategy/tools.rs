@@ -237,9 +237,9 @@ fn cap_all(state: &mut Applied, cap: usize, counter: &dyn TokenCounter) -> usize
 
 /// Rounds planned by one job of [`plan_rounds`] when it plans on several threads.
 const ROUNDS_PER_JOB: usize = 32;
-/// Rounds that repay planning them on several threads (a round takes about 10 µs, a thread
-/// tens of microseconds to start).
-const PARALLEL_MIN_ROUNDS: usize = 256;
+/// Rounds that repay planning them on several threads (a round takes 5–10 µs, mostly reading
+/// the head and tail of its outputs; a thread tens of microseconds to start).
+const PARALLEL_MIN_ROUNDS: usize = 64;
 
 /// The plans of `rounds`, in order, as [`plan_round`] makes them: at least up to the first
 /// prefix whose plans save `needed` tokens, or all of them. On several `threads`, jobs of
