@@ -643,9 +643,7 @@ fn write_messages(
         let render = |range: Range<usize>, out: &mut Pretty| {
             let wire = wire(format);
             for index in range {
-                out.bytes
-                    .extend_from_slice(if index == 0 { b"\n" } else { b",\n" });
-                out.indent(depth + 1);
+                out.line(index == 0, depth + 1);
                 out.value(&wire.render_message(&messages[index]), depth + 1);
             }
         };

@@ -96,7 +96,7 @@ impl Pretty {
     }
 
     /// Starts an element's line: a comma after the one before, a line break, the indentation.
-    fn line(&mut self, first: bool, depth: usize) {
+    pub(crate) fn line(&mut self, first: bool, depth: usize) {
         self.bytes
             .extend_from_slice(if first { b"\n" } else { b",\n" });
         self.indent(depth);

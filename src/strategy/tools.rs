@@ -149,15 +149,15 @@ pub(crate) fn trim(
         if budget.is_some_and(|b| total <= b) {
             break;
         }
-        let Some((edits, partly_excluded)) = plan else {
+        let Some(plan) = plan else {
             report.excluded += 1;
             continue;
         };
-        report.excluded += usize::from(partly_excluded);
-        let saved = saving(&state, &edits);
-        if saved > 0 {
-            total -= saved;
-            let removes = edits
+        report.excluded += usize::from(plan.partly_excluded);
+        if plan.saved > 0 {
+            total -= plan.saved;
+            let removes = plan
+                .edits
                 .iter()
                 .flat_map(|e| &e.changes)
                 .any(|c| matches!(c, Change::Remove | Change::KeepText));
@@ -166,7 +166,7 @@ pub(crate) fn trim(
             } else {
                 cleared += 1;
             }
-            planned.extend(edits);
+            planned.extend(plan.edits);
         }
     }
     if capped_total - total < options.clear_at_least {
@@ -253,7 +253,7 @@ fn plan_rounds(
     options: &ToolOptions,
     counter: &dyn TokenCounter,
     threads: usize,
-) -> Vec<Option<(Vec<Edit>, bool)>> {
+) -> Vec<Option<RoundPlan>> {
     let last_user_turn = state.conversation.messages.iter().rposition(is_user_turn);
     let per_job = if threads > 1 { ROUNDS_PER_JOB } else { 1 };
     let job = |at: usize| -> Vec<_> {
@@ -263,12 +263,8 @@ fn plan_rounds(
             .map(|round| plan_round(state, round, last_user_turn, options, counter))
             .collect()
     };
-    let saved = |plans: &Vec<Option<(Vec<Edit>, bool)>>| -> usize {
-        plans
-            .iter()
-            .flatten()
-            .map(|(edits, _)| saving(state, edits))
-            .sum()
+    let saved = |plans: &Vec<Option<RoundPlan>>| -> usize {
+        plans.iter().flatten().map(|plan| plan.saved).sum()
     };
     let jobs = rounds.len().div_ceil(per_job);
     parallel::prefix_in_turn(jobs, threads, needed, saved, job)
@@ -277,23 +273,25 @@ fn plan_rounds(
         .collect()
 }
 
-/// Tokens a round's planned edits save (none when they would not shrink it).
-fn saving(state: &Applied, edits: &[Edit]) -> usize {
-    let before: usize = edits.iter().map(|e| state.counts.messages[e.message]).sum();
-    let after: usize = edits.iter().map(|e| e.tokens).sum();
-    before.saturating_sub(after)
+/// The planned changes to one round.
+#[cfg_attr(test, derive(Debug, PartialEq))]
+struct RoundPlan {
+    edits: Vec<Edit>,
+    /// Whether some of its calls were excluded (and left whole).
+    partly_excluded: bool,
+    /// Tokens the edits save (none when they would not shrink the round).
+    saved: usize,
 }
 
 /// Plans the changes that clear or drop one round; `None` when excluded tools keep it whole.
-/// The flag says whether some of its calls were excluded. `last_user_turn` (found once per
-/// trim, not once per round) pins the round that holds it.
+/// `last_user_turn` (found once per trim, not once per round) pins the round that holds it.
 fn plan_round(
     state: &Applied,
     round: &Round,
     last_user_turn: Option<usize>,
     options: &ToolOptions,
     counter: &dyn TokenCounter,
-) -> Option<(Vec<Edit>, bool)> {
+) -> Option<RoundPlan> {
     let messages = &state.conversation.messages;
     // The round's calls: in Responses, the call items after the caller hold some.
     let names: Vec<(&str, &str)> = messages[round.caller..round.end]
@@ -329,7 +327,13 @@ fn plan_round(
             )),
         }
     }
-    Some((edits, !excluded.is_empty()))
+    let before: usize = edits.iter().map(|e| state.counts.messages[e.message]).sum();
+    let after: usize = edits.iter().map(|e| e.tokens).sum();
+    Some(RoundPlan {
+        saved: before.saturating_sub(after),
+        partly_excluded: !excluded.is_empty(),
+        edits,
+    })
 }
 
 /// The changes that clear a message's results (and inputs, when asked), if any. Parts are
@@ -768,11 +772,17 @@ mod tests {
                 let many = plan_rounds(&state, &rounds, needed, &options, &CharEstimate, 4);
                 assert!(many.len() >= one.len(), "{mode:?} {needed}");
                 assert_eq!(many[..one.len()], one[..], "{mode:?} {needed}");
-                let saved = |plans: &[Option<(Vec<Edit>, bool)>]| -> usize {
+                let saved = |plans: &[Option<RoundPlan>]| -> usize {
                     plans
                         .iter()
                         .flatten()
-                        .map(|(edits, _)| saving(&state, edits))
+                        .map(|plan| {
+                            let edits = &plan.edits;
+                            let before: usize =
+                                edits.iter().map(|e| state.counts.messages[e.message]).sum();
+                            let after: usize = edits.iter().map(|e| e.tokens).sum();
+                            before.saturating_sub(after)
+                        })
                         .sum()
                 };
                 // One thread stops at the first prefix that saves enough.
