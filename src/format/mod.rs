@@ -598,19 +598,22 @@ enum Field<'a> {
 
 /// What rendering a message costs beyond its text, in bytes of text that cost as much (about
 /// 2 µs: its wire object is built and dropped). A message's render weight is its text plus
-/// this, so that a run of many short messages (cleared tool rounds) is split like long ones.
+/// this, so that a run of many short messages (cleared tool rounds) is cut like long ones.
 const RENDER_MESSAGE_BYTES: usize = 1 << 10;
-/// Render weight each rendering thread must have to repay starting it.
-const RENDER_MIN_BYTES: usize = 256 << 10;
-/// Render weight of the messages rendered before their bytes are written: it bounds the output
-/// held in memory at once (a few megabytes, against the whole output), and is large enough that
-/// starting the threads of each batch costs little.
-const RENDER_BATCH_BYTES: usize = 1 << 20;
+/// Render weight of one rendering job: large enough that handing it out costs little, small
+/// enough that the threads finish together.
+const RENDER_JOB_BYTES: usize = 64 << 10;
+/// Rendered jobs that may wait to be written: they bound the output held in memory at once (a
+/// few megabytes, against the whole output).
+const RENDER_JOBS_AHEAD: usize = 32;
+/// Messages from which rendering is shared between threads whatever their text: fewer are
+/// weighed first, and shared when they weigh more than a few jobs.
+const PARALLEL_RENDER_MESSAGES: usize = 256;
 /// Most threads rendering uses.
 const RENDER_THREADS: usize = 8;
 
-/// Writes the message list as it appears at nesting `depth`, flushing `out` to `writer` after
-/// each batch of messages.
+/// Writes the message list as it appears at nesting `depth`. Runs of messages of about
+/// [`RENDER_JOB_BYTES`] are rendered on every core and written in order as they are done.
 fn write_messages(
     conversation: &Conversation,
     depth: usize,
@@ -623,76 +626,43 @@ fn write_messages(
         return Ok(());
     }
     out.bytes.push(b'[');
-    let sizes: Vec<usize> = messages
-        .iter()
-        .map(|message| crate::tokens::text_bytes(message) + RENDER_MESSAGE_BYTES)
-        .collect();
-    let mut start = 0;
-    while start < messages.len() {
-        // One batch: messages up to RENDER_BATCH_BYTES of render weight (at least one).
-        let mut end = start;
+    writer.write_all(&out.bytes)?;
+    out.bytes.clear();
+    let weight = |message: &Message| crate::tokens::text_bytes(message) + RENDER_MESSAGE_BYTES;
+    let shared = messages.len() >= PARALLEL_RENDER_MESSAGES
+        || messages.iter().map(weight).sum::<usize>() >= 4 * RENDER_JOB_BYTES;
+    let threads = if shared {
+        parallel::cores().min(RENDER_THREADS)
+    } else {
+        1
+    };
+    // Each job is a run of messages and its render weight, weighed as it is taken.
+    let mut next = 0;
+    let take = || {
+        let start = next;
         let mut bytes = 0;
-        while end < messages.len() && (end == start || bytes + sizes[end] <= RENDER_BATCH_BYTES) {
-            bytes += sizes[end];
-            end += 1;
+        while next < messages.len() && (next == start || bytes < RENDER_JOB_BYTES) {
+            bytes += weight(&messages[next]);
+            next += 1;
         }
-        let threads = parallel::cores()
-            .min(RENDER_THREADS)
-            .min(bytes / RENDER_MIN_BYTES + 1);
-        let format = conversation.format;
-        let render = |range: Range<usize>, out: &mut Pretty| {
-            let wire = wire(format);
-            for index in range {
-                out.line(index == 0, depth + 1);
-                out.value(&wire.render_message(&messages[index]), depth + 1);
-            }
+        (next > start).then_some((start..next, bytes))
+    };
+    let format = conversation.format;
+    let render = |(range, bytes): (Range<usize>, usize)| {
+        let wire = wire(format);
+        // The render weight is about the rendered bytes or more: the part seldom grows.
+        let mut part = Pretty {
+            bytes: Vec::with_capacity(bytes),
         };
-        if threads <= 1 {
-            render(start..end, out);
-        } else {
-            // Contiguous slices of about equal render weight, one per thread, joined in order.
-            let mut bounds = vec![start];
-            let mut running = 0;
-            for (index, size) in sizes.iter().enumerate().take(end).skip(start) {
-                running += size;
-                if running * threads >= bytes * bounds.len() && bounds.len() < threads {
-                    bounds.push(index + 1);
-                }
-            }
-            bounds.push(end);
-            let rendered = std::thread::scope(|scope| {
-                let workers: Vec<_> = bounds
-                    .windows(2)
-                    .map(|range| {
-                        let range = range[0]..range[1];
-                        // Room for the part at once: its render weight (text and 1 KB a message)
-                        // is about its bytes or more, so it seldom grows.
-                        let room = sizes[range.clone()].iter().sum();
-                        scope.spawn(move || {
-                            let mut part = Pretty {
-                                bytes: Vec::with_capacity(room),
-                            };
-                            render(range, &mut part);
-                            part.bytes
-                        })
-                    })
-                    .collect();
-                workers
-                    .into_iter()
-                    .map(|worker| worker.join().expect("rendering threads do not panic"))
-                    .collect::<Vec<Vec<u8>>>()
-            });
-            // What precedes the batch, then each thread's bytes as they are: no copy.
-            writer.write_all(&out.bytes)?;
-            out.bytes.clear();
-            for part in rendered {
-                writer.write_all(&part)?;
-            }
+        for index in range {
+            part.line(index == 0, depth + 1);
+            part.value(&wire.render_message(&messages[index]), depth + 1);
         }
-        writer.write_all(&out.bytes)?;
-        out.bytes.clear();
-        start = end;
-    }
+        part.bytes
+    };
+    parallel::in_order(threads, RENDER_JOBS_AHEAD, take, render, |part| {
+        writer.write_all(&part)
+    })?;
     out.bytes.push(b'\n');
     out.indent(depth);
     out.bytes.push(b']');
