@@ -219,8 +219,7 @@ pub(crate) fn trim_tools_counted(
     let (input, start) = checked_start(conversation, counts, options)?;
     let budget = input.tokens;
     let features = start.measure(budget, &options.thresholds);
-    let (trimmed, tool_trim) =
-        tools::trim(start, &options.tools, None, options.tokenizer.counter());
+    let (trimmed, tool_trim) = tools::trim(start, &options.tools, None, options.tokenizer);
     let changed = tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0;
     let action = if changed {
         Action::Compacted
@@ -313,7 +312,6 @@ fn run(
     counts: Option<tokens::Counts>,
     options: &Options,
 ) -> Result<Run> {
-    let counter = options.tokenizer.counter();
     let (input, start) = checked_start(conversation, counts, options)?;
     let resolved = options
         .budget
@@ -330,7 +328,8 @@ fn run(
             .map(|compacted| Run::Done(Box::new(compacted)));
     }
     let tool_options = select::tool_options(&options.policy, &options.tools, input.tokens);
-    let (mut state, mut tool_trim) = tools::trim(start, &tool_options, Some(budget), counter);
+    let (mut state, mut tool_trim) =
+        tools::trim(start, &tool_options, Some(budget), options.tokenizer);
     let mut steps = Vec::new();
     if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
         steps.push(Step::ClearOldOutputs);
@@ -349,7 +348,7 @@ fn run(
         budget,
         cap,
         input: &input,
-        counter,
+        counter: options.tokenizer.counter(),
     };
     let mut attempt = planner.attempt(&state, false);
     steps.push(Step::RemoveUnits);
@@ -359,7 +358,7 @@ fn run(
             keep: 1,
             ..options.tools.clone()
         };
-        let (cleared, more) = tools::trim(state, &recent, None, counter);
+        let (cleared, more) = tools::trim(state, &recent, None, options.tokenizer);
         state = cleared;
         if more.cleared > 0 {
             steps.push(Step::ClearRecentOutputs);
@@ -412,7 +411,7 @@ fn run(
         &attempt.units,
         &attempt.plan.drop,
         &attempt.markers,
-        counter,
+        options.tokenizer.counter(),
     );
     finish(&input, applied, outcome, options).map(|compacted| Run::Done(Box::new(compacted)))
 }

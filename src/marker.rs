@@ -506,7 +506,10 @@ impl Needles {
         let mut i = 0;
         while i < words.len() {
             let bytes = words[i].as_bytes();
-            assert!(bytes[0].is_ascii_lowercase(), "words start with a lowercase letter");
+            assert!(
+                bytes[0].is_ascii_lowercase(),
+                "words start with a lowercase letter"
+            );
             let pair = pair_index(bytes[0], bytes[1]);
             pairs[pair / 64] |= 1 << (pair % 64);
             let mut known = 0;
@@ -1380,15 +1383,22 @@ fn one_line(text: &str) -> String {
 }
 
 /// The placeholder that replaces a cleared tool result's content: the tool, the size, and the
-/// first line when it is an error or an exit status.
+/// first line when it is an error or an exit status. It starts with [`cleared_head`].
 pub(crate) fn cleared_output(tool: &str, tokens: usize, content: &str, is_error: bool) -> String {
     let evidence = outcome_in(content, is_error)
         .map(|line| format!(": {}", clip(line, LINE_CHARS)))
         .unwrap_or_default();
     format!(
-        "[ctxcompact: output of {tool} cleared ({} tokens){evidence}]",
+        "{}{} tokens){evidence}]",
+        cleared_head(tool),
         thousands(tokens)
     )
+}
+
+/// The start of every placeholder of `tool`'s outputs: it ends with punctuation just before the
+/// size, a digit, where the BPE tokenizers always end a piece.
+pub(crate) fn cleared_head(tool: &str) -> String {
+    format!("[ctxcompact: output of {tool} cleared (")
 }
 
 /// The line that stands for the middle of a capped tool output; `unit` is `lines` or
@@ -1597,9 +1607,24 @@ mod tests {
         // Against a plain search at every place, on lines built from pieces of the words, their
         // case changed, and bytes that lowercase like letters without being ones.
         let pieces = [
-            "e", "E", "x", "IT", "exit code", "Exit Status", "exited with", "error:", "ERROR[",
-            "fatal:", "no such file or directory", "Permission denied", " ", "\u{e9}", "\u{c5}",
-            "\u{5}", "@", "%",
+            "e",
+            "E",
+            "x",
+            "IT",
+            "exit code",
+            "Exit Status",
+            "exited with",
+            "error:",
+            "ERROR[",
+            "fatal:",
+            "no such file or directory",
+            "Permission denied",
+            " ",
+            "\u{e9}",
+            "\u{c5}",
+            "\u{5}",
+            "@",
+            "%",
         ];
         let mut seed = 0x2545_f491_4f6c_dd1d_u64;
         for _ in 0..20_000 {

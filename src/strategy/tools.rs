@@ -22,7 +22,7 @@ use super::Applied;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, joined_text};
 use crate::marker;
 use crate::parallel;
-use crate::tokens::{Counts, TokenCounter};
+use crate::tokens::{Counts, TokenCounter, Tokenizer};
 use crate::units::is_user_turn;
 
 /// Rounds kept whole by default (Anthropic's context editing keeps the last 3 tool uses).
@@ -123,8 +123,9 @@ pub(crate) fn trim(
     mut state: Applied,
     options: &ToolOptions,
     budget: Option<usize>,
-    counter: &dyn TokenCounter,
+    tokenizer: Tokenizer,
 ) -> (Applied, ToolTrim) {
+    let counter = tokenizer.counter();
     let rounds = rounds(&state.conversation);
     let mut report = census(&rounds, options);
     let untouched_total = state.counts.total();
@@ -145,7 +146,7 @@ pub(crate) fn trim(
     } else {
         1
     };
-    for plan in plan_rounds(&state, older, needed, options, counter, threads) {
+    for plan in plan_rounds(&state, older, needed, options, tokenizer, threads) {
         if budget.is_some_and(|b| total <= b) {
             break;
         }
@@ -251,16 +252,17 @@ fn plan_rounds(
     rounds: &[Round],
     needed: usize,
     options: &ToolOptions,
-    counter: &dyn TokenCounter,
+    tokenizer: Tokenizer,
     threads: usize,
 ) -> Vec<Option<RoundPlan>> {
     let last_user_turn = state.conversation.messages.iter().rposition(is_user_turn);
     let per_job = if threads > 1 { ROUNDS_PER_JOB } else { 1 };
     let job = |at: usize| -> Vec<_> {
         let end = rounds.len().min((at + 1) * per_job);
+        let mut counting = Counting::new(tokenizer);
         rounds[at * per_job..end]
             .iter()
-            .map(|round| plan_round(state, round, last_user_turn, options, counter))
+            .map(|round| plan_round(state, round, last_user_turn, options, &mut counting))
             .collect()
     };
     let saved = |plans: &Vec<Option<RoundPlan>>| -> usize {
@@ -290,7 +292,7 @@ fn plan_round(
     round: &Round,
     last_user_turn: Option<usize>,
     options: &ToolOptions,
-    counter: &dyn TokenCounter,
+    counting: &mut Counting,
 ) -> Option<RoundPlan> {
     let messages = &state.conversation.messages;
     // The round's calls: in Responses, the call items after the caller hold some.
@@ -321,9 +323,9 @@ fn plan_round(
     for (index, message) in span.clone().zip(&messages[span]) {
         let counts = &state.counts;
         match mode {
-            ToolMode::Drop => edits.push(plan_drop(index, message, counts, counter)),
+            ToolMode::Drop => edits.push(plan_drop(index, message, counts, counting.counter)),
             _ => edits.extend(plan_clear(
-                index, message, counts, &names, &excluded, options, counter,
+                index, message, counts, &names, &excluded, options, counting,
             )),
         }
     }
@@ -336,6 +338,42 @@ fn plan_round(
     })
 }
 
+/// The counter a planning job costs changes with, and the tokens of the placeholder heads it
+/// has counted ([`marker::cleared_head`], one per tool): under a BPE tokenizer a placeholder
+/// costs its head's tokens plus the rest's, so that only the rest is tokenized for each output.
+struct Counting {
+    counter: &'static dyn TokenCounter,
+    /// Each tool's head: its length and tokens; `None` when the tokenizer does not add counts
+    /// across piece ends (a placeholder is counted whole).
+    heads: Option<Vec<(String, usize, usize)>>,
+}
+
+impl Counting {
+    fn new(tokenizer: Tokenizer) -> Self {
+        Self {
+            counter: tokenizer.counter(),
+            heads: tokenizer.adds_across_piece_ends().then(Vec::new),
+        }
+    }
+
+    /// Tokens of `placeholder`, a placeholder of `tool`'s output.
+    fn placeholder(&mut self, tool: &str, placeholder: &str) -> usize {
+        let Some(heads) = &mut self.heads else {
+            return self.counter.count_text(placeholder);
+        };
+        let (length, tokens) =
+            if let Some(&(_, length, tokens)) = heads.iter().find(|(name, _, _)| name == tool) {
+                (length, tokens)
+            } else {
+                let head = marker::cleared_head(tool);
+                let tokens = self.counter.count_text(&head);
+                heads.push((tool.to_owned(), head.len(), tokens));
+                (head.len(), tokens)
+            };
+        tokens + self.counter.count_text(&placeholder[length..])
+    }
+}
+
 /// The changes that clear a message's results (and inputs, when asked), if any. Parts are
 /// costed from the cached counts, never tokenized again.
 fn plan_clear(
@@ -345,8 +383,9 @@ fn plan_clear(
     names: &[(&str, &str)],
     excluded: &[&str],
     options: &ToolOptions,
-    counter: &dyn TokenCounter,
+    counting: &mut Counting,
 ) -> Option<Edit> {
+    let counter = counting.counter;
     let name_of = |id: &str| {
         names
             .iter()
@@ -375,13 +414,10 @@ fn plan_clear(
                 } else {
                     counter.count_parts(content)
                 };
-                let placeholder = marker::cleared_output(
-                    name_of(call_id),
-                    content_tokens,
-                    &joined_text(content),
-                    *is_error,
-                );
-                let placeholder_tokens = counter.count_text(&placeholder);
+                let tool = name_of(call_id);
+                let placeholder =
+                    marker::cleared_output(tool, content_tokens, &joined_text(content), *is_error);
+                let placeholder_tokens = counting.placeholder(tool, &placeholder);
                 if placeholder_tokens < content_tokens {
                     after -= content_tokens - placeholder_tokens;
                     changes.push(Change::ClearResult { part, placeholder });
@@ -728,7 +764,7 @@ mod tests {
         let counts = count(&conversation, &CharEstimate);
         let before = Applied::unchanged(conversation.clone(), counts.clone());
         let start = Applied::unchanged(conversation, counts);
-        let (after, report) = trim(start, options, budget, &CharEstimate);
+        let (after, report) = trim(start, options, budget, Tokenizer::Chars);
         assert_eq!(check(&after.conversation), Vec::new());
         assert_eq!(after.counts, count(&after.conversation, &CharEstimate));
         (before, after, report)
@@ -755,10 +791,37 @@ mod tests {
             .collect()
     }
 
+    proptest::proptest! {
+        /// Under the BPE tokenizers a placeholder costs its tool's head plus the rest, exactly
+        /// as counted whole, whatever the tool's name, the size and the output's last lines.
+        #[test]
+        fn a_placeholder_costs_its_head_and_its_rest(
+            tool in "(?s).{0,12}",
+            tokens in proptest::prop_oneof![0_usize..2_000, 0_usize..usize::MAX],
+            content in "(?s)(.{0,30}(exit code|error:|\n| |[0-9]{1,4})){0,6}",
+            is_error: bool,
+        ) {
+            let placeholder = marker::cleared_output(&tool, tokens, &content, is_error);
+            for tokenizer in [Tokenizer::O200k, Tokenizer::Cl100k] {
+                let mut counting = Counting::new(tokenizer);
+                let whole = tokenizer.counter().count_text(&placeholder);
+                // The first call counts the head, the second reads it back.
+                proptest::prop_assert_eq!(counting.placeholder(&tool, &placeholder), whole);
+                proptest::prop_assert_eq!(counting.placeholder(&tool, &placeholder), whole);
+            }
+        }
+    }
+
     #[test]
     fn rounds_are_planned_alike_on_one_thread_and_on_several() {
+        for tokenizer in [Tokenizer::Chars, Tokenizer::O200k] {
+            plans_alike_on_one_thread_and_on_several(tokenizer);
+        }
+    }
+
+    fn plans_alike_on_one_thread_and_on_several(tokenizer: Tokenizer) {
         let conversation = parse_value(openai(600, &["read", "grep", "edit"]), None).unwrap();
-        let counts = count(&conversation, &CharEstimate);
+        let counts = count(&conversation, tokenizer.counter());
         let state = Applied::unchanged(conversation, counts);
         let rounds = rounds(&state.conversation);
         for mode in [ToolMode::Clear, ToolMode::Drop] {
@@ -768,8 +831,8 @@ mod tests {
                 ..ToolOptions::default()
             };
             for needed in [0, 1, 5_000, 60_000, usize::MAX] {
-                let one = plan_rounds(&state, &rounds, needed, &options, &CharEstimate, 1);
-                let many = plan_rounds(&state, &rounds, needed, &options, &CharEstimate, 4);
+                let one = plan_rounds(&state, &rounds, needed, &options, tokenizer, 1);
+                let many = plan_rounds(&state, &rounds, needed, &options, tokenizer, 4);
                 assert!(many.len() >= one.len(), "{mode:?} {needed}");
                 assert_eq!(many[..one.len()], one[..], "{mode:?} {needed}");
                 let saved = |plans: &[Option<RoundPlan>]| -> usize {
@@ -955,7 +1018,7 @@ mod tests {
         };
         let (_, once, _) = run(openai(3, &["read"]), &options, None);
         let expected = once.conversation.clone();
-        let (twice, report) = trim(once, &options, None, &CharEstimate);
+        let (twice, report) = trim(once, &options, None, Tokenizer::Chars);
         assert_eq!(twice.conversation, expected);
         assert_eq!(report.tokens_freed, 0);
     }

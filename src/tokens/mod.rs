@@ -143,6 +143,13 @@ impl Tokenizer {
         }
     }
 
+    /// Whether a text cut where the tokenizer always ends a piece (between punctuation and a
+    /// digit) counts as the sum of its sides: true of the BPE tokenizers, which cut a text into
+    /// pieces before merging each alone; not of the estimates, which round each count.
+    pub(crate) fn adds_across_piece_ends(self) -> bool {
+        matches!(self, Self::O200k | Self::Cl100k)
+    }
+
     /// The process-wide counter for this tokenizer, built on first use; every thread shares it.
     pub fn counter(self) -> &'static dyn TokenCounter {
         static O200K: OnceLock<Tiktoken> = OnceLock::new();
