@@ -18,7 +18,7 @@ use crate::report::{Action, HarnessMessage, MarkerNote, Report, Shortened, Step}
 use crate::select::{self, Policy};
 use crate::strategy::tools::{self, ToolMode, ToolOptions, ToolTrim};
 use crate::strategy::{self, Applied, Limits, Plan, Source, Strategy};
-use crate::tokens::{self, REPLY_PRIMING, TokenCounter, Tokenizer};
+use crate::tokens::{self, Memo, REPLY_PRIMING, TokenCounter, Tokenizer};
 use crate::units::{self, Unit};
 use crate::validate;
 
@@ -348,7 +348,7 @@ fn run(
         budget,
         cap,
         input: &input,
-        counter: options.tokenizer.counter(),
+        counter: Memo::new(options.tokenizer.counter()),
     };
     let mut attempt = planner.attempt(&state, false);
     steps.push(Step::RemoveUnits);
@@ -411,7 +411,7 @@ fn run(
         &attempt.units,
         &attempt.plan.drop,
         &attempt.markers,
-        options.tokenizer.counter(),
+        &planner.counter,
     );
     finish(&input, applied, outcome, options).map(|compacted| Run::Done(Box::new(compacted)))
 }
@@ -447,7 +447,9 @@ struct Planner<'a> {
     budget: usize,
     cap: DigestCap,
     input: &'a Input,
-    counter: &'a dyn TokenCounter,
+    /// The tokenizer's counter, remembering what it counted: attempts count the same digest
+    /// items and markers again, and each is tokenized once.
+    counter: Memo<'a>,
 }
 
 impl Planner<'_> {
@@ -706,7 +708,7 @@ impl Planner<'_> {
                 &state.conversation.messages[messages.clone()],
                 &input_tokens,
                 cap,
-                self.counter,
+                &self.counter,
             ) else {
                 unnamed += units[span.clone()].iter().filter(|u| u.has_request).count();
                 continue;

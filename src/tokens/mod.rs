@@ -21,7 +21,7 @@
 mod bpe;
 mod pretokenize;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde_json::Value;
@@ -418,6 +418,48 @@ impl TokenCounter for CharEstimate {
     }
 }
 
+/// A counter that remembers what each text it counted costs, for work that counts the same
+/// texts again and again: planning counts each digest item and marker in every attempt it
+/// makes. Counts are its counter's: texts are counted by it once, and the other counts it
+/// overrides are passed to it.
+pub(crate) struct Memo<'a> {
+    counter: &'a dyn TokenCounter,
+    known: Mutex<HashMap<String, usize>>,
+}
+
+impl<'a> Memo<'a> {
+    pub(crate) fn new(counter: &'a dyn TokenCounter) -> Self {
+        Self {
+            counter,
+            known: Mutex::default(),
+        }
+    }
+}
+
+impl TokenCounter for Memo<'_> {
+    fn count_text(&self, text: &str) -> usize {
+        let known = || self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(&tokens) = known().get(text) {
+            return tokens;
+        }
+        let tokens = self.counter.count_text(text);
+        known().insert(text.to_owned(), tokens);
+        tokens
+    }
+
+    fn count_arguments(&self, arguments: &Value) -> usize {
+        self.counter.count_arguments(arguments)
+    }
+
+    fn call_overhead(&self) -> usize {
+        self.counter.call_overhead()
+    }
+
+    fn count_opaque(&self, value: &Value) -> usize {
+        self.counter.count_opaque(value)
+    }
+}
+
 /// ceil(`o200k` tokens × the factor) for one calibrated factor.
 pub(crate) struct CalibratedEstimate {
     /// The provider's tokens per million `o200k` tokens.
@@ -636,6 +678,43 @@ mod tests {
         );
         assert_eq!(unescaped(&text), unescaped(&object));
         assert_eq!(unescaped(&Value::String("ls -la".into())), "ls -la\n");
+    }
+
+    #[test]
+    fn a_memo_counts_as_its_counter_does() {
+        let conversation = crate::format::parse_value(
+            serde_json::json!([
+                {"role": "user", "content": "Read src/main.rs and fix the build, please."},
+                {"role": "assistant", "content": "Reading.", "tool_calls": [{"id": "call_1",
+                    "type": "function", "function": {"name": "read_file",
+                    "arguments": "{\"path\": \"src/main.rs\", \"text\": \"a\\nb\"}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "fn main() {}\n"},
+                {"role": "user", "content": [{"type": "text", "text": "Again"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}
+            ]),
+            None,
+        )
+        .expect("a valid conversation");
+        let tokenizers = [
+            Tokenizer::O200k,
+            Tokenizer::Cl100k,
+            Tokenizer::Chars,
+            Tokenizer::Calibrated(Factor::new(Family::ClaudeSonnet, 1.6).with_per_call(9.0)),
+        ];
+        for tokenizer in tokenizers {
+            let counter = tokenizer.counter();
+            let memo = Memo::new(counter);
+            // Twice: counted the first time, remembered the second.
+            for _ in 0..2 {
+                for message in &conversation.messages {
+                    assert_eq!(memo.count_message(message), counter.count_message(message));
+                    assert_eq!(
+                        memo.count_parts(&message.parts),
+                        counter.count_parts(&message.parts)
+                    );
+                }
+            }
+        }
     }
 
     #[test]
