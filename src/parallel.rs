@@ -157,6 +157,8 @@ pub(crate) fn in_order<J: Send, T: Send, E>(
                     } else if queue.open {
                         queue = changed.wait(queue).expect("a job does not panic");
                     } else {
+                        // Whoever closed the queue may not have woken the others.
+                        changed.notify_all();
                         return;
                     }
                 }
@@ -187,6 +189,7 @@ pub(crate) fn in_order<J: Send, T: Send, E>(
             } else if queue.open || !queue.waiting.is_empty() {
                 queue = changed.wait(queue).expect("a job does not panic");
             } else {
+                changed.notify_all();
                 return Ok(());
             }
         }

@@ -434,3 +434,75 @@ fn written_fields_keep_their_place_and_added_ones_come_last() {
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x", "is_error": true}]}]}),
     );
 }
+
+/// A long session in either format: messages from a few bytes to 200 KB, so that rendering
+/// shares them between threads in jobs of uneven size.
+fn long_session(messages: usize, format: Format) -> Value {
+    let mut out = vec![json!({"role": "user", "content": "Start \"here\"\n\ttab"})];
+    let mut call = 0;
+    while out.len() < messages {
+        let size = [3, 40, 2_000, 70_000, 200_000][out.len() % 5];
+        let id = format!("call_{call}");
+        let output = "é\"\\\n".repeat(size / 5 + 1);
+        call += 1;
+        if format == Format::OpenAi {
+            out.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": id,
+                "type": "function", "function": {"name": "read", "arguments": "{\"path\": \"a.rs\"}"}}]}));
+            out.push(json!({"role": "tool", "tool_call_id": id, "content": output}));
+        } else {
+            out.push(
+                json!({"role": "assistant", "content": [{"type": "tool_use", "id": id,
+                "name": "read", "input": {"path": "a.rs"}}]}),
+            );
+            out.push(json!({"role": "user", "content": [{"type": "tool_result",
+                "tool_use_id": id, "content": output}]}));
+        }
+        out.push(json!({"role": "assistant", "content": format!("step {call}")}));
+        out.push(json!({"role": "user", "content": "go on"}));
+    }
+    json!({"model": "m", "max_tokens": 100, "messages": out})
+}
+
+#[test]
+fn a_long_session_is_written_as_one_thread_would() {
+    for format in [Format::OpenAi, Format::Anthropic] {
+        let conversation = format::parse_value(long_session(3_000, format), Some(format)).unwrap();
+        assert!(conversation.messages.len() >= 3_000);
+        let mut expected = serde_json::to_vec_pretty(&format::render(&conversation)).unwrap();
+        expected.push(b'\n');
+        assert!(
+            format::render_bytes(&conversation) == expected,
+            "{format:?}"
+        );
+    }
+}
+
+/// Accepts `room` bytes, then fails.
+struct FailingWriter {
+    room: usize,
+}
+
+impl std::io::Write for FailingWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(std::io::Error::other("disk full"));
+        }
+        let taken = bytes.len().min(self.room);
+        self.room -= taken;
+        Ok(taken)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_write_that_fails_midway_is_the_error() {
+    let conversation =
+        format::parse_value(long_session(3_000, Format::OpenAi), Some(Format::OpenAi)).unwrap();
+    for room in [0, 1, 100_000, 5_000_000] {
+        let err = format::write(&conversation, FailingWriter { room }).unwrap_err();
+        assert_eq!(err.to_string(), "disk full");
+    }
+}

@@ -534,9 +534,9 @@ pub fn render_bytes(conversation: &Conversation) -> Vec<u8> {
 
 /// Writes a conversation as pretty-printed JSON, ending in a newline, to `writer`: the bytes of
 /// `serde_json::to_writer_pretty` of [`render`]'s value, produced without building that value
-/// whole. Messages are rendered in batches, each batch split across threads when it is large
-/// enough to repay them; every message's bytes depend on that message alone, so the output
-/// does not depend on the thread count.
+/// whole. Runs of messages are rendered on every core when there are enough of them, and
+/// written in order as each is done; every message's bytes depend on that message alone, so
+/// the output does not depend on the thread count.
 ///
 /// # Errors
 /// Whatever `writer` returns.
