@@ -1395,10 +1395,18 @@ pub(crate) fn cleared_output(tool: &str, tokens: usize, content: &str, is_error:
     )
 }
 
+/// How every placeholder of a cleared output starts, before the tool's name.
+const CLEARED_START: &str = "[ctxcompact: output of ";
+
 /// The start of every placeholder of `tool`'s outputs: it ends with punctuation just before the
 /// size, a digit, where the BPE tokenizers always end a piece.
 pub(crate) fn cleared_head(tool: &str) -> String {
-    format!("[ctxcompact: output of {tool} cleared (")
+    format!("{CLEARED_START}{tool} cleared (")
+}
+
+/// Whether `text` is the placeholder of a cleared output.
+pub(crate) fn is_cleared_output(text: &str) -> bool {
+    text.starts_with(CLEARED_START)
 }
 
 /// The line that stands for the middle of a capped tool output; `unit` is `lines` or

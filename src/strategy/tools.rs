@@ -602,7 +602,7 @@ fn call_names(caller: &Message) -> Vec<(&str, &str)> {
 
 /// Whether a result's content is already a ctxcompact placeholder.
 fn is_cleared(content: &[Part]) -> bool {
-    matches!(content, [Part::Text { text, .. }] if text.starts_with("[ctxcompact: output of "))
+    matches!(content, [Part::Text { text, .. }] if marker::is_cleared_output(text))
 }
 
 /// Caps, in place, every result of a message longer than `cap` tokens; returns how many were
