@@ -17,7 +17,7 @@ use crate::parallel;
 use crate::report::{Action, HarnessMessage, MarkerNote, Report, Shortened, Step};
 use crate::select::{self, Policy};
 use crate::strategy::tools::{self, ToolMode, ToolOptions, ToolTrim};
-use crate::strategy::{self, Applied, Limits, Plan, Source, Strategy};
+use crate::strategy::{self, Applied, Discarded, Limits, Plan, Source, Strategy};
 use crate::tokens::{self, Memo, REPLY_PRIMING, TokenCounter, Tokenizer};
 use crate::units::{self, Unit};
 use crate::validate;
@@ -163,6 +163,8 @@ pub struct Compacted {
     /// for a marker or a message that was changed. A caller holding the input's own data can
     /// reuse it for these messages instead of rendering them again.
     pub unchanged: Vec<Option<usize>>,
+    /// What compaction took out of the input: held only to be freed with this result.
+    _discarded: Discarded,
 }
 
 /// Compacts a conversation to its budget. The conversation is taken by value: the pipeline
@@ -795,6 +797,7 @@ impl Planner<'_> {
             conversation: state.conversation.clone(),
             counts: state.counts.clone(),
             origin: state.origin.clone(),
+            discarded: Discarded::default(),
         };
         let target = &mut shorter.conversation.messages[index];
         if let Part::Text { text, .. } = &mut target.parts[part] {
@@ -964,5 +967,6 @@ fn finish(
         conversation: output.conversation,
         report,
         unchanged,
+        _discarded: output.discarded,
     })
 }

@@ -18,7 +18,7 @@ use std::ops::Range;
 
 use serde::Serialize;
 
-use crate::conversation::{Conversation, Message, Role};
+use crate::conversation::{Conversation, Message, Part, Role};
 use crate::features::{Features, Thresholds};
 use crate::format::{Wire, wire};
 use crate::tokens::{Counts, TokenCounter};
@@ -180,7 +180,7 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
 
 /// A conversation after a step changed it, with its exact counts and where each message came
 /// from.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub(crate) struct Applied {
     /// The changed conversation.
     pub conversation: Conversation,
@@ -188,6 +188,48 @@ pub(crate) struct Applied {
     pub counts: Counts,
     /// Where each message came from.
     pub origin: Vec<Source>,
+    /// What the steps so far took out of the conversation.
+    pub discarded: Discarded,
+}
+
+/// What steps took out of a conversation (cleared outputs, removed messages), held rather than
+/// freed as each step goes: freeing thousands of allocations one by one is a tenth of what a
+/// compaction does after counting. They are freed with the result that holds them, once it has
+/// been used; the CLI exits without freeing them at all.
+#[derive(Default)]
+pub(crate) struct Discarded {
+    parts: Vec<Vec<Part>>,
+    messages: Vec<Message>,
+}
+
+impl Discarded {
+    /// Holds parts a step replaced.
+    pub(crate) fn parts(&mut self, parts: Vec<Part>) {
+        self.parts.push(parts);
+    }
+
+    /// Holds a message a step removed.
+    pub(crate) fn message(&mut self, message: Message) {
+        self.messages.push(message);
+    }
+}
+
+/// A copy holds nothing: what was discarded is never read again.
+impl Clone for Discarded {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for Discarded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Discarded({} part lists, {} messages)",
+            self.parts.len(),
+            self.messages.len()
+        )
+    }
 }
 
 /// Where a message of a step's output came from.
@@ -230,6 +272,7 @@ impl Applied {
             conversation,
             counts,
             origin,
+            discarded: Discarded::default(),
         }
     }
 
@@ -275,6 +318,7 @@ fn rebuild(before: Applied, kept: Vec<Kept>, counter: &dyn TokenCounter) -> Appl
         conversation,
         counts: Counts::from_totals(counts, before.counts.system),
         origin,
+        discarded: before.discarded,
     }
 }
 
@@ -312,7 +356,7 @@ pub(crate) fn apply(
     for (u, unit) in units.iter().enumerate() {
         let unit_messages = sources.by_ref().take(unit.messages.len());
         if drop.binary_search(&u).is_ok() {
-            unit_messages.for_each(std::mem::drop);
+            unit_messages.for_each(|((message, _), _)| before.discarded.message(message));
             let starts_span = u == 0 || drop.binary_search(&(u - 1)).is_err();
             if starts_span {
                 pending = markers.next();

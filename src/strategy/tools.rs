@@ -502,7 +502,8 @@ fn apply_edits(mut state: Applied, edits: Vec<Edit>) -> Applied {
                         content, layout, ..
                     } = &mut message.parts[part]
                     {
-                        *content = vec![Part::text(placeholder)];
+                        let output = std::mem::replace(content, vec![Part::text(placeholder)]);
+                        state.discarded.parts(output);
                         *layout = Layout::Text;
                     }
                 }
@@ -515,12 +516,15 @@ fn apply_edits(mut state: Applied, edits: Vec<Edit>) -> Applied {
     if removed.contains(&true) {
         let keep = |i: &usize| !removed[*i];
         let messages = std::mem::take(&mut state.conversation.messages);
-        state.conversation.messages = messages
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| keep(i))
-            .map(|(_, m)| m)
-            .collect();
+        let mut kept = Vec::with_capacity(messages.len());
+        for (index, message) in messages.into_iter().enumerate() {
+            if keep(&index) {
+                kept.push(message);
+            } else {
+                state.discarded.message(message);
+            }
+        }
+        state.conversation.messages = kept;
         state.counts.messages = filter_by(&state.counts.messages, &removed);
         state.origin = filter_by(&state.origin, &removed);
     }
