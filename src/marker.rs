@@ -481,122 +481,158 @@ fn sub<'a>(whole: &Cow<'a, str>, part: &str) -> Cow<'a, str> {
 /// How far into a line the words that tell an error or an exit status are looked for.
 const HEAD_BYTES: usize = 300;
 
-/// Words (lowercase ASCII starting with a letter, two bytes or more) looked for near the start
-/// of a line, with their first bytes and the set of their first two bytes, built at compile
-/// time: a line is passed over eight bytes at a time, and a place whose byte starts a word is
-/// looked at further only when its two bytes do.
+/// Words (lowercase ASCII, four bytes or more) looked for near the start of a line, with a
+/// filter built at compile time: a bit per hash of each word's first four bytes. A line is
+/// passed over four bytes at a place, five places per load of eight, and a place is looked at
+/// further only when its bytes' hash is a word's (about one place in four hundred by chance).
 struct Needles {
     words: &'static [&'static str],
-    /// The distinct first bytes of the words: `firsts[..first_count]`.
-    firsts: [u8; 8],
-    first_count: usize,
-    /// A bit per pair of bytes (first × 256 + second) that starts a word.
-    pairs: [u64; 1 << 10],
+    /// A lowercase letter every word holds, when one is rare in text: a line without it, in
+    /// either case, is passed over by a search for it alone.
+    anchor: Option<u8>,
+    /// A bit per [`window_hash`] of some word's first four bytes.
+    starts: [u64; WINDOW_HASHES / 64],
 }
 
-/// A byte in every lane of a word of eight bytes.
-const fn lanes(byte: u8) -> u64 {
-    u64::from_ne_bytes([byte; 8])
+/// Hashes of four-byte windows the filter tells apart.
+const WINDOW_HASHES: usize = 1 << WINDOW_HASH_BITS;
+const WINDOW_HASH_BITS: u32 = 12;
+
+/// The hash of four bytes (little-endian) with bit 5 of each set: setting it lowercases an
+/// ASCII letter, so the hash ignores ASCII case (other bytes may collide, which the filter
+/// allows: a place it passes is checked exactly).
+const fn window_hash(window: u32) -> usize {
+    ((window | 0x2020_2020).wrapping_mul(0x9E37_79B1) >> (32 - WINDOW_HASH_BITS)) as usize
 }
 
 impl Needles {
-    const fn new(words: &'static [&'static str]) -> Self {
-        let mut pairs = [0; 1 << 10];
-        let (mut firsts, mut first_count) = ([0; 8], 0);
+    const fn new(words: &'static [&'static str], anchor: Option<u8>) -> Self {
+        let mut starts = [0; WINDOW_HASHES / 64];
         let mut i = 0;
         while i < words.len() {
             let bytes = words[i].as_bytes();
-            assert!(
-                bytes[0].is_ascii_lowercase(),
-                "words start with a lowercase letter"
-            );
-            let pair = pair_index(bytes[0], bytes[1]);
-            pairs[pair / 64] |= 1 << (pair % 64);
-            let mut known = 0;
-            while known < first_count && firsts[known] != bytes[0] {
-                known += 1;
+            assert!(bytes.len() >= 4, "words are four bytes or more");
+            if let Some(anchor) = anchor {
+                let mut at = 0;
+                while at < bytes.len() && bytes[at] != anchor {
+                    at += 1;
+                }
+                assert!(at < bytes.len(), "every word holds the anchor");
             }
-            if known == first_count {
-                firsts[first_count] = bytes[0];
-                first_count += 1;
-            }
+            let hash = window_hash(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
+            starts[hash / 64] |= 1 << (hash % 64);
             i += 1;
         }
         Self {
             words,
-            firsts,
-            first_count,
-            pairs,
+            anchor,
+            starts,
         }
     }
 
-    /// Whether some word starts with these two bytes, in either case.
-    fn may_start(&self, first: u8, second: u8) -> bool {
-        let pair = pair_index(first, second);
-        self.pairs[pair / 64] & (1 << (pair % 64)) != 0
+    /// Whether some word may start with the four bytes of `window`.
+    fn may_start(&self, window: u32) -> bool {
+        let hash = window_hash(window);
+        self.starts[hash / 64] & (1 << (hash % 64)) != 0
     }
 
-    /// The lanes of `chunk` (little-endian) whose byte is a word's first letter in either case,
-    /// as the high bit of each: every such lane, and at times a lane above one (the zero-byte
-    /// test's borrow), which the caller looks at in vain.
-    fn first_letters(&self, chunk: u64) -> u64 {
-        // Setting bit 5 lowercases a letter, and makes no other byte a lowercase letter.
-        let lower = chunk | lanes(0x20);
-        self.firsts[..self.first_count]
-            .iter()
-            .fold(0, |found, &first| {
-                let diff = lower ^ lanes(first);
-                found | (diff.wrapping_sub(lanes(0x01)) & !diff & lanes(0x80))
-            })
+    /// Whether one of the words starts at `at` in `head`, ignoring ASCII case.
+    fn starts_at(&self, head: &[u8], at: usize) -> bool {
+        self.words.iter().any(|word| {
+            head[at..]
+                .get(..word.len())
+                .is_some_and(|place| place.eq_ignore_ascii_case(word.as_bytes()))
+        })
     }
-}
-
-/// The index of a pair of bytes, lowercased, in [`Needles::pairs`].
-const fn pair_index(first: u8, second: u8) -> usize {
-    (first.to_ascii_lowercase() as usize) << 8 | second.to_ascii_lowercase() as usize
 }
 
 /// The words of an exit-status line.
-const EXIT_WORDS: Needles = Needles::new(&["exit code", "exit status", "exited with"]);
+const EXIT_WORDS: Needles = Needles::new(&["exit code", "exit status", "exited with"], Some(b'x'));
 
 /// The words of an error report.
-const ERROR_WORDS: Needles = Needles::new(&[
-    "error:",
-    "error[",
-    "traceback (most recent call last)",
-    "exception:",
-    "fatal:",
-    "panicked at",
-    "command not found",
-    "no such file or directory",
-    "permission denied",
-]);
+const ERROR_WORDS: Needles = Needles::new(
+    &[
+        "error:",
+        "error[",
+        "traceback (most recent call last)",
+        "exception:",
+        "fatal:",
+        "panicked at",
+        "command not found",
+        "no such file or directory",
+        "permission denied",
+    ],
+    None,
+);
 
 /// Whether the first [`HEAD_BYTES`] bytes of `line` hold one of `needles`, ignoring ASCII
 /// case: one pass, no copy, no searcher built per needle.
 fn head_has(line: &str, needles: &Needles) -> bool {
     let head = &line.as_bytes()[..line.len().min(HEAD_BYTES)];
-    let word_at = |at: usize| {
-        head.get(at + 1)
-            .is_some_and(|&second| needles.may_start(head[at], second))
-            && needles.words.iter().any(|needle| {
-                head[at..]
-                    .get(..needle.len())
-                    .is_some_and(|place| place.eq_ignore_ascii_case(needle.as_bytes()))
-            })
-    };
-    let mut chunks = head.chunks_exact(8);
-    for (index, chunk) in chunks.by_ref().enumerate() {
-        let chunk = u64::from_le_bytes(chunk.try_into().expect("chunks of eight bytes"));
-        let mut found = needles.first_letters(chunk);
-        while found != 0 {
-            if word_at(index * 8 + found.trailing_zeros() as usize / 8) {
-                return true;
-            }
-            found &= found - 1;
-        }
+    if let Some(anchor) = needles.anchor
+        && memchr::memchr2(anchor, anchor.to_ascii_uppercase(), head).is_none()
+    {
+        return false;
     }
-    (head.len() - chunks.remainder().len()..head.len()).any(word_at)
+    let found = |window: u32, at: usize| needles.may_start(window) && needles.starts_at(head, at);
+    // Five windows of four bytes per load of eight.
+    let mut at = 0;
+    while let Some(bytes) = head.get(at..at + 8) {
+        let word = u64::from_le_bytes(bytes.try_into().expect("a slice of eight bytes"));
+        // The low four bytes of the word shifted by `k` bytes: the window at `at + k`.
+        let window = |k: usize| {
+            let [a, b, c, d, ..] = (word >> (8 * k)).to_le_bytes();
+            u32::from_le_bytes([a, b, c, d])
+        };
+        if (0..5).any(|k| found(window(k), at + k)) {
+            return true;
+        }
+        at += 5;
+    }
+    (at..head.len().saturating_sub(3)).any(|at| {
+        let bytes = [head[at], head[at + 1], head[at + 2], head[at + 3]];
+        found(u32::from_le_bytes(bytes), at)
+    })
+}
+
+/// The lines of a text that are not blank, trimmed: `text.lines().map(trim)` less the empty
+/// ones, from either end, each found with one search for its line break.
+struct NonBlankLines<'a>(&'a str);
+
+impl<'a> Iterator for NonBlankLines<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        while !self.0.is_empty() {
+            let end = memchr::memchr(b'\n', self.0.as_bytes());
+            let (line, rest) = match end {
+                Some(end) => (&self.0[..end], &self.0[end + 1..]),
+                None => (self.0, ""),
+            };
+            self.0 = rest;
+            let line = trim(line);
+            if !line.is_empty() {
+                return Some(line);
+            }
+        }
+        None
+    }
+}
+
+impl DoubleEndedIterator for NonBlankLines<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        while !self.0.is_empty() {
+            // A line break at the very end closes the last line: it starts none after it.
+            let body = self.0.strip_suffix('\n').unwrap_or(self.0);
+            let start = memchr::memrchr(b'\n', body.as_bytes()).map_or(0, |at| at + 1);
+            let line = trim(&body[start..]);
+            self.0 = &self.0[..start];
+            if !line.is_empty() {
+                return Some(line);
+            }
+        }
+        None
+    }
 }
 
 /// `str::trim`, quicker on ASCII edges (most lines).
@@ -921,7 +957,7 @@ fn path_word(word: &str) -> Option<&str> {
 
 /// A command's outcome from its result: an exit-status line, or the first error line.
 fn outcome_in(text: &str, is_error: bool) -> Option<&str> {
-    let lines = || text.lines().map(trim).filter(|l| !l.is_empty());
+    let lines = || NonBlankLines(text);
     for line in lines().take(5).chain(lines().rev().take(5)) {
         if head_has(line, &EXIT_WORDS) || starts_with_ignore_case(line, "exit:") {
             return Some(line);
@@ -938,7 +974,7 @@ pub(crate) fn error_line(text: &str, is_error: bool) -> Option<String> {
 
 /// [`error_line`], unclipped and borrowed from `text`.
 fn error_line_in(text: &str, is_error: bool) -> Option<&str> {
-    let mut lines = text.lines().map(trim).filter(|l| !l.is_empty());
+    let mut lines = NonBlankLines(text);
     if is_error {
         return lines.next();
     }
@@ -1662,5 +1698,22 @@ mod tests {
             outcome_in("Traceback (most recent call last):\n  x", false),
             Some("Traceback (most recent call last):")
         );
+    }
+
+    proptest::proptest! {
+        /// Non-blank lines, from the front and from the back, are the trimmed non-empty lines
+        /// of `str::lines`, on text made of line breaks, carriage returns, blanks (ASCII and
+        /// not) and words.
+        #[test]
+        fn non_blank_lines_are_the_trimmed_lines_that_are_not_empty(
+            text in "([\n\r \t]|\u{3000}|\u{a0}|ab|\u{e9}x){0,40}"
+        ) {
+            let lines: Vec<&str> = text.lines().map(trim).filter(|l| !l.is_empty()).collect();
+            let forward: Vec<&str> = NonBlankLines(&text).collect();
+            let mut backward: Vec<&str> = NonBlankLines(&text).rev().collect();
+            backward.reverse();
+            proptest::prop_assert_eq!(&forward, &lines);
+            proptest::prop_assert_eq!(&backward, &lines);
+        }
     }
 }
