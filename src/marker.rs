@@ -1421,14 +1421,15 @@ fn one_line(text: &str) -> String {
 /// The placeholder that replaces a cleared tool result's content: the tool, the size, and the
 /// first line when it is an error or an exit status. It starts with [`cleared_head`].
 pub(crate) fn cleared_output(tool: &str, tokens: usize, content: &str, is_error: bool) -> String {
-    let evidence = outcome_in(content, is_error)
-        .map(|line| format!(": {}", clip(line, LINE_CHARS)))
-        .unwrap_or_default();
-    format!(
-        "{}{} tokens){evidence}]",
-        cleared_head(tool),
-        thousands(tokens)
-    )
+    let mut placeholder = cleared_head(tool);
+    placeholder.push_str(&thousands(tokens));
+    placeholder.push_str(" tokens)");
+    if let Some(line) = outcome_in(content, is_error) {
+        placeholder.push_str(": ");
+        placeholder.push_str(&clip_cow(Cow::Borrowed(line), LINE_CHARS));
+    }
+    placeholder.push(']');
+    placeholder
 }
 
 /// How every placeholder of a cleared output starts, before the tool's name.
@@ -1437,7 +1438,12 @@ const CLEARED_START: &str = "[ctxcompact: output of ";
 /// The start of every placeholder of `tool`'s outputs: it ends with punctuation just before the
 /// size, a digit, where the BPE tokenizers always end a piece.
 pub(crate) fn cleared_head(tool: &str) -> String {
-    format!("{CLEARED_START}{tool} cleared (")
+    // Room for the size and the closing bracket, so that the placeholder is allocated once.
+    let mut head = String::with_capacity(CLEARED_START.len() + tool.len() + 32);
+    head.push_str(CLEARED_START);
+    head.push_str(tool);
+    head.push_str(" cleared (");
+    head
 }
 
 /// Whether `text` is the placeholder of a cleared output.

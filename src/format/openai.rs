@@ -325,12 +325,9 @@ fn render_message(message: &Message) -> Rendered<'_> {
     }
     if !calls.is_empty() {
         object.insert("tool_calls", Rendered::Array(calls));
-    } else if message
-        .extra
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .is_some_and(|a| !a.is_empty())
-    {
+    } else if object.field("tool_calls").is_some_and(
+        |calls| matches!(calls, Rendered::Value(Value::Array(calls)) if !calls.is_empty()),
+    ) {
         // Its calls were dropped with their round: the message keeps only its text.
         object.shift_remove("tool_calls");
     }

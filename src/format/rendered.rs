@@ -54,7 +54,15 @@ impl<'a> Object<'a> {
 
     /// Whether the object has a field `key`.
     pub(crate) fn contains_key(&self, key: &str) -> bool {
-        self.fields.iter().any(|(k, _)| *k == key)
+        self.field(key).is_some()
+    }
+
+    /// The value of field `key`, if the object has it (a look along its few fields, no hashing).
+    pub(crate) fn field(&self, key: &str) -> Option<&Rendered<'a>> {
+        self.fields
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, value)| value)
     }
 
     /// Sets field `key`: in its place when the object has it, else at the end (as

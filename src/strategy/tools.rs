@@ -593,15 +593,11 @@ fn is_excluded(options: &ToolOptions, name: &str) -> bool {
 }
 
 /// The tool name of each call id in a round's calling message.
-fn call_names(caller: &Message) -> Vec<(&str, &str)> {
-    caller
-        .parts
-        .iter()
-        .filter_map(|p| match p {
-            Part::ToolCall { id, name, .. } => Some((id.as_str(), name.as_str())),
-            _ => None,
-        })
-        .collect()
+fn call_names(caller: &Message) -> impl Iterator<Item = (&str, &str)> {
+    caller.parts.iter().filter_map(|p| match p {
+        Part::ToolCall { id, name, .. } => Some((id.as_str(), name.as_str())),
+        _ => None,
+    })
 }
 
 /// Whether a result's content is already a ctxcompact placeholder.
