@@ -174,9 +174,10 @@ impl Tokenizer {
     /// Counts every message of a conversation once, on several threads when the text is large
     /// enough to repay starting them. The result does not depend on the thread count: each
     /// message is counted whole by exactly one thread, with the one shared counter. The text is
-    /// cut into a few slices per thread, and each thread takes the next slice not taken yet, so
-    /// that a thread slowed by other work (the input's checks run beside the count) leaves its
-    /// share to the others rather than be waited for.
+    /// cut into slices that shrink toward its end, and each thread takes the next slice not
+    /// taken yet, so that a thread slowed by other work (the input's checks run beside the
+    /// count) leaves its share to the others, and the threads finish within a small slice of
+    /// each other.
     ///
     /// # Panics
     /// Only if a counting thread panicked, which counting never does.
@@ -192,17 +193,7 @@ impl Tokenizer {
         if threads <= 1 || matches!(self, Self::Chars | Self::Calibrated(_)) {
             return Counts::of(counter, messages, system);
         }
-        // Contiguous slices of about equal text size, a few per thread.
-        let slice_count = threads * SLICES_PER_THREAD;
-        let mut bounds = vec![0];
-        let mut running = 0;
-        for (index, size) in sizes.iter().enumerate() {
-            running += size;
-            if running * slice_count >= total_bytes * bounds.len() && bounds.len() < slice_count {
-                bounds.push(index + 1);
-            }
-        }
-        bounds.push(messages.len());
+        let bounds = slice_bounds(&sizes, threads);
         let slices = crate::parallel::in_turn(bounds.len() - 1, threads, |slice| {
             Counts::of(counter, &messages[bounds[slice]..bounds[slice + 1]], 0)
         });
@@ -274,8 +265,31 @@ fn fixed_tokens(conversation: &Conversation, counter: &dyn TokenCounter) -> usiz
 /// Most threads counting uses; beyond this the gain is small.
 const MAX_THREADS: usize = 8;
 
-/// Slices of the text per counting thread (see [`Tokenizer::count`]).
-const SLICES_PER_THREAD: usize = 4;
+/// Where the counting slices of messages of text `sizes` start, and where the last one ends:
+/// contiguous slices, each a share of the text left after the slices before it
+/// ([`SLICE_SHARE`] times `threads` of it) and no smaller than [`MIN_SLICE_BYTES`].
+fn slice_bounds(sizes: &[usize], threads: usize) -> Vec<usize> {
+    let total: usize = sizes.iter().sum();
+    let slice_end =
+        |done: usize| done + ((total - done) / (threads * SLICE_SHARE)).max(MIN_SLICE_BYTES);
+    let mut bounds = vec![0];
+    let (mut running, mut end) = (0, slice_end(0));
+    for (index, size) in sizes.iter().enumerate() {
+        running += size;
+        if running >= end && index + 1 < sizes.len() {
+            bounds.push(index + 1);
+            end = slice_end(running);
+        }
+    }
+    bounds.push(sizes.len());
+    bounds
+}
+
+/// Each counting slice is the text left divided by this many times the threads (see
+/// [`Tokenizer::count`]).
+const SLICE_SHARE: usize = 2;
+/// The smallest counting slice, in bytes of text: some hundreds of microseconds of counting.
+const MIN_SLICE_BYTES: usize = 32 << 10;
 /// Text each extra counting thread must have to repay starting it (the counter is shared, so
 /// a thread costs only its start, tens of microseconds: the time to count a few kilobytes).
 const PARALLEL_MIN_BYTES: usize = 256 << 10;
@@ -658,8 +672,34 @@ pub fn count(conversation: &Conversation, counter: &dyn TokenCounter) -> Counts 
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
     use crate::conversation::Role;
+
+    proptest! {
+        /// Slices cover every message once, in order; each but the last starts where a share
+        /// of the text left is reached, so they shrink toward the end.
+        #[test]
+        fn counting_slices_cover_the_messages_and_shrink(
+            sizes in prop::collection::vec(0usize..200_000, 1..400),
+            threads in 2usize..9,
+        ) {
+            let bounds = slice_bounds(&sizes, threads);
+            prop_assert_eq!(bounds.first(), Some(&0));
+            prop_assert_eq!(bounds.last(), Some(&sizes.len()));
+            prop_assert!(bounds.windows(2).all(|w| w[0] < w[1]));
+            let total: usize = sizes.iter().sum();
+            for pair in bounds.windows(2).take(bounds.len() - 2) {
+                let done: usize = sizes[..pair[0]].iter().sum();
+                let slice: usize = sizes[pair[0]..pair[1]].iter().sum();
+                let share = ((total - done) / (threads * SLICE_SHARE)).max(MIN_SLICE_BYTES);
+                // A slice ends at the first message that reaches its share.
+                prop_assert!(slice >= share);
+                prop_assert!(slice - sizes[pair[1] - 1] < share);
+            }
+        }
+    }
 
     #[test]
     fn char_estimate_rounds_up_per_field() {
