@@ -406,8 +406,8 @@ fn plan_clear(
             } if !excluded.contains(&call_id.as_str()) && !is_cleared(content) => {
                 // A result costs its cached count less its id; a result alone in its message
                 // costs the message's count less its fields and id.
-                let content_tokens = if let Some(parts) = cached {
-                    parts[part].saturating_sub(counter.count_text(call_id))
+                let content_tokens = if let Some(tokens) = counts.result_content(index, part) {
+                    tokens
                 } else if message.parts.len() == 1 {
                     tokens
                         .saturating_sub(counter.count_fields(message) + counter.count_text(call_id))

@@ -358,7 +358,8 @@ pub trait TokenCounter: Sync {
         TOOL_CALL_OVERHEAD
     }
 
-    /// Tokens of content parts, calls and results.
+    /// Tokens of content parts, calls and results (a result: its call id's text plus its
+    /// content's parts; [`Counts`] caches the two apart).
     fn count_parts(&self, parts: &[Part]) -> usize {
         parts
             .iter()
@@ -577,8 +578,12 @@ pub struct Counts {
     fields: Vec<usize>,
     /// Where each message's part counts start in `parts`; one more entry than messages.
     part_starts: Vec<usize>,
-    /// Tokens of every part of every message, in order ([`TokenCounter::count_parts`] of one).
+    /// Tokens of every part of every message, in order ([`TokenCounter::count_parts`] of one;
+    /// a tool result as its call id's text plus its content's parts).
     parts: Vec<usize>,
+    /// Tokens of the call id of each part in `parts` that is a tool result (0 for other parts):
+    /// a result's content costs its part's count less this.
+    call_ids: Vec<usize>,
 }
 
 impl Counts {
@@ -600,17 +605,25 @@ impl Counts {
             fields: Vec::with_capacity(messages.len()),
             part_starts: Vec::with_capacity(messages.len() + 1),
             parts: Vec::new(),
+            call_ids: Vec::new(),
         };
         counts.part_starts.push(0);
         for message in messages {
             let fields = counter.count_fields(message);
             let before = counts.parts.len();
-            counts.parts.extend(
-                message
-                    .parts
-                    .iter()
-                    .map(|part| counter.count_parts(std::slice::from_ref(part))),
-            );
+            for part in &message.parts {
+                let (tokens, call_id) = match part {
+                    Part::ToolResult {
+                        call_id, content, ..
+                    } => {
+                        let call_id = counter.count_text(call_id);
+                        (call_id + counter.count_parts(content), call_id)
+                    }
+                    _ => (counter.count_parts(std::slice::from_ref(part)), 0),
+                };
+                counts.parts.push(tokens);
+                counts.call_ids.push(call_id);
+            }
             counts.fields.push(fields);
             counts
                 .messages
@@ -631,6 +644,7 @@ impl Counts {
         self.part_starts
             .extend(next.part_starts.iter().skip(1).map(|start| start + offset));
         self.parts.extend(next.parts);
+        self.call_ids.extend(next.call_ids);
     }
 
     /// The conversation's total: every message, the system prompt and the reply priming.
@@ -651,6 +665,14 @@ impl Counts {
             .parts
             .get(self.part_starts[index]..self.part_starts[index + 1])?;
         (fields + parts.iter().sum::<usize>() == self.messages[index]).then_some((fields, parts))
+    }
+
+    /// The cached tokens of the content of the tool result in part `part` of message `index`
+    /// (its part's count less its call id's), or `None` as [`Counts::message_parts`].
+    pub(crate) fn result_content(&self, index: usize, part: usize) -> Option<usize> {
+        let (_, parts) = self.message_parts(index)?;
+        let at = self.part_starts[index] + part;
+        Some(parts.get(part)?.saturating_sub(self.call_ids[at]))
     }
 }
 
@@ -718,6 +740,44 @@ mod tests {
         );
         assert_eq!(unescaped(&text), unescaped(&object));
         assert_eq!(unescaped(&Value::String("ls -la".into())), "ls -la\n");
+    }
+
+    #[test]
+    fn cached_result_contents_cost_their_parts_without_the_call_id() {
+        let conversation = crate::format::parse_value(
+            serde_json::json!([
+                {"role": "user", "content": "Run the tests."},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "toolu_01LhDaeqAmYQbNnJ2zq8vUyP", "type": "function",
+                        "function": {"name": "bash", "arguments": "{}"}},
+                    {"id": "call_2", "type": "function",
+                        "function": {"name": "bash", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "toolu_01LhDaeqAmYQbNnJ2zq8vUyP",
+                    "content": "test result: FAILED. 1 passed; 2 failed"},
+                {"role": "tool", "tool_call_id": "call_2", "content": [
+                    {"type": "text", "text": "exit code 0"}, {"type": "text", "text": "ok"}]}
+            ]),
+            None,
+        )
+        .expect("a valid conversation");
+        for tokenizer in [Tokenizer::O200k, Tokenizer::Cl100k, Tokenizer::Chars] {
+            let counter = tokenizer.counter();
+            let mut counts = tokenizer.count(&conversation);
+            for (index, message) in conversation.messages.iter().enumerate() {
+                for (part, content) in message.parts.iter().enumerate() {
+                    let expected = match content {
+                        Part::ToolResult { content, .. } => Some(counter.count_parts(content)),
+                        _ => None,
+                    };
+                    if let Some(expected) = expected {
+                        assert_eq!(counts.result_content(index, part), Some(expected));
+                    }
+                }
+            }
+            // A message whose count changed no longer has cached parts.
+            counts.messages[2] -= 1;
+            assert_eq!(counts.result_content(2, 0), None);
+        }
     }
 
     #[test]
