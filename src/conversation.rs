@@ -248,6 +248,92 @@ impl Message {
     }
 }
 
+/// Messages [`Ahead`] warms at once: some tens of independent loads.
+const WARM_MESSAGES: usize = 32;
+
+/// Warms the messages of a pass that walks them in order, a batch of [`WARM_MESSAGES`]
+/// ahead of where it is ([`warm`]).
+pub(crate) struct Ahead<'a> {
+    messages: &'a [Message],
+    warmth: Warmth,
+    /// Messages before this one are warmed.
+    warmed: usize,
+}
+
+impl<'a> Ahead<'a> {
+    /// A pass over `messages` that warms them as `warmth` says.
+    pub(crate) fn new(messages: &'a [Message], warmth: Warmth) -> Self {
+        Self {
+            messages,
+            warmth,
+            warmed: 0,
+        }
+    }
+
+    /// The pass is at message `index`: warms what lies within a batch after it.
+    pub(crate) fn reach(&mut self, index: usize) {
+        while self.warmed < self.messages.len() && index + WARM_MESSAGES >= self.warmed {
+            let upto = (self.warmed + WARM_MESSAGES).min(self.messages.len());
+            warm(&self.messages[self.warmed..upto], self.warmth);
+            self.warmed = upto;
+        }
+    }
+}
+
+/// What [`warm`] reads of each message, each level adding to the one before.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Warmth {
+    /// Its parts and their call and result ids: what the pairing check reads.
+    Ids,
+    /// Also its texts and tool names: what planning reads.
+    Texts,
+    /// Also its wire fields (keys and string values): what rendering reads.
+    Whole,
+}
+
+/// Reads the first byte of what `messages` point to, as far as `warmth` says, so that a pass
+/// over messages last read long ago (while counting) finds them in cache. These loads do not
+/// depend on one another, so the processor fetches them together; the pass itself reaches
+/// each only after the one before.
+pub(crate) fn warm(messages: &[Message], warmth: Warmth) {
+    let first = |text: &str| text.as_bytes().first().copied().unwrap_or(0);
+    let text = |text: &str| {
+        if warmth >= Warmth::Texts {
+            first(text)
+        } else {
+            0
+        }
+    };
+    let in_parts = |parts: &[Part]| -> u8 {
+        parts.iter().fold(0, |seen, part| {
+            seen ^ match part {
+                Part::Text { text: words, .. } => text(words),
+                Part::ToolCall { id, name, .. } => first(id) ^ text(name),
+                Part::ToolResult {
+                    call_id, content, ..
+                } => {
+                    let texts = content.iter().fold(0, |seen, part| match part {
+                        Part::Text { text: words, .. } => seen ^ text(words),
+                        _ => seen,
+                    });
+                    first(call_id) ^ texts
+                }
+                Part::Opaque(_) => 0,
+            }
+        })
+    };
+    let seen = messages.iter().fold(0, |seen, message| {
+        let wire = match warmth {
+            Warmth::Ids | Warmth::Texts => 0,
+            Warmth::Whole => message.extra.iter().fold(0, |seen, (key, value)| {
+                seen ^ first(key) ^ value.as_str().map_or(0, first)
+            }),
+        };
+        seen ^ wire ^ in_parts(&message.parts)
+    });
+    std::hint::black_box(seen);
+}
+
 /// The concatenated text of the text parts among `parts`: borrowed when there is one.
 pub(crate) fn joined_text(parts: &[Part]) -> Cow<'_, str> {
     let mut texts = parts.iter().filter_map(|part| match part {

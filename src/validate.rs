@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::conversation::{Conversation, Part, Role};
+use crate::conversation::{Ahead, Conversation, Part, Role, Warmth};
 use crate::error::Location;
 pub(crate) use crate::error::{Problem, ProblemKind};
 use crate::format::wire;
@@ -53,7 +53,9 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
     // The calls made in the group being checked, in order, and where each is.
     let mut open: Vec<(&str, usize, usize)> = Vec::new();
     let mut index = 0;
+    let mut ahead = Ahead::new(messages, Warmth::Ids);
     while index < messages.len() {
+        ahead.reach(index);
         let end = conversation.result_window(index).end.max(index + 1);
         let group = index..end;
         open.clear();

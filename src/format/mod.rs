@@ -38,7 +38,7 @@ use std::rc::Rc;
 use serde_json::{Map, Value};
 
 pub use crate::conversation::Format;
-use crate::conversation::{Conversation, Layout, Message, Part};
+use crate::conversation::{Conversation, Layout, Message, Part, Warmth};
 use crate::error::{Error, Location, Result};
 use crate::parallel;
 use pretty::Pretty;
@@ -654,6 +654,7 @@ fn write_messages(
         let mut part = Pretty {
             bytes: Vec::with_capacity(bytes),
         };
+        crate::conversation::warm(&messages[range.clone()], Warmth::Whole);
         for index in range {
             part.line(index == 0, depth + 1);
             part.value(&wire.render_message(&messages[index]), depth + 1);

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::Applied;
-use crate::conversation::{Conversation, Layout, Message, Part, Role, joined_text};
+use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
 use crate::marker;
 use crate::parallel;
 use crate::tokens::{Counts, TokenCounter, Tokenizer};
@@ -260,6 +260,10 @@ fn plan_rounds(
     let job = |at: usize| -> Vec<_> {
         let end = rounds.len().min((at + 1) * per_job);
         let mut counting = Counting::new(tokenizer);
+        if let (Some(first), Some(last)) = (rounds.get(at * per_job), rounds.get(end - 1)) {
+            let span = first.caller..last.end.max(first.caller);
+            warm(&state.conversation.messages[span], Warmth::Texts);
+        }
         rounds[at * per_job..end]
             .iter()
             .map(|round| plan_round(state, round, last_user_turn, options, &mut counting))
