@@ -175,9 +175,9 @@ impl Tokenizer {
     /// enough to repay starting them. The result does not depend on the thread count: each
     /// message is counted whole by exactly one thread, with the one shared counter. The text is
     /// cut into slices that shrink toward its end, and each thread takes the next slice not
-    /// taken yet, so that a thread slowed by other work (the input's checks run beside the
-    /// count) leaves its share to the others, and the threads finish within a small slice of
-    /// each other.
+    /// taken yet, so that a thread slowed by other work (another process on a shared machine)
+    /// leaves its share to the others, and the threads finish within a small slice of each
+    /// other.
     ///
     /// # Panics
     /// Only if a counting thread panicked, which counting never does.
