@@ -311,7 +311,7 @@ fn digest_group(c: &mut Criterion) {
     group.throughput(Throughput::Elements(span.len() as u64));
     group.bench_function(BenchmarkId::new("span_marker", span.len()), |b| {
         b.iter(|| {
-            ctxcompact::bench::span_marker(
+            ctxcompact::lab::bench::span_marker(
                 black_box(&conversation),
                 &counts,
                 span.clone(),

@@ -50,19 +50,20 @@
 //! See [`select`]: the model profile first, then rules over the conversation's features, then —
 //! when no rule is confident — both strategies are run and scored.
 
-pub mod bench;
 mod budget;
-pub mod calibrate;
 mod catalog;
 mod classify;
 mod compact;
 mod conversation;
+pub mod cost;
 mod error;
 mod features;
 pub mod format;
+#[cfg(feature = "lab")]
+#[doc(hidden)]
+pub mod lab;
 mod marker;
 mod parallel;
-pub mod replay;
 mod report;
 pub mod select;
 mod session;

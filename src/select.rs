@@ -17,8 +17,8 @@
 use serde::Serialize;
 
 use crate::catalog::{Preference, Profile};
+use crate::cost::CostModel;
 use crate::features::{Features, Severity};
-use crate::replay::{Caching, Family};
 use crate::strategy::tools::ToolOptions;
 use crate::strategy::{self, Limits, Plan, Strategy};
 use crate::tokens::REPLY_PRIMING;
@@ -36,14 +36,6 @@ pub(crate) const RECENT_SHARE_PCT: usize = 40;
 const REDUCTION_WEIGHT: u128 = 6;
 /// Weight of message preservation in the efficiency score, in tenths (DESIGN §7: 0.4).
 const PRESERVATION_WEIGHT: u128 = 4;
-
-/// Calls over which `--optimize cost` weighs a compaction (issue 13: "the next K calls, default
-/// 20"): about the calls between two compactions when the trigger and target are 20 points of
-/// the window apart and each call adds 1% of it.
-pub const COST_HORIZON: usize = 20;
-/// Tokens in a million: prices are per million tokens.
-const MILLION: f64 = 1_000_000.0;
-
 /// What the selector optimizes once the provider layer has not decided.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Optimize {
@@ -53,70 +45,6 @@ pub enum Optimize {
     /// The lowest expected input cost over the next calls; rules and profile preferences give
     /// way to it.
     Cost(CostModel),
-}
-
-/// Input prices and caching of one model, for `--optimize cost`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CostModel {
-    /// Calls over which a compaction is weighed.
-    pub calls: usize,
-    /// Dollars per million uncached input tokens.
-    pub input: f64,
-    /// Dollars per million tokens entering the cache (the input price under automatic caching).
-    pub cache_write: f64,
-    /// Dollars per million tokens read from the cache.
-    pub cache_read: f64,
-    /// The shortest prefix the provider caches.
-    pub min_cacheable: usize,
-}
-
-impl CostModel {
-    /// The cost model of a price family over `calls` calls.
-    pub fn new(family: &Family, calls: usize) -> Self {
-        Self {
-            calls,
-            input: family.input,
-            cache_write: match family.caching {
-                Caching::Explicit => family.cache_write,
-                Caching::Automatic => family.input,
-            },
-            cache_read: family.cache_read,
-            min_cacheable: family.min_cacheable,
-        }
-    }
-
-    /// Expected input cost, in dollars, of the next `calls` calls after a compaction that
-    /// leaves `after` tokens of which the first `prefix` are unchanged (still cached): the
-    /// first call reads the prefix and writes the rest, the others read all of it. Growth
-    /// between calls is the same whatever was chosen, so it is left out.
-    pub fn expected(&self, prefix: usize, after: usize) -> f64 {
-        let cached = |tokens: usize| tokens >= self.min_cacheable;
-        let prefix = if cached(prefix) { prefix.min(after) } else { 0 };
-        let (write, read) = if cached(after) {
-            (self.cache_write, self.cache_read)
-        } else {
-            (self.input, self.input)
-        };
-        let first = prefix as f64 * self.cache_read + (after - prefix) as f64 * write;
-        let rest = self.calls.saturating_sub(1) as f64 * after as f64 * read;
-        (first + rest) / MILLION
-    }
-
-    /// The fewest tokens a tool-clearing batch must free in a conversation of `total` tokens to
-    /// repay its cache write within `calls` calls: clearing rewrites the cache from the first
-    /// cleared result on (at most `total` tokens, at `cache_write − cache_read` more than a
-    /// read), and saves a read of the freed tokens on each call.
-    pub fn min_clearing(&self, total: usize) -> usize {
-        let extra = (self.cache_write - self.cache_read).max(0.0) * total as f64;
-        let saved_per_token = self.cache_read * self.calls as f64;
-        if saved_per_token <= 0.0 {
-            return 0;
-        }
-        // Rounding up to a whole token is intended; the value is finite and non-negative.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let tokens = (extra / saved_per_token).ceil() as usize;
-        tokens
-    }
 }
 
 /// The tool-trimming options a run uses: under [`Optimize::Cost`], clearing happens only in

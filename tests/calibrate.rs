@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use ctxcompact::calibrate::{self, Family, SessionLog};
+use ctxcompact::lab::calibrate::{self, Family, SessionLog};
 use serde_json::{Value, json};
 
 use crate::cli::{ctxcompact, scratch};

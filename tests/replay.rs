@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxcompact::replay::{Outcome, Policy, Prices, Replay, Totals};
+use ctxcompact::cost::Prices;
+use ctxcompact::lab::replay::{Outcome, Policy, Replay, Totals};
 use ctxcompact::{Catalog, Conversation, format};
 use serde_json::Value;
 

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxcompact::bench::{Bench, Contender, Row};
+use ctxcompact::lab::bench::{Bench, Contender, Row};
 use ctxcompact::{
     Action, Budget, Conversation, MarkerMode, Options, Part, Role, Tokenizer, compact, format,
 };

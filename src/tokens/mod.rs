@@ -19,6 +19,7 @@
 //! system prompt and the tool definitions, as JSON — is counted in [`Counts::system`].
 
 mod bpe;
+pub(crate) mod calibration;
 mod pretokenize;
 
 use std::collections::{BTreeMap, HashMap};
@@ -26,9 +27,9 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use serde_json::Value;
 
-use crate::calibrate::{self, Family};
 use crate::conversation::{Conversation, Message, Part};
 use bpe::Bpe;
+use calibration::Family;
 use pretokenize::Pattern;
 
 /// Tokens every message costs beyond its fields. Source: OpenAI cookbook, "How to count tokens
@@ -129,7 +130,7 @@ impl Tokenizer {
             "o200k" => Some(Self::O200k),
             "cl100k" => Some(Self::Cl100k),
             "chars" => Some(Self::Chars),
-            other => Family::from_name(other).map(|f| Self::Calibrated(calibrate::shipped(f))),
+            other => Family::from_name(other).map(|f| Self::Calibrated(calibration::shipped(f))),
         }
     }
 
@@ -139,7 +140,7 @@ impl Tokenizer {
             Self::O200k => "tiktoken o200k_base: exact for the models that use it".into(),
             Self::Cl100k => "tiktoken cl100k_base: exact for the models that use it".into(),
             Self::Chars => "ceil(characters / 4): a rough estimate, no measured error".into(),
-            Self::Calibrated(factor) => calibrate::describe(factor),
+            Self::Calibrated(factor) => calibration::describe(factor),
         }
     }
 

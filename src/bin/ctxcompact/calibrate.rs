@@ -1,5 +1,5 @@
 //! `ctxcompact calibrate`: the arguments, and the table of fitted (or measured) factors. The
-//! fit itself is the library's (`ctxcompact::calibrate`); this file reads files and formats.
+//! fit itself is the library's (`ctxcompact::lab::calibrate`); this file reads files and formats.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use ctxcompact::calibrate::{self, Calibration, FamilyFit, SessionLog};
+use ctxcompact::lab::calibrate::{self, Calibration, FamilyFit, SessionLog};
 
 /// Arguments of `calibrate`.
 #[derive(Debug, Args)]

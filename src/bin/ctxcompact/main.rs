@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
-use ctxcompact::bench::{Bench, Row};
+use ctxcompact::lab::bench::{Bench, Row};
 use ctxcompact::{Action, Conversation, Report, Tokenizer, format};
 
 use args::{Cli, Command, Input, Output};

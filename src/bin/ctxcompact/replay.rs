@@ -1,5 +1,5 @@
 //! `ctxcompact replay`: the arguments, and the table of what each policy costs. The replay
-//! itself is the library's (`ctxcompact::replay`); this file reads files and formats.
+//! itself is the library's (`ctxcompact::lab::replay`); this file reads files and formats.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -9,8 +9,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
-use ctxcompact::replay::{Outcome, Policy, Prices, Replay};
-use ctxcompact::select::{COST_HORIZON, CostModel, Optimize};
+use ctxcompact::cost::{COST_HORIZON, CostModel, Prices};
+use ctxcompact::lab::replay::{Outcome, Policy, Replay};
+use ctxcompact::select::Optimize;
 use ctxcompact::{Budget, Catalog, format};
 
 /// Arguments of `replay`.

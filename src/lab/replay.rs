@@ -16,131 +16,22 @@
 //! Simplifications, all the same for every policy: every call happens within the cache's
 //! lifetime; the cache breakpoint sits on the last message; tool definitions are not counted.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::budget::Budget;
 use crate::catalog::Profile;
 use crate::compact::Options;
 use crate::conversation::{Conversation, Message, Role};
-use crate::error::{Error, Location, Result};
-use crate::select::{COST_HORIZON, CostModel, Optimize};
+use crate::cost::{COST_HORIZON, CostModel, MILLION};
+pub use crate::cost::{Caching, PriceFamily, Prices};
+use crate::error::{Error, Result};
+use crate::select::Optimize;
 use crate::session::{Compaction, Session};
 use crate::strategy::Strategy;
 use crate::strategy::tools::ToolMode;
 use crate::tokens::Counts;
 use crate::units::is_user_turn;
 use crate::validate;
-
-/// The prices compiled into the crate (`data/prices.json`).
-const BUILTIN: &str = include_str!("../data/prices.json");
-/// Tokens in a million: prices are per million tokens.
-const MILLION: f64 = 1_000_000.0;
-
-/// How a provider caches prompt prefixes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Caching {
-    /// The request marks a breakpoint; new prefix tokens are billed as cache writes (Anthropic).
-    Explicit,
-    /// Prefixes are cached for free; new tokens are billed as plain input (OpenAI).
-    Automatic,
-}
-
-/// Prices of one model family, in US dollars per million tokens.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Family {
-    /// The family's name.
-    pub family: String,
-    /// Who serves it.
-    pub provider: String,
-    /// Model-name prefixes that belong to it.
-    pub models: Vec<String>,
-    /// Uncached input.
-    pub input: f64,
-    /// Input written to the cache.
-    pub cache_write: f64,
-    /// Input read from the cache.
-    pub cache_read: f64,
-    /// Output.
-    pub output: f64,
-    /// The shortest prefix the provider caches, in tokens.
-    pub min_cacheable: usize,
-    /// How the provider caches.
-    pub caching: Caching,
-    /// Where the prices were published.
-    pub source: String,
-    /// When that page was read.
-    pub read: String,
-}
-
-/// A price list: model families and their prices.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Prices {
-    /// What the file says about itself.
-    #[serde(rename = "_comment", default)]
-    pub comment: String,
-    /// The families, in file order.
-    pub families: Vec<Family>,
-}
-
-impl Prices {
-    /// The prices compiled into the crate.
-    ///
-    /// # Panics
-    /// Never: the built-in price list is checked by a unit test.
-    pub fn builtin() -> Self {
-        Self::from_json(BUILTIN).expect("the built-in prices are valid; a unit test checks it")
-    }
-
-    /// Reads a price list from JSON text of the shape of `data/prices.json`.
-    ///
-    /// # Errors
-    /// [`Error::Malformed`] naming the family and field when the text is not such a list, or a
-    /// price is negative or not a number.
-    pub fn from_json(text: &str) -> Result<Self> {
-        let prices: Self = serde_json::from_str(text).map_err(|err| Error::Malformed {
-            at: Location::top("prices"),
-            problem: err.to_string(),
-        })?;
-        for (index, family) in prices.families.iter().enumerate() {
-            let fields = [
-                ("input", family.input),
-                ("cache_write", family.cache_write),
-                ("cache_read", family.cache_read),
-                ("output", family.output),
-            ];
-            if let Some((field, value)) = fields.iter().find(|(_, v)| !v.is_finite() || *v < 0.0) {
-                return Err(Error::Malformed {
-                    at: Location::top(format!("prices: families[{index}].{field}")),
-                    problem: format!("expected a price of 0 or more, got {value}"),
-                });
-            }
-        }
-        Ok(prices)
-    }
-
-    /// The family of `model`: the one with the longest name prefix it starts with.
-    ///
-    /// # Errors
-    /// [`Error::UnknownModel`] listing the families' first prefixes.
-    pub fn lookup(&self, model: &str) -> Result<&Family> {
-        self.families
-            .iter()
-            .flat_map(|f| f.models.iter().map(move |m| (m, f)))
-            .filter(|(prefix, _)| model.starts_with(prefix.as_str()))
-            .max_by_key(|(prefix, _)| prefix.len())
-            .map(|(_, family)| family)
-            .ok_or_else(|| Error::UnknownModel {
-                name: model.to_string(),
-                nearest: self
-                    .families
-                    .iter()
-                    .filter_map(|f| f.models.first().cloned())
-                    .collect(),
-            })
-    }
-}
 
 /// How one call's input tokens are billed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -165,7 +56,7 @@ impl Bill {
     }
 
     /// What these tokens cost at `family`'s prices, in dollars.
-    pub fn cost(&self, family: &Family) -> f64 {
+    pub fn cost(&self, family: &PriceFamily) -> f64 {
         (self.cache_read as f64 * family.cache_read
             + self.cache_write as f64 * family.cache_write
             + self.uncached as f64 * family.input)
@@ -330,7 +221,7 @@ impl Totals {
     }
 
     /// Fills the derived figures from the running sums.
-    fn settle(&mut self, family: &Family) {
+    fn settle(&mut self, family: &PriceFamily) {
         let pct = |[kept, of]: [usize; 2]| {
             if of == 0 {
                 100.0
@@ -366,7 +257,7 @@ pub struct Outcome {
 /// Runs policies over recorded sessions, one session at a time.
 pub struct Replay {
     model: String,
-    family: Family,
+    family: PriceFamily,
     window: usize,
     options: Options,
     totals: Vec<Totals>,
@@ -382,7 +273,7 @@ impl Replay {
     pub fn new(
         model: &str,
         profile: &Profile,
-        family: Family,
+        family: PriceFamily,
         window: usize,
         [trigger, target]: [f64; 2],
         policies: &[Policy],
@@ -554,7 +445,7 @@ impl Replay {
                     };
                     let whole_counts =
                         Counts::from_totals(counts.messages[..call].to_vec(), counts.system);
-                    let trimmed = crate::bench::naive(&whole, &whole_counts, self.window);
+                    let trimmed = crate::lab::bench::naive(&whole, &whole_counts, self.window);
                     if trimmed.kept.contains(&false) {
                         totals.compactions += 1;
                     }
@@ -641,7 +532,7 @@ fn holds(conversation: &Conversation, request: &Message) -> bool {
 mod tests {
     use super::*;
 
-    fn family(caching: Caching) -> Family {
+    fn family(caching: Caching) -> PriceFamily {
         let prices = Prices::builtin();
         let model = match caching {
             Caching::Explicit => "claude-sonnet-4-5",
@@ -731,27 +622,5 @@ mod tests {
         assert_eq!(total, bill(7000, 3750, 0, 3250));
         let cost = total.cost(&family(Caching::Automatic));
         assert!((cost - 0.008_375).abs() < 1e-12, "{cost}");
-    }
-
-    #[test]
-    fn builtin_prices_parse_and_the_longest_prefix_wins() {
-        let prices = Prices::builtin();
-        assert_eq!(
-            prices.lookup("gpt-4.1-mini-2025").unwrap().family,
-            "gpt-4.1-mini"
-        );
-        assert_eq!(prices.lookup("gpt-4.1").unwrap().family, "gpt-4.1");
-        assert_eq!(
-            prices.lookup("claude-sonnet-4-5").unwrap().caching,
-            Caching::Explicit
-        );
-        assert!(prices.lookup("llama-3").is_err());
-    }
-
-    #[test]
-    fn a_negative_price_names_its_family_and_field() {
-        let text = BUILTIN.replacen("\"input\": 5.0", "\"input\": -5.0", 1);
-        let err = Prices::from_json(&text).unwrap_err().to_string();
-        assert!(err.starts_with("prices: families[0].input:"), "{err}");
     }
 }

@@ -1,0 +1,216 @@
+//! Prices and prompt caching: what an input token costs with each provider, and the expected
+//! cost of a compaction over the calls that follow it (`--optimize cost`, `replay`).
+//!
+//! Prices are `data/prices.json`, one entry per price family with the model-name prefixes it
+//! covers; a user's own table of the same shape is read with [`Prices::from_json`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Location, Result};
+
+/// The prices compiled into the crate (`data/prices.json`).
+const BUILTIN: &str = include_str!("../data/prices.json");
+/// Tokens in a million: prices are per million tokens.
+pub(crate) const MILLION: f64 = 1_000_000.0;
+
+/// How a provider caches prompt prefixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Caching {
+    /// The request marks a breakpoint; new prefix tokens are billed as cache writes (Anthropic).
+    Explicit,
+    /// Prefixes are cached for free; new tokens are billed as plain input (OpenAI).
+    Automatic,
+}
+
+/// Prices of one model family, in US dollars per million tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceFamily {
+    /// The family's name.
+    pub family: String,
+    /// Who serves it.
+    pub provider: String,
+    /// Model-name prefixes that belong to it.
+    pub models: Vec<String>,
+    /// Uncached input.
+    pub input: f64,
+    /// Input written to the cache.
+    pub cache_write: f64,
+    /// Input read from the cache.
+    pub cache_read: f64,
+    /// Output.
+    pub output: f64,
+    /// The shortest prefix the provider caches, in tokens.
+    pub min_cacheable: usize,
+    /// How the provider caches.
+    pub caching: Caching,
+    /// Where the prices were published.
+    pub source: String,
+    /// When that page was read.
+    pub read: String,
+}
+
+/// A price list: model families and their prices.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Prices {
+    /// What the file says about itself.
+    #[serde(rename = "_comment", default)]
+    pub comment: String,
+    /// The families, in file order.
+    pub families: Vec<PriceFamily>,
+}
+
+impl Prices {
+    /// The prices compiled into the crate.
+    ///
+    /// # Panics
+    /// Never: the built-in price list is checked by a unit test.
+    pub fn builtin() -> Self {
+        Self::from_json(BUILTIN).expect("the built-in prices are valid; a unit test checks it")
+    }
+
+    /// Reads a price list from JSON text of the shape of `data/prices.json`.
+    ///
+    /// # Errors
+    /// [`Error::Malformed`] naming the family and field when the text is not such a list, or a
+    /// price is negative or not a number.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let prices: Self = serde_json::from_str(text).map_err(|err| Error::Malformed {
+            at: Location::top("prices"),
+            problem: err.to_string(),
+        })?;
+        for (index, family) in prices.families.iter().enumerate() {
+            let fields = [
+                ("input", family.input),
+                ("cache_write", family.cache_write),
+                ("cache_read", family.cache_read),
+                ("output", family.output),
+            ];
+            if let Some((field, value)) = fields.iter().find(|(_, v)| !v.is_finite() || *v < 0.0) {
+                return Err(Error::Malformed {
+                    at: Location::top(format!("prices: families[{index}].{field}")),
+                    problem: format!("expected a price of 0 or more, got {value}"),
+                });
+            }
+        }
+        Ok(prices)
+    }
+
+    /// The family of `model`: the one with the longest name prefix it starts with.
+    ///
+    /// # Errors
+    /// [`Error::UnknownModel`] listing the families' first prefixes.
+    pub fn lookup(&self, model: &str) -> Result<&PriceFamily> {
+        self.families
+            .iter()
+            .flat_map(|f| f.models.iter().map(move |m| (m, f)))
+            .filter(|(prefix, _)| model.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, family)| family)
+            .ok_or_else(|| Error::UnknownModel {
+                name: model.to_string(),
+                nearest: self
+                    .families
+                    .iter()
+                    .filter_map(|f| f.models.first().cloned())
+                    .collect(),
+            })
+    }
+}
+
+/// Calls over which `--optimize cost` weighs a compaction (issue 13: "the next K calls, default
+/// 20"): about the calls between two compactions when the trigger and target are 20 points of
+/// the window apart and each call adds 1% of it.
+pub const COST_HORIZON: usize = 20;
+
+/// Input prices and caching of one model, for `--optimize cost`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostModel {
+    /// Calls over which a compaction is weighed.
+    pub calls: usize,
+    /// Dollars per million uncached input tokens.
+    pub input: f64,
+    /// Dollars per million tokens entering the cache (the input price under automatic caching).
+    pub cache_write: f64,
+    /// Dollars per million tokens read from the cache.
+    pub cache_read: f64,
+    /// The shortest prefix the provider caches.
+    pub min_cacheable: usize,
+}
+
+impl CostModel {
+    /// The cost model of a price family over `calls` calls.
+    pub fn new(family: &PriceFamily, calls: usize) -> Self {
+        Self {
+            calls,
+            input: family.input,
+            cache_write: match family.caching {
+                Caching::Explicit => family.cache_write,
+                Caching::Automatic => family.input,
+            },
+            cache_read: family.cache_read,
+            min_cacheable: family.min_cacheable,
+        }
+    }
+
+    /// Expected input cost, in dollars, of the next `calls` calls after a compaction that
+    /// leaves `after` tokens of which the first `prefix` are unchanged (still cached): the
+    /// first call reads the prefix and writes the rest, the others read all of it. Growth
+    /// between calls is the same whatever was chosen, so it is left out.
+    pub fn expected(&self, prefix: usize, after: usize) -> f64 {
+        let cached = |tokens: usize| tokens >= self.min_cacheable;
+        let prefix = if cached(prefix) { prefix.min(after) } else { 0 };
+        let (write, read) = if cached(after) {
+            (self.cache_write, self.cache_read)
+        } else {
+            (self.input, self.input)
+        };
+        let first = prefix as f64 * self.cache_read + (after - prefix) as f64 * write;
+        let rest = self.calls.saturating_sub(1) as f64 * after as f64 * read;
+        (first + rest) / MILLION
+    }
+
+    /// The fewest tokens a tool-clearing batch must free in a conversation of `total` tokens to
+    /// repay its cache write within `calls` calls: clearing rewrites the cache from the first
+    /// cleared result on (at most `total` tokens, at `cache_write − cache_read` more than a
+    /// read), and saves a read of the freed tokens on each call.
+    pub fn min_clearing(&self, total: usize) -> usize {
+        let extra = (self.cache_write - self.cache_read).max(0.0) * total as f64;
+        let saved_per_token = self.cache_read * self.calls as f64;
+        if saved_per_token <= 0.0 {
+            return 0;
+        }
+        // Rounding up to a whole token is intended; the value is finite and non-negative.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let tokens = (extra / saved_per_token).ceil() as usize;
+        tokens
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_prices_parse_and_the_longest_prefix_wins() {
+        let prices = Prices::builtin();
+        assert_eq!(
+            prices.lookup("gpt-4.1-mini-2025").unwrap().family,
+            "gpt-4.1-mini"
+        );
+        assert_eq!(prices.lookup("gpt-4.1").unwrap().family, "gpt-4.1");
+        assert_eq!(
+            prices.lookup("claude-sonnet-4-5").unwrap().caching,
+            Caching::Explicit
+        );
+        assert!(prices.lookup("llama-3").is_err());
+    }
+
+    #[test]
+    fn a_negative_price_names_its_family_and_field() {
+        let text = BUILTIN.replacen("\"input\": 5.0", "\"input\": -5.0", 1);
+        let err = Prices::from_json(&text).unwrap_err().to_string();
+        assert!(err.starts_with("prices: families[0].input:"), "{err}");
+    }
+}
