@@ -15,6 +15,7 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 
 use crate::conversation::{Conversation, Message, Part, Role, joined_text};
+use crate::note;
 
 /// Who wrote a user-role message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,9 +66,6 @@ static TAGS: LazyLock<Vec<(&'static Pattern, String, String)>> = LazyLock::new(|
         .map(|p| (p, format!("<{}", p.text), format!("</{}>", p.text)))
         .collect()
 });
-
-/// The prefix every ctxcompact marker starts with.
-pub(crate) const MARKER_PREFIX: &str = "[ctxcompact:";
 
 /// Text with every harness `<tag>…</tag>` block removed.
 fn strip_tags(text: &str) -> String {
@@ -125,7 +123,7 @@ pub(crate) fn harness_pattern(text: &str) -> Option<&'static Pattern> {
 /// Whether `text` is a person's words rather than harness text. A ctxcompact marker merged in
 /// front of a message (Anthropic) is left out first: the words after it still count.
 pub(crate) fn is_request_text(text: &str) -> bool {
-    let text = match crate::marker::marker_len(text) {
+    let text = match note::marker_len(text) {
         Some(end) => &text[end..],
         None => text,
     };
@@ -134,7 +132,7 @@ pub(crate) fn is_request_text(text: &str) -> bool {
 
 /// Whether `text` is a ctxcompact marker.
 pub(crate) fn is_marker(text: &str) -> bool {
-    text.trim_start().starts_with(MARKER_PREFIX)
+    text.trim_start().starts_with(note::MARKER_PREFIX)
 }
 
 /// Who wrote a user-role message (`None` for other roles).

@@ -8,11 +8,12 @@ use crate::budget::Budget;
 use crate::catalog::{Catalog, Profile};
 use crate::classify;
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
+pub use crate::digest::MarkerMode;
+use crate::digest::{self, DigestCap};
 use crate::error::{Error, Result};
 use crate::features::{Features, Thresholds};
 use crate::format::RecordedUsage;
-pub use crate::marker::MarkerMode;
-use crate::marker::{self, DigestCap};
+use crate::note;
 use crate::parallel;
 use crate::report::{Action, HarnessMessage, MarkerNote, Report, Shortened, Step};
 use crate::select::{self, Policy};
@@ -650,7 +651,7 @@ impl Planner<'_> {
 
     /// Tokens of the longest marker without its digest this run could write.
     fn header_tokens(&self, mode: MarkerMode) -> usize {
-        let worst = marker::worst_header(
+        let worst = note::worst_header(
             self.input.messages,
             self.input.tokens,
             mode == MarkerMode::Digest,
@@ -704,7 +705,7 @@ impl Planner<'_> {
                 .iter()
                 .map(|o| o.input().map(|i| self.input.counts[i]))
                 .collect();
-            let Some((text, left_out)) = marker::build(
+            let Some((text, left_out)) = digest::build(
                 mode,
                 &state.conversation.messages[messages.clone()],
                 &input_tokens,
@@ -776,7 +777,7 @@ impl Planner<'_> {
         let chars = text.chars().count();
         let text_tokens = self.counter.count_text(text).max(1);
         let over = attempt.tokens_after.saturating_sub(self.budget);
-        let note = self.counter.count_text(&marker::shortened(chars, chars));
+        let note = self.counter.count_text(&note::shortened(chars, chars));
         let need = over + note + MARKER_SLACK;
         if need >= text_tokens {
             return None;
@@ -791,7 +792,7 @@ impl Planner<'_> {
         let head_len = (keep * 2 / 3).max(MIN_TASK_CHARS).min(keep);
         let head: String = text.chars().take(head_len).collect();
         let tail: String = text.chars().skip(chars - (keep - head_len)).collect();
-        let shortened = format!("{head}\n{}\n{tail}", marker::shortened(cut, chars));
+        let shortened = format!("{head}\n{}\n{tail}", note::shortened(cut, chars));
         let mut shorter = Applied {
             conversation: state.conversation.clone(),
             counts: state.counts.clone(),

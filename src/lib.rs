@@ -56,13 +56,15 @@ mod classify;
 mod compact;
 mod conversation;
 pub mod cost;
+mod digest;
 mod error;
+mod evidence;
 mod features;
 pub mod format;
 #[cfg(feature = "lab")]
 #[doc(hidden)]
 pub mod lab;
-mod marker;
+mod note;
 mod parallel;
 mod report;
 pub mod select;

@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::catalog::Profile;
+use crate::digest::MarkerMode;
 use crate::features::Features;
 use crate::format::Format;
-use crate::marker::MarkerMode;
 use crate::select::{Decision, Layer, RuleCheck};
 
 use crate::strategy::Protection;

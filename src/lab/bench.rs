@@ -22,12 +22,12 @@ use crate::classify;
 use crate::compact::{Compacted, Options, compact, trim_tools};
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::error::{Error, Result};
-use crate::marker;
 use crate::select::efficiency;
 use crate::strategy::Strategy;
 use crate::strategy::tools::{ToolMode, ToolOptions};
 use crate::tokens::{Counts, Tokenizer};
 use crate::validate::check;
+use crate::{digest, evidence};
 
 /// One of the six ways of compacting that the bench compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -332,7 +332,7 @@ fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> (Vec<String>,
                 Part::ToolCall {
                     name, arguments, ..
                 } => paths.extend(
-                    marker::call_paths(name, arguments)
+                    evidence::call_paths(name, arguments)
                         .into_iter()
                         .map(|(_, p)| p),
                 ),
@@ -344,7 +344,7 @@ fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> (Vec<String>,
                         ..Message::new_text(Role::Tool, "")
                     }
                     .text();
-                    errors.extend(marker::error_line(&text, *is_error));
+                    errors.extend(evidence::error_line(&text, *is_error));
                 }
                 _ => {}
             }
@@ -618,11 +618,11 @@ pub fn span_marker(
         .copied()
         .map(Some)
         .collect();
-    marker::build(
-        marker::MarkerMode::Digest,
+    digest::build(
+        digest::MarkerMode::Digest,
         &conversation.messages[span],
         &input_tokens,
-        marker::DigestCap::fixed(cap),
+        digest::DigestCap::fixed(cap),
         tokenizer.counter(),
     )
     .map(|(text, _)| text)

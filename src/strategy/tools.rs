@@ -20,10 +20,10 @@ use serde_json::{Map, Value};
 
 use super::Applied;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
-use crate::marker;
 use crate::parallel;
 use crate::tokens::{Counts, TokenCounter, Tokenizer};
 use crate::units::is_user_turn;
+use crate::{evidence, note};
 
 /// Rounds kept whole by default (Anthropic's context editing keeps the last 3 tool uses).
 pub(crate) const KEEP_ROUNDS: usize = 3;
@@ -343,7 +343,7 @@ fn plan_round(
 }
 
 /// The counter a planning job costs changes with, and the tokens of the placeholder heads it
-/// has counted ([`marker::cleared_head`], one per tool): under a BPE tokenizer a placeholder
+/// has counted ([`note::cleared_head`], one per tool): under a BPE tokenizer a placeholder
 /// costs its head's tokens plus the rest's, so that only the rest is tokenized for each output.
 struct Counting {
     counter: &'static dyn TokenCounter,
@@ -369,7 +369,7 @@ impl Counting {
             if let Some(&(_, length, tokens)) = heads.iter().find(|(name, _, _)| name == tool) {
                 (length, tokens)
             } else {
-                let head = marker::cleared_head(tool);
+                let head = note::cleared_head(tool);
                 let tokens = self.counter.count_text(&head);
                 heads.push((tool.to_owned(), head.len(), tokens));
                 (head.len(), tokens)
@@ -419,8 +419,11 @@ fn plan_clear(
                     counter.count_parts(content)
                 };
                 let tool = name_of(call_id);
-                let placeholder =
-                    marker::cleared_output(tool, content_tokens, &joined_text(content), *is_error);
+                let placeholder = note::cleared_output(
+                    tool,
+                    content_tokens,
+                    evidence::outcome_in(&joined_text(content), *is_error),
+                );
                 let placeholder_tokens = counting.placeholder(tool, &placeholder);
                 if placeholder_tokens < content_tokens {
                     after -= content_tokens - placeholder_tokens;
@@ -573,7 +576,7 @@ fn path_arguments(arguments: &Value) -> Value {
     };
     let kept: Map<String, Value> = map
         .into_iter()
-        .filter(|(key, value)| marker::is_path_key(key) && is_short_path_value(value))
+        .filter(|(key, value)| evidence::is_path_key(key) && is_short_path_value(value))
         .collect();
     match arguments {
         Value::String(_) => Value::String(Value::Object(kept).to_string()),
@@ -606,7 +609,7 @@ fn call_names(caller: &Message) -> impl Iterator<Item = (&str, &str)> {
 
 /// Whether a result's content is already a ctxcompact placeholder.
 fn is_cleared(content: &[Part]) -> bool {
-    matches!(content, [Part::Text { text, .. }] if marker::is_cleared_output(text))
+    matches!(content, [Part::Text { text, .. }] if note::is_cleared_output(text))
 }
 
 /// Caps, in place, every result of a message longer than `cap` tokens; returns how many were
@@ -660,7 +663,7 @@ fn cap_text(text: &str, cap: usize, counter: &dyn TokenCounter) -> Option<String
         .iter()
         .map(|piece| counter.count_text(piece))
         .collect();
-    let note_cost = counter.count_text(&marker::omitted(text.len(), text.len(), unit)) + 1;
+    let note_cost = counter.count_text(&note::omitted(text.len(), text.len(), unit)) + 1;
     let mut room = cap.saturating_sub(note_cost);
     let (mut head, mut tail) = (0, 0);
     // Alternate head and tail pieces while they fit: both ends of an output usually matter.
@@ -696,7 +699,7 @@ fn cap_text(text: &str, cap: usize, counter: &dyn TokenCounter) -> Option<String
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }
-    out.push_str(&marker::omitted(omitted, total, unit));
+    out.push_str(&note::omitted(omitted, total, unit));
     out.push('\n');
     out.push_str(&kept_tail);
     Some(out)
@@ -805,7 +808,7 @@ mod tests {
             content in "(?s)(.{0,30}(exit code|error:|\n| |[0-9]{1,4})){0,6}",
             is_error: bool,
         ) {
-            let placeholder = marker::cleared_output(&tool, tokens, &content, is_error);
+            let placeholder = note::cleared_output(&tool, tokens, evidence::outcome_in(&content, is_error));
             for tokenizer in [Tokenizer::O200k, Tokenizer::Cl100k] {
                 let mut counting = Counting::new(tokenizer);
                 let whole = tokenizer.counter().count_text(&placeholder);

@@ -1,0 +1,644 @@
+//! Evidence found in tool calls and results: the paths a call touches, the shell command it runs,
+//! and the lines of a result that tell an outcome (an exit status, an error).
+//!
+//! The digest lists this evidence for a removed span, and a cleared output's placeholder keeps
+//! its outcome line. Searches are single passes without copies: the words that tell an error or an
+//! exit status are found near the start of each line through a filter built at compile time, and
+//! tool-call arguments are read straight from their JSON, borrowing their text.
+
+use std::borrow::Cow;
+
+use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use crate::note::{LINE_CHARS, clip};
+
+/// How a tool touched a file, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Touch {
+    /// Changed in place.
+    Edited,
+    /// Written anew.
+    Created,
+    /// Read (or looked at).
+    Read,
+    /// Named in a shell command.
+    Command,
+}
+
+impl Touch {
+    /// In the digest's order: what the work changed first.
+    pub(crate) const ALL: [Self; 4] = [Self::Edited, Self::Created, Self::Read, Self::Command];
+
+    /// The heading of the digest's section of files touched this way.
+    pub(crate) fn title(self) -> &'static str {
+        match self {
+            Self::Read => "Files read",
+            Self::Edited => "Files edited",
+            Self::Created => "Files created",
+            Self::Command => "Files in commands",
+        }
+    }
+
+    /// The touch a tool's name implies.
+    pub(crate) fn of_tool(name: &str) -> Self {
+        let name = name.to_ascii_lowercase();
+        let has = |words: &[&str]| words.iter().any(|w| name.contains(w));
+        if has(&["write", "create", "add_file", "new_file"]) {
+            Self::Created
+        } else if has(&[
+            "edit", "replace", "patch", "update", "insert", "modify", "delete", "move", "rename",
+        ]) {
+            Self::Edited
+        } else {
+            Self::Read
+        }
+    }
+}
+
+/// `part`, a slice of `whole`, borrowed for as long as `whole` borrows (copied when `whole` is
+/// owned, or when `part` is not a slice of it).
+pub(crate) fn sub<'a>(whole: &Cow<'a, str>, part: &str) -> Cow<'a, str> {
+    if let Cow::Borrowed(text) = whole {
+        let start = part.as_ptr().addr().wrapping_sub(text.as_ptr().addr());
+        let slice = text
+            .get(start..start.saturating_add(part.len()))
+            .filter(|s| s.as_ptr() == part.as_ptr());
+        if let Some(slice) = slice {
+            return Cow::Borrowed(slice);
+        }
+    }
+    Cow::Owned(part.to_string())
+}
+
+/// How far into a line the words that tell an error or an exit status are looked for.
+const HEAD_BYTES: usize = 300;
+
+/// Words (lowercase ASCII, four bytes or more) looked for near the start of a line, with a
+/// filter built at compile time: a bit per hash of each word's first four bytes. A line is
+/// passed over four bytes at a place, five places per load of eight, and a place is looked at
+/// further only when its bytes' hash is a word's (about one place in four hundred by chance).
+struct Needles {
+    words: &'static [&'static str],
+    /// A lowercase letter every word holds, when one is rare in text: a line without it, in
+    /// either case, is passed over by a search for it alone.
+    anchor: Option<u8>,
+    /// A bit per [`window_hash`] of some word's first four bytes.
+    starts: [u64; WINDOW_HASHES / 64],
+}
+
+/// Hashes of four-byte windows the filter tells apart.
+const WINDOW_HASHES: usize = 1 << WINDOW_HASH_BITS;
+const WINDOW_HASH_BITS: u32 = 12;
+
+/// The hash of four bytes (little-endian) with bit 5 of each set: setting it lowercases an
+/// ASCII letter, so the hash ignores ASCII case (other bytes may collide, which the filter
+/// allows: a place it passes is checked exactly).
+const fn window_hash(window: u32) -> usize {
+    ((window | 0x2020_2020).wrapping_mul(0x9E37_79B1) >> (32 - WINDOW_HASH_BITS)) as usize
+}
+
+impl Needles {
+    const fn new(words: &'static [&'static str], anchor: Option<u8>) -> Self {
+        let mut starts = [0; WINDOW_HASHES / 64];
+        let mut i = 0;
+        while i < words.len() {
+            let bytes = words[i].as_bytes();
+            assert!(bytes.len() >= 4, "words are four bytes or more");
+            if let Some(anchor) = anchor {
+                let mut at = 0;
+                while at < bytes.len() && bytes[at] != anchor {
+                    at += 1;
+                }
+                assert!(at < bytes.len(), "every word holds the anchor");
+            }
+            let hash = window_hash(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
+            starts[hash / 64] |= 1 << (hash % 64);
+            i += 1;
+        }
+        Self {
+            words,
+            anchor,
+            starts,
+        }
+    }
+
+    /// Whether some word may start with the four bytes of `window`.
+    fn may_start(&self, window: u32) -> bool {
+        let hash = window_hash(window);
+        self.starts[hash / 64] & (1 << (hash % 64)) != 0
+    }
+
+    /// Whether one of the words starts at `at` in `head`, ignoring ASCII case.
+    fn starts_at(&self, head: &[u8], at: usize) -> bool {
+        self.words.iter().any(|word| {
+            head[at..]
+                .get(..word.len())
+                .is_some_and(|place| place.eq_ignore_ascii_case(word.as_bytes()))
+        })
+    }
+}
+
+/// The words of an exit-status line.
+const EXIT_WORDS: Needles = Needles::new(&["exit code", "exit status", "exited with"], Some(b'x'));
+
+/// The words of an error report.
+const ERROR_WORDS: Needles = Needles::new(
+    &[
+        "error:",
+        "error[",
+        "traceback (most recent call last)",
+        "exception:",
+        "fatal:",
+        "panicked at",
+        "command not found",
+        "no such file or directory",
+        "permission denied",
+    ],
+    None,
+);
+
+/// Whether the first [`HEAD_BYTES`] bytes of `line` hold one of `needles`, ignoring ASCII
+/// case: one pass, no copy, no searcher built per needle.
+fn head_has(line: &str, needles: &Needles) -> bool {
+    let head = &line.as_bytes()[..line.len().min(HEAD_BYTES)];
+    if let Some(anchor) = needles.anchor
+        && memchr::memchr2(anchor, anchor.to_ascii_uppercase(), head).is_none()
+    {
+        return false;
+    }
+    let found = |window: u32, at: usize| needles.may_start(window) && needles.starts_at(head, at);
+    // Five windows of four bytes per load of eight.
+    let mut at = 0;
+    while let Some(bytes) = head.get(at..at + 8) {
+        let word = u64::from_le_bytes(bytes.try_into().expect("a slice of eight bytes"));
+        // The low four bytes of the word shifted by `k` bytes: the window at `at + k`.
+        let window = |k: usize| {
+            let [a, b, c, d, ..] = (word >> (8 * k)).to_le_bytes();
+            u32::from_le_bytes([a, b, c, d])
+        };
+        if (0..5).any(|k| found(window(k), at + k)) {
+            return true;
+        }
+        at += 5;
+    }
+    (at..head.len().saturating_sub(3)).any(|at| {
+        let bytes = [head[at], head[at + 1], head[at + 2], head[at + 3]];
+        found(u32::from_le_bytes(bytes), at)
+    })
+}
+
+/// The lines of a text that are not blank, trimmed: `text.lines().map(trim)` less the empty
+/// ones, from either end, each found with one search for its line break.
+struct NonBlankLines<'a>(&'a str);
+
+impl<'a> Iterator for NonBlankLines<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        while !self.0.is_empty() {
+            let end = memchr::memchr(b'\n', self.0.as_bytes());
+            let (line, rest) = match end {
+                Some(end) => (&self.0[..end], &self.0[end + 1..]),
+                None => (self.0, ""),
+            };
+            self.0 = rest;
+            let line = trim(line);
+            if !line.is_empty() {
+                return Some(line);
+            }
+        }
+        None
+    }
+}
+
+impl DoubleEndedIterator for NonBlankLines<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        while !self.0.is_empty() {
+            // A line break at the very end closes the last line: it starts none after it.
+            let body = self.0.strip_suffix('\n').unwrap_or(self.0);
+            let start = memchr::memrchr(b'\n', body.as_bytes()).map_or(0, |at| at + 1);
+            let line = trim(&body[start..]);
+            self.0 = &self.0[..start];
+            if !line.is_empty() {
+                return Some(line);
+            }
+        }
+        None
+    }
+}
+
+/// `str::trim`, quicker on ASCII edges (most lines).
+pub(crate) fn trim(line: &str) -> &str {
+    let trimmed = line.trim_ascii();
+    let edges = [trimmed.as_bytes().first(), trimmed.as_bytes().last()];
+    if edges.into_iter().flatten().all(u8::is_ascii) {
+        trimmed
+    } else {
+        trimmed.trim()
+    }
+}
+
+/// Whether `line` starts with `prefix` (lowercase ASCII), ignoring ASCII case.
+fn starts_with_ignore_case(line: &str, prefix: &str) -> bool {
+    line.len() >= prefix.len()
+        && line.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
+/// A call's top-level arguments as far as the digest reads them: each key with its string, or
+/// its list of strings; other values are only noted. Read straight from OpenAI's JSON-encoded
+/// string, borrowing the text where it has no escapes (no JSON value tree is built).
+pub(crate) struct Args<'a> {
+    entries: Vec<(Cow<'a, str>, Arg<'a>)>,
+}
+
+/// One argument's value, as the digest reads it.
+enum Arg<'a> {
+    Text(Cow<'a, str>),
+    List(Vec<Cow<'a, str>>),
+    Other,
+}
+
+impl<'a> Args<'a> {
+    /// The value of the first of `keys` present.
+    fn get(&self, keys: &[&str]) -> Option<&Arg<'a>> {
+        keys.iter()
+            .find_map(|key| self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v))
+    }
+}
+
+/// A string, borrowed from the input when it can be.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_str(ArgVisitor)
+            .and_then(|arg| match arg {
+                Arg::Text(text) => Ok(Text(text)),
+                _ => Err(serde::de::Error::custom("expected a string")),
+            })
+    }
+}
+
+impl<'de> Deserialize<'de> for Arg<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ArgVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Args<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ArgsVisitor;
+        impl<'de> Visitor<'de> for ArgsVisitor {
+            type Value = Args<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of arguments")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Args<'de>, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(Text(key)) = map.next_key()? {
+                    entries.push((key, map.next_value()?));
+                }
+                Ok(Args { entries })
+            }
+        }
+        deserializer.deserialize_map(ArgsVisitor)
+    }
+}
+
+/// Reads one argument value: strings and lists of strings are kept, the rest skipped.
+struct ArgVisitor;
+
+impl<'de> Visitor<'de> for ArgVisitor {
+    type Value = Arg<'de>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Arg<'de>, E> {
+        Ok(Arg::Text(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Arg<'de>, E> {
+        Ok(Arg::Text(Cow::Owned(v.to_string())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Arg<'de>, E> {
+        Ok(Arg::Text(Cow::Owned(v)))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Arg<'de>, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Arg<'de>>()? {
+            if let Arg::Text(text) = item {
+                items.push(text);
+            }
+        }
+        Ok(Arg::List(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Arg<'de>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Arg::Other)
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Arg<'de>, E> {
+        Ok(Arg::Other)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Arg<'de>, E> {
+        Ok(Arg::Other)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Arg<'de>, E> {
+        Ok(Arg::Other)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Arg<'de>, E> {
+        Ok(Arg::Other)
+    }
+    fn visit_unit<E>(self) -> Result<Arg<'de>, E> {
+        Ok(Arg::Other)
+    }
+}
+
+/// A call's arguments as the digest reads them: OpenAI's JSON-encoded string is parsed here;
+/// Anthropic's object is borrowed. `None` when they are not an object.
+pub(crate) fn arguments_value(arguments: &Value) -> Option<Args<'_>> {
+    match arguments {
+        Value::String(text) => serde_json::from_str(text).ok(),
+        Value::Object(map) => Some(Args {
+            entries: map
+                .iter()
+                .map(|(key, value)| {
+                    let arg = match value {
+                        Value::String(s) => Arg::Text(Cow::Borrowed(s.as_str())),
+                        Value::Array(items) => Arg::List(
+                            items
+                                .iter()
+                                .filter_map(Value::as_str)
+                                .map(Cow::Borrowed)
+                                .collect(),
+                        ),
+                        _ => Arg::Other,
+                    };
+                    (Cow::Borrowed(key.as_str()), arg)
+                })
+                .collect(),
+        }),
+        _ => None,
+    }
+}
+
+/// Whether an argument's name says it holds paths.
+pub(crate) fn is_path_key(key: &str) -> bool {
+    let key = key.as_bytes();
+    ["path", "paths", "file", "files", "filename", "filenames"]
+        .iter()
+        .any(|end| {
+            key.len() >= end.len()
+                && key[key.len() - end.len()..].eq_ignore_ascii_case(end.as_bytes())
+        })
+}
+
+/// The paths a tool call names, each with how the tool touched it: path-like arguments, the
+/// files of an `apply_patch` patch, and path-like words of a shell command.
+pub(crate) fn call_paths(name: &str, arguments: &Value) -> Vec<(Touch, String)> {
+    let parsed = arguments_value(arguments);
+    let command = command_of(parsed.as_ref());
+    let mut out = Vec::new();
+    paths_of(
+        Touch::of_tool(name),
+        arguments,
+        parsed.as_ref(),
+        command.as_ref(),
+        &mut out,
+    );
+    out.into_iter()
+        .map(|(path, touch, _)| (touch, path.into_owned()))
+        .collect()
+}
+
+/// Adds to `out` the paths of a call, each once per mention, with the tool's touch known and
+/// the arguments and command already read.
+pub(crate) fn paths_of<'a>(
+    touch: Touch,
+    arguments: &'a Value,
+    parsed: Option<&Args<'a>>,
+    command: Option<&Cow<'a, str>>,
+    out: &mut Vec<(Cow<'a, str>, Touch, usize)>,
+) {
+    if let Some(args) = parsed {
+        for (key, value) in &args.entries {
+            let path_key = is_path_key(key);
+            let mut take = |s: &Cow<'a, str>| {
+                if path_key && !s.trim().is_empty() && !s.contains('\n') {
+                    out.push((sub(s, s.trim()), touch, 1));
+                }
+                patch_paths(s, out);
+            };
+            match value {
+                Arg::Text(s) => take(s),
+                Arg::List(items) => items.iter().for_each(take),
+                Arg::Other => {}
+            }
+        }
+    } else if let Value::String(raw) = arguments {
+        // A freeform tool (Codex `apply_patch`) passes its input as a bare string.
+        patch_paths(&Cow::Borrowed(raw.as_str()), out);
+    }
+    if let Some(command) = command {
+        for word in command.split_whitespace().filter_map(path_word) {
+            out.push((sub(command, word), Touch::Command, 1));
+        }
+    }
+}
+
+/// The files of an `apply_patch` patch: `*** Update File: path` and the like.
+// The `Cow` (not `&str`) tells whether the paths may borrow from the span.
+#[allow(clippy::ptr_arg)]
+fn patch_paths<'a>(text: &Cow<'a, str>, out: &mut Vec<(Cow<'a, str>, Touch, usize)>) {
+    if !text.contains("*** ") {
+        return;
+    }
+    for line in text.lines() {
+        let found = [
+            ("*** Update File: ", Touch::Edited),
+            ("*** Delete File: ", Touch::Edited),
+            ("*** Move to: ", Touch::Edited),
+            ("*** Add File: ", Touch::Created),
+        ]
+        .into_iter()
+        .find_map(|(prefix, touch)| line.strip_prefix(prefix).map(|p| (touch, p.trim())));
+        if let Some((touch, path)) = found.filter(|(_, p)| !p.is_empty()) {
+            out.push((sub(text, path), touch, 1));
+        }
+    }
+}
+
+/// The shell command a call runs, if it runs one: a `command`, `cmd` or `script` argument (a
+/// string, or an argv array whose `sh -c`/`bash -lc` wrapper is dropped).
+pub(crate) fn command_of<'a>(parsed: Option<&Args<'a>>) -> Option<Cow<'a, str>> {
+    match parsed?.get(&["command", "cmd", "script"])? {
+        Arg::Text(s) if !s.trim().is_empty() => Some(s.clone()),
+        Arg::List(items) => {
+            let words: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
+            let shell = words.len() == 3
+                && words[1].starts_with('-')
+                && words[1].ends_with('c')
+                && words[0].ends_with("sh");
+            if shell {
+                return (!words[2].trim().is_empty()).then(|| items[2].clone());
+            }
+            let command = words.join(" ");
+            (!command.trim().is_empty()).then_some(Cow::Owned(command))
+        }
+        _ => None,
+    }
+}
+
+/// A word of a shell command that looks like a path: it has a `/` or a file extension, and is
+/// neither an option, a URL nor a number.
+fn path_word(word: &str) -> Option<&str> {
+    let word = word.trim_matches(|c: char| "\"'`()[]{},;:<>|&".contains(c));
+    let word = word.trim_end_matches('.');
+    if word.len() < 3
+        || word.len() > LINE_CHARS
+        || word.starts_with('-')
+        || word.contains("://")
+        || word.contains(['=', '$', '*', '?', '\\', '@'])
+        || !word.chars().any(char::is_alphabetic)
+    {
+        return None;
+    }
+    let has_slash = word.contains('/') && word.trim_matches('/').chars().any(char::is_alphanumeric);
+    let has_extension = word.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=5).contains(&ext.len())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && ext.chars().any(|c| c.is_ascii_alphabetic())
+    });
+    (has_slash || has_extension).then_some(word)
+}
+
+/// A command's outcome from its result: an exit-status line, or the first error line.
+pub(crate) fn outcome_in(text: &str, is_error: bool) -> Option<&str> {
+    let lines = || NonBlankLines(text);
+    for line in lines().take(5).chain(lines().rev().take(5)) {
+        if head_has(line, &EXIT_WORDS) || starts_with_ignore_case(line, "exit:") {
+            return Some(line);
+        }
+    }
+    error_line_in(text, is_error)
+}
+
+/// The first line of a result flagged as an error, or the first of its first lines that says
+/// it is one, clipped.
+pub(crate) fn error_line(text: &str, is_error: bool) -> Option<String> {
+    error_line_in(text, is_error).map(|line| clip(line, LINE_CHARS))
+}
+
+/// [`error_line`], unclipped and borrowed from `text`.
+pub(crate) fn error_line_in(text: &str, is_error: bool) -> Option<&str> {
+    let mut lines = NonBlankLines(text);
+    if is_error {
+        return lines.next();
+    }
+    lines.take(3).find(|line| says_error(line))
+}
+
+/// Whether a line reads as an error report.
+fn says_error(line: &str) -> bool {
+    head_has(line, &ERROR_WORDS)
+        || starts_with_ignore_case(line, "error")
+        || starts_with_ignore_case(line, "failed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_that_look_like_paths() {
+        let words: Vec<&str> = "cd /repo && cat src/main.rs | grep -n foo.bar 1.5 --x=y README.md"
+            .split_whitespace()
+            .filter_map(path_word)
+            .collect();
+        assert_eq!(words, ["/repo", "src/main.rs", "foo.bar", "README.md"]);
+    }
+
+    #[test]
+    fn evidence_words_are_found_in_any_case_within_the_head_of_a_line() {
+        assert!(head_has("Process EXITED WITH code 2", &EXIT_WORDS));
+        assert!(head_has("exit code", &EXIT_WORDS));
+        assert!(!head_has("exit cod", &EXIT_WORDS));
+        assert!(!head_has("the exit was clean", &EXIT_WORDS));
+        assert!(head_has("  at line 3: Error: bad", &ERROR_WORDS));
+        assert!(head_has("bash: cargo: COMMAND NOT FOUND", &ERROR_WORDS));
+        let late = format!("{}error: late", "x".repeat(HEAD_BYTES - 6));
+        assert!(head_has(&late, &ERROR_WORDS));
+        let too_late = format!("{}error: late", "x".repeat(HEAD_BYTES - 5));
+        assert!(!head_has(&too_late, &ERROR_WORDS));
+        assert!(!head_has("", &ERROR_WORDS) && !head_has("e", &ERROR_WORDS));
+        // Against a plain search at every place, on lines built from pieces of the words, their
+        // case changed, and bytes that lowercase like letters without being ones.
+        let pieces = [
+            "e",
+            "E",
+            "x",
+            "IT",
+            "exit code",
+            "Exit Status",
+            "exited with",
+            "error:",
+            "ERROR[",
+            "fatal:",
+            "no such file or directory",
+            "Permission denied",
+            " ",
+            "\u{e9}",
+            "\u{c5}",
+            "\u{5}",
+            "@",
+            "%",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..20_000 {
+            let mut line = String::new();
+            while line.len() < 2 * HEAD_BYTES && seed % 41 != 0 {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                line.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
+            }
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            for needles in [&EXIT_WORDS, &ERROR_WORDS] {
+                let head = &line.as_bytes()[..line.len().min(HEAD_BYTES)];
+                let plain = (0..head.len()).any(|at| {
+                    needles.words.iter().any(|word| {
+                        head[at..]
+                            .get(..word.len())
+                            .is_some_and(|place| place.eq_ignore_ascii_case(word.as_bytes()))
+                    })
+                });
+                assert_eq!(head_has(&line, needles), plain, "{line:?}");
+            }
+        }
+        assert_eq!(
+            outcome_in("ok\nok\nexit status 1\n", false),
+            Some("exit status 1")
+        );
+        assert_eq!(
+            outcome_in("Traceback (most recent call last):\n  x", false),
+            Some("Traceback (most recent call last):")
+        );
+    }
+
+    proptest::proptest! {
+        /// Non-blank lines, from the front and from the back, are the trimmed non-empty lines
+        /// of `str::lines`, on text made of line breaks, carriage returns, blanks (ASCII and
+        /// not) and words.
+        #[test]
+        fn non_blank_lines_are_the_trimmed_lines_that_are_not_empty(
+            text in "([\n\r \t]|\u{3000}|\u{a0}|ab|\u{e9}x){0,40}"
+        ) {
+            let lines: Vec<&str> = text.lines().map(trim).filter(|l| !l.is_empty()).collect();
+            let forward: Vec<&str> = NonBlankLines(&text).collect();
+            let mut backward: Vec<&str> = NonBlankLines(&text).rev().collect();
+            backward.reverse();
+            proptest::prop_assert_eq!(&forward, &lines);
+            proptest::prop_assert_eq!(&backward, &lines);
+        }
+    }
+}

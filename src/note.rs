@@ -1,0 +1,185 @@
+//! The notes ctxcompact leaves in a conversation, and their grammar: the removal marker's first
+//! and last lines, the placeholder of a cleared tool output, the line standing for the cut middle
+//! of a capped output or a shortened task.
+//!
+//! Every note starts with [`MARKER_PREFIX`] (or, inside a capped text, `[…`) so that a reader,
+//! or a later run, recognises it; its wording is decided here only, and later stages read notes
+//! back through this module ([`marker_len`], [`parse_header`], [`is_cleared_output`]).
+
+use std::borrow::Cow;
+
+/// The prefix every ctxcompact marker starts with.
+pub(crate) const MARKER_PREFIX: &str = "[ctxcompact:";
+
+/// A command, an error line or an outcome is cut to this many characters.
+pub(crate) const LINE_CHARS: usize = 200;
+
+/// The last line of a marker with a digest, so that its extent is plain to a later run even when
+/// it was merged into the message after it.
+pub(crate) const DIGEST_END: &str = "[ctxcompact: end of digest]";
+
+/// The words of the first line that say a digest follows.
+pub(crate) const DIGEST_FOLLOWS: &str = "; digest below";
+
+/// The longest marker this run could write with `messages` and `tokens` at most, without its
+/// digest: what each marker reserves besides the shared digest allowance.
+pub(crate) fn worst_header(messages: usize, tokens: usize, digest: bool) -> String {
+    let header = header(messages, tokens, digest);
+    if digest {
+        format!("{header}\n\n{DIGEST_END}")
+    } else {
+        header
+    }
+}
+
+/// The first line of every removal marker.
+pub(crate) fn header(messages: usize, tokens: usize, digest: bool) -> String {
+    let noun = if messages == 1 { "message" } else { "messages" };
+    let follows = if digest { DIGEST_FOLLOWS } else { "" };
+    format!(
+        "[ctxcompact: {} earlier {noun} ({} input tokens) removed here{follows}; the current \
+         request is the last user message]",
+        thousands(messages),
+        thousands(tokens)
+    )
+}
+
+/// The length in bytes of the marker `text` starts with, if it starts with one: its first line,
+/// or through its closing line when it has a digest.
+pub(crate) fn marker_len(text: &str) -> Option<usize> {
+    let start = text.len() - text.trim_start().len();
+    let rest = &text[start..];
+    if !rest.starts_with(MARKER_PREFIX) {
+        return None;
+    }
+    let first = rest.find('\n').unwrap_or(rest.len());
+    if !rest[..first].contains(DIGEST_FOLLOWS) {
+        return Some(start + first);
+    }
+    match rest.find(DIGEST_END) {
+        Some(at) => Some(start + at + DIGEST_END.len()),
+        None => Some(text.len()),
+    }
+}
+
+/// Reads the counts of an earlier marker's first line.
+pub(crate) fn parse_header(text: &str) -> Option<(usize, usize)> {
+    let rest = text.trim_start().strip_prefix("[ctxcompact: ")?;
+    let (messages, rest) = rest.split_once(" earlier message")?;
+    let (_, rest) = rest.split_once('(')?;
+    let (tokens, _) = rest.split_once(" input tokens")?;
+    let number = |s: &str| s.replace(',', "").parse::<usize>().ok();
+    Some((number(messages)?, number(tokens)?))
+}
+
+/// The first `max` characters of `text`, with `…` when cut.
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    clip_cow(Cow::Borrowed(text), max).into_owned()
+}
+
+/// [`clip`], borrowing what needs no cut.
+pub(crate) fn clip_cow(text: Cow<'_, str>, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return text;
+    }
+    match text.char_indices().nth(max) {
+        Some((at, _)) => Cow::Owned(format!("{}…", &text[..at])),
+        None => text,
+    }
+}
+
+/// Newlines and runs of blanks become single spaces.
+pub(crate) fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The placeholder that replaces a cleared tool result's content: the tool, the size, and the
+/// `outcome` (the output's error or exit-status line, `crate::evidence::outcome_in`). It starts
+/// with [`cleared_head`].
+pub(crate) fn cleared_output(tool: &str, tokens: usize, outcome: Option<&str>) -> String {
+    let mut placeholder = cleared_head(tool);
+    placeholder.push_str(&thousands(tokens));
+    placeholder.push_str(" tokens)");
+    if let Some(line) = outcome {
+        placeholder.push_str(": ");
+        placeholder.push_str(&clip_cow(Cow::Borrowed(line), LINE_CHARS));
+    }
+    placeholder.push(']');
+    placeholder
+}
+
+/// How every placeholder of a cleared output starts, before the tool's name.
+pub(crate) const CLEARED_START: &str = "[ctxcompact: output of ";
+
+/// The start of every placeholder of `tool`'s outputs: it ends with punctuation just before the
+/// size, a digit, where the BPE tokenizers always end a piece.
+pub(crate) fn cleared_head(tool: &str) -> String {
+    // Room for the size and the closing bracket, so that the placeholder is allocated once.
+    let mut head = String::with_capacity(CLEARED_START.len() + tool.len() + 32);
+    head.push_str(CLEARED_START);
+    head.push_str(tool);
+    head.push_str(" cleared (");
+    head
+}
+
+/// Whether `text` is the placeholder of a cleared output.
+pub(crate) fn is_cleared_output(text: &str) -> bool {
+    text.starts_with(CLEARED_START)
+}
+
+/// The line that stands for the middle of a capped tool output; `unit` is `lines` or
+/// `characters`.
+pub(crate) fn omitted(omitted: usize, total: usize, unit: &str) -> String {
+    format!(
+        "[… {} of {} {unit} omitted …]",
+        thousands(omitted),
+        thousands(total)
+    )
+}
+
+/// The note that stands for the middle of a task shortened to fit the budget.
+pub(crate) fn shortened(cut: usize, total: usize) -> String {
+    format!(
+        "[… ctxcompact shortened the task to fit the budget: {} of {} characters cut here …]",
+        thousands(cut),
+        thousands(total)
+    )
+}
+
+/// `9812` → `9,812`.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_get_thousands_separators() {
+        assert_eq!(
+            cleared_output("read_file", 2431, None),
+            "[ctxcompact: output of read_file cleared (2,431 tokens)]"
+        );
+        assert_eq!(
+            cleared_output("bash", 12, Some("Error: no such file")),
+            "[ctxcompact: output of bash cleared (12 tokens): Error: no such file]"
+        );
+        assert_eq!(
+            omitted(100, 1000, "lines"),
+            "[… 100 of 1,000 lines omitted …]"
+        );
+        assert_eq!(
+            parse_header(&header(1234, 56789, true)),
+            Some((1234, 56789))
+        );
+    }
+}
