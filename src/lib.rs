@@ -65,7 +65,9 @@ pub mod format;
 #[doc(hidden)]
 pub mod lab;
 mod note;
+mod options;
 mod parallel;
+mod planner;
 mod report;
 pub mod select;
 mod session;
@@ -76,12 +78,14 @@ mod validate;
 
 pub use budget::Budget;
 pub use catalog::{Catalog, Preference, Profile};
-pub use compact::{Compacted, MarkerMode, Options, analyze, compact, trim_tools};
+pub use compact::{Compacted, analyze, compact, trim_tools};
 pub use conversation::{Conversation, Layout, Message, Part, Role};
+pub use digest::MarkerMode;
 pub use error::{Error, Location, Result};
 pub use error::{Problem, ProblemKind};
 pub use features::{Features, Severity, Thresholds};
 pub use format::Format;
+pub use options::Options;
 pub use report::{Action, Report};
 pub use session::{Compaction, Session, Turn};
 pub use strategy::tools::{ToolMode, ToolOptions, ToolTrim};

@@ -10,9 +10,12 @@ use crate::features::Features;
 use crate::format::Format;
 use crate::select::{Decision, Layer, RuleCheck};
 
+use crate::options::Options;
+use crate::strategy::Applied;
 use crate::strategy::Protection;
 use crate::strategy::tools::ToolTrim;
-use crate::tokens::Tokenizer;
+use crate::tokens::{REPLY_PRIMING, Tokenizer};
+use crate::{select, strategy, units};
 
 /// What the pipeline did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -217,4 +220,113 @@ impl Report {
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde passes fields by reference
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+/// What the report needs to know of the input once the pipeline owns its working copy.
+pub(crate) struct Input {
+    pub(crate) format: crate::format::Format,
+    pub(crate) messages: usize,
+    pub(crate) tokens: usize,
+    /// Each input message's tokens: markers count what they replace in these.
+    pub(crate) counts: Vec<usize>,
+    /// The input messages that are harness text.
+    pub(crate) harness: Vec<HarnessMessage>,
+    /// The input index of the task (the first request).
+    pub(crate) task: Option<usize>,
+    /// The input index of the current request (the last request).
+    pub(crate) current: Option<usize>,
+}
+
+/// What a run decided, before it becomes a [`Report`].
+pub(crate) struct Outcome {
+    pub(crate) action: Action,
+    pub(crate) budget: usize,
+    pub(crate) tool_trim: ToolTrim,
+    pub(crate) features: Features,
+    /// The minimum when the plan could not fit; else taken from the output's pinned units.
+    pub(crate) pinned_tokens: Option<usize>,
+    pub(crate) decision: Option<select::Decision>,
+    pub(crate) relaxed: Vec<strategy::Protection>,
+    pub(crate) marker: bool,
+    pub(crate) marker_mode: MarkerMode,
+    pub(crate) markers: Vec<MarkerNote>,
+    pub(crate) steps: Vec<Step>,
+    pub(crate) shortened: Option<Shortened>,
+}
+
+impl Outcome {
+    pub(crate) fn new(
+        action: Action,
+        budget: usize,
+        tool_trim: ToolTrim,
+        features: Features,
+    ) -> Self {
+        Self {
+            action,
+            budget,
+            tool_trim,
+            features,
+            pinned_tokens: None,
+            decision: None,
+            relaxed: Vec::new(),
+            marker: false,
+            marker_mode: MarkerMode::None,
+            markers: Vec::new(),
+            steps: Vec::new(),
+            shortened: None,
+        }
+    }
+
+    /// The report of this outcome for `output`, the pipeline's last state.
+    pub(crate) fn report(self, input: &Input, output: &Applied, options: &Options) -> Report {
+        let finished = self.action != Action::CannotFit;
+        let pinned_tokens = self.pinned_tokens.unwrap_or_else(|| {
+            let units = units::group(&output.conversation, &output.counts);
+            let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
+            pinned + output.counts.system + REPLY_PRIMING
+        });
+        Report {
+            action: self.action,
+            format: input.format,
+            model: options.model.clone(),
+            model_match: options.model_match.clone(),
+            tokenizer: options.tokenizer,
+            estimator: options.tokenizer.describe(),
+            overhead: options.overhead,
+            anchor: options.anchor.clone(),
+            budget: self.budget,
+            tokens_before: input.tokens,
+            tokens_after: if finished {
+                output.counts.total()
+            } else {
+                input.tokens
+            },
+            messages_before: input.messages,
+            messages_after: if finished {
+                output.conversation.messages.len()
+            } else {
+                input.messages
+            },
+            removed: if finished {
+                output.removed(input.messages)
+            } else {
+                Vec::new()
+            },
+            pinned_tokens,
+            rules: select::verdicts(&self.features, &options.policy),
+            features: self.features,
+            profile: options.profile.clone(),
+            decision: self.decision,
+            relaxed: self.relaxed,
+            marker: self.marker,
+            marker_mode: self.marker_mode,
+            markers: self.markers,
+            steps: self.steps,
+            task_shortened: self.shortened,
+            task: input.task,
+            current: input.current,
+            harness: input.harness.clone(),
+            tool_trim: self.tool_trim,
+        }
+    }
 }

@@ -12,9 +12,10 @@
 use std::ops::Range;
 
 use crate::budget::Budget;
-use crate::compact::{Options, compact_counted, trim_tools_counted};
+use crate::compact::{compact_counted, trim_tools_counted};
 use crate::conversation::{Conversation, Message};
 use crate::error::{Error, Result};
+use crate::options::Options;
 use crate::report::{Action, Report};
 use crate::tokens::Counts;
 

@@ -20,11 +20,11 @@ use serde::Serialize;
 
 use crate::budget::Budget;
 use crate::catalog::Profile;
-use crate::compact::Options;
 use crate::conversation::{Conversation, Message, Role};
 use crate::cost::{COST_HORIZON, CostModel, MILLION};
 pub use crate::cost::{Caching, PriceFamily, Prices};
 use crate::error::{Error, Result};
+use crate::options::Options;
 use crate::select::Optimize;
 use crate::session::{Compaction, Session};
 use crate::strategy::Strategy;

@@ -1,0 +1,133 @@
+//! The options of a run: where the budget comes from, what may be removed and how, and how
+//! tokens are counted. [`Options::with_budget`] and [`Options::for_model`] give the documented
+//! defaults; the CLI and the Python package fill the same fields from their settings.
+
+use crate::budget::Budget;
+use crate::catalog::{Catalog, Profile};
+use crate::conversation::Conversation;
+use crate::digest::MarkerMode;
+use crate::error::Result;
+use crate::features::Thresholds;
+use crate::format::RecordedUsage;
+use crate::select::Policy;
+use crate::strategy::Strategy;
+use crate::strategy::tools::ToolOptions;
+use crate::tokens::{self, Tokenizer};
+
+/// Middle removal keeps this many non-system units at the head (DESIGN §6: the task and what
+/// answered it).
+pub(crate) const PRESERVE_START: usize = 2;
+/// Units kept at the tail while the budget allows (DESIGN §6).
+pub(crate) const PRESERVE_END: usize = 4;
+
+/// Everything a run needs besides the conversation.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where the budget comes from.
+    pub budget: Budget,
+    /// A forced strategy; `None` lets the selector decide.
+    pub strategy: Option<Strategy>,
+    /// What each removed span leaves at its place.
+    pub marker: MarkerMode,
+    /// The digest's cap in tokens, the removed requests first; `None` for half the budget, of
+    /// which the sections after the requests share the smaller of 2,000 tokens and 10%.
+    pub digest_tokens: Option<usize>,
+    /// Non-system units middle removal keeps at the head.
+    pub preserve_start: usize,
+    /// Units kept at the tail while the budget allows.
+    pub preserve_end: usize,
+    /// Feature thresholds.
+    pub thresholds: Thresholds,
+    /// Selector settings.
+    pub policy: Policy,
+    /// The model profile (the generic one when no model is named).
+    pub profile: Profile,
+    /// The model name asked for, as given.
+    pub model: Option<String>,
+    /// How that name matched its catalog profile ([`Catalog::resolve`]).
+    pub model_match: Option<String>,
+    /// The tokenizer that counts.
+    pub tokenizer: Tokenizer,
+    /// Tool-round trimming settings.
+    pub tools: ToolOptions,
+    /// Tokens every request carries that the conversation does not hold (an agent's system
+    /// prompt and tool definitions): added to the count of what is outside the messages.
+    pub overhead: usize,
+    /// The size a provider reported for an earlier call on this conversation (the request
+    /// held the messages before `anchor.message`): counts are then that figure plus the
+    /// estimate of the messages added since, and `overhead` is not added.
+    pub anchor: Option<RecordedUsage>,
+}
+
+impl Options {
+    /// Options for a model of the built-in catalog: its profile and tokenizer, and a window
+    /// budget that compacts at 70% of its context window down to 50%.
+    ///
+    /// # Errors
+    /// [`Error::UnknownModel`](crate::Error::UnknownModel) when the catalog does not know the name.
+    ///
+    /// # Example
+    /// ```
+    /// let options = ctxcompact::Options::for_model("gpt-4o-2024-08-06")?;
+    /// assert_eq!(options.profile.context_window, 128_000);
+    /// # Ok::<(), ctxcompact::Error>(())
+    /// ```
+    pub fn for_model(name: &str) -> Result<Self> {
+        Self::for_model_in(&Catalog::builtin(), name)
+    }
+
+    /// As [`Options::for_model`], with the profile looked up in `catalog`.
+    ///
+    /// # Errors
+    /// [`Error::UnknownModel`](crate::Error::UnknownModel) when the catalog does not know the name.
+    pub fn for_model_in(catalog: &Catalog, name: &str) -> Result<Self> {
+        let (profile, how) = catalog.resolve(name)?;
+        Ok(Self {
+            tokenizer: profile.tokenizer,
+            model: Some(name.to_string()),
+            model_match: Some(how),
+            profile: profile.clone(),
+            ..Self::with_budget(Budget::window())
+        })
+    }
+
+    /// Options with `budget` and every other setting at its default (no model: the generic
+    /// profile, counted with `o200k`).
+    pub fn with_budget(budget: Budget) -> Self {
+        Self {
+            budget,
+            strategy: None,
+            marker: MarkerMode::Digest,
+            digest_tokens: None,
+            preserve_start: PRESERVE_START,
+            preserve_end: PRESERVE_END,
+            thresholds: Thresholds::default(),
+            policy: Policy::default(),
+            profile: Profile::generic(Tokenizer::O200k),
+            model: None,
+            model_match: None,
+            tokenizer: Tokenizer::O200k,
+            tools: ToolOptions::default(),
+            overhead: 0,
+            anchor: None,
+        }
+    }
+
+    /// Counts a conversation's messages once with the tokenizer. What lies outside the
+    /// messages is then adjusted: with an anchor (within the conversation), so that the
+    /// messages before it total the reported size; else by adding the overhead.
+    pub fn count(&self, conversation: &Conversation) -> tokens::Counts {
+        let mut counts = self.tokenizer.count(conversation);
+        match &self.anchor {
+            Some(anchor) if anchor.message <= counts.messages.len() => {
+                let before: usize = counts.messages[..anchor.message].iter().sum();
+                let estimated = counts.system + before;
+                let signed = |n: usize| isize::try_from(n).unwrap_or(isize::MAX);
+                let offset = signed(anchor.input_tokens).saturating_sub(signed(estimated));
+                counts.system = counts.system.saturating_add_signed(offset);
+            }
+            _ => counts.system += self.overhead,
+        }
+        counts
+    }
+}

@@ -1,0 +1,440 @@
+//! The planner: a plan and its markers fitted to the budget together.
+//!
+//! Which units go decides how many removal markers there are and what their digests say, and the
+//! markers' tokens count against the budget; so a plan is made with a reserve for its markers,
+//! the markers are built, and the plan is made again with their actual size until the two agree.
+//! When the asked marker cannot fit, a digest gives way to a brief marker and a brief marker to
+//! none; when nothing fits, the protections are relaxed and, last, the task is shortened.
+
+use crate::classify;
+use crate::conversation::{Layout, Message, Part, Role};
+use crate::digest::{self, DigestCap, MarkerMode};
+use crate::features::Features;
+use crate::note;
+use crate::options::Options;
+use crate::report::{Input, MarkerNote, Shortened};
+use crate::select;
+use crate::strategy::{self, Applied, Discarded, Limits, Plan};
+use crate::tokens::{Memo, REPLY_PRIMING, TokenCounter};
+use crate::units::{self, Unit};
+
+/// Tokens added to the markers' reserve: an Anthropic marker merged into the next message is
+/// recounted with that message, which may differ from its count alone by a few tokens.
+const MARKER_SLACK: usize = 4;
+/// A shortened task keeps at least this many characters: with fewer, it no longer states the
+/// task (the bench's requests recall reads the first 200 characters too).
+const MIN_TASK_CHARS: usize = 200;
+/// Times a plan is redone with the markers' actual size as its reserve (the size depends on
+/// which units go; two or three rounds settle it).
+const MARKER_ROUNDS: usize = 4;
+
+/// One plan of a state, with its markers.
+pub(crate) struct Attempt {
+    pub(crate) units: Vec<Unit>,
+    pub(crate) features: Features,
+    pub(crate) decision: select::Decision,
+    pub(crate) plan: Plan,
+    /// One marker per removed span, in order (none in [`MarkerMode::None`]).
+    pub(crate) markers: Vec<String>,
+    /// What each marker stands for, for the report.
+    pub(crate) notes: Vec<MarkerNote>,
+    /// The marker mode the markers were built in (a lesser one when the asked one cannot fit).
+    pub(crate) mode: MarkerMode,
+    /// Tokens after removal, the markers included.
+    pub(crate) tokens_after: usize,
+    /// Tokens the digests took beyond their headers' reserve.
+    pub(crate) digest_tokens: usize,
+    /// Tokens of the kept units alone, without the markers.
+    pub(crate) kept_tokens: usize,
+    /// Removed requests the markers do not name.
+    pub(crate) unnamed: usize,
+    /// Files named in the removed units' calls that the markers do not name.
+    pub(crate) unnamed_files: usize,
+    pub(crate) fits: bool,
+}
+
+/// What every attempt of one run shares.
+pub(crate) struct Planner<'a> {
+    pub(crate) options: &'a Options,
+    pub(crate) budget: usize,
+    pub(crate) cap: DigestCap,
+    pub(crate) input: &'a Input,
+    /// The tokenizer's counter, remembering what it counted: attempts count the same digest
+    /// items and markers again, and each is tokenized once.
+    pub(crate) counter: Memo<'a>,
+}
+
+impl Planner<'_> {
+    /// Plans `state` (relaxing protections or not) with real markers. Each removed span costs
+    /// its marker's header, and the digests together an allowance: first one cap, then what the
+    /// digests of the last plan actually took, until the two agree (each digest stays within
+    /// the cap). When the asked marker cannot fit, a digest gives way to a brief marker, and a
+    /// brief marker to none: the units come first.
+    ///
+    /// Requests are kept whole where they can be: a plan that removes units around the requests
+    /// and none of them is taken when it fits, unless the plain plan (removal oldest first, the
+    /// removed requests in the digest) names them all with fewer markers.
+    pub(crate) fn attempt(&self, state: &Applied, relax: bool) -> Attempt {
+        let units = units::group(&state.conversation, &state.counts);
+        let features = state.measure(self.budget, &self.options.thresholds);
+        let around = self.attempt_with(state, &units, &features, relax, true);
+        let spares_requests = around
+            .plan
+            .drop
+            .iter()
+            .all(|&u| !around.units[u].has_request);
+        let plain = self.attempt_with(state, &units, &features, relax, false);
+        // Kept whole is better than named in a digest, unless the plain plan names every
+        // removed request with fewer markers: one digest reads better than a note in every gap.
+        let plain_reads_better = plain.fits
+            && plain.unnamed == 0
+            && plain.unnamed_files <= around.unnamed_files
+            && plain.markers.len() < around.markers.len();
+        if around.fits && spares_requests && !plain_reads_better {
+            return around;
+        }
+        plain
+    }
+
+    /// [`Planner::attempt`] with requests removed last or not.
+    fn attempt_with(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        features: &Features,
+        relax: bool,
+        requests_last: bool,
+    ) -> Attempt {
+        let modes: &[MarkerMode] = match self.options.marker {
+            MarkerMode::Digest => &[MarkerMode::Digest, MarkerMode::Brief, MarkerMode::None],
+            MarkerMode::Brief => &[MarkerMode::Brief, MarkerMode::None],
+            MarkerMode::None => &[MarkerMode::None],
+        };
+        let flags = (relax, requests_last);
+        let mut last = None;
+        let mut found = None;
+        for &mode in modes {
+            // The removed requests' share of the digests is not known before the plan: start
+            // from the other sections' cap, and follow what the digests take.
+            let cap = (self.cap, self.cap.rest);
+            let Some(best) = self.settle(state, units, features, flags, mode, cap, &mut last)
+            else {
+                continue;
+            };
+            if mode == MarkerMode::Brief && self.options.marker == MarkerMode::Digest {
+                // The digest did not fit at its cap: give it the room the brief markers leave.
+                let spare = self.budget.saturating_sub(best.tokens_after);
+                let extra = self.header_tokens(MarkerMode::Digest) - self.header_tokens(mode);
+                let cap =
+                    spare.saturating_sub(extra * best.markers.len()) / best.markers.len().max(1);
+                let smaller = (cap > 0)
+                    .then(|| {
+                        let cap = (DigestCap::fixed(cap), cap);
+                        self.settle(
+                            state,
+                            units,
+                            features,
+                            flags,
+                            MarkerMode::Digest,
+                            cap,
+                            &mut None,
+                        )
+                    })
+                    .flatten();
+                if let Some(smaller) = smaller.filter(|s| s.plan.drop.len() <= best.plan.drop.len())
+                {
+                    found = Some(smaller);
+                    break;
+                }
+            }
+            found = Some(best);
+            break;
+        }
+        let Some(found) = found else {
+            return last.expect("at least one marker mode is tried");
+        };
+        if found.unnamed == 0 || self.options.marker != MarkerMode::Digest {
+            return found;
+        }
+        // Some removed requests went unnamed: removing more units, to give the digest the room
+        // they need, is better than losing them.
+        // The protected head and tail may go too: their requests are named in the digest.
+        match self.roomier(state, units, features, (true, flags.1)) {
+            Some(roomier) if roomier.unnamed < found.unnamed => roomier,
+            _ => found,
+        }
+    }
+
+    /// The plan that gives the digests the most room the budget allows (within the cap):
+    /// every unit that may go goes. `None` when there is no room for a digest at all.
+    fn roomier(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        features: &Features,
+        flags: (bool, bool),
+    ) -> Option<Attempt> {
+        let each = self.header_tokens(MarkerMode::Digest);
+        let probe = self.once(
+            state,
+            units,
+            features,
+            flags,
+            (MarkerMode::Digest, DigestCap::fixed(0)),
+            self.budget,
+        );
+        let room = self
+            .budget
+            .checked_sub(probe.kept_tokens + probe.markers.len() * each + MARKER_SLACK)?
+            / probe.markers.len().max(1);
+        if room == 0 {
+            return None;
+        }
+        let room = room.min(self.cap.total);
+        let cap = (DigestCap::fixed(room), room * probe.markers.len());
+        self.settle(
+            state,
+            units,
+            features,
+            flags,
+            MarkerMode::Digest,
+            cap,
+            &mut None,
+        )
+    }
+
+    /// Plans with markers of `mode` whose digests stay within `cap`, reserving for the digests
+    /// first one cap, then what the digests of the last plan took, until the two agree; the best
+    /// plan that fits, if any (the last that did not is kept in `last`).
+    #[allow(clippy::too_many_arguments)]
+    fn settle(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        features: &Features,
+        (relax, requests_last): (bool, bool),
+        mode: MarkerMode,
+        (cap, start): (DigestCap, usize),
+        last: &mut Option<Attempt>,
+    ) -> Option<Attempt> {
+        let mut allowance = if mode == MarkerMode::Digest { start } else { 0 };
+        let mut best: Option<Attempt> = None;
+        for _ in 0..MARKER_ROUNDS {
+            let attempt = self.once(
+                state,
+                units,
+                features,
+                (relax, requests_last),
+                (mode, cap),
+                allowance,
+            );
+            let used = attempt.digest_tokens;
+            let fits = attempt.fits;
+            if fits {
+                // Fewer requests left unnamed, fewer units removed, then more of the budget used.
+                let key = |a: &Attempt| {
+                    (
+                        std::cmp::Reverse(a.unnamed),
+                        std::cmp::Reverse(a.plan.drop.len()),
+                        a.tokens_after,
+                    )
+                };
+                if best.as_ref().is_none_or(|b| key(&attempt) > key(b)) {
+                    best = Some(attempt);
+                }
+            } else {
+                *last = Some(attempt);
+            }
+            if used == allowance {
+                break;
+            }
+            // Growing digests (more units removed, more requests to name) are met a little
+            // ahead, so that the rounds settle on a plan that fits.
+            allowance = if used > allowance && !fits {
+                used + (used - allowance) / 2
+            } else {
+                used
+            };
+        }
+        best
+    }
+
+    /// Tokens of the longest marker without its digest this run could write.
+    fn header_tokens(&self, mode: MarkerMode) -> usize {
+        let worst = note::worst_header(
+            self.input.messages,
+            self.input.tokens,
+            mode == MarkerMode::Digest,
+        );
+        self.counter
+            .count_message(&Message::new_text(Role::User, worst))
+            + MARKER_SLACK
+    }
+
+    /// One plan with `allowance` tokens set aside for all digests together, and its markers.
+    fn once(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        features: &Features,
+        (relax, requests_last): (bool, bool),
+        (mode, cap): (MarkerMode, DigestCap),
+        allowance: usize,
+    ) -> Attempt {
+        let each = match mode {
+            MarkerMode::None => 0,
+            _ => self.header_tokens(mode),
+        };
+        let limits = Limits {
+            budget: self.budget,
+            fixed: state.counts.system + REPLY_PRIMING,
+            marker: allowance,
+            marker_each: each,
+            preserve_start: self.options.preserve_start,
+            preserve_end: self.options.preserve_end,
+            relax,
+            requests_last,
+        };
+        let (decision, plan) = select::decide(
+            &self.options.profile,
+            self.options.strategy,
+            features,
+            &self.options.policy,
+            units,
+            &limits,
+        );
+        let spans = strategy::spans(&plan.drop);
+        let mut markers = Vec::new();
+        let mut notes = Vec::new();
+        let mut digest_tokens = 0;
+        let mut unnamed = 0;
+        let mut unnamed_files = 0;
+        for span in &spans {
+            let messages = units[span.start].messages.start..units[span.end - 1].messages.end;
+            let input_tokens: Vec<Option<usize>> = state.origin[messages.clone()]
+                .iter()
+                .map(|o| o.input().map(|i| self.input.counts[i]))
+                .collect();
+            let Some((text, left_out)) = digest::build(
+                mode,
+                &state.conversation.messages[messages.clone()],
+                &input_tokens,
+                cap,
+                &self.counter,
+            ) else {
+                unnamed += units[span.clone()].iter().filter(|u| u.has_request).count();
+                continue;
+            };
+            unnamed += left_out[0];
+            unnamed_files += left_out[1];
+            let tokens = self
+                .counter
+                .count_message(&Message::new_text(Role::User, text.as_str()));
+            digest_tokens += (tokens + MARKER_SLACK).saturating_sub(each);
+            notes.push(MarkerNote {
+                removed: messages.len(),
+                tokens,
+            });
+            markers.push(text);
+        }
+        let reserved = if spans.is_empty() {
+            0
+        } else {
+            spans.len() * each + allowance
+        };
+        let marker_tokens: usize = notes.iter().map(|n| n.tokens).sum();
+        let kept_tokens = plan.tokens_after - reserved;
+        let tokens_after = kept_tokens + marker_tokens;
+        let slack = MARKER_SLACK.min(marker_tokens);
+        let fits = plan.fits && tokens_after + slack <= self.budget;
+        Attempt {
+            units: units.to_vec(),
+            features: features.clone(),
+            decision,
+            plan,
+            markers,
+            notes,
+            mode,
+            tokens_after,
+            digest_tokens,
+            kept_tokens,
+            unnamed,
+            unnamed_files,
+            fits,
+        }
+    }
+
+    /// The state with its task shortened — its head and tail kept, the cut named in the text —
+    /// by about what `attempt` is over the budget; `None` when the task cannot be shortened (it
+    /// is the current request too, or has no text of its own). Returns the characters
+    /// before and after.
+    pub(crate) fn shorten_task(
+        &self,
+        state: &Applied,
+        attempt: &Attempt,
+    ) -> Option<(Applied, Shortened)> {
+        let unit = attempt.units.iter().find(|u| u.is_task && !u.is_current)?;
+        let index = unit
+            .messages
+            .clone()
+            .find(|&i| classify::author(&state.conversation.messages[i]).is_some())?;
+        let message = &state.conversation.messages[index];
+        let (part, text) = message
+            .parts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match p {
+                Part::Text { text, .. } => Some((i, text)),
+                _ => None,
+            })
+            .max_by_key(|(i, t)| (t.len(), std::cmp::Reverse(*i)))?;
+        let chars = text.chars().count();
+        let text_tokens = self.counter.count_text(text).max(1);
+        let over = attempt.tokens_after.saturating_sub(self.budget);
+        let note = self.counter.count_text(&note::shortened(chars, chars));
+        let need = over + note + MARKER_SLACK;
+        if need >= text_tokens {
+            return None;
+        }
+        // Characters per token of this text, rounded up, and a little more than needed.
+        let cut = (need * chars).div_ceil(text_tokens) * 11 / 10 + 1;
+        if cut + MIN_TASK_CHARS > chars {
+            return None;
+        }
+        let keep = chars - cut;
+        // Two thirds head, one third tail, and never fewer than the first MIN_TASK_CHARS.
+        let head_len = (keep * 2 / 3).max(MIN_TASK_CHARS).min(keep);
+        let head: String = text.chars().take(head_len).collect();
+        let tail: String = text.chars().skip(chars - (keep - head_len)).collect();
+        let shortened = format!("{head}\n{}\n{tail}", note::shortened(cut, chars));
+        let mut shorter = Applied {
+            conversation: state.conversation.clone(),
+            counts: state.counts.clone(),
+            origin: state.origin.clone(),
+            discarded: Discarded::default(),
+        };
+        let target = &mut shorter.conversation.messages[index];
+        if let Part::Text { text, .. } = &mut target.parts[part] {
+            *text = shortened;
+        }
+        if target.layout == Layout::Null || target.layout == Layout::Absent {
+            target.layout = Layout::Text;
+        }
+        shorter.counts.messages[index] = self.counter.count_message(target);
+        shorter.origin[index] = shorter.origin[index].edited();
+        let report = Shortened {
+            message: state.origin[index].input(),
+            chars_before: chars,
+            chars_after: shorter_chars(&shorter.conversation.messages[index], part),
+        };
+        Some((shorter, report))
+    }
+}
+
+/// The characters of part `part` of `message`.
+fn shorter_chars(message: &Message, part: usize) -> usize {
+    match &message.parts[part] {
+        Part::Text { text, .. } => text.chars().count(),
+        _ => 0,
+    }
+}
