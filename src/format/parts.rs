@@ -1,0 +1,342 @@
+//! What the format files share: reading a list of messages (on two threads when long), an
+//! envelope around it, content parts, tool-call arguments, and the fields errors name.
+
+use serde_json::{Map, Value};
+
+use super::{Object, Record, Rendered};
+use crate::conversation::{Conversation, Layout, Message, Part};
+use crate::error::{Error, Result};
+use crate::parallel;
+
+/// Messages from which a list is read on two threads: reading a message costs about a
+/// microsecond, and reading is otherwise single-threaded.
+pub(super) const PARALLEL_PARSE_MESSAGES: usize = 2_000;
+
+/// Reads each value of a list into a message with `parse(index, value)`, in order; the first
+/// error in list order is the error. A large list is read on two threads, each taking half:
+/// each message is read on its own.
+pub(crate) fn parse_messages(
+    values: Vec<Value>,
+    parse: impl Fn(usize, Value) -> Result<Message> + Sync,
+) -> Result<Vec<Message>> {
+    let read = |values: Vec<Value>, offset: usize| {
+        values
+            .into_iter()
+            .enumerate()
+            .map(|(index, value)| parse(offset + index, value))
+            .collect::<Result<Vec<_>>>()
+    };
+    if values.len() < PARALLEL_PARSE_MESSAGES || parallel::cores() < 2 {
+        return read(values, 0);
+    }
+    let mut first = values;
+    let second = first.split_off(first.len() / 2);
+    let offset = first.len();
+    let (first, second) = std::thread::scope(|scope| {
+        let later = scope.spawn(|| read(second, offset));
+        let first = read(first, 0);
+        (
+            first,
+            later.join().expect("reading messages does not panic"),
+        )
+    });
+    let mut messages = first?;
+    messages.extend(second?);
+    Ok(messages)
+}
+
+/// A request body's top-level object.
+pub(crate) type Envelope = Map<String, Value>;
+
+/// Splits a request body into its envelope and its list under `key`; a bare array has no
+/// envelope.
+pub(crate) fn split_envelope(value: Value, key: &str) -> Result<(Option<Envelope>, Vec<Value>)> {
+    match value {
+        Value::Array(messages) => Ok((None, messages)),
+        Value::Object(mut envelope) => {
+            let messages = match envelope.get_mut(key) {
+                Some(Value::Array(messages)) => std::mem::take(messages),
+                Some(other) => {
+                    return Err(Error::top(
+                        key,
+                        format!("expected an array, found {}", kind(other)),
+                    ));
+                }
+                None => {
+                    return Err(Error::top(
+                        key,
+                        format!("missing: the object has no `{key}`"),
+                    ));
+                }
+            };
+            Ok((Some(envelope), messages))
+        }
+        other => {
+            let noun = match key {
+                "input" => "items",
+                "contents" => "contents",
+                _ => "messages",
+            };
+            Err(Error::top(
+                "top level",
+                format!(
+                    "expected an object with `{key}` or an array of {noun}, found {}",
+                    kind(&other)
+                ),
+            ))
+        }
+    }
+}
+
+/// The list under `key` of a single JSON document (the envelope's or a bare array), for
+/// evidence; `None` when the input is not one document.
+pub(crate) fn list<'a>(
+    records: &'a [Record],
+    key: &str,
+) -> Option<(Option<&'a Envelope>, &'a [Value])> {
+    let [record] = records else { return None };
+    match &record.value {
+        Value::Array(items) => Some((None, items)),
+        Value::Object(envelope) => match envelope.get(key) {
+            Some(Value::Array(items)) => Some((Some(envelope), items)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether a field is present with a value that says something (not null, not empty).
+pub(crate) fn has_value(object: &Map<String, Value>, key: &str) -> bool {
+    match object.get(key) {
+        None | Some(Value::Null) => false,
+        Some(Value::Array(items)) => !items.is_empty(),
+        Some(Value::Object(map)) => !map.is_empty(),
+        Some(Value::String(text)) => !text.is_empty(),
+        Some(_) => true,
+    }
+}
+
+/// For a conversation read from records: names the record's line in a location that names a
+/// message of the conversation built from them.
+pub(crate) fn at_lines(err: Error, lines: &[usize]) -> Error {
+    match err {
+        Error::Malformed { mut at, problem } => {
+            if at.line.is_none() {
+                at.line = at.message.and_then(|m| lines.get(m).copied());
+            }
+            Error::Malformed { at, problem }
+        }
+        other => other,
+    }
+}
+
+/// A message built from a session log's records, with the line of the record it starts at.
+pub(crate) struct Built {
+    pub(crate) value: Value,
+    pub(crate) line: usize,
+}
+
+/// Reads messages built from a session log with `parse`, the reader of the API format they
+/// are in, under `list_key` of a new request body; names the log line in errors.
+pub(crate) fn from_log(
+    built: Vec<Built>,
+    list_key: &str,
+    parse: impl FnOnce(Option<Envelope>, Vec<Value>) -> Result<Conversation>,
+) -> Result<Conversation> {
+    let lines: Vec<usize> = built.iter().map(|b| b.line).collect();
+    let messages: Vec<Value> = built.into_iter().map(|b| b.value).collect();
+    let mut envelope = Envelope::new();
+    envelope.insert(list_key.into(), Value::Array(Vec::new()));
+    let mut conversation = parse(Some(envelope), messages).map_err(|err| at_lines(err, &lines))?;
+    conversation.lines = lines;
+    Ok(conversation)
+}
+
+/// The value of `key` in a record, as a string.
+pub(crate) fn str_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+/// A short name for a JSON value's type, for error messages.
+pub(crate) fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Reads a content field that is a string, null, absent or an array of blocks, taking its text
+/// out of the wire value (a `null` stays in its place, so rendering writes the field back where
+/// it was) so that no text is held twice. Text blocks (`{"type": "text", "text": …}`) become
+/// [`Part::Text`]; `special` may claim other block types; anything else is kept as
+/// [`Part::Opaque`].
+pub(crate) fn parse_content(
+    content: Option<&mut Value>,
+    index: usize,
+    field: &str,
+    mut special: impl FnMut(usize, &mut Map<String, Value>) -> Result<Option<Part>>,
+) -> Result<(Vec<Part>, Layout)> {
+    let content = match content {
+        None => return Ok((Vec::new(), Layout::Absent)),
+        Some(content) => content.take(),
+    };
+    let blocks = match content {
+        Value::Null => return Ok((Vec::new(), Layout::Null)),
+        Value::String(text) => return Ok((vec![Part::text(text)], Layout::Text)),
+        Value::Array(blocks) => blocks,
+        other => {
+            return Err(Error::field(
+                index,
+                field,
+                format!(
+                    "expected a string, null or an array of blocks, found {}",
+                    kind(&other)
+                ),
+            ));
+        }
+    };
+    let mut parts = Vec::with_capacity(blocks.len());
+    for (b, block) in blocks.into_iter().enumerate() {
+        let Value::Object(mut map) = block else {
+            return Err(Error::field(
+                index,
+                format!("{field}[{b}]"),
+                format!("expected a content block object, found {}", kind(&block)),
+            ));
+        };
+        let part = match map.get("type") {
+            Some(Value::String(t)) if t == "text" => match map.get_mut("text").map(Value::take) {
+                Some(Value::String(text)) => Part::Text { text, extra: map },
+                other => {
+                    return Err(Error::field(
+                        index,
+                        format!("{field}[{b}].text"),
+                        format!(
+                            "expected a string, found {}",
+                            other.as_ref().map_or("nothing", kind)
+                        ),
+                    ));
+                }
+            },
+            Some(Value::String(_)) => match special(b, &mut map)? {
+                Some(part) => part,
+                None => Part::Opaque(Value::Object(map)),
+            },
+            other => {
+                return Err(Error::field(
+                    index,
+                    format!("{field}[{b}].type"),
+                    format!(
+                        "expected a block type string, found {}",
+                        other.map_or("nothing", kind)
+                    ),
+                ));
+            }
+        };
+        parts.push(part);
+    }
+    Ok((parts, Layout::Blocks))
+}
+
+/// Writes content parts back in `layout`, as a string when they are plain text and the layout
+/// allows it, else as blocks. Text and opaque parts are written here; `render_other` writes
+/// the format's own blocks (calls, results).
+pub(crate) fn render_content<'a>(
+    parts: &[&'a Part],
+    layout: Layout,
+    render_other: impl Fn(&'a Part) -> Rendered<'a>,
+) -> Option<Rendered<'a>> {
+    match layout {
+        Layout::Absent if parts.is_empty() => None,
+        Layout::Null if parts.is_empty() => Some(Rendered::Null),
+        Layout::Text | Layout::Absent | Layout::Null if is_plain_text(parts) => {
+            // One text is written from the conversation; several are joined.
+            if let &[Part::Text { text, .. }] = parts {
+                return Some(Rendered::Str(text));
+            }
+            let mut text = String::new();
+            for part in parts {
+                if let Part::Text { text: t, .. } = *part {
+                    text.push_str(t);
+                }
+            }
+            Some(Rendered::String(text))
+        }
+        _ => Some(Rendered::Array(
+            parts
+                .iter()
+                .map(|&part| match part {
+                    Part::Text { text, extra } => {
+                        let mut block = Object::from_map(extra);
+                        if !block.contains_key("type") {
+                            block.insert("type", Rendered::Str("text"));
+                        }
+                        block.insert("text", Rendered::Str(text));
+                        Rendered::Object(block)
+                    }
+                    Part::Opaque(value) => Rendered::Value(value),
+                    other => render_other(other),
+                })
+                .collect(),
+        )),
+    }
+}
+
+/// Whether parts can be written as a bare string: text parts only, with no wire block fields.
+pub(super) fn is_plain_text(parts: &[&Part]) -> bool {
+    parts
+        .iter()
+        .all(|part| matches!(part, Part::Text { extra, .. } if extra.is_empty()))
+}
+
+/// Tool-call arguments as the JSON object formats with structured input write them: an OpenAI
+/// argument string is parsed (an unparsable one becomes `{}`), anything else is kept.
+pub(crate) fn arguments_object(arguments: &Value) -> Rendered<'_> {
+    match arguments {
+        Value::String(text) => match serde_json::from_str(text) {
+            Ok(value) => Rendered::Parsed(Box::new(value)),
+            Err(_) => Rendered::Object(Object::default()),
+        },
+        other => Rendered::Value(other),
+    }
+}
+
+/// Tool-call arguments as formats with string arguments write them: a string is kept, anything
+/// else is encoded as JSON text.
+pub(crate) fn arguments_string(arguments: &Value) -> Rendered<'_> {
+    match arguments {
+        Value::String(_) => Rendered::Value(arguments),
+        other => Rendered::String(other.to_string()),
+    }
+}
+
+/// The fields of the object under `key` of a wire block (none when absent or not an object), to
+/// write a call or result back into.
+pub(crate) fn nested_object<'a>(block: &'a Map<String, Value>, key: &str) -> Object<'a> {
+    match block.get(key) {
+        Some(Value::Object(inner)) => Object::from_map(inner),
+        _ => Object::default(),
+    }
+}
+
+/// Reads a required string field of a wire object.
+pub(crate) fn required_str(
+    map: &Map<String, Value>,
+    key: &str,
+    index: usize,
+    path: &str,
+) -> Result<String> {
+    match map.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err(Error::field(
+            index,
+            path,
+            format!("expected a string, found {}", kind(other)),
+        )),
+        None => Err(Error::field(index, path, "missing")),
+    }
+}
