@@ -190,6 +190,16 @@ pub(crate) fn harness(conversation: &Conversation) -> Vec<(usize, &'static str, 
         .collect()
 }
 
+/// Whether a message is a user turn: a user message with something besides tool results.
+pub(crate) fn is_user_turn(message: &Message) -> bool {
+    message.role == Role::User
+        && (message.parts.is_empty()
+            || message
+                .parts
+                .iter()
+                .any(|p| !matches!(p, Part::ToolResult { .. })))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

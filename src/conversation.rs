@@ -80,16 +80,6 @@ impl std::str::FromStr for Format {
     }
 }
 
-impl Format {
-    /// The request body's key that holds the message list (`messages`, `input`, `contents`):
-    /// where [`crate::format::render`] puts the messages when the conversation has an
-    /// envelope (for a session log, the key of the API format it is read as). Message `i` of a
-    /// conversation read from a body is element `i` of this list.
-    pub fn list_key(self) -> &'static str {
-        crate::format::wire(self).list_key()
-    }
-}
-
 impl std::fmt::Display for Format {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

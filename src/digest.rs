@@ -12,7 +12,6 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
 
@@ -23,6 +22,7 @@ use serde_json::Value;
 use crate::evidence::{
     Touch, arguments_value, command_of, error_line_in, outcome_in, paths_of, sub, trim,
 };
+use crate::hash::FxBuild;
 use crate::note::{
     DIGEST_END, LINE_CHARS, clip, clip_cow, header, marker_len, one_line, parse_header, thousands,
 };
@@ -277,7 +277,7 @@ fn result_of<'a>(messages: &'a [Message], at: usize, id: &str) -> Option<(Cow<'a
                 }
             }
         }
-        if crate::units::is_user_turn(message) {
+        if classify::is_user_turn(message) {
             break;
         }
     }
@@ -290,32 +290,10 @@ fn keep_first(texts: &mut Vec<Cow<'_, str>>) {
         return;
     }
     // Looked up, never iterated: the order is the list's.
-    let mut seen: HashSet<&str, BuildHasherDefault<Fnv>> = HashSet::default();
+    let mut seen: HashSet<&str, FxBuild> = HashSet::default();
     let keep: Vec<bool> = texts.iter().map(|t| seen.insert(t.as_ref())).collect();
     let mut flags = keep.into_iter();
     texts.retain(|_| flags.next().unwrap_or(true));
-}
-
-/// FNV-1a, a quick hash for the short texts a digest looks up (never iterated, so its order
-/// never shows).
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
 }
 
 /// Sorts the files named into their sections: each file once, by path, in the first section

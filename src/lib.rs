@@ -61,6 +61,7 @@ mod error;
 mod evidence;
 mod features;
 pub mod format;
+mod hash;
 #[cfg(feature = "lab")]
 #[doc(hidden)]
 pub mod lab;

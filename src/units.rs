@@ -12,8 +12,8 @@
 
 use std::ops::Range;
 
-use crate::classify;
-use crate::conversation::{Conversation, Message, Part, Role};
+use crate::classify::{self, is_user_turn};
+use crate::conversation::{Conversation, Role};
 use crate::tokens::Counts;
 
 /// One unit: a contiguous run of messages that stays or goes as a whole.
@@ -37,16 +37,6 @@ pub(crate) struct Unit {
     pub is_current: bool,
     /// Whether it holds any request: removal takes such units last.
     pub has_request: bool,
-}
-
-/// Whether a message is a user turn: a user message with something besides tool results.
-pub(crate) fn is_user_turn(message: &Message) -> bool {
-    message.role == Role::User
-        && (message.parts.is_empty()
-            || message
-                .parts
-                .iter()
-                .any(|p| !matches!(p, Part::ToolResult { .. })))
 }
 
 /// Groups a conversation's messages into units, reading the cached per-message counts.

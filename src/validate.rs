@@ -11,12 +11,12 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::conversation::{Ahead, Conversation, Part, Role, Warmth};
 use crate::error::Location;
 pub(crate) use crate::error::{Problem, ProblemKind};
 use crate::format::wire;
+use crate::hash::FxBuild;
 
 /// Lists every pairing and placement problem of a conversation, in message order.
 pub fn check(conversation: &Conversation) -> Vec<Problem> {
@@ -46,10 +46,10 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
     // Call id → message that made it; call id → message that answered it. Looked up only, never
     // iterated, so hash maps keep the output deterministic. A call is open in the group being
     // checked when the message that made it lies in the group.
-    let mut calls: HashMap<&str, usize, Fx> =
-        HashMap::with_capacity_and_hasher(messages.len(), Fx::default());
-    let mut answers: HashMap<&str, usize, Fx> =
-        HashMap::with_capacity_and_hasher(messages.len(), Fx::default());
+    let mut calls: HashMap<&str, usize, FxBuild> =
+        HashMap::with_capacity_and_hasher(messages.len(), FxBuild::default());
+    let mut answers: HashMap<&str, usize, FxBuild> =
+        HashMap::with_capacity_and_hasher(messages.len(), FxBuild::default());
     // The calls made in the group being checked, in order, and where each is.
     let mut open: Vec<(&str, usize, usize)> = Vec::new();
     let mut index = 0;
@@ -124,48 +124,6 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
     }
     problems.sort_by_key(|p| p.at.message);
     problems
-}
-
-/// `FxHash` (rustc's word hasher) for the call-id maps: a few multiplications per id, against
-/// `SipHash`'s rounds per eight bytes.
-type Fx = BuildHasherDefault<FxHasher>;
-
-/// The state of one `FxHash`.
-#[derive(Default)]
-struct FxHasher(u64);
-
-impl FxHasher {
-    /// rustc's `FxHash` multiplier: a 64-bit odd constant with good bit spread.
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            let mut buffer = [0u8; 8];
-            buffer.copy_from_slice(word);
-            self.add(u64::from_le_bytes(buffer));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut buffer = [0u8; 8];
-            buffer[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(buffer));
-        }
-    }
-
-    fn write_u8(&mut self, byte: u8) {
-        self.add(u64::from(byte));
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 #[cfg(test)]

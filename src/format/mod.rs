@@ -171,6 +171,16 @@ pub(crate) trait Wire: Sync {
     fn result_field(&self, message: &Message, part: usize) -> String;
 }
 
+impl Format {
+    /// The request body's key that holds the message list (`messages`, `input`, `contents`):
+    /// where [`render`] puts the messages when the conversation has an
+    /// envelope (for a session log, the key of the API format it is read as). Message `i` of a
+    /// conversation read from a body is element `i` of this list.
+    pub fn list_key(self) -> &'static str {
+        wire(self).list_key()
+    }
+}
+
 impl Conversation {
     /// The messages that carry the results of the calls made by message `index` (and by the
     /// call-side messages right after it, in formats with one item per call), as the format

@@ -632,7 +632,7 @@ pub fn span_marker(
 
 /// Whether message `index` is a user turn (what the `user_kept` and `task_kept` figures count).
 fn is_user_turn(conversation: &Conversation, index: usize) -> bool {
-    crate::units::is_user_turn(&conversation.messages[index])
+    crate::classify::is_user_turn(&conversation.messages[index])
 }
 
 #[cfg(test)]

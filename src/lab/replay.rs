@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use crate::budget::Budget;
 use crate::catalog::Profile;
+use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Message, Role};
 use crate::cost::{COST_HORIZON, CostModel, MILLION};
 pub use crate::cost::{Caching, PriceFamily, Prices};
@@ -30,7 +31,6 @@ use crate::session::{Compaction, Session};
 use crate::strategy::Strategy;
 use crate::strategy::tools::ToolMode;
 use crate::tokens::Counts;
-use crate::units::is_user_turn;
 use crate::validate;
 
 /// How one call's input tokens are billed.

@@ -19,10 +19,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::Applied;
+use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
 use crate::parallel;
 use crate::tokens::{Counts, TokenCounter, Tokenizer};
-use crate::units::is_user_turn;
 use crate::{evidence, note};
 
 /// Rounds kept whole by default (Anthropic's context editing keeps the last 3 tool uses).
