@@ -134,6 +134,7 @@ impl Budget {
     ///
     /// # Errors
     /// As [`Budget::resolve`], for the values that can be checked alone.
+    #[cfg_attr(not(feature = "lab"), allow(dead_code))]
     pub(crate) fn check(self) -> Result<()> {
         match self {
             Self::Tokens(_) => self.resolve(0, 0).map(|_| ()),

@@ -7,6 +7,8 @@
 //! that the name continues after a `-` or `_` (dated and versioned names: `gpt-4o-2024-08-06`
 //! finds `gpt-4o`, `gpt-4-turbo` its own entry rather than `gpt-4`).
 
+pub use crate::tokens::Factor;
+pub use crate::tokens::calibration::Family;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -135,7 +137,7 @@ impl Catalog {
     ///
     /// # Example
     /// ```
-    /// let catalog = ctxcompact::Catalog::builtin();
+    /// let catalog = ctxcompact::catalog::Catalog::builtin();
     /// let (profile, how) = catalog.resolve("openai/GPT-4o-2024-08-06")?;
     /// assert_eq!(profile.name, "gpt-4o");
     /// assert_eq!(how, "`gpt-4o-2024-08-06` (prefix `openai/` stripped, case ignored) continues catalog name `gpt-4o`");

@@ -4,6 +4,9 @@
 //! Prices are `data/prices.json`, one entry per price family with the model-name prefixes it
 //! covers; a user's own table of the same shape is read with [`Prices::from_json`].
 
+// Without the `lab` feature the price table is public through the lab only.
+#![cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Location, Result};
@@ -122,7 +125,7 @@ impl Prices {
 /// Calls over which `--optimize cost` weighs a compaction (issue 13: "the next K calls, default
 /// 20"): about the calls between two compactions when the trigger and target are 20 points of
 /// the window apart and each call adds 1% of it.
-pub const COST_HORIZON: usize = 20;
+pub(crate) const COST_HORIZON: usize = 20;
 
 /// Input prices and caching of one model, for `--optimize cost`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -140,8 +143,17 @@ pub struct CostModel {
 }
 
 impl CostModel {
+    /// The cost model of `model` at the built-in prices (`data/prices.json`), over the next
+    /// 20 calls (`COST_HORIZON`).
+    ///
+    /// # Errors
+    /// [`Error::UnknownModel`] when no price family covers the name.
+    pub fn for_model(model: &str) -> Result<Self> {
+        Ok(Self::new(Prices::builtin().lookup(model)?, COST_HORIZON))
+    }
+
     /// The cost model of a price family over `calls` calls.
-    pub fn new(family: &PriceFamily, calls: usize) -> Self {
+    pub(crate) fn new(family: &PriceFamily, calls: usize) -> Self {
         Self {
             calls,
             input: family.input,

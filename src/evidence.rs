@@ -396,6 +396,7 @@ pub(crate) fn is_path_key(key: &str) -> bool {
 
 /// The paths a tool call names, each with how the tool touched it: path-like arguments, the
 /// files of an `apply_patch` patch, and path-like words of a shell command.
+#[cfg_attr(not(feature = "lab"), allow(dead_code))]
 pub(crate) fn call_paths(name: &str, arguments: &Value) -> Vec<(Touch, String)> {
     let parsed = arguments_value(arguments);
     let command = command_of(parsed.as_ref());
@@ -527,6 +528,7 @@ pub(crate) fn outcome_in(text: &str, is_error: bool) -> Option<&str> {
 
 /// The first line of a result flagged as an error, or the first of its first lines that says
 /// it is one, clipped.
+#[cfg_attr(not(feature = "lab"), allow(dead_code))]
 pub(crate) fn error_line(text: &str, is_error: bool) -> Option<String> {
     error_line_in(text, is_error).map(|line| clip(line, LINE_CHARS))
 }

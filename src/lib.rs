@@ -9,21 +9,48 @@
 //! they hold (see [`mod@format`]).
 //!
 //! # Glossary
+//! - **request**: a user message holding a person's words (not only harness text or tool results).
+//! - **harness text**: machine text an agent puts in a user turn (environment notes, command
+//!   echoes, reminders, interruption notes, ctxcompact's own markers); told from requests by the
+//!   patterns of `data/harness.json`.
+//! - **task**: the first request; **current request**: the last one. Both are pinned.
 //! - **unit**: the smallest group of messages that stays or goes together — a single message,
 //!   or a whole **tool round**.
 //! - **tool round**: an assistant message with tool calls plus every message carrying one of
 //!   its results (parallel calls included).
-//! - **pinned**: never removed — system messages, the last user message, the last unit.
-//! - **budget**: the token count the output must not exceed.
+//! - **pinned**: never removed — system messages, the task, the current request, the last unit.
+//! - **budget**: the token count the output must not exceed; with a model's window, a
+//!   **trigger** (compact past it) and a **target** (compact down to it).
 //! - **plan**: the units a strategy removes; applying it is a separate step.
+//! - **span**: a run of consecutive removed units; each leaves one **marker** at its place.
+//! - **marker**: the note standing for a removed span: how many messages and input tokens it
+//!   replaces, and its **digest** — the span's requests, files, commands, errors and last state.
+//! - **placeholder**: the note a cleared tool output is replaced with (tool, size, outcome line).
 //! - **rule**: one of the selector's conditions over the conversation's features.
 //! - **profile**: a model's catalog entry — window, tokenizer, strategy preference.
 //! - **calibrated estimate**: the text's o200k tokens × a model family's factor, plus a cost per
-//!   tool call, fitted on the input sizes providers reported in recorded logs ([`calibrate`]);
-//!   how Claude and Gemini are counted, their tokenizers not being public.
+//!   tool call, fitted on the input sizes providers reported in recorded logs (`ctxcompact
+//!   calibrate`); how Claude and Gemini are counted, their tokenizers not being public.
 //! - **anchor**: an input size a provider reported for an earlier call; counts are then that
 //!   figure plus the estimate of what was added since ([`Session::observe_usage`],
 //!   [`Options::anchor`]).
+//!
+//! # Layers
+//! Each module imports only from the layers below it (bottom to top); the data flows up:
+//! 0. `conversation` (the neutral model), `note` (the wording of every note), `cost` (prices and
+//!    the cost model), `parallel` (threads), `hash` (the one hasher);
+//! 1. `error`, `classify` (who wrote a user message), `evidence` (paths, commands, outcomes);
+//! 2. `tokens` (counting, calibrated estimates);
+//! 3. `format` (one file per format), `budget`, `features`, `catalog` (model names);
+//! 4. `units` (the one grouping), `digest`, `validate`;
+//! 5. `strategy` (plans, tool trimming, the working state and its one `apply`);
+//! 6. `select` (profile, rules, scoring); 7. `options`; 8. `report`; 9. `planner`;
+//! 10. `compact` (the pipeline); 11. `session` (agent loops).
+//!
+//! Above the engine, behind the `lab` feature (which the `cli` feature turns on), `lab` holds the
+//! measurements of the CLI's `bench`, `replay` and `calibrate`; it is not part of the stable
+//! API and is the only module that reads the clock. Public modules: [`mod@format`], [`report`]
+//! (every type a report holds), [`catalog`], [`tuning`].
 //!
 //! # Example
 //! ```
@@ -47,15 +74,15 @@
 //! ```
 //!
 //! # How a strategy is chosen
-//! See [`select`]: the model profile first, then rules over the conversation's features, then —
+//! The model profile first, then rules over the conversation's features, then —
 //! when no rule is confident — both strategies are run and scored.
 
 mod budget;
-mod catalog;
+pub mod catalog;
 mod classify;
 mod compact;
 mod conversation;
-pub mod cost;
+mod cost;
 mod digest;
 mod error;
 mod evidence;
@@ -69,27 +96,24 @@ mod note;
 mod options;
 mod parallel;
 mod planner;
-mod report;
-pub mod select;
+pub mod report;
+mod select;
 mod session;
 mod strategy;
 mod tokens;
+pub mod tuning;
 mod units;
 mod validate;
 
 pub use budget::Budget;
-pub use catalog::{Catalog, Preference, Profile};
 pub use compact::{Compacted, analyze, compact, trim_tools};
-pub use conversation::{Conversation, Layout, Message, Part, Role};
+pub use conversation::{Conversation, Message, Part, Role};
 pub use digest::MarkerMode;
-pub use error::{Error, Location, Result};
-pub use error::{Problem, ProblemKind};
-pub use features::{Features, Severity, Thresholds};
-pub use format::Format;
+pub use error::{Error, Problem, Result};
 pub use options::Options;
-pub use report::{Action, Report};
-pub use session::{Compaction, Session, Turn};
-pub use strategy::tools::{ToolMode, ToolOptions, ToolTrim};
-pub use strategy::{Protection, Strategy};
-pub use tokens::{Counts, Factor, TokenCounter, Tokenizer, count};
+pub use report::Report;
+pub use session::{Session, Turn};
+pub use strategy::Strategy;
+pub use strategy::tools::{ToolMode, ToolOptions};
+pub use tokens::{Counts, TokenCounter, Tokenizer, count};
 pub use validate::check as validate;

@@ -1,4 +1,7 @@
 //! The report: what was done, why, and how much. Its JSON is the contract other tools read.
+//!
+//! Every type a [`Report`] field holds is named here, with the problems [`crate::validate()`]
+//! lists.
 
 use std::fmt::Write as _;
 
@@ -6,15 +9,17 @@ use serde::Serialize;
 
 use crate::catalog::Profile;
 use crate::digest::MarkerMode;
-use crate::features::Features;
 use crate::format::Format;
-use crate::select::{Decision, Layer, RuleCheck};
 
 use crate::options::Options;
 use crate::strategy::Applied;
-use crate::strategy::Protection;
-use crate::strategy::tools::ToolTrim;
 use crate::tokens::{REPLY_PRIMING, Tokenizer};
+
+pub use crate::error::{Location, ProblemKind};
+pub use crate::features::{Features, Severity};
+pub use crate::select::{Candidate, Decision, Layer, RuleCheck};
+pub use crate::strategy::Protection;
+pub use crate::strategy::tools::ToolTrim;
 use crate::{select, strategy, units};
 
 /// What the pipeline did.

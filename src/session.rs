@@ -21,11 +21,12 @@ use crate::tokens::Counts;
 
 /// What a session does when usage passes its trigger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compaction {
+pub(crate) enum Compaction {
     /// The whole pipeline of [`crate::compact()`]: tool trimming, then unit removal, down to
     /// the target.
     Full,
     /// Tool-round trimming alone, as [`crate::trim_tools`] does; nothing else is removed.
+    #[cfg_attr(not(feature = "lab"), allow(dead_code))]
     ToolsOnly,
 }
 
@@ -85,7 +86,7 @@ impl Session {
     ///
     /// # Errors
     /// As [`Session::new`].
-    pub fn with_compaction(
+    pub(crate) fn with_compaction(
         conversation: Conversation,
         options: Options,
         compaction: Compaction,

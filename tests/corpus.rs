@@ -5,9 +5,11 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use ctxcompact::format::Format;
+use ctxcompact::report::Action;
 use ctxcompact::{
-    Action, Budget, Conversation, Format, Options, Part, Role, Tokenizer, ToolMode, ToolOptions,
-    compact, format, trim_tools, validate,
+    Budget, Conversation, Options, Part, Role, Tokenizer, ToolMode, ToolOptions, compact, format,
+    trim_tools, validate,
 };
 
 /// The corpus's valid and invalid files, or `None` (with a note) when it is absent.
@@ -137,7 +139,7 @@ fn breaking_a_real_recording_names_the_right_message() {
         .insert(0, original.messages[window.start].clone());
     let problems = validate(&broken);
     assert_eq!(problems[0].at.message, Some(0));
-    assert_eq!(problems[0].kind, ctxcompact::ProblemKind::ToolFirst);
+    assert_eq!(problems[0].kind, ctxcompact::report::ProblemKind::ToolFirst);
 }
 
 #[test]
@@ -466,7 +468,9 @@ fn claude_code_logs_read_whole_have_the_tool_counts_of_their_conversions() {
             format: Some(Format::ClaudeCode),
             whole_history: true,
         };
-        let native = format::parse_with(&std::fs::read(path).unwrap(), &options).unwrap();
+        let native = format::parse_with_usage(&std::fs::read(path).unwrap(), &options)
+            .unwrap()
+            .0;
         let expected = tool_counts(&read(&counterpart));
         assert_eq!(tool_counts(&native), expected, "{}", path.display());
         compared += 1;

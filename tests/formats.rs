@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxcompact::{Conversation, Format, Message, Part, Role, Tokenizer, format};
+use ctxcompact::format::Format;
+use ctxcompact::{Conversation, Message, Part, Role, Tokenizer, format};
 use serde_json::{Value, json};
 
 /// Every fixture file with the format its folder names.
@@ -258,7 +259,7 @@ fn a_claude_code_compaction_is_honoured_and_the_whole_history_is_an_option() {
         format: None,
         whole_history: true,
     };
-    let whole = format::parse_with(log.as_bytes(), &options).unwrap();
+    let (whole, _) = format::parse_with_usage(log.as_bytes(), &options).unwrap();
     assert_eq!(
         texts(&whole),
         [

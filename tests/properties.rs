@@ -18,10 +18,12 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::process::Command;
 
+use ctxcompact::format::Layout;
 use ctxcompact::format::{self, Format};
+use ctxcompact::report::{Action, Protection};
 use ctxcompact::{
-    Action, Budget, Compacted, Conversation, Layout, MarkerMode, Message, Options, Part,
-    Protection, Report, Role, Strategy as Removal, Tokenizer, ToolMode, ToolOptions,
+    Budget, Compacted, Conversation, MarkerMode, Message, Options, Part, Report, Role,
+    Strategy as Removal, Tokenizer, ToolMode, ToolOptions,
 };
 use proptest::collection::vec;
 use proptest::prelude::*;

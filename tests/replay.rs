@@ -5,9 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use ctxcompact::cost::Prices;
+use ctxcompact::catalog::Catalog;
+use ctxcompact::lab::replay::Prices;
 use ctxcompact::lab::replay::{Outcome, Policy, Replay, Totals};
-use ctxcompact::{Catalog, Conversation, format};
+use ctxcompact::{Conversation, format};
 use serde_json::Value;
 
 use crate::cli::ctxcompact;

@@ -135,7 +135,7 @@ fn options(budget: usize) -> Options {
 
 /// A window of `window` tokens: compact past 70% of it, down to 50%.
 fn window_options(window: usize) -> Options {
-    let mut profile = ctxcompact::Profile::generic(Tokenizer::Chars);
+    let mut profile = ctxcompact::catalog::Profile::generic(Tokenizer::Chars);
     profile.context_window = window;
     Options {
         budget: Budget::Window {
@@ -299,7 +299,7 @@ fn compactions_are_cumulative_and_rare() {
         })
         .collect();
     let full = build(Format::Anthropic, &steps);
-    let mut profile = ctxcompact::Profile::generic(Tokenizer::Chars);
+    let mut profile = ctxcompact::catalog::Profile::generic(Tokenizer::Chars);
     profile.context_window = 2000;
     let options = Options {
         budget: Budget::Window {

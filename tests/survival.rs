@@ -7,8 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use ctxcompact::lab::bench::{Bench, Contender, Row};
+use ctxcompact::report::Action;
 use ctxcompact::{
-    Action, Budget, Conversation, MarkerMode, Options, Part, Role, Tokenizer, compact, format,
+    Budget, Conversation, MarkerMode, Options, Part, Role, Tokenizer, compact, format,
 };
 
 /// The OpenAI-format recordings of `../shared/corpus` (its top-level folders, not `raw/` nor

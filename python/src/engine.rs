@@ -9,9 +9,10 @@
 //! from public library items until the library offers it.
 
 use ctxcompact::format::{self, Format};
+use ctxcompact::report::ProblemKind;
 use ctxcompact::{
-    Budget, Conversation, Error, MarkerMode, Options, Problem, ProblemKind, Strategy, Tokenizer,
-    ToolMode, ToolOptions,
+    Budget, Conversation, Error, MarkerMode, Options, Problem, Strategy, Tokenizer, ToolMode,
+    ToolOptions,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -39,8 +39,8 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-pub use crate::conversation::Format;
 use crate::conversation::{Conversation, Message};
+pub use crate::conversation::{Format, Layout};
 use crate::error::Result;
 use detect::choose;
 pub(crate) use input::single;
@@ -211,9 +211,9 @@ pub struct ReadOptions {
 /// Reads a conversation from JSON or JSONL bytes; `format` of `None` detects it.
 ///
 /// # Errors
-/// [`Error::Json`] when the bytes are not JSON, [`Error::UnknownFormat`] when detection is
-/// unsure, [`Error::WrongFormat`] when a forced format is clearly not the input's,
-/// [`Error::Malformed`] naming the message (or line) and field when a field has the wrong shape.
+/// [`Error::Json`](crate::Error::Json) when the bytes are not JSON, [`Error::UnknownFormat`](crate::Error::UnknownFormat) when detection is
+/// unsure, [`Error::WrongFormat`](crate::Error::WrongFormat) when a forced format is clearly not the input's,
+/// [`Error::Malformed`](crate::Error::Malformed) naming the message (or line) and field when a field has the wrong shape.
 pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Conversation> {
     parse_with(
         bytes,
@@ -225,10 +225,7 @@ pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Conversation> {
 }
 
 /// Reads a conversation from bytes with [`ReadOptions`]; see [`parse`].
-///
-/// # Errors
-/// As [`parse`].
-pub fn parse_with(bytes: &[u8], options: &ReadOptions) -> Result<Conversation> {
+fn parse_with(bytes: &[u8], options: &ReadOptions) -> Result<Conversation> {
     read(records_of_slice(bytes)?, options)
 }
 
@@ -250,7 +247,7 @@ pub fn parse_with_usage(
 /// [`parse_with_usage`] from a reader, value by value.
 ///
 /// # Errors
-/// As [`parse`]; a read error is reported as [`Error::Read`].
+/// As [`parse`]; a read error is reported as [`Error::Read`](crate::Error::Read).
 pub fn parse_reader_with_usage(
     reader: impl Read,
     options: &ReadOptions,
@@ -258,30 +255,6 @@ pub fn parse_reader_with_usage(
     let records = read_records(reader)?;
     let format = choose(&records, options.format)?;
     reader_of(format).read_usage(records, options)
-}
-
-/// Reads a conversation from a reader, value by value, without holding its bytes and the parsed
-/// JSON at once; see [`parse`].
-///
-/// # Errors
-/// As [`parse`]; a read error is reported as [`Error::Read`].
-pub fn parse_reader(reader: impl Read, format: Option<Format>) -> Result<Conversation> {
-    parse_reader_with(
-        reader,
-        &ReadOptions {
-            format,
-            ..ReadOptions::default()
-        },
-    )
-}
-
-/// Reads a conversation from a reader with [`ReadOptions`]; see [`parse`].
-///
-/// # Errors
-/// As [`parse`].
-pub fn parse_reader_with(reader: impl Read, options: &ReadOptions) -> Result<Conversation> {
-    let records = read_records(reader)?;
-    read(records, options)
 }
 
 /// Reads a conversation from one JSON value; see [`parse`].

@@ -675,7 +675,7 @@ mod tests {
         let problems = check(&naive.conversation);
         assert!(
             problems.iter().any(
-                |p| matches!(&p.kind, crate::ProblemKind::Orphan { call_id } if call_id == "a")
+                |p| matches!(&p.kind, crate::report::ProblemKind::Orphan { call_id } if call_id == "a")
             ),
             "{problems:?}"
         );

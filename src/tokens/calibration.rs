@@ -9,6 +9,9 @@
 //! character do. The shipped factors are `data/calibration.json`; a user's own fit of the same
 //! shape is read with [`Calibration::from_json`].
 
+// Without the `lab` feature the calibration types are public through the lab only.
+#![cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
+
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
@@ -96,7 +99,7 @@ pub struct FamilyFit {
     #[serde(default)]
     pub tokens_per_char: f64,
     /// The median over sessions of the fixed tokens each request held beyond its messages
-    /// (system prompt and tool definitions); 0 from [`evaluate`], where the anchor holds it.
+    /// (system prompt and tool definitions); 0 from `ctxcompact calibrate --evaluate`, where the anchor holds it.
     pub fixed_overhead: usize,
     /// The share of the reported sizes' variance the estimates explain.
     pub r2: f64,
@@ -104,7 +107,7 @@ pub struct FamilyFit {
     pub median_ape_pct: f64,
     /// 95th percentile of the absolute percentage error.
     pub p95_ape_pct: f64,
-    /// From [`evaluate`]: the error when every call is anchored on the session's first call
+    /// From `ctxcompact calibrate --evaluate`: the error when every call is anchored on the session's first call
     /// instead of the previous one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_call: Option<Spread>,
@@ -122,7 +125,7 @@ pub struct Spread {
     pub p95_ape_pct: f64,
 }
 
-/// The error of a factor on sessions held out of its fit, measured as [`evaluate`] measures.
+/// The error of a factor on sessions held out of its fit, measured as `ctxcompact calibrate --evaluate` measures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HeldOut {
     /// Calls measured (each session's first call excluded).
@@ -216,6 +219,7 @@ impl Calibration {
 
     /// `tokenizer` with this calibration's factor when it is a calibrated estimator of a family
     /// the calibration has; any other tokenizer unchanged.
+    #[cfg_attr(not(feature = "lab"), allow(dead_code))]
     pub fn apply(&self, tokenizer: Tokenizer) -> Tokenizer {
         match tokenizer {
             Tokenizer::Calibrated(factor) => {

@@ -64,7 +64,7 @@ pub enum Tokenizer {
     /// ceil(chars ÷ 4): a rough estimate for models whose tokenizer is not public.
     Chars,
     /// ceil(`o200k` tokens × a factor fitted on a model family's recorded usage), plus a fitted
-    /// cost per tool call (see [`crate::calibrate`]): for Claude and Gemini models, whose
+    /// cost per tool call (see `ctxcompact calibrate`): for Claude and Gemini models, whose
     /// tokenizers are not public.
     Calibrated(Factor),
 }
@@ -489,7 +489,7 @@ pub(crate) struct CalibratedEstimate {
 /// `base` tokens scaled by `per_million` ÷ 10⁶, rounded up: the calibrated count of a text whose
 /// `o200k` count is `base`. The `o200k` count follows the kind of text (prose, code, JSON) far
 /// better than its characters do, so one factor per family holds across kinds (see
-/// [`crate::calibrate`]).
+/// `ctxcompact calibrate`).
 pub(crate) fn scale(base: usize, per_million: u64) -> usize {
     let base = u64::try_from(base).unwrap_or(u64::MAX);
     usize::try_from(base.saturating_mul(per_million).div_ceil(1_000_000)).unwrap_or(usize::MAX)

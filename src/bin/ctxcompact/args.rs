@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use ctxcompact::{
-    Budget, Catalog, Format, MarkerMode, Options, Strategy, Tokenizer, ToolMode, ToolOptions,
-};
+use ctxcompact::catalog::Catalog;
+use ctxcompact::format::Format;
+use ctxcompact::{Budget, MarkerMode, Options, Strategy, Tokenizer, ToolMode, ToolOptions};
 
 /// Deterministic compaction of LLM conversation histories.
 ///

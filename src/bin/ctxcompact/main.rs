@@ -14,7 +14,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Parser;
 use ctxcompact::lab::bench::{Bench, Row};
-use ctxcompact::{Action, Conversation, Report, Tokenizer, format};
+use ctxcompact::report::Action;
+use ctxcompact::{Conversation, Report, Tokenizer, format};
 
 use args::{Cli, Command, Input, Output};
 use output::{Staged, check_writable};

@@ -9,10 +9,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
-use ctxcompact::cost::{COST_HORIZON, CostModel, Prices};
+use ctxcompact::catalog::Catalog;
+use ctxcompact::lab::replay::Prices;
 use ctxcompact::lab::replay::{Outcome, Policy, Replay};
-use ctxcompact::select::Optimize;
-use ctxcompact::{Budget, Catalog, format};
+use ctxcompact::tuning::CostModel;
+use ctxcompact::tuning::Optimize;
+use ctxcompact::{Budget, format};
 
 /// Arguments of `replay`.
 #[derive(Debug, Args)]
@@ -95,18 +97,15 @@ pub(crate) enum OptimizeArg {
 pub(crate) fn policy(
     optimize: OptimizeArg,
     model: Option<&str>,
-) -> Result<ctxcompact::select::Policy> {
+) -> Result<ctxcompact::tuning::Policy> {
     let optimize = match (optimize, model) {
         (OptimizeArg::Efficiency, _) => Optimize::Efficiency,
-        (OptimizeArg::Cost, Some(model)) => Optimize::Cost(CostModel::new(
-            Prices::builtin().lookup(model)?,
-            COST_HORIZON,
-        )),
+        (OptimizeArg::Cost, Some(model)) => Optimize::Cost(CostModel::for_model(model)?),
         (OptimizeArg::Cost, None) => bail!("--optimize cost needs --model to price the calls"),
     };
-    Ok(ctxcompact::select::Policy {
+    Ok(ctxcompact::tuning::Policy {
         optimize,
-        ..ctxcompact::select::Policy::default()
+        ..ctxcompact::tuning::Policy::default()
     })
 }
 
