@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::report::{Action, Report};
 use crate::tokens::Counts;
+use crate::units;
 
 /// What a session does when usage passes its trigger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,8 +242,8 @@ impl Session {
                 report: None,
             });
         }
-        let before = std::mem::replace(&mut self.conversation, compacted.conversation);
-        self.counts = self.recount(&before, &compacted.report.removed);
+        self.counts = self.recount(&compacted.conversation, &compacted.unchanged);
+        self.conversation = compacted.conversation;
         self.total = self.counts.total();
         self.units.clear();
         self.regroup_tail();
@@ -266,34 +267,18 @@ impl Session {
         }
     }
 
-    /// The counts of the conversation just compacted from `before`: a kept message that did not
-    /// change keeps its count, and only messages compaction wrote (markers, cleared results)
-    /// are counted. Kept input messages are those outside the `removed` ranges, in order.
-    fn recount(&self, before: &Conversation, removed: &[[usize; 2]]) -> Counts {
+    /// The counts of `output`, just compacted from the session's conversation: a message the
+    /// compaction left unchanged (`unchanged`, see [`crate::Compacted::unchanged`]) keeps its
+    /// cached count, and only messages compaction wrote (markers, cleared results) are counted.
+    fn recount(&self, output: &Conversation, unchanged: &[Option<usize>]) -> Counts {
         let counter = self.options.tokenizer.counter();
-        let mut kept = Vec::with_capacity(before.messages.len());
-        let mut next = 0;
-        for &[start, end] in removed {
-            kept.extend(next..start);
-            next = end;
-        }
-        kept.extend(next..before.messages.len());
-        let output = &self.conversation.messages;
-        let mut at = 0;
         let messages = output
+            .messages
             .iter()
-            .enumerate()
-            .map(|(index, message)| {
-                let source = kept.get(at).copied();
-                if let Some(source) = source.filter(|&s| before.messages[s] == *message) {
-                    at += 1;
-                    return self.counts.messages[source];
-                }
-                // A changed kept message, when the rest pair up one to one; else an inserted one.
-                if output.len() - index == kept.len().saturating_sub(at) {
-                    at += 1;
-                }
-                counter.count_message(message)
+            .zip(unchanged)
+            .map(|(message, source)| match source {
+                Some(source) => self.counts.messages[*source],
+                None => counter.count_message(message),
             })
             .collect();
         Counts::from_totals(messages, self.counts.system)
@@ -302,13 +287,9 @@ impl Session {
     /// Groups the messages from the start of the last unit on: the only unit a new message can
     /// join (as a result of its calls).
     fn regroup_tail(&mut self) {
-        let mut start = self.units.pop().map_or(0, |last| last.start);
-        let len = self.conversation.messages.len();
-        while start < len {
-            let end = self.conversation.result_window(start).end.max(start + 1);
-            self.units.push(start..end);
-            start = end;
-        }
+        let start = self.units.pop().map_or(0, |last| last.start);
+        let tail = units::spans(&self.conversation, start).map(|(unit, _)| unit);
+        self.units.extend(tail);
     }
 }
 

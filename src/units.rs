@@ -39,6 +39,25 @@ pub(crate) struct Unit {
     pub has_request: bool,
 }
 
+/// The message ranges of the units from message `from` (a unit's first message) on, in order,
+/// each with the result window of its first message (empty when that message makes no calls):
+/// the one walk every grouping of the crate follows.
+pub(crate) fn spans(
+    conversation: &Conversation,
+    from: usize,
+) -> impl Iterator<Item = (Range<usize>, Range<usize>)> + '_ {
+    let mut start = from;
+    std::iter::from_fn(move || {
+        if start >= conversation.messages.len() {
+            return None;
+        }
+        let window = conversation.result_window(start);
+        let unit = start..window.end.max(start + 1);
+        start = unit.end;
+        Some((unit, window))
+    })
+}
+
 /// Groups a conversation's messages into units, reading the cached per-message counts.
 pub(crate) fn group(conversation: &Conversation, counts: &Counts) -> Vec<Unit> {
     let messages = &conversation.messages;
@@ -55,10 +74,8 @@ pub(crate) fn group(conversation: &Conversation, counts: &Counts) -> Vec<Unit> {
         .then(|| messages.iter().position(is_user_turn))
         .flatten();
     let mut units = Vec::new();
-    let mut start = 0;
-    while start < messages.len() {
-        let window = conversation.result_window(start);
-        let end = window.end.max(start + 1);
+    for (span, window) in spans(conversation, 0) {
+        let (start, end) = (span.start, span.end);
         let is_system = messages[start].role == Role::System;
         let is_task = task.is_some_and(|t| (start..end).contains(&t));
         let is_current = current.is_some_and(|c| (start..end).contains(&c));
@@ -77,7 +94,6 @@ pub(crate) fn group(conversation: &Conversation, counts: &Counts) -> Vec<Unit> {
             is_current,
             has_request,
         });
-        start = end;
     }
     if let Some(last) = units.last_mut() {
         last.pinned = true;

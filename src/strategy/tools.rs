@@ -23,7 +23,7 @@ use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
 use crate::parallel;
 use crate::tokens::{Counts, TokenCounter, Tokenizer};
-use crate::{evidence, note};
+use crate::{evidence, note, units};
 
 /// Rounds kept whole by default (Anthropic's context editing keeps the last 3 tool uses).
 pub(crate) const KEEP_ROUNDS: usize = 3;
@@ -200,20 +200,17 @@ fn census(rounds: &[Round], options: &ToolOptions) -> ToolTrim {
 /// (Responses), a round starts at the first item of its window (a reasoning item before the
 /// calls) and covers the calls after its first: those start no round of their own.
 fn rounds(conversation: &Conversation) -> Vec<Round> {
-    let mut rounds: Vec<Round> = Vec::new();
-    for caller in 0..conversation.messages.len() {
-        if rounds.last().is_some_and(|r| caller < r.end) {
-            continue;
-        }
-        let end = conversation.result_window(caller).end;
-        if conversation.messages[caller..end.max(caller + 1)]
-            .iter()
-            .any(Message::has_calls)
-        {
-            rounds.push(Round { caller, end });
-        }
-    }
-    rounds
+    units::spans(conversation, 0)
+        .filter(|(unit, _)| {
+            conversation.messages[unit.clone()]
+                .iter()
+                .any(Message::has_calls)
+        })
+        .map(|(unit, window)| Round {
+            caller: unit.start,
+            end: window.end,
+        })
+        .collect()
 }
 
 /// Caps every oversize result in place; returns how many were capped.
