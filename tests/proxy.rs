@@ -957,3 +957,29 @@ fn a_non_loopback_listen_address_needs_allow_remote() {
         "{env}"
     );
 }
+
+/// Request bodies the pinned Claude Code (2.1.328) and Codex (0.169.0) sent through the proxy
+/// to the scripted provider of `tests/clients` (captured by `CAPTURE=DIR tests/clients/run.sh`).
+#[test]
+fn captured_client_bodies_read_validate_and_round_trip_byte_for_byte() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proxy");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(fixtures).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let format = if name.starts_with("claude-code") {
+            Format::Anthropic
+        } else {
+            Format::Responses
+        };
+        let bytes = std::fs::read(&path).unwrap();
+        let conversation = format::parse(&bytes, None).unwrap();
+        assert_eq!(conversation.format, format, "{name}");
+        let problems = ctxcompact::validate(&conversation);
+        assert!(problems.is_empty(), "{name}: {}", problems[0]);
+        let rendered = serde_json::to_vec(&format::render(&conversation)).unwrap();
+        assert!(rendered == bytes, "{name}: not byte for byte");
+        seen += 1;
+    }
+    assert_eq!(seen, 4);
+}
