@@ -983,3 +983,31 @@ fn captured_client_bodies_read_validate_and_round_trip_byte_for_byte() {
     }
     assert_eq!(seen, 4);
 }
+
+#[test]
+fn a_gemini_body_past_the_trigger_is_compacted_and_stays_gemini() {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--window", "1000"]);
+    let mut contents = vec![json!({"role": "user", "parts": [{"text": "read the files"}]})];
+    for i in 0..20 {
+        contents.push(json!({"role": "model", "parts": [{"functionCall": {"name": "read", "args": {"n": i}}}]}));
+        contents.push(
+            json!({"role": "user", "parts": [{"functionResponse": {"name": "read",
+            "response": {"output": "line of output ".repeat(60)}}}]}),
+        );
+    }
+    contents.push(json!({"role": "user", "parts": [{"text": "now summarise"}]}));
+    let body = serde_json::to_vec(&json!({"contents": contents,
+        "systemInstruction": {"parts": [{"text": "be brief"}]}}))
+    .unwrap();
+    let path = "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse";
+    assert_eq!(post(&proxy.addr, path, &body).status, 200);
+    let received = &upstream.received()[0];
+    assert_eq!(received.target, path);
+    assert!(received.body.len() < body.len());
+    let conversation = format::parse(&received.body, Some(Format::Gemini)).unwrap();
+    assert!(ctxcompact::validate(&conversation).is_empty());
+    let line = &proxy.ledger(1)[0];
+    assert_eq!(line["action"], "compacted");
+    assert_eq!(line["model"], "gemini-2.5-pro");
+}

@@ -104,3 +104,4 @@ TOML
   esac
   echo "clients: $step passed"
 done
+echo "clients: ${#steps[@]} passed, 0 failed"
