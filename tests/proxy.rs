@@ -612,6 +612,11 @@ fn replay_through_proxy(recording: &Conversation, path: &str, model: &str, limit
             }
             other => panic!("call {n}: {other}: {}", line["reason"]),
         }
+        // The client's breakpoint on its last message survives compaction.
+        let sent_value: Value = serde_json::from_slice(&sent[n]).unwrap();
+        let last_marked =
+            |v: &Value| ctxcompact_breakpoints(v[list_key].as_array().unwrap().last().unwrap());
+        assert_eq!(last_marked(&value), last_marked(&sent_value), "call {n}");
         if n > 0 && !is_append(&received[n - 1].json(), &value, list_key) {
             non_appends += 1;
         }
@@ -738,6 +743,9 @@ fn malformed_and_broken_bodies_fail_open_unchanged() {
         ledger[1]
     );
     assert_eq!(ledger[2]["action"], "compacted");
+    // No message text in the ledger.
+    let text = std::fs::read_to_string(&proxy.ledger).unwrap();
+    assert!(!text.contains("line of output") && !text.contains("summarise"));
 }
 
 #[test]

@@ -55,16 +55,21 @@ pub(crate) struct Decision {
 }
 
 impl Decision {
-    fn failed_open(model: Option<String>, reason: String) -> Self {
+    /// The received body sent as it is, unread past `reason`.
+    pub(crate) fn unchanged(action: Action, model: Option<String>, reason: String) -> Self {
         Self {
             body: None,
-            action: Action::FailedOpen,
+            action,
             reason: Some(reason),
             model,
             tokens_received: None,
             tokens_forwarded: None,
             compactions: None,
         }
+    }
+
+    fn failed_open(model: Option<String>, reason: String) -> Self {
+        Self::unchanged(Action::FailedOpen, model, reason)
     }
 }
 
@@ -120,11 +125,12 @@ fn read(
             .get("previous_response_id")
             .is_some_and(|id| !id.is_null())
     {
-        return Err(Box::new(Decision {
-            reason: Some("`previous_response_id`: the provider holds the history".into()),
-            action: Action::Forwarded,
-            ..Decision::failed_open(model, String::new())
-        }));
+        let reason = "`previous_response_id`: the provider holds the history".into();
+        return Err(Box::new(Decision::unchanged(
+            Action::Forwarded,
+            model,
+            reason,
+        )));
     }
     let mut options = config
         .options(model.as_deref())

@@ -115,7 +115,7 @@ impl UsageScanner {
             return;
         }
         let mut rest = chunk;
-        while let Some(at) = memchr(b'\n', rest) {
+        while let Some(at) = memchr::memchr(b'\n', rest) {
             self.line.extend_from_slice(&rest[..at]);
             let line = std::mem::take(&mut self.line);
             self.read_line(&line);
@@ -164,10 +164,6 @@ impl UsageScanner {
         }
         self.usage
     }
-}
-
-fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&b| b == needle)
 }
 
 /// One request's line.

@@ -222,14 +222,8 @@ async fn decide_body(
             )
         })
         .await
-        .unwrap_or_else(|_| Decision {
-            body: None,
-            action: Action::FailedOpen,
-            reason: Some("the compaction panicked".into()),
-            model: None,
-            tokens_received: None,
-            tokens_forwarded: None,
-            compactions: None,
+        .unwrap_or_else(|_| {
+            Decision::unchanged(Action::FailedOpen, None, "the compaction panicked".into())
         })
     };
     entry.model = decision.model;
