@@ -1019,3 +1019,21 @@ fn a_gemini_body_past_the_trigger_is_compacted_and_stays_gemini() {
     assert_eq!(line["action"], "compacted");
     assert_eq!(line["model"], "gemini-2.5-pro");
 }
+
+#[test]
+fn a_client_slow_to_send_its_headers_is_cut_off() {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--header-timeout", "1"]);
+    let mut stream = TcpStream::connect(&proxy.addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    stream
+        .write_all(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n")
+        .unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(900), "{waited:?}");
+    assert!(waited < Duration::from_secs(10), "{waited:?}");
+    assert!(upstream.received().is_empty());
+}
