@@ -5,14 +5,15 @@
 #   2. Claude Code (npm, pinned) in -p mode and 3. Codex (npm, pinned) in exec mode, each driven
 #      through a session of 42 tool calls reading large files, with --window 30000.
 # Every upstream body must be valid and within the window, and the CLIs' sessions must compact
-# at least twice. Usage: tests/clients/run.sh [sdk|claude|codex]... (default: all three).
+# at least twice. `replay` replays recorded sessions call by call with the SDKs (replay.py).
+# Usage: tests/clients/run.sh [sdk|replay|claude|codex]... (default: all four).
 # Needs python3 and npm; CTXCOMPACT names the binary (default target/release/ctxcompact).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$root/tests/clients"
 ctxcompact="${CTXCOMPACT:-$root/target/release/ctxcompact}"
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(sdk claude codex)
+[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex)
 work="$(mktemp -d)"
 pids=()
 cleanup() {
@@ -61,6 +62,11 @@ for step in "${steps[@]}"; do
       start sdk 8000
       "$py" "$here/sdk.py" "$proxy"
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 8000 2 anthropic openai responses
+      ;;
+    replay)
+      start replay 32000
+      "$py" "$here/replay.py" "$ctxcompact" "http://127.0.0.1:$(cat "$work/replay/upstream.port")" \
+        "$record" "$work/replay"
       ;;
     claude)
       start claude 30000
