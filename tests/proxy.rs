@@ -1037,3 +1037,50 @@ fn a_client_slow_to_send_its_headers_is_cut_off() {
     assert!(waited < Duration::from_secs(10), "{waited:?}");
     assert!(upstream.received().is_empty());
 }
+
+#[test]
+fn a_current_claude_code_body_compacts_with_its_system_message_and_fields_kept() {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--window", "8000"]);
+    let mut messages = vec![
+        json!({"role": "user", "content": [{"type": "text", "text": "fix the test"}]}),
+        json!({"role": "system", "content": "<env>cwd: /repo</env>"}),
+    ];
+    for i in 0..30 {
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "", "signature": "c2ln"},
+            {"type": "tool_use", "id": format!("toolu_{i}"), "name": "Read", "input": {"file_path": format!("a{i}.rs")}}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result",
+            "tool_use_id": format!("toolu_{i}"), "content": format!("file {i} {}", "x ".repeat(400))}]}));
+    }
+    let fields = json!({"metadata": {"user_id": "{\"session_id\":\"5e2b\"}"},
+        "thinking": {"type": "adaptive"},
+        "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+        "output_config": {"effort": "high"}});
+    let mut body = json!({"model": "claude-sonnet-4-5", "max_tokens": 32000,
+        "system": [{"type": "text", "text": "You are Claude Code.", "cache_control": {"type": "ephemeral"}}],
+        "messages": messages});
+    for (key, value) in fields.as_object().unwrap() {
+        body[key] = value.clone();
+    }
+    let bytes = serde_json::to_vec(&body).unwrap();
+    assert_eq!(
+        post(&proxy.addr, "/v1/messages?beta=true", &bytes).status,
+        200
+    );
+    let sent = upstream.received()[0].json();
+    let line = &proxy.ledger(1)[0];
+    assert_eq!(line["action"], "compacted");
+    assert!(line["tokens_forwarded"].as_u64().unwrap() <= 8000, "{line}");
+    assert_eq!(
+        sent["messages"][1], body["messages"][1],
+        "the system message stays"
+    );
+    assert_eq!(sent["system"], body["system"]);
+    for (key, value) in fields.as_object().unwrap() {
+        assert_eq!(&sent[key], value, "{key}");
+    }
+    let conversation =
+        format::parse(&upstream.received()[0].body, Some(Format::Anthropic)).unwrap();
+    assert!(ctxcompact::validate(&conversation).is_empty());
+}
