@@ -629,7 +629,8 @@ fn replay_through_proxy(recording: &Conversation, path: &str, model: &str, limit
     let compactions = ledger.last().unwrap()["compactions"].as_u64().unwrap();
     assert!(compactions >= 1, "the session never compacted");
     assert_eq!(non_appends, compactions, "non-append calls vs compactions");
-    // A second proxy, given the last request alone, sends the same bytes.
+    // A second proxy, given the last request alone, sends the same bytes; so does one that
+    // caches nothing, on every call of the session (every request replayed from its start).
     let fresh_upstream = Upstream::start(scripted_answer);
     let fresh = Proxy::start(&fresh_upstream.origin, &["--window", "32000"]);
     assert_eq!(post(&fresh.addr, path, sent.last().unwrap()).status, 200);
@@ -637,6 +638,19 @@ fn replay_through_proxy(recording: &Conversation, path: &str, model: &str, limit
         fresh_upstream.received()[0].body == received.last().unwrap().body,
         "a fresh proxy sent other bytes"
     );
+    let uncached_upstream = Upstream::start(scripted_answer);
+    let uncached = Proxy::start(
+        &uncached_upstream.origin,
+        &["--window", "32000", "--cache-entries", "0"],
+    );
+    for (n, body) in sent.iter().enumerate().step_by(3) {
+        assert_eq!(post(&uncached.addr, path, body).status, 200);
+        let last = uncached_upstream.received().pop().unwrap();
+        assert!(
+            last.body == received[n].body,
+            "call {n}: the uncached proxy sent other bytes"
+        );
+    }
     let stats = send(&proxy.addr, "GET", "/ctxcompact/stats", &[], b"");
     let stats: Value = serde_json::from_slice(&stats.body).unwrap();
     assert_eq!(stats["requests"].as_u64(), Some(calls.len() as u64));
