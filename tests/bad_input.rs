@@ -285,10 +285,10 @@ fn rows() -> Vec<Row> {
         Row {
             args: vec!["--format", "anthropic", "--target", "50"],
             ..row(
-                "a system role in Anthropic messages",
-                r#"{"messages": [{"role": "system", "content": "go"}]}"#,
+                "a developer role in Anthropic messages",
+                r#"{"messages": [{"role": "developer", "content": "go"}]}"#,
                 BAD,
-                "{file}: message 0: role: Anthropic messages have no `system` role; use the top-level `system`",
+                "{file}: message 0: role: unknown role `developer` (expected user, assistant or system)",
             )
         },
         // Tool calls and results that do not pair.

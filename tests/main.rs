@@ -19,6 +19,9 @@ mod decisions;
 mod formats;
 /// Property tests of the invariants over generated conversations.
 mod properties;
+/// `ctxcompact proxy` between scripted clients and a scripted upstream, and its faults (issue 22).
+#[cfg(feature = "proxy")]
+mod proxy;
 /// `ctxcompact replay` and the library's replay over recorded sessions (issue 13).
 mod replay;
 /// `Session` across an agent's calls: append-only between compactions, same as `compact` (issue 13).

@@ -1,7 +1,10 @@
 //! Anthropic Messages ⇄ the neutral model.
 //!
 //! A top-level `system` (a string or text blocks) becomes [`Conversation::system`]; messages are
-//! `user` or `assistant` with content as a string or blocks. `tool_use` blocks become
+//! `user` or `assistant` with content as a string or blocks, or `system` messages inside the
+//! list (as current Claude Code sends its environment notes), read as [`Role::System`] and kept
+//! in place. Top-level fields the engine does not interpret (`context_management`, `thinking`,
+//! `output_config`, `metadata`, `tools`, `stream`) and every `cache_control` stay untouched. `tool_use` blocks become
 //! [`Part::ToolCall`], `tool_result` blocks [`Part::ToolResult`] (string or block content,
 //! `is_error`); `image`, `document`, `thinking`, `redacted_thinking` and unknown types stay
 //! [`Part::Opaque`].
@@ -193,18 +196,14 @@ fn parse_message(index: usize, value: Value) -> Result<Message> {
     let role = match required_str(&extra, "role", index, "role")?.as_str() {
         "user" => Role::User,
         "assistant" => Role::Assistant,
-        "system" => {
-            return Err(Error::field(
-                index,
-                "role",
-                "Anthropic messages have no `system` role; use the top-level `system`",
-            ));
-        }
+        // Current Claude Code sends environment notes as `system` messages inside `messages`:
+        // read as system messages, pinned like the top-level system prompt.
+        "system" => Role::System,
         other => {
             return Err(Error::field(
                 index,
                 "role",
-                format!("unknown role `{other}` (expected user or assistant)"),
+                format!("unknown role `{other}` (expected user, assistant or system)"),
             ));
         }
     };
@@ -386,6 +385,52 @@ mod tests {
         ]});
         let conversation = parse_value(value.clone(), Some(Format::Anthropic)).unwrap();
         assert_eq!(render(&conversation), value);
+    }
+
+    /// The shape of a body current Claude Code sends (2.1.x): a `system` message inside
+    /// `messages`, and top-level fields the engine does not interpret.
+    fn claude_code_body() -> Value {
+        json!({"model": "claude-sonnet-4-5", "max_tokens": 32000,
+        "system": [{"type": "text", "text": "You are Claude Code.", "cache_control": {"type": "ephemeral"}}],
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "fix the test"}]},
+            {"role": "system", "content": "<env>cwd: /repo</env>"},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "", "signature": "c2ln"},
+                {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "a.rs"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "fn main() {}", "cache_control": {"type": "ephemeral"}}]}
+        ],
+        "tools": [{"name": "Read", "description": "reads", "input_schema": {"type": "object"}}],
+        "metadata": {"user_id": "{\"session_id\":\"5e2b\"}"},
+        "thinking": {"type": "adaptive"},
+        "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+        "output_config": {"effort": "high"},
+        "stream": true})
+    }
+
+    #[test]
+    fn system_messages_and_current_top_level_fields_round_trip_byte_for_byte() {
+        let value = claude_code_body();
+        let bytes = serde_json::to_vec(&value).unwrap();
+        let conversation = super::super::parse(&bytes, Some(Format::Anthropic)).unwrap();
+        assert_eq!(conversation.messages[1].role, Role::System);
+        assert_eq!(conversation.messages[1].text(), "<env>cwd: /repo</env>");
+        assert_eq!(serde_json::to_vec(&render(&conversation)).unwrap(), bytes);
+        // Detected without a hint, too.
+        let detected = super::super::parse(&bytes, None).unwrap();
+        assert_eq!(detected.format, Format::Anthropic);
+    }
+
+    #[test]
+    fn a_system_message_inside_messages_is_pinned() {
+        let conversation = parse_value(claude_code_body(), Some(Format::Anthropic)).unwrap();
+        let counts = crate::tokens::count(&conversation, &crate::tokens::CharEstimate);
+        let units = crate::units::group(&conversation, &counts);
+        let unit = units
+            .iter()
+            .find(|u| u.messages.contains(&1))
+            .expect("a unit holds message 1");
+        assert!(unit.pinned && unit.is_system, "{unit:?}");
     }
 
     #[test]

@@ -149,6 +149,10 @@ pub(crate) enum Command {
     /// Fit tokens-per-character factors to the usage recorded in session logs (or, with
     /// `--evaluate`, measure the current ones).
     Calibrate(crate::calibrate::CalibrateArgs),
+    /// An HTTP reverse proxy between an agent and its provider that compacts request
+    /// histories past a share of the model's window (see `ctxcompact proxy --help`).
+    #[cfg(feature = "proxy")]
+    Proxy(crate::proxy::ProxyArgs),
 }
 
 /// The input file and its format.
@@ -288,6 +292,17 @@ pub(crate) enum ToolModeArg {
     Off,
 }
 
+impl TokenizerArg {
+    /// The tokenizer this names.
+    pub(crate) fn tokenizer(self) -> Tokenizer {
+        match self {
+            Self::O200k => Tokenizer::O200k,
+            Self::Cl100k => Tokenizer::Cl100k,
+            Self::Chars => Tokenizer::Chars,
+        }
+    }
+}
+
 impl FormatArg {
     pub(crate) fn format(self) -> Option<Format> {
         let name = self.to_possible_value()?.get_name().to_string();
@@ -296,7 +311,7 @@ impl FormatArg {
 }
 
 impl StrategyArg {
-    fn strategy(self) -> Option<Strategy> {
+    pub(crate) fn strategy(self) -> Option<Strategy> {
         match self {
             Self::Auto => None,
             Self::Middle => Some(Strategy::Middle),
@@ -316,6 +331,8 @@ impl Command {
             | Self::Count { model, .. }
             | Self::Bench { model, .. } => model,
             Self::Validate { .. } | Self::Replay(_) | Self::Calibrate(_) => return,
+            #[cfg(feature = "proxy")]
+            Self::Proxy(_) => return,
         };
         if let Ok(options) = model.options(Some(Budget::Ratio(1.0)), "") {
             options.tokenizer.prepare();
@@ -349,11 +366,7 @@ impl ModelArgs {
             None => Options::with_budget(budget.ok_or_else(|| anyhow!("{missing}"))?),
         };
         if let Some(tokenizer) = self.tokenizer {
-            options.tokenizer = match tokenizer {
-                TokenizerArg::O200k => Tokenizer::O200k,
-                TokenizerArg::Cl100k => Tokenizer::Cl100k,
-                TokenizerArg::Chars => Tokenizer::Chars,
-            };
+            options.tokenizer = tokenizer.tokenizer();
         }
         if let Some(path) = &self.calibration {
             options.tokenizer = crate::calibrate::load(path)?.apply(options.tokenizer);
@@ -364,7 +377,7 @@ impl ModelArgs {
 }
 
 impl ToolArgs {
-    fn options(&self) -> ToolOptions {
+    pub(crate) fn options(&self) -> ToolOptions {
         ToolOptions {
             mode: match self.tool_mode {
                 ToolModeArg::Clear => ToolMode::Clear,

@@ -3,6 +3,8 @@
 mod args;
 mod calibrate;
 mod output;
+#[cfg(feature = "proxy")]
+mod proxy;
 mod replay;
 
 use std::fmt::Write as _;
@@ -137,6 +139,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Replay(replay_args) => replay::run(&replay_args),
         Command::Calibrate(calibrate_args) => calibrate::run(&calibrate_args),
+        #[cfg(feature = "proxy")]
+        Command::Proxy(proxy_args) => proxy::run(&proxy_args).map(|()| ExitCode::SUCCESS),
     }
 }
 

@@ -1,0 +1,251 @@
+//! `ctxcompact proxy`'s flags, and the settings they resolve to: where to listen, where each
+//! provider is, and the library options a request's model gets.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use ctxcompact::catalog::{Catalog, Profile};
+use ctxcompact::{Budget, Options, Tokenizer};
+
+use crate::args::{MarkerArgs, StrategyArg, TokenizerArg, ToolArgs};
+
+/// Anthropic's public API origin.
+const ANTHROPIC: &str = "https://api.anthropic.com";
+/// OpenAI's public API origin.
+const OPENAI: &str = "https://api.openai.com";
+/// Google's Gemini API origin.
+const GEMINI: &str = "https://generativelanguage.googleapis.com";
+
+/// Put ctxcompact between an agent and its provider: an HTTP reverse proxy that compacts
+/// request histories past a share of the model's window and forwards everything else as it
+/// came.
+///
+/// Under the trigger a body is forwarded byte for byte; past it, it is compacted to the target
+/// with the engine's defaults and forwarded in the same format. The body sent upstream is a
+/// deterministic function of the body received and these flags, so any number of proxies
+/// send the same bytes. Anything the proxy cannot read or fit goes through unchanged.
+#[derive(Debug, Args)]
+pub(crate) struct ProxyArgs {
+    /// The address to listen on; other than loopback needs --allow-remote.
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    pub(crate) listen: SocketAddr,
+    /// Accept a --listen address other than loopback (anyone who reaches it can use the
+    /// credentials its clients send).
+    #[arg(long)]
+    pub(crate) allow_remote: bool,
+    /// The origin Anthropic requests go to; the request's path and query are appended.
+    #[arg(long, default_value = ANTHROPIC, value_name = "URL")]
+    pub(crate) anthropic_upstream: String,
+    /// The origin OpenAI (Chat Completions, Responses) requests go to.
+    #[arg(long, default_value = OPENAI, value_name = "URL")]
+    pub(crate) openai_upstream: String,
+    /// The origin Gemini requests go to.
+    #[arg(long, default_value = GEMINI, value_name = "URL")]
+    pub(crate) gemini_upstream: String,
+    /// The context window in tokens, for every model (instead of the catalog's).
+    #[arg(long, value_name = "N")]
+    pub(crate) window: Option<usize>,
+    /// Compact when a request passes this share of the window [default: 0.7].
+    #[arg(long, value_name = "T")]
+    pub(crate) trigger: Option<f64>,
+    /// Compact down to this share of the window [default: 0.5].
+    #[arg(long, value_name = "R")]
+    pub(crate) target_ratio: Option<f64>,
+    /// Append one JSON line per request to this file (no message text, no credentials).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ledger: Option<PathBuf>,
+    /// Bodies larger than this many bytes stream through untouched.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    pub(crate) max_body: usize,
+    /// Connections served at once; more wait to be accepted.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub(crate) max_connections: usize,
+    /// Conversations whose replayed state is kept, so that a request costs O(new messages).
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub(crate) cache_entries: usize,
+    /// Seconds a client may take to send a request's headers.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub(crate) header_timeout: u64,
+    /// Print the environment lines that point Claude Code, the OpenAI SDKs and Codex, and
+    /// Gemini clients at this proxy, and exit.
+    #[arg(long)]
+    pub(crate) print_env: bool,
+    /// Force a removal strategy instead of letting the selector choose.
+    #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
+    pub(crate) strategy: StrategyArg,
+    #[command(flatten)]
+    pub(crate) marker: MarkerArgs,
+    #[command(flatten)]
+    pub(crate) tools: ToolArgs,
+    /// The tokenizer (instead of each model's).
+    #[arg(long, value_enum)]
+    pub(crate) tokenizer: Option<TokenizerArg>,
+    /// A model catalog to use instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) catalog: Option<PathBuf>,
+}
+
+/// Which provider a request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Provider {
+    /// Anthropic Messages and the rest of Anthropic's API.
+    Anthropic,
+    /// OpenAI Chat Completions, Responses and the rest of OpenAI's API.
+    OpenAi,
+    /// Google's Gemini API.
+    Gemini,
+}
+
+/// The settings of a running proxy.
+#[derive(Debug)]
+pub(crate) struct Config {
+    pub(crate) listen: SocketAddr,
+    anthropic: String,
+    openai: String,
+    gemini: String,
+    window: Option<usize>,
+    budget: Budget,
+    pub(crate) ledger: Option<PathBuf>,
+    pub(crate) max_body: usize,
+    pub(crate) max_connections: usize,
+    pub(crate) cache_entries: usize,
+    pub(crate) header_timeout: Duration,
+    catalog: Catalog,
+    /// The options every request starts from: strategy, markers, tool trimming.
+    template: Options,
+    tokenizer: Option<Tokenizer>,
+}
+
+impl Config {
+    /// Checks the flags and resolves them.
+    pub(crate) fn from_args(args: &ProxyArgs) -> Result<Self> {
+        if !args.listen.ip().is_loopback() && !args.allow_remote {
+            bail!(
+                "--listen {}: not a loopback address; pass --allow-remote to accept connections from other hosts",
+                args.listen
+            );
+        }
+        let budget = Budget::window_with(args.trigger, args.target_ratio);
+        if let Budget::Window { trigger, target } = budget
+            && !(target > 0.0 && target <= trigger && trigger <= 1.0)
+        {
+            bail!("--trigger {trigger} --target-ratio {target}: expected 0 < target ≤ trigger ≤ 1");
+        }
+        if args.window == Some(0) {
+            bail!("--window 0: a window is a number of tokens above 0");
+        }
+        let catalog = match &args.catalog {
+            None => Catalog::builtin(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("{}: cannot read the catalog", path.display()))?;
+                Catalog::from_json(&text).with_context(|| path.display().to_string())?
+            }
+        };
+        let mut template = Options::with_budget(budget);
+        template.strategy = args.strategy.strategy();
+        (template.marker, template.digest_tokens) = args.marker.resolve();
+        template.tools = args.tools.options();
+        Ok(Self {
+            listen: args.listen,
+            anthropic: origin(&args.anthropic_upstream, "--anthropic-upstream")?,
+            openai: origin(&args.openai_upstream, "--openai-upstream")?,
+            gemini: origin(&args.gemini_upstream, "--gemini-upstream")?,
+            window: args.window,
+            budget,
+            ledger: args.ledger.clone(),
+            max_body: args.max_body,
+            max_connections: args.max_connections.max(1),
+            cache_entries: args.cache_entries,
+            header_timeout: Duration::from_secs(args.header_timeout.max(1)),
+            catalog,
+            template,
+            tokenizer: args.tokenizer.map(TokenizerArg::tokenizer),
+        })
+    }
+
+    /// The URL a request with `path_and_query` goes to at `provider`.
+    pub(crate) fn upstream(&self, provider: Provider, path_and_query: &str) -> String {
+        let origin = match provider {
+            Provider::Anthropic => &self.anthropic,
+            Provider::OpenAi => &self.openai,
+            Provider::Gemini => &self.gemini,
+        };
+        format!("{origin}{path_and_query}")
+    }
+
+    /// The library options for a request naming `model`: the catalog's profile (its window
+    /// replaced by --window), the trigger and target, and the compact options.
+    ///
+    /// # Errors
+    /// A reason for the ledger when no window is known: no model, or one the catalog does not
+    /// know, without --window.
+    pub(crate) fn options(&self, model: Option<&str>) -> std::result::Result<Options, String> {
+        let found = model.map(|name| self.catalog.resolve(name));
+        let (profile, model_match) = match (found, self.window) {
+            (Some(Ok((profile, how))), _) => (profile.clone(), Some(how)),
+            (Some(Err(err)), None) => return Err(format!("{err}; pass --window to proxy it")),
+            (None, None) => {
+                return Err("the body names no model; pass --window to proxy it".into());
+            }
+            (_, Some(_)) => (Profile::generic(Tokenizer::O200k), None),
+        };
+        let mut options = self.template.clone();
+        options.tokenizer = self.tokenizer.unwrap_or(profile.tokenizer);
+        options.profile = profile;
+        if let Some(window) = self.window {
+            options.profile.context_window = window;
+        }
+        options.model = model.map(str::to_string);
+        options.model_match = model_match;
+        options.budget = self.budget;
+        Ok(options)
+    }
+}
+
+/// Checks an upstream origin (`http://` or `https://`, host, optional path prefix) and drops
+/// its trailing slash, so that a request's path can be appended.
+fn origin(url: &str, flag: &str) -> Result<String> {
+    let uri: hyper::Uri = url
+        .parse()
+        .with_context(|| format!("{flag} {url}: not a URL"))?;
+    match uri.scheme_str() {
+        Some("http" | "https") if uri.authority().is_some() => {}
+        _ => bail!("{flag} {url}: expected an http:// or https:// origin"),
+    }
+    if uri.query().is_some() {
+        bail!("{flag} {url}: an upstream has no query string (the request's is appended)");
+    }
+    Ok(url.trim_end_matches('/').to_string())
+}
+
+/// The lines `--print-env` prints for a proxy listening on `listen`.
+pub(crate) fn env_lines(listen: SocketAddr) -> String {
+    let base = format!("http://{listen}");
+    format!(
+        "# Claude Code and the Anthropic SDKs\n\
+         export ANTHROPIC_BASE_URL={base}\n\
+         # The OpenAI SDKs and Codex (Codex: or base_url = \"{base}/v1\" in a [model_providers] entry)\n\
+         export OPENAI_BASE_URL={base}/v1\n\
+         # Gemini CLI and the Google Gen AI SDKs\n\
+         export GOOGLE_GEMINI_BASE_URL={base}\n"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_origin_loses_its_trailing_slash_and_must_be_http() {
+        assert_eq!(
+            origin("http://127.0.0.1:9000/", "--x").unwrap(),
+            "http://127.0.0.1:9000"
+        );
+        assert!(origin("ftp://host", "--x").is_err());
+        assert!(origin("http://host/?a=1", "--x").is_err());
+    }
+}

@@ -1,0 +1,356 @@
+//! The ledger: one JSON line per request, and the totals `GET /ctxcompact/stats` returns.
+//!
+//! A line holds the time, the path (never the query, which may carry a key), the model, the
+//! tokens received and forwarded, the action and why, the conversation's compactions so far,
+//! the time the proxy added, and the usage the provider reported with its cost from
+//! `data/prices.json`. It never holds message text or a header.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ctxcompact::lab::replay::Prices;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::decide::Action;
+use super::relay::Ending;
+
+/// The input and output sizes a provider reported for one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[allow(clippy::struct_field_names)] // the providers' own field names
+pub(crate) struct Usage {
+    /// Uncached input tokens.
+    pub(crate) input_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    pub(crate) cache_read_input_tokens: u64,
+    /// Input tokens written to the prompt cache (Anthropic).
+    pub(crate) cache_creation_input_tokens: u64,
+    /// Output tokens.
+    pub(crate) output_tokens: u64,
+}
+
+impl Usage {
+    /// Reads a usage object of Anthropic's, OpenAI Chat's, Responses' or Gemini's shape,
+    /// merging it into what was read before (a stream reports input and output in different
+    /// events).
+    fn merge(&mut self, usage: &Value) {
+        let field = |name: &str| usage.get(name).and_then(Value::as_u64);
+        let cached = usage
+            .get("input_tokens_details")
+            .or_else(|| usage.get("prompt_tokens_details"))
+            .and_then(|d| d.get("cached_tokens"))
+            .and_then(Value::as_u64)
+            .or_else(|| field("cachedContentTokenCount"));
+        if let Some(read) = field("cache_read_input_tokens") {
+            self.cache_read_input_tokens = read;
+        }
+        if let Some(created) = field("cache_creation_input_tokens") {
+            self.cache_creation_input_tokens = created;
+        }
+        // OpenAI and Gemini count cached tokens inside the input; Anthropic apart from it.
+        if let Some(input) = field("input_tokens")
+            .or_else(|| field("prompt_tokens"))
+            .or_else(|| field("promptTokenCount"))
+        {
+            match cached {
+                Some(cached) => {
+                    self.cache_read_input_tokens = cached;
+                    self.input_tokens = input.saturating_sub(cached);
+                }
+                None => self.input_tokens = input,
+            }
+        }
+        if let Some(output) = field("output_tokens")
+            .or_else(|| field("completion_tokens"))
+            .or_else(|| field("candidatesTokenCount"))
+        {
+            self.output_tokens = output;
+        }
+    }
+
+    /// Every input token the call was billed for, cached or not.
+    pub(crate) fn total_input(&self) -> u64 {
+        self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+    }
+}
+
+/// Finds usage in a response's bytes as they pass: in each SSE `data:` line, or in a JSON
+/// body whole (up to a cap, past which usage is not read).
+#[derive(Debug, Default)]
+pub(crate) struct UsageScanner {
+    line: Vec<u8>,
+    whole: Vec<u8>,
+    is_sse: bool,
+    overflowed: bool,
+    usage: Option<Usage>,
+}
+
+/// The longest line, or JSON body, the scanner keeps to look for usage in.
+const SCAN_CAP: usize = 4 << 20;
+
+impl UsageScanner {
+    /// A scanner for a response whose content type is `content_type`.
+    pub(crate) fn new(content_type: &str) -> Self {
+        Self {
+            is_sse: content_type.starts_with("text/event-stream"),
+            ..Self::default()
+        }
+    }
+
+    /// Looks at the next chunk of the body.
+    pub(crate) fn feed(&mut self, chunk: &[u8]) {
+        if self.overflowed {
+            return;
+        }
+        if !self.is_sse {
+            if self.whole.len() + chunk.len() > SCAN_CAP {
+                self.overflowed = true;
+                self.whole = Vec::new();
+            } else {
+                self.whole.extend_from_slice(chunk);
+            }
+            return;
+        }
+        let mut rest = chunk;
+        while let Some(at) = memchr::memchr(b'\n', rest) {
+            self.line.extend_from_slice(&rest[..at]);
+            let line = std::mem::take(&mut self.line);
+            self.read_line(&line);
+            rest = &rest[at + 1..];
+        }
+        if self.line.len() + rest.len() > SCAN_CAP {
+            self.line.clear();
+        } else {
+            self.line.extend_from_slice(rest);
+        }
+    }
+
+    fn read_line(&mut self, line: &[u8]) {
+        let Some(data) = line.strip_prefix(b"data:") else {
+            return;
+        };
+        if let Ok(event) = serde_json::from_slice::<Value>(data.trim_ascii()) {
+            self.read_event(&event);
+        }
+    }
+
+    fn read_event(&mut self, event: &Value) {
+        let places = [
+            event.get("usage"),
+            event.get("message").and_then(|m| m.get("usage")),
+            event.get("response").and_then(|r| r.get("usage")),
+            event.get("usageMetadata"),
+        ];
+        for usage in places.into_iter().flatten() {
+            if usage.is_object() {
+                self.usage.get_or_insert_with(Usage::default).merge(usage);
+            }
+        }
+    }
+
+    /// The usage found, once the body has ended.
+    pub(crate) fn finish(mut self) -> Option<Usage> {
+        if !self.is_sse && !self.whole.is_empty() {
+            let whole = std::mem::take(&mut self.whole);
+            if let Ok(body) = serde_json::from_slice::<Value>(&whole) {
+                self.read_event(&body);
+            }
+        } else if self.is_sse && !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.read_line(&line);
+        }
+        self.usage
+    }
+}
+
+/// One request's line.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Entry {
+    /// RFC 3339, UTC, milliseconds.
+    pub(crate) time: String,
+    pub(crate) method: String,
+    /// The path, without the query.
+    pub(crate) path: String,
+    pub(crate) model: Option<String>,
+    pub(crate) status: Option<u16>,
+    pub(crate) tokens_received: Option<usize>,
+    pub(crate) tokens_forwarded: Option<usize>,
+    pub(crate) action: Action,
+    pub(crate) reason: Option<String>,
+    pub(crate) compactions: Option<usize>,
+    /// Milliseconds between the whole body's arrival and the request leaving for upstream.
+    pub(crate) proxy_ms: f64,
+    pub(crate) usage: Option<Usage>,
+    /// US dollars for the reported usage, at `data/prices.json`'s prices for the model.
+    pub(crate) cost_usd: Option<f64>,
+    /// How the response ended.
+    pub(crate) response: Option<Ending>,
+}
+
+/// The totals since the proxy started.
+#[derive(Debug, Clone, Default, Serialize)]
+pub(crate) struct Totals {
+    pub(crate) requests: u64,
+    pub(crate) forwarded: u64,
+    pub(crate) compacted: u64,
+    pub(crate) passthrough: u64,
+    pub(crate) failed_open: u64,
+    pub(crate) tokens_received: u64,
+    pub(crate) tokens_forwarded: u64,
+    /// Received less forwarded, over the compacted requests.
+    pub(crate) tokens_saved: u64,
+    pub(crate) reported_input_tokens: u64,
+    pub(crate) reported_output_tokens: u64,
+    pub(crate) cost_usd: f64,
+    /// Conversations whose replayed state is cached now.
+    pub(crate) cached_conversations: usize,
+}
+
+/// Where entries go.
+pub(crate) struct Ledger {
+    file: Option<Mutex<File>>,
+    totals: Mutex<Totals>,
+    prices: Prices,
+}
+
+impl Ledger {
+    /// A ledger appending to `path`, or keeping totals only.
+    pub(crate) fn open(path: Option<&Path>) -> std::io::Result<Self> {
+        let file = match path {
+            Some(path) => Some(Mutex::new(
+                OpenOptions::new().create(true).append(true).open(path)?,
+            )),
+            None => None,
+        };
+        Ok(Self {
+            file,
+            totals: Mutex::new(Totals::default()),
+            prices: Prices::builtin(),
+        })
+    }
+
+    /// The cost of `usage` on `model`, when the price list knows the model.
+    pub(crate) fn cost(&self, model: Option<&str>, usage: &Usage) -> Option<f64> {
+        let family = self.prices.lookup(model?).ok()?;
+        let million = 1_000_000.0;
+        #[allow(clippy::cast_precision_loss)]
+        let dollars = (usage.input_tokens as f64 * family.input
+            + usage.cache_read_input_tokens as f64 * family.cache_read
+            + usage.cache_creation_input_tokens as f64 * family.cache_write
+            + usage.output_tokens as f64 * family.output)
+            / million;
+        Some(dollars)
+    }
+
+    /// Adds an entry to the totals and writes its line.
+    pub(crate) fn record(&self, entry: &Entry) {
+        {
+            let mut totals = self
+                .totals
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            totals.requests += 1;
+            match entry.action {
+                Action::Forwarded => totals.forwarded += 1,
+                Action::Compacted => totals.compacted += 1,
+                Action::Passthrough => totals.passthrough += 1,
+                Action::FailedOpen => totals.failed_open += 1,
+            }
+            let received = entry.tokens_received.unwrap_or(0) as u64;
+            let forwarded = entry.tokens_forwarded.unwrap_or(0) as u64;
+            totals.tokens_received += received;
+            totals.tokens_forwarded += forwarded;
+            if entry.action == Action::Compacted {
+                totals.tokens_saved += received.saturating_sub(forwarded);
+            }
+            if let Some(usage) = &entry.usage {
+                totals.reported_input_tokens += usage.total_input();
+                totals.reported_output_tokens += usage.output_tokens;
+            }
+            totals.cost_usd += entry.cost_usd.unwrap_or(0.0);
+        }
+        if let Some(file) = &self.file {
+            let mut line = serde_json::to_vec(entry).expect("an entry serializes");
+            line.push(b'\n');
+            let mut file = file
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // A ledger that cannot be written must not fail the request it accounts for.
+            let _ = file.write_all(&line);
+        }
+    }
+
+    /// The totals as JSON, with the cache's size.
+    pub(crate) fn stats(&self, cached: usize) -> Vec<u8> {
+        let mut totals = self
+            .totals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        totals.cached_conversations = cached;
+        serde_json::to_vec_pretty(&totals).expect("totals serialize")
+    }
+}
+
+/// `time` as RFC 3339 in UTC with milliseconds (`2026-12-01T10:28:03.123Z`).
+pub(crate) fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rest = secs % 86_400;
+    // Days to a civil date (Howard Hinnant's algorithm, proleptic Gregorian calendar).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        since.subsec_millis()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn times_are_rfc3339_utc() {
+        let time = UNIX_EPOCH + Duration::from_millis(1_764_584_883_123);
+        assert_eq!(rfc3339(time), "2025-12-01T10:28:03.123Z");
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn usage_is_read_from_anthropic_and_openai_streams_and_bodies() {
+        let mut sse = UsageScanner::new("text/event-stream; charset=utf-8");
+        sse.feed(b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,\"cache_read_input_tokens\":200,\"cache_creation_input_tokens\":30,\"output_tokens\":1}}}\n\nevent: message_delta\nda");
+        sse.feed(b"ta: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":42}}\n\n");
+        let usage = sse.finish().unwrap();
+        assert_eq!(usage.total_input(), 240);
+        assert_eq!(usage.output_tokens, 42);
+        let mut json = UsageScanner::new("application/json");
+        json.feed(br#"{"usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 60}, "output_tokens": 5}}"#);
+        let usage = json.finish().unwrap();
+        assert_eq!(
+            (
+                usage.input_tokens,
+                usage.cache_read_input_tokens,
+                usage.total_input()
+            ),
+            (40, 60, 100)
+        );
+    }
+}

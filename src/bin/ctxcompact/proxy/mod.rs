@@ -1,0 +1,363 @@
+//! `ctxcompact proxy`: deterministic compaction between an agent and its provider.
+//!
+//! One concept per file: `config` (flags and settings), `route` (which requests are read),
+//! `decide` (the compaction decision), `cache` (replayed state, for speed only), `ledger`
+//! (one line per request, the totals) and `relay` (streaming to and from upstream). This
+//! module accepts connections and runs each request through them.
+//!
+//! Fail-open: a body the proxy cannot read, validate or fit goes upstream unchanged, and
+//! whatever upstream answers (errors included) reaches the client unchanged. Credentials in
+//! headers are forwarded untouched and never written anywhere.
+
+mod cache;
+mod config;
+mod decide;
+mod ledger;
+mod relay;
+mod route;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+pub(crate) use config::ProxyArgs;
+use config::{Config, Provider};
+use decide::{Action, Decision};
+use ledger::{Entry, Ledger};
+use relay::{Body, Client, Ending, Prefixed, Relay};
+use route::Route;
+
+/// What every connection shares.
+struct Shared {
+    config: Config,
+    cache: cache::Cache,
+    ledger: Ledger,
+    client: Client,
+}
+
+/// Runs the proxy until the process is stopped (or prints the environment lines).
+pub(crate) fn run(args: &ProxyArgs) -> Result<()> {
+    let config = Config::from_args(args)?;
+    if args.print_env {
+        print!("{}", config::env_lines(config.listen));
+        return Ok(());
+    }
+    let ledger = Ledger::open(config.ledger.as_deref()).with_context(|| {
+        format!(
+            "{}: cannot open the ledger",
+            config
+                .ledger
+                .as_deref()
+                .unwrap_or(std::path::Path::new(""))
+                .display()
+        )
+    })?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    runtime.block_on(async move {
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.listen))?;
+        let local = listener.local_addr().context("the listening address")?;
+        eprintln!("ctxcompact proxy: listening on http://{local}");
+        let shared = Arc::new(Shared {
+            cache: cache::Cache::new(config.cache_entries),
+            ledger,
+            client: relay::client(),
+            config,
+        });
+        serve(listener, shared).await
+    })
+}
+
+/// Accepts connections, at most `max_connections` served at once.
+async fn serve(listener: TcpListener, shared: Arc<Shared>) -> Result<()> {
+    let slots = Arc::new(Semaphore::new(shared.config.max_connections));
+    let timeout = shared.config.header_timeout;
+    loop {
+        let slot = Arc::clone(&slots)
+            .acquire_owned()
+            .await
+            .context("the connection slots closed")?;
+        let (stream, _) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(err) => {
+                // Out of file descriptors and the like: wait a moment rather than spin.
+                eprintln!("ctxcompact proxy: accept failed: {err}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move {
+            let _slot = slot;
+            let service = service_fn(move |request| handle(request, Arc::clone(&shared)));
+            let _ = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(timeout)
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// One request: route it, decide its body, relay it.
+async fn handle(
+    request: Request<Incoming>,
+    shared: Arc<Shared>,
+) -> Result<Response<Body>, Infallible> {
+    let time = SystemTime::now();
+    let (mut parts, body) = request.into_parts();
+    let path = parts.uri.path().to_string();
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map_or_else(|| path.clone(), |p| p.as_str().to_string());
+    let mut entry = Entry {
+        time: ledger::rfc3339(time),
+        method: parts.method.to_string(),
+        path: path.clone(),
+        model: None,
+        status: None,
+        tokens_received: None,
+        tokens_forwarded: None,
+        action: Action::Passthrough,
+        reason: None,
+        compactions: None,
+        proxy_ms: 0.0,
+        usage: None,
+        cost_usd: None,
+        response: None,
+    };
+    let (provider, upstream_body, started) =
+        match route::route(&parts.method, &path, &parts.headers) {
+            Route::Stats => {
+                let stats = shared.ledger.stats(shared.cache.len());
+                let mut response = Response::new(relay::full(stats));
+                response
+                    .headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                return Ok(response);
+            }
+            Route::Pass(provider) => (provider, relay::stream(body), Instant::now()),
+            Route::Read {
+                provider,
+                format,
+                model,
+            } => match read_capped(body, &parts.headers, shared.config.max_body).await {
+                Err(err) => {
+                    entry.reason = Some(format!("the request body broke off: {err}"));
+                    entry.response = Some(Ending::ClientGone);
+                    shared.ledger.record(&entry);
+                    return Ok(error(StatusCode::BAD_REQUEST, "the request body broke off"));
+                }
+                Ok(Capped::Over(body)) => {
+                    entry.reason = Some(format!(
+                        "the body is over --max-body ({} bytes): streamed through unread",
+                        shared.config.max_body
+                    ));
+                    (provider, body, Instant::now())
+                }
+                Ok(Capped::Whole(bytes)) => {
+                    let started = Instant::now();
+                    let body = decide_body(
+                        &shared,
+                        format,
+                        model,
+                        bytes,
+                        &mut parts.headers,
+                        &mut entry,
+                    )
+                    .await;
+                    (provider, body, started)
+                }
+            },
+        };
+    Ok(forward(
+        &shared,
+        parts,
+        provider,
+        &path_and_query,
+        upstream_body,
+        started,
+        entry,
+    )
+    .await)
+}
+
+/// Decides a read body off the async threads, and fills the entry with the decision.
+async fn decide_body(
+    shared: &Arc<Shared>,
+    format: ctxcompact::format::Format,
+    model: Option<String>,
+    bytes: Bytes,
+    headers: &mut hyper::HeaderMap,
+    entry: &mut Entry,
+) -> Body {
+    let decision = {
+        let shared = Arc::clone(shared);
+        let bytes = bytes.clone();
+        tokio::task::spawn_blocking(move || {
+            decide::decide(
+                &shared.config,
+                &shared.cache,
+                format,
+                model.as_deref(),
+                &bytes,
+            )
+        })
+        .await
+        .unwrap_or_else(|_| {
+            Decision::unchanged(Action::FailedOpen, None, "the compaction panicked".into())
+        })
+    };
+    entry.model = decision.model;
+    entry.action = decision.action;
+    entry.reason = decision.reason;
+    entry.tokens_received = decision.tokens_received;
+    entry.tokens_forwarded = decision.tokens_forwarded;
+    entry.compactions = decision.compactions;
+    match decision.body {
+        Some(body) => {
+            headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+            relay::full(body)
+        }
+        None => relay::full(bytes),
+    }
+}
+
+/// A request body read whole, or found over the cap and streamed.
+enum Capped {
+    Whole(Bytes),
+    Over(Body),
+}
+
+/// Reads a body up to `cap` bytes; past it, the bytes read and the rest are streamed.
+async fn read_capped(
+    mut body: Incoming,
+    headers: &hyper::HeaderMap,
+    cap: usize,
+) -> Result<Capped, hyper::Error> {
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > cap) {
+        return Ok(Capped::Over(relay::stream(body)));
+    }
+    let mut read = Vec::with_capacity(declared.unwrap_or(0));
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame?.into_data() {
+            read.extend_from_slice(&data);
+            if read.len() > cap {
+                let prefixed = Prefixed::new(Bytes::from(read), body);
+                return Ok(Capped::Over(prefixed.boxed()));
+            }
+        }
+    }
+    Ok(Capped::Whole(Bytes::from(read)))
+}
+
+/// Sends the request upstream and relays the answer, recording the entry when it ends.
+async fn forward(
+    shared: &Arc<Shared>,
+    mut parts: hyper::http::request::Parts,
+    provider: Provider,
+    path_and_query: &str,
+    body: Body,
+    started: Instant,
+    mut entry: Entry,
+) -> Response<Body> {
+    let url = shared.config.upstream(provider, path_and_query);
+    let Ok(uri) = url.parse::<hyper::Uri>() else {
+        entry.reason = Some("the upstream URL of this path is not valid".into());
+        shared.ledger.record(&entry);
+        return error(
+            StatusCode::BAD_GATEWAY,
+            "the upstream URL of this path is not valid",
+        );
+    };
+    relay::strip_hop_by_hop(&mut parts.headers);
+    if let Some(authority) = uri.authority()
+        && let Ok(host) = HeaderValue::from_str(authority.as_str())
+    {
+        parts.headers.insert(HOST, host);
+    }
+    parts.uri = uri;
+    let request = Request::from_parts(parts, body);
+    entry.proxy_ms = started.elapsed().as_secs_f64() * 1000.0;
+    match shared.client.request(request).await {
+        Err(err) => {
+            // The error's own text names neither headers nor the query.
+            let why = format!("upstream unreachable: {}", error_chain(&err));
+            entry.status = Some(502);
+            entry.reason = Some(
+                entry
+                    .reason
+                    .take()
+                    .map_or(why.clone(), |r| format!("{r}; {why}")),
+            );
+            shared.ledger.record(&entry);
+            error(StatusCode::BAD_GATEWAY, &why)
+        }
+        Ok(response) => {
+            let (mut parts, body) = response.into_parts();
+            relay::strip_hop_by_hop(&mut parts.headers);
+            entry.status = Some(parts.status.as_u16());
+            let content_type = parts
+                .headers
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
+            let shared = Arc::clone(shared);
+            let on_end = Box::new(move |ending: Ending, usage: Option<ledger::Usage>| {
+                entry.response = Some(ending);
+                if let Some(usage) = usage {
+                    entry.cost_usd = shared.ledger.cost(entry.model.as_deref(), &usage);
+                    entry.usage = Some(usage);
+                }
+                shared.ledger.record(&entry);
+            });
+            Response::from_parts(parts, Relay::new(body, &content_type, on_end).boxed())
+        }
+    }
+}
+
+/// An error's message and its sources, joined.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The proxy's own error answer (when upstream gave none).
+fn error(status: StatusCode, message: &str) -> Response<Body> {
+    let body = serde_json::json!({"error": {"type": "ctxcompact_proxy_error", "message": message}});
+    let mut response = Response::new(relay::full(body.to_string()));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}

@@ -1,0 +1,228 @@
+"""A scripted provider for the real-client tests of `ctxcompact proxy` (issue 22).
+
+Serves Anthropic Messages, OpenAI Chat Completions and OpenAI Responses on 127.0.0.1, as JSON
+or SSE as each request asks, and records every request body it receives in --record DIR.
+
+A request that offers a file-reading or shell tool is driven as an agent session: until the
+history holds --tool-calls results, the answer is one more tool call reading one of the large
+files in --workdir; then the answer is the final text --final. Any other request (titles,
+quota checks) gets a short text answer.
+
+Usage: upstream.py --port-file FILE --record DIR --workdir DIR [--tool-calls N] [--final TEXT]
+"""
+
+import argparse
+import itertools
+import json
+import os
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ARGS = None
+COUNTER = itertools.count()
+LOCK = threading.Lock()
+
+
+def record(kind, body):
+    """Records a body; returns its number, which makes every answer's ids unique (Claude Code
+    merges answers that share a message id into one message)."""
+    with LOCK:
+        n = next(COUNTER)
+    with open(os.path.join(ARGS.record, f"{n:04d}-{kind}.json"), "wb") as f:
+        f.write(body)
+    return n
+
+
+def next_file(n):
+    files = sorted(f for f in os.listdir(ARGS.workdir) if f.startswith("part") and f.endswith(".txt"))
+    return os.path.join(ARGS.workdir, files[n % len(files)])
+
+
+USAGE_ANTHROPIC = {"input_tokens": 1000, "cache_read_input_tokens": 0,
+                   "cache_creation_input_tokens": 0, "output_tokens": 20}
+
+
+def anthropic_answer(body):
+    """The content blocks and stop reason of the next Anthropic answer."""
+    names = [t.get("name") for t in body.get("tools") or []]
+    results = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
+                  for b in m["content"] if b.get("type") == "tool_result")
+    if "Read" in names and results < ARGS.tool_calls:
+        if results % 5 == 4 and "Bash" in names:
+            tool = {"name": "Bash", "input": {"command": f"wc -c {next_file(results)}",
+                                               "description": "Count the bytes"}}
+        else:
+            tool = {"name": "Read", "input": {"file_path": next_file(results)}}
+        block = {"type": "tool_use", "id": f"toolu_{results:04d}", **tool}
+        return [{"type": "text", "text": f"Reading part {results}."}, block], "tool_use"
+    if "Read" in names:
+        return [{"type": "text", "text": ARGS.final}], "end_turn"
+    return [{"type": "text", "text": "scripted"}], "end_turn"
+
+
+def sse(events):
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" if "type" in e
+                   else f"data: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+def anthropic_stream(body, blocks, stop, n):
+    model = body.get("model", "claude")
+    events = [{"type": "message_start", "message": {
+        "id": f"msg_{n:04d}", "type": "message", "role": "assistant", "model": model,
+        "content": [], "stop_reason": None, "stop_sequence": None,
+        "usage": dict(USAGE_ANTHROPIC, output_tokens=1)}}]
+    for i, block in enumerate(blocks):
+        if block["type"] == "text":
+            events.append({"type": "content_block_start", "index": i,
+                           "content_block": {"type": "text", "text": ""}})
+            events.append({"type": "content_block_delta", "index": i,
+                           "delta": {"type": "text_delta", "text": block["text"]}})
+        else:
+            events.append({"type": "content_block_start", "index": i, "content_block": {
+                "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
+            events.append({"type": "content_block_delta", "index": i, "delta": {
+                "type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
+        events.append({"type": "content_block_stop", "index": i})
+    events.append({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                   "usage": {"output_tokens": 20}})
+    events.append({"type": "message_stop"})
+    return sse(events)
+
+
+SHELL_TOOLS = ("shell_command", "exec_command", "shell", "local_shell")
+
+
+def responses_items(body, n):
+    """The output items of the next Responses answer."""
+    tools = body.get("tools") or []
+    names = [t.get("name") for t in tools]
+    shell = next((n for n in SHELL_TOOLS if n in names), None)
+    items = body.get("input") if isinstance(body.get("input"), list) else []
+    results = sum(1 for i in items if i.get("type") in ("function_call_output", "custom_tool_call_output"))
+    if shell and results < ARGS.tool_calls:
+        path = next_file(results)
+        if shell == "exec_command":
+            arguments = {"cmd": f"cat {path}"}
+        elif shell == "shell_command":
+            arguments = {"command": f"cat {path}"}
+        else:
+            arguments = {"command": ["bash", "-lc", f"cat {path}"]}
+        return [{"type": "function_call", "id": f"fc_{results:04d}", "call_id": f"call_{results:04d}",
+                 "name": shell, "arguments": json.dumps(arguments), "status": "completed"}]
+    text = ARGS.final if shell else "scripted"
+    return [{"type": "message", "id": f"msg_{n:04d}", "role": "assistant", "status": "completed",
+             "content": [{"type": "output_text", "text": text, "annotations": []}]}]
+
+
+RESPONSES_USAGE = {"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 0},
+                   "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0},
+                   "total_tokens": 1020}
+
+
+def responses_stream(body, items, n):
+    response = {"id": f"resp_{n:04d}", "object": "response", "created_at": 0, "status": "in_progress",
+                "model": body.get("model", "gpt"), "output": []}
+    events = [{"type": "response.created", "sequence_number": 0, "response": response}]
+    for index, item in enumerate(items):
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            empty = dict(item, status="in_progress", content=[])
+            events += [
+                {"type": "response.output_item.added", "output_index": index, "item": empty},
+                {"type": "response.content_part.added", "item_id": item["id"], "output_index": index,
+                 "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}},
+                {"type": "response.output_text.delta", "item_id": item["id"], "output_index": index,
+                 "content_index": 0, "delta": text},
+                {"type": "response.output_text.done", "item_id": item["id"], "output_index": index,
+                 "content_index": 0, "text": text},
+                {"type": "response.content_part.done", "item_id": item["id"], "output_index": index,
+                 "content_index": 0, "part": item["content"][0]},
+            ]
+        else:
+            events.append({"type": "response.output_item.added", "output_index": index, "item": item})
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    done = dict(response, status="completed", output=items, usage=RESPONSES_USAGE)
+    events.append({"type": "response.completed", "response": done})
+    for n, event in enumerate(events):
+        event["sequence_number"] = n
+    return sse(events)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, content_type, payload):
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_GET(self):
+        self.reply(200, "application/json", json.dumps({"object": "list", "data": []}).encode())
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+        path = self.path.split("?")[0]
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = {}
+        stream = body.get("stream") is True
+        if path == "/v1/messages":
+            n = record("anthropic", raw)
+            blocks, stop = anthropic_answer(body)
+            if stream:
+                return self.reply(200, "text/event-stream", anthropic_stream(body, blocks, stop, n))
+            message = {"id": f"msg_{n:04d}", "type": "message", "role": "assistant",
+                       "model": body.get("model"), "content": blocks, "stop_reason": stop,
+                       "stop_sequence": None, "usage": USAGE_ANTHROPIC}
+            return self.reply(200, "application/json", json.dumps(message).encode())
+        if path == "/v1/responses":
+            n = record("responses", raw)
+            items = responses_items(body, n)
+            if stream:
+                return self.reply(200, "text/event-stream", responses_stream(body, items, n))
+            done = {"id": f"resp_{n:04d}", "object": "response", "created_at": 0, "status": "completed",
+                    "model": body.get("model"), "output": items, "usage": RESPONSES_USAGE}
+            return self.reply(200, "application/json", json.dumps(done).encode())
+        if path == "/v1/chat/completions":
+            record("openai", raw)
+            usage = {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}
+            if stream:
+                chunks = [{"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                           "choices": [{"index": 0, "delta": {"role": "assistant", "content": "scripted"},
+                                        "finish_reason": None}]},
+                          {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                           "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage}]
+                payload = sse(chunks) + b"data: [DONE]\n\n"
+                return self.reply(200, "text/event-stream", payload)
+            completion = {"id": "c", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                          "choices": [{"index": 0, "message": {"role": "assistant", "content": "scripted"},
+                                       "finish_reason": "stop"}], "usage": usage}
+            return self.reply(200, "application/json", json.dumps(completion).encode())
+        self.reply(200, "application/json", b"{}")
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--record", required=True)
+    parser.add_argument("--workdir", default=".")
+    parser.add_argument("--tool-calls", type=int, default=42)
+    parser.add_argument("--final", default="SCRIPTED-FINAL-ANSWER")
+    ARGS = parser.parse_args()
+    os.makedirs(ARGS.record, exist_ok=True)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with open(ARGS.port_file + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    os.replace(ARGS.port_file + ".tmp", ARGS.port_file)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1101 @@
+//! `ctxcompact proxy` end to end: the real binary between a client and a scripted upstream,
+//! both written here over plain sockets on 127.0.0.1 ephemeral ports, each started and stopped
+//! by its test (issue 22).
+//!
+//! Recorded sessions are replayed call by call through the proxy: every upstream body is valid
+//! and fits the window, bodies under the trigger reach upstream byte for byte, the calls whose
+//! upstream body is not an append of the previous one are the ledger's compactions, and a
+//! second proxy sends the same bytes for the last request. Fault tests cover what fail-open
+//! promises.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ctxcompact::format::Format;
+use ctxcompact::format::{self, ReadOptions};
+use ctxcompact::{Conversation, Options, Role};
+use serde_json::{Map, Value, json};
+
+/// The longest any single wait in these tests may take.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+// ---------------------------------------------------------------------------------------------
+// HTTP over plain sockets: just enough of HTTP/1.1 for a scripted upstream and a client.
+
+/// A request as the upstream received it.
+#[derive(Debug, Clone)]
+struct Received {
+    method: String,
+    /// Path and query.
+    target: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap()
+    }
+}
+
+/// Reads one request (or response) head: the first line and the headers; `None` at EOF.
+fn read_head(reader: &mut impl BufRead) -> Option<(String, Vec<(String, String)>)> {
+    let mut first = String::new();
+    if reader.read_line(&mut first).ok()? == 0 {
+        return None;
+    }
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        let (name, value) = line.split_once(':')?;
+        headers.push((name.trim().to_string(), value.trim().to_string()));
+    }
+    Some((first.trim_end().to_string(), headers))
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// Reads a body of `content-length` bytes, or chunked, to its end.
+fn read_body(reader: &mut impl BufRead, headers: &[(String, String)]) -> std::io::Result<Vec<u8>> {
+    if let Some(length) = header(headers, "content-length") {
+        let mut body = vec![0; length.parse().unwrap()];
+        reader.read_exact(&mut body)?;
+        return Ok(body);
+    }
+    if header(headers, "transfer-encoding").is_some_and(|t| t.contains("chunked")) {
+        let mut body = Vec::new();
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size)?;
+            let size = usize::from_str_radix(size.trim(), 16).map_err(std::io::Error::other)?;
+            let mut chunk = vec![0; size + 2];
+            reader.read_exact(&mut chunk)?;
+            if size == 0 {
+                return Ok(body);
+            }
+            body.extend_from_slice(&chunk[..size]);
+        }
+    }
+    Ok(Vec::new())
+}
+
+/// What the scripted upstream does with a request: writes a whole response to the stream.
+type Script = dyn Fn(&Received, &mut TcpStream) + Send + Sync;
+
+/// A scripted upstream on an ephemeral port, recording every request it receives.
+struct Upstream {
+    origin: String,
+    received: Arc<Mutex<Vec<Received>>>,
+    stop: Arc<AtomicBool>,
+    port: u16,
+}
+
+impl Upstream {
+    fn start(script: impl Fn(&Received, &mut TcpStream) + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let script: Arc<Script> = Arc::new(script);
+        {
+            let (received, stop) = (Arc::clone(&received), Arc::clone(&stop));
+            thread::spawn(move || {
+                for stream in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let (received, script) = (Arc::clone(&received), Arc::clone(&script));
+                    thread::spawn(move || serve_upstream(stream, &received, &*script));
+                }
+            });
+        }
+        Self {
+            origin: format!("http://127.0.0.1:{port}"),
+            received,
+            stop,
+            port,
+        }
+    }
+
+    fn received(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+fn serve_upstream(stream: TcpStream, received: &Mutex<Vec<Received>>, script: &Script) {
+    let _ = stream.set_read_timeout(Some(PATIENCE));
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    while let Some((first, headers)) = read_head(&mut reader) {
+        let mut parts = first.split(' ');
+        let method = parts.next().unwrap_or_default().to_string();
+        let target = parts.next().unwrap_or_default().to_string();
+        let Ok(body) = read_body(&mut reader, &headers) else {
+            return;
+        };
+        let request = Received {
+            method,
+            target,
+            headers,
+            body,
+        };
+        received.lock().unwrap().push(request.clone());
+        script(&request, &mut writer);
+    }
+}
+
+/// Writes a whole JSON response.
+fn reply_json(stream: &mut TcpStream, status: &str, extra: &[(&str, &str)], body: &Value) {
+    let body = body.to_string();
+    let mut head = format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in extra {
+        let _ = write!(head, "{name}: {value}\r\n");
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body.as_bytes());
+}
+
+/// Writes an SSE response, one chunk per event, `pause` apart; returns whether every event
+/// was written (false once the reader went away).
+fn reply_sse(stream: &mut TcpStream, events: &[String], pause: Duration) -> bool {
+    let head =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+    if stream.write_all(head.as_bytes()).is_err() {
+        return false;
+    }
+    for event in events {
+        let chunk = format!("{:x}\r\n{event}\r\n", event.len());
+        if stream
+            .write_all(chunk.as_bytes())
+            .and_then(|()| stream.flush())
+            .is_err()
+        {
+            return false;
+        }
+        thread::sleep(pause);
+    }
+    stream.write_all(b"0\r\n\r\n").is_ok()
+}
+
+/// A response as the client read it.
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+/// Sends one request with `connection: close` and reads the whole answer.
+fn send(addr: &str, method: &str, target: &str, headers: &[(&str, &str)], body: &[u8]) -> Answer {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write_request(&mut stream, method, target, headers, body);
+    let mut reader = BufReader::new(stream);
+    let (first, headers) = read_head(&mut reader).expect("a response head");
+    let status = first.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = if header(&headers, "content-length").is_some()
+        || header(&headers, "transfer-encoding").is_some()
+    {
+        read_body(&mut reader, &headers).unwrap_or_default()
+    } else {
+        let mut rest = Vec::new();
+        let _ = reader.read_to_end(&mut rest);
+        rest
+    };
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn write_request(
+    stream: &mut TcpStream,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) {
+    let mut head = format!(
+        "{method} {target} HTTP/1.1\r\nhost: test\r\nconnection: close\r\ncontent-length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        let _ = write!(head, "{name}: {value}\r\n");
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+}
+
+fn post(addr: &str, path: &str, body: &[u8]) -> Answer {
+    send(
+        addr,
+        "POST",
+        path,
+        &[("content-type", "application/json")],
+        body,
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// The proxy process.
+
+static LEDGERS: AtomicUsize = AtomicUsize::new(0);
+
+/// A running `ctxcompact proxy`, stopped when dropped.
+struct Proxy {
+    child: Child,
+    addr: String,
+    stderr: Arc<Mutex<String>>,
+    ledger: PathBuf,
+}
+
+impl Proxy {
+    /// Starts the proxy with every upstream at `upstream` and `args`.
+    fn start(upstream: &str, args: &[&str]) -> Self {
+        let n = LEDGERS.fetch_add(1, Ordering::SeqCst);
+        let ledger = std::env::temp_dir().join(format!(
+            "ctxcompact-proxy-test-{}-{n}.jsonl",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&ledger);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+            .arg("proxy")
+            .args(["--listen", "127.0.0.1:0"])
+            .args(["--anthropic-upstream", upstream])
+            .args(["--openai-upstream", upstream])
+            .args(["--gemini-upstream", upstream])
+            .arg("--ledger")
+            .arg(&ledger)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut first = String::new();
+        stderr.read_line(&mut first).unwrap();
+        let addr = first
+            .trim()
+            .rsplit_once("http://")
+            .unwrap_or_else(|| panic!("no address in {first:?}"))
+            .1
+            .to_string();
+        let log = Arc::new(Mutex::new(first.clone()));
+        {
+            let log = Arc::clone(&log);
+            thread::spawn(move || {
+                let mut rest = String::new();
+                while stderr.read_line(&mut rest).unwrap_or(0) > 0 {
+                    log.lock().unwrap().push_str(&rest);
+                    rest.clear();
+                }
+            });
+        }
+        Self {
+            child,
+            addr,
+            stderr: log,
+            ledger,
+        }
+    }
+
+    /// The ledger's lines, once it holds at least `count` of them.
+    fn ledger(&self, count: usize) -> Vec<Value> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let text = std::fs::read_to_string(&self.ledger).unwrap_or_default();
+            let lines: Vec<Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            if lines.len() >= count || Instant::now() > deadline {
+                assert!(
+                    lines.len() >= count,
+                    "ledger has {} of {count} lines",
+                    lines.len()
+                );
+                return lines;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.ledger);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recorded sessions, call by call.
+
+/// A recorded session in `../shared/corpus/raw`, or `None` (with a visible note) without it.
+fn recording(path: &str, format: Format) -> Option<Conversation> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/raw")
+        .join(path);
+    if !file.is_file() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED proxy replay test: {} not found",
+            file.display()
+        );
+        return None;
+    }
+    let bytes = std::fs::read(&file).unwrap();
+    let options = ReadOptions {
+        format: Some(format),
+        ..ReadOptions::default()
+    };
+    Some(format::parse_with_usage(&bytes, &options).unwrap().0)
+}
+
+/// The request body of the call that sends `messages[..end]`.
+fn request_body(recording: &Conversation, end: usize, envelope: &Map<String, Value>) -> Vec<u8> {
+    let mut messages = recording.messages[..end].to_vec();
+    // Like Claude Code, a breakpoint on the last block of the last message.
+    if recording.format == Format::Anthropic
+        && let Some(last) = messages.last_mut()
+    {
+        mark_last_block(last);
+    }
+    let request = Conversation {
+        format: recording.format,
+        system: recording.system.clone(),
+        messages,
+        envelope: Some(envelope.clone()),
+        lines: Vec::new(),
+    };
+    serde_json::to_vec(&format::render(&request)).unwrap()
+}
+
+/// Puts `cache_control` on the message's last block, through its wire form.
+fn mark_last_block(message: &mut ctxcompact::Message) {
+    let wrapper = Conversation {
+        format: Format::Anthropic,
+        system: None,
+        messages: vec![message.clone()],
+        envelope: None,
+        lines: Vec::new(),
+    };
+    let mut value = format::render(&wrapper);
+    // Only block content can carry one: a string stays a string, as the client sent it.
+    if let Some(Value::Array(blocks)) = value[0].get_mut("content")
+        && let Some(Value::Object(block)) = blocks.last_mut()
+    {
+        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+    }
+    *message = format::parse_value(value, Some(Format::Anthropic))
+        .unwrap()
+        .messages
+        .remove(0);
+}
+
+/// The indices where each call's answer starts: each run of assistant messages.
+fn calls(recording: &Conversation, limit: usize) -> Vec<usize> {
+    let messages = &recording.messages;
+    (1..messages.len())
+        .filter(|&i| messages[i].role == Role::Assistant && messages[i - 1].role != Role::Assistant)
+        .take(limit)
+        .collect()
+}
+
+/// Drops every `cache_control` in a value.
+fn unmarked(mut value: Value) -> Value {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(object) => {
+                object.shift_remove("cache_control");
+                object.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut value);
+    value
+}
+
+/// Whether `next` is `previous` with messages appended (breakpoints aside, which the client
+/// itself moves), and every other field the same (but `stream`, which these tests alternate).
+fn is_append(previous: &Value, next: &Value, list_key: &str) -> bool {
+    let (previous, next) = (unmarked(previous.clone()), unmarked(next.clone()));
+    let (Some(before), Some(after)) = (previous[list_key].as_array(), next[list_key].as_array())
+    else {
+        return false;
+    };
+    let envelope = |v: &Value| {
+        let mut v = v.clone();
+        v.as_object_mut().unwrap().shift_remove(list_key);
+        v.as_object_mut().unwrap().shift_remove("stream");
+        v
+    };
+    envelope(&previous) == envelope(&next)
+        && after.len() >= before.len()
+        && after[..before.len()] == before[..]
+}
+
+/// The answer the scripted upstream gives to a read request: JSON or SSE in the request's
+/// provider's shape, with usage.
+fn scripted_answer(request: &Received, stream: &mut TcpStream) {
+    let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+    let streamed = body["stream"].as_bool() == Some(true);
+    let path = request.target.split('?').next().unwrap_or_default();
+    match (path, streamed) {
+        ("/v1/messages", false) => reply_json(
+            stream,
+            "200 OK",
+            &[],
+            &json!({"id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
+                "content": [{"type": "text", "text": "scripted"}], "stop_reason": "end_turn",
+                "usage": {"input_tokens": 100, "cache_read_input_tokens": 2000,
+                          "cache_creation_input_tokens": 50, "output_tokens": 7}}),
+        ),
+        ("/v1/messages", true) => {
+            let events = [
+                json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 100, "cache_read_input_tokens": 2000, "cache_creation_input_tokens": 50, "output_tokens": 1}}}),
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "scripted"}}),
+                json!({"type": "content_block_stop", "index": 0}),
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 7}}),
+                json!({"type": "message_stop"}),
+            ];
+            let events: Vec<String> = events
+                .iter()
+                .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+                .collect();
+            reply_sse(stream, &events, Duration::ZERO);
+        }
+        ("/v1/chat/completions", false) => reply_json(
+            stream,
+            "200 OK",
+            &[],
+            &json!({"id": "c1", "object": "chat.completion", "choices": [{"index": 0,
+                "message": {"role": "assistant", "content": "scripted"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 900, "completion_tokens": 7,
+                          "prompt_tokens_details": {"cached_tokens": 800}}}),
+        ),
+        ("/v1/chat/completions", true) => {
+            let events = [
+                json!({"id": "c1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "scripted"}}]}),
+                json!({"id": "c1", "object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 7}}),
+            ];
+            let mut events: Vec<String> = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+            events.push("data: [DONE]\n\n".into());
+            reply_sse(stream, &events, Duration::ZERO);
+        }
+        ("/v1/responses", false) => reply_json(
+            stream,
+            "200 OK",
+            &[],
+            &json!({"id": "resp_1", "object": "response", "status": "completed",
+                "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "scripted"}]}],
+                "usage": {"input_tokens": 900, "input_tokens_details": {"cached_tokens": 600}, "output_tokens": 7}}),
+        ),
+        ("/v1/responses", true) => {
+            let done = json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed", "output": [],
+                "usage": {"input_tokens": 900, "input_tokens_details": {"cached_tokens": 600}, "output_tokens": 7}}});
+            let events = vec![
+                format!(
+                    "event: response.output_text.delta\ndata: {}\n\n",
+                    json!({"type": "response.output_text.delta", "delta": "scripted"})
+                ),
+                format!("event: response.completed\ndata: {done}\n\n"),
+            ];
+            reply_sse(stream, &events, Duration::ZERO);
+        }
+        _ => reply_json(stream, "200 OK", &[], &json!({"ok": true, "path": path})),
+    }
+}
+
+/// Replays `recording` call by call through a proxy with `--window 32000` and checks the
+/// promises of issue 22's first "done when".
+fn replay_through_proxy(recording: &Conversation, path: &str, model: &str, limit: usize) {
+    const WINDOW: usize = 32_000;
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--window", "32000"]);
+    let list_key = recording.format.list_key();
+    let tools = json!([{"name": "Read", "description": "Reads a file.",
+        "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}}}]);
+    let calls = calls(recording, limit);
+    assert!(calls.len() >= 10, "{} calls", calls.len());
+    let mut sent = Vec::new();
+    for (n, &end) in calls.iter().enumerate() {
+        let mut envelope = Map::new();
+        envelope.insert("model".into(), json!(model));
+        if recording.format == Format::Anthropic {
+            envelope.insert("max_tokens".into(), json!(1024));
+            envelope.insert("tools".into(), tools.clone());
+        }
+        envelope.insert("stream".into(), json!(n % 2 == 1));
+        let body = request_body(recording, end, &envelope);
+        let answer = post(&proxy.addr, path, &body);
+        assert_eq!(
+            answer.status,
+            200,
+            "call {n}: {}",
+            String::from_utf8_lossy(&answer.body)
+        );
+        assert!(
+            String::from_utf8_lossy(&answer.body).contains("scripted"),
+            "call {n}"
+        );
+        sent.push(body);
+    }
+    let received = upstream.received();
+    let ledger = proxy.ledger(calls.len());
+    assert_eq!(received.len(), calls.len());
+    let mut options = Options::for_model(model).unwrap();
+    options.profile.context_window = WINDOW;
+    let mut non_appends = 0;
+    for (n, (request, line)) in received.iter().zip(&ledger).enumerate() {
+        let conversation = format::parse(&request.body, Some(recording.format)).unwrap();
+        let problems = ctxcompact::validate(&conversation);
+        assert!(problems.is_empty(), "call {n}: {}", problems[0]);
+        let value = request.json();
+        let tools = value
+            .get("tools")
+            .map_or(0, |t| options.tokenizer.counter().count_opaque(t));
+        let tokens = options.count(&conversation).total() + tools;
+        assert!(tokens <= WINDOW, "call {n}: {tokens} tokens");
+        assert!(
+            ctxcompact_breakpoints(&value) <= 4,
+            "call {n}: more than 4 breakpoints"
+        );
+        match line["action"].as_str().unwrap() {
+            "forwarded" => assert!(request.body == sent[n], "call {n}: not byte for byte"),
+            "compacted" => {
+                assert!(line["tokens_forwarded"].as_u64() < line["tokens_received"].as_u64());
+            }
+            other => panic!("call {n}: {other}: {}", line["reason"]),
+        }
+        // The client's breakpoint on its last message survives compaction.
+        let sent_value: Value = serde_json::from_slice(&sent[n]).unwrap();
+        let last_marked =
+            |v: &Value| ctxcompact_breakpoints(v[list_key].as_array().unwrap().last().unwrap());
+        assert_eq!(last_marked(&value), last_marked(&sent_value), "call {n}");
+        if n > 0 && !is_append(&received[n - 1].json(), &value, list_key) {
+            non_appends += 1;
+        }
+        assert_eq!(line["model"], json!(model));
+        assert!(
+            line["usage"]["output_tokens"].as_u64() == Some(7),
+            "call {n}: {line}"
+        );
+    }
+    let compactions = ledger.last().unwrap()["compactions"].as_u64().unwrap();
+    assert!(compactions >= 1, "the session never compacted");
+    assert_eq!(non_appends, compactions, "non-append calls vs compactions");
+    // A second proxy, given the last request alone, sends the same bytes; so does one that
+    // caches nothing, on every call of the session (every request replayed from its start).
+    let fresh_upstream = Upstream::start(scripted_answer);
+    let fresh = Proxy::start(&fresh_upstream.origin, &["--window", "32000"]);
+    assert_eq!(post(&fresh.addr, path, sent.last().unwrap()).status, 200);
+    assert!(
+        fresh_upstream.received()[0].body == received.last().unwrap().body,
+        "a fresh proxy sent other bytes"
+    );
+    let uncached_upstream = Upstream::start(scripted_answer);
+    let uncached = Proxy::start(
+        &uncached_upstream.origin,
+        &["--window", "32000", "--cache-entries", "0"],
+    );
+    for (n, body) in sent.iter().enumerate().step_by(3) {
+        assert_eq!(post(&uncached.addr, path, body).status, 200);
+        let last = uncached_upstream.received().pop().unwrap();
+        assert!(
+            last.body == received[n].body,
+            "call {n}: the uncached proxy sent other bytes"
+        );
+    }
+    let stats = send(&proxy.addr, "GET", "/ctxcompact/stats", &[], b"");
+    let stats: Value = serde_json::from_slice(&stats.body).unwrap();
+    assert_eq!(stats["requests"].as_u64(), Some(calls.len() as u64));
+    assert!(stats["compacted"].as_u64() > Some(0), "{stats}");
+}
+
+fn ctxcompact_breakpoints(value: &Value) -> usize {
+    match value {
+        Value::Object(object) => {
+            usize::from(object.contains_key("cache_control"))
+                + object.values().map(ctxcompact_breakpoints).sum::<usize>()
+        }
+        Value::Array(items) => items.iter().map(ctxcompact_breakpoints).sum(),
+        _ => 0,
+    }
+}
+
+#[test]
+fn a_claude_code_session_replays_through_the_proxy_cache_stable() {
+    let Some(recording) = recording(
+        "claude-code/entireio-cli__9f_d2fc39aa5f_0_full.jsonl",
+        Format::ClaudeCode,
+    ) else {
+        return;
+    };
+    replay_through_proxy(
+        &recording,
+        "/v1/messages?beta=true",
+        "claude-sonnet-4-5",
+        200,
+    );
+}
+
+#[test]
+fn a_codex_session_replays_through_the_proxy_as_responses() {
+    let Some(recording) = recording(
+        "codex/AcidicSoil-codex-session-view__rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl",
+        Format::Codex,
+    ) else {
+        return;
+    };
+    replay_through_proxy(&recording, "/v1/responses", "gpt-5", 200);
+}
+
+#[test]
+fn an_openai_chat_session_replays_through_the_proxy() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/conversations/openai-coding-python-500.json");
+    let recording = format::parse(&std::fs::read(file).unwrap(), Some(Format::OpenAi)).unwrap();
+    replay_through_proxy(&recording, "/v1/chat/completions", "gpt-4o", 120);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults: each answered as fail-open says, no crash, no hang.
+
+/// A body over the trigger of a 1,000-token window, in OpenAI Chat format.
+fn big_chat_body() -> Vec<u8> {
+    let mut messages = vec![json!({"role": "user", "content": "read the files"})];
+    for i in 0..20 {
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": format!("c{i}"), "type": "function", "function": {"name": "read", "arguments": "{}"}}]}));
+        messages.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": "line of output ".repeat(60)}));
+    }
+    messages.push(json!({"role": "user", "content": "now summarise"}));
+    serde_json::to_vec(&json!({"model": "gpt-4o", "messages": messages})).unwrap()
+}
+
+#[test]
+fn malformed_and_broken_bodies_fail_open_unchanged() {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--window", "1000"]);
+    let malformed = b"{\"model\": \"gpt-4o\", \"messages\": [".to_vec();
+    assert_eq!(
+        post(&proxy.addr, "/v1/chat/completions", &malformed).status,
+        200
+    );
+    let mut broken: Value = serde_json::from_slice(&big_chat_body()).unwrap();
+    broken["messages"][2]["tool_call_id"] = json!("nobody");
+    let broken = serde_json::to_vec(&broken).unwrap();
+    assert_eq!(
+        post(&proxy.addr, "/v1/chat/completions", &broken).status,
+        200
+    );
+    let good = big_chat_body();
+    assert_eq!(post(&proxy.addr, "/v1/chat/completions", &good).status, 200);
+    let received = upstream.received();
+    assert!(received[0].body == malformed);
+    assert!(received[1].body == broken);
+    assert!(
+        received[2].body.len() < good.len(),
+        "the valid body was compacted"
+    );
+    let ledger = proxy.ledger(3);
+    assert_eq!(ledger[0]["action"], "failed_open");
+    assert!(
+        ledger[0]["reason"].as_str().unwrap().contains("not JSON"),
+        "{}",
+        ledger[0]
+    );
+    assert_eq!(ledger[1]["action"], "failed_open");
+    assert!(
+        ledger[1]["reason"].as_str().unwrap().contains("invalid"),
+        "{}",
+        ledger[1]
+    );
+    assert_eq!(ledger[2]["action"], "compacted");
+    // No message text in the ledger.
+    let text = std::fs::read_to_string(&proxy.ledger).unwrap();
+    assert!(!text.contains("line of output") && !text.contains("summarise"));
+}
+
+#[test]
+fn upstream_errors_reach_the_client_unchanged() {
+    let upstream = Upstream::start(|request, stream| {
+        if request.target.contains("limited") {
+            reply_json(
+                stream,
+                "429 Too Many Requests",
+                &[("retry-after", "17")],
+                &json!({"type": "error", "error": {"type": "rate_limit_error"}}),
+            );
+        } else {
+            reply_json(
+                stream,
+                "500 Internal Server Error",
+                &[],
+                &json!({"type": "error", "error": {"type": "api_error"}}),
+            );
+        }
+    });
+    let proxy = Proxy::start(&upstream.origin, &["--window", "1000"]);
+    let body = br#"{"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}"#;
+    let failed = post(&proxy.addr, "/v1/messages", body);
+    assert_eq!(failed.status, 500);
+    assert!(String::from_utf8_lossy(&failed.body).contains("api_error"));
+    let limited = post(&proxy.addr, "/v1/messages?limited=1", body);
+    assert_eq!(limited.status, 429);
+    assert_eq!(header(&limited.headers, "retry-after"), Some("17"));
+    assert!(String::from_utf8_lossy(&limited.body).contains("rate_limit_error"));
+    let ledger = proxy.ledger(2);
+    assert_eq!(ledger[0]["status"], 500);
+    assert_eq!(ledger[1]["status"], 429);
+}
+
+#[test]
+fn an_upstream_closing_mid_stream_breaks_the_stream_and_the_proxy_goes_on() {
+    let upstream = Upstream::start(|request, stream| {
+        if request.target.contains("break") {
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+            let event = "event: message_start\ndata: {}\n\n";
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(format!("{:x}\r\n{event}\r\n", event.len()).as_bytes());
+            let _ = stream.flush();
+            let _ = stream.shutdown(Shutdown::Both);
+        } else {
+            scripted_answer(request, stream);
+        }
+    });
+    let proxy = Proxy::start(&upstream.origin, &["--window", "1000"]);
+    let body = br#"{"model": "claude-sonnet-4-5", "max_tokens": 5, "stream": true, "messages": [{"role": "user", "content": "hi"}]}"#;
+    let mut stream = TcpStream::connect(&proxy.addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write_request(&mut stream, "POST", "/v1/messages?break=1", &[], body);
+    let mut got = Vec::new();
+    let _ = stream.read_to_end(&mut got);
+    let got = String::from_utf8_lossy(&got);
+    assert!(got.contains("message_start"), "{got}");
+    assert!(!got.ends_with("0\r\n\r\n"), "the break must show: {got}");
+    // The proxy still serves.
+    assert_eq!(post(&proxy.addr, "/v1/messages", body).status, 200);
+    let ledger = proxy.ledger(2);
+    assert_eq!(ledger[0]["response"], "upstream_broke");
+    assert_eq!(ledger[1]["response"], "complete");
+}
+
+#[test]
+fn a_client_leaving_mid_stream_cancels_the_upstream_request() {
+    let finished = Arc::new(Mutex::new(None));
+    let upstream = {
+        let finished = Arc::clone(&finished);
+        Upstream::start(move |_, stream| {
+            let events: Vec<String> = (0..300)
+                .map(|i| format!("event: ping\ndata: {{\"n\": {i}}}\n\n"))
+                .collect();
+            let all = reply_sse(stream, &events, Duration::from_millis(20));
+            *finished.lock().unwrap() = Some(all);
+        })
+    };
+    let proxy = Proxy::start(&upstream.origin, &["--window", "1000"]);
+    let body = br#"{"model": "claude-sonnet-4-5", "max_tokens": 5, "stream": true, "messages": [{"role": "user", "content": "hi"}]}"#;
+    let mut stream = TcpStream::connect(&proxy.addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write_request(&mut stream, "POST", "/v1/messages", &[], body);
+    let mut first = [0; 256];
+    let n = stream.read(&mut first).unwrap();
+    assert!(n > 0);
+    drop(stream);
+    // The upstream stream would take 6 s; it must stop writing well before.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while finished.lock().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "upstream was not cancelled");
+        thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(*finished.lock().unwrap(), Some(false));
+    assert_eq!(proxy.ledger(1)[0]["response"], "client_gone");
+}
+
+#[test]
+fn a_body_over_the_cap_streams_through_untouched() {
+    let upstream = Upstream::start(|request, stream| {
+        reply_json(
+            stream,
+            "200 OK",
+            &[],
+            &json!({"length": request.body.len()}),
+        );
+    });
+    let proxy = Proxy::start(&upstream.origin, &["--window", "1000"]);
+    // 100 MB of a valid-looking body: past the 64 MB default cap.
+    let mut body = br#"{"model": "gpt-4o", "messages": [{"role": "user", "content": ""#.to_vec();
+    body.resize(100 << 20, b'a');
+    body.extend_from_slice(br#""}]}"#);
+    let answer = post(&proxy.addr, "/v1/chat/completions", &body);
+    assert_eq!(answer.status, 200);
+    let received = upstream.received();
+    assert!(received[0].body == body, "the body changed on its way");
+    let ledger = proxy.ledger(1);
+    assert_eq!(ledger[0]["action"], "passthrough");
+    assert!(ledger[0]["reason"].as_str().unwrap().contains("--max-body"));
+}
+
+#[test]
+fn two_hundred_concurrent_clients_are_all_answered() {
+    let upstream = Upstream::start(|request, stream| {
+        thread::sleep(Duration::from_millis(50));
+        scripted_answer(request, stream);
+    });
+    let proxy = Proxy::start(&upstream.origin, &["--window", "1000"]);
+    let body = Arc::new(big_chat_body());
+    let addr = Arc::new(proxy.addr.clone());
+    let clients: Vec<_> = (0..200)
+        .map(|_| {
+            let (body, addr) = (Arc::clone(&body), Arc::clone(&addr));
+            thread::spawn(move || post(&addr, "/v1/chat/completions", &body).status)
+        })
+        .collect();
+    for client in clients {
+        assert_eq!(client.join().unwrap(), 200);
+    }
+    let ledger = proxy.ledger(200);
+    assert!(ledger.iter().all(|l| l["action"] == "compacted"));
+    // Every one of them sent the same bytes upstream.
+    let received = upstream.received();
+    assert!(received.windows(2).all(|w| w[0].body == w[1].body));
+}
+
+#[test]
+fn credentials_go_upstream_untouched_and_nowhere_else() {
+    const SECRET: &str = "sk-ant-SECRET-do-not-log-4242";
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--window", "1000"]);
+    let credentials = [
+        ("x-api-key", SECRET),
+        ("authorization", "Bearer sk-ant-SECRET-do-not-log-4242"),
+        ("x-goog-api-key", SECRET),
+        ("cookie", "session=sk-ant-SECRET-do-not-log-4242"),
+    ];
+    for path in [
+        "/v1/messages".to_string(),
+        format!("/v1beta/models/gemini-2.5-pro:generateContent?key={SECRET}"),
+        "/v1/models".to_string(),
+    ] {
+        let body = if path.contains("gemini") {
+            br#"{"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}"#.to_vec()
+        } else {
+            br#"{"model": "claude-sonnet-4-5", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}"#.to_vec()
+        };
+        send(&proxy.addr, "POST", &path, &credentials, &body);
+    }
+    // A malformed body, whose error could echo what it was given.
+    send(
+        &proxy.addr,
+        "POST",
+        "/v1/messages",
+        &credentials,
+        SECRET.as_bytes(),
+    );
+    let received = upstream.received();
+    assert_eq!(received.len(), 4);
+    for request in &received {
+        assert_eq!(request.header("x-api-key"), Some(SECRET));
+        assert_eq!(request.header("authorization"), Some(credentials[1].1));
+        assert_eq!(request.header("cookie"), Some(credentials[3].1));
+    }
+    assert!(received[1].target.ends_with(&format!("?key={SECRET}")));
+    // Another path, passed through with its method.
+    assert_eq!(
+        (received[2].method.as_str(), received[2].target.as_str()),
+        ("POST", "/v1/models")
+    );
+    proxy.ledger(4);
+    let ledger = std::fs::read_to_string(&proxy.ledger).unwrap();
+    assert!(!ledger.contains("SECRET"), "{ledger}");
+    assert!(!proxy.stderr.lock().unwrap().contains("SECRET"));
+}
+
+#[test]
+fn a_non_loopback_listen_address_needs_allow_remote() {
+    let output = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+        .args(["proxy", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--allow-remote"));
+    let env = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+        .args(["proxy", "--print-env"])
+        .output()
+        .unwrap();
+    let env = String::from_utf8(env.stdout).unwrap();
+    assert!(
+        env.contains("export ANTHROPIC_BASE_URL=http://127.0.0.1:8787\n"),
+        "{env}"
+    );
+    assert!(
+        env.contains("export OPENAI_BASE_URL=http://127.0.0.1:8787/v1\n"),
+        "{env}"
+    );
+}
+
+/// Request bodies the pinned Claude Code (2.1.328) and Codex (0.169.0) sent through the proxy
+/// to the scripted provider of `tests/clients` (captured by `CAPTURE=DIR tests/clients/run.sh`).
+#[test]
+fn captured_client_bodies_read_validate_and_round_trip_byte_for_byte() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proxy");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(fixtures).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let format = if name.starts_with("claude-code") {
+            Format::Anthropic
+        } else {
+            Format::Responses
+        };
+        let bytes = std::fs::read(&path).unwrap();
+        let conversation = format::parse(&bytes, None).unwrap();
+        assert_eq!(conversation.format, format, "{name}");
+        let problems = ctxcompact::validate(&conversation);
+        assert!(problems.is_empty(), "{name}: {}", problems[0]);
+        let rendered = serde_json::to_vec(&format::render(&conversation)).unwrap();
+        assert!(rendered == bytes, "{name}: not byte for byte");
+        seen += 1;
+    }
+    assert_eq!(seen, 4);
+}
+
+#[test]
+fn a_gemini_body_past_the_trigger_is_compacted_and_stays_gemini() {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--window", "1000"]);
+    let mut contents = vec![json!({"role": "user", "parts": [{"text": "read the files"}]})];
+    for i in 0..20 {
+        contents.push(json!({"role": "model", "parts": [{"functionCall": {"name": "read", "args": {"n": i}}}]}));
+        contents.push(
+            json!({"role": "user", "parts": [{"functionResponse": {"name": "read",
+            "response": {"output": "line of output ".repeat(60)}}}]}),
+        );
+    }
+    contents.push(json!({"role": "user", "parts": [{"text": "now summarise"}]}));
+    let body = serde_json::to_vec(&json!({"contents": contents,
+        "systemInstruction": {"parts": [{"text": "be brief"}]}}))
+    .unwrap();
+    let path = "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse";
+    assert_eq!(post(&proxy.addr, path, &body).status, 200);
+    let received = &upstream.received()[0];
+    assert_eq!(received.target, path);
+    assert!(received.body.len() < body.len());
+    let conversation = format::parse(&received.body, Some(Format::Gemini)).unwrap();
+    assert!(ctxcompact::validate(&conversation).is_empty());
+    let line = &proxy.ledger(1)[0];
+    assert_eq!(line["action"], "compacted");
+    assert_eq!(line["model"], "gemini-2.5-pro");
+}
+
+#[test]
+fn a_client_slow_to_send_its_headers_is_cut_off() {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--header-timeout", "1"]);
+    let mut stream = TcpStream::connect(&proxy.addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    stream
+        .write_all(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\n")
+        .unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(900), "{waited:?}");
+    assert!(waited < Duration::from_secs(10), "{waited:?}");
+    assert!(upstream.received().is_empty());
+}
+
+#[test]
+fn a_current_claude_code_body_compacts_with_its_system_message_and_fields_kept() {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--window", "8000"]);
+    let mut messages = vec![
+        json!({"role": "user", "content": [{"type": "text", "text": "fix the test"}]}),
+        json!({"role": "system", "content": "<env>cwd: /repo</env>"}),
+    ];
+    for i in 0..30 {
+        messages.push(json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "", "signature": "c2ln"},
+            {"type": "tool_use", "id": format!("toolu_{i}"), "name": "Read", "input": {"file_path": format!("a{i}.rs")}}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result",
+            "tool_use_id": format!("toolu_{i}"), "content": format!("file {i} {}", "x ".repeat(400))}]}));
+    }
+    let fields = json!({"metadata": {"user_id": "{\"session_id\":\"5e2b\"}"},
+        "thinking": {"type": "adaptive"},
+        "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+        "output_config": {"effort": "high"}});
+    let mut body = json!({"model": "claude-sonnet-4-5", "max_tokens": 32000,
+        "system": [{"type": "text", "text": "You are Claude Code.", "cache_control": {"type": "ephemeral"}}],
+        "messages": messages});
+    for (key, value) in fields.as_object().unwrap() {
+        body[key] = value.clone();
+    }
+    let bytes = serde_json::to_vec(&body).unwrap();
+    assert_eq!(
+        post(&proxy.addr, "/v1/messages?beta=true", &bytes).status,
+        200
+    );
+    let sent = upstream.received()[0].json();
+    let line = &proxy.ledger(1)[0];
+    assert_eq!(line["action"], "compacted");
+    assert!(line["tokens_forwarded"].as_u64().unwrap() <= 8000, "{line}");
+    assert_eq!(
+        sent["messages"][1], body["messages"][1],
+        "the system message stays"
+    );
+    assert_eq!(sent["system"], body["system"]);
+    for (key, value) in fields.as_object().unwrap() {
+        assert_eq!(&sent[key], value, "{key}");
+    }
+    let conversation =
+        format::parse(&upstream.received()[0].body, Some(Format::Anthropic)).unwrap();
+    assert!(ctxcompact::validate(&conversation).is_empty());
+}
