@@ -17,6 +17,8 @@ mod counter;
 mod decisions;
 /// Hand-written fixtures in both formats: round trips and independent token counts.
 mod formats;
+/// The library's structure: no import cycle, short modules, a short README (issue 24).
+mod layers;
 /// Property tests of the invariants over generated conversations.
 mod properties;
 /// `ctxcompact proxy` between scripted clients and a scripted upstream, and its faults (issue 22).
