@@ -200,6 +200,14 @@ pub enum Error {
         /// The evidence.
         reason: String,
     },
+    /// `--format` named a session-log format but no record of the input shows it.
+    #[error("the input is not {forced}: {missing}; name its format, or let the format be detected")]
+    NotTheFormat {
+        /// The format asked for.
+        forced: Format,
+        /// What the input lacks of it.
+        missing: String,
+    },
     /// The conversation breaks tool-call pairing or placement; the first problem is shown.
     #[error("{first}{}", more_suffix(*.count))]
     Invalid {

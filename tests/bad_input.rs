@@ -282,6 +282,45 @@ fn rows() -> Vec<Row> {
             BAD,
             "{file}: cannot tell the format: message 0 (role `tool`) looks like OpenAI but message 1 (a `tool_result` block) looks like Anthropic",
         ),
+        // A forced session-log format reads only a log that shows it: its reader skips the
+        // records it does not know, so an API body would read as an empty conversation.
+        // See: #27
+        Row {
+            args: vec!["--format", "claude-code", "--ratio", "0.5"],
+            ..row(
+                "an API body forced as a Claude Code log",
+                VALID,
+                BAD,
+                "{file}: the input is not claude-code: no line has `sessionId` with `uuid` or `parentUuid`",
+            )
+        },
+        Row {
+            args: vec!["--format", "codex", "--ratio", "0.5"],
+            ..row(
+                "an API body forced as a Codex log",
+                VALID,
+                BAD,
+                "{file}: the input is not codex: no line is a Codex record (`type` and `payload`)",
+            )
+        },
+        Row {
+            args: vec!["--format", "gemini-cli", "--ratio", "0.5"],
+            ..row(
+                "an API body forced as a Gemini CLI session",
+                r#"{"messages": [{"role": "user", "content": "hello"}]}"#,
+                BAD,
+                "{file}: the input is not gemini-cli: no value has `sessionId` and `projectHash`",
+            )
+        },
+        Row {
+            args: vec!["--format", "pi", "--ratio", "0.5"],
+            ..row(
+                "an API body forced as a pi log",
+                VALID,
+                BAD,
+                "{file}: the input is not pi: no line is a pi `session` header",
+            )
+        },
         Row {
             args: vec!["--format", "anthropic", "--target", "50"],
             ..row(

@@ -108,6 +108,13 @@ pub(crate) trait Reader: Sync {
     fn wire(&self) -> &'static dyn Wire;
     /// What the input shows of this format.
     fn evidence(&self, records: &[Record]) -> Evidence;
+    /// For a session log, the records a forced read needs to find, described for the error
+    /// when it finds none (a log's reader skips records it does not know, so without them it
+    /// would read an empty conversation). `None` for an API body, whose plain messages look
+    /// the same in several formats and read by their shape.
+    fn needs(&self) -> Option<&'static str> {
+        None
+    }
     /// Reads the input into a conversation.
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation>;
     /// Reads the input into a conversation, with the input sizes the provider reported for
@@ -440,6 +447,8 @@ fn choose(records: &[Record], forced: Option<Format>) -> Result<Format> {
             format.title()
         )
     };
+    // A forced format reads input that shows it; input that shows none is read as forced
+    // only when nothing shows another format and the format reads bodies by their shape.
     if let Some(forced) = forced {
         let has = |format| found.iter().any(|(f, _)| *f == format);
         if !has(forced) {
@@ -452,6 +461,12 @@ fn choose(records: &[Record], forced: Option<Format>) -> Result<Format> {
                     forced,
                     found: *found,
                     reason: evidence.first.clone().unwrap_or_default(),
+                });
+            }
+            if let Some(needs) = reader(forced).needs() {
+                return Err(Error::NotTheFormat {
+                    forced,
+                    missing: needs.to_string(),
                 });
             }
         }
