@@ -533,6 +533,30 @@ fn an_unwritable_standard_error_is_no_panic() {
     assert_eq!(bad.code(), Some(2));
 }
 
+// See: #27
+#[test]
+fn a_report_to_an_unwritable_standard_error_exits_2_and_writes_no_output() {
+    let dir = scratch("report-dev-full");
+    let input = write_json(&dir, "chat.json", &long_chat());
+    let out = dir.join("out.json");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+        .args(["compact", &input, "--target", "300", "--report", "-", "-o"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(full)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(2));
+    assert!(
+        !out.exists(),
+        "the output was written although the report was lost"
+    );
+}
+
 // See: #9
 #[test]
 fn an_existing_output_keeps_its_mode_and_its_hard_links() {

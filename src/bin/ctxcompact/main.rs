@@ -450,15 +450,22 @@ fn emit(
             format::write(conversation, file)
         })?),
     };
+    // The report on standard error is written before any file is moved into place: a report
+    // that cannot be written is an error, and leaves the files as they were.
+    if output.report.as_deref() == Some("-") {
+        let mut stderr = io::stderr().lock();
+        stderr
+            .write_all(report_json.as_bytes())
+            .and_then(|()| stderr.flush())
+            .context("standard error: cannot write the report")?;
+    }
     if let Some(staged) = staged_output {
         staged.commit()?;
     }
     if let Some(staged) = staged_report {
         staged.commit()?;
     }
-    if output.report.as_deref() == Some("-") {
-        let _ = io::stderr().write_all(report_json.as_bytes());
-    } else if !output.quiet {
+    if output.report.as_deref() != Some("-") && !output.quiet {
         say(&format!("ctxcompact: {summary}"));
     }
     debug_assert!(
