@@ -244,6 +244,17 @@ pub enum Error {
         /// The closest catalog names.
         nearest: Vec<String>,
     },
+    /// A model of the catalog that no family of the price list covers.
+    #[error(
+        "model `{model}` is in the catalog but has no price: no family of the price list ({}) covers it",
+        .families.join(", ")
+    )]
+    Unpriced {
+        /// The model's catalog name.
+        model: String,
+        /// The price list's families.
+        families: Vec<String>,
+    },
     /// A model catalog is malformed.
     #[error("model catalog: {problem}")]
     Catalog {

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use ctxcompact::replay::{Outcome, Policy, Prices, Replay};
 use ctxcompact::select::{COST_HORIZON, CostModel, Optimize};
-use ctxcompact::{Budget, Catalog, format};
+use ctxcompact::{Budget, Catalog, Profile, format};
 
 /// Arguments of `replay`.
 #[derive(Debug, Args)]
@@ -90,15 +90,16 @@ pub(crate) enum OptimizeArg {
     Cost,
 }
 
-/// The selector settings for `--optimize`: `cost` prices the model named by `--model`.
+/// The selector settings for `--optimize`: `cost` prices the model named by `--model`, as the
+/// catalog resolved it (`profile`).
 pub(crate) fn policy(
     optimize: OptimizeArg,
-    model: Option<&str>,
+    profile: Option<&Profile>,
 ) -> Result<ctxcompact::select::Policy> {
-    let optimize = match (optimize, model) {
+    let optimize = match (optimize, profile) {
         (OptimizeArg::Efficiency, _) => Optimize::Efficiency,
-        (OptimizeArg::Cost, Some(model)) => Optimize::Cost(CostModel::new(
-            Prices::builtin().lookup(model)?,
+        (OptimizeArg::Cost, Some(profile)) => Optimize::Cost(CostModel::new(
+            Prices::builtin().for_profile(profile)?,
             COST_HORIZON,
         )),
         (OptimizeArg::Cost, None) => bail!("--optimize cost needs --model to price the calls"),
@@ -128,7 +129,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
         None => Prices::builtin(),
     };
     let profile = catalog.lookup(&args.model)?;
-    let family = prices.lookup(&args.model)?.clone();
+    let family = prices.for_profile(profile)?.clone();
     let window = match args.window {
         Some(window) => usize::try_from(window).context("--window: too large")?,
         None => profile.context_window,
