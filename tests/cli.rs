@@ -166,6 +166,47 @@ fn compact_within_budget_returns_the_input_unchanged() {
     }
 }
 
+// A string where a call's input object belongs, and fields the wire left out (a content's
+// `role`, a call's `args` or `input`), come back as they were read. See: #27
+#[test]
+fn within_budget_strings_for_inputs_and_absent_fields_round_trip() {
+    let dir = scratch("absent-fields");
+    let gemini = json!({"contents": [
+        {"parts": [{"text": "list the files"}]},
+        {"role": "model", "parts": [
+            {"functionCall": {"name": "ls", "args": "just a string"}},
+            {"functionCall": {"name": "pwd"}}]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"name": "ls", "response": {"output": "a.rs"}}},
+            {"functionResponse": {"name": "pwd", "response": {"output": "/src"}}}]},
+        {"parts": [{"functionCall": {"name": "cat"}}], "role": "model"},
+        {"parts": [{"functionResponse": {"name": "cat", "response": {"output": "fn main() {}"}}}]},
+        {"role": "model", "parts": [{"text": "done"}]}
+    ]});
+    let bedrock = json!({"messages": [
+        {"role": "user", "content": [{"text": "list the files"}]},
+        {"role": "assistant", "content": [
+            {"toolUse": {"toolUseId": "t1", "name": "ls", "input": "a string"}},
+            {"toolUse": {"toolUseId": "t2", "name": "pwd"}}]},
+        {"role": "user", "content": [
+            {"toolResult": {"toolUseId": "t1", "content": [{"text": "a.rs"}]}},
+            {"toolResult": {"toolUseId": "t2", "content": [{"text": "/src"}]}}]},
+        {"role": "assistant", "content": [{"text": "done"}]}
+    ], "toolConfig": {"tools": []}});
+    for (name, value) in [("gemini.json", gemini), ("bedrock.json", bedrock)] {
+        let path = write_json(&dir, name, &value);
+        let output = ctxcompact(&["compact", &path, "--ratio", "1"], None);
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains("within budget"),
+            "{}",
+            stderr(&output)
+        );
+        let written: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(written, value, "{name}");
+    }
+}
+
 #[test]
 fn compact_writes_output_and_report_files_and_leaves_the_input_alone() {
     let dir = scratch("compact");
