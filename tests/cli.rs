@@ -207,6 +207,67 @@ fn within_budget_strings_for_inputs_and_absent_fields_round_trip() {
     }
 }
 
+// Capping recognises its own cap: run on its output it changes nothing, even when the cap is
+// smaller than the omission note. See: #27
+#[test]
+fn trim_tools_capping_is_idempotent_and_never_adds_tokens() {
+    let dir = scratch("cap-twice");
+    // An output of one long line is cut by characters, and its note is one line again.
+    let one_line = write_json(
+        &dir,
+        "one-line.json",
+        &json!([{"role": "user", "content": "go"},
+            {"role": "assistant", "content": null, "tool_calls": [call("c1")]},
+            {"role": "tool", "tool_call_id": "c1", "content": "word ".repeat(300)},
+            {"role": "assistant", "content": "ok"}]),
+    );
+    let fixtures = fixtures()
+        .into_iter()
+        .map(|(path, _)| path.to_str().unwrap().to_string());
+    for path in std::iter::once(one_line).chain(fixtures) {
+        let path = path.as_str();
+        for cap in ["1", "20"] {
+            let once = dir.join("once.json");
+            let first = ctxcompact(
+                &[
+                    "trim-tools",
+                    path,
+                    "--max-tool-output",
+                    cap,
+                    "--report",
+                    "-",
+                    "-o",
+                    once.to_str().unwrap(),
+                ],
+                None,
+            );
+            assert!(first.status.success(), "{path}: {}", stderr(&first));
+            let report: Value = serde_json::from_slice(&first.stderr).unwrap();
+            assert!(
+                report["tokens_after"].as_u64() <= report["tokens_before"].as_u64(),
+                "{path} at {cap}: {report}"
+            );
+            let twice = ctxcompact(
+                &[
+                    "trim-tools",
+                    once.to_str().unwrap(),
+                    "--max-tool-output",
+                    cap,
+                    "-o",
+                    "-",
+                ],
+                None,
+            );
+            assert!(twice.status.success(), "{path}: {}", stderr(&twice));
+            assert_eq!(
+                String::from_utf8_lossy(&twice.stdout),
+                String::from_utf8_lossy(&std::fs::read(&once).unwrap()),
+                "{path} at cap {cap}"
+            );
+        }
+    }
+}
+
 #[test]
 fn compact_writes_output_and_report_files_and_leaves_the_input_alone() {
     let dir = scratch("compact");
