@@ -93,8 +93,9 @@ pub struct Report {
     pub tokenizer: Tokenizer,
     /// What that tokenizer is and how far its counts are known to be from the provider's.
     pub estimator: String,
-    /// Tokens added to every count for what the request carries and the input does not hold
-    /// (`Options::overhead`).
+    /// Tokens added to every count for what the request carries and the input does not hold:
+    /// `Options::overhead`, or what the anchor measured. Counting the output with this
+    /// overhead gives `tokens_after`.
     #[serde(skip_serializing_if = "is_zero")]
     pub overhead: usize,
     /// The reported usage counts were anchored on (`Options::anchor`), if any.

@@ -268,6 +268,51 @@ fn trim_tools_capping_is_idempotent_and_never_adds_tokens() {
     }
 }
 
+/// `count --json` of `path` with `extra` arguments: its total.
+fn total(path: &str, extra: &[&str]) -> u64 {
+    let mut args = vec!["count", path, "--json"];
+    args.extend_from_slice(extra);
+    let output = ctxcompact(&args, None);
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice::<Value>(&output.stdout).unwrap()["total"]
+        .as_u64()
+        .unwrap()
+}
+
+// An anchored log's report counts the overhead as `count` counts it: the one given, or the
+// one the anchor measured (the report's `overhead`), so the output, which carries no anchor,
+// counts what the report says. See: #27
+#[test]
+fn an_anchored_log_and_its_output_count_as_the_report_says() {
+    let dir = scratch("anchor-overhead");
+    let log = dir.join("session.jsonl");
+    std::fs::write(&log, crate::calibrate::claude_log(20_000, 20_050)).unwrap();
+    let log = log.to_str().unwrap();
+    let out = dir.join("out.json");
+    let out = out.to_str().unwrap();
+    for extra in [&[][..], &["--overhead", "100000"][..]] {
+        let mut args = vec!["compact", log, "--ratio", "1", "-o", out, "--report", "-"];
+        args.extend_from_slice(extra);
+        let output = ctxcompact(&args, None);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let report: Value = serde_json::from_slice(&output.stderr).unwrap();
+        assert_eq!(
+            report["tokens_before"].as_u64().unwrap(),
+            total(log, extra),
+            "{extra:?}"
+        );
+        let overhead = report["overhead"].as_u64().unwrap().to_string();
+        if let [_, given] = extra {
+            assert_eq!(&overhead, given);
+        }
+        assert_eq!(
+            report["tokens_after"].as_u64().unwrap(),
+            total(out, &["--overhead", &overhead]),
+            "{extra:?}: {report}"
+        );
+    }
+}
+
 #[test]
 fn compact_writes_output_and_report_files_and_leaves_the_input_alone() {
     let dir = scratch("compact");

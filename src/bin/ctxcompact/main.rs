@@ -189,7 +189,8 @@ fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode>
             counts.total()
         );
         let _ = writeln!(out, "estimator: {}", tokenizer.describe());
-        if let Some(anchor) = &options.anchor {
+        // A given overhead replaces the anchor (`Options::overhead`).
+        if let Some(anchor) = options.anchor.as_ref().filter(|_| options.overhead == 0) {
             let _ = writeln!(
                 out,
                 "anchored on the input size recorded at line {}: {} tokens for the {} messages before it",
