@@ -221,10 +221,19 @@ fn trim_tools_capping_is_idempotent_and_never_adds_tokens() {
             {"role": "tool", "tool_call_id": "c1", "content": "word ".repeat(300)},
             {"role": "assistant", "content": "ok"}]),
     );
+    // Four rounds: the oldest is cleared, and its placeholder is not capped on the next run.
+    let mut rounds = vec![json!({"role": "user", "content": "go"})];
+    for i in 0..4 {
+        let id = format!("c{i}");
+        rounds.push(json!({"role": "assistant", "content": null, "tool_calls": [call(&id)]}));
+        rounds.push(json!({"role": "tool", "tool_call_id": id, "content": "line\n".repeat(200)}));
+    }
+    rounds.push(json!({"role": "assistant", "content": "ok"}));
+    let rounds = write_json(&dir, "rounds.json", &Value::Array(rounds));
     let fixtures = fixtures()
         .into_iter()
         .map(|(path, _)| path.to_str().unwrap().to_string());
-    for path in std::iter::once(one_line).chain(fixtures) {
+    for path in [one_line, rounds].into_iter().chain(fixtures) {
         let path = path.as_str();
         for cap in ["1", "20"] {
             let once = dir.join("once.json");

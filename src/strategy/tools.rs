@@ -643,8 +643,9 @@ fn cap_results(message: &mut Message, cap: usize, counter: &dyn TokenCounter) ->
             continue;
         };
         let tokens = counter.count_text(text);
-        // An output capped before is not cut again: its note may alone exceed a small cap.
-        if tokens <= cap || is_capped(text) {
+        // An output capped or cleared before is not cut again: its note (or placeholder) may
+        // alone exceed a small cap.
+        if tokens <= cap || is_capped(text) || marker::is_cleared_output(text) {
             continue;
         }
         // A cap below the size of the omission note itself would lengthen the output.
@@ -1077,6 +1078,18 @@ mod tests {
         assert_eq!(report.truncated, 1);
         assert!(after.conversation.messages[1].text().is_empty());
         assert!(after.counts.messages[1] < 80);
+    }
+
+    #[test]
+    fn a_cleared_placeholder_is_not_capped() {
+        let placeholder = marker::cleared_output("Task", 2_755, "all good", false);
+        let value = json!([{"role": "user", "content": "go"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "Task", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": placeholder}]);
+        let mut tool = parse_value(value, None).unwrap().messages.remove(2);
+        let before = tool.clone();
+        assert_eq!(cap_results(&mut tool, 1, &CharEstimate), 0);
+        assert_eq!(tool, before);
     }
 
     #[test]
