@@ -208,6 +208,14 @@ pub enum Error {
         /// What the input lacks of it.
         missing: String,
     },
+    /// The output, written, would not read back in its format the way the input was read.
+    #[error("the output would not read back as {format}: {reason}")]
+    Unreadable {
+        /// The output's format.
+        format: Format,
+        /// How it would be read instead.
+        reason: String,
+    },
     /// The conversation breaks tool-call pairing or placement; the first problem is shown.
     #[error("{first}{}", more_suffix(*.count))]
     Invalid {

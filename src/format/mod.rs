@@ -496,6 +496,40 @@ fn choose(records: &[Record], forced: Option<Format>) -> Result<Format> {
     }
 }
 
+/// Checks that a conversation, once written, reads back in its own format the way its input
+/// was read: by detection when `forced` is `None`, else as the forced format (a session log's
+/// output, an API body, as the API format it holds). Compaction removes messages, and with
+/// them the evidence of the format: an OpenAI body whose tool rounds are gone, beside a stray
+/// top-level `system` or `contents`, no longer shows OpenAI over the format the stray field
+/// suggests. Such an output is refused rather than written unreadable.
+///
+/// # Errors
+/// [`Error::Unreadable`] saying why the output would be read otherwise.
+pub fn check_reads_back(conversation: &Conversation, forced: Option<Format>) -> Result<()> {
+    let forced = forced.map(|format| {
+        if reader(format).needs().is_some() {
+            conversation.format
+        } else {
+            format
+        }
+    });
+    let records = [Record {
+        line: 1,
+        value: render(conversation),
+    }];
+    match choose(&records, forced) {
+        Ok(format) if format == conversation.format => Ok(()),
+        Ok(other) => Err(Error::Unreadable {
+            format: conversation.format,
+            reason: format!("it would read as {}", other.title()),
+        }),
+        Err(err) => Err(Error::Unreadable {
+            format: conversation.format,
+            reason: err.to_string(),
+        }),
+    }
+}
+
 /// Reads the one JSON document an API request format needs.
 pub(crate) fn single(records: Vec<Record>, format: Format) -> Result<Value> {
     if let Some(second) = records.get(1) {

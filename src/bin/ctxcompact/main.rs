@@ -433,6 +433,11 @@ fn emit(
     input: &Input,
     output: &Output,
 ) -> Result<ExitCode> {
+    // What is written must read back as it was read (an unchanged input always does).
+    if report.action != Action::WithinBudget {
+        format::check_reads_back(conversation, input.format.format())
+            .with_context(|| input.file.clone())?;
+    }
     let report_json = to_json(report);
     let staged_report = match output.report.as_deref() {
         None | Some("-") => None,
