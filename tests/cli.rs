@@ -322,6 +322,36 @@ fn an_anchored_log_and_its_output_count_as_the_report_says() {
     }
 }
 
+// Numbers come back spelled as they were: `serde_json` alone writes `1E5` as `1e+5`.
+// See: #27
+#[test]
+fn within_budget_numbers_keep_their_spelling_byte_for_byte() {
+    let dir = scratch("spelling");
+    let text = concat!(
+        "{\n",
+        "  \"messages\": [\n",
+        "    {\n",
+        "      \"role\": \"user\",\n",
+        "      \"content\": \"say 1E5\",\n",
+        "      \"n\": [\n        1E5,\n        1e400,\n        2E-7,\n        1.50,\n        -0\n      ]\n",
+        "    }\n",
+        "  ],\n",
+        "  \"temperature\": 1E+2\n",
+        "}\n"
+    );
+    let path = dir.join("chat.json");
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap();
+    for (args, stdin) in [
+        (vec!["compact", path, "--ratio", "1"], None),
+        (vec!["compact", "-", "--ratio", "1"], Some(text.as_bytes())),
+    ] {
+        let output = ctxcompact(&args, stdin);
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert_eq!(String::from_utf8_lossy(&output.stdout), text, "{args:?}");
+    }
+}
+
 #[test]
 fn compact_writes_output_and_report_files_and_leaves_the_input_alone() {
     let dir = scratch("compact");

@@ -29,8 +29,9 @@ mod pi;
 mod pretty;
 mod rendered;
 mod responses;
+mod spelling;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::io::{BufRead, Read};
 use std::ops::Range;
 use std::rc::Rc;
@@ -43,6 +44,7 @@ use crate::error::{Error, Location, Result};
 use crate::parallel;
 use pretty::Pretty;
 pub(crate) use rendered::{Object, Rendered};
+use spelling::Spellings;
 
 /// The reader of each format. Adding a format is one line here (and its file).
 pub(crate) fn reader(format: Format) -> &'static dyn Reader {
@@ -335,6 +337,13 @@ fn records_of_slice(bytes: &[u8]) -> Result<Vec<Record>> {
     if records.is_empty() {
         return Err(Error::empty());
     }
+    if Spellings::may_differ(bytes) {
+        let mut spellings = Spellings::default();
+        spellings.feed(bytes);
+        spellings
+            .finish()
+            .restore(records.iter_mut().map(|r| &mut r.value));
+    }
     Ok(records)
 }
 
@@ -361,10 +370,12 @@ fn read_records(reader: impl Read) -> Result<Vec<Record>> {
         reader.consume(BOM.len());
     }
     let start = Rc::new(Cell::new(None));
+    let spellings = Rc::new(RefCell::new(Spellings::default()));
     let counting = Counting {
         inner: reader,
         newlines: 0,
         start: Rc::clone(&start),
+        spellings: Rc::clone(&spellings),
     };
     let mut records: Vec<Record> = Vec::new();
     for value in serde_json::Deserializer::from_reader(counting).into_iter::<Value>() {
@@ -375,20 +386,27 @@ fn read_records(reader: impl Read) -> Result<Vec<Record>> {
     if records.is_empty() {
         return Err(Error::empty());
     }
+    let spellings = spellings.take().finish();
+    if !spellings.is_empty() {
+        spellings.restore(records.iter_mut().map(|r| &mut r.value));
+    }
     Ok(records)
 }
 
 /// A reader that notes the line where each JSON value starts (its first non-blank byte after
-/// the previous value); `start` is taken after each value.
+/// the previous value; `start` is taken after each value) and the numbers the input spells
+/// otherwise than the parse keeps them.
 struct Counting<R> {
     inner: R,
     newlines: usize,
     start: Rc<Cell<Option<usize>>>,
+    spellings: Rc<RefCell<Spellings>>,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
+        self.spellings.borrow_mut().feed(&buf[..n]);
         for &byte in &buf[..n] {
             if self.start.get().is_none() && !byte.is_ascii_whitespace() {
                 self.start.set(Some(self.newlines + 1));
