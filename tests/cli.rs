@@ -193,7 +193,14 @@ fn within_budget_strings_for_inputs_and_absent_fields_round_trip() {
             {"toolResult": {"toolUseId": "t2", "content": [{"text": "/src"}]}}]},
         {"role": "assistant", "content": [{"text": "done"}]}
     ], "toolConfig": {"tools": []}});
-    for (name, value) in [("gemini.json", gemini), ("bedrock.json", bedrock)] {
+    // A Responses `input` of text stays a string while it is the whole conversation.
+    let responses = json!({"model": "m", "input": "list the files", "instructions": "be brief"});
+    let inputs = [
+        ("gemini.json", gemini),
+        ("bedrock.json", bedrock),
+        ("responses.json", responses),
+    ];
+    for (name, value) in inputs {
         let path = write_json(&dir, name, &value);
         let output = ctxcompact(&["compact", &path, "--ratio", "1"], None);
         assert!(output.status.success(), "{name}: {}", stderr(&output));
