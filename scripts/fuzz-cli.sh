@@ -13,8 +13,8 @@
 #   count       `count` of the output equals the report's tokens_after
 #   idempotent  compacting an output again at the report's budget changes nothing; trim-tools
 #               on its own output changes nothing
-#   forced      a forced format that reads a different number of messages than detection does
-#               is refused, and a forced session-log format never reads an API body
+#   forced      a forced format that reads less than half the messages detection reads (an
+#               API body forced as a session log reads none) is refused
 #   roundtrip   within budget, an API body comes back as read: same keys in the same order,
 #               numbers spelled as they were
 #
@@ -236,16 +236,15 @@ def check(case, path, orig_text, kind):
     stats["accepted"] += 1
     report = json.load(open(rep))
     read_as = report["format"]
-    # A forced format reads what detection reads, or is refused.
+    # A forced format that loses most of what detection reads is the wrong one and must be
+    # refused (one that reads more is the user settling clues of two formats).
     if forced:
         dcode, dout, _ = run(["count", path, "--json"])
         if dcode == 0:
             detected = len(json.loads(dout)["messages"])
-            if detected != report["messages_before"]:
+            if report["messages_before"] * 2 < detected:
                 fail("forced", case, "--format %s read %d messages, detection %d" %
                      (forced, report["messages_before"], detected))
-        if forced in LOGS and report["messages_before"] == 0:
-            fail("forced", case, "--format %s read nothing" % forced)
     # The output reads back (the same --format when one was forced; its API format otherwise).
     back = ["--format", read_as] if forced else []
     vcode, vout, verr = run(["validate", out] + back)
