@@ -215,7 +215,7 @@ const DOTTED_PROVIDERS: &[&str] = &[
 /// The lookup key of a model name, and what was changed to get it: lowercased, everything up
 /// to the last `/` dropped, a Bedrock provider prefix dropped, and a runner tag (`:…`) or
 /// version (`@…`) dropped.
-fn normalize(name: &str) -> (String, Vec<String>) {
+pub(crate) fn normalize(name: &str) -> (String, Vec<String>) {
     let mut changes = Vec::new();
     let mut key = name.trim();
     if let Some(slash) = key.rfind('/') {

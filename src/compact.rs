@@ -111,7 +111,14 @@ fn checked_start(
     counts: Option<tokens::Counts>,
     options: &Options,
 ) -> Result<(Input, Applied)> {
-    let counts = counts.unwrap_or_else(|| options.count(&conversation));
+    let (counts, overhead) = if let Some(counts) = counts {
+        (counts, options.overhead)
+    } else {
+        let mut counts = options.tokenizer.count(&conversation);
+        let overhead = options.outside(&counts);
+        counts.system += overhead;
+        (counts, overhead)
+    };
     let apart = conversation.messages.len() >= PARALLEL_CHECK_MESSAGES;
     let (problems, (requests, harness)) = parallel::beside(
         apart,
@@ -131,6 +138,7 @@ fn checked_start(
     }
     let input = Input {
         format: conversation.format,
+        overhead,
         messages: conversation.messages.len(),
         tokens: counts.total(),
         counts: counts.messages.clone(),

@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::Profile;
 use crate::error::{Error, Location, Result};
 
 /// The prices compiled into the crate (`data/prices.json`).
@@ -100,17 +101,15 @@ impl Prices {
         Ok(prices)
     }
 
-    /// The family of `model`: the one with the longest name prefix it starts with.
+    /// The family of `model`: its name normalised as the catalog normalises it (case
+    /// ignored, provider prefixes and runner tags stripped; `Catalog::resolve`), then
+    /// the family with the longest name prefix it starts with.
     ///
     /// # Errors
     /// [`Error::UnknownModel`] listing the families' first prefixes.
+    #[cfg_attr(not(feature = "lab"), allow(dead_code))]
     pub fn lookup(&self, model: &str) -> Result<&PriceFamily> {
-        self.families
-            .iter()
-            .flat_map(|f| f.models.iter().map(move |m| (m, f)))
-            .filter(|(prefix, _)| model.starts_with(prefix.as_str()))
-            .max_by_key(|(prefix, _)| prefix.len())
-            .map(|(_, family)| family)
+        self.family_of(&crate::catalog::normalize(model).0)
             .ok_or_else(|| Error::UnknownModel {
                 name: model.to_string(),
                 nearest: self
@@ -119,6 +118,30 @@ impl Prices {
                     .filter_map(|f| f.models.first().cloned())
                     .collect(),
             })
+    }
+
+    /// The family of a model the catalog resolved: the one with the longest name prefix its
+    /// catalog name starts with, so that every name the catalog accepts for the model (an
+    /// alias, a dated or prefixed name) is priced alike.
+    ///
+    /// # Errors
+    /// [`Error::Unpriced`] when no family covers the model.
+    pub fn for_profile(&self, profile: &Profile) -> Result<&PriceFamily> {
+        self.family_of(&profile.name.to_lowercase())
+            .ok_or_else(|| Error::Unpriced {
+                model: profile.name.clone(),
+                families: self.families.iter().map(|f| f.family.clone()).collect(),
+            })
+    }
+
+    /// The family whose longest name prefix `key` (lowercase) starts with.
+    fn family_of(&self, key: &str) -> Option<&PriceFamily> {
+        self.families
+            .iter()
+            .flat_map(|f| f.models.iter().map(move |m| (m, f)))
+            .filter(|(prefix, _)| key.starts_with(prefix.to_lowercase().as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, family)| family)
     }
 }
 
@@ -143,13 +166,16 @@ pub struct CostModel {
 }
 
 impl CostModel {
-    /// The cost model of `model` at the built-in prices (`data/prices.json`), over the next
-    /// 20 calls (`COST_HORIZON`).
+    /// The cost model of a model the catalog resolved, at the built-in prices
+    /// (`data/prices.json`), over the next 20 calls (`COST_HORIZON`).
     ///
     /// # Errors
-    /// [`Error::UnknownModel`] when no price family covers the name.
-    pub fn for_model(model: &str) -> Result<Self> {
-        Ok(Self::new(Prices::builtin().lookup(model)?, COST_HORIZON))
+    /// [`Error::Unpriced`] when no price family covers the model.
+    pub fn for_profile(profile: &Profile) -> Result<Self> {
+        Ok(Self::new(
+            Prices::builtin().for_profile(profile)?,
+            COST_HORIZON,
+        ))
     }
 
     /// The cost model of a price family over `calls` calls.

@@ -200,6 +200,22 @@ pub enum Error {
         /// The evidence.
         reason: String,
     },
+    /// `--format` named a session-log format but no record of the input shows it.
+    #[error("the input is not {forced}: {missing}; name its format, or let the format be detected")]
+    NotTheFormat {
+        /// The format asked for.
+        forced: Format,
+        /// What the input lacks of it.
+        missing: String,
+    },
+    /// The output, written, would not read back in its format the way the input was read.
+    #[error("the output would not read back as {format}: {reason}")]
+    Unreadable {
+        /// The output's format.
+        format: Format,
+        /// How it would be read instead.
+        reason: String,
+    },
     /// The conversation breaks tool-call pairing or placement; the first problem is shown.
     #[error("{first}{}", more_suffix(*.count))]
     Invalid {
@@ -235,6 +251,17 @@ pub enum Error {
         name: String,
         /// The closest catalog names.
         nearest: Vec<String>,
+    },
+    /// A model of the catalog that no family of the price list covers.
+    #[error(
+        "model `{model}` is in the catalog but has no price: no family of the price list ({}) covers it",
+        .families.join(", ")
+    )]
+    Unpriced {
+        /// The model's catalog name.
+        model: String,
+        /// The price list's families.
+        families: Vec<String>,
     },
     /// A model catalog is malformed.
     #[error("model catalog: {problem}")]

@@ -37,12 +37,13 @@
 //!
 //! # Layers
 //! Each module imports only from the layers below it (bottom to top); the data flows up:
-//! 0. `conversation` (the neutral model), `note` (the wording of every note), `cost` (prices and
-//!    the cost model), `parallel` (threads), `hash` (the one hasher);
+//! 0. `conversation` (the neutral model), `note` (the wording of every note), `parallel`
+//!    (threads), `hash` (the one hasher);
 //! 1. `error`, `classify` (who wrote a user message), `evidence` (paths, commands, outcomes);
 //! 2. `tokens` (counting, calibrated estimates);
 //! 3. `format` (one file per format), `budget`, `features`, `catalog` (model names);
-//! 4. `units` (the one grouping), `digest`, `validate`;
+//! 4. `units` (the one grouping), `digest`, `validate`, `cost` (prices by catalog name, the
+//!    cost model);
 //! 5. `strategy` (plans, tool trimming, the working state and its one `apply`);
 //! 6. `select` (profile, rules, scoring); 7. `options`; 8. `report`; 9. `planner`;
 //! 10. `compact` (the pipeline); 11. `session` (agent loops).

@@ -52,10 +52,13 @@ pub struct Options {
     pub tools: ToolOptions,
     /// Tokens every request carries that the conversation does not hold (an agent's system
     /// prompt and tool definitions): added to the count of what is outside the messages.
+    /// When given (not 0), it is what is outside the messages, and `anchor` is not used.
     pub overhead: usize,
     /// The size a provider reported for an earlier call on this conversation (the request
-    /// held the messages before `anchor.message`): counts are then that figure plus the
-    /// estimate of the messages added since, and `overhead` is not added.
+    /// held the messages before `anchor.message`): what it held beyond the estimate of those
+    /// messages (never less than 0) is then the overhead, counted like `overhead` — in the
+    /// input, the budget, the report and so in every output, which carries no anchor of its
+    /// own. Not used when `overhead` is given.
     pub anchor: Option<RecordedUsage>,
 }
 
@@ -113,21 +116,28 @@ impl Options {
         }
     }
 
-    /// Counts a conversation's messages once with the tokenizer. What lies outside the
-    /// messages is then adjusted: with an anchor (within the conversation), so that the
-    /// messages before it total the reported size; else by adding the overhead.
+    /// Counts a conversation's messages once with the tokenizer, then adds the overhead
+    /// ([`Options::overhead`], or what the anchor measured: see [`Options::anchor`]).
     pub fn count(&self, conversation: &Conversation) -> tokens::Counts {
         let mut counts = self.tokenizer.count(conversation);
-        match &self.anchor {
-            Some(anchor) if anchor.message <= counts.messages.len() => {
-                let before: usize = counts.messages[..anchor.message].iter().sum();
-                let estimated = counts.system + before;
-                let signed = |n: usize| isize::try_from(n).unwrap_or(isize::MAX);
-                let offset = signed(anchor.input_tokens).saturating_sub(signed(estimated));
-                counts.system = counts.system.saturating_add_signed(offset);
-            }
-            _ => counts.system += self.overhead,
-        }
+        counts.system += self.outside(&counts);
         counts
+    }
+
+    /// The overhead added to `counts` (the tokenizer's, before any is added): the one given,
+    /// else the tokens the anchor's reported size holds beyond the estimate of what it held.
+    pub(crate) fn outside(&self, counts: &tokens::Counts) -> usize {
+        match &self.anchor {
+            Some(anchor) if self.overhead == 0 && anchor.message <= counts.messages.len() => {
+                let before: usize = counts.messages[..anchor.message].iter().sum();
+                anchor.input_tokens.saturating_sub(counts.system + before)
+            }
+            _ => self.overhead,
+        }
+    }
+
+    /// The anchor the counts use, if any.
+    pub(crate) fn used_anchor(&self) -> Option<&RecordedUsage> {
+        self.anchor.as_ref().filter(|_| self.overhead == 0)
     }
 }

@@ -101,8 +101,9 @@ pub struct Report {
     pub tokenizer: Tokenizer,
     /// What that tokenizer is and how far its counts are known to be from the provider's.
     pub estimator: String,
-    /// Tokens added to every count for what the request carries and the input does not hold
-    /// (`Options::overhead`).
+    /// Tokens added to every count for what the request carries and the input does not hold:
+    /// `Options::overhead`, or what the anchor measured. Counting the output with this
+    /// overhead gives `tokens_after`.
     #[serde(skip_serializing_if = "is_zero")]
     pub overhead: usize,
     /// The reported usage counts were anchored on (`Options::anchor`), if any.
@@ -230,6 +231,8 @@ fn is_zero(n: &usize) -> bool {
 /// What the report needs to know of the input once the pipeline owns its working copy.
 pub(crate) struct Input {
     pub(crate) format: crate::format::Format,
+    /// The overhead counted in: the one given, or what the anchor measured.
+    pub(crate) overhead: usize,
     pub(crate) messages: usize,
     pub(crate) tokens: usize,
     /// Each input message's tokens: markers count what they replace in these.
@@ -297,8 +300,8 @@ impl Outcome {
             model_match: options.model_match.clone(),
             tokenizer: options.tokenizer,
             estimator: options.tokenizer.describe(),
-            overhead: options.overhead,
-            anchor: options.anchor.clone(),
+            overhead: input.overhead,
+            anchor: options.used_anchor().cloned(),
             budget: self.budget,
             tokens_before: input.tokens,
             tokens_after: if finished {

@@ -98,6 +98,16 @@ fn tool_result(id: &str) -> String {
     )
 }
 
+/// An OpenAI body whose one tool round is its only OpenAI evidence beside its system message,
+/// with a stray top-level field `key` of JSON `value`.
+fn stray_field(key: &str, value: &str) -> String {
+    format!(
+        r#"{{"{key}": {value}, "messages": [{{"role": "system", "content": "be brief"}}, {{"role": "user", "content": "go"}}, {{"role": "assistant", "content": null, "tool_calls": [{}]}}, {{"role": "tool", "tool_call_id": "a", "content": "{}"}}, {{"role": "user", "content": "and then"}}, {{"role": "assistant", "content": "done"}}]}}"#,
+        call("a"),
+        "output line\\n".repeat(100)
+    )
+}
+
 /// `count` alternating short messages, with `replace(i)` standing in for message `i` when it
 /// gives one.
 fn many(count: usize, replace: impl Fn(usize) -> Option<String>) -> Vec<u8> {
@@ -282,6 +292,65 @@ fn rows() -> Vec<Row> {
             BAD,
             "{file}: cannot tell the format: message 0 (role `tool`) looks like OpenAI but message 1 (a `tool_result` block) looks like Anthropic",
         ),
+        // A forced session-log format reads only a log that shows it: its reader skips the
+        // records it does not know, so an API body would read as an empty conversation.
+        // See: #27
+        Row {
+            args: vec!["--format", "claude-code", "--ratio", "0.5"],
+            ..row(
+                "an API body forced as a Claude Code log",
+                VALID,
+                BAD,
+                "{file}: the input is not claude-code: no line has `sessionId` with `uuid` or `parentUuid`",
+            )
+        },
+        Row {
+            args: vec!["--format", "codex", "--ratio", "0.5"],
+            ..row(
+                "an API body forced as a Codex log",
+                VALID,
+                BAD,
+                "{file}: the input is not codex: no line is a Codex record (`type` and `payload`)",
+            )
+        },
+        Row {
+            args: vec!["--format", "gemini-cli", "--ratio", "0.5"],
+            ..row(
+                "an API body forced as a Gemini CLI session",
+                r#"{"messages": [{"role": "user", "content": "hello"}]}"#,
+                BAD,
+                "{file}: the input is not gemini-cli: no value has `sessionId` and `projectHash`",
+            )
+        },
+        Row {
+            args: vec!["--format", "pi", "--ratio", "0.5"],
+            ..row(
+                "an API body forced as a pi log",
+                VALID,
+                BAD,
+                "{file}: the input is not pi: no line is a pi `session` header",
+            )
+        },
+        // An output that would not read back as its input was read is refused: here the
+        // dropped tool round was all that showed OpenAI beside a stray top-level field.
+        // See: #27
+        Row {
+            args: vec![
+                "--target",
+                "60",
+                "--tool-mode",
+                "drop",
+                "--keep-tool-rounds",
+                "0",
+            ],
+            validate: Validate::Valid,
+            ..row(
+                "an output that would read as another format",
+                stray_field("system", "{}"),
+                BAD,
+                "{file}: the output would not read back as openai: cannot tell the format: message 0 (role `system`) looks like OpenAI but a top-level `system` field looks like Anthropic",
+            )
+        },
         Row {
             args: vec!["--format", "anthropic", "--target", "50"],
             ..row(

@@ -10,7 +10,7 @@ use crate::cli::{ctxcompact, scratch};
 
 /// A two-call Claude Code log: the first call reports `first` input tokens, the second
 /// `second`.
-fn claude_log(first: usize, second: usize) -> String {
+pub(crate) fn claude_log(first: usize, second: usize) -> String {
     let usage = |tokens: usize| {
         json!({"input_tokens": 2, "cache_read_input_tokens": tokens - 2,
                "cache_creation_input_tokens": 0, "output_tokens": 10})

@@ -166,6 +166,199 @@ fn compact_within_budget_returns_the_input_unchanged() {
     }
 }
 
+// A string where a call's input object belongs, and fields the wire left out (a content's
+// `role`, a call's `args` or `input`), come back as they were read. See: #27
+#[test]
+fn within_budget_strings_for_inputs_and_absent_fields_round_trip() {
+    let dir = scratch("absent-fields");
+    let gemini = json!({"contents": [
+        {"parts": [{"text": "list the files"}]},
+        {"role": "model", "parts": [
+            {"functionCall": {"name": "ls", "args": "just a string"}},
+            {"functionCall": {"name": "pwd"}}]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"name": "ls", "response": {"output": "a.rs"}}},
+            {"functionResponse": {"name": "pwd", "response": {"output": "/src"}}}]},
+        {"parts": [{"functionCall": {"name": "cat"}}], "role": "model"},
+        {"parts": [{"functionResponse": {"name": "cat", "response": {"output": "fn main() {}"}}}]},
+        {"role": "model", "parts": [{"text": "done"}]}
+    ]});
+    let bedrock = json!({"messages": [
+        {"role": "user", "content": [{"text": "list the files"}]},
+        {"role": "assistant", "content": [
+            {"toolUse": {"toolUseId": "t1", "name": "ls", "input": "a string"}},
+            {"toolUse": {"toolUseId": "t2", "name": "pwd"}}]},
+        {"role": "user", "content": [
+            {"toolResult": {"toolUseId": "t1", "content": [{"text": "a.rs"}]}},
+            {"toolResult": {"toolUseId": "t2", "content": [{"text": "/src"}]}}]},
+        {"role": "assistant", "content": [{"text": "done"}]}
+    ], "toolConfig": {"tools": []}});
+    // A Responses `input` of text stays a string while it is the whole conversation.
+    let responses = json!({"model": "m", "input": "list the files", "instructions": "be brief"});
+    let inputs = [
+        ("gemini.json", gemini),
+        ("bedrock.json", bedrock),
+        ("responses.json", responses),
+    ];
+    for (name, value) in inputs {
+        let path = write_json(&dir, name, &value);
+        let output = ctxcompact(&["compact", &path, "--ratio", "1"], None);
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains("within budget"),
+            "{}",
+            stderr(&output)
+        );
+        let written: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(written, value, "{name}");
+    }
+}
+
+// Capping recognises its own cap: run on its output it changes nothing, even when the cap is
+// smaller than the omission note. See: #27
+#[test]
+fn trim_tools_capping_is_idempotent_and_never_adds_tokens() {
+    let dir = scratch("cap-twice");
+    // An output of one long line is cut by characters, and its note is one line again.
+    let one_line = write_json(
+        &dir,
+        "one-line.json",
+        &json!([{"role": "user", "content": "go"},
+            {"role": "assistant", "content": null, "tool_calls": [call("c1")]},
+            {"role": "tool", "tool_call_id": "c1", "content": "word ".repeat(300)},
+            {"role": "assistant", "content": "ok"}]),
+    );
+    // Four rounds: the oldest is cleared, and its placeholder is not capped on the next run.
+    let mut rounds = vec![json!({"role": "user", "content": "go"})];
+    for i in 0..4 {
+        let id = format!("c{i}");
+        rounds.push(json!({"role": "assistant", "content": null, "tool_calls": [call(&id)]}));
+        rounds.push(json!({"role": "tool", "tool_call_id": id, "content": "line\n".repeat(200)}));
+    }
+    rounds.push(json!({"role": "assistant", "content": "ok"}));
+    let rounds = write_json(&dir, "rounds.json", &Value::Array(rounds));
+    let fixtures = fixtures()
+        .into_iter()
+        .map(|(path, _)| path.to_str().unwrap().to_string());
+    for path in [one_line, rounds].into_iter().chain(fixtures) {
+        let path = path.as_str();
+        for cap in ["1", "20"] {
+            let once = dir.join("once.json");
+            let first = ctxcompact(
+                &[
+                    "trim-tools",
+                    path,
+                    "--max-tool-output",
+                    cap,
+                    "--report",
+                    "-",
+                    "-o",
+                    once.to_str().unwrap(),
+                ],
+                None,
+            );
+            assert!(first.status.success(), "{path}: {}", stderr(&first));
+            let report: Value = serde_json::from_slice(&first.stderr).unwrap();
+            assert!(
+                report["tokens_after"].as_u64() <= report["tokens_before"].as_u64(),
+                "{path} at {cap}: {report}"
+            );
+            let twice = ctxcompact(
+                &[
+                    "trim-tools",
+                    once.to_str().unwrap(),
+                    "--max-tool-output",
+                    cap,
+                    "-o",
+                    "-",
+                ],
+                None,
+            );
+            assert!(twice.status.success(), "{path}: {}", stderr(&twice));
+            assert_eq!(
+                String::from_utf8_lossy(&twice.stdout),
+                String::from_utf8_lossy(&std::fs::read(&once).unwrap()),
+                "{path} at cap {cap}"
+            );
+        }
+    }
+}
+
+/// `count --json` of `path` with `extra` arguments: its total.
+fn total(path: &str, extra: &[&str]) -> u64 {
+    let mut args = vec!["count", path, "--json"];
+    args.extend_from_slice(extra);
+    let output = ctxcompact(&args, None);
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice::<Value>(&output.stdout).unwrap()["total"]
+        .as_u64()
+        .unwrap()
+}
+
+// An anchored log's report counts the overhead as `count` counts it: the one given, or the
+// one the anchor measured (the report's `overhead`), so the output, which carries no anchor,
+// counts what the report says. See: #27
+#[test]
+fn an_anchored_log_and_its_output_count_as_the_report_says() {
+    let dir = scratch("anchor-overhead");
+    let log = dir.join("session.jsonl");
+    std::fs::write(&log, crate::calibrate::claude_log(20_000, 20_050)).unwrap();
+    let log = log.to_str().unwrap();
+    let out = dir.join("out.json");
+    let out = out.to_str().unwrap();
+    for extra in [&[][..], &["--overhead", "100000"][..]] {
+        let mut args = vec!["compact", log, "--ratio", "1", "-o", out, "--report", "-"];
+        args.extend_from_slice(extra);
+        let output = ctxcompact(&args, None);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let report: Value = serde_json::from_slice(&output.stderr).unwrap();
+        assert_eq!(
+            report["tokens_before"].as_u64().unwrap(),
+            total(log, extra),
+            "{extra:?}"
+        );
+        let overhead = report["overhead"].as_u64().unwrap().to_string();
+        if let [_, given] = extra {
+            assert_eq!(&overhead, given);
+        }
+        assert_eq!(
+            report["tokens_after"].as_u64().unwrap(),
+            total(out, &["--overhead", &overhead]),
+            "{extra:?}: {report}"
+        );
+    }
+}
+
+// Numbers come back spelled as they were: `serde_json` alone writes `1E5` as `1e+5`.
+// See: #27
+#[test]
+fn within_budget_numbers_keep_their_spelling_byte_for_byte() {
+    let dir = scratch("spelling");
+    let text = concat!(
+        "{\n",
+        "  \"messages\": [\n",
+        "    {\n",
+        "      \"role\": \"user\",\n",
+        "      \"content\": \"say 1E5\",\n",
+        "      \"n\": [\n        1E5,\n        1e400,\n        2E-7,\n        1.50,\n        -0\n      ]\n",
+        "    }\n",
+        "  ],\n",
+        "  \"temperature\": 1E+2\n",
+        "}\n"
+    );
+    let path = dir.join("chat.json");
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap();
+    for (args, stdin) in [
+        (vec!["compact", path, "--ratio", "1"], None),
+        (vec!["compact", "-", "--ratio", "1"], Some(text.as_bytes())),
+    ] {
+        let output = ctxcompact(&args, stdin);
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert_eq!(String::from_utf8_lossy(&output.stdout), text, "{args:?}");
+    }
+}
+
 #[test]
 fn compact_writes_output_and_report_files_and_leaves_the_input_alone() {
     let dir = scratch("compact");
@@ -531,6 +724,30 @@ fn an_unwritable_standard_error_is_no_panic() {
         .status()
         .unwrap();
     assert_eq!(bad.code(), Some(2));
+}
+
+// See: #27
+#[test]
+fn a_report_to_an_unwritable_standard_error_exits_2_and_writes_no_output() {
+    let dir = scratch("report-dev-full");
+    let input = write_json(&dir, "chat.json", &long_chat());
+    let out = dir.join("out.json");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+        .args(["compact", &input, "--target", "300", "--report", "-", "-o"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(full)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(2));
+    assert!(
+        !out.exists(),
+        "the output was written although the report was lost"
+    );
 }
 
 // See: #9

@@ -1942,6 +1942,153 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Round trips, trimming twice, and counts of outputs (issue 27)
+// ---------------------------------------------------------------------------------------------
+
+/// The pretty bytes the CLI writes for `value` (and that a user may have written).
+fn pretty(value: &Value) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value).unwrap();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// `value` with the wire fields a writer may leave out left out, and numbers spelled as
+/// `serde_json` does not write them: Gemini contents without `role` (the API's default is
+/// `user`), a string where a Bedrock or Gemini call's input object belongs, and a top-level
+/// field of numbers spelled with `E` and unsigned exponents. As pretty bytes.
+fn unusual(generated: &Generated, which: u8) -> Vec<u8> {
+    let mut value = generated.value.clone();
+    let list = match &mut value {
+        Value::Array(items) => Some(items),
+        Value::Object(body) => ["messages", "contents", "input"]
+            .iter()
+            .find_map(|key| body.get(*key).filter(|v| v.is_array()).map(|_| *key))
+            .and_then(|key| body.get_mut(key))
+            .and_then(Value::as_array_mut),
+        _ => None,
+    };
+    for (index, item) in list.into_iter().flatten().enumerate() {
+        let Some(object) = item.as_object_mut() else {
+            continue;
+        };
+        if generated.format == Format::Gemini
+            && which & 1 == 1
+            && index % 2 == 0
+            && object.get("role").and_then(Value::as_str) == Some("user")
+        {
+            object.shift_remove("role");
+        }
+        if which & 2 == 2 {
+            for key in ["parts", "content"] {
+                let Some(Value::Array(parts)) = object.get_mut(key) else {
+                    continue;
+                };
+                for part in parts {
+                    for (call, input) in [("functionCall", "args"), ("toolUse", "input")] {
+                        if let Some(call) = part.get_mut(call).and_then(Value::as_object_mut) {
+                            call.insert(input.into(), Value::String("not an object".into()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut bytes = pretty(&value);
+    if which & 4 == 4 && bytes.first() == Some(&b'{') {
+        bytes.splice(
+            1..1,
+            b"\n  \"spelled\": [\n    1E5,\n    1e400,\n    2E-7,\n    1.50,\n    -0\n  ],"
+                .iter()
+                .copied(),
+        );
+    }
+    bytes
+}
+
+proptest! {
+    #![proptest_config(config(CASES / 4))]
+
+    /// 11. Within budget, every format comes back byte for byte: fields the input left out
+    /// stay out, inputs stay as written, numbers keep their spelling.
+    #[test]
+    fn within_budget_every_format_round_trips_byte_for_byte(
+        generated in conversation(),
+        which in 0u8..8,
+    ) {
+        let bytes = unusual(&generated, which);
+        let input = format::parse(&bytes, Some(generated.format))
+            .map_err(|err| TestCaseError::fail(format!("input does not parse: {err}")))?;
+        let options = Options {
+            tokenizer: Tokenizer::Chars,
+            ..Options::with_budget(Budget::Ratio(1.0))
+        };
+        let out = ctxcompact::compact(input, &options)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        prop_assert_eq!(out.report.action, Action::WithinBudget);
+        let written = format::render_bytes(&out.conversation);
+        prop_assert_eq!(String::from_utf8_lossy(&written), String::from_utf8_lossy(&bytes));
+    }
+
+    /// 12. Tool trimming is idempotent (it knows its own placeholders and caps, whatever the
+    /// cap) and never adds tokens.
+    #[test]
+    fn trim_tools_is_idempotent_and_never_adds_tokens(
+        generated in conversation(),
+        mode in select(vec![ToolMode::Clear, ToolMode::Drop, ToolMode::Off]),
+        keep in 0usize..=4,
+        max_output in prop::option::weighted(0.7, 1usize..80),
+        clear_inputs in any::<bool>(),
+    ) {
+        let options = Options {
+            tokenizer: Tokenizer::Chars,
+            tools: ToolOptions {
+                mode,
+                keep,
+                max_output,
+                clear_inputs,
+                ..ToolOptions::default()
+            },
+            ..Options::with_budget(Budget::Ratio(1.0))
+        };
+        let once = ctxcompact::trim_tools(generated.parse(), &options)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        prop_assert!(once.report.tokens_after <= once.report.tokens_before);
+        let bytes = format::render_bytes(&once.conversation);
+        let reread = format::parse(&bytes, Some(generated.format))
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        let twice = ctxcompact::trim_tools(reread, &options)
+            .map_err(|err| TestCaseError::fail(format!("second run: {err}")))?;
+        prop_assert_eq!(twice.report.tokens_after, once.report.tokens_after);
+        let again = format::render_bytes(&twice.conversation);
+        prop_assert_eq!(String::from_utf8_lossy(&again), String::from_utf8_lossy(&bytes));
+    }
+
+    /// 13. Counting an output, read back from its bytes, with the same options (the report's
+    /// overhead) gives the report's `tokens_after`, and no more than the budget when compacted.
+    #[test]
+    fn count_of_an_output_is_its_reports_tokens_after(
+        generated in conversation(),
+        settings in settings(),
+        overhead in prop_oneof![3 => Just(0usize), 1 => 1usize..500],
+    ) {
+        let input = generated.parse();
+        let options = Options { overhead, ..settings.options(1) };
+        let budget = (options.count(&input).total() * settings.percent / 100).max(1);
+        let options = Options { budget: Budget::Tokens(budget), ..options };
+        if let Ok(out) = ctxcompact::compact(input, &options) {
+            let bytes = format::render_bytes(&out.conversation);
+            let reread = format::parse(&bytes, Some(generated.format))
+                .map_err(|err| TestCaseError::fail(err.to_string()))?;
+            prop_assert_eq!(out.report.overhead, overhead);
+            prop_assert_eq!(options.count(&reread).total(), out.report.tokens_after);
+            if out.report.action == Action::Compacted {
+                prop_assert!(out.report.tokens_after <= budget);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Cannot fit through the CLI
 // ---------------------------------------------------------------------------------------------
 
@@ -2029,4 +2176,7 @@ fn every_property_holds_with_fifty_times_the_cases() {
     malformed_conversations_never_panic();
     arbitrary_bytes_never_panic();
     the_cli_exits_3_and_writes_nothing_when_the_budget_cannot_fit();
+    within_budget_every_format_round_trips_byte_for_byte();
+    trim_tools_is_idempotent_and_never_adds_tokens();
+    count_of_an_output_is_its_reports_tokens_after();
 }

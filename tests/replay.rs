@@ -196,9 +196,78 @@ fn the_cli_names_an_unpriced_model() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("unknown model `gemini-2.5-pro`"),
+        stderr.contains("model `gemini-2.5-pro` is in the catalog but has no price"),
         "{stderr}"
     );
+}
+
+// See: #27
+#[test]
+fn replay_and_optimize_cost_accept_every_name_the_catalog_accepts() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/conversations/openai-chat-120.json");
+    let path = path.to_str().unwrap();
+    let priced = [
+        "GPT-4O",
+        "openai/gpt-4o",
+        "CLAUDE-SONNET-4-5",
+        "anthropic/claude-sonnet-4-5",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    ];
+    for model in priced {
+        let compact = ctxcompact(
+            &[
+                "compact",
+                path,
+                "--model",
+                model,
+                "--ratio",
+                "0.5",
+                "--optimize",
+                "cost",
+            ],
+            None,
+        );
+        let stderr = String::from_utf8_lossy(&compact.stderr);
+        assert_eq!(compact.status.code(), Some(0), "{model}: {stderr}");
+        let replay = ctxcompact(
+            &[
+                "replay", path, "--model", model, "--window", "8000", "--policy", "naive",
+            ],
+            None,
+        );
+        let stderr = String::from_utf8_lossy(&replay.stderr);
+        assert_eq!(replay.status.code(), Some(0), "{model}: {stderr}");
+    }
+    // Catalog models without a price are named as such, not as unknown models.
+    for (model, name) in [
+        ("models/gemini-2.5-pro", "gemini-2.5-pro"),
+        ("gemini-2.5-flash", "gemini-2.5-flash"),
+        ("DeepSeek-Chat", "deepseek-chat"),
+        ("gpt-4-turbo", "gpt-4-turbo"),
+    ] {
+        let compact = ctxcompact(
+            &[
+                "compact",
+                path,
+                "--model",
+                model,
+                "--ratio",
+                "0.5",
+                "--optimize",
+                "cost",
+            ],
+            None,
+        );
+        let stderr = String::from_utf8_lossy(&compact.stderr);
+        assert_eq!(compact.status.code(), Some(2), "{model}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "model `{name}` is in the catalog but has no price"
+            )),
+            "{model}: {stderr}"
+        );
+    }
 }
 
 /// The converted recordings of `../shared/corpus` (not `raw/`, not `invalid/`), or `None`.

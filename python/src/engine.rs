@@ -116,9 +116,10 @@ impl Failure {
                 message_index: first.at.message,
                 field: Some(first.at.field),
             },
-            Error::BadBudget { .. } | Error::UnknownModel { .. } | Error::Catalog { .. } => {
-                Self::Options { message }
-            }
+            Error::BadBudget { .. }
+            | Error::UnknownModel { .. }
+            | Error::Unpriced { .. }
+            | Error::Catalog { .. } => Self::Options { message },
             _ => Self::Input {
                 message,
                 message_index: None,

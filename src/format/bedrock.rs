@@ -289,7 +289,10 @@ fn render_block(part: &Part) -> Rendered<'_> {
             let mut call = nested_object(extra, "toolUse");
             call.insert("toolUseId", Rendered::Str(id));
             call.insert("name", Rendered::Str(name));
-            call.insert("input", arguments_object(arguments));
+            // An absent `input` (read as `null`) stays absent.
+            if call.contains_key("input") || !arguments.is_null() {
+                call.insert("input", arguments_object(arguments));
+            }
             block.insert("toolUse", Rendered::Object(call));
             Rendered::Object(block)
         }

@@ -32,6 +32,12 @@ impl Reader for ClaudeCode {
         &anthropic::Anthropic
     }
 
+    fn needs(&self) -> Option<&'static str> {
+        Some(
+            "no line has `sessionId` with `uuid` or `parentUuid`, nor is a `summary` line with `leafUuid`",
+        )
+    }
+
     fn evidence(&self, records: &[Record]) -> Evidence {
         let mut evidence = Evidence::default();
         for record in records.iter().take(SAMPLE) {

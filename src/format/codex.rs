@@ -32,6 +32,10 @@ impl Reader for Codex {
         &responses::Responses
     }
 
+    fn needs(&self) -> Option<&'static str> {
+        Some("no line is a Codex record (`type` and `payload`)")
+    }
+
     fn evidence(&self, records: &[Record]) -> Evidence {
         let mut evidence = Evidence::default();
         for record in records.iter().take(200) {

@@ -54,6 +54,8 @@ pub(super) fn choose(records: &[Record], forced: Option<Format>) -> Result<Forma
             format.title()
         )
     };
+    // A forced format reads input that shows it; input that shows none is read as forced
+    // only when nothing shows another format and the format reads bodies by their shape.
     if let Some(forced) = forced {
         let has = |format| found.iter().any(|(f, _)| *f == format);
         if !has(forced) {
@@ -66,6 +68,12 @@ pub(super) fn choose(records: &[Record], forced: Option<Format>) -> Result<Forma
                     forced,
                     found: *found,
                     reason: evidence.first.clone().unwrap_or_default(),
+                });
+            }
+            if let Some(needs) = reader(forced).needs() {
+                return Err(Error::NotTheFormat {
+                    forced,
+                    missing: needs.to_string(),
                 });
             }
         }

@@ -233,10 +233,17 @@ fn parse_content(index: usize, value: Value, ids: &mut Ids) -> Result<Message> {
         let part = parse_part(index, p, block, &parts, ids)?;
         parts.push(part);
     }
+    // `parts` is always blocks: the layout records instead whether the content had a `role`
+    // (the API defaults it to `user`), so that one without stays without.
+    let layout = if extra.contains_key("role") {
+        Layout::Blocks
+    } else {
+        Layout::Absent
+    };
     Ok(Message {
         role,
         parts,
-        layout: Layout::Blocks,
+        layout,
         extra,
     })
 }
@@ -332,7 +339,8 @@ fn parse_part(index: usize, p: usize, block: Value, parts: &[Part], ids: &mut Id
 
 fn render_content(message: &Message) -> Rendered<'_> {
     let mut object = Object::from_map(&message.extra);
-    if message.role != Role::System && !object.contains_key("role") {
+    let read_without_role = message.layout == Layout::Absent;
+    if message.role != Role::System && !read_without_role && !object.contains_key("role") {
         let role = if message.role == Role::Assistant {
             "model"
         } else {
@@ -364,7 +372,11 @@ fn render_part(part: &Part) -> Rendered<'_> {
                 call.insert("id", Rendered::Str(id));
             }
             call.insert("name", Rendered::Str(name));
-            call.insert("args", arguments_object(arguments));
+            // Absent `args` (read as `{}`) stay absent.
+            let empty = arguments.as_object().is_some_and(Map::is_empty);
+            if call.contains_key("args") || !empty {
+                call.insert("args", arguments_object(arguments));
+            }
             block.insert("functionCall", Rendered::Object(call));
             Rendered::Object(block)
         }

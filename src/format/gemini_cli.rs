@@ -25,6 +25,10 @@ impl Reader for GeminiCli {
         &gemini::Gemini
     }
 
+    fn needs(&self) -> Option<&'static str> {
+        Some("no value has `sessionId` and `projectHash`, nor is a `gemini` message with an `id`")
+    }
+
     fn evidence(&self, records: &[Record]) -> Evidence {
         let mut evidence = Evidence::default();
         for record in records.iter().take(200) {

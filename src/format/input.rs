@@ -1,12 +1,13 @@
 //! Bytes into records: one JSON document, or a stream of JSON values (JSONL) each with the line
 //! it started on, so that errors in a log name their line. A UTF-8 byte-order mark is skipped.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::io::{BufRead, Read};
 use std::rc::Rc;
 
 use serde_json::Value;
 
+use super::spelling::Spellings;
 use super::{Format, Record};
 use crate::error::{Error, Location, Result};
 
@@ -44,6 +45,13 @@ pub(super) fn records_of_slice(bytes: &[u8]) -> Result<Vec<Record>> {
     if records.is_empty() {
         return Err(Error::empty());
     }
+    if Spellings::may_differ(bytes) {
+        let mut spellings = Spellings::default();
+        spellings.feed(bytes);
+        spellings
+            .finish()
+            .restore(records.iter_mut().map(|r| &mut r.value));
+    }
     Ok(records)
 }
 
@@ -70,10 +78,12 @@ pub(super) fn read_records(reader: impl Read) -> Result<Vec<Record>> {
         reader.consume(BOM.len());
     }
     let start = Rc::new(Cell::new(None));
+    let spellings = Rc::new(RefCell::new(Spellings::default()));
     let counting = Counting {
         inner: reader,
         newlines: 0,
         start: Rc::clone(&start),
+        spellings: Rc::clone(&spellings),
     };
     let mut records: Vec<Record> = Vec::new();
     for value in serde_json::Deserializer::from_reader(counting).into_iter::<Value>() {
@@ -84,20 +94,27 @@ pub(super) fn read_records(reader: impl Read) -> Result<Vec<Record>> {
     if records.is_empty() {
         return Err(Error::empty());
     }
+    let spellings = spellings.take().finish();
+    if !spellings.is_empty() {
+        spellings.restore(records.iter_mut().map(|r| &mut r.value));
+    }
     Ok(records)
 }
 
 /// A reader that notes the line where each JSON value starts (its first non-blank byte after
-/// the previous value); `start` is taken after each value.
+/// the previous value; `start` is taken after each value) and the numbers the input spells
+/// otherwise than the parse keeps them.
 pub(super) struct Counting<R> {
     inner: R,
     newlines: usize,
     start: Rc<Cell<Option<usize>>>,
+    spellings: Rc<RefCell<Spellings>>,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
+        self.spellings.borrow_mut().feed(&buf[..n]);
         for &byte in &buf[..n] {
             if self.start.get().is_none() && !byte.is_ascii_whitespace() {
                 self.start.set(Some(self.newlines + 1));

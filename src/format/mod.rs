@@ -33,6 +33,7 @@ mod pi;
 mod pretty;
 mod rendered;
 mod responses;
+mod spelling;
 
 use std::io::Read;
 use std::ops::Range;
@@ -41,7 +42,7 @@ use serde_json::Value;
 
 use crate::conversation::{Conversation, Message};
 pub use crate::conversation::{Format, Layout};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use detect::choose;
 pub(crate) use input::single;
 use input::{read_records, records_of_slice};
@@ -114,6 +115,13 @@ pub(crate) trait Reader: Sync {
     fn wire(&self) -> &'static dyn Wire;
     /// What the input shows of this format.
     fn evidence(&self, records: &[Record]) -> Evidence;
+    /// For a session log, the records a forced read needs to find, described for the error
+    /// when it finds none (a log's reader skips records it does not know, so without them it
+    /// would read an empty conversation). `None` for an API body, whose plain messages look
+    /// the same in several formats and read by their shape.
+    fn needs(&self) -> Option<&'static str> {
+        None
+    }
     /// Reads the input into a conversation.
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation>;
     /// Reads the input into a conversation, with the input sizes the provider reported for
@@ -189,6 +197,42 @@ impl Conversation {
         wire(self.format).result_window(&self.messages, index)
     }
 
+    /// Checks that the conversation, once written, reads back in its own format the way its
+    /// input was read: by detection when `forced` is `None`, else as the forced format (a
+    /// session log's output, an API body, as the API format it holds). Compaction removes
+    /// messages, and with them the evidence of the format: an OpenAI body whose tool rounds
+    /// are gone, beside a stray top-level `system` or `contents`, no longer shows OpenAI over
+    /// the format the stray field suggests. Such an output is refused rather than written
+    /// unreadable.
+    ///
+    /// # Errors
+    /// [`Error::Unreadable`] saying why the output would be read
+    /// otherwise.
+    pub fn check_reads_back(&self, forced: Option<Format>) -> Result<()> {
+        let forced = forced.map(|format| {
+            if reader(format).needs().is_some() {
+                self.format
+            } else {
+                format
+            }
+        });
+        let records = [Record {
+            line: 1,
+            value: render(self),
+        }];
+        match choose(&records, forced) {
+            Ok(format) if format == self.format => Ok(()),
+            Ok(other) => Err(Error::Unreadable {
+                format: self.format,
+                reason: format!("it would read as {}", other.title()),
+            }),
+            Err(err) => Err(Error::Unreadable {
+                format: self.format,
+                reason: err.to_string(),
+            }),
+        }
+    }
+
     /// Whether the conversation's format requires its first message to be a user message
     /// (Anthropic, Bedrock, Gemini): there the first user turn is pinned, so no compaction
     /// opens with anything else.
@@ -211,9 +255,9 @@ pub struct ReadOptions {
 /// Reads a conversation from JSON or JSONL bytes; `format` of `None` detects it.
 ///
 /// # Errors
-/// [`Error::Json`](crate::Error::Json) when the bytes are not JSON, [`Error::UnknownFormat`](crate::Error::UnknownFormat) when detection is
-/// unsure, [`Error::WrongFormat`](crate::Error::WrongFormat) when a forced format is clearly not the input's,
-/// [`Error::Malformed`](crate::Error::Malformed) naming the message (or line) and field when a field has the wrong shape.
+/// [`Error::Json`] when the bytes are not JSON, [`Error::UnknownFormat`] when detection is
+/// unsure, [`Error::WrongFormat`] when a forced format is clearly not the input's,
+/// [`Error::Malformed`] naming the message (or line) and field when a field has the wrong shape.
 pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Conversation> {
     parse_with(
         bytes,
@@ -247,7 +291,7 @@ pub fn parse_with_usage(
 /// [`parse_with_usage`] from a reader, value by value.
 ///
 /// # Errors
-/// As [`parse`]; a read error is reported as [`Error::Read`](crate::Error::Read).
+/// As [`parse`]; a read error is reported as [`Error::Read`].
 pub fn parse_reader_with_usage(
     reader: impl Read,
     options: &ReadOptions,

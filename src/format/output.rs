@@ -6,7 +6,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 use super::{Pretty, wire};
-use crate::conversation::{Conversation, Message, Warmth};
+use crate::conversation::{Conversation, Layout, Message, Part, Warmth};
 use crate::parallel;
 
 /// Writes a conversation back as a JSON value in its own format.
@@ -21,7 +21,9 @@ pub fn render(conversation: &Conversation) -> Value {
         return Value::Array(messages);
     };
     let mut envelope = envelope.clone();
-    envelope.insert(wire.list_key().into(), Value::Array(messages));
+    if !is_text_input(conversation, envelope.get(wire.list_key())) {
+        envelope.insert(wire.list_key().into(), Value::Array(messages));
+    }
     if let Some(system) = &conversation.system {
         envelope.insert(
             wire.system_key().into(),
@@ -64,6 +66,9 @@ pub fn write(conversation: &Conversation, mut writer: impl std::io::Write) -> st
     let mut fields: Vec<(&str, Field)> = envelope
         .iter()
         .map(|(key, value)| match system {
+            _ if key == list_key && is_text_input(conversation, Some(value)) => {
+                (key.as_str(), Field::Value(value))
+            }
             _ if key == list_key => (key.as_str(), Field::Messages),
             Some(system) if key == system_key => (key.as_str(), Field::System(system)),
             _ => (key.as_str(), Field::Value(value)),
@@ -93,6 +98,23 @@ pub fn write(conversation: &Conversation, mut writer: impl std::io::Write) -> st
     }
     out.bytes.extend_from_slice(b"\n}\n");
     writer.write_all(&out.bytes)
+}
+
+/// Whether the request's list field, as read, is a string (a Responses `input` of text) that
+/// the conversation still is, whole: one user message of that text. It is then written back
+/// as the string.
+fn is_text_input(conversation: &Conversation, list: Option<&Value>) -> bool {
+    let Some(Value::String(text)) = list else {
+        return false;
+    };
+    match conversation.messages.as_slice() {
+        [message] => {
+            message.role == crate::conversation::Role::User
+                && message.layout == Layout::Text
+                && matches!(message.parts.as_slice(), [Part::Text { text: t, .. }] if t == text)
+        }
+        _ => false,
+    }
 }
 
 /// A field of the request object as [`write`] writes it.

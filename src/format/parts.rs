@@ -293,16 +293,11 @@ pub(super) fn is_plain_text(parts: &[&Part]) -> bool {
         .all(|part| matches!(part, Part::Text { extra, .. } if extra.is_empty()))
 }
 
-/// Tool-call arguments as the JSON object formats with structured input write them: an OpenAI
-/// argument string is parsed (an unparsable one becomes `{}`), anything else is kept.
+/// Tool-call arguments as the formats with structured input write them: as read, a string
+/// where the object belongs included (the output is always in the input's format, so the
+/// arguments are never another format's JSON-encoded string to decode).
 pub(crate) fn arguments_object(arguments: &Value) -> Rendered<'_> {
-    match arguments {
-        Value::String(text) => match serde_json::from_str(text) {
-            Ok(value) => Rendered::Parsed(Box::new(value)),
-            Err(_) => Rendered::Object(Object::default()),
-        },
-        other => Rendered::Value(other),
-    }
+    Rendered::Value(arguments)
 }
 
 /// Tool-call arguments as formats with string arguments write them: a string is kept, anything

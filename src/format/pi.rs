@@ -27,6 +27,10 @@ impl Reader for Pi {
         &anthropic::Anthropic
     }
 
+    fn needs(&self) -> Option<&'static str> {
+        Some("no line is a pi `session` header or a `message` entry with a `role`")
+    }
+
     fn evidence(&self, records: &[Record]) -> Evidence {
         let mut evidence = Evidence::default();
         for record in records.iter().take(200) {

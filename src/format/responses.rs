@@ -97,12 +97,20 @@ impl Reader for Responses {
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
         let mut value = single(records, Format::Responses)?;
+        let mut text_input = None;
         if let Some(input @ Value::String(_)) = value.get_mut("input") {
             let text = input.take();
+            text_input = Some(text.clone());
             *input = Value::Array(vec![serde_json::json!({"role": "user", "content": text})]);
         }
         let (envelope, items) = split_envelope(value, "input")?;
-        parse(envelope, items)
+        let mut conversation = parse(envelope, items)?;
+        // The string stays in the envelope: written back as read while it is the whole
+        // conversation (see `format::write`).
+        if let (Some(text), Some(envelope)) = (text_input, conversation.envelope.as_mut()) {
+            envelope.insert("input".into(), text);
+        }
+        Ok(conversation)
     }
 }
 

@@ -223,10 +223,18 @@ fn cap_all(state: &mut Applied, cap: usize, counter: &dyn TokenCounter) -> usize
         if *tokens <= cap || !message.has_results() {
             continue;
         }
+        // Capping shortens a result's text but may rewrite its wire shape (a Gemini JSON
+        // response becomes `{"output": …}`): a message it would not make smaller is kept.
+        let before = message.clone();
         let capped = cap_results(message, cap, counter);
         if capped > 0 {
+            let after = counter.count_message(message);
+            if after >= *tokens {
+                *message = before;
+                continue;
+            }
             truncated += capped;
-            *tokens = counter.count_message(message);
+            *tokens = after;
             *origin = origin.edited();
         }
     }
@@ -609,6 +617,17 @@ fn is_cleared(content: &[Part]) -> bool {
     matches!(content, [Part::Text { text, .. }] if note::is_cleared_output(text))
 }
 
+/// Whether an output is one [`cap_text`] wrote: a line of its own is the omission note.
+fn is_capped(text: &str) -> bool {
+    text.lines().any(|line| {
+        line.strip_prefix("[… ").is_some_and(|rest| {
+            [" lines omitted …]", " characters omitted …]"]
+                .iter()
+                .any(|end| rest.ends_with(end) && rest.contains(" of "))
+        })
+    })
+}
+
 /// Caps, in place, every result of a message longer than `cap` tokens; returns how many were
 /// capped.
 fn cap_results(message: &mut Message, cap: usize, counter: &dyn TokenCounter) -> usize {
@@ -624,7 +643,9 @@ fn cap_results(message: &mut Message, cap: usize, counter: &dyn TokenCounter) ->
             continue;
         };
         let tokens = counter.count_text(text);
-        if tokens <= cap {
+        // An output capped or cleared before is not cut again: its note (or placeholder) may
+        // alone exceed a small cap.
+        if tokens <= cap || is_capped(text) || note::is_cleared_output(text) {
             continue;
         }
         // A cap below the size of the omission note itself would lengthen the output.
@@ -1057,5 +1078,27 @@ mod tests {
         assert_eq!(report.truncated, 1);
         assert!(after.conversation.messages[1].text().is_empty());
         assert!(after.counts.messages[1] < 80);
+    }
+
+    #[test]
+    fn a_cleared_placeholder_is_not_capped() {
+        let placeholder =
+            note::cleared_output("Task", 2_755, evidence::outcome_in("all good", false));
+        let value = json!([{"role": "user", "content": "go"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "Task", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": placeholder}]);
+        let mut tool = parse_value(value, None).unwrap().messages.remove(2);
+        let before = tool.clone();
+        assert_eq!(cap_results(&mut tool, 1, &CharEstimate), 0);
+        assert_eq!(tool, before);
+    }
+
+    #[test]
+    fn a_capped_output_is_recognised_and_not_cut_again() {
+        for unit in ["lines", "characters"] {
+            let text = format!("head\n{}\ntail", note::omitted(1_200, 1_300, unit));
+            assert!(is_capped(&text), "{text}");
+        }
+        assert!(!is_capped("[… a line of output …]"));
     }
 }

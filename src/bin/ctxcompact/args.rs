@@ -452,7 +452,8 @@ pub(crate) fn options(
     options.strategy = strategy.strategy();
     (options.marker, options.digest_tokens) = marker.resolve();
     options.tools = tools.options();
-    options.policy = crate::replay::policy(budget.optimize, options.model.as_deref())?;
+    let profile = options.model.as_ref().map(|_| &options.profile);
+    options.policy = crate::replay::policy(budget.optimize, profile)?;
     Ok(options)
 }
 

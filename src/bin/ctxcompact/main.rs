@@ -194,7 +194,8 @@ fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode>
             counts.total()
         );
         let _ = writeln!(out, "estimator: {}", tokenizer.describe());
-        if let Some(anchor) = &options.anchor {
+        // A given overhead replaces the anchor (`Options::overhead`).
+        if let Some(anchor) = options.anchor.as_ref().filter(|_| options.overhead == 0) {
             let _ = writeln!(
                 out,
                 "anchored on the input size recorded at line {}: {} tokens for the {} messages before it",
@@ -437,6 +438,12 @@ fn emit(
     input: &Input,
     output: &Output,
 ) -> Result<ExitCode> {
+    // What is written must read back as it was read (an unchanged input always does).
+    if report.action != Action::WithinBudget {
+        conversation
+            .check_reads_back(input.format.format())
+            .with_context(|| input.file.clone())?;
+    }
     let report_json = to_json(report);
     let staged_report = match output.report.as_deref() {
         None | Some("-") => None,
@@ -455,15 +462,22 @@ fn emit(
             format::write(conversation, file)
         })?),
     };
+    // The report on standard error is written before any file is moved into place: a report
+    // that cannot be written is an error, and leaves the files as they were.
+    if output.report.as_deref() == Some("-") {
+        let mut stderr = io::stderr().lock();
+        stderr
+            .write_all(report_json.as_bytes())
+            .and_then(|()| stderr.flush())
+            .context("standard error: cannot write the report")?;
+    }
     if let Some(staged) = staged_output {
         staged.commit()?;
     }
     if let Some(staged) = staged_report {
         staged.commit()?;
     }
-    if output.report.as_deref() == Some("-") {
-        let _ = io::stderr().write_all(report_json.as_bytes());
-    } else if !output.quiet {
+    if output.report.as_deref() != Some("-") && !output.quiet {
         say(&format!("ctxcompact: {summary}"));
     }
     debug_assert!(

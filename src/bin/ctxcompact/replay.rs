@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
-use ctxcompact::catalog::Catalog;
+use ctxcompact::catalog::{Catalog, Profile};
 use ctxcompact::lab::replay::Prices;
 use ctxcompact::lab::replay::{Outcome, Policy, Replay};
 use ctxcompact::tuning::CostModel;
@@ -93,14 +93,15 @@ pub(crate) enum OptimizeArg {
     Cost,
 }
 
-/// The selector settings for `--optimize`: `cost` prices the model named by `--model`.
+/// The selector settings for `--optimize`: `cost` prices the model named by `--model`, as the
+/// catalog resolved it (`profile`).
 pub(crate) fn policy(
     optimize: OptimizeArg,
-    model: Option<&str>,
+    profile: Option<&Profile>,
 ) -> Result<ctxcompact::tuning::Policy> {
-    let optimize = match (optimize, model) {
+    let optimize = match (optimize, profile) {
         (OptimizeArg::Efficiency, _) => Optimize::Efficiency,
-        (OptimizeArg::Cost, Some(model)) => Optimize::Cost(CostModel::for_model(model)?),
+        (OptimizeArg::Cost, Some(profile)) => Optimize::Cost(CostModel::for_profile(profile)?),
         (OptimizeArg::Cost, None) => bail!("--optimize cost needs --model to price the calls"),
     };
     Ok(ctxcompact::tuning::Policy {
@@ -128,7 +129,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
         None => Prices::builtin(),
     };
     let profile = catalog.lookup(&args.model)?;
-    let family = prices.lookup(&args.model)?.clone();
+    let family = prices.for_profile(profile)?.clone();
     let window = match args.window {
         Some(window) => usize::try_from(window).context("--window: too large")?,
         None => profile.context_window,
