@@ -531,12 +531,31 @@ pub fn check_reads_back(conversation: &Conversation, forced: Option<Format>) -> 
             format
         }
     });
+    if top_level_settles(conversation, forced) {
+        return Ok(());
+    }
+    // The evidence of a format lies in the shape of the request, never in its texts: the
+    // output is rendered with its texts and arguments emptied.
+    let skeleton = Conversation {
+        format: conversation.format,
+        system: conversation.system.clone(),
+        messages: conversation.messages.iter().map(skeleton).collect(),
+        envelope: conversation.envelope.clone(),
+        lines: Vec::new(),
+    };
     let records = [Record {
         line: 1,
-        value: render(conversation),
+        value: render(&skeleton),
     }];
+    let shows_any = || {
+        gather_evidence(&records)
+            .iter()
+            .any(|(_, evidence)| !evidence.is_empty())
+    };
     match choose(&records, forced) {
         Ok(format) if format == conversation.format => Ok(()),
+        // Plain text that shows no format reads as any API format alike.
+        Ok(_) if forced.is_none() && !shows_any() => Ok(()),
         Ok(other) => Err(Error::Unreadable {
             format: conversation.format,
             reason: format!("it would read as {}", other.title()),
@@ -545,6 +564,92 @@ pub fn check_reads_back(conversation: &Conversation, forced: Option<Format>) -> 
             format: conversation.format,
             reason: err.to_string(),
         }),
+    }
+}
+
+/// Whether the request's top level (what compaction never changes) settles how the output
+/// reads, so that its messages need no look. Forced, it does when it shows the format. By
+/// detection, it does when it shows no other format and the messages cannot tip it: an
+/// input read by detection showed no other format strongly (it would have been ambiguous),
+/// and the only clue a message gives weakly is OpenAI's (a `system` role), so an OpenAI body,
+/// or a body whose top level shows its own format strongly, reads back as it was read.
+fn top_level_settles(conversation: &Conversation, forced: Option<Format>) -> bool {
+    let top = Conversation {
+        format: conversation.format,
+        system: conversation.system.clone(),
+        messages: Vec::new(),
+        envelope: conversation.envelope.clone(),
+        lines: Vec::new(),
+    };
+    let records = [Record {
+        line: 1,
+        value: render(&top),
+    }];
+    let found = gather_evidence(&records);
+    let own = found
+        .iter()
+        .find(|(format, _)| *format == conversation.format)
+        .map(|(_, evidence)| (evidence.strong, evidence.weak));
+    let (strong, weak) = own.unwrap_or((0, 0));
+    if forced.is_some() {
+        return strong + weak > 0;
+    }
+    let others = found
+        .iter()
+        .any(|(format, evidence)| *format != conversation.format && !evidence.is_empty());
+    !others && (conversation.format == Format::OpenAi || strong > 0)
+}
+
+/// A message with the same wire shape and no text: texts, results' texts and call arguments
+/// emptied (keeping their JSON type), every other field as it is.
+fn skeleton(message: &Message) -> Message {
+    let empty = |part: &Part| match part {
+        Part::Text { extra, .. } => Part::Text {
+            text: String::new(),
+            extra: extra.clone(),
+        },
+        other => other.clone(),
+    };
+    let parts = message
+        .parts
+        .iter()
+        .map(|part| match part {
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+                extra,
+            } => Part::ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                arguments: match arguments {
+                    Value::String(_) => Value::String(String::new()),
+                    Value::Object(_) => Value::Object(Map::new()),
+                    other => other.clone(),
+                },
+                extra: extra.clone(),
+            },
+            Part::ToolResult {
+                call_id,
+                content,
+                layout,
+                is_error,
+                extra,
+            } => Part::ToolResult {
+                call_id: call_id.clone(),
+                content: content.iter().map(empty).collect(),
+                layout: *layout,
+                is_error: *is_error,
+                extra: extra.clone(),
+            },
+            other => empty(other),
+        })
+        .collect();
+    Message {
+        role: message.role,
+        parts,
+        layout: message.layout,
+        extra: message.extra.clone(),
     }
 }
 
@@ -1113,6 +1218,32 @@ mod tests {
         assert_eq!(read.messages.len(), PARALLEL_PARSE_MESSAGES + 500);
         assert_eq!(read.messages[late].text(), "fixed");
         assert_eq!(read.messages[8].text(), "message 8");
+    }
+
+    #[test]
+    fn an_output_reads_back_unless_its_clues_are_gone_beside_another_formats() {
+        // Plain text shows no format: it reads back as any API format alike.
+        let plain = serde_json::json!({"messages": [{"role": "user", "content": "hi"}]});
+        let conversation = parse_value(plain, Some(Format::Anthropic)).unwrap();
+        assert!(check_reads_back(&conversation, None).is_ok());
+        // A top-level system string settles Anthropic whatever the messages.
+        let anthropic =
+            serde_json::json!({"system": "s", "messages": [{"role": "user", "content": "hi"}]});
+        let conversation = parse_value(anthropic, None).unwrap();
+        assert!(check_reads_back(&conversation, None).is_ok());
+        // An OpenAI system message beside a stray `system` field is ambiguous once no tool
+        // round shows OpenAI.
+        let stray = serde_json::json!({"system": {}, "messages": [
+            {"role": "system", "content": "s"}, {"role": "user", "content": "hi"}]});
+        let conversation = parse_value(stray, Some(Format::OpenAi)).unwrap();
+        let err = check_reads_back(&conversation, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("the output would not read back as openai: cannot tell"),
+            "{err}"
+        );
+        assert!(check_reads_back(&conversation, Some(Format::OpenAi)).is_ok());
     }
 
     #[test]
