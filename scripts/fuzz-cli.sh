@@ -203,6 +203,7 @@ def tool_opts():
     return opts
 
 failures, stats = [], {"cases": 0, "accepted": 0, "refused": 0, "cannot_fit": 0}
+reasons = {}
 
 def fail(kind, case, detail):
     keep = os.path.join(WORK, "fail-%03d-%s" % (len(failures), kind))
@@ -229,6 +230,9 @@ def check(case, path, orig_text, kind):
         return fail("crash", case, "exit %s: %s" % (code, err))
     if code == 2:
         stats["refused"] += 1
+        reason = err.split(": error: ", 1)[-1].split(": ", 1)[-1]
+        reason = " ".join(w for w in reason.split()[:6] if not any(c.isdigit() for c in w))
+        reasons[reason] = reasons.get(reason, 0) + 1
         return
     if code == 3:
         stats["cannot_fit"] += 1
@@ -348,6 +352,8 @@ for kind, _, _ in failures:
     by_kind[kind] = by_kind.get(kind, 0) + 1
 print("fuzz-cli: %(cases)d cases (%(accepted)d compacted or within budget, %(refused)d refused, "
       "%(cannot_fit)d cannot fit)" % stats)
+top = sorted(reasons.items(), key=lambda kv: -kv[1])[:8]
+print("fuzz-cli: most frequent refusals: %s" % "; ".join("%s (%d)" % kv for kv in top))
 print("fuzz-cli: failures: %s" % (", ".join("%s %d" % kv for kv in sorted(by_kind.items())) or "none"))
 sys.exit(1 if failures else 0)
 PY

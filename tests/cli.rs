@@ -359,6 +359,51 @@ fn within_budget_numbers_keep_their_spelling_byte_for_byte() {
     }
 }
 
+// The report counts the output as `count` reads it back: a Gemini content written with a role
+// it was read without, or a Bedrock string input written as `{}`, counted otherwise. See: #27
+#[test]
+fn the_reports_tokens_after_is_the_count_of_the_output() {
+    let dir = scratch("report-count");
+    let mut gemini = vec![json!({"parts": [{"text": "task: list the files please"}]})];
+    let mut bedrock =
+        vec![json!({"role": "user", "content": [{"text": "task: list the files please"}]})];
+    for i in 0..6 {
+        let output = "file\n".repeat(40);
+        gemini.push(
+            json!({"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {"p": i}}}]}),
+        );
+        gemini.push(json!({"parts": [{"functionResponse": {"name": "ls", "response": {"output": output}}}]}));
+        let id = format!("t{i}");
+        bedrock.push(json!({"role": "assistant", "content": [{"toolUse": {"toolUseId": id, "name": "ls", "input": format!("p={i}")}}]}));
+        bedrock.push(json!({"role": "user", "content": [{"toolResult": {"toolUseId": id, "content": [{"text": output}]}}]}));
+    }
+    gemini.push(json!({"role": "model", "parts": [{"text": "done"}]}));
+    bedrock.push(json!({"role": "assistant", "content": [{"text": "done"}]}));
+    let inputs = [
+        ("gemini.json", json!({"contents": gemini})),
+        ("bedrock.json", json!({"messages": bedrock})),
+    ];
+    for (name, value) in inputs {
+        let path = write_json(&dir, name, &value);
+        let out = dir.join(format!("out-{name}"));
+        let out = out.to_str().unwrap();
+        let output = ctxcompact(
+            &[
+                "compact", &path, "--ratio", "0.6", "-o", out, "--report", "-",
+            ],
+            None,
+        );
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        let report: Value = serde_json::from_slice(&output.stderr).unwrap();
+        assert_eq!(report["action"], "compacted", "{name}");
+        assert_eq!(
+            report["tokens_after"].as_u64().unwrap(),
+            total(out, &[]),
+            "{name}"
+        );
+    }
+}
+
 #[test]
 fn compact_writes_output_and_report_files_and_leaves_the_input_alone() {
     let dir = scratch("compact");

@@ -2,9 +2,10 @@
 //! format with strong evidence, or the only one with any, is chosen; a forced format is checked
 //! against the evidence.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::{Evidence, Format, Record, reader};
+use super::{Evidence, Format, Record, reader, render};
+use crate::conversation::{Conversation, Message, Part};
 use crate::error::{Error, Result};
 use crate::parallel;
 
@@ -100,5 +101,137 @@ pub(super) fn choose(records: &[Record], forced: Option<Format>) -> Result<Forma
         [first, second, ..] => Err(Error::UnknownFormat {
             reason: format!("{} but {}", describe(first), describe(second)),
         }),
+    }
+}
+
+/// [`super::Conversation::check_reads_back`]: the output's top level first, then, only when
+/// that does not settle it, the shape of its messages (their texts emptied), through detection.
+pub(super) fn reads_back(conversation: &Conversation, forced: Option<Format>) -> Result<()> {
+    let forced = forced.map(|format| {
+        if reader(format).needs().is_some() {
+            conversation.format
+        } else {
+            format
+        }
+    });
+    if top_level_settles(conversation, forced) {
+        return Ok(());
+    }
+    // The evidence of a format lies in the shape of the request, never in its texts: the
+    // output is rendered with its texts and arguments emptied.
+    let skeleton = Conversation {
+        format: conversation.format,
+        system: conversation.system.clone(),
+        messages: conversation.messages.iter().map(skeleton).collect(),
+        envelope: conversation.envelope.clone(),
+        lines: Vec::new(),
+    };
+    let records = [Record {
+        line: 1,
+        value: render(&skeleton),
+    }];
+    let shows_any = || {
+        gather_evidence(&records)
+            .iter()
+            .any(|(_, evidence)| !evidence.is_empty())
+    };
+    match choose(&records, forced) {
+        Ok(format) if format == conversation.format => Ok(()),
+        // Plain text that shows no format reads as any API format alike.
+        Ok(_) if forced.is_none() && !shows_any() => Ok(()),
+        Ok(other) => Err(Error::Unreadable {
+            format: conversation.format,
+            reason: format!("it would read as {}", other.title()),
+        }),
+        Err(err) => Err(Error::Unreadable {
+            format: conversation.format,
+            reason: err.to_string(),
+        }),
+    }
+}
+
+/// Whether the request's top level (what compaction never changes) settles how the output
+/// reads, so that its messages need no look. Forced, it does when it shows the format. By
+/// detection, it does when it shows no other format and the messages cannot tip it: an
+/// input read by detection showed no other format strongly (it would have been ambiguous),
+/// and the only clue a message gives weakly is OpenAI's (a `system` role), so an OpenAI body,
+/// or a body whose top level shows its own format strongly, reads back as it was read.
+fn top_level_settles(conversation: &Conversation, forced: Option<Format>) -> bool {
+    let top = Conversation {
+        format: conversation.format,
+        system: conversation.system.clone(),
+        messages: Vec::new(),
+        envelope: conversation.envelope.clone(),
+        lines: Vec::new(),
+    };
+    let records = [Record {
+        line: 1,
+        value: render(&top),
+    }];
+    let found = gather_evidence(&records);
+    let own = found
+        .iter()
+        .find(|(format, _)| *format == conversation.format)
+        .map(|(_, evidence)| (evidence.strong, evidence.weak));
+    let (strong, weak) = own.unwrap_or((0, 0));
+    if forced.is_some() {
+        return strong + weak > 0;
+    }
+    let others = found
+        .iter()
+        .any(|(format, evidence)| *format != conversation.format && !evidence.is_empty());
+    !others && (conversation.format == Format::OpenAi || strong > 0)
+}
+
+/// A message with the same wire shape and no text: texts, results' texts and call arguments
+/// emptied (keeping their JSON type), every other field as it is.
+fn skeleton(message: &Message) -> Message {
+    let empty = |part: &Part| match part {
+        Part::Text { extra, .. } => Part::Text {
+            text: String::new(),
+            extra: extra.clone(),
+        },
+        other => other.clone(),
+    };
+    let parts = message
+        .parts
+        .iter()
+        .map(|part| match part {
+            Part::ToolCall {
+                id,
+                name,
+                arguments,
+                extra,
+            } => Part::ToolCall {
+                id: id.clone(),
+                name: name.clone(),
+                arguments: match arguments {
+                    Value::String(_) => Value::String(String::new()),
+                    Value::Object(_) => Value::Object(Map::new()),
+                    other => other.clone(),
+                },
+                extra: extra.clone(),
+            },
+            Part::ToolResult {
+                call_id,
+                content,
+                layout,
+                is_error,
+                extra,
+            } => Part::ToolResult {
+                call_id: call_id.clone(),
+                content: content.iter().map(empty).collect(),
+                layout: *layout,
+                is_error: *is_error,
+                extra: extra.clone(),
+            },
+            other => empty(other),
+        })
+        .collect();
+    Message {
+        role: message.role,
+        parts,
+        layout: message.layout,
+        extra: message.extra.clone(),
     }
 }

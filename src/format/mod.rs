@@ -42,7 +42,7 @@ use serde_json::Value;
 
 use crate::conversation::{Conversation, Message};
 pub use crate::conversation::{Format, Layout};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use detect::choose;
 pub(crate) use input::single;
 use input::{read_records, records_of_slice};
@@ -206,31 +206,10 @@ impl Conversation {
     /// unreadable.
     ///
     /// # Errors
-    /// [`Error::Unreadable`] saying why the output would be read
+    /// [`Error::Unreadable`](crate::Error::Unreadable) saying why the output would be read
     /// otherwise.
     pub fn check_reads_back(&self, forced: Option<Format>) -> Result<()> {
-        let forced = forced.map(|format| {
-            if reader(format).needs().is_some() {
-                self.format
-            } else {
-                format
-            }
-        });
-        let records = [Record {
-            line: 1,
-            value: render(self),
-        }];
-        match choose(&records, forced) {
-            Ok(format) if format == self.format => Ok(()),
-            Ok(other) => Err(Error::Unreadable {
-                format: self.format,
-                reason: format!("it would read as {}", other.title()),
-            }),
-            Err(err) => Err(Error::Unreadable {
-                format: self.format,
-                reason: err.to_string(),
-            }),
-        }
+        detect::reads_back(self, forced)
     }
 
     /// Whether the conversation's format requires its first message to be a user message
@@ -255,9 +234,9 @@ pub struct ReadOptions {
 /// Reads a conversation from JSON or JSONL bytes; `format` of `None` detects it.
 ///
 /// # Errors
-/// [`Error::Json`] when the bytes are not JSON, [`Error::UnknownFormat`] when detection is
-/// unsure, [`Error::WrongFormat`] when a forced format is clearly not the input's,
-/// [`Error::Malformed`] naming the message (or line) and field when a field has the wrong shape.
+/// [`Error::Json`](crate::Error::Json) when the bytes are not JSON, [`Error::UnknownFormat`](crate::Error::UnknownFormat) when detection is
+/// unsure, [`Error::WrongFormat`](crate::Error::WrongFormat) when a forced format is clearly not the input's,
+/// [`Error::Malformed`](crate::Error::Malformed) naming the message (or line) and field when a field has the wrong shape.
 pub fn parse(bytes: &[u8], format: Option<Format>) -> Result<Conversation> {
     parse_with(
         bytes,
@@ -291,7 +270,7 @@ pub fn parse_with_usage(
 /// [`parse_with_usage`] from a reader, value by value.
 ///
 /// # Errors
-/// As [`parse`]; a read error is reported as [`Error::Read`].
+/// As [`parse`]; a read error is reported as [`Error::Read`](crate::Error::Read).
 pub fn parse_reader_with_usage(
     reader: impl Read,
     options: &ReadOptions,
@@ -353,6 +332,30 @@ mod tests {
         assert_eq!(read.messages.len(), PARALLEL_PARSE_MESSAGES + 500);
         assert_eq!(read.messages[late].text(), "fixed");
         assert_eq!(read.messages[8].text(), "message 8");
+    }
+
+    #[test]
+    fn an_output_reads_back_unless_its_clues_are_gone_beside_another_formats() {
+        // Plain text shows no format: it reads back as any API format alike.
+        let plain = serde_json::json!({"messages": [{"role": "user", "content": "hi"}]});
+        let conversation = parse_value(plain, Some(Format::Anthropic)).unwrap();
+        assert!(conversation.check_reads_back(None).is_ok());
+        // A top-level system string settles Anthropic whatever the messages.
+        let anthropic =
+            serde_json::json!({"system": "s", "messages": [{"role": "user", "content": "hi"}]});
+        let conversation = parse_value(anthropic, None).unwrap();
+        assert!(conversation.check_reads_back(None).is_ok());
+        // An OpenAI system message beside a stray `system` field is ambiguous once no tool
+        // round shows OpenAI.
+        let stray = serde_json::json!({"system": {}, "messages": [
+            {"role": "system", "content": "s"}, {"role": "user", "content": "hi"}]});
+        let conversation = parse_value(stray, Some(Format::OpenAi)).unwrap();
+        let err = conversation.check_reads_back(None).unwrap_err().to_string();
+        assert!(
+            err.starts_with("the output would not read back as openai: cannot tell"),
+            "{err}"
+        );
+        assert!(conversation.check_reads_back(Some(Format::OpenAi)).is_ok());
     }
 
     #[test]
