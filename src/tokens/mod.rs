@@ -11,9 +11,13 @@
 //! The `o200k` and `cl100k` counts come from `bpe`, an exact counter that gives what
 //! tiktoken-rs's `encode_ordinary(text).len()` gives, faster (see its docs and the README's
 //! "Speed" section); tiktoken-rs supplies its rank tables and stays the reference in the tests.
+//! The open-weight families (Llama 3, Qwen2, `DeepSeek` V3, Mistral's Tekken, Kimi K2, GLM-4.5,
+//! `MiniMax` M2) are counted with their own vocabularies from the `tiktoken` crate, each built the
+//! first time a model of that family is counted, and with the framing of the family's published
+//! chat template in place of OpenAI's overheads (see `Template`).
 //!
 //! Which text is counted is the same for every tokenizer; how it is counted differs: exactly by
-//! the BPE counter, as ⌈chars ÷ 4⌉ by `chars`, or as `o200k` tokens × a family's fitted factor
+//! a BPE counter, as ⌈chars ÷ 4⌉ by `chars`, or as `o200k` tokens × a family's fitted factor
 //! by a calibrated estimator (which reads tool-call arguments as their unescaped keys and values, and
 //! thinking blocks as their text). What a request holds outside its messages — a top-level
 //! system prompt and the tool definitions, as JSON — is counted in [`Counts::system`].
@@ -52,8 +56,9 @@ pub(crate) const MEDIA_TOKENS: usize = 85;
 pub(crate) const CHARS_PER_TOKEN: usize = 4;
 
 /// Which tokenizer counts the text. Written in JSON (the catalog, the report) by its name:
-/// `o200k`, `cl100k`, `chars`, or a model family's name (`claude-opus`, …) for the calibrated
-/// estimator, which reads back with that family's shipped factor.
+/// `o200k`, `cl100k`, `chars`, an open-weight vocabulary's name (`llama3`, `qwen2`, …), or a
+/// model family's name (`claude-opus`, …) for the calibrated estimator, which reads back with
+/// that family's shipped factor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum Tokenizer {
@@ -63,6 +68,22 @@ pub enum Tokenizer {
     Cl100k,
     /// ceil(chars ÷ 4): a rough estimate for models whose tokenizer is not public.
     Chars,
+    /// Meta's Llama 3 vocabulary (Llama 3, 3.1, 3.2, 3.3), with the Llama 3.1 chat template.
+    Llama3,
+    /// Alibaba's Qwen2 vocabulary (Qwen 2.5, Qwen 3, `QwQ`), with the Qwen 2.5 chat template.
+    Qwen2,
+    /// The `DeepSeek` V3 vocabulary (V3, V3.1, R1, and the `deepseek-chat` / `deepseek-reasoner`
+    /// API models), with the V3 chat template.
+    DeepSeekV3,
+    /// Mistral's Tekken vocabulary (Mistral Nemo, Small 3, Large 3, Devstral, …), with the
+    /// Mistral Nemo chat template.
+    Tekken,
+    /// Moonshot's Kimi K2 vocabulary, with the Kimi K2 chat template.
+    KimiK2,
+    /// Zhipu's GLM-4.5 vocabulary (GLM-4.5, 4.6, 4.7), with the GLM-4.6 chat template.
+    Glm4,
+    /// The `MiniMax` M2 vocabulary (M2, M2.1, M2.5), with the M2 chat template.
+    MinimaxM2,
     /// ceil(`o200k` tokens × a factor fitted on a model family's recorded usage), plus a fitted
     /// cost per tool call (see `ctxcompact calibrate`): for Claude and Gemini models, whose
     /// tokenizers are not public.
@@ -119,8 +140,41 @@ impl Tokenizer {
             Self::O200k => "o200k",
             Self::Cl100k => "cl100k",
             Self::Chars => "chars",
+            Self::Llama3 => "llama3",
+            Self::Qwen2 => "qwen2",
+            Self::DeepSeekV3 => "deepseek-v3",
+            Self::Tekken => "tekken",
+            Self::KimiK2 => "kimi-k2",
+            Self::Glm4 => "glm4",
+            Self::MinimaxM2 => "minimax-m2",
             Self::Calibrated(factor) => factor.family.as_str(),
         }
+    }
+
+    /// The tokenizers of open-weight model families: each an exact vocabulary with its family's
+    /// chat template.
+    pub(crate) const OPEN_WEIGHT: [Self; 7] = [
+        Self::Llama3,
+        Self::Qwen2,
+        Self::DeepSeekV3,
+        Self::Tekken,
+        Self::KimiK2,
+        Self::Glm4,
+        Self::MinimaxM2,
+    ];
+
+    /// The chat template of an open-weight family's tokenizer; `None` for the others.
+    fn template(self) -> Option<&'static Template> {
+        Some(match self {
+            Self::Llama3 => &LLAMA3,
+            Self::Qwen2 => &QWEN2,
+            Self::DeepSeekV3 => &DEEPSEEK_V3,
+            Self::Tekken => &TEKKEN,
+            Self::KimiK2 => &KIMI_K2,
+            Self::Glm4 => &GLM4,
+            Self::MinimaxM2 => &MINIMAX_M2,
+            Self::O200k | Self::Cl100k | Self::Chars | Self::Calibrated(_) => return None,
+        })
     }
 
     /// The tokenizer named `name` (as [`Tokenizer::as_str`] spells it); a family's name gives
@@ -130,17 +184,27 @@ impl Tokenizer {
             "o200k" => Some(Self::O200k),
             "cl100k" => Some(Self::Cl100k),
             "chars" => Some(Self::Chars),
-            other => Family::from_name(other).map(|f| Self::Calibrated(calibration::shipped(f))),
+            other => Self::OPEN_WEIGHT
+                .into_iter()
+                .find(|open| open.as_str() == other)
+                .or_else(|| {
+                    Family::from_name(other).map(|f| Self::Calibrated(calibration::shipped(f)))
+                }),
         }
     }
 
     /// What counts and how far it is known to be from the provider's own figures, in one line.
     pub fn describe(self) -> String {
-        match self {
-            Self::O200k => "tiktoken o200k_base: exact for the models that use it".into(),
-            Self::Cl100k => "tiktoken cl100k_base: exact for the models that use it".into(),
-            Self::Chars => "ceil(characters / 4): a rough estimate, no measured error".into(),
-            Self::Calibrated(factor) => calibration::describe(factor),
+        match (self, self.template()) {
+            (_, Some(template)) => format!(
+                "{} vocabulary (tiktoken crate): exact text tokens for {}; message, tool-call \
+                 and reply framing estimated from its chat template ({})",
+                template.encoding, template.models, template.source
+            ),
+            (Self::O200k, _) => "tiktoken o200k_base: exact for the models that use it".into(),
+            (Self::Cl100k, _) => "tiktoken cl100k_base: exact for the models that use it".into(),
+            (Self::Calibrated(factor), _) => calibration::describe(factor),
+            (_, None) => "ceil(characters / 4): a rough estimate, no measured error".into(),
         }
     }
 
@@ -152,14 +216,30 @@ impl Tokenizer {
     }
 
     /// The process-wide counter for this tokenizer, built on first use; every thread shares it.
+    /// An open-weight vocabulary is built only when its tokenizer is first used.
+    ///
+    /// # Panics
+    /// Never: every tokenizer not named in the first arms is an open-weight one, with a
+    /// template whose vocabulary is compiled in (the unit tests build each).
     pub fn counter(self) -> &'static dyn TokenCounter {
         static O200K: OnceLock<Tiktoken> = OnceLock::new();
         static CL100K: OnceLock<Tiktoken> = OnceLock::new();
+        static OPEN: [OnceLock<OpenWeight>; 7] = [const { OnceLock::new() }; 7];
         match self {
             Self::O200k => O200K.get_or_init(|| Tiktoken::new(self)),
             Self::Cl100k => CL100K.get_or_init(|| Tiktoken::new(self)),
             Self::Chars => &CharEstimate,
             Self::Calibrated(factor) => calibrated(factor),
+            open => {
+                let index = Self::OPEN_WEIGHT
+                    .iter()
+                    .position(|t| *t == open)
+                    .expect("every other tokenizer is an open-weight one");
+                let template = open
+                    .template()
+                    .expect("an open-weight tokenizer has a template");
+                OPEN[index].get_or_init(|| OpenWeight::new(template))
+            }
         }
     }
 
@@ -167,7 +247,7 @@ impl Tokenizer {
     /// that the build overlaps reading and parsing the input; [`Tokenizer::counter`] then waits
     /// for it only if it is not done yet. Calling it more than once builds nothing twice.
     pub fn prepare(self) {
-        if matches!(self, Self::O200k | Self::Cl100k | Self::Calibrated(_)) {
+        if !matches!(self, Self::Chars) {
             std::thread::spawn(move || self.counter());
         }
     }
@@ -200,6 +280,7 @@ impl Tokenizer {
         });
         let mut counts = Counts {
             system,
+            priming: counter.reply_priming(),
             ..Counts::default()
         };
         for slice in slices {
@@ -221,7 +302,9 @@ impl TryFrom<String> for Tokenizer {
     fn try_from(name: String) -> Result<Self, Self::Error> {
         Self::from_name(&name).ok_or_else(|| {
             format!(
-                "unknown tokenizer `{name}` (expected o200k, cl100k, chars or a family: {})",
+                "unknown tokenizer `{name}` (expected o200k, cl100k, chars, an open-weight \
+                 vocabulary: {}, or a family: {})",
+                Tokenizer::OPEN_WEIGHT.map(Tokenizer::as_str).join(", "),
                 Family::ALL.map(Family::as_str).join(", ")
             )
         })
@@ -323,9 +406,21 @@ pub trait TokenCounter: Sync {
         self.count_fields(message) + self.count_parts(&message.parts)
     }
 
+    /// Tokens every message costs beyond its fields: [`MESSAGE_OVERHEAD`] in OpenAI's recipe,
+    /// the framing of a message in an open-weight family's chat template.
+    fn message_overhead(&self) -> usize {
+        MESSAGE_OVERHEAD
+    }
+
+    /// Tokens that prime the reply, once after the last message: [`REPLY_PRIMING`] in OpenAI's
+    /// recipe; the start of the conversation and the assistant's header in a chat template.
+    fn reply_priming(&self) -> usize {
+        REPLY_PRIMING
+    }
+
     /// Tokens of a message less its parts: the overheads, role, name and other string fields.
     fn count_fields(&self, message: &Message) -> usize {
-        let mut tokens = MESSAGE_OVERHEAD;
+        let mut tokens = self.message_overhead();
         for (key, value) in &message.extra {
             // Interpreted fields are counted from the parts below, as they are now.
             if let ("content" | "tool_calls" | "tool_call_id", _) | (_, Value::Null) =
@@ -406,12 +501,12 @@ pub(crate) struct Tiktoken {
 
 impl Tiktoken {
     /// Builds the counter for `o200k` or `cl100k` from its embedded table (tens of
-    /// milliseconds: build once and reuse, or use [`Tokenizer::counter`]). `Chars` builds
-    /// `o200k`.
+    /// milliseconds: build once and reuse, or use [`Tokenizer::counter`]). Any other tokenizer
+    /// builds `o200k`.
     pub(crate) fn new(tokenizer: Tokenizer) -> Self {
         let pattern = match tokenizer {
             Tokenizer::Cl100k => Pattern::Cl100k,
-            Tokenizer::O200k | Tokenizer::Chars | Tokenizer::Calibrated(_) => Pattern::O200k,
+            _ => Pattern::O200k,
         };
         Self {
             bpe: Bpe::new(pattern),
@@ -424,6 +519,166 @@ impl TokenCounter for Tiktoken {
         self.bpe.count(text)
     }
 }
+
+/// An open-weight family's counter: its vocabulary from the `tiktoken` crate, which counts the
+/// text exactly (the crate builds each vocabulary once per process, on first use), and its chat
+/// template's framing counted in that vocabulary, each special token of the framing as one.
+pub(crate) struct OpenWeight {
+    bpe: &'static tiktoken::CoreBpe,
+    /// Tokens each message costs beyond its fields.
+    message: usize,
+    /// Tokens each tool call (and its result) costs beyond its name, arguments and call id.
+    call: usize,
+    /// Tokens that start the conversation and prime the reply.
+    priming: usize,
+}
+
+impl OpenWeight {
+    /// Builds the counter of `template`'s vocabulary (tens of milliseconds, once per process:
+    /// use [`Tokenizer::counter`]).
+    fn new(template: &Template) -> Self {
+        let bpe = tiktoken::get_encoding(template.encoding)
+            .expect("every template's vocabulary is compiled in (Cargo.toml features)");
+        let framing = |text: &str| bpe.count_with_special_tokens(text);
+        Self {
+            bpe,
+            message: framing(template.message),
+            call: framing(template.call),
+            priming: framing(template.priming),
+        }
+    }
+}
+
+impl TokenCounter for OpenWeight {
+    fn count_text(&self, text: &str) -> usize {
+        self.bpe.count(text)
+    }
+
+    fn message_overhead(&self) -> usize {
+        self.message
+    }
+
+    fn call_overhead(&self) -> usize {
+        self.call
+    }
+
+    fn reply_priming(&self) -> usize {
+        self.priming
+    }
+}
+
+/// What an open-weight family's published chat template adds around the text the recipe counts
+/// (role, content, tool names, arguments and call ids, each as text). Each field is the
+/// template's framing with that text left out, so that its count is the framing's own tokens.
+/// Where a template renders a role as a special token instead of text, the role's text (one
+/// token) stands for it. Default system prompts that some templates insert when a conversation
+/// has none are not counted. Keep in sync with the templates cited in `source` (and in the
+/// catalog's `template` field of the models each counts).
+struct Template {
+    /// The `tiktoken` crate's name of the vocabulary.
+    encoding: &'static str,
+    /// The models whose text it counts exactly.
+    models: &'static str,
+    /// Where the template was published.
+    source: &'static str,
+    /// Around each message.
+    message: &'static str,
+    /// Around each tool call and its result.
+    call: &'static str,
+    /// Once per conversation: its start, and the header that primes the reply.
+    priming: &'static str,
+}
+
+/// Llama 3.1's template: `<|start_header_id|>{role}<|end_header_id|>\n\n{content}<|eot_id|>`; a
+/// tool call is the assistant's content `{"name": …, "parameters": …}`, its result an `ipython`
+/// message.
+const LLAMA3: Template = Template {
+    encoding: "llama3",
+    models: "Llama 3, 3.1, 3.2, 3.3",
+    source: "chat_template of huggingface.co/meta-llama/Llama-3.1-8B-Instruct, tokenizer_config.json",
+    message: "<|start_header_id|><|end_header_id|>\n\n<|eot_id|>",
+    call: "{\"name\": \"\", \"parameters\": }",
+    priming: "<|begin_of_text|><|start_header_id|>assistant<|end_header_id|>\n\n",
+};
+
+/// Qwen 2.5's template (`ChatML`): `<|im_start|>{role}\n{content}<|im_end|>\n`; a tool call is
+/// `<tool_call>` JSON in the assistant's content, its result a `<tool_response>` in a user turn.
+const QWEN2: Template = Template {
+    encoding: "qwen2",
+    models: "Qwen 2.5, Qwen 3, QwQ",
+    source: "chat_template of huggingface.co/Qwen/Qwen2.5-7B-Instruct, tokenizer_config.json",
+    message: "<|im_start|>\n<|im_end|>\n",
+    call: "\n<tool_call>\n{\"name\": \"\", \"arguments\": }\n</tool_call>\
+           <tool_response>\n\n</tool_response>",
+    priming: "<|im_start|>assistant\n",
+};
+
+/// `DeepSeek` V3's template: `<｜User｜>{content}`, `<｜Assistant｜>{content}<｜end▁of▁sentence｜>`
+/// (the end marker is counted on every message, erring on the side of counting more); tool
+/// calls and outputs in their own marker blocks, arguments in a fenced JSON block.
+const DEEPSEEK_V3: Template = Template {
+    encoding: "deepseek_v3",
+    models: "DeepSeek V3, V3.1, R1 and the deepseek-chat / deepseek-reasoner API",
+    source: "chat_template of huggingface.co/deepseek-ai/DeepSeek-V3, tokenizer_config.json",
+    message: "<｜end▁of▁sentence｜>",
+    call: "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>\n```json\n\n```\
+           <｜tool▁call▁end｜><｜tool▁calls▁end｜><｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>\
+           <｜tool▁output▁end｜><｜tool▁outputs▁end｜>",
+    priming: "<｜begin▁of▁sentence｜><｜Assistant｜>",
+};
+
+/// Mistral's Tekken template: `[INST]{user}[/INST]{assistant}</s>` (roles are not text: the
+/// role's text stands for the closing marker); tool calls as `[TOOL_CALLS]` JSON, results as
+/// `[TOOL_RESULTS]` JSON.
+const TEKKEN: Template = Template {
+    encoding: "mistral_v3",
+    models: "Mistral models with the Tekken tokenizer (Nemo, Small 3, Large 3, Devstral, \
+             Magistral, Ministral)",
+    source: "chat_template of huggingface.co/mistralai/Mistral-Nemo-Instruct-2407, \
+             tokenizer_config.json",
+    message: "[INST][/INST]",
+    call: "[TOOL_CALLS][{\"name\": \"\", \"arguments\": , \"id\": \"\"}]\
+           [TOOL_RESULTS]{\"content\": , \"call_id\": \"\"}[/TOOL_RESULTS]",
+    priming: "<s>",
+};
+
+/// Kimi K2's template: `<|im_user|>{role}<|im_middle|>{content}<|im_end|>`; tool calls in a
+/// `<|tool_calls_section_begin|>` block as `functions.{name}:{index}`, results as
+/// `## Return of {id}`.
+const KIMI_K2: Template = Template {
+    encoding: "kimi_k2",
+    models: "Kimi K2",
+    source: "huggingface.co/moonshotai/Kimi-K2-Instruct, chat_template.jinja",
+    message: "<|im_user|><|im_middle|><|im_end|>",
+    call: "<|tool_calls_section_begin|><|tool_call_begin|>functions.:0\
+           <|tool_call_argument_begin|><|tool_call_end|><|tool_calls_section_end|>## Return of \n",
+    priming: "<|im_assistant|>assistant<|im_middle|>",
+};
+
+/// GLM-4.6's template: `[gMASK]<sop>`, then `<|{role}|>\n{content}` (the role's text stands for
+/// its marker); a tool call is `<tool_call>{name}` with `<arg_key>` / `<arg_value>` pairs (the
+/// arguments' JSON text stands for them), its result an `<|observation|>` `<tool_response>`.
+const GLM4: Template = Template {
+    encoding: "glm4",
+    models: "GLM-4.5, 4.6, 4.7",
+    source: "huggingface.co/zai-org/GLM-4.6, chat_template.jinja",
+    message: "\n",
+    call: "\n<tool_call>\n</tool_call><|observation|>\n<tool_response>\n\n</tool_response>",
+    priming: "[gMASK]<sop><|assistant|>",
+};
+
+/// `MiniMax` M2's template: `]~!b[` once, then `]~b]{role}\n{content}[e~[\n`; a tool call is a
+/// `<minimax:tool_call>` block of `<invoke name=…>` with `<parameter>` elements, its result a
+/// `<response>`.
+const MINIMAX_M2: Template = Template {
+    encoding: "minimax_m2",
+    models: "MiniMax M2, M2.1, M2.5",
+    source: "huggingface.co/MiniMaxAI/MiniMax-M2, chat_template.jinja",
+    message: "]~b]\n[e~[\n",
+    call: "<minimax:tool_call>\n<invoke name=\"\">\n</invoke>\n</minimax:tool_call>\
+           <response></response>\n",
+    priming: "]~!b[]~b]ai\n<think>\n",
+};
 
 /// The ceil(chars ÷ 4) estimator.
 pub(crate) struct CharEstimate;
@@ -469,6 +724,14 @@ impl TokenCounter for Memo<'_> {
 
     fn call_overhead(&self) -> usize {
         self.counter.call_overhead()
+    }
+
+    fn message_overhead(&self) -> usize {
+        self.counter.message_overhead()
+    }
+
+    fn reply_priming(&self) -> usize {
+        self.counter.reply_priming()
     }
 
     fn count_opaque(&self, value: &Value) -> usize {
@@ -568,13 +831,15 @@ pub(crate) fn unescaped(value: &Value) -> String {
 /// Cached counts of one conversation: computed once, read by every later stage. Besides each
 /// message's total it keeps the tokens of each message's fields and of each of its parts, so
 /// that a later step that clears or drops parts never tokenizes them again.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Counts {
     /// Tokens of each message, by index.
     pub messages: Vec<usize>,
     /// Tokens the request holds outside its messages: a top-level system prompt, the tool
     /// definitions, and any overhead the caller added (`Options::overhead`); 0 when none.
     pub system: usize,
+    /// Tokens that prime the reply, once (the counter's [`TokenCounter::reply_priming`]).
+    priming: usize,
     /// Tokens of each message less its parts ([`TokenCounter::count_fields`]), as counted.
     fields: Vec<usize>,
     /// Where each message's part counts start in `parts`; one more entry than messages.
@@ -585,6 +850,21 @@ pub struct Counts {
     /// Tokens of the call id of each part in `parts` that is a tool result (0 for other parts):
     /// a result's content costs its part's count less this.
     call_ids: Vec<usize>,
+}
+
+/// No messages, no system tokens, and the reply priming of OpenAI's recipe.
+impl Default for Counts {
+    fn default() -> Self {
+        Self {
+            messages: Vec::new(),
+            system: 0,
+            priming: REPLY_PRIMING,
+            fields: Vec::new(),
+            part_starts: Vec::new(),
+            parts: Vec::new(),
+            call_ids: Vec::new(),
+        }
+    }
 }
 
 impl Counts {
@@ -602,6 +882,7 @@ impl Counts {
     fn of(counter: &dyn TokenCounter, messages: &[Message], system: usize) -> Self {
         let mut counts = Self {
             system,
+            priming: counter.reply_priming(),
             messages: Vec::with_capacity(messages.len()),
             fields: Vec::with_capacity(messages.len()),
             part_starts: Vec::with_capacity(messages.len() + 1),
@@ -650,7 +931,21 @@ impl Counts {
 
     /// The conversation's total: every message, the system prompt and the reply priming.
     pub fn total(&self) -> usize {
-        self.messages.iter().sum::<usize>() + self.system + REPLY_PRIMING
+        self.messages.iter().sum::<usize>() + self.system + self.priming
+    }
+
+    /// Tokens that prime the reply, counted once in the total.
+    pub(crate) fn priming(&self) -> usize {
+        self.priming
+    }
+
+    /// These counts with the reply priming of `other`: counts of the same conversation before a
+    /// step rebuilt it, or of the conversation it was cut from.
+    pub(crate) fn with_priming_of(self, other: &Self) -> Self {
+        Self {
+            priming: other.priming,
+            ..self
+        }
     }
 
     /// The cached counts of message `index`: the tokens of its fields and of each of its parts,
@@ -680,7 +975,9 @@ impl Counts {
 /// Counts are equal when their totals are: the part counts they cache are a detail.
 impl PartialEq for Counts {
     fn eq(&self, other: &Self) -> bool {
-        self.messages == other.messages && self.system == other.system
+        self.messages == other.messages
+            && self.system == other.system
+            && self.priming == other.priming
     }
 }
 
@@ -721,6 +1018,167 @@ mod tests {
                 prop_assert!(slice >= share);
                 prop_assert!(slice - sizes[pair[1] - 1] < share);
             }
+        }
+    }
+
+    #[test]
+    fn open_weight_tokenizers_read_back_by_name_and_build() {
+        for tokenizer in Tokenizer::OPEN_WEIGHT {
+            assert_eq!(Tokenizer::from_name(tokenizer.as_str()), Some(tokenizer));
+            let counter = tokenizer.counter();
+            assert!(
+                counter.count_text("fn main() {}") > 0,
+                "{}",
+                tokenizer.as_str()
+            );
+            assert!(tokenizer.describe().contains("exact text tokens"));
+            assert!(
+                tokenizer
+                    .describe()
+                    .contains("estimated from its chat template")
+            );
+        }
+        assert!(!Tokenizer::Chars.describe().contains("exact"));
+    }
+
+    /// Each template's markers are special tokens of its vocabulary: one token each, not their
+    /// text's several. A misspelt marker would count as text and fail here.
+    #[test]
+    fn template_markers_are_special_tokens_of_their_vocabulary() {
+        let markers: [(Tokenizer, &[&str]); 7] = [
+            (
+                Tokenizer::Llama3,
+                &[
+                    "<|begin_of_text|>",
+                    "<|start_header_id|>",
+                    "<|end_header_id|>",
+                    "<|eot_id|>",
+                ],
+            ),
+            (
+                Tokenizer::Qwen2,
+                &["<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"],
+            ),
+            (
+                Tokenizer::DeepSeekV3,
+                &[
+                    "<｜begin▁of▁sentence｜>",
+                    "<｜end▁of▁sentence｜>",
+                    "<｜Assistant｜>",
+                    "<｜tool▁calls▁begin｜>",
+                    "<｜tool▁call▁begin｜>",
+                    "<｜tool▁sep｜>",
+                    "<｜tool▁call▁end｜>",
+                    "<｜tool▁calls▁end｜>",
+                    "<｜tool▁outputs▁begin｜>",
+                    "<｜tool▁output▁begin｜>",
+                    "<｜tool▁output▁end｜>",
+                    "<｜tool▁outputs▁end｜>",
+                ],
+            ),
+            (
+                Tokenizer::Tekken,
+                &[
+                    "<s>",
+                    "[INST]",
+                    "[/INST]",
+                    "[TOOL_CALLS]",
+                    "[TOOL_RESULTS]",
+                    "[/TOOL_RESULTS]",
+                ],
+            ),
+            (
+                Tokenizer::KimiK2,
+                &[
+                    "<|im_user|>",
+                    "<|im_assistant|>",
+                    "<|im_middle|>",
+                    "<|im_end|>",
+                    "<|tool_calls_section_begin|>",
+                    "<|tool_call_begin|>",
+                    "<|tool_call_argument_begin|>",
+                    "<|tool_call_end|>",
+                    "<|tool_calls_section_end|>",
+                ],
+            ),
+            (
+                Tokenizer::Glm4,
+                &[
+                    "[gMASK]",
+                    "<sop>",
+                    "<|assistant|>",
+                    "<|observation|>",
+                    "<tool_call>",
+                    "</tool_call>",
+                    "<tool_response>",
+                    "</tool_response>",
+                ],
+            ),
+            (
+                Tokenizer::MinimaxM2,
+                &[
+                    "]~!b[",
+                    "]~b]",
+                    "[e~[",
+                    "<think>",
+                    "<minimax:tool_call>",
+                    "</minimax:tool_call>",
+                ],
+            ),
+        ];
+        for (tokenizer, markers) in markers {
+            let template = tokenizer.template().expect("an open-weight tokenizer");
+            let bpe = tiktoken::get_encoding(template.encoding).expect("compiled in");
+            let framing = [template.message, template.call, template.priming].concat();
+            for marker in markers {
+                assert!(
+                    framing.contains(marker),
+                    "{marker} is not in {}'s template",
+                    template.encoding
+                );
+                assert_eq!(
+                    bpe.count_with_special_tokens(marker),
+                    1,
+                    "{marker} in {}",
+                    template.encoding
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_template_s_framing_is_what_its_conversation_costs_beyond_the_recipe_s_text() {
+        let conversation = crate::format::parse_value(
+            serde_json::json!([
+                {"role": "user", "content": "List the files."},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+                    "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\": \"ls\"}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "Cargo.toml\nsrc"}
+            ]),
+            None,
+        )
+        .expect("a valid conversation");
+        for tokenizer in Tokenizer::OPEN_WEIGHT {
+            let counter = tokenizer.counter();
+            let text: usize = [
+                "user",
+                "List the files.",
+                "assistant",
+                "bash",
+                "{\"cmd\": \"ls\"}",
+                "tool",
+                "call_1",
+                "Cargo.toml\nsrc",
+            ]
+            .iter()
+            .map(|t| counter.count_text(t))
+            .sum();
+            let counts = tokenizer.count(&conversation);
+            let framing =
+                3 * counter.message_overhead() + counter.call_overhead() + counter.reply_priming();
+            assert_eq!(counts.total(), text + framing, "{}", tokenizer.as_str());
+            assert_eq!(counts.priming(), counter.reply_priming());
+            assert!(counter.message_overhead() < 10 && counter.call_overhead() < 40);
         }
     }
 
