@@ -406,14 +406,14 @@ pub trait TokenCounter: Sync {
         self.count_fields(message) + self.count_parts(&message.parts)
     }
 
-    /// Tokens every message costs beyond its fields: [`MESSAGE_OVERHEAD`] in OpenAI's recipe,
+    /// Tokens every message costs beyond its fields: 3 in OpenAI's recipe (see the module docs),
     /// the framing of a message in an open-weight family's chat template.
     fn message_overhead(&self) -> usize {
         MESSAGE_OVERHEAD
     }
 
-    /// Tokens that prime the reply, once after the last message: [`REPLY_PRIMING`] in OpenAI's
-    /// recipe; the start of the conversation and the assistant's header in a chat template.
+    /// Tokens that prime the reply, once after the last message: 3 in OpenAI's recipe; the start
+    /// of the conversation and the assistant's header in a chat template.
     fn reply_priming(&self) -> usize {
         REPLY_PRIMING
     }
