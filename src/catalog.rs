@@ -48,6 +48,10 @@ pub struct Profile {
     /// Other names of the same model, matched exactly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
+    /// Where the chat template was published whose framing an open-weight model's tokenizer
+    /// counts (`None` for the other tokenizers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<String>,
     /// Where the context window was published.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -67,6 +71,7 @@ impl Profile {
             strategy: Preference::Hybrid,
             reason: "no model given: let the conversation's shape decide".into(),
             aliases: Vec::new(),
+            template: None,
             source: None,
             read: None,
         }
@@ -316,6 +321,39 @@ mod tests {
                     .is_some_and(|s| s.starts_with("https://"))
             );
             assert!(model.read.as_deref().is_some_and(|d| d.len() == 10));
+        }
+    }
+
+    #[test]
+    fn open_weight_models_count_with_their_own_vocabulary_and_cite_its_template() {
+        let catalog = Catalog::builtin();
+        let cases = [
+            ("llama-3.1-8b", Tokenizer::Llama3),
+            ("meta-llama/Llama-3.3-70B-Instruct", Tokenizer::Llama3),
+            ("qwen2.5-coder", Tokenizer::Qwen2),
+            ("qwen3:32b", Tokenizer::Qwen2),
+            ("deepseek-chat", Tokenizer::DeepSeekV3),
+            ("deepseek-r1", Tokenizer::DeepSeekV3),
+            ("mistral-large", Tokenizer::Tekken),
+            ("kimi-k2", Tokenizer::KimiK2),
+            ("glm-4.6", Tokenizer::Glm4),
+            ("minimax-m2", Tokenizer::MinimaxM2),
+        ];
+        for (name, tokenizer) in cases {
+            let profile = catalog.lookup(name).unwrap();
+            assert_eq!(profile.tokenizer, tokenizer, "{name}");
+        }
+        for model in &catalog.models {
+            let open = Tokenizer::OPEN_WEIGHT.contains(&model.tokenizer);
+            let cited = model
+                .template
+                .as_deref()
+                .is_some_and(|t| t.starts_with("https://huggingface.co/"));
+            assert_eq!(
+                open, cited,
+                "{}: a template exactly where a vocabulary is",
+                model.name
+            );
         }
     }
 

@@ -15,7 +15,7 @@ use crate::options::Options;
 use crate::report::{Input, MarkerNote, Shortened};
 use crate::select;
 use crate::strategy::{self, Applied, Discarded, Limits, Plan};
-use crate::tokens::{Memo, REPLY_PRIMING, TokenCounter};
+use crate::tokens::{Memo, TokenCounter};
 use crate::units::{self, Unit};
 
 /// Tokens added to the markers' reserve: an Anthropic marker merged into the next message is
@@ -287,7 +287,7 @@ impl Planner<'_> {
         };
         let limits = Limits {
             budget: self.budget,
-            fixed: state.counts.system + REPLY_PRIMING,
+            fixed: state.counts.system + state.counts.priming(),
             marker: allowance,
             marker_each: each,
             preserve_start: self.options.preserve_start,

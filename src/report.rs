@@ -13,7 +13,7 @@ use crate::format::Format;
 
 use crate::options::Options;
 use crate::strategy::Applied;
-use crate::tokens::{REPLY_PRIMING, Tokenizer};
+use crate::tokens::Tokenizer;
 
 pub use crate::error::{Location, ProblemKind};
 pub use crate::features::{Features, Severity};
@@ -291,7 +291,7 @@ impl Outcome {
         let pinned_tokens = self.pinned_tokens.unwrap_or_else(|| {
             let units = units::group(&output.conversation, &output.counts);
             let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
-            pinned + output.counts.system + REPLY_PRIMING
+            pinned + output.counts.system + output.counts.priming()
         });
         Report {
             action: self.action,

@@ -281,7 +281,7 @@ impl Session {
                 None => counter.count_message(message),
             })
             .collect();
-        Counts::from_totals(messages, self.counts.system)
+        Counts::from_totals(messages, self.counts.system).with_priming_of(&self.counts)
     }
 
     /// Groups the messages from the start of the last unit on: the only unit a new message can

@@ -89,6 +89,40 @@ fn count_reads_standard_input_and_the_model_picks_the_tokenizer() {
     );
 }
 
+// See: #25
+#[test]
+fn count_says_exact_only_where_the_count_is() {
+    const TEMPLATE: &str = "estimated from its chat template";
+    let input = br#"[{"role": "user", "content": "hello world"}]"#;
+    let cases = [
+        ("gpt-4o", "o200k", "exact for the models that use it"),
+        ("llama-3.1-8b", "llama3", TEMPLATE),
+        ("qwen2.5-coder", "qwen2", TEMPLATE),
+        ("deepseek-chat", "deepseek-v3", TEMPLATE),
+        ("mistral-large", "tekken", TEMPLATE),
+        ("kimi-k2", "kimi-k2", TEMPLATE),
+        ("glm-4.6", "glm4", TEMPLATE),
+        ("claude-sonnet-4-5", "claude-sonnet", "calibrated estimate"),
+        ("gemma-3", "chars", "rough estimate"),
+    ];
+    for (model, tokenizer, estimator) in cases {
+        let output = ctxcompact(&["count", "-", "--model", model], Some(input));
+        assert!(output.status.success(), "{model}: {}", stderr(&output));
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(
+            text.contains(&format!("total ({tokenizer}, with ")),
+            "{model}: {text}"
+        );
+        let line = text.lines().find(|l| l.starts_with("estimator: ")).unwrap();
+        assert!(line.contains(estimator), "{model}: {line}");
+        let open_weight = estimator.contains("chat template");
+        assert_eq!(line.contains("exact text tokens"), open_weight, "{model}");
+        if !open_weight && tokenizer != "o200k" {
+            assert!(!line.contains("exact"), "{model}: {line}");
+        }
+    }
+}
+
 #[test]
 fn validate_accepts_every_fixture() {
     for (path, _) in fixtures() {

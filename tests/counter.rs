@@ -292,3 +292,36 @@ proptest! {
         assert_exact(&pieces.concat(), "tricky pieces");
     }
 }
+
+// See: #25 — open-weight models count with their own vocabulary, not an OpenAI one.
+#[test]
+fn open_weight_models_count_with_their_own_vocabulary() {
+    let text = "fn parse(line: &str) -> Result<Entry, Error> { // 解析 the ledger line\n";
+    let cases = [
+        ("llama-3.1-8b", Tokenizer::Llama3, "llama3"),
+        ("qwen2.5-coder", Tokenizer::Qwen2, "qwen2"),
+        ("deepseek-chat", Tokenizer::DeepSeekV3, "deepseek_v3"),
+        ("mistral-large", Tokenizer::Tekken, "mistral_v3"),
+        ("kimi-k2", Tokenizer::KimiK2, "kimi_k2"),
+        ("glm-4.6", Tokenizer::Glm4, "glm4"),
+    ];
+    for (model, expected, encoding) in cases {
+        let tokenizer = ctxcompact::Options::for_model(model).unwrap().tokenizer;
+        assert_eq!(tokenizer, expected, "{model}");
+        let vocabulary = tiktoken::get_encoding(encoding).unwrap();
+        assert_eq!(
+            tokenizer.counter().count_text(text),
+            vocabulary.count(text),
+            "{model}"
+        );
+        assert!(tokenizer.describe().starts_with(encoding), "{model}");
+    }
+    // The vocabularies differ: they do not all count this text as o200k does.
+    let counts: std::collections::BTreeSet<usize> = cases
+        .iter()
+        .map(|case| case.1)
+        .chain([Tokenizer::MinimaxM2, Tokenizer::O200k])
+        .map(|t| t.counter().count_text(&text.repeat(20)))
+        .collect();
+    assert!(counts.len() > 1, "{counts:?}");
+}

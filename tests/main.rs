@@ -11,7 +11,7 @@ mod calibrate;
 mod cli;
 /// The real recorded conversations in `../shared/corpus`, when present.
 mod corpus;
-/// The exact o200k / cl100k counter against tiktoken-rs, the reference.
+/// The exact o200k / cl100k counter against tiktoken-rs, the reference; the open-weight vocabularies.
 mod counter;
 /// Snapshots of the selector's decisions over data/conversations.
 mod decisions;

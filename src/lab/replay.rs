@@ -414,6 +414,9 @@ impl Replay {
             .first()
             .copied()
             .or_else(|| messages.iter().position(is_user_turn));
+        // Counts of the messages sent, as totals, with the recording's system and reply priming.
+        let cut =
+            |totals: Vec<usize>| Counts::from_totals(totals, counts.system).with_priming_of(counts);
         let mut fed = 0;
         let calls = (1..messages.len()).filter(|&i| messages[i].role == Role::Assistant);
         for call in calls {
@@ -443,8 +446,7 @@ impl Replay {
                         messages: messages[..call].to_vec(),
                         ..history
                     };
-                    let whole_counts =
-                        Counts::from_totals(counts.messages[..call].to_vec(), counts.system);
+                    let whole_counts = cut(counts.messages[..call].to_vec());
                     let trimmed = crate::lab::bench::naive(&whole, &whole_counts, self.window);
                     if trimmed.kept.contains(&false) {
                         totals.compactions += 1;
@@ -456,17 +458,14 @@ impl Replay {
                         .filter(|(_, kept)| **kept)
                         .map(|(tokens, _)| *tokens)
                         .collect();
-                    let kept_counts = Counts::from_totals(kept_counts, counts.system);
-                    (trimmed.conversation, kept_counts)
+                    (trimmed.conversation, cut(kept_counts))
                 }
                 (None, _) => {
                     let whole = Conversation {
                         messages: messages[..call].to_vec(),
                         ..history
                     };
-                    let whole_counts =
-                        Counts::from_totals(counts.messages[..call].to_vec(), counts.system);
-                    (whole, whole_counts)
+                    (whole, cut(counts.messages[..call].to_vec()))
                 }
             };
             totals.calls += 1;
@@ -494,14 +493,13 @@ impl Replay {
                 totals.invalid_calls += 1;
                 continue;
             }
+            let priming = sent_counts.priming();
             let system = sent.system.clone().map(|s| (s, sent_counts.system));
             let items = system
                 .into_iter()
                 .chain(sent.messages.into_iter().zip(sent_counts.messages))
                 .collect();
-            totals
-                .bill
-                .add(cache.call(items, crate::tokens::REPLY_PRIMING));
+            totals.bill.add(cache.call(items, priming));
         }
         Ok(totals)
     }

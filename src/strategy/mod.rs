@@ -316,7 +316,7 @@ fn rebuild(before: Applied, kept: Vec<Kept>, counter: &dyn TokenCounter) -> Appl
     };
     Applied {
         conversation,
-        counts: Counts::from_totals(counts, before.counts.system),
+        counts: Counts::from_totals(counts, before.counts.system).with_priming_of(&before.counts),
         origin,
         discarded: before.discarded,
     }

@@ -11,15 +11,21 @@
 //! The `o200k` and `cl100k` counts come from `bpe`, an exact counter that gives what
 //! tiktoken-rs's `encode_ordinary(text).len()` gives, faster (see its docs and the README's
 //! "Speed" section); tiktoken-rs supplies its rank tables and stays the reference in the tests.
+//! The open-weight families (Llama 3, Qwen2, `DeepSeek` V3, Mistral's Tekken, Kimi K2, GLM-4.5,
+//! `MiniMax` M2) are counted with their own vocabularies from the `tiktoken` crate, each built the
+//! first time a model of that family is counted, and with the framing of the family's published
+//! chat template in place of OpenAI's overheads (see `Template`).
 //!
 //! Which text is counted is the same for every tokenizer; how it is counted differs: exactly by
-//! the BPE counter, as ⌈chars ÷ 4⌉ by `chars`, or as `o200k` tokens × a family's fitted factor
+//! a BPE counter, as ⌈chars ÷ 4⌉ by `chars`, or as `o200k` tokens × a family's fitted factor
 //! by a calibrated estimator (which reads tool-call arguments as their unescaped keys and values, and
 //! thinking blocks as their text). What a request holds outside its messages — a top-level
 //! system prompt and the tool definitions, as JSON — is counted in [`Counts::system`].
 
 mod bpe;
 pub(crate) mod calibration;
+mod counts;
+mod open_weight;
 mod pretokenize;
 
 use std::collections::{BTreeMap, HashMap};
@@ -30,6 +36,10 @@ use serde_json::Value;
 use crate::conversation::{Conversation, Message, Part};
 use bpe::Bpe;
 use calibration::Family;
+pub use counts::{Counts, count};
+use open_weight::{
+    DEEPSEEK_V3, GLM4, KIMI_K2, LLAMA3, MINIMAX_M2, OpenWeight, QWEN2, TEKKEN, Template,
+};
 use pretokenize::Pattern;
 
 /// Tokens every message costs beyond its fields. Source: OpenAI cookbook, "How to count tokens
@@ -52,8 +62,9 @@ pub(crate) const MEDIA_TOKENS: usize = 85;
 pub(crate) const CHARS_PER_TOKEN: usize = 4;
 
 /// Which tokenizer counts the text. Written in JSON (the catalog, the report) by its name:
-/// `o200k`, `cl100k`, `chars`, or a model family's name (`claude-opus`, …) for the calibrated
-/// estimator, which reads back with that family's shipped factor.
+/// `o200k`, `cl100k`, `chars`, an open-weight vocabulary's name (`llama3`, `qwen2`, …), or a
+/// model family's name (`claude-opus`, …) for the calibrated estimator, which reads back with
+/// that family's shipped factor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum Tokenizer {
@@ -63,6 +74,22 @@ pub enum Tokenizer {
     Cl100k,
     /// ceil(chars ÷ 4): a rough estimate for models whose tokenizer is not public.
     Chars,
+    /// Meta's Llama 3 vocabulary (Llama 3, 3.1, 3.2, 3.3), with the Llama 3.1 chat template.
+    Llama3,
+    /// Alibaba's Qwen2 vocabulary (Qwen 2.5, Qwen 3, `QwQ`), with the Qwen 2.5 chat template.
+    Qwen2,
+    /// The `DeepSeek` V3 vocabulary (V3, V3.1, R1, and the `deepseek-chat` / `deepseek-reasoner`
+    /// API models), with the V3 chat template.
+    DeepSeekV3,
+    /// Mistral's Tekken vocabulary (Mistral Nemo, Small 3, Large 3, Devstral, …), with the
+    /// Mistral Nemo chat template.
+    Tekken,
+    /// Moonshot's Kimi K2 vocabulary, with the Kimi K2 chat template.
+    KimiK2,
+    /// Zhipu's GLM-4.5 vocabulary (GLM-4.5, 4.6, 4.7), with the GLM-4.6 chat template.
+    Glm4,
+    /// The `MiniMax` M2 vocabulary (M2, M2.1, M2.5), with the M2 chat template.
+    MinimaxM2,
     /// ceil(`o200k` tokens × a factor fitted on a model family's recorded usage), plus a fitted
     /// cost per tool call (see `ctxcompact calibrate`): for Claude and Gemini models, whose
     /// tokenizers are not public.
@@ -119,8 +146,41 @@ impl Tokenizer {
             Self::O200k => "o200k",
             Self::Cl100k => "cl100k",
             Self::Chars => "chars",
+            Self::Llama3 => "llama3",
+            Self::Qwen2 => "qwen2",
+            Self::DeepSeekV3 => "deepseek-v3",
+            Self::Tekken => "tekken",
+            Self::KimiK2 => "kimi-k2",
+            Self::Glm4 => "glm4",
+            Self::MinimaxM2 => "minimax-m2",
             Self::Calibrated(factor) => factor.family.as_str(),
         }
+    }
+
+    /// The tokenizers of open-weight model families: each an exact vocabulary with its family's
+    /// chat template.
+    pub(crate) const OPEN_WEIGHT: [Self; 7] = [
+        Self::Llama3,
+        Self::Qwen2,
+        Self::DeepSeekV3,
+        Self::Tekken,
+        Self::KimiK2,
+        Self::Glm4,
+        Self::MinimaxM2,
+    ];
+
+    /// The chat template of an open-weight family's tokenizer; `None` for the others.
+    fn template(self) -> Option<&'static Template> {
+        Some(match self {
+            Self::Llama3 => &LLAMA3,
+            Self::Qwen2 => &QWEN2,
+            Self::DeepSeekV3 => &DEEPSEEK_V3,
+            Self::Tekken => &TEKKEN,
+            Self::KimiK2 => &KIMI_K2,
+            Self::Glm4 => &GLM4,
+            Self::MinimaxM2 => &MINIMAX_M2,
+            Self::O200k | Self::Cl100k | Self::Chars | Self::Calibrated(_) => return None,
+        })
     }
 
     /// The tokenizer named `name` (as [`Tokenizer::as_str`] spells it); a family's name gives
@@ -130,17 +190,27 @@ impl Tokenizer {
             "o200k" => Some(Self::O200k),
             "cl100k" => Some(Self::Cl100k),
             "chars" => Some(Self::Chars),
-            other => Family::from_name(other).map(|f| Self::Calibrated(calibration::shipped(f))),
+            other => Self::OPEN_WEIGHT
+                .into_iter()
+                .find(|open| open.as_str() == other)
+                .or_else(|| {
+                    Family::from_name(other).map(|f| Self::Calibrated(calibration::shipped(f)))
+                }),
         }
     }
 
     /// What counts and how far it is known to be from the provider's own figures, in one line.
     pub fn describe(self) -> String {
-        match self {
-            Self::O200k => "tiktoken o200k_base: exact for the models that use it".into(),
-            Self::Cl100k => "tiktoken cl100k_base: exact for the models that use it".into(),
-            Self::Chars => "ceil(characters / 4): a rough estimate, no measured error".into(),
-            Self::Calibrated(factor) => calibration::describe(factor),
+        match (self, self.template()) {
+            (_, Some(template)) => format!(
+                "{} vocabulary (tiktoken crate): exact text tokens for {}; message, tool-call \
+                 and reply framing estimated from its chat template ({})",
+                template.encoding, template.models, template.source
+            ),
+            (Self::O200k, _) => "tiktoken o200k_base: exact for the models that use it".into(),
+            (Self::Cl100k, _) => "tiktoken cl100k_base: exact for the models that use it".into(),
+            (Self::Calibrated(factor), _) => calibration::describe(factor),
+            (_, None) => "ceil(characters / 4): a rough estimate, no measured error".into(),
         }
     }
 
@@ -152,14 +222,30 @@ impl Tokenizer {
     }
 
     /// The process-wide counter for this tokenizer, built on first use; every thread shares it.
+    /// An open-weight vocabulary is built only when its tokenizer is first used.
+    ///
+    /// # Panics
+    /// Never: every tokenizer not named in the first arms is an open-weight one, with a
+    /// template whose vocabulary is compiled in (the unit tests build each).
     pub fn counter(self) -> &'static dyn TokenCounter {
         static O200K: OnceLock<Tiktoken> = OnceLock::new();
         static CL100K: OnceLock<Tiktoken> = OnceLock::new();
+        static OPEN: [OnceLock<OpenWeight>; 7] = [const { OnceLock::new() }; 7];
         match self {
             Self::O200k => O200K.get_or_init(|| Tiktoken::new(self)),
             Self::Cl100k => CL100K.get_or_init(|| Tiktoken::new(self)),
             Self::Chars => &CharEstimate,
             Self::Calibrated(factor) => calibrated(factor),
+            open => {
+                let index = Self::OPEN_WEIGHT
+                    .iter()
+                    .position(|t| *t == open)
+                    .expect("every other tokenizer is an open-weight one");
+                let template = open
+                    .template()
+                    .expect("an open-weight tokenizer has a template");
+                OPEN[index].get_or_init(|| OpenWeight::new(template))
+            }
         }
     }
 
@@ -167,7 +253,7 @@ impl Tokenizer {
     /// that the build overlaps reading and parsing the input; [`Tokenizer::counter`] then waits
     /// for it only if it is not done yet. Calling it more than once builds nothing twice.
     pub fn prepare(self) {
-        if matches!(self, Self::O200k | Self::Cl100k | Self::Calibrated(_)) {
+        if !matches!(self, Self::Chars) {
             std::thread::spawn(move || self.counter());
         }
     }
@@ -198,10 +284,9 @@ impl Tokenizer {
         let slices = crate::parallel::in_turn(bounds.len() - 1, threads, |slice| {
             Counts::of(counter, &messages[bounds[slice]..bounds[slice + 1]], 0)
         });
-        let mut counts = Counts {
-            system,
-            ..Counts::default()
-        };
+        let mut counts = Counts::default();
+        counts.system = system;
+        counts.priming = counter.reply_priming();
         for slice in slices {
             counts.append(slice);
         }
@@ -221,7 +306,9 @@ impl TryFrom<String> for Tokenizer {
     fn try_from(name: String) -> Result<Self, Self::Error> {
         Self::from_name(&name).ok_or_else(|| {
             format!(
-                "unknown tokenizer `{name}` (expected o200k, cl100k, chars or a family: {})",
+                "unknown tokenizer `{name}` (expected o200k, cl100k, chars, an open-weight \
+                 vocabulary: {}, or a family: {})",
+                Tokenizer::OPEN_WEIGHT.map(Tokenizer::as_str).join(", "),
                 Family::ALL.map(Family::as_str).join(", ")
             )
         })
@@ -247,7 +334,7 @@ fn calibrated(factor: Factor) -> &'static dyn TokenCounter {
 
 /// Tokens of what a request holds besides its messages: the top-level system prompt and the
 /// tool definitions (`tools`, Bedrock's `toolConfig`), counted as their JSON text.
-fn fixed_tokens(conversation: &Conversation, counter: &dyn TokenCounter) -> usize {
+pub(super) fn fixed_tokens(conversation: &Conversation, counter: &dyn TokenCounter) -> usize {
     let system = conversation
         .system
         .as_ref()
@@ -323,9 +410,21 @@ pub trait TokenCounter: Sync {
         self.count_fields(message) + self.count_parts(&message.parts)
     }
 
+    /// Tokens every message costs beyond its fields: 3 in OpenAI's recipe (see the module docs),
+    /// the framing of a message in an open-weight family's chat template.
+    fn message_overhead(&self) -> usize {
+        MESSAGE_OVERHEAD
+    }
+
+    /// Tokens that prime the reply, once after the last message: 3 in OpenAI's recipe; the start
+    /// of the conversation and the assistant's header in a chat template.
+    fn reply_priming(&self) -> usize {
+        REPLY_PRIMING
+    }
+
     /// Tokens of a message less its parts: the overheads, role, name and other string fields.
     fn count_fields(&self, message: &Message) -> usize {
-        let mut tokens = MESSAGE_OVERHEAD;
+        let mut tokens = self.message_overhead();
         for (key, value) in &message.extra {
             // Interpreted fields are counted from the parts below, as they are now.
             if let ("content" | "tool_calls" | "tool_call_id", _) | (_, Value::Null) =
@@ -406,12 +505,12 @@ pub(crate) struct Tiktoken {
 
 impl Tiktoken {
     /// Builds the counter for `o200k` or `cl100k` from its embedded table (tens of
-    /// milliseconds: build once and reuse, or use [`Tokenizer::counter`]). `Chars` builds
-    /// `o200k`.
+    /// milliseconds: build once and reuse, or use [`Tokenizer::counter`]). Any other tokenizer
+    /// builds `o200k`.
     pub(crate) fn new(tokenizer: Tokenizer) -> Self {
         let pattern = match tokenizer {
             Tokenizer::Cl100k => Pattern::Cl100k,
-            Tokenizer::O200k | Tokenizer::Chars | Tokenizer::Calibrated(_) => Pattern::O200k,
+            _ => Pattern::O200k,
         };
         Self {
             bpe: Bpe::new(pattern),
@@ -469,6 +568,14 @@ impl TokenCounter for Memo<'_> {
 
     fn call_overhead(&self) -> usize {
         self.counter.call_overhead()
+    }
+
+    fn message_overhead(&self) -> usize {
+        self.counter.message_overhead()
+    }
+
+    fn reply_priming(&self) -> usize {
+        self.counter.reply_priming()
     }
 
     fn count_opaque(&self, value: &Value) -> usize {
@@ -565,134 +672,6 @@ pub(crate) fn unescaped(value: &Value) -> String {
     out
 }
 
-/// Cached counts of one conversation: computed once, read by every later stage. Besides each
-/// message's total it keeps the tokens of each message's fields and of each of its parts, so
-/// that a later step that clears or drops parts never tokenizes them again.
-#[derive(Debug, Clone, Default)]
-pub struct Counts {
-    /// Tokens of each message, by index.
-    pub messages: Vec<usize>,
-    /// Tokens the request holds outside its messages: a top-level system prompt, the tool
-    /// definitions, and any overhead the caller added (`Options::overhead`); 0 when none.
-    pub system: usize,
-    /// Tokens of each message less its parts ([`TokenCounter::count_fields`]), as counted.
-    fields: Vec<usize>,
-    /// Where each message's part counts start in `parts`; one more entry than messages.
-    part_starts: Vec<usize>,
-    /// Tokens of every part of every message, in order ([`TokenCounter::count_parts`] of one;
-    /// a tool result as its call id's text plus its content's parts).
-    parts: Vec<usize>,
-    /// Tokens of the call id of each part in `parts` that is a tool result (0 for other parts):
-    /// a result's content costs its part's count less this.
-    call_ids: Vec<usize>,
-}
-
-impl Counts {
-    /// Counts for messages whose totals are known but not their parts (a step that rebuilt a
-    /// conversation): [`Counts::message_parts`] answers `None` for them.
-    pub fn from_totals(messages: Vec<usize>, system: usize) -> Self {
-        Self {
-            messages,
-            system,
-            ..Self::default()
-        }
-    }
-
-    /// Counts `messages` with `counter`, part by part.
-    fn of(counter: &dyn TokenCounter, messages: &[Message], system: usize) -> Self {
-        let mut counts = Self {
-            system,
-            messages: Vec::with_capacity(messages.len()),
-            fields: Vec::with_capacity(messages.len()),
-            part_starts: Vec::with_capacity(messages.len() + 1),
-            parts: Vec::new(),
-            call_ids: Vec::new(),
-        };
-        counts.part_starts.push(0);
-        for message in messages {
-            let fields = counter.count_fields(message);
-            let before = counts.parts.len();
-            for part in &message.parts {
-                let (tokens, call_id) = match part {
-                    Part::ToolResult {
-                        call_id, content, ..
-                    } => {
-                        let call_id = counter.count_text(call_id);
-                        (call_id + counter.count_parts(content), call_id)
-                    }
-                    _ => (counter.count_parts(std::slice::from_ref(part)), 0),
-                };
-                counts.parts.push(tokens);
-                counts.call_ids.push(call_id);
-            }
-            counts.fields.push(fields);
-            counts
-                .messages
-                .push(fields + counts.parts[before..].iter().sum::<usize>());
-            counts.part_starts.push(counts.parts.len());
-        }
-        counts
-    }
-
-    /// Appends the counts of the messages that follow (one counting thread's share).
-    fn append(&mut self, next: Self) {
-        let offset = self.parts.len();
-        if self.part_starts.is_empty() {
-            self.part_starts.push(0);
-        }
-        self.messages.extend(next.messages);
-        self.fields.extend(next.fields);
-        self.part_starts
-            .extend(next.part_starts.iter().skip(1).map(|start| start + offset));
-        self.parts.extend(next.parts);
-        self.call_ids.extend(next.call_ids);
-    }
-
-    /// The conversation's total: every message, the system prompt and the reply priming.
-    pub fn total(&self) -> usize {
-        self.messages.iter().sum::<usize>() + self.system + REPLY_PRIMING
-    }
-
-    /// The cached counts of message `index`: the tokens of its fields and of each of its parts,
-    /// or `None` when they no longer describe it. They are dropped for every message once
-    /// messages are removed, and for one message once its total changes (every change a step
-    /// makes to a message lowers its count): a stale part count is never returned.
-    pub fn message_parts(&self, index: usize) -> Option<(usize, &[usize])> {
-        if self.fields.len() != self.messages.len() {
-            return None;
-        }
-        let fields = *self.fields.get(index)?;
-        let parts = self
-            .parts
-            .get(self.part_starts[index]..self.part_starts[index + 1])?;
-        (fields + parts.iter().sum::<usize>() == self.messages[index]).then_some((fields, parts))
-    }
-
-    /// The cached tokens of the content of the tool result in part `part` of message `index`
-    /// (its part's count less its call id's), or `None` as [`Counts::message_parts`].
-    pub(crate) fn result_content(&self, index: usize, part: usize) -> Option<usize> {
-        let (_, parts) = self.message_parts(index)?;
-        let at = self.part_starts[index] + part;
-        Some(parts.get(part)?.saturating_sub(self.call_ids[at]))
-    }
-}
-
-/// Counts are equal when their totals are: the part counts they cache are a detail.
-impl PartialEq for Counts {
-    fn eq(&self, other: &Self) -> bool {
-        self.messages == other.messages && self.system == other.system
-    }
-}
-
-impl Eq for Counts {}
-
-/// Counts every message of a conversation once with `counter`, on this thread; see
-/// [`Tokenizer::count`] for the parallel counting of the built-in tokenizers.
-pub fn count(conversation: &Conversation, counter: &dyn TokenCounter) -> Counts {
-    let system = fixed_tokens(conversation, counter);
-    Counts::of(counter, &conversation.messages, system)
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -721,6 +700,167 @@ mod tests {
                 prop_assert!(slice >= share);
                 prop_assert!(slice - sizes[pair[1] - 1] < share);
             }
+        }
+    }
+
+    #[test]
+    fn open_weight_tokenizers_read_back_by_name_and_build() {
+        for tokenizer in Tokenizer::OPEN_WEIGHT {
+            assert_eq!(Tokenizer::from_name(tokenizer.as_str()), Some(tokenizer));
+            let counter = tokenizer.counter();
+            assert!(
+                counter.count_text("fn main() {}") > 0,
+                "{}",
+                tokenizer.as_str()
+            );
+            assert!(tokenizer.describe().contains("exact text tokens"));
+            assert!(
+                tokenizer
+                    .describe()
+                    .contains("estimated from its chat template")
+            );
+        }
+        assert!(!Tokenizer::Chars.describe().contains("exact"));
+    }
+
+    /// Each template's markers are special tokens of its vocabulary: one token each, not their
+    /// text's several. A misspelt marker would count as text and fail here.
+    #[test]
+    fn template_markers_are_special_tokens_of_their_vocabulary() {
+        let markers: [(Tokenizer, &[&str]); 7] = [
+            (
+                Tokenizer::Llama3,
+                &[
+                    "<|begin_of_text|>",
+                    "<|start_header_id|>",
+                    "<|end_header_id|>",
+                    "<|eot_id|>",
+                ],
+            ),
+            (
+                Tokenizer::Qwen2,
+                &["<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"],
+            ),
+            (
+                Tokenizer::DeepSeekV3,
+                &[
+                    "<｜begin▁of▁sentence｜>",
+                    "<｜end▁of▁sentence｜>",
+                    "<｜Assistant｜>",
+                    "<｜tool▁calls▁begin｜>",
+                    "<｜tool▁call▁begin｜>",
+                    "<｜tool▁sep｜>",
+                    "<｜tool▁call▁end｜>",
+                    "<｜tool▁calls▁end｜>",
+                    "<｜tool▁outputs▁begin｜>",
+                    "<｜tool▁output▁begin｜>",
+                    "<｜tool▁output▁end｜>",
+                    "<｜tool▁outputs▁end｜>",
+                ],
+            ),
+            (
+                Tokenizer::Tekken,
+                &[
+                    "<s>",
+                    "[INST]",
+                    "[/INST]",
+                    "[TOOL_CALLS]",
+                    "[TOOL_RESULTS]",
+                    "[/TOOL_RESULTS]",
+                ],
+            ),
+            (
+                Tokenizer::KimiK2,
+                &[
+                    "<|im_user|>",
+                    "<|im_assistant|>",
+                    "<|im_middle|>",
+                    "<|im_end|>",
+                    "<|tool_calls_section_begin|>",
+                    "<|tool_call_begin|>",
+                    "<|tool_call_argument_begin|>",
+                    "<|tool_call_end|>",
+                    "<|tool_calls_section_end|>",
+                ],
+            ),
+            (
+                Tokenizer::Glm4,
+                &[
+                    "[gMASK]",
+                    "<sop>",
+                    "<|assistant|>",
+                    "<|observation|>",
+                    "<tool_call>",
+                    "</tool_call>",
+                    "<tool_response>",
+                    "</tool_response>",
+                ],
+            ),
+            (
+                Tokenizer::MinimaxM2,
+                &[
+                    "]~!b[",
+                    "]~b]",
+                    "[e~[",
+                    "<think>",
+                    "<minimax:tool_call>",
+                    "</minimax:tool_call>",
+                ],
+            ),
+        ];
+        for (tokenizer, markers) in markers {
+            let template = tokenizer.template().expect("an open-weight tokenizer");
+            let bpe = tiktoken::get_encoding(template.encoding).expect("compiled in");
+            let framing = [template.message, template.call, template.priming].concat();
+            for marker in markers {
+                assert!(
+                    framing.contains(marker),
+                    "{marker} is not in {}'s template",
+                    template.encoding
+                );
+                assert_eq!(
+                    bpe.count_with_special_tokens(marker),
+                    1,
+                    "{marker} in {}",
+                    template.encoding
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_template_s_framing_is_what_its_conversation_costs_beyond_the_recipe_s_text() {
+        let conversation = crate::format::parse_value(
+            serde_json::json!([
+                {"role": "user", "content": "List the files."},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+                    "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\": \"ls\"}"}}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "Cargo.toml\nsrc"}
+            ]),
+            None,
+        )
+        .expect("a valid conversation");
+        for tokenizer in Tokenizer::OPEN_WEIGHT {
+            let counter = tokenizer.counter();
+            let text: usize = [
+                "user",
+                "List the files.",
+                "assistant",
+                "bash",
+                "{\"cmd\": \"ls\"}",
+                "tool",
+                "call_1",
+                "Cargo.toml\nsrc",
+            ]
+            .iter()
+            .map(|t| counter.count_text(t))
+            .sum();
+            let counts = tokenizer.count(&conversation);
+            let framing =
+                3 * counter.message_overhead() + counter.call_overhead() + counter.reply_priming();
+            assert_eq!(counts.total(), text + framing, "{}", tokenizer.as_str());
+            assert_eq!(counts.priming(), counter.reply_priming());
+            assert!(counter.message_overhead() < 10 && counter.call_overhead() < 40);
         }
     }
 

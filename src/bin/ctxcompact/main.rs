@@ -189,8 +189,9 @@ fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode>
         }
         let _ = writeln!(
             out,
-            "total ({}, with 3 reply tokens) {}",
+            "total ({}, with {} reply tokens) {}",
             tokenizer.as_str(),
+            tokenizer.counter().reply_priming(),
             counts.total()
         );
         let _ = writeln!(out, "estimator: {}", tokenizer.describe());
