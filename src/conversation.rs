@@ -359,4 +359,21 @@ pub struct Conversation {
     /// For a conversation read from a session log, the log line each message came from (so
     /// that problems name it); empty otherwise, and after anything removed messages.
     pub lines: Vec<usize>,
+    /// For a conversation read from a session log, what its reader repaired so that it reads
+    /// as the agent sent it, in log order; empty otherwise.
+    pub repairs: Vec<crate::report::Repair>,
+}
+
+impl Conversation {
+    /// A conversation with no messages, in `format`, with `system` outside the list.
+    pub(crate) fn empty(format: Format, system: Option<Message>) -> Self {
+        Self {
+            format,
+            system,
+            messages: Vec::new(),
+            envelope: None,
+            lines: Vec::new(),
+            repairs: Vec::new(),
+        }
+    }
 }

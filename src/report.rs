@@ -74,6 +74,37 @@ pub struct Shortened {
     pub chars_after: usize,
 }
 
+/// A change a session-log reader made so that the log reads as the agent would have sent it,
+/// or a call it left as it is because it is still in progress (`kind` `call_in_progress`).
+///
+/// Kinds: `interrupted_call` (a call whose result was never logged gets the agent's own
+/// interruption result), `duplicate_result` (a result logged again, identical, read once),
+/// `differing_duplicate_result` (a second, different result of a call: the first is kept, this
+/// one dropped), `result_without_call` (a leading result whose call is in an earlier file of the
+/// session, dropped), `null_arguments` (a call's `null` arguments read as `{}`) and
+/// `call_in_progress` (a call unanswered at the very end of the log: it stays, pinned in the
+/// last unit; reading it with `strict` is no error).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Repair {
+    /// The log line of the record repaired (for an added result, the line of its call).
+    pub line: usize,
+    /// What was repaired (see above).
+    pub kind: &'static str,
+    /// The tool call it concerns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+}
+
+impl Repair {
+    /// The kind of a call left in progress: named, but no repair of the log.
+    pub const IN_PROGRESS: &'static str = "call_in_progress";
+
+    /// Whether this changed what was read (every kind but a call in progress).
+    pub fn changed(&self) -> bool {
+        self.kind != Self::IN_PROGRESS
+    }
+}
+
 /// A user message classified as harness text (machine text in a user turn).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HarnessMessage {
@@ -154,6 +185,13 @@ pub struct Report {
     pub harness: Vec<HarnessMessage>,
     /// What tool-round trimming did (or would do, in `analyze`).
     pub tool_trim: ToolTrim,
+    /// What the session-log reader repaired (and the call it left in progress), in log order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<Repair>,
+    /// When counts are anchored on reported usage: the tokens it counts that the log does not
+    /// hold (an agent's system prompt and tool definitions), which no compaction can remove.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlogged_tokens: Option<usize>,
 }
 
 impl Report {
@@ -210,6 +248,14 @@ impl Report {
             };
             let _ = write!(line, "; {} {noun}", self.markers.len());
         }
+        let repaired = self.repairs.iter().filter(|r| r.changed()).count();
+        if repaired > 0 {
+            let noun = if repaired == 1 { "repair" } else { "repairs" };
+            let _ = write!(line, "; {repaired} log {noun}");
+        }
+        if let Some(unlogged) = self.unlogged_tokens {
+            let _ = write!(line, "; {unlogged} tokens not in the log");
+        }
         if let Some(short) = &self.task_shortened {
             let _ = write!(
                 line,
@@ -240,6 +286,10 @@ pub(crate) struct Input {
     pub(crate) task: Option<usize>,
     /// The input index of the current request (the last request).
     pub(crate) current: Option<usize>,
+    /// What the session-log reader repaired.
+    pub(crate) repairs: Vec<Repair>,
+    /// The anchored count's part that is not in the log.
+    pub(crate) unlogged_tokens: Option<usize>,
 }
 
 /// What a run decided, before it becomes a [`Report`].
@@ -332,6 +382,8 @@ impl Outcome {
             current: input.current,
             harness: input.harness.clone(),
             tool_trim: self.tool_trim,
+            repairs: input.repairs.clone(),
+            unlogged_tokens: input.unlogged_tokens,
         }
     }
 }

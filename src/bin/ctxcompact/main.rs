@@ -409,6 +409,7 @@ fn read_anchored(input: &Input) -> Result<(Conversation, Option<format::Recorded
     let options = format::ReadOptions {
         format: input.format.format(),
         whole_history: input.whole_history,
+        strict: input.strict,
     };
     // A file is read whole and parsed from memory: parsing a slice is several times faster
     // than parsing a stream byte by byte, for one copy of the input held while it parses.
