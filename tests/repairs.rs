@@ -207,3 +207,44 @@ fn the_task_and_the_current_request_are_never_harness_text() {
     }
     assert!(checked > 0, "no conversation checked");
 }
+
+/// Runs the binary on a fixture; returns the exit code and standard error.
+fn run(args: &[&str], fixture: &str) -> (i32, String) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/logs")
+        .join(fixture);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+        .args(args)
+        .arg(&path)
+        .args(["-o", "-"])
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8(output.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn the_summary_counts_repairs_and_says_what_is_not_in_the_log() {
+    let (code, stderr) = run(
+        &["compact", "--target", "100000"],
+        "claude-code-interrupted_call.jsonl",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("; 1 log repair;"), "{stderr}");
+    assert!(stderr.contains("tokens not in the log"), "{stderr}");
+    let (code, stderr) = run(
+        &["compact", "--strict", "--target", "100000"],
+        "claude-code-interrupted_call.jsonl",
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("line 2: interrupted_call"), "{stderr}");
+    // The usage the log recorded holds 20000 tokens of prompt and tools it does not.
+    let (code, stderr) = run(&["compact", "--target", "500"], "claude-code-clean.jsonl");
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("of them are not in the log") && stderr.contains("alone above the budget"),
+        "{stderr}"
+    );
+}
