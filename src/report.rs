@@ -83,7 +83,9 @@ pub struct Shortened {
 /// one dropped), `result_without_call` (a leading result whose call is in an earlier file of the
 /// session, dropped), `null_arguments` (a call's `null` arguments read as `{}`) and
 /// `call_in_progress` (a call unanswered at the very end of the log: it stays, pinned in the
-/// last unit; reading it with `strict` is no error).
+/// last unit; reading it with `strict` is no error). `missing_first_request` notes a log that
+/// opens with the model's message, its prompt not logged (a subagent's): it is read as it is,
+/// and [`crate::validate()`] reports the provider's rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Repair {
     /// The log line of the record repaired (for an added result, the line of its call).
@@ -98,10 +100,12 @@ pub struct Repair {
 impl Repair {
     /// The kind of a call left in progress: named, but no repair of the log.
     pub const IN_PROGRESS: &'static str = "call_in_progress";
+    /// The kind of a log that opens with the model's message: noted, read as it is.
+    pub const MISSING_FIRST_REQUEST: &'static str = "missing_first_request";
 
-    /// Whether this changed what was read (every kind but a call in progress).
+    /// Whether this changed what was read (every kind but the two notes).
     pub fn changed(&self) -> bool {
-        self.kind != Self::IN_PROGRESS
+        self.kind != Self::IN_PROGRESS && self.kind != Self::MISSING_FIRST_REQUEST
     }
 }
 

@@ -132,7 +132,7 @@ fn in_progress(conversation: &Conversation, id: &str) -> bool {
     conversation
         .repairs
         .iter()
-        .any(|r| !r.changed() && r.call_id.as_deref() == Some(id))
+        .any(|r| r.kind == crate::report::Repair::IN_PROGRESS && r.call_id.as_deref() == Some(id))
 }
 
 #[cfg(test)]

@@ -123,6 +123,15 @@ impl Reader for ClaudeCode {
         let mut repairs = Vec::new();
         let interrupted = Value::String(repair::CLAUDE_CODE_INTERRUPTED.into());
         repair::anthropic(&mut built, &interrupted, &mut repairs, &mut usages);
+        if let Some(first) = built.first() {
+            if str_of(&first.value, "role") == Some("assistant") {
+                repairs.push(crate::report::Repair {
+                    line: first.line,
+                    kind: crate::report::Repair::MISSING_FIRST_REQUEST,
+                    call_id: None,
+                });
+            }
+        }
         repairs.sort_by_key(|r| r.line);
         let mut conversation = from_log(built, "messages", anthropic::parse)?;
         conversation.repairs = repairs;
