@@ -218,6 +218,15 @@ fn validate(input: &Input) -> Result<ExitCode> {
     let conversation = read(input)?;
     let problems = ctxcompact::validate(&conversation);
     let mut out = io::stdout().lock();
+    // What a session log's reader repaired to read it as the agent sent it.
+    for repair in conversation.repairs.iter().filter(|r| r.changed()) {
+        let call = repair.call_id.as_deref().unwrap_or_default();
+        writeln!(
+            out,
+            "{}: line {}: repaired: {} `{call}`",
+            input.file, repair.line, repair.kind
+        )?;
+    }
     for problem in &problems {
         writeln!(out, "{}: {problem}", input.file)?;
     }
