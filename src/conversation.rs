@@ -363,17 +363,3 @@ pub struct Conversation {
     /// as the agent sent it, in log order; empty otherwise.
     pub repairs: Vec<crate::report::Repair>,
 }
-
-impl Conversation {
-    /// A conversation with no messages, in `format`, with `system` outside the list.
-    pub(crate) fn empty(format: Format, system: Option<Message>) -> Self {
-        Self {
-            format,
-            system,
-            messages: Vec::new(),
-            envelope: None,
-            lines: Vec::new(),
-            repairs: Vec::new(),
-        }
-    }
-}

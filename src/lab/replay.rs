@@ -419,7 +419,7 @@ impl Replay {
         let mut fed = 0;
         let calls = (1..messages.len()).filter(|&i| messages[i].role == Role::Assistant);
         for call in calls {
-            let history = Conversation::empty(recording.format, recording.system.clone());
+            let history = empty(recording.format, recording.system.clone());
             let (sent, sent_counts) = match (&mut session, policy) {
                 (Some(session), _) => {
                     let new = messages[fed..call].iter().zip(&counts.messages[fed..call]);
@@ -522,6 +522,18 @@ fn holds(conversation: &Conversation, request: &Message) -> bool {
                 })
             }
     })
+}
+
+/// A conversation with no messages, in `format`, with `system` outside the list.
+fn empty(format: crate::format::Format, system: Option<crate::Message>) -> Conversation {
+    Conversation {
+        format,
+        system,
+        messages: Vec::new(),
+        envelope: None,
+        lines: Vec::new(),
+        repairs: Vec::new(),
+    }
 }
 
 #[cfg(test)]
