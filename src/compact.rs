@@ -60,6 +60,7 @@ pub(crate) fn compact_counted(
         Run::CannotFit(report) => Err(Error::BudgetTooSmall {
             pinned: report.pinned_tokens,
             budget: report.budget,
+            unlogged: report.unlogged_tokens.unwrap_or(0),
         }),
     }
 }
@@ -152,6 +153,8 @@ fn checked_start(
             .collect(),
         task: requests.first().copied(),
         current: requests.last().copied(),
+        repairs: conversation.repairs.clone(),
+        unlogged_tokens: options.unlogged(&conversation, &counts),
     };
     Ok((input, Applied::unchanged(conversation, counts)))
 }

@@ -226,13 +226,17 @@ pub enum Error {
     },
     /// Even the pinned units exceed the budget.
     #[error(
-        "cannot fit: the pinned minimum (system messages, the task, the current request and the last unit) is {pinned} tokens, above the budget of {budget}"
+        "cannot fit: the pinned minimum (system messages, the task, the current request and the last unit) is {pinned} tokens, above the budget of {budget}{}",
+        unlogged_suffix(*.unlogged, *.budget)
     )]
     BudgetTooSmall {
         /// Tokens of the pinned units, marker and reply priming.
         pinned: usize,
         /// The budget asked for.
         budget: usize,
+        /// Of the pinned tokens, those the provider's reported usage counts that the log does
+        /// not hold (an agent's system prompt and tool definitions); 0 when not anchored.
+        unlogged: usize,
     },
     /// A budget has a value that cannot be used.
     #[error("budget {field} = {value}: {problem}")]
@@ -290,6 +294,19 @@ pub enum Error {
         /// What the check found.
         what: String,
     },
+}
+
+/// What a "cannot fit" error says of the part of the count that is not in the log.
+fn unlogged_suffix(unlogged: usize, budget: usize) -> String {
+    match unlogged {
+        0 => String::new(),
+        n if n > budget => format!(
+            "; {n} of them are not in the log (the system prompt and tool definitions the reported usage counts), alone above the budget"
+        ),
+        n => format!(
+            "; {n} of them are not in the log (the system prompt and tool definitions the reported usage counts)"
+        ),
+    }
 }
 
 fn more_suffix(count: usize) -> String {

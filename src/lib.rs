@@ -113,7 +113,7 @@ pub use digest::MarkerMode;
 pub use error::{Error, Problem, Result};
 pub use options::Options;
 pub use report::Report;
-pub use session::{Session, Turn};
+pub use session::Session;
 pub use strategy::Strategy;
 pub use strategy::tools::{ToolMode, ToolOptions};
 pub use tokens::{Counts, TokenCounter, Tokenizer, count};

@@ -140,4 +140,16 @@ impl Options {
     pub(crate) fn used_anchor(&self) -> Option<&RecordedUsage> {
         self.anchor.as_ref().filter(|_| self.overhead == 0)
     }
+
+    /// With an anchor (within the conversation), the tokens of `counts` (from
+    /// [`Options::count`]) that the reported usage holds beyond the conversation's own
+    /// messages and system prompt: what the log does not hold. `None` without an anchor.
+    pub fn unlogged(&self, conversation: &Conversation, counts: &tokens::Counts) -> Option<usize> {
+        let anchor = self.anchor.as_ref()?;
+        if anchor.message > counts.messages.len() {
+            return None;
+        }
+        let own = tokens::fixed_tokens(conversation, self.tokenizer.counter());
+        Some(counts.system.saturating_sub(own))
+    }
 }

@@ -15,6 +15,7 @@ use crate::options::Options;
 use crate::strategy::Applied;
 use crate::tokens::Tokenizer;
 
+pub use crate::conversation::Repair;
 pub use crate::error::{Location, ProblemKind};
 pub use crate::features::{Features, Severity};
 pub use crate::select::{Candidate, Decision, Layer, RuleCheck};
@@ -155,6 +156,13 @@ pub struct Report {
     pub harness: Vec<HarnessMessage>,
     /// What tool-round trimming did (or would do, in `analyze`).
     pub tool_trim: ToolTrim,
+    /// What the session-log reader repaired (and the call it left in progress), in log order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<Repair>,
+    /// When counts are anchored on reported usage: the tokens it counts that the log does not
+    /// hold (an agent's system prompt and tool definitions), which no compaction can remove.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlogged_tokens: Option<usize>,
 }
 
 impl Report {
@@ -211,6 +219,14 @@ impl Report {
             };
             let _ = write!(line, "; {} {noun}", self.markers.len());
         }
+        let repaired = self.repairs.iter().filter(|r| r.changed()).count();
+        if repaired > 0 {
+            let noun = if repaired == 1 { "repair" } else { "repairs" };
+            let _ = write!(line, "; {repaired} log {noun}");
+        }
+        if let Some(unlogged) = self.unlogged_tokens {
+            let _ = write!(line, "; {unlogged} tokens not in the log");
+        }
         if let Some(short) = &self.task_shortened {
             let _ = write!(
                 line,
@@ -243,6 +259,10 @@ pub(crate) struct Input {
     pub(crate) task: Option<usize>,
     /// The input index of the current request (the last request).
     pub(crate) current: Option<usize>,
+    /// What the session-log reader repaired.
+    pub(crate) repairs: Vec<Repair>,
+    /// The anchored count's part that is not in the log.
+    pub(crate) unlogged_tokens: Option<usize>,
 }
 
 /// What a run decided, before it becomes a [`Report`].
@@ -335,6 +355,8 @@ impl Outcome {
             current: input.current,
             harness: input.harness.clone(),
             tool_trim: self.tool_trim,
+            repairs: input.repairs.clone(),
+            unlogged_tokens: input.unlogged_tokens,
         }
     }
 }

@@ -31,15 +31,6 @@ pub(crate) enum Compaction {
     ToolsOnly,
 }
 
-/// The conversation to send on this call, and the report when it was just compacted.
-#[derive(Debug)]
-pub struct Turn<'a> {
-    /// What to send: the session's whole state.
-    pub conversation: &'a Conversation,
-    /// The compaction's report, when this call compacted; `None` when it only appended.
-    pub report: Option<Report>,
-}
-
 /// A conversation kept across an agent's calls (see the module docs).
 #[derive(Clone)]
 pub struct Session {
@@ -205,16 +196,15 @@ impl Session {
     /// Compacts when usage is above the trigger (and no tool round is waiting for results),
     /// down to the target; returns what to send. With a window budget, when the pinned units
     /// alone exceed the target, it compacts down to the trigger, or else the window, instead
-    /// ([`Session::fallback_budget`]; the report's budget says which).
+    /// ([`Session::fallback_budget`]; the report's budget says which). Returns the compaction's
+    /// report, or `None` when this call only appended; what to send is then
+    /// [`Session::conversation`].
     ///
     /// # Errors
     /// As [`crate::compact()`]: then the session is left as it was, over its trigger.
-    pub fn compact_if_needed(&mut self) -> Result<Turn<'_>> {
+    pub fn compact_if_needed(&mut self) -> Result<Option<Report>> {
         if self.tokens() <= self.trigger || self.is_waiting_for_results() {
-            return Ok(Turn {
-                conversation: &self.conversation,
-                report: None,
-            });
+            return Ok(None);
         }
         let compacted = match self.run(&self.options) {
             // The pinned units alone exceed the target: rather than send everything (and fail
@@ -237,10 +227,7 @@ impl Session {
         };
         if compacted.report.action != Action::Compacted {
             // Tool trimming found nothing to trim: the conversation is unchanged.
-            return Ok(Turn {
-                conversation: &self.conversation,
-                report: None,
-            });
+            return Ok(None);
         }
         self.counts = self.recount(&compacted.conversation, &compacted.unchanged);
         self.conversation = compacted.conversation;
@@ -248,10 +235,7 @@ impl Session {
         self.units.clear();
         self.regroup_tail();
         self.compactions += 1;
-        Ok(Turn {
-            conversation: &self.conversation,
-            report: Some(compacted.report),
-        })
+        Ok(Some(compacted.report))
     }
 
     /// One compaction of the session's conversation under `options`, from its cached counts;
@@ -372,8 +356,8 @@ mod tests {
         );
         let mut unanchored = s.clone();
         s.observe_usage(s.tokens() + 100);
-        assert!(unanchored.compact_if_needed().unwrap().report.is_none());
-        let report = s.compact_if_needed().unwrap().report.expect("compacted");
+        assert!(unanchored.compact_if_needed().unwrap().is_none());
+        let report = s.compact_if_needed().unwrap().expect("compacted");
         assert!(report.tokens_after <= 300, "{report:?}");
         assert!(s.tokens() <= 300);
         assert_eq!(s.tokens(), s.estimated_tokens() + 100);
@@ -426,8 +410,10 @@ mod tests {
         // trigger of 280.
         s.push(user(&"x".repeat(880)));
         assert!(s.tokens() > s.trigger());
-        let turn = s.compact_if_needed().expect("fits the trigger");
-        let report = turn.report.expect("compacted");
+        let report = s
+            .compact_if_needed()
+            .expect("fits the trigger")
+            .expect("compacted");
         assert_eq!(report.budget, 280);
         assert!(s.tokens() <= 280, "{}", s.tokens());
         // The counts kept through the compaction are those of the output.
@@ -443,8 +429,7 @@ mod tests {
         });
         assert_eq!(s.trigger(), 280);
         s.push(user("short"));
-        let turn = s.compact_if_needed().expect("fine");
-        assert!(turn.report.is_none());
+        assert!(s.compact_if_needed().expect("fine").is_none());
         assert_eq!(s.compactions(), 0);
     }
 }

@@ -610,19 +610,22 @@ fn rows() -> Vec<Row> {
             BAD,
             "{file}: message 2: content[0].toolResult.toolUseId: tool result refers to unknown call id `zz`",
         ),
-        row(
-            "claude code: an unanswered tool use names its line",
-            concat!(
-                r#"{"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s", "message": {"role": "user", "content": "go"}}"#,
-                "\n",
-                r#"{"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s", "message": {"id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]}}"#,
-                "\n",
-                r#"{"type": "user", "uuid": "u2", "parentUuid": "a1", "sessionId": "s", "message": {"role": "user", "content": "?"}}"#,
-                "\n",
-            ),
-            BAD,
-            "{file}: line 2 (message 1): content[0].id: tool call `t1` is never answered where the format requires",
-        ),
+        Row {
+            args: vec!["--target", "50", "--strict"],
+            ..row(
+                "claude code: an interrupted tool use, as strict, names its line",
+                concat!(
+                    r#"{"type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "s", "message": {"role": "user", "content": "go"}}"#,
+                    "\n",
+                    r#"{"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s", "message": {"id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]}}"#,
+                    "\n",
+                    r#"{"type": "user", "uuid": "u2", "parentUuid": "a1", "sessionId": "s", "message": {"role": "user", "content": "?"}}"#,
+                    "\n",
+                ),
+                BAD,
+                "{file}: line 2: interrupted_call: tool call `t1` needs a repair, refused as strict",
+            )
+        },
         row(
             "claude code: a broken JSONL line",
             concat!(
@@ -636,19 +639,22 @@ fn rows() -> Vec<Row> {
             BAD,
             "{file}: malformed JSON: key must be a string at line 3 column 1",
         ),
-        row(
-            "codex: an output without its call names its line",
-            concat!(
-                r#"{"timestamp": "t", "type": "session_meta", "payload": {"id": "s"}}"#,
-                "\n",
-                r#"{"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}}"#,
-                "\n",
-                r#"{"timestamp": "t", "type": "response_item", "payload": {"type": "function_call_output", "call_id": "zz", "output": "x"}}"#,
-                "\n",
-            ),
-            BAD,
-            "{file}: line 3 (message 1): call_id: tool result refers to unknown call id `zz`",
-        ),
+        Row {
+            args: vec!["--target", "50", "--strict"],
+            ..row(
+                "codex: an output without its call, as strict, names its line",
+                concat!(
+                    r#"{"timestamp": "t", "type": "session_meta", "payload": {"id": "s"}}"#,
+                    "\n",
+                    r#"{"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}}"#,
+                    "\n",
+                    r#"{"timestamp": "t", "type": "response_item", "payload": {"type": "function_call_output", "call_id": "zz", "output": "x"}}"#,
+                    "\n",
+                ),
+                BAD,
+                "{file}: line 3: result_without_call: tool call `zz` needs a repair, refused as strict",
+            )
+        },
         row(
             "pi: a result without its call names its line",
             concat!(
@@ -664,12 +670,15 @@ fn rows() -> Vec<Row> {
             BAD,
             "{file}: line 4 (message 2): content[0].tool_use_id: tool result refers to unknown call id `zz`",
         ),
-        row(
-            "gemini cli: a tool call without its result",
-            r#"{"sessionId": "s", "projectHash": "h", "messages": [{"id": "1", "type": "user", "content": "go"}, {"id": "2", "type": "gemini", "content": "", "toolCalls": [{"id": "c1", "name": "ls", "args": {}}]}]}"#,
-            BAD,
-            "{file}: line 1 (message 1): parts[0].functionCall.id: tool call `c1` is never answered where the format requires",
-        ),
+        Row {
+            args: vec!["--target", "50", "--strict"],
+            ..row(
+                "gemini cli: a tool call without its result, as strict",
+                r#"{"sessionId": "s", "projectHash": "h", "messages": [{"id": "1", "type": "user", "content": "go"}, {"id": "2", "type": "gemini", "content": "", "toolCalls": [{"id": "c1", "name": "ls", "args": {}}]}, {"id": "3", "type": "user", "content": "stop"}]}"#,
+                BAD,
+                "{file}: line 1: interrupted_call: tool call `c1` needs a repair, refused as strict",
+            )
+        },
         // Issue #9: a forced format refuses input that is clearly another's.
         Row {
             args: vec!["--target", "50", "--format", "openai"],
@@ -768,6 +777,9 @@ fn check(row: &Row) -> Vec<String> {
         let mut args = vec!["validate".to_string(), file.clone()];
         if let Some(at) = row.args.iter().position(|arg| *arg == "--format") {
             args.extend(row.args[at..=at + 1].iter().map(ToString::to_string));
+        }
+        if row.args.contains(&"--strict") {
+            args.push("--strict".into());
         }
         let output = ctxcompact(&args);
         let said = format!(

@@ -467,6 +467,7 @@ fn claude_code_logs_read_whole_have_the_tool_counts_of_their_conversions() {
         let options = format::ReadOptions {
             format: Some(Format::ClaudeCode),
             whole_history: true,
+            ..format::ReadOptions::default()
         };
         let native = format::parse_with_usage(&std::fs::read(path).unwrap(), &options)
             .unwrap()

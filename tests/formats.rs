@@ -258,6 +258,7 @@ fn a_claude_code_compaction_is_honoured_and_the_whole_history_is_an_option() {
     let options = format::ReadOptions {
         format: None,
         whole_history: true,
+        ..format::ReadOptions::default()
     };
     let (whole, _) = format::parse_with_usage(log.as_bytes(), &options).unwrap();
     assert_eq!(

@@ -24,6 +24,8 @@ mod properties;
 /// `ctxcompact proxy` between scripted clients and a scripted upstream, and its faults (issue 22).
 #[cfg(feature = "proxy")]
 mod proxy;
+/// Session logs read as the agent sent them: repairs, `--strict`, harness text (issue 23).
+mod repairs;
 /// `ctxcompact replay` and the library's replay over recorded sessions (issue 13).
 mod replay;
 /// `Session` across an agent's calls: append-only between compactions, same as `compact` (issue 13).

@@ -409,6 +409,7 @@ fn request_body(recording: &Conversation, end: usize, envelope: &Map<String, Val
         messages,
         envelope: Some(envelope.clone()),
         lines: Vec::new(),
+        repairs: Vec::new(),
     };
     serde_json::to_vec(&format::render(&request)).unwrap()
 }
@@ -421,6 +422,7 @@ fn mark_last_block(message: &mut ctxcompact::Message) {
         messages: vec![message.clone()],
         envelope: None,
         lines: Vec::new(),
+        repairs: Vec::new(),
     };
     let mut value = format::render(&wrapper);
     // Only block content can carry one: a string stays a string, as the client sent it.

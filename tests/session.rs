@@ -201,7 +201,7 @@ fn check_session(
             }
         }
         let (report, conversation) = match session.compact_if_needed() {
-            Ok(turn) => (turn.report, turn.conversation.clone()),
+            Ok(report) => (report, session.conversation().clone()),
             Err(err) => {
                 // A compaction that cannot fit fails as `compact` does, and changes nothing.
                 prop_assert_eq!(
@@ -274,14 +274,13 @@ fn the_first_compaction_equals_compact_of_the_full_history() {
         if session.is_waiting_for_results() {
             continue;
         }
-        let turn = session.compact_if_needed().unwrap();
-        if let Some(report) = turn.report {
+        if let Some(report) = session.compact_if_needed().unwrap() {
             let history = Conversation {
                 messages: full.messages[..=index].to_vec(),
                 ..full.clone()
             };
             let reference = compact(history, &options).unwrap();
-            assert_eq!(turn.conversation, &reference.conversation);
+            assert_eq!(session.conversation(), &reference.conversation);
             assert_eq!(report.removed, reference.report.removed);
             return;
         }

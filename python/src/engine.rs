@@ -250,6 +250,7 @@ fn render_message(format: Format, message: ctxcompact::Message) -> Value {
         messages: vec![message],
         envelope: None,
         lines: Vec::new(),
+        repairs: Vec::new(),
     };
     match format::render(&alone) {
         Value::Array(mut items) if items.len() == 1 => items.remove(0),

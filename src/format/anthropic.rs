@@ -158,6 +158,7 @@ pub(super) fn parse(
         messages,
         envelope,
         lines: Vec::new(),
+        repairs: Vec::new(),
     })
 }
 

@@ -115,6 +115,7 @@ impl Reader for Bedrock {
             messages,
             envelope,
             lines: Vec::new(),
+            repairs: Vec::new(),
         })
     }
 }

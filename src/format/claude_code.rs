@@ -16,7 +16,8 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::{
-    Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, anthropic, from_log, str_of,
+    Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, anthropic, from_log, repair,
+    str_of,
 };
 use crate::conversation::Conversation;
 use crate::error::{Error, Result};
@@ -125,7 +126,21 @@ impl Reader for ClaudeCode {
                 _ => {}
             }
         }
-        let conversation = from_log(built, "messages", anthropic::parse)?;
+        let mut repairs = Vec::new();
+        let interrupted = Value::String(repair::CLAUDE_CODE_INTERRUPTED.into());
+        repair::anthropic(&mut built, &interrupted, &mut repairs, &mut usages);
+        if let Some(first) = built.first() {
+            if str_of(&first.value, "role") == Some("assistant") {
+                repairs.push(crate::report::Repair {
+                    line: first.line,
+                    kind: crate::report::Repair::MISSING_FIRST_REQUEST,
+                    call_id: None,
+                });
+            }
+        }
+        repairs.sort_by_key(|r| r.line);
+        let mut conversation = from_log(built, "messages", anthropic::parse)?;
+        conversation.repairs = repairs;
         Ok((conversation, usages))
     }
 }

@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
 use super::{
-    Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, responses, str_of,
+    Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, repair, responses,
+    str_of,
 };
 use crate::conversation::Conversation;
 
@@ -135,8 +136,12 @@ impl Reader for Codex {
                 _ => {}
             }
         }
-        answer_interrupted(&mut built, &mut usages);
-        let conversation = from_log(built, "input", responses::parse)?;
+        let mut repairs = Vec::new();
+        repair::responses(&mut built, &mut repairs, &mut usages);
+        answer_interrupted(&mut built, &mut usages, &mut repairs);
+        repairs.sort_by_key(|r| r.line);
+        let mut conversation = from_log(built, "input", responses::parse)?;
+        conversation.repairs = repairs;
         Ok((conversation, usages))
     }
 }
@@ -147,7 +152,12 @@ impl Reader for Codex {
 /// rollout; when Codex next sends the history it answers such a call with an `aborted` output,
 /// since the API rejects a call without one. The same output is added here, right after the
 /// run of calls the unanswered one belongs to, and the recorded usages' positions move with it.
-fn answer_interrupted(built: &mut Vec<Built>, usages: &mut [RecordedUsage]) {
+/// A run of calls the log ends on is in progress: it stays unanswered, and is named.
+fn answer_interrupted(
+    built: &mut Vec<Built>,
+    usages: &mut [RecordedUsage],
+    repairs: &mut Vec<crate::report::Repair>,
+) {
     let answered: BTreeSet<String> = built
         .iter()
         .filter(|b| str_of(&b.value, "type").is_some_and(|t| t.ends_with("_call_output")))
@@ -173,6 +183,15 @@ fn answer_interrupted(built: &mut Vec<Built>, usages: &mut [RecordedUsage]) {
                 .iter()
                 .take_while(|b| is_call(&b.value))
                 .count();
+        if run_end == built.len() {
+            repairs.push(repair::named(
+                item.line,
+                crate::report::Repair::IN_PROGRESS,
+                id,
+            ));
+            continue;
+        }
+        repairs.push(repair::named(item.line, "interrupted_call", id));
         let kind = format!(
             "{}_output",
             str_of(&item.value, "type").unwrap_or("function_call")

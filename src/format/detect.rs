@@ -125,6 +125,7 @@ pub(super) fn reads_back(conversation: &Conversation, forced: Option<Format>) ->
         messages: conversation.messages.iter().map(skeleton).collect(),
         envelope: conversation.envelope.clone(),
         lines: Vec::new(),
+        repairs: Vec::new(),
     };
     let records = [Record {
         line: 1,
@@ -163,6 +164,7 @@ fn top_level_settles(conversation: &Conversation, forced: Option<Format>) -> boo
         messages: Vec::new(),
         envelope: conversation.envelope.clone(),
         lines: Vec::new(),
+        repairs: Vec::new(),
     };
     let records = [Record {
         line: 1,

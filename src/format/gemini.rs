@@ -149,6 +149,7 @@ pub(super) fn parse(
         messages,
         envelope,
         lines: Vec::new(),
+        repairs: Vec::new(),
     })
 }
 

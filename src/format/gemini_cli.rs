@@ -12,7 +12,8 @@
 use serde_json::{Map, Value, json};
 
 use super::{
-    Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, gemini, str_of,
+    Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, gemini, repair,
+    str_of,
 };
 use crate::conversation::Conversation;
 use crate::error::{Error, Result};
@@ -156,8 +157,9 @@ impl Reader for GeminiCli {
                 _ => {}
             }
         }
+        let repairs = repair::gemini(&mut built, &mut usages);
         let conversation = from_log(built, "contents", gemini::parse)?;
-        Ok((conversation, usages))
+        Ok((repair::attach(conversation, repairs), usages))
     }
 }
 

@@ -32,6 +32,7 @@ mod parts;
 mod pi;
 mod pretty;
 mod rendered;
+mod repair;
 mod responses;
 mod spelling;
 
@@ -229,6 +230,10 @@ pub struct ReadOptions {
     /// compaction's summary where it happened, instead of the conversation after the last
     /// compaction as the agent saw it.
     pub whole_history: bool,
+    /// For session logs: refuse a log that needs a repair to read as the agent sent it (an
+    /// interrupted call, a duplicated result, a result whose call is outside the file, `null`
+    /// arguments) instead of repairing it. A call in progress at the end is no repair.
+    pub strict: bool,
 }
 
 /// Reads a conversation from JSON or JSONL bytes; `format` of `None` detects it.
@@ -264,7 +269,7 @@ pub fn parse_with_usage(
 ) -> Result<(Conversation, Vec<RecordedUsage>)> {
     let records = records_of_slice(bytes)?;
     let format = choose(&records, options.format)?;
-    reader_of(format).read_usage(records, options)
+    strictly(reader_of(format).read_usage(records, options)?, options)
 }
 
 /// [`parse_with_usage`] from a reader, value by value.
@@ -277,7 +282,23 @@ pub fn parse_reader_with_usage(
 ) -> Result<(Conversation, Vec<RecordedUsage>)> {
     let records = read_records(reader)?;
     let format = choose(&records, options.format)?;
-    reader_of(format).read_usage(records, options)
+    strictly(reader_of(format).read_usage(records, options)?, options)
+}
+
+/// With [`ReadOptions::strict`], refuses a read that needed a repair, naming its line.
+fn strictly<T>(read: (Conversation, T), options: &ReadOptions) -> Result<(Conversation, T)> {
+    if options.strict {
+        if let Some(repair) = read.0.repairs.iter().find(|r| r.changed()) {
+            return Err(crate::error::Error::Malformed {
+                at: crate::error::Location::line(repair.line, repair.kind),
+                problem: match &repair.call_id {
+                    Some(id) => format!("tool call `{id}` needs a repair, refused as strict"),
+                    None => "needs a repair, refused as strict".into(),
+                },
+            });
+        }
+    }
+    Ok(read)
 }
 
 /// Reads a conversation from one JSON value; see [`parse`].
@@ -303,7 +324,8 @@ fn reader_of(format: Format) -> &'static dyn Reader {
 /// Detects (or checks) the format, then reads.
 fn read(records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {
     let format = choose(&records, options.format)?;
-    reader(format).read(records, options)
+    let conversation = reader(format).read(records, options)?;
+    strictly((conversation, ()), options).map(|(conversation, ())| conversation)
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::{Built, Evidence, ReadOptions, Reader, Record, Wire, anthropic, from_log, str_of};
+use super::{
+    Built, Evidence, ReadOptions, Reader, Record, Wire, anthropic, from_log, repair, str_of,
+};
 use crate::conversation::Conversation;
 use crate::error::{Error, Result};
 
@@ -108,65 +110,14 @@ impl Reader for Pi {
                 _ => {}
             }
         }
-        answer_interrupted(&mut built);
-        from_log(built, "messages", anthropic::parse)
-    }
-}
-
-/// Gives every tool call that a session left without a result the error result pi itself
-/// sends for an aborted call, in the user message right after the call (a new one, unless the
-/// next message already carries results).
-fn answer_interrupted(built: &mut Vec<Built>) {
-    let ids = |value: &Value, kind: &str, key: &str| -> Vec<String> {
-        value["content"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|b| str_of(b, "type") == Some(kind))
-            .filter_map(|b| str_of(b, key).map(str::to_string))
-            .collect()
-    };
-    let mut index = 0;
-    while index < built.len() {
-        let calls = ids(&built[index].value, "tool_use", "id");
-        if calls.is_empty() || str_of(&built[index].value, "role") != Some("assistant") {
-            index += 1;
-            continue;
-        }
-        let next = built.get(index + 1);
-        let carries = next.is_some_and(|n| {
-            str_of(&n.value, "role") == Some("user")
-                && n.value["content"]
-                    .as_array()
-                    .is_some_and(|c| c.iter().all(|b| str_of(b, "type") == Some("tool_result")))
-        });
-        let answered = next
-            .map(|n| ids(&n.value, "tool_result", "tool_use_id"))
-            .unwrap_or_default();
-        let missing: Vec<Value> = calls
-            .iter()
-            .filter(|id| !answered.contains(id))
-            .map(|id| {
-                json!({"type": "tool_result", "tool_use_id": id, "content": [{"type": "text", "text": "aborted"}], "is_error": true})
-            })
-            .collect();
-        if !missing.is_empty() {
-            let line = built[index].line;
-            if carries {
-                if let Some(Value::Array(content)) = built[index + 1].value.get_mut("content") {
-                    content.extend(missing);
-                }
-            } else {
-                built.insert(
-                    index + 1,
-                    Built {
-                        value: json!({"role": "user", "content": missing}),
-                        line,
-                    },
-                );
-            }
-        }
-        index += 1;
+        // pi answers a call it aborted with an error result of its own.
+        let mut repairs = Vec::new();
+        let aborted = json!([{"type": "text", "text": "aborted"}]);
+        repair::anthropic(&mut built, &aborted, &mut repairs, &mut []);
+        repairs.sort_by_key(|r| r.line);
+        let mut conversation = from_log(built, "messages", anthropic::parse)?;
+        conversation.repairs = repairs;
+        Ok(conversation)
     }
 }
 

@@ -308,6 +308,7 @@ impl Replay {
             messages: Vec::new(),
             envelope: None,
             lines: Vec::new(),
+            repairs: Vec::new(),
         };
         replay.session_for(&empty, Policy::Default)?;
         Ok(replay)
@@ -394,6 +395,7 @@ impl Replay {
             messages: Vec::new(),
             envelope: None,
             lines: Vec::new(),
+            repairs: Vec::new(),
         };
         Session::with_compaction(start, options, compaction)
     }
@@ -420,13 +422,7 @@ impl Replay {
         let mut fed = 0;
         let calls = (1..messages.len()).filter(|&i| messages[i].role == Role::Assistant);
         for call in calls {
-            let history = Conversation {
-                format: recording.format,
-                system: recording.system.clone(),
-                messages: Vec::new(),
-                envelope: None,
-                lines: Vec::new(),
-            };
+            let history = empty(recording.format, recording.system.clone());
             let (sent, sent_counts) = match (&mut session, policy) {
                 (Some(session), _) => {
                     let new = messages[fed..call].iter().zip(&counts.messages[fed..call]);
@@ -524,6 +520,18 @@ fn holds(conversation: &Conversation, request: &Message) -> bool {
                 })
             }
     })
+}
+
+/// A conversation with no messages, in `format`, with `system` outside the list.
+fn empty(format: crate::format::Format, system: Option<crate::Message>) -> Conversation {
+    Conversation {
+        format,
+        system,
+        messages: Vec::new(),
+        envelope: None,
+        lines: Vec::new(),
+        repairs: Vec::new(),
+    }
 }
 
 #[cfg(test)]

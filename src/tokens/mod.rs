@@ -334,7 +334,7 @@ fn calibrated(factor: Factor) -> &'static dyn TokenCounter {
 
 /// Tokens of what a request holds besides its messages: the top-level system prompt and the
 /// tool definitions (`tools`, Bedrock's `toolConfig`), counted as their JSON text.
-pub(super) fn fixed_tokens(conversation: &Conversation, counter: &dyn TokenCounter) -> usize {
+pub(crate) fn fixed_tokens(conversation: &Conversation, counter: &dyn TokenCounter) -> usize {
     let system = conversation
         .system
         .as_ref()

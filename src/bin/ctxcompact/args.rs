@@ -168,6 +168,11 @@ pub(crate) struct Input {
     /// instead of the conversation after the last compaction.
     #[arg(long)]
     pub(crate) whole_history: bool,
+    /// For session logs: refuse a log that needs a repair (an interrupted call, a duplicated
+    /// result, a result whose call is outside the file, `null` arguments) instead of reading
+    /// it as the agent sent it.
+    #[arg(long)]
+    pub(crate) strict: bool,
 }
 
 /// Where output and the report go.

@@ -220,6 +220,15 @@ fn validate(input: &Input) -> Result<ExitCode> {
     let conversation = read(input)?;
     let problems = ctxcompact::validate(&conversation);
     let mut out = io::stdout().lock();
+    // What a session log's reader repaired to read it as the agent sent it.
+    for repair in conversation.repairs.iter().filter(|r| r.changed()) {
+        let call = repair.call_id.as_deref().unwrap_or_default();
+        writeln!(
+            out,
+            "{}: line {}: repaired: {} `{call}`",
+            input.file, repair.line, repair.kind
+        )?;
+    }
     for problem in &problems {
         writeln!(out, "{}: {problem}", input.file)?;
     }
@@ -411,6 +420,7 @@ fn read_anchored(input: &Input) -> Result<(Conversation, Option<format::Recorded
     let options = format::ReadOptions {
         format: input.format.format(),
         whole_history: input.whole_history,
+        strict: input.strict,
     };
     // A file is read whole and parsed from memory: parsing a slice is several times faster
     // than parsing a stream byte by byte, for one copy of the input held while it parses.

@@ -213,6 +213,7 @@ fn replay(cache: &Cache, request: Request) -> Decision {
             messages: Vec::new(),
             envelope: None,
             lines: Vec::new(),
+            repairs: Vec::new(),
         };
         match Session::new(start, options) {
             Ok(session) => State {
@@ -271,6 +272,7 @@ fn replay(cache: &Cache, request: Request) -> Decision {
             messages: session.conversation().messages.clone(),
             envelope,
             lines: Vec::new(),
+            repairs: Vec::new(),
         };
         let mut value = format::render(&output);
         if !marked.is_empty()
