@@ -137,57 +137,16 @@ pub(super) fn anthropic(
                 missing.push(json!({"type": "tool_result", "tool_use_id": id, "content": interruption, "is_error": true}));
             }
         }
-        if !missing.is_empty() {
-            if next.is_some_and(|n| results_only(&n.value)) {
-                if let Some(Value::Array(content)) = built[index + 1].value.get_mut("content") {
-                    content.extend(missing);
-                }
-            } else {
-                built.insert(
-                    index + 1,
-                    Built {
-                        value: json!({"role": "user", "content": missing}),
-                        line,
-                    },
-                );
-                shift(usages, index + 1, true);
-            }
-        }
+        let into_next = next.is_some_and(|n| results_only(&n.value));
+        add_results(built, usages, index, into_next, "content", missing);
         index += 1;
     }
     // Results logged again.
-    let mut first: BTreeMap<String, Value> = BTreeMap::new();
-    let mut emptied = vec![false; built.len()];
-    for (at, entry) in built.iter_mut().enumerate() {
-        let line = entry.line;
-        let Some(Value::Array(content)) = entry.value.get_mut("content") else {
-            continue;
-        };
-        let before = content.len();
-        content.retain(|b| {
-            if str_of(b, "type") != Some("tool_result") {
-                return true;
-            }
-            let id = str_of(b, "tool_use_id").unwrap_or_default().to_string();
-            match first.get(&id) {
-                None => {
-                    first.insert(id, b.clone());
-                    true
-                }
-                Some(earlier) => {
-                    let kind = if earlier == b {
-                        "duplicate_result"
-                    } else {
-                        "differing_duplicate_result"
-                    };
-                    repairs.push(named(line, kind, &id));
-                    false
-                }
-            }
-        });
-        emptied[at] = before > 0 && content.is_empty();
-    }
-    remove_emptied(built, &emptied, usages);
+    let result_id = |b: &Value| {
+        (str_of(b, "type") == Some("tool_result"))
+            .then(|| str_of(b, "tool_use_id").unwrap_or_default().to_string())
+    };
+    drop_repeated_results(built, usages, repairs, "content", result_id);
 }
 
 /// Whether a Responses item is a tool call.
@@ -300,43 +259,69 @@ pub(super) fn gemini(built: &mut Vec<Built>, usages: &mut [RecordedUsage]) -> Ve
                 missing.push(json!({"functionResponse": {"id": id, "name": name, "response": {"error": GEMINI_CANCELLED}}}));
             }
         }
-        if !missing.is_empty() {
-            if next_is_results {
-                if let Some(Value::Array(list)) = built[index + 1].value.get_mut("parts") {
-                    list.extend(missing);
-                }
-            } else {
-                built.insert(
-                    index + 1,
-                    Built {
-                        value: json!({"role": "user", "parts": missing}),
-                        line,
-                    },
-                );
-                shift(usages, index + 1, true);
-            }
-        }
+        add_results(built, usages, index, next_is_results, "parts", missing);
         index += 1;
     }
+    drop_repeated_results(built, usages, &mut repairs, "parts", response_id);
+    repairs
+}
+
+/// Adds the results made for `built[index]`'s interrupted calls: to the message after it when
+/// `into_next` (it carries that call's other results), else as a user message of their own,
+/// inserted after it. `key` is the format's content list (`content`, `parts`).
+fn add_results(
+    built: &mut Vec<Built>,
+    usages: &mut [RecordedUsage],
+    index: usize,
+    into_next: bool,
+    key: &str,
+    missing: Vec<Value>,
+) {
+    if missing.is_empty() {
+        return;
+    }
+    if into_next {
+        if let Some(Value::Array(list)) = built[index + 1].value.get_mut(key) {
+            list.extend(missing);
+        }
+    } else {
+        let line = built[index].line;
+        let mut value = json!({"role": "user"});
+        value[key] = Value::Array(missing);
+        built.insert(index + 1, Built { value, line });
+        shift(usages, index + 1, true);
+    }
+}
+
+/// Drops every result logged again for a call already answered (the first is kept), naming
+/// each as an identical or a differing duplicate, and the messages left empty by it.
+/// `result_id` is the call id of a block of the `key` list that is a result, else `None`.
+fn drop_repeated_results(
+    built: &mut Vec<Built>,
+    usages: &mut [RecordedUsage],
+    repairs: &mut Vec<Repair>,
+    key: &str,
+    result_id: impl Fn(&Value) -> Option<String>,
+) {
     let mut first: BTreeMap<String, Value> = BTreeMap::new();
     let mut emptied = vec![false; built.len()];
     for (at, entry) in built.iter_mut().enumerate() {
         let line = entry.line;
-        let Some(Value::Array(list)) = entry.value.get_mut("parts") else {
+        let Some(Value::Array(list)) = entry.value.get_mut(key) else {
             continue;
         };
         let before = list.len();
-        list.retain(|part| {
-            let Some(id) = response_id(part) else {
+        list.retain(|block| {
+            let Some(id) = result_id(block) else {
                 return true;
             };
             match first.get(&id) {
                 None => {
-                    first.insert(id, part.clone());
+                    first.insert(id, block.clone());
                     true
                 }
                 Some(earlier) => {
-                    let kind = if earlier == part {
+                    let kind = if earlier == block {
                         "duplicate_result"
                     } else {
                         "differing_duplicate_result"
@@ -349,7 +334,6 @@ pub(super) fn gemini(built: &mut Vec<Built>, usages: &mut [RecordedUsage]) -> Ve
         emptied[at] = before > 0 && list.is_empty();
     }
     remove_emptied(built, &emptied, usages);
-    repairs
 }
 
 /// The response Gemini CLI records for a tool call the user cancelled.
