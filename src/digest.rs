@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::classify::{self, Author};
 use crate::conversation::{Message, Part, Role};
@@ -29,7 +29,7 @@ use crate::note::{
 use crate::tokens::TokenCounter;
 
 /// What a removed span leaves behind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum MarkerMode {
     /// A one-line note and an extractive digest of the span.

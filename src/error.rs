@@ -248,6 +248,13 @@ pub enum Error {
         /// What is wrong with it.
         problem: String,
     },
+    /// Settings that cannot be used as given ([`crate::Settings`]): two that exclude each other,
+    /// no budget at all, or one that needs another.
+    #[error("{problem}")]
+    BadSetting {
+        /// What is wrong, naming the settings.
+        problem: String,
+    },
     /// The model name is not in the catalog.
     #[error("unknown model `{name}`; nearest: {}", .nearest.join(", "))]
     UnknownModel {
@@ -366,6 +373,13 @@ impl Error {
             line: err.line(),
             column: err.column(),
             source: err,
+        }
+    }
+
+    /// Settings that cannot be used as given.
+    pub(crate) fn bad_setting(problem: impl Into<String>) -> Self {
+        Self::BadSetting {
+            problem: problem.into(),
         }
     }
 

@@ -45,7 +45,8 @@
 //! 4. `units` (the one grouping), `digest`, `validate`, `cost` (prices by catalog name, the
 //!    cost model);
 //! 5. `strategy` (plans, tool trimming, the working state and its one `apply`);
-//! 6. `select` (profile, rules, scoring); 7. `options`; 8. `report`; 9. `planner`;
+//! 6. `select` (profile, rules, scoring); 7. `options`, then `settings` (options by name, from
+//!    the CLI, the proxy and Python); 8. `report`; 9. `planner`;
 //! 10. `compact` (the pipeline); 11. `session` (agent loops).
 //!
 //! Above the engine, behind the `lab` feature (which the `cli` feature turns on), `lab` holds the
@@ -100,6 +101,7 @@ mod planner;
 pub mod report;
 mod select;
 mod session;
+mod settings;
 mod strategy;
 mod tokens;
 pub mod tuning;
@@ -114,6 +116,7 @@ pub use error::{Error, Problem, Result};
 pub use options::Options;
 pub use report::Report;
 pub use session::Session;
+pub use settings::Settings;
 pub use strategy::Strategy;
 pub use strategy::tools::{ToolMode, ToolOptions};
 pub use tokens::{Counts, TokenCounter, Tokenizer, count};

@@ -519,7 +519,7 @@ fn rows() -> Vec<Row> {
         usage(
             "no budget at all",
             &[],
-            "no budget: pass --target TOKENS, --ratio R or --model NAME",
+            "no budget: give a target in tokens, a ratio or a model",
         ),
         usage(
             "an unknown model",

@@ -387,7 +387,7 @@ fn every_raw_recording_reads_validates_and_compacts_to_half_in_its_api_format() 
                 let output = &result.conversation;
                 assert_eq!(validate(output), Vec::new(), "{name}");
                 // Written in its API format, and read back the same.
-                let bytes = format::render_bytes(output);
+                let bytes = crate::rendered(output);
                 let again = format::parse(&bytes, Some(output.format)).unwrap();
                 assert_eq!(format::render(&again), format::render(output), "{name}");
                 // An empty conversation is within any budget: nothing can be removed.

@@ -36,7 +36,7 @@ fn every_fixture_round_trips_to_an_equal_json_value() {
         let conversation = format::parse_value(value.clone(), None).unwrap();
         assert_eq!(conversation.format, expected, "{}", path.display());
         assert_eq!(format::render(&conversation), value, "{}", path.display());
-        let again = format::parse(&format::render_bytes(&conversation), None).unwrap();
+        let again = format::parse(&crate::rendered(&conversation), None).unwrap();
         assert_eq!(again, conversation, "{}", path.display());
     }
 }
@@ -352,7 +352,7 @@ fn an_interrupted_pi_call_is_answered_as_pi_answers_it() {
 fn assert_written_as(conversation: &Conversation, expected: &Value) {
     let mut pretty = serde_json::to_vec_pretty(expected).unwrap();
     pretty.push(b'\n');
-    let bytes = format::render_bytes(conversation);
+    let bytes = crate::rendered(conversation);
     assert_eq!(
         String::from_utf8(bytes).unwrap(),
         String::from_utf8(pretty.clone()).unwrap()
@@ -472,10 +472,7 @@ fn a_long_session_is_written_as_one_thread_would() {
         assert!(conversation.messages.len() >= 3_000);
         let mut expected = serde_json::to_vec_pretty(&format::render(&conversation)).unwrap();
         expected.push(b'\n');
-        assert!(
-            format::render_bytes(&conversation) == expected,
-            "{format:?}"
-        );
+        assert!(crate::rendered(&conversation) == expected, "{format:?}");
     }
 }
 

@@ -32,3 +32,10 @@ mod replay;
 mod session;
 /// What survives compaction: task, requests, files, markers and re-compaction (issue 10).
 mod survival;
+
+/// A conversation as `format::write` writes it, in memory.
+fn rendered(conversation: &ctxcompact::Conversation) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    ctxcompact::format::write(conversation, &mut bytes).unwrap();
+    bytes
+}

@@ -1303,7 +1303,7 @@ proptest! {
         if let Some(out) = compacted(&run) {
             let problems = ctxcompact::validate(&out.conversation);
             prop_assert!(problems.is_empty(), "{:?}", problems);
-            let bytes = format::render_bytes(&out.conversation);
+            let bytes = crate::rendered(&out.conversation);
             let reread = format::parse(&bytes, Some(generated.format))
                 .map_err(|err| TestCaseError::fail(format!("output does not parse: {err}")))?;
             prop_assert!(ctxcompact::validate(&reread).is_empty());
@@ -1468,7 +1468,7 @@ proptest! {
         let second = run(&generated, &settings);
         match (&first.result, &second.result) {
             (Ok(a), Ok(b)) => {
-                prop_assert_eq!(format::render_bytes(&a.conversation), format::render_bytes(&b.conversation));
+                prop_assert_eq!(crate::rendered(&a.conversation), crate::rendered(&b.conversation));
                 prop_assert_eq!(serde_json::to_string(&a.report).unwrap(), serde_json::to_string(&b.report).unwrap());
             }
             (Err(a), Err(b)) => prop_assert_eq!(a.to_string(), b.to_string()),
@@ -1482,14 +1482,14 @@ proptest! {
     fn compaction_is_idempotent(generated in conversation(), settings in settings()) {
         let run = run(&generated, &settings);
         if let Some(out) = compacted(&run) {
-            let bytes = format::render_bytes(&out.conversation);
+            let bytes = crate::rendered(&out.conversation);
             let reread = format::parse(&bytes, Some(generated.format))
                 .map_err(|err| TestCaseError::fail(err.to_string()))?;
             let again = ctxcompact::compact(reread.clone(), &run.options)
                 .map_err(|err| TestCaseError::fail(format!("second run: {err}")))?;
             prop_assert_eq!(again.report.action, Action::WithinBudget);
             prop_assert_eq!(again.report.tokens_after, out.report.tokens_after);
-            prop_assert_eq!(format::render_bytes(&again.conversation), bytes);
+            prop_assert_eq!(crate::rendered(&again.conversation), bytes);
         }
     }
 
@@ -1600,7 +1600,7 @@ proptest! {
         let rendered = format::render(&conversation);
         prop_assert_eq!(&rendered, &generated.value);
         prop_assert_eq!(serde_json::to_string(&rendered).unwrap(), serde_json::to_string(&generated.value).unwrap());
-        let reread = format::parse(&format::render_bytes(&conversation), Some(generated.format))
+        let reread = format::parse(&crate::rendered(&conversation), Some(generated.format))
             .map_err(|err| TestCaseError::fail(err.to_string()))?;
         prop_assert_eq!(reread, conversation);
     }
@@ -1855,7 +1855,7 @@ fn exercise(value: &Value) -> Result<(), TestCaseError> {
             continue;
         };
         let problems = ctxcompact::validate(&conversation);
-        let _ = format::render_bytes(&conversation);
+        let _ = crate::rendered(&conversation);
         let counts = ctxcompact::count(&conversation, Tokenizer::Chars.counter());
         let total = counts.total();
         for (budget, mode, strategy) in [
@@ -2025,7 +2025,7 @@ proptest! {
         let out = ctxcompact::compact(input, &options)
             .map_err(|err| TestCaseError::fail(err.to_string()))?;
         prop_assert_eq!(out.report.action, Action::WithinBudget);
-        let written = format::render_bytes(&out.conversation);
+        let written = crate::rendered(&out.conversation);
         prop_assert_eq!(String::from_utf8_lossy(&written), String::from_utf8_lossy(&bytes));
     }
 
@@ -2053,13 +2053,13 @@ proptest! {
         let once = ctxcompact::trim_tools(generated.parse(), &options)
             .map_err(|err| TestCaseError::fail(err.to_string()))?;
         prop_assert!(once.report.tokens_after <= once.report.tokens_before);
-        let bytes = format::render_bytes(&once.conversation);
+        let bytes = crate::rendered(&once.conversation);
         let reread = format::parse(&bytes, Some(generated.format))
             .map_err(|err| TestCaseError::fail(err.to_string()))?;
         let twice = ctxcompact::trim_tools(reread, &options)
             .map_err(|err| TestCaseError::fail(format!("second run: {err}")))?;
         prop_assert_eq!(twice.report.tokens_after, once.report.tokens_after);
-        let again = format::render_bytes(&twice.conversation);
+        let again = crate::rendered(&twice.conversation);
         prop_assert_eq!(String::from_utf8_lossy(&again), String::from_utf8_lossy(&bytes));
     }
 
@@ -2076,7 +2076,7 @@ proptest! {
         let budget = (options.count(&input).total() * settings.percent / 100).max(1);
         let options = Options { budget: Budget::Tokens(budget), ..options };
         if let Ok(out) = ctxcompact::compact(input, &options) {
-            let bytes = format::render_bytes(&out.conversation);
+            let bytes = crate::rendered(&out.conversation);
             let reread = format::parse(&bytes, Some(generated.format))
                 .map_err(|err| TestCaseError::fail(err.to_string()))?;
             prop_assert_eq!(out.report.overhead, overhead);

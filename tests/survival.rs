@@ -340,7 +340,7 @@ fn recompaction_folds_old_markers_and_never_takes_one_for_the_task() {
         if first.report.removed.is_empty() {
             continue;
         }
-        let bytes = format::render_bytes(&first.conversation);
+        let bytes = crate::rendered(&first.conversation);
         let reread = format::parse(&bytes, None).unwrap();
         let Ok(second) = compact(reread.clone(), &options(Budget::Tokens(total / 4))) else {
             continue;
@@ -373,8 +373,8 @@ fn recompaction_folds_old_markers_and_never_takes_one_for_the_task() {
         // Same input twice, same bytes.
         let again = compact(reread, &options(Budget::Tokens(total / 4))).unwrap();
         assert_eq!(
-            format::render_bytes(&again.conversation),
-            format::render_bytes(&second.conversation)
+            crate::rendered(&again.conversation),
+            crate::rendered(&second.conversation)
         );
     }
     assert!(

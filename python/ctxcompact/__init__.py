@@ -170,9 +170,9 @@ def compact(
     exceed the budget, :class:`OptionError` on bad options.
     """
     settings = _budget_settings(target, ratio, model, trigger, target_ratio, format, tokenizer)
-    settings["strategy"] = _choice("strategy", strategy, _STRATEGIES)
+    settings.update(_strategy_settings(strategy))
     if marker is not None:
-        settings["marker"] = _flag("marker", marker)
+        settings["marker"] = "digest" if _flag("marker", marker) else "none"
     settings.update(
         _tool_settings(
             tool_mode,
@@ -247,7 +247,7 @@ def analyze(
     :class:`OptionError` on bad options.
     """
     settings = _budget_settings(target, ratio, model, trigger, target_ratio, format, tokenizer)
-    settings["strategy"] = _choice("strategy", strategy, _STRATEGIES)
+    settings.update(_strategy_settings(strategy))
     settings.update(
         _tool_settings(
             tool_mode,
@@ -299,7 +299,8 @@ def _call(function: Callable[[Any, str], Any], conversation: Any, settings: Dict
             f"not {type(conversation).__name__}"
         )
     try:
-        return function(conversation, json.dumps(settings))
+        request = {"format": settings.pop("format"), "run": settings}
+        return function(conversation, json.dumps(request))
     except _native.NativeError as err:
         kind, message, message_index, field, report = err.args
         if kind == "cannot_fit":
@@ -326,6 +327,13 @@ def _budget_settings(
         if value is not None:
             settings[name] = _number(name, value)
     return settings
+
+
+def _strategy_settings(strategy: str) -> Dict[str, Any]:
+    """The setting of a forced strategy; none for ``"auto"``, the selector's choice."""
+    if _choice("strategy", strategy, _STRATEGIES) == "auto":
+        return {}
+    return {"strategy": strategy}
 
 
 def _model_settings(model: Optional[str], format: str, tokenizer: Optional[str]) -> Dict[str, Any]:

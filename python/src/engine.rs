@@ -2,71 +2,29 @@
 //!
 //! The conversation comes in as the JSON value the CLI would read from a file (`data.rs` builds
 //! it from Python data) and results go out as JSON values; the settings come as a JSON object of
-//! the Python keyword arguments. Settings become library `Options` exactly as the
-//! CLI's `src/bin/ctxcompact/args.rs` turns its flags into them (keep in sync), so a Python call
-//! and the CLI give the same output and report for the same input and options. The `count`
+//! the Python keyword arguments, which `ctxcompact::Settings` turns into library `Options` as it
+//! does the CLI's flags, so a Python call and the CLI give the same output and report for the
+//! same input and options. The `count`
 //! shape is the CLI's `count --json` (`src/bin/ctxcompact/main.rs`, keep in sync), built here
 //! from public library items until the library offers it.
 
 use ctxcompact::format::{self, Format};
 use ctxcompact::report::ProblemKind;
-use ctxcompact::{
-    Budget, Conversation, Error, MarkerMode, Options, Problem, Strategy, Tokenizer, ToolMode,
-    ToolOptions,
-};
+use ctxcompact::{Conversation, Error, Options, Problem};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-/// The Python keyword arguments, as the Python layer has already type-checked them.
+/// A call's settings, as the Python layer sent them after type-checking its keyword arguments:
+/// the input's format, and the library's settings by their names (`ctxcompact::Settings`, the
+/// one conversion of settings into options, shared with the CLI and the proxy).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Settings {
     /// `format=`: `auto` or a format's CLI name (`Format::from_str`).
     format: Option<String>,
-    model: Option<String>,
-    tokenizer: Option<Tokenizer>,
-    target: Option<usize>,
-    ratio: Option<f64>,
-    trigger: Option<f64>,
-    target_ratio: Option<f64>,
+    /// Every other keyword argument.
     #[serde(default)]
-    strategy: StrategyName,
-    #[serde(default = "yes")]
-    marker: bool,
-    #[serde(default)]
-    tool_mode: ToolModeName,
-    keep_tool_rounds: Option<usize>,
-    #[serde(default)]
-    exclude_tools: Vec<String>,
-    #[serde(default)]
-    clear_tool_inputs: bool,
-    #[serde(default)]
-    clear_at_least: usize,
-    max_tool_output: Option<usize>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-/// `strategy=`: the CLI's `--strategy`.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum StrategyName {
-    #[default]
-    Auto,
-    Middle,
-    Oldest,
-}
-
-/// `tool_mode=`: the CLI's `--tool-mode`.
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum ToolModeName {
-    #[default]
-    Clear,
-    Drop,
-    Off,
+    run: ctxcompact::Settings,
 }
 
 /// Why a call failed, sorted into the Python exception classes.
@@ -117,6 +75,7 @@ impl Failure {
                 field: Some(first.at.field),
             },
             Error::BadBudget { .. }
+            | Error::BadSetting { .. }
             | Error::UnknownModel { .. }
             | Error::Unpriced { .. }
             | Error::Catalog { .. } => Self::Options { message },
@@ -291,7 +250,7 @@ pub(crate) fn cannot_fit(input: Value, settings: &Settings, message: String) -> 
 
 /// Trims old tool rounds alone: the output conversation and the report.
 pub(crate) fn trim_tools(input: Value, settings: &Settings) -> Result<(Output, Value), Failure> {
-    let options = tool_options(settings)?;
+    let options = unbudgeted(settings)?;
     let lists = Lists::of(&input);
     let conversation = parse(input, settings)?;
     let aligned = lists.aligned(&conversation);
@@ -310,7 +269,7 @@ pub(crate) fn analyze(input: Value, settings: &Settings) -> Result<Value, Failur
 
 /// Each message's tokens and the total, as the CLI's `count --json` prints them.
 pub(crate) fn count(input: Value, settings: &Settings) -> Result<Value, Failure> {
-    let tokenizer = model_options(settings, Some(Budget::Ratio(1.0)))?.tokenizer;
+    let tokenizer = unbudgeted(settings)?.tokenizer;
     let conversation = parse(input, settings)?;
     let counts = tokenizer.count(&conversation);
     Ok(json!({
@@ -364,100 +323,17 @@ fn to_value(report: &ctxcompact::Report) -> Value {
     serde_json::to_value(report).expect("a report holds only numbers, strings and enums")
 }
 
-/// Options for the model and tokenizer settings with `budget` (the model's window budget when
-/// `None`): `ModelArgs::options` of the CLI.
-fn model_options(settings: &Settings, budget: Option<Budget>) -> Result<Options, Failure> {
-    let mut options = match (&settings.model, budget) {
-        (Some(name), budget) => {
-            let mut options = Options::for_model(name).map_err(Failure::from_library)?;
-            if let Some(budget) = budget {
-                options.budget = budget;
-            }
-            options
-        }
-        (None, Some(budget)) => Options::with_budget(budget),
-        (None, None) => {
-            return Err(Failure::options(
-                "no budget: pass target=TOKENS, ratio=R or model=NAME",
-            ));
-        }
-    };
-    if let Some(tokenizer) = settings.tokenizer {
-        options.tokenizer = tokenizer;
-    }
-    Ok(options)
-}
-
-/// Tool-trimming settings: `ToolArgs::options` of the CLI.
-fn tools(settings: &Settings) -> ToolOptions {
-    let defaults = ToolOptions::default();
-    ToolOptions {
-        mode: match settings.tool_mode {
-            ToolModeName::Clear => ToolMode::Clear,
-            ToolModeName::Drop => ToolMode::Drop,
-            ToolModeName::Off => ToolMode::Off,
-        },
-        keep: settings.keep_tool_rounds.unwrap_or(defaults.keep),
-        exclude: settings
-            .exclude_tools
-            .iter()
-            .map(|t| t.trim().to_string())
-            .filter(|t| !t.is_empty())
-            .collect(),
-        clear_inputs: settings.clear_tool_inputs,
-        clear_at_least: settings.clear_at_least,
-        max_output: settings.max_tool_output,
-    }
-}
-
-/// Full options: `args::options` of the CLI, with its flag conflicts named by keyword.
+/// Full options.
 fn options(settings: &Settings) -> Result<Options, Failure> {
-    let s = settings;
-    if s.target.is_some() {
-        for (given, name) in [
-            (s.ratio.is_some(), "ratio"),
-            (s.trigger.is_some(), "trigger"),
-            (s.target_ratio.is_some(), "target_ratio"),
-        ] {
-            if given {
-                return Err(Failure::options(format!(
-                    "target and {name} cannot be used together"
-                )));
-            }
-        }
-    }
-    if s.ratio.is_some() {
-        for (given, name) in [
-            (s.trigger.is_some(), "trigger"),
-            (s.target_ratio.is_some(), "target_ratio"),
-        ] {
-            if given {
-                return Err(Failure::options(format!(
-                    "ratio and {name} cannot be used together"
-                )));
-            }
-        }
-    }
-    let budget = Budget::from_parts(s.target, s.ratio, s.trigger, s.target_ratio);
-    let mut options = model_options(s, budget)?;
-    options.strategy = match s.strategy {
-        StrategyName::Auto => None,
-        StrategyName::Middle => Some(Strategy::Middle),
-        StrategyName::Oldest => Some(Strategy::Oldest),
-    };
-    // The CLI's default `--marker digest`, or `--marker none` for `marker=False`.
-    options.marker = if s.marker {
-        MarkerMode::Digest
-    } else {
-        MarkerMode::None
-    };
-    options.tools = tools(s);
-    Ok(options)
+    settings.run.options().map_err(Failure::from_library)
 }
 
-/// Options for tool trimming alone: `args::tool_options` of the CLI.
-fn tool_options(settings: &Settings) -> Result<Options, Failure> {
-    let mut options = model_options(settings, Some(Budget::Ratio(1.0)))?;
-    options.tools = tools(settings);
-    Ok(options)
+/// Options for a call that uses no budget (tool trimming, counting).
+fn unbudgeted(settings: &Settings) -> Result<Options, Failure> {
+    ctxcompact::Settings {
+        ratio: Some(1.0),
+        ..settings.run.clone()
+    }
+    .options()
+    .map_err(Failure::from_library)
 }

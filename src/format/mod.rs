@@ -47,7 +47,7 @@ use crate::error::Result;
 use detect::choose;
 pub(crate) use input::single;
 use input::{read_records, records_of_slice};
-pub use output::{render, render_bytes, write};
+pub use output::{render, write};
 pub(crate) use parts::*;
 use pretty::Pretty;
 pub(crate) use rendered::{Object, Rendered};

@@ -33,16 +33,6 @@ pub fn render(conversation: &Conversation) -> Value {
     Value::Object(envelope)
 }
 
-/// Writes a conversation back as pretty-printed JSON bytes, ending in a newline.
-///
-/// # Panics
-/// Never: writing to a `Vec` cannot fail.
-pub fn render_bytes(conversation: &Conversation) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    write(conversation, &mut bytes).expect("writing to a Vec cannot fail");
-    bytes
-}
-
 /// Writes a conversation as pretty-printed JSON, ending in a newline, to `writer`: the bytes of
 /// `serde_json::to_writer_pretty` of [`render`]'s value, produced without building that value
 /// whole. Runs of messages are rendered on every core when there are enough of them, and

@@ -16,7 +16,7 @@ pub(crate) mod tools;
 
 use std::ops::Range;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::features::{Features, Thresholds};
@@ -25,7 +25,7 @@ use crate::tokens::{Counts, TokenCounter};
 use crate::units::Unit;
 
 /// A message-removal strategy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Strategy {
     /// Keep the head (system, task) and the tail; remove from the middle.

@@ -15,7 +15,7 @@
 //! stops as soon as an optional budget is met, and trims nothing when it would free fewer than
 //! `clear_at_least` tokens (a cleared prefix spoils the prompt cache, so it must be worth it).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::Applied;
@@ -29,10 +29,11 @@ use crate::{evidence, note, units};
 pub(crate) const KEEP_ROUNDS: usize = 3;
 
 /// What happens to tool rounds older than the kept ones.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolMode {
     /// Replace each result's content with a placeholder.
+    #[default]
     Clear,
     /// Remove the whole round.
     Drop,

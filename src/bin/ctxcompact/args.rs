@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ctxcompact::catalog::Catalog;
 use ctxcompact::format::Format;
-use ctxcompact::{Budget, MarkerMode, Options, Strategy, Tokenizer, ToolMode, ToolOptions};
+use ctxcompact::{Budget, MarkerMode, Options, Settings, Strategy, Tokenizer, ToolMode};
 
 /// Deterministic compaction of LLM conversation histories.
 ///
@@ -199,9 +199,11 @@ pub(crate) struct ModelArgs {
     /// The model: sets the tokenizer, the context window and the strategy preference.
     #[arg(long)]
     pub(crate) model: Option<String>,
-    /// The tokenizer (overrides the model's).
-    #[arg(long, value_enum)]
-    pub(crate) tokenizer: Option<TokenizerArg>,
+    /// The tokenizer (overrides the model's): o200k, cl100k, chars, an open-weight vocabulary
+    /// (llama3, qwen2, deepseek-v3, tekken, kimi-k2, glm4, minimax-m2) or a model family's
+    /// calibrated estimate (claude-opus, …).
+    #[arg(long, value_parser = tokenizer_name)]
+    pub(crate) tokenizer: Option<Tokenizer>,
     /// A model catalog to use instead of the built-in one.
     #[arg(long)]
     pub(crate) catalog: Option<PathBuf>,
@@ -234,8 +236,8 @@ pub(crate) struct BudgetArgs {
     pub(crate) target_ratio: Option<f64>,
     /// What the selector optimizes: `cost` picks the lowest expected input cost over the next
     /// 20 calls under prompt caching (needs --model; prices from data/prices.json).
-    #[arg(long, value_enum, default_value_t = crate::replay::OptimizeArg::Efficiency)]
-    pub(crate) optimize: crate::replay::OptimizeArg,
+    #[arg(long, value_enum, default_value_t = OptimizeArg::Efficiency)]
+    pub(crate) optimize: OptimizeArg,
 }
 
 /// Tool-round trimming options.
@@ -277,17 +279,19 @@ pub(crate) enum FormatArg {
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum TokenizerArg {
-    O200k,
-    Cl100k,
-    Chars,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
 pub(crate) enum StrategyArg {
     Auto,
     Middle,
     Oldest,
+}
+
+/// What `--optimize` asks the selector for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OptimizeArg {
+    /// The rules, then the efficiency score.
+    Efficiency,
+    /// The lowest expected input cost over the next calls.
+    Cost,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -295,17 +299,6 @@ pub(crate) enum ToolModeArg {
     Clear,
     Drop,
     Off,
-}
-
-impl TokenizerArg {
-    /// The tokenizer this names.
-    pub(crate) fn tokenizer(self) -> Tokenizer {
-        match self {
-            Self::O200k => Tokenizer::O200k,
-            Self::Cl100k => Tokenizer::Cl100k,
-            Self::Chars => Tokenizer::Chars,
-        }
-    }
 }
 
 impl FormatArg {
@@ -339,7 +332,7 @@ impl Command {
             #[cfg(feature = "proxy")]
             Self::Proxy(_) => return,
         };
-        if let Ok(options) = model.options(Some(Budget::Ratio(1.0)), "") {
+        if let Ok(options) = model.unbudgeted(None) {
             options.tokenizer.prepare();
         }
     }
@@ -356,51 +349,67 @@ impl ModelArgs {
         Catalog::from_json(&text).with_context(|| path.display().to_string())
     }
 
-    /// Library options for this model and tokenizer, with `budget` (the model's window budget
-    /// when `None`; without a model, `None` is a usage error naming `missing`).
-    pub(crate) fn options(&self, budget: Option<Budget>, missing: &str) -> Result<Options> {
-        let mut options = match &self.model {
-            Some(name) => {
-                let catalog = self.catalog()?;
-                let mut options = Options::for_model_in(&catalog, name)?;
-                if let Some(budget) = budget {
-                    options.budget = budget;
-                }
-                options
-            }
-            None => Options::with_budget(budget.ok_or_else(|| anyhow!("{missing}"))?),
-        };
-        if let Some(tokenizer) = self.tokenizer {
-            options.tokenizer = tokenizer.tokenizer();
+    /// The settings of the model, the tokenizer and the overhead.
+    fn settings(&self) -> Settings {
+        Settings {
+            model: self.model.clone(),
+            tokenizer: self.tokenizer,
+            overhead: self.overhead,
+            ..Settings::default()
         }
+    }
+
+    /// Library options for `settings`: models looked up in `--catalog`, counted with the
+    /// factors of `--calibration` when given.
+    fn options(&self, settings: &Settings) -> Result<Options> {
+        let mut options = settings.options_in(&self.catalog()?)?;
         if let Some(path) = &self.calibration {
             options.tokenizer = crate::calibrate::load(path)?.apply(options.tokenizer);
         }
-        options.overhead = self.overhead;
         Ok(options)
+    }
+
+    /// Options for a command that uses no budget (count, tool trimming, the bench, which sets
+    /// one per conversation), with `tools` when given.
+    pub(crate) fn unbudgeted(&self, tools: Option<&ToolArgs>) -> Result<Options> {
+        let mut settings = Settings {
+            ratio: Some(1.0),
+            ..self.settings()
+        };
+        if let Some(tools) = tools {
+            tools.fill(&mut settings);
+        }
+        self.options(&settings)
     }
 }
 
 impl ToolArgs {
-    pub(crate) fn options(&self) -> ToolOptions {
-        ToolOptions {
-            mode: match self.tool_mode {
-                ToolModeArg::Clear => ToolMode::Clear,
-                ToolModeArg::Drop => ToolMode::Drop,
-                ToolModeArg::Off => ToolMode::Off,
-            },
-            keep: self.keep_tool_rounds,
-            exclude: self
-                .exclude_tools
-                .iter()
-                .map(|t| t.trim().to_string())
-                .filter(|t| !t.is_empty())
-                .collect(),
-            clear_inputs: self.clear_tool_inputs,
-            clear_at_least: self.clear_at_least,
-            max_output: self.max_tool_output,
-        }
+    /// Sets the tool-trimming settings.
+    fn fill(&self, settings: &mut Settings) {
+        settings.tool_mode = match self.tool_mode {
+            ToolModeArg::Clear => ToolMode::Clear,
+            ToolModeArg::Drop => ToolMode::Drop,
+            ToolModeArg::Off => ToolMode::Off,
+        };
+        settings.keep_tool_rounds = Some(self.keep_tool_rounds);
+        settings.exclude_tools.clone_from(&self.exclude_tools);
+        settings.clear_tool_inputs = self.clear_tool_inputs;
+        settings.clear_at_least = self.clear_at_least;
+        settings.max_tool_output = self.max_tool_output;
     }
+
+    /// The tool-trimming options alone (the proxy's, whose budget is set per request).
+    #[cfg(feature = "proxy")]
+    pub(crate) fn settings(&self) -> Settings {
+        let mut settings = Settings::default();
+        self.fill(&mut settings);
+        settings
+    }
+}
+
+/// Parses a tokenizer's name (`Tokenizer`'s own names).
+pub(crate) fn tokenizer_name(text: &str) -> std::result::Result<Tokenizer, String> {
+    Tokenizer::try_from(text.to_string())
 }
 
 /// Parses a cap on tool outputs: a number of tokens above 0 (a cap of 0 would leave every
@@ -430,43 +439,40 @@ fn token_count(text: &str) -> std::result::Result<usize, String> {
 }
 
 impl BudgetArgs {
-    /// The budget these arguments give: `--target`, `--ratio`, or with a model its window
-    /// (with `--trigger` and `--target-ratio` when given); `None` when none is given.
-    fn budget(&self) -> Option<Budget> {
-        Budget::from_parts(self.target, self.ratio, self.trigger, self.target_ratio)
+    /// Whether any budget flag is given.
+    fn given(&self) -> bool {
+        self.target.is_some()
+            || self.ratio.is_some()
+            || self.trigger.is_some()
+            || self.target_ratio.is_some()
     }
 }
 
-/// Builds library options from the budget, strategy and tool arguments; `fallback` is the
-/// budget when none is given and there is no model (else that is a usage error).
+/// Builds library options from the budget, strategy, marker and tool arguments; `fallback` is
+/// the ratio of the conversation's tokens used as the budget when none is given and there is no
+/// model (else that is a usage error).
 pub(crate) fn options(
     budget: &BudgetArgs,
     strategy: StrategyArg,
     marker: &MarkerArgs,
     tools: &ToolArgs,
-    fallback: Option<Budget>,
+    fallback: Option<f64>,
 ) -> Result<Options> {
-    let given = match budget.budget() {
-        None if budget.model.model.is_none() => fallback,
-        given => given,
+    let use_fallback = !budget.given() && budget.model.model.is_none();
+    let (marker, digest_tokens) = marker.resolve();
+    let mut settings = Settings {
+        target: budget.target,
+        ratio: if use_fallback { fallback } else { budget.ratio },
+        trigger: budget.trigger,
+        target_ratio: budget.target_ratio,
+        strategy: strategy.strategy(),
+        marker,
+        digest_tokens,
+        optimize_cost: budget.optimize == OptimizeArg::Cost,
+        ..budget.model.settings()
     };
-    let mut options = budget.model.options(
-        given,
-        "no budget: pass --target TOKENS, --ratio R or --model NAME",
-    )?;
-    options.strategy = strategy.strategy();
-    (options.marker, options.digest_tokens) = marker.resolve();
-    options.tools = tools.options();
-    let profile = options.model.as_ref().map(|_| &options.profile);
-    options.policy = crate::replay::policy(budget.optimize, profile)?;
-    Ok(options)
-}
-
-/// Builds library options for tool trimming alone (no budget is used).
-pub(crate) fn tool_options(model: &ModelArgs, tools: &ToolArgs) -> Result<Options> {
-    let mut options = model.options(Some(Budget::Ratio(1.0)), "")?;
-    options.tools = tools.options();
-    Ok(options)
+    tools.fill(&mut settings);
+    budget.model.options(&settings)
 }
 
 /// Builds the bench's base options: model, tokenizer, strategy and tool options (the budget
@@ -476,9 +482,8 @@ pub(crate) fn bench_options(
     strategy: StrategyArg,
     tools: &ToolArgs,
 ) -> Result<Options> {
-    let mut options = model.options(Some(Budget::Ratio(1.0)), "")?;
+    let mut options = model.unbudgeted(Some(tools))?;
     options.strategy = strategy.strategy();
-    options.tools = tools.options();
     Ok(options)
 }
 

@@ -89,7 +89,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             check_paths(&input, &output)?;
             let (conversation, anchor) = read_anchored(&input)?;
-            let mut options = args::tool_options(&model, &tools)?;
+            let mut options = model.unbudgeted(Some(&tools))?;
             options.anchor = anchor;
             let trimmed = ctxcompact::trim_tools(conversation, &options)
                 .with_context(|| input.file.clone())?;
@@ -110,8 +110,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
         } => {
             let (conversation, anchor) = read_anchored(&input)?;
-            let half = ctxcompact::Budget::Ratio(0.5);
-            let mut options = args::options(&budget, strategy, &marker, &tools, Some(half))?;
+            let mut options = args::options(&budget, strategy, &marker, &tools, Some(0.5))?;
             options.anchor = anchor;
             let report =
                 ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
@@ -163,7 +162,7 @@ fn trim_summary(report: &Report) -> String {
 /// Prints each message's tokens and the total.
 fn count(input: &Input, model: &args::ModelArgs, json: bool) -> Result<ExitCode> {
     let (conversation, anchor) = read_anchored(input)?;
-    let mut options = model.options(Some(ctxcompact::Budget::Ratio(1.0)), "")?;
+    let mut options = model.unbudgeted(None)?;
     options.anchor = anchor;
     let tokenizer = options.tokenizer;
     let counts = options.count(&conversation);

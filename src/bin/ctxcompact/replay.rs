@@ -7,13 +7,11 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use clap::{Args, ValueEnum};
-use ctxcompact::catalog::{Catalog, Profile};
+use ctxcompact::catalog::Catalog;
 use ctxcompact::lab::replay::Prices;
 use ctxcompact::lab::replay::{Outcome, Policy, Replay};
-use ctxcompact::tuning::CostModel;
-use ctxcompact::tuning::Optimize;
 use ctxcompact::{Budget, format};
 
 /// Arguments of `replay`.
@@ -82,32 +80,6 @@ impl From<PolicyArg> for Policy {
             PolicyArg::Cost => Self::Cost,
         }
     }
-}
-
-/// What `--optimize` asks the selector for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum OptimizeArg {
-    /// The rules, then the efficiency score.
-    Efficiency,
-    /// The lowest expected input cost over the next calls.
-    Cost,
-}
-
-/// The selector settings for `--optimize`: `cost` prices the model named by `--model`, as the
-/// catalog resolved it (`profile`).
-pub(crate) fn policy(
-    optimize: OptimizeArg,
-    profile: Option<&Profile>,
-) -> Result<ctxcompact::tuning::Policy> {
-    let optimize = match (optimize, profile) {
-        (OptimizeArg::Efficiency, _) => Optimize::Efficiency,
-        (OptimizeArg::Cost, Some(profile)) => Optimize::Cost(CostModel::for_profile(profile)?),
-        (OptimizeArg::Cost, None) => bail!("--optimize cost needs --model to price the calls"),
-    };
-    Ok(ctxcompact::tuning::Policy {
-        optimize,
-        ..ctxcompact::tuning::Policy::default()
-    })
 }
 
 /// Replays every session under `args.paths` and prints the table (or JSON).

@@ -8,9 +8,9 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use ctxcompact::catalog::{Catalog, Profile};
-use ctxcompact::{Budget, Options, Tokenizer};
+use ctxcompact::{Budget, Options, Settings, Tokenizer};
 
-use crate::args::{MarkerArgs, StrategyArg, TokenizerArg, ToolArgs};
+use crate::args::{MarkerArgs, StrategyArg, ToolArgs};
 
 /// Anthropic's public API origin.
 const ANTHROPIC: &str = "https://api.anthropic.com";
@@ -80,9 +80,9 @@ pub(crate) struct ProxyArgs {
     pub(crate) marker: MarkerArgs,
     #[command(flatten)]
     pub(crate) tools: ToolArgs,
-    /// The tokenizer (instead of each model's).
-    #[arg(long, value_enum)]
-    pub(crate) tokenizer: Option<TokenizerArg>,
+    /// The tokenizer (instead of each model's), by the names `--tokenizer` of `compact` takes.
+    #[arg(long, value_parser = crate::args::tokenizer_name)]
+    pub(crate) tokenizer: Option<Tokenizer>,
     /// A model catalog to use instead of the built-in one.
     #[arg(long, value_name = "FILE")]
     pub(crate) catalog: Option<PathBuf>,
@@ -129,9 +129,10 @@ impl Config {
             );
         }
         let budget = Budget::window_with(args.trigger, args.target_ratio);
-        if let Budget::Window { trigger, target } = budget
-            && !(target > 0.0 && target <= trigger && trigger <= 1.0)
-        {
+        let Budget::Window { trigger, target } = budget else {
+            unreachable!("a window budget is a trigger and a target")
+        };
+        if !(target > 0.0 && target <= trigger && trigger <= 1.0) {
             bail!("--trigger {trigger} --target-ratio {target}: expected 0 < target ≤ trigger ≤ 1");
         }
         if args.window == Some(0) {
@@ -145,10 +146,16 @@ impl Config {
                 Catalog::from_json(&text).with_context(|| path.display().to_string())?
             }
         };
-        let mut template = Options::with_budget(budget);
-        template.strategy = args.strategy.strategy();
-        (template.marker, template.digest_tokens) = args.marker.resolve();
-        template.tools = args.tools.options();
+        let (marker, digest_tokens) = args.marker.resolve();
+        let template = Settings {
+            trigger: Some(trigger),
+            target_ratio: Some(target),
+            strategy: args.strategy.strategy(),
+            marker,
+            digest_tokens,
+            ..args.tools.settings()
+        }
+        .options_in(&catalog)?;
         Ok(Self {
             listen: args.listen,
             anthropic: origin(&args.anthropic_upstream, "--anthropic-upstream")?,
@@ -163,7 +170,7 @@ impl Config {
             header_timeout: Duration::from_secs(args.header_timeout.max(1)),
             catalog,
             template,
-            tokenizer: args.tokenizer.map(TokenizerArg::tokenizer),
+            tokenizer: args.tokenizer,
         })
     }
 

@@ -1,0 +1,244 @@
+//! Run settings by name — what the CLI's flags, the proxy's flags and the Python package's
+//! keyword arguments give — and the one place they become [`Options`]: the budget from its
+//! parts, the model's profile, the tokenizer, the strategy, the marker, tool trimming and what
+//! the selector optimizes. Each field is named as its CLI flag (`target_ratio` for
+//! `--target-ratio`) and its Python keyword argument.
+
+use serde::Deserialize;
+
+use crate::budget::Budget;
+use crate::catalog::Catalog;
+use crate::cost::CostModel;
+use crate::digest::MarkerMode;
+use crate::error::{Error, Result};
+use crate::options::Options;
+use crate::select::{Optimize, Policy};
+use crate::strategy::Strategy;
+use crate::strategy::tools::{ToolMode, ToolOptions};
+use crate::tokens::Tokenizer;
+
+/// The settings of a run; [`Default`] leaves every one unset (the documented defaults, and no
+/// budget). Deserializes from an object of these names (unknown names are refused).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// The model's catalog name: its profile, tokenizer and window budget.
+    pub model: Option<String>,
+    /// The tokenizer, instead of the model's.
+    pub tokenizer: Option<Tokenizer>,
+    /// The budget in tokens.
+    pub target: Option<usize>,
+    /// The budget as a share of the conversation's tokens.
+    pub ratio: Option<f64>,
+    /// With a model: compact when usage passes this share of its window.
+    pub trigger: Option<f64>,
+    /// With a model: compact down to this share of its window.
+    pub target_ratio: Option<f64>,
+    /// A forced strategy; `None` lets the selector decide.
+    pub strategy: Option<Strategy>,
+    /// What each removed span leaves at its place.
+    pub marker: MarkerMode,
+    /// The digest's cap in tokens ([`Options::digest_tokens`]).
+    pub digest_tokens: Option<usize>,
+    /// What happens to tool rounds older than the kept ones.
+    pub tool_mode: ToolMode,
+    /// How many of the latest tool rounds are never touched (default 3).
+    pub keep_tool_rounds: Option<usize>,
+    /// Tools whose calls and results are never touched; blank names are ignored.
+    pub exclude_tools: Vec<String>,
+    /// Also clear cleared calls' arguments.
+    pub clear_tool_inputs: bool,
+    /// Trim no tool round unless at least this many tokens are freed.
+    pub clear_at_least: usize,
+    /// Cap every single tool result at this many tokens.
+    pub max_tool_output: Option<usize>,
+    /// Tokens every request carries that the conversation does not hold ([`Options::overhead`]).
+    pub overhead: usize,
+    /// Whether the selector picks the lowest expected input cost over the next calls under
+    /// prompt caching instead of the efficiency score (`--optimize cost`); needs `model`, whose
+    /// price it reads.
+    pub optimize_cost: bool,
+}
+
+impl Settings {
+    /// The options these settings give, with models looked up in the built-in catalog.
+    ///
+    /// # Errors
+    /// As [`Settings::options_in`].
+    pub fn options(&self) -> Result<Options> {
+        self.options_in(&Catalog::builtin())
+    }
+
+    /// The options these settings give, with models looked up in `catalog`.
+    ///
+    /// # Errors
+    /// [`Error::BadSetting`] for settings that cannot go together (`target` with `ratio`,
+    /// `trigger` or `target_ratio`; `ratio` with `trigger` or `target_ratio`), for no budget at
+    /// all (no `target`, `ratio` or `model`), and for `optimize_cost` without `model`;
+    /// [`Error::UnknownModel`] for a model the catalog does not know; [`Error::Unpriced`] for
+    /// `optimize_cost` with a model the price list does not cover.
+    pub fn options_in(&self, catalog: &Catalog) -> Result<Options> {
+        self.check_exclusive()?;
+        let budget = Budget::from_parts(self.target, self.ratio, self.trigger, self.target_ratio);
+        let mut options = match (&self.model, budget) {
+            (Some(name), budget) => {
+                let mut options = Options::for_model_in(catalog, name)?;
+                if let Some(budget) = budget {
+                    options.budget = budget;
+                }
+                options
+            }
+            (None, Some(budget)) => Options::with_budget(budget),
+            (None, None) => {
+                return Err(Error::bad_setting(
+                    "no budget: give a target in tokens, a ratio or a model",
+                ));
+            }
+        };
+        if let Some(tokenizer) = self.tokenizer {
+            options.tokenizer = tokenizer;
+        }
+        options.overhead = self.overhead;
+        options.strategy = self.strategy;
+        options.marker = self.marker;
+        options.digest_tokens = self.digest_tokens;
+        options.tools = self.tool_options();
+        if self.optimize_cost {
+            if self.model.is_none() {
+                return Err(Error::bad_setting(
+                    "optimizing for cost needs a model, to price the calls",
+                ));
+            }
+            options.policy = Policy {
+                optimize: Optimize::Cost(CostModel::for_profile(&options.profile)?),
+                ..Policy::default()
+            };
+        }
+        Ok(options)
+    }
+
+    /// Refuses budget settings that exclude each other.
+    fn check_exclusive(&self) -> Result<()> {
+        let given = [
+            ("target", self.target.is_some()),
+            ("ratio", self.ratio.is_some()),
+            ("trigger", self.trigger.is_some()),
+            ("target_ratio", self.target_ratio.is_some()),
+        ];
+        // `target` excludes the three after it, `ratio` the two after it.
+        for (first, (name, set)) in given.iter().enumerate().take(2) {
+            if let Some((other, _)) = given[first + 1..].iter().find(|(_, s)| *s && *set) {
+                return Err(Error::bad_setting(format!(
+                    "{name} and {other} cannot be used together"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The tool-trimming options.
+    fn tool_options(&self) -> ToolOptions {
+        ToolOptions {
+            mode: self.tool_mode,
+            keep: self
+                .keep_tool_rounds
+                .unwrap_or_else(|| ToolOptions::default().keep),
+            exclude: self
+                .exclude_tools
+                .iter()
+                .map(|name| name.trim().to_string())
+                .filter(|name| !name.is_empty())
+                .collect(),
+            clear_inputs: self.clear_tool_inputs,
+            clear_at_least: self.clear_at_least,
+            max_output: self.max_tool_output,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(json: &str) -> Result<Options> {
+        serde_json::from_str::<Settings>(json).unwrap().options()
+    }
+
+    #[test]
+    fn unset_settings_are_the_documented_defaults_with_the_budget_given() {
+        let options = settings(r#"{"target": 1000}"#).unwrap();
+        let defaults = Options::with_budget(Budget::Tokens(1000));
+        assert_eq!(options.budget, defaults.budget);
+        assert_eq!(options.marker, defaults.marker);
+        assert_eq!(options.tools, defaults.tools);
+        assert_eq!(options.strategy, None);
+        assert_eq!(options.tokenizer, defaults.tokenizer);
+        assert_eq!(options.policy, defaults.policy);
+    }
+
+    #[test]
+    fn every_setting_reaches_its_option() {
+        let options = settings(
+            r#"{"model": "gpt-4o", "tokenizer": "cl100k", "trigger": 0.8, "target_ratio": 0.4,
+                "strategy": "oldest", "marker": "brief", "digest_tokens": 300,
+                "tool_mode": "drop", "keep_tool_rounds": 5, "exclude_tools": [" Read ", ""],
+                "clear_tool_inputs": true, "clear_at_least": 50, "max_tool_output": 900,
+                "overhead": 12, "optimize_cost": true}"#,
+        )
+        .unwrap();
+        assert_eq!(options.model.as_deref(), Some("gpt-4o"));
+        assert_eq!(options.tokenizer, Tokenizer::Cl100k);
+        assert_eq!(options.budget, Budget::window_with(Some(0.8), Some(0.4)));
+        assert_eq!(options.strategy, Some(Strategy::Oldest));
+        assert_eq!(options.marker, MarkerMode::Brief);
+        assert_eq!(options.digest_tokens, Some(300));
+        let tools = ToolOptions {
+            mode: ToolMode::Drop,
+            keep: 5,
+            exclude: vec!["Read".into()],
+            clear_inputs: true,
+            clear_at_least: 50,
+            max_output: Some(900),
+        };
+        assert_eq!(options.tools, tools);
+        assert_eq!(options.overhead, 12);
+        assert!(matches!(options.policy.optimize, Optimize::Cost(_)));
+    }
+
+    #[test]
+    fn settings_that_cannot_go_together_are_named() {
+        for (json, words) in [
+            (r#"{"target": 1, "ratio": 0.5}"#, "target and ratio"),
+            (
+                r#"{"target": 1, "target_ratio": 0.5}"#,
+                "target and target_ratio",
+            ),
+            (r#"{"ratio": 0.5, "trigger": 0.7}"#, "ratio and trigger"),
+            ("{}", "no budget"),
+            (r#"{"ratio": 0.5, "optimize_cost": true}"#, "needs a model"),
+        ] {
+            let err = settings(json).unwrap_err();
+            assert!(matches!(err, Error::BadSetting { .. }), "{json}: {err:?}");
+            assert!(err.to_string().contains(words), "{json}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_model_gives_its_window_budget_and_a_ratio_replaces_it() {
+        let window = settings(r#"{"model": "gpt-4o"}"#).unwrap();
+        assert_eq!(window.budget, Budget::window());
+        assert_eq!(window.profile.context_window, 128_000);
+        let ratio = settings(r#"{"model": "gpt-4o", "ratio": 0.5}"#).unwrap();
+        assert_eq!(ratio.budget, Budget::Ratio(0.5));
+        assert!(matches!(
+            settings(r#"{"model": "gpt-99"}"#).unwrap_err(),
+            Error::UnknownModel { .. }
+        ));
+    }
+
+    #[test]
+    fn unknown_names_are_refused() {
+        let err = serde_json::from_str::<Settings>(r#"{"tagret": 5}"#).unwrap_err();
+        assert!(err.to_string().contains("tagret"), "{err}");
+    }
+}
