@@ -59,7 +59,24 @@ _FORMATS = (
     "gemini-cli",
     "pi",
 )
-_TOKENIZERS = ("o200k", "cl100k", "chars")
+# The library's tokenizer names: exact OpenAI encodings, the character estimate, the open-weight
+# vocabularies, and the calibrated estimates of model families.
+_TOKENIZERS = (
+    "o200k",
+    "cl100k",
+    "chars",
+    "llama3",
+    "qwen2",
+    "deepseek-v3",
+    "tekken",
+    "kimi-k2",
+    "glm4",
+    "minimax-m2",
+    "claude-opus",
+    "claude-sonnet",
+    "claude-haiku",
+    "gemini",
+)
 _STRATEGIES = ("auto", "middle", "oldest")
 _TOOL_MODES = ("clear", "drop", "off")
 
@@ -163,7 +180,8 @@ def compact(
     ``format`` is ``"auto"`` or a format name as the CLI spells it (``"openai"``,
     ``"anthropic"``, ``"responses"``, ``"gemini"``, ``"bedrock"``, ``"claude-code"``, ``"codex"``,
     ``"gemini-cli"``, ``"pi"``); ``tokenizer`` (``"o200k"``,
-    ``"cl100k"``, ``"chars"``) overrides the model's.
+    ``"cl100k"``, ``"chars"``, an open-weight vocabulary such as ``"llama3"`` or ``"qwen2"``, or
+    a family's calibrated estimate such as ``"claude-sonnet"``) overrides the model's.
 
     Returns a :class:`Compacted`; a conversation already within budget comes back unchanged.
     Raises :class:`InputError` on bad input, :class:`CannotFit` when even the pinned messages

@@ -96,7 +96,7 @@ def test_analyze_count_validate_and_trim_tools_equal_cli(cli: Path, tmp_path: Pa
     assert code == 0, err
     assert ctxcompact.analyze(conversation, ratio=0.4) == json.loads(out)
 
-    for tokenizer in ("o200k", "cl100k", "chars"):
+    for tokenizer in ("o200k", "cl100k", "chars", "llama3", "claude-sonnet"):
         code, out, err = run_cli(cli, ["count", str(path), "--tokenizer", tokenizer, "--json"])
         assert code == 0, err
         assert ctxcompact.count(conversation, tokenizer=tokenizer) == json.loads(out)
