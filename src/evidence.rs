@@ -600,7 +600,7 @@ mod tests {
         let mut seed = 0x2545_f491_4f6c_dd1d_u64;
         for _ in 0..20_000 {
             let mut line = String::new();
-            while line.len() < 2 * HEAD_BYTES && seed % 41 != 0 {
+            while line.len() < 2 * HEAD_BYTES && !seed.is_multiple_of(41) {
                 seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
                 line.push_str(pieces[(seed >> 33) as usize % pieces.len()]);
             }
