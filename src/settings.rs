@@ -19,6 +19,17 @@ use crate::tokens::Tokenizer;
 
 /// The settings of a run; [`Default`] leaves every one unset (the documented defaults, and no
 /// budget). Deserializes from an object of these names (unknown names are refused).
+///
+/// # Example
+/// ```
+/// use ctxcompact::{Budget, Settings, Strategy};
+///
+/// let settings: Settings = serde_json::from_str(r#"{"target": 8000, "strategy": "middle"}"#)?;
+/// let options = settings.options()?;
+/// assert_eq!(options.budget, Budget::Tokens(8000));
+/// assert_eq!(options.strategy, Some(Strategy::Middle));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
