@@ -6,6 +6,9 @@
 //! When the asked marker cannot fit, a digest gives way to a brief marker and a brief marker to
 //! none; when nothing fits, the protections are relaxed and, last, the task is shortened.
 
+use std::collections::BTreeSet;
+
+use crate::archive::{Archive, SpanFile};
 use crate::classify;
 use crate::conversation::{Layout, Message, Part, Role};
 use crate::digest::{self, DigestCap, MarkerMode};
@@ -14,7 +17,7 @@ use crate::note;
 use crate::options::Options;
 use crate::report::{Input, MarkerNote, Shortened};
 use crate::select;
-use crate::strategy::{self, Applied, Discarded, Limits, Plan};
+use crate::strategy::{self, Applied, Discarded, Limits, Plan, Source};
 use crate::tokens::{Memo, TokenCounter};
 use crate::units::{self, Unit};
 
@@ -38,6 +41,8 @@ pub(crate) struct Attempt {
     pub(crate) markers: Vec<String>,
     /// What each marker stands for, for the report.
     pub(crate) notes: Vec<MarkerNote>,
+    /// The archive file each marker names, in order, when archived.
+    pub(crate) archive: Vec<SpanFile>,
     /// The marker mode the markers were built in (a lesser one when the asked one cannot fit).
     pub(crate) mode: MarkerMode,
     /// Tokens after removal, the markers included.
@@ -261,11 +266,15 @@ impl Planner<'_> {
 
     /// Tokens of the longest marker without its digest this run could write.
     fn header_tokens(&self, mode: MarkerMode) -> usize {
-        let worst = note::worst_header(
+        let mut worst = note::worst_header(
             self.input.messages,
             self.input.tokens,
             mode == MarkerMode::Digest,
         );
+        if let Some(archive) = &self.input.archive {
+            let line = note::archive_line(&archive.longest_path(), self.input.messages);
+            worst = note::with_archive_line(&worst, &line);
+        }
         self.counter
             .count_message(&Message::new_text(Role::User, worst))
             + MARKER_SLACK
@@ -306,6 +315,7 @@ impl Planner<'_> {
         let spans = strategy::spans(&plan.drop);
         let mut markers = Vec::new();
         let mut notes = Vec::new();
+        let mut archived = Vec::new();
         let mut digest_tokens = 0;
         let mut unnamed = 0;
         let mut unnamed_files = 0;
@@ -327,6 +337,22 @@ impl Planner<'_> {
             };
             unnamed += left_out[0];
             unnamed_files += left_out[1];
+            let text = match &self.input.archive {
+                Some(archive) => {
+                    let inputs: Vec<usize> = state.origin[messages.clone()]
+                        .iter()
+                        .filter_map(|o| o.input())
+                        .collect();
+                    let next = units
+                        .get(span.end)
+                        .and_then(|u| state.origin[u.messages.start].input());
+                    let file = archive.span_file(inputs, next);
+                    let line = note::archive_line(&file.path, file.inputs.len());
+                    archived.push(file);
+                    note::with_archive_line(&text, &line)
+                }
+                None => text,
+            };
             let tokens = self
                 .counter
                 .count_message(&Message::new_text(Role::User, text.as_str()));
@@ -354,6 +380,7 @@ impl Planner<'_> {
             plan,
             markers,
             notes,
+            archive: archived,
             mode,
             tokens_after,
             digest_tokens,
@@ -429,6 +456,67 @@ impl Planner<'_> {
         };
         Some((shorter, report))
     }
+}
+
+/// The archive files of a run's output: each removed span's (ending with the message its marker
+/// was merged into, as it was, when it was), then each kept message whose cleared outputs' placeholders
+/// name its own file.
+pub(crate) fn archive_files(
+    archive: &Archive,
+    spans: &[SpanFile],
+    output: &Applied,
+) -> Vec<(String, String)> {
+    let mut at = Vec::new();
+    for (position, source) in output.origin.iter().enumerate() {
+        if let Some(input) = source.input() {
+            if at.len() <= input {
+                at.resize(input + 1, None);
+            }
+            at[input] = Some(position);
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut files = Vec::new();
+    let mut merged_into = BTreeSet::new();
+    for span in spans {
+        // A marker stands alone just before the span's next message, or was merged into it.
+        let merged = span
+            .next
+            .filter(|&next| match at.get(next).copied().flatten() {
+                Some(position) => position == 0 || output.origin[position - 1] != Source::Marker,
+                None => false,
+            });
+        let mut inputs = span.inputs.clone();
+        inputs.extend(merged);
+        merged_into.extend(merged);
+        if seen.insert(span.path.clone()) {
+            files.push((span.path.clone(), archive.content(inputs)));
+        }
+    }
+    for (message, source) in output.conversation.messages.iter().zip(&output.origin) {
+        let Source::Edited(input) = *source else {
+            continue;
+        };
+        if merged_into.contains(&input) || !names_its_archive(message) {
+            continue;
+        }
+        let path = archive.message_file(input);
+        if seen.insert(path.clone()) {
+            files.push((path, archive.content([input])));
+        }
+    }
+    files
+}
+
+/// Whether a message holds a cleared output whose placeholder names an archive file.
+fn names_its_archive(message: &Message) -> bool {
+    message.parts.iter().any(|part| match part {
+        Part::ToolResult { content, .. } => content.iter().any(|p| {
+            matches!(p, Part::Text { text, .. }
+                if note::is_cleared_output(text) && note::parse_reference(text).is_some())
+        }),
+        _ => false,
+    })
 }
 
 /// The characters of part `part` of `message`.

@@ -48,6 +48,8 @@ pub struct Session {
     /// The provider's last reported size less the estimate of the same conversation
     /// ([`Session::observe_usage`]); 0 until one is observed.
     offset: isize,
+    /// The archive files of the compactions since [`Session::take_archive`] last took them.
+    archive: Vec<(String, String)>,
 }
 
 impl Session {
@@ -95,6 +97,7 @@ impl Session {
             units: Vec::new(),
             compactions: 0,
             offset: 0,
+            archive: Vec::new(),
         };
         session.regroup_tail();
         Ok(session)
@@ -235,7 +238,15 @@ impl Session {
         self.units.clear();
         self.regroup_tail();
         self.compactions += 1;
+        self.archive.extend(compacted.archive);
         Ok(Some(compacted.report))
+    }
+
+    /// With [`Options::archive`]: the archive files (path and content, as
+    /// [`crate::Compacted::archive`]) of the compactions since the last call, for the caller to
+    /// write once it has sent what they are named in.
+    pub fn take_archive(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.archive)
     }
 
     /// One compaction of the session's conversation under `options`, from its cached counts;

@@ -69,6 +69,10 @@ pub(crate) enum Command {
         marker: MarkerArgs,
         #[command(flatten)]
         tools: ToolArgs,
+        /// Archive each removed span and each message whose tool output is cleared in this
+        /// folder (one JSON message a line), named in the markers and placeholders.
+        #[arg(long, value_name = "DIR")]
+        archive: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
     },
