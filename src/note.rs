@@ -86,14 +86,15 @@ pub(crate) fn reference(path: &str, lines: usize) -> String {
 
 /// The line of a marker naming the archive file of its span: it follows the marker's first line.
 pub(crate) fn archive_line(path: &str, lines: usize) -> String {
-    format!(
-        "[ctxcompact: {} (one JSON message a line)]",
-        reference(path, lines)
-    )
+    format!("{MARKER_PREFIX} {}]", reference(path, lines))
 }
 
-/// `marker` with its span's archive line after its first line.
+/// `marker` with its span's archive line after its first line (the line alone when `marker`
+/// is empty: without a marker, the archive line is one).
 pub(crate) fn with_archive_line(marker: &str, line: &str) -> String {
+    if marker.is_empty() {
+        return line.to_string();
+    }
     match marker.split_once('\n') {
         Some((first, rest)) => format!("{first}\n{line}\n{rest}"),
         None => format!("{marker}\n{line}"),
@@ -197,10 +198,18 @@ pub(crate) fn omitted(omitted: usize, total: usize, unit: &str) -> String {
     )
 }
 
+/// How the note in a shortened task starts.
+const SHORTENED_START: &str = "[… ctxcompact shortened the task";
+
+/// Whether `text` holds the note of a shortened task.
+pub(crate) fn is_shortened(text: &str) -> bool {
+    text.contains(SHORTENED_START)
+}
+
 /// The note that stands for the middle of a task shortened to fit the budget.
 pub(crate) fn shortened(cut: usize, total: usize) -> String {
     format!(
-        "[… ctxcompact shortened the task to fit the budget: {} of {} characters cut here …]",
+        "{SHORTENED_START} to fit the budget: {} of {} characters cut here …]",
         thousands(cut),
         thousands(total)
     )
