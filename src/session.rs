@@ -48,7 +48,7 @@ pub struct Session {
     /// The provider's last reported size less the estimate of the same conversation
     /// ([`Session::observe_usage`]); 0 until one is observed.
     offset: isize,
-    /// The archive files of the compactions since [`Session::take_archive`] last took them.
+    /// The archive files of the compactions since [`Session::write_archive`] last wrote them.
     archive: Vec<(String, String)>,
 }
 
@@ -242,11 +242,16 @@ impl Session {
         Ok(Some(compacted.report))
     }
 
-    /// With [`Options::archive`]: the archive files (path and content, as
-    /// [`crate::Compacted::archive`]) of the compactions since the last call, for the caller to
-    /// write once it has sent what they are named in.
-    pub fn take_archive(&mut self) -> Vec<(String, String)> {
-        std::mem::take(&mut self.archive)
+    /// With [`Options::archive`]: writes the archive files of the compactions since the last
+    /// call that wrote them, as [`crate::Compacted::write_archive`] does, and returns the files
+    /// it created. Files that could not be written are kept for the next call.
+    ///
+    /// # Errors
+    /// As [`crate::Compacted::write_archive`].
+    pub fn write_archive(&mut self) -> std::io::Result<Vec<std::path::PathBuf>> {
+        let created = crate::archive::write(&self.archive)?;
+        self.archive.clear();
+        Ok(created)
     }
 
     /// One compaction of the session's conversation under `options`, from its cached counts;

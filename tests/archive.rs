@@ -26,7 +26,7 @@ fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
 }
 
 /// The paths every note of `message` names, in order.
-fn named_paths(message: &Value) -> Vec<String> {
+pub(crate) fn named_paths(message: &Value) -> Vec<String> {
     let mut texts = Vec::new();
     strings(message, &mut texts);
     let mut paths = Vec::new();
