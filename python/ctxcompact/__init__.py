@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union, cast
 
 from . import _native
@@ -148,6 +149,7 @@ def compact(
     marker: Optional[bool] = None,
     format: str = "auto",
     tokenizer: Optional[str] = None,
+    archive: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> Compacted:
     """Compacts a conversation to a token budget, as ``ctxcompact compact`` does.
 
@@ -163,7 +165,9 @@ def compact(
     ``format`` is ``"auto"`` or a format name as the CLI spells it (``"openai"``,
     ``"anthropic"``, ``"responses"``, ``"gemini"``, ``"bedrock"``, ``"claude-code"``, ``"codex"``,
     ``"gemini-cli"``, ``"pi"``); ``tokenizer`` (``"o200k"``,
-    ``"cl100k"``, ``"chars"``) overrides the model's.
+    ``"cl100k"``, ``"chars"``) overrides the model's. ``archive`` (a folder, as ``--archive``)
+    keeps each removed span and each message whose tool output was cleared there, one JSON
+    message a line, named by the markers and placeholders.
 
     Returns a :class:`Compacted`; a conversation already within budget comes back unchanged.
     Raises :class:`InputError` on bad input, :class:`CannotFit` when even the pinned messages
@@ -173,6 +177,10 @@ def compact(
     settings["strategy"] = _choice("strategy", strategy, _STRATEGIES)
     if marker is not None:
         settings["marker"] = _flag("marker", marker)
+    if archive is not None:
+        if not isinstance(archive, (str, os.PathLike)):
+            raise OptionError(f"archive must be a folder path, not {type(archive).__name__}")
+        settings["archive"] = os.fspath(archive)
     settings.update(
         _tool_settings(
             tool_mode,

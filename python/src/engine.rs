@@ -43,6 +43,8 @@ pub(crate) struct Settings {
     #[serde(default)]
     clear_at_least: usize,
     max_tool_output: Option<usize>,
+    /// `archive=`: the CLI's `--archive DIR`.
+    archive: Option<std::path::PathBuf>,
 }
 
 fn yes() -> bool {
@@ -266,6 +268,10 @@ pub(crate) fn compact(input: Value, settings: &Settings) -> Result<Compaction, F
     let aligned = lists.aligned(&conversation);
     match ctxcompact::compact(conversation, &options) {
         Ok(compacted) => {
+            // As the CLI: the archive files, before the output that names them is returned.
+            compacted.write_archive().map_err(|err| {
+                Failure::options(format!("archive: cannot write the archive: {err}"))
+            })?;
             let report = to_value(&compacted.report);
             Ok(Compaction::Done(output(compacted, aligned), report))
         }
@@ -452,6 +458,13 @@ fn options(settings: &Settings) -> Result<Options, Failure> {
         MarkerMode::None
     };
     options.tools = tools(s);
+    // Absolute, as the CLI makes it: the notes name the files for an agent that may run elsewhere.
+    options.archive = s
+        .archive
+        .as_deref()
+        .map(std::path::absolute)
+        .transpose()
+        .map_err(|err| Failure::options(format!("archive: {err}")))?;
     Ok(options)
 }
 
