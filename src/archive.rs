@@ -219,3 +219,69 @@ fn stage(path: &Path, content: &str) -> io::Result<Option<PathBuf>> {
     std::fs::write(&temporary, content)?;
     Ok(Some(temporary))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::parse_value;
+    use serde_json::json;
+
+    fn conversation(extra: &str) -> Conversation {
+        parse_value(
+            json!([
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "fix the parser"},
+                {"role": "assistant", "content": "done"},
+                {"role": "user", "content": extra},
+            ]),
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_conversation_keeps_its_folder_as_it_grows_and_files_are_named_by_content() {
+        let dir = Path::new("/archive");
+        let first = Archive::new(dir, &conversation("and the tests"), Some(1));
+        let later = Archive::new(dir, &conversation("something else"), Some(1));
+        assert_eq!(first.folder, later.folder);
+        assert_eq!(first.message_file(2), later.message_file(2));
+        assert_ne!(first.message_file(3), later.message_file(3));
+        let span = first.span_file(vec![1, 2], Some(3));
+        assert_ne!(span.path, later.span_file(vec![1, 2], Some(3)).path);
+        assert!(span.path.starts_with("/archive/") && span.path.ends_with(".jsonl"));
+        assert_eq!(
+            first.content([1, 2]),
+            "{\"role\":\"user\",\"content\":\"fix the parser\"}\n\
+             {\"role\":\"assistant\",\"content\":\"done\"}\n"
+        );
+        assert_eq!(first.longest_path().len(), span.path.len());
+    }
+
+    #[test]
+    fn writing_again_changes_nothing_and_other_content_is_never_overwritten() {
+        let dir =
+            std::env::temp_dir().join(format!("ctxcompact-archive-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("c").join("a.jsonl").to_string_lossy().into_owned();
+        let other = dir.join("c").join("b.jsonl").to_string_lossy().into_owned();
+        let files = vec![(path.clone(), "{}\n".to_string())];
+        assert_eq!(write(&files).unwrap(), vec![PathBuf::from(&path)]);
+        assert_eq!(write(&files).unwrap(), Vec::<PathBuf>::new());
+        // A clash leaves the file as it was, and the new file of the same call is not kept.
+        let clash = vec![
+            (other.clone(), "[]\n".to_string()),
+            (path.clone(), "{\"x\":1}\n".to_string()),
+        ];
+        let err = write(&clash).unwrap_err();
+        assert!(
+            err.to_string().contains("exists with other content"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
+        assert!(!Path::new(&other).exists());
+        let left: Vec<_> = std::fs::read_dir(dir.join("c")).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file is left");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
