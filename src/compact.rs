@@ -4,13 +4,14 @@
 //! tokens than the input; the output is validated before it is returned; when even the pinned
 //! units exceed the budget, nothing is returned but [`Error::BudgetTooSmall`].
 
+use crate::archive::{self, Archive};
 use crate::classify;
 use crate::conversation::Conversation;
 use crate::digest::DigestCap;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::parallel;
-use crate::planner::Planner;
+use crate::planner::{self, Planner};
 use crate::report::{Action, HarnessMessage, Input, Outcome, Report, Step};
 use crate::select;
 use crate::strategy::tools::{self, ToolMode, ToolOptions};
@@ -34,8 +35,26 @@ pub struct Compacted {
     /// for a marker or a message that was changed. A caller holding the input's own data can
     /// reuse it for these messages instead of rendering them again.
     pub unchanged: Vec<Option<usize>>,
+    /// With [`Options::archive`]: the files to archive the removed history in, as path and
+    /// content (one JSON message a line), which [`Compacted::write_archive`] writes. Replacing
+    /// each marker or placeholder's message with the lines of the file it names gives back
+    /// the input, message for message.
+    pub archive: Vec<(String, String)>,
     /// What compaction took out of the input: held only to be freed with this result.
     _discarded: Discarded,
+}
+
+impl Compacted {
+    /// Writes the [`Compacted::archive`] files: each new one whole through a temporary file
+    /// beside it, and one already there with the same content left as it is. Returns the files
+    /// it created.
+    ///
+    /// # Errors
+    /// A file already there with other content (never overwritten), or a failure to create
+    /// a folder or write a file; no file this call created is then left behind.
+    pub fn write_archive(&self) -> std::io::Result<Vec<std::path::PathBuf>> {
+        archive::write(&self.archive)
+    }
 }
 
 /// Compacts a conversation to its budget. The conversation is taken by value: the pipeline
@@ -93,7 +112,8 @@ pub(crate) fn trim_tools_counted(
     let (input, start) = checked_start(conversation, counts, options)?;
     let budget = input.tokens;
     let features = start.measure(budget, &options.thresholds);
-    let (trimmed, tool_trim) = tools::trim(start, &options.tools, None, options.tokenizer);
+    let archive = input.archive.as_ref();
+    let (trimmed, tool_trim) = tools::trim(start, &options.tools, None, options.tokenizer, archive);
     let changed = tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0;
     let action = if changed {
         Action::Compacted
@@ -155,6 +175,10 @@ fn checked_start(
         current: requests.last().copied(),
         repairs: conversation.repairs.clone(),
         unlogged_tokens: options.unlogged(&conversation, &counts),
+        archive: options
+            .archive
+            .as_ref()
+            .map(|dir| Archive::new(dir, &conversation, requests.first().copied())),
     };
     Ok((input, Applied::unchanged(conversation, counts)))
 }
@@ -194,8 +218,8 @@ fn run(
             .map(|compacted| Run::Done(Box::new(compacted)));
     }
     let tool_options = select::tool_options(&options.policy, &options.tools, input.tokens);
-    let (mut state, mut tool_trim) =
-        tools::trim(start, &tool_options, Some(budget), options.tokenizer);
+    let trim = |s, t: &_, b| tools::trim(s, t, b, options.tokenizer, input.archive.as_ref());
+    let (mut state, mut tool_trim) = trim(start, &tool_options, Some(budget));
     let mut steps = Vec::new();
     if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
         steps.push(Step::ClearOldOutputs);
@@ -224,7 +248,7 @@ fn run(
             keep: 1,
             ..options.tools.clone()
         };
-        let (cleared, more) = tools::trim(state, &recent, None, options.tokenizer);
+        let (cleared, more) = trim(state, &recent, None);
         state = cleared;
         if more.cleared > 0 {
             steps.push(Step::ClearRecentOutputs);
@@ -271,7 +295,7 @@ fn run(
     }
     outcome.marker = !attempt.markers.is_empty();
     outcome.marker_mode = attempt.mode;
-    outcome.markers = attempt.notes;
+    (outcome.markers, outcome.archive) = (attempt.notes, attempt.archive);
     let applied = strategy::apply(
         state,
         &attempt.units,
@@ -287,13 +311,14 @@ fn run(
 fn finish(
     input: &Input,
     output: Applied,
-    outcome: Outcome,
+    mut outcome: Outcome,
     options: &Options,
 ) -> Result<Compacted> {
     // The input was valid and the budget was planned for: a failure here is the engine's. The
     // report is made meanwhile: both read the output alone.
     let apart = output.conversation.messages.len() >= PARALLEL_CHECK_MESSAGES;
-    let (problems, report) = parallel::beside(
+    let spans = std::mem::take(&mut outcome.archive);
+    let (problems, mut report) = parallel::beside(
         apart,
         || validate::check(&output.conversation),
         || outcome.report(input, &output, options),
@@ -331,10 +356,17 @@ fn finish(
             Source::Edited(_) | Source::Marker => None,
         })
         .collect();
+    let archive = input
+        .archive
+        .as_ref()
+        .map(|archive| planner::archive_files(archive, &spans, &output))
+        .unwrap_or_default();
+    report.archive = archive.iter().map(|(path, _)| path.clone()).collect();
     Ok(Compacted {
         conversation: output.conversation,
         report,
         unchanged,
+        archive,
         _discarded: output.discarded,
     })
 }

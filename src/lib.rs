@@ -43,7 +43,7 @@
 //! 2. `tokens` (counting, calibrated estimates);
 //! 3. `format` (one file per format), `budget`, `features`, `catalog` (model names);
 //! 4. `units` (the one grouping), `digest`, `validate`, `cost` (prices by catalog name, the
-//!    cost model);
+//!    cost model), `archive` (the removed history's files);
 //! 5. `strategy` (plans, tool trimming, the working state and its one `apply`);
 //! 6. `select` (profile, rules, scoring); 7. `options`, then `settings` (options by name, from
 //!    the CLI, the proxy and Python); 8. `report`; 9. `planner`;
@@ -79,6 +79,7 @@
 //! The model profile first, then rules over the conversation's features, then —
 //! when no rule is confident — both strategies are run and scored.
 
+mod archive;
 mod budget;
 pub mod catalog;
 mod classify;

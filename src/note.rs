@@ -54,12 +54,73 @@ pub(crate) fn marker_len(text: &str) -> Option<usize> {
     }
     let first = rest.find('\n').unwrap_or(rest.len());
     if !rest[..first].contains(DIGEST_FOLLOWS) {
+        // A brief marker's archive line is the marker's too.
+        let archive = rest[first..]
+            .strip_prefix('\n')
+            .filter(|line| line.starts_with(ARCHIVE_START));
+        if let Some(line) = archive {
+            return Some(start + first + 1 + line.find('\n').unwrap_or(line.len()));
+        }
         return Some(start + first);
     }
     match rest.find(DIGEST_END) {
         Some(at) => Some(start + at + DIGEST_END.len()),
         None => Some(text.len()),
     }
+}
+
+/// How the line of a marker naming its archive file starts.
+pub(crate) const ARCHIVE_START: &str = "[ctxcompact: archived in ";
+
+/// The words that name an archive file in a note, before its path.
+const ARCHIVED_IN: &str = "archived in ";
+
+/// The reference to the first `lines` lines of the archive file at `path`.
+pub(crate) fn reference(path: &str, lines: usize) -> String {
+    if lines == 1 {
+        format!("{ARCHIVED_IN}{path}, line 1")
+    } else {
+        format!("{ARCHIVED_IN}{path}, lines 1-{lines}")
+    }
+}
+
+/// The line of a marker naming the archive file of its span: it follows the marker's first line.
+pub(crate) fn archive_line(path: &str, lines: usize) -> String {
+    format!("{MARKER_PREFIX} {}]", reference(path, lines))
+}
+
+/// `marker` with its span's archive line after its first line (the line alone when `marker`
+/// is empty: without a marker, the archive line is one).
+pub(crate) fn with_archive_line(marker: &str, line: &str) -> String {
+    if marker.is_empty() {
+        return line.to_string();
+    }
+    match marker.split_once('\n') {
+        Some((first, rest)) => format!("{first}\n{line}\n{rest}"),
+        None => format!("{marker}\n{line}"),
+    }
+}
+
+/// A placeholder (or any note ending in `]`) with a reference to its archive file before its
+/// closing bracket.
+pub(crate) fn with_reference(note: &str, reference: &str) -> String {
+    let body = note.strip_suffix(']').unwrap_or(note);
+    format!("{body}; {reference}]")
+}
+
+/// The archive file and the number of lines the last reference in `text` names.
+pub(crate) fn parse_reference(text: &str) -> Option<(&str, usize)> {
+    let at = text.rfind(ARCHIVED_IN)?;
+    let rest = &text[at + ARCHIVED_IN.len()..];
+    let (path, rest) = rest.rsplit_once(", line")?;
+    let rest = rest.strip_prefix('s').unwrap_or(rest).strip_prefix(' ')?;
+    let digits: String = rest
+        .strip_prefix("1-")
+        .unwrap_or(rest)
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    Some((path, digits.parse().ok()?))
 }
 
 /// Reads the counts of an earlier marker's first line.
@@ -137,10 +198,18 @@ pub(crate) fn omitted(omitted: usize, total: usize, unit: &str) -> String {
     )
 }
 
+/// How the note in a shortened task starts.
+const SHORTENED_START: &str = "[… ctxcompact shortened the task";
+
+/// Whether `text` holds the note of a shortened task.
+pub(crate) fn is_shortened(text: &str) -> bool {
+    text.contains(SHORTENED_START)
+}
+
 /// The note that stands for the middle of a task shortened to fit the budget.
 pub(crate) fn shortened(cut: usize, total: usize) -> String {
     format!(
-        "[… ctxcompact shortened the task to fit the budget: {} of {} characters cut here …]",
+        "{SHORTENED_START} to fit the budget: {} of {} characters cut here …]",
         thousands(cut),
         thousands(total)
     )
@@ -181,5 +250,24 @@ mod tests {
             parse_header(&header(1234, 56789, true)),
             Some((1234, 56789))
         );
+    }
+
+    #[test]
+    fn archive_references_read_back() {
+        let marker = with_archive_line(&header(3, 120, false), &archive_line("/a/b/c.jsonl", 3));
+        assert_eq!(marker_len(&marker), Some(marker.len()));
+        assert_eq!(parse_reference(&marker), Some(("/a/b/c.jsonl", 3)));
+        let merged = format!("{marker}\n\nAnd Macbeth?");
+        assert_eq!(marker_len(&merged), Some(marker.len()));
+        let placeholder = with_reference(
+            &cleared_output("bash", 12, Some("exit 1")),
+            &reference("/a/b/d.jsonl", 1),
+        );
+        assert_eq!(
+            placeholder,
+            "[ctxcompact: output of bash cleared (12 tokens): exit 1; archived in /a/b/d.jsonl, line 1]"
+        );
+        assert_eq!(parse_reference(&placeholder), Some(("/a/b/d.jsonl", 1)));
+        assert!(is_cleared_output(&placeholder));
     }
 }

@@ -2,6 +2,8 @@
 //! tokens are counted. [`Options::with_budget`] and [`Options::for_model`] give the documented
 //! defaults; the CLI and the Python package fill the same fields from their settings.
 
+use std::path::PathBuf;
+
 use crate::budget::Budget;
 use crate::catalog::{Catalog, Profile};
 use crate::conversation::Conversation;
@@ -60,6 +62,13 @@ pub struct Options {
     /// input, the budget, the report and so in every output, which carries no anchor of its
     /// own. Not used when `overhead` is given.
     pub anchor: Option<RecordedUsage>,
+    /// The folder removed history is archived in (`None`: no archive). Each removed span and
+    /// each message whose tool output was cleared is returned in [`Compacted::archive`] as a
+    /// file of that folder, one JSON message a line in the output's wire format, and its
+    /// marker or placeholder names the file and the lines.
+    ///
+    /// [`Compacted::archive`]: crate::Compacted::archive
+    pub archive: Option<PathBuf>,
 }
 
 impl Options {
@@ -113,6 +122,7 @@ impl Options {
             tools: ToolOptions::default(),
             overhead: 0,
             anchor: None,
+            archive: None,
         }
     }
 

@@ -6,6 +6,9 @@
 //! When the asked marker cannot fit, a digest gives way to a brief marker and a brief marker to
 //! none; when nothing fits, the protections are relaxed and, last, the task is shortened.
 
+use std::collections::BTreeSet;
+
+use crate::archive::{Archive, SpanFile};
 use crate::classify;
 use crate::conversation::{Layout, Message, Part, Role};
 use crate::digest::{self, DigestCap, MarkerMode};
@@ -14,7 +17,7 @@ use crate::note;
 use crate::options::Options;
 use crate::report::{Input, MarkerNote, Shortened};
 use crate::select;
-use crate::strategy::{self, Applied, Discarded, Limits, Plan};
+use crate::strategy::{self, Applied, Discarded, Limits, Plan, Source};
 use crate::tokens::{Memo, TokenCounter};
 use crate::units::{self, Unit};
 
@@ -38,6 +41,8 @@ pub(crate) struct Attempt {
     pub(crate) markers: Vec<String>,
     /// What each marker stands for, for the report.
     pub(crate) notes: Vec<MarkerNote>,
+    /// The archive file each marker names, in order, when archived.
+    pub(crate) archive: Vec<SpanFile>,
     /// The marker mode the markers were built in (a lesser one when the asked one cannot fit).
     pub(crate) mode: MarkerMode,
     /// Tokens after removal, the markers included.
@@ -110,7 +115,10 @@ impl Planner<'_> {
             MarkerMode::Brief => &[MarkerMode::Brief, MarkerMode::None],
             MarkerMode::None => &[MarkerMode::None],
         };
-        let flags = (relax, requests_last);
+        // With an archive every marker names its file, the least one being that line alone: a
+        // span is never removed without it, so that nothing removed is out of reach.
+        let archived = self.input.archive.is_some();
+        let flags = (relax, requests_last, archived);
         let mut last = None;
         let mut found = None;
         for &mode in modes {
@@ -124,7 +132,8 @@ impl Planner<'_> {
             if mode == MarkerMode::Brief && self.options.marker == MarkerMode::Digest {
                 // The digest did not fit at its cap: give it the room the brief markers leave.
                 let spare = self.budget.saturating_sub(best.tokens_after);
-                let extra = self.header_tokens(MarkerMode::Digest) - self.header_tokens(mode);
+                let extra = self.header_tokens(MarkerMode::Digest, archived)
+                    - self.header_tokens(mode, archived);
                 let cap =
                     spare.saturating_sub(extra * best.markers.len()) / best.markers.len().max(1);
                 let smaller = (cap > 0)
@@ -159,7 +168,7 @@ impl Planner<'_> {
         // Some removed requests went unnamed: removing more units, to give the digest the room
         // they need, is better than losing them.
         // The protected head and tail may go too: their requests are named in the digest.
-        match self.roomier(state, units, features, (true, flags.1)) {
+        match self.roomier(state, units, features, (true, requests_last, archived)) {
             Some(roomier) if roomier.unnamed < found.unnamed => roomier,
             _ => found,
         }
@@ -172,9 +181,9 @@ impl Planner<'_> {
         state: &Applied,
         units: &[Unit],
         features: &Features,
-        flags: (bool, bool),
+        flags: (bool, bool, bool),
     ) -> Option<Attempt> {
-        let each = self.header_tokens(MarkerMode::Digest);
+        let each = self.header_tokens(MarkerMode::Digest, flags.2);
         let probe = self.once(
             state,
             units,
@@ -212,7 +221,7 @@ impl Planner<'_> {
         state: &Applied,
         units: &[Unit],
         features: &Features,
-        (relax, requests_last): (bool, bool),
+        flags: (bool, bool, bool),
         mode: MarkerMode,
         (cap, start): (DigestCap, usize),
         last: &mut Option<Attempt>,
@@ -220,14 +229,7 @@ impl Planner<'_> {
         let mut allowance = if mode == MarkerMode::Digest { start } else { 0 };
         let mut best: Option<Attempt> = None;
         for _ in 0..MARKER_ROUNDS {
-            let attempt = self.once(
-                state,
-                units,
-                features,
-                (relax, requests_last),
-                (mode, cap),
-                allowance,
-            );
+            let attempt = self.once(state, units, features, flags, (mode, cap), allowance);
             let used = attempt.digest_tokens;
             let fits = attempt.fits;
             if fits {
@@ -259,13 +261,21 @@ impl Planner<'_> {
         best
     }
 
-    /// Tokens of the longest marker without its digest this run could write.
-    fn header_tokens(&self, mode: MarkerMode) -> usize {
-        let worst = note::worst_header(
+    /// Tokens of the longest marker without its digest this run could write (with its archive
+    /// line when `archived`).
+    fn header_tokens(&self, mode: MarkerMode, archived: bool) -> usize {
+        let mut worst = note::worst_header(
             self.input.messages,
             self.input.tokens,
             mode == MarkerMode::Digest,
         );
+        if let Some(archive) = self.input.archive.as_ref().filter(|_| archived) {
+            let line = note::archive_line(&archive.longest_path(), self.input.messages);
+            worst = match mode {
+                MarkerMode::None => line,
+                _ => note::with_archive_line(&worst, &line),
+            };
+        }
         self.counter
             .count_message(&Message::new_text(Role::User, worst))
             + MARKER_SLACK
@@ -277,13 +287,14 @@ impl Planner<'_> {
         state: &Applied,
         units: &[Unit],
         features: &Features,
-        (relax, requests_last): (bool, bool),
+        (relax, requests_last, archived): (bool, bool, bool),
         (mode, cap): (MarkerMode, DigestCap),
         allowance: usize,
     ) -> Attempt {
+        let archive = self.input.archive.as_ref().filter(|_| archived);
         let each = match mode {
-            MarkerMode::None => 0,
-            _ => self.header_tokens(mode),
+            MarkerMode::None if archive.is_none() => 0,
+            _ => self.header_tokens(mode, archived),
         };
         let limits = Limits {
             budget: self.budget,
@@ -306,6 +317,7 @@ impl Planner<'_> {
         let spans = strategy::spans(&plan.drop);
         let mut markers = Vec::new();
         let mut notes = Vec::new();
+        let mut archived_files = Vec::new();
         let mut digest_tokens = 0;
         let mut unnamed = 0;
         let mut unnamed_files = 0;
@@ -315,18 +327,31 @@ impl Planner<'_> {
                 .iter()
                 .map(|o| o.input().map(|i| self.input.counts[i]))
                 .collect();
-            let Some((text, left_out)) = digest::build(
+            let built = digest::build(
                 mode,
                 &state.conversation.messages[messages.clone()],
                 &input_tokens,
                 cap,
                 &self.counter,
-            ) else {
-                unnamed += units[span.clone()].iter().filter(|u| u.has_request).count();
+            );
+            let (mut text, left_out) = built.unwrap_or_else(|| {
+                let requests = units[span.clone()].iter().filter(|u| u.has_request);
+                (String::new(), [requests.count(), 0])
+            });
+            if text.is_empty() && archive.is_none() {
+                unnamed += left_out[0];
                 continue;
-            };
+            }
             unnamed += left_out[0];
             unnamed_files += left_out[1];
+            if let Some(archive) = archive {
+                let file = Self::span_file(archive, state, units, span);
+                text = note::with_archive_line(
+                    &text,
+                    &note::archive_line(&file.path, file.inputs.len()),
+                );
+                archived_files.push(file);
+            }
             let tokens = self
                 .counter
                 .count_message(&Message::new_text(Role::User, text.as_str()));
@@ -354,6 +379,7 @@ impl Planner<'_> {
             plan,
             markers,
             notes,
+            archive: archived_files,
             mode,
             tokens_after,
             digest_tokens,
@@ -362,6 +388,24 @@ impl Planner<'_> {
             unnamed_files,
             fits,
         }
+    }
+
+    /// The archive file of a removed span of units: its input messages and the one after it.
+    fn span_file(
+        archive: &Archive,
+        state: &Applied,
+        units: &[Unit],
+        span: &std::ops::Range<usize>,
+    ) -> SpanFile {
+        let messages = units[span.start].messages.start..units[span.end - 1].messages.end;
+        let inputs = state.origin[messages]
+            .iter()
+            .filter_map(|o| o.input())
+            .collect();
+        let next = units
+            .get(span.end)
+            .and_then(|u| state.origin[u.messages.start].input());
+        archive.span_file(inputs, next)
     }
 
     /// The state with its task shortened — its head and tail kept, the cut named in the text —
@@ -391,7 +435,16 @@ impl Planner<'_> {
         let chars = text.chars().count();
         let text_tokens = self.counter.count_text(text).max(1);
         let over = attempt.tokens_after.saturating_sub(self.budget);
-        let note = self.counter.count_text(&note::shortened(chars, chars));
+        // With an archive, the note names the file the task is archived in whole.
+        let reference = self.input.archive.as_ref().and_then(|archive| {
+            let input = state.origin[index].input()?;
+            Some(note::reference(&archive.message_file(input), 1))
+        });
+        let cut_note = |cut: usize| match &reference {
+            Some(reference) => note::with_reference(&note::shortened(cut, chars), reference),
+            None => note::shortened(cut, chars),
+        };
+        let note = self.counter.count_text(&cut_note(chars));
         let need = over + note + MARKER_SLACK;
         if need >= text_tokens {
             return None;
@@ -406,7 +459,7 @@ impl Planner<'_> {
         let head_len = (keep * 2 / 3).max(MIN_TASK_CHARS).min(keep);
         let head: String = text.chars().take(head_len).collect();
         let tail: String = text.chars().skip(chars - (keep - head_len)).collect();
-        let shortened = format!("{head}\n{}\n{tail}", note::shortened(cut, chars));
+        let shortened = format!("{head}\n{}\n{tail}", cut_note(cut));
         let mut shorter = Applied {
             conversation: state.conversation.clone(),
             counts: state.counts.clone(),
@@ -429,6 +482,69 @@ impl Planner<'_> {
         };
         Some((shorter, report))
     }
+}
+
+/// The archive files of a run's output: each removed span's (ending with the message its marker
+/// was merged into, as it was, when it was), then each kept message whose cleared outputs' placeholders
+/// name its own file.
+pub(crate) fn archive_files(
+    archive: &Archive,
+    spans: &[SpanFile],
+    output: &Applied,
+) -> Vec<(String, String)> {
+    let mut at = Vec::new();
+    for (position, source) in output.origin.iter().enumerate() {
+        if let Some(input) = source.input() {
+            if at.len() <= input {
+                at.resize(input + 1, None);
+            }
+            at[input] = Some(position);
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut files = Vec::new();
+    for span in spans {
+        // A marker stands alone just before the span's next message, or was merged into it.
+        let merged = span
+            .next
+            .filter(|&next| match at.get(next).copied().flatten() {
+                Some(position) => position == 0 || output.origin[position - 1] != Source::Marker,
+                None => false,
+            });
+        let mut inputs = span.inputs.clone();
+        inputs.extend(merged);
+        if seen.insert(span.path.clone()) {
+            files.push((span.path.clone(), archive.content(inputs)));
+        }
+    }
+    for (message, source) in output.conversation.messages.iter().zip(&output.origin) {
+        let Source::Edited(input) = *source else {
+            continue;
+        };
+        if !names_its_archive(message) {
+            continue;
+        }
+        let path = archive.message_file(input);
+        if seen.insert(path.clone()) {
+            files.push((path, archive.content([input])));
+        }
+    }
+    files
+}
+
+/// Whether a message holds a note naming its own archive file: a cleared output's placeholder,
+/// or the note of a shortened task.
+fn names_its_archive(message: &Message) -> bool {
+    message.parts.iter().any(|part| match part {
+        Part::ToolResult { content, .. } => content.iter().any(|p| {
+            matches!(p, Part::Text { text, .. }
+                if note::is_cleared_output(text) && note::parse_reference(text).is_some())
+        }),
+        Part::Text { text, .. } => {
+            note::is_shortened(text) && note::parse_reference(text).is_some()
+        }
+        _ => false,
+    })
 }
 
 /// The characters of part `part` of `message`.

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::archive::{Archive, SpanFile};
 use crate::catalog::Profile;
 use crate::digest::MarkerMode;
 use crate::format::Format;
@@ -163,6 +164,11 @@ pub struct Report {
     /// hold (an agent's system prompt and tool definitions), which no compaction can remove.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unlogged_tokens: Option<usize>,
+    /// With an archive folder: the files the removed history and the cleared outputs are
+    /// archived in, which the markers and placeholders name (`Compacted::archive` holds their
+    /// content).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub archive: Vec<String>,
 }
 
 impl Report {
@@ -263,6 +269,8 @@ pub(crate) struct Input {
     pub(crate) repairs: Vec<Repair>,
     /// The anchored count's part that is not in the log.
     pub(crate) unlogged_tokens: Option<usize>,
+    /// Where removed history goes, when it is archived.
+    pub(crate) archive: Option<Archive>,
 }
 
 /// What a run decided, before it becomes a [`Report`].
@@ -280,6 +288,8 @@ pub(crate) struct Outcome {
     pub(crate) markers: Vec<MarkerNote>,
     pub(crate) steps: Vec<Step>,
     pub(crate) shortened: Option<Shortened>,
+    /// The archive file of each removed span, when archived.
+    pub(crate) archive: Vec<SpanFile>,
 }
 
 impl Outcome {
@@ -302,6 +312,7 @@ impl Outcome {
             markers: Vec::new(),
             steps: Vec::new(),
             shortened: None,
+            archive: Vec::new(),
         }
     }
 
@@ -357,6 +368,7 @@ impl Outcome {
             tool_trim: self.tool_trim,
             repairs: input.repairs.clone(),
             unlogged_tokens: input.unlogged_tokens,
+            archive: Vec::new(),
         }
     }
 }

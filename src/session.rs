@@ -48,6 +48,8 @@ pub struct Session {
     /// The provider's last reported size less the estimate of the same conversation
     /// ([`Session::observe_usage`]); 0 until one is observed.
     offset: isize,
+    /// The archive files of the compactions since [`Session::write_archive`] last wrote them.
+    archive: Vec<(String, String)>,
 }
 
 impl Session {
@@ -95,6 +97,7 @@ impl Session {
             units: Vec::new(),
             compactions: 0,
             offset: 0,
+            archive: Vec::new(),
         };
         session.regroup_tail();
         Ok(session)
@@ -235,7 +238,20 @@ impl Session {
         self.units.clear();
         self.regroup_tail();
         self.compactions += 1;
+        self.archive.extend(compacted.archive);
         Ok(Some(compacted.report))
+    }
+
+    /// With [`Options::archive`]: writes the archive files of the compactions since the last
+    /// call that wrote them, as [`crate::Compacted::write_archive`] does, and returns the files
+    /// it created. Files that could not be written are kept for the next call.
+    ///
+    /// # Errors
+    /// As [`crate::Compacted::write_archive`].
+    pub fn write_archive(&mut self) -> std::io::Result<Vec<std::path::PathBuf>> {
+        let created = crate::archive::write(&self.archive)?;
+        self.archive.clear();
+        Ok(created)
     }
 
     /// One compaction of the session's conversation under `options`, from its cached counts;

@@ -4,6 +4,8 @@
 //! the selector optimizes. Each field is named as its CLI flag (`target_ratio` for
 //! `--target-ratio`) and its Python keyword argument.
 
+use std::path::PathBuf;
+
 use serde::Deserialize;
 
 use crate::budget::Budget;
@@ -69,6 +71,9 @@ pub struct Settings {
     /// prompt caching instead of the efficiency score (`--optimize cost`); needs `model`, whose
     /// price it reads.
     pub optimize_cost: bool,
+    /// The folder removed history is archived in ([`Options::archive`]), made absolute: the
+    /// markers name its files for an agent that may not run where this did.
+    pub archive: Option<PathBuf>,
 }
 
 impl Settings {
@@ -85,7 +90,8 @@ impl Settings {
     /// # Errors
     /// [`Error::BadSetting`] for settings that cannot go together (`target` with `ratio`,
     /// `trigger` or `target_ratio`; `ratio` with `trigger` or `target_ratio`), for no budget at
-    /// all (no `target`, `ratio` or `model`), and for `optimize_cost` without `model`;
+    /// all (no `target`, `ratio` or `model`), for `optimize_cost` without `model`, and for an
+    /// `archive` folder that has no absolute form;
     /// [`Error::UnknownModel`] for a model the catalog does not know; [`Error::Unpriced`] for
     /// `optimize_cost` with a model the price list does not cover.
     pub fn options_in(&self, catalog: &Catalog) -> Result<Options> {
@@ -114,6 +120,11 @@ impl Settings {
         options.marker = self.marker;
         options.digest_tokens = self.digest_tokens;
         options.tools = self.tool_options();
+        if let Some(dir) = &self.archive {
+            let absolute = std::path::absolute(dir)
+                .map_err(|err| Error::bad_setting(format!("archive {}: {err}", dir.display())))?;
+            options.archive = Some(absolute);
+        }
         if self.optimize_cost {
             if self.model.is_none() {
                 return Err(Error::bad_setting(
@@ -194,7 +205,7 @@ mod tests {
                 "strategy": "oldest", "marker": "brief", "digest_tokens": 300,
                 "tool_mode": "drop", "keep_tool_rounds": 5, "exclude_tools": [" Read ", ""],
                 "clear_tool_inputs": true, "clear_at_least": 50, "max_tool_output": 900,
-                "overhead": 12, "optimize_cost": true}"#,
+                "overhead": 12, "optimize_cost": true, "archive": "history"}"#,
         )
         .unwrap();
         assert_eq!(options.model.as_deref(), Some("gpt-4o"));
@@ -214,6 +225,11 @@ mod tests {
         assert_eq!(options.tools, tools);
         assert_eq!(options.overhead, 12);
         assert!(matches!(options.policy.optimize, Optimize::Cost(_)));
+        let archive = options.archive.unwrap();
+        assert!(
+            archive.is_absolute() && archive.ends_with("history"),
+            "{archive:?}"
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The `ctxcompact` binary: exit codes, output files, reports, error text.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -1026,4 +1027,187 @@ fn bench_takes_a_model_a_strategy_and_tool_options() {
     assert!(kept_0 < kept_3, "{kept_0} vs {kept_3}");
     let forced = ctxcompact(&["bench", file, "--strategy", "oldest"], None);
     assert!(forced.status.success(), "{}", stderr(&forced));
+}
+
+/// The archive files a run's report names, read back.
+fn archive_files(report: &Value) -> BTreeMap<String, String> {
+    report["archive"]
+        .as_array()
+        .map(|paths| {
+            paths
+                .iter()
+                .map(|p| {
+                    let path = p.as_str().unwrap().to_string();
+                    let content = std::fs::read_to_string(&path).unwrap();
+                    (path, content)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Compacts `input` with `--archive DIR` and `args`; returns the output and the report.
+fn compact_archived(input: &str, dir: &Path, out: &Path, args: &[&str]) -> (Value, Value) {
+    let report = out.with_extension("report.json");
+    let mut all = vec!["compact", input, "--archive", dir.to_str().unwrap()];
+    all.extend([
+        "-o",
+        out.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    all.extend(args);
+    let output = ctxcompact(&all, None);
+    assert!(output.status.success(), "{}", stderr(&output));
+    (read_json(out), read_json(&report))
+}
+
+// See: #26
+#[test]
+fn compact_archive_writes_the_removed_history_that_gives_back_the_input() {
+    let dir = scratch("archive-written");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/conversations");
+    for name in [
+        "anthropic-coding-rust-60.json",
+        "openai-coding-python-500.json",
+    ] {
+        let input = root.join(name);
+        let out = dir.join(name);
+        let (output, report) = compact_archived(
+            input.to_str().unwrap(),
+            &dir.join("archive"),
+            &out,
+            &["--ratio", "0.3"],
+        );
+        let files = archive_files(&report);
+        assert!(!files.is_empty(), "{name}: nothing archived");
+        for (path, content) in &files {
+            assert!(
+                path.starts_with(dir.join("archive").to_str().unwrap()),
+                "{path}"
+            );
+            assert!(Path::new(path).is_absolute(), "{path}");
+            for line in content.lines() {
+                let message: Value = serde_json::from_str(line).unwrap();
+                assert!(message.is_object(), "{path}: {line}");
+            }
+        }
+        let want = read_json(&input)["messages"].as_array().unwrap().clone();
+        let got = crate::archive::reassemble(output["messages"].as_array().unwrap(), &files);
+        assert_eq!(got, want, "{name}");
+    }
+}
+
+// See: #26
+#[test]
+fn recompaction_adds_to_the_same_archive_and_the_chain_gives_back_the_input() {
+    let dir = scratch("archive-again");
+    let archive = dir.join("archive");
+    let input = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/conversations/openai-coding-python-500.json");
+    let first_out = dir.join("first.json");
+    let (first, first_report) = compact_archived(
+        input.to_str().unwrap(),
+        &archive,
+        &first_out,
+        &["--ratio", "0.5"],
+    );
+    let first_files = archive_files(&first_report);
+    let second_out = dir.join("second.json");
+    let (second, second_report) = compact_archived(
+        first_out.to_str().unwrap(),
+        &archive,
+        &second_out,
+        &["--ratio", "0.5"],
+    );
+    let second_files = archive_files(&second_report);
+    assert!(!second_files.is_empty());
+    // One folder per conversation: the second run's files sit beside the first run's, which
+    // are left as they were.
+    let folders: BTreeSet<PathBuf> = first_files
+        .keys()
+        .chain(second_files.keys())
+        .map(|p| Path::new(p).parent().unwrap().to_path_buf())
+        .collect();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    for (path, content) in &first_files {
+        assert_eq!(&std::fs::read_to_string(path).unwrap(), content);
+    }
+    // The second output gives back the first; with every file, twice over, the input.
+    let second_messages = second["messages"].as_array().unwrap();
+    let back = crate::archive::reassemble(second_messages, &second_files);
+    assert_eq!(&back, first["messages"].as_array().unwrap());
+    let mut all = first_files.clone();
+    all.extend(second_files);
+    let once = crate::archive::reassemble(second_messages, &all);
+    let twice = crate::archive::reassemble(&once, &all);
+    assert_eq!(&twice, read_json(&input)["messages"].as_array().unwrap());
+    // The same compaction again names the same files and changes none.
+    let again_out = dir.join("again.json");
+    let (again, again_report) = compact_archived(
+        first_out.to_str().unwrap(),
+        &archive,
+        &again_out,
+        &["--ratio", "0.5"],
+    );
+    assert_eq!(again, second);
+    assert_eq!(again_report["archive"], second_report["archive"]);
+}
+
+// See: #26
+#[test]
+fn an_archive_that_cannot_be_written_or_a_run_that_cannot_fit_writes_nothing() {
+    let dir = scratch("archive-errors");
+    let input = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/conversations/openai-coding-python-500.json");
+    let input = input.to_str().unwrap();
+    let out = dir.join("out.json");
+    // A file where the archive folder should be.
+    let blocked = dir.join("blocked");
+    std::fs::write(&blocked, "not a folder").unwrap();
+    let output = ctxcompact(
+        &[
+            "compact",
+            input,
+            "--ratio",
+            "0.3",
+            "--archive",
+            blocked.to_str().unwrap(),
+        ]
+        .into_iter()
+        .chain(["-o", out.to_str().unwrap()])
+        .collect::<Vec<_>>(),
+        None,
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("cannot write the archive"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_to_string(&blocked).unwrap(), "not a folder");
+    // Cannot fit: exit 3, no archive folder.
+    let archive = dir.join("archive");
+    let output = ctxcompact(
+        &[
+            "compact",
+            input,
+            "--target",
+            "10",
+            "--archive",
+            archive.to_str().unwrap(),
+        ]
+        .into_iter()
+        .chain(["-o", out.to_str().unwrap()])
+        .collect::<Vec<_>>(),
+        None,
+    );
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(!archive.exists());
+    assert!(!out.exists());
 }

@@ -3,6 +3,8 @@
 // Test helpers outside `#[test]` functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used)]
 
+/// The archive: output and archive files give back the input (issue 26).
+mod archive;
 /// Malformed input through the CLI: exit codes, messages, nothing written.
 mod bad_input;
 /// `calibrate`, calibrated and anchored counts, `--overhead` (issue 15).

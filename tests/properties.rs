@@ -2180,3 +2180,27 @@ fn every_property_holds_with_fifty_times_the_cases() {
     trim_tools_is_idempotent_and_never_adds_tokens();
     count_of_an_output_is_its_reports_tokens_after();
 }
+
+proptest! {
+    #![proptest_config(config(CASES / 4))]
+
+    /// 12. With an archive, a compaction keeps its budget, and its output and archive files
+    /// give back the input, message for message, in every format. See: #26
+    #[test]
+    fn output_and_archive_give_back_the_input(generated in conversation(), percent in 5usize..90) {
+        let input = generated.parse();
+        let total = total(&input, Tokenizer::Chars);
+        let budget = (total * percent / 100).max(1);
+        let options = Options {
+            tokenizer: Tokenizer::Chars,
+            archive: Some(std::env::temp_dir().join("ctxcompact-property-archive")),
+            ..Options::with_budget(Budget::Tokens(budget))
+        };
+        if let Ok(out) = ctxcompact::compact(input.clone(), &options) {
+            if out.report.action == Action::Compacted {
+                prop_assert!(out.report.tokens_after <= budget);
+            }
+            crate::archive::reassembles(&input, &out).map_err(TestCaseError::fail)?;
+        }
+    }
+}

@@ -1101,3 +1101,80 @@ fn a_current_claude_code_body_compacts_with_its_system_message_and_fields_kept()
         format::parse(&upstream.received()[0].body, Some(Format::Anthropic)).unwrap();
     assert!(ctxcompact::validate(&conversation).is_empty());
 }
+
+/// The archive files the notes of `messages` name, read from disk (those that exist).
+fn named_files(messages: &[Value]) -> std::collections::BTreeMap<String, String> {
+    messages
+        .iter()
+        .flat_map(crate::archive::named_paths)
+        .filter_map(|path| Some((path.clone(), std::fs::read_to_string(&path).ok()?)))
+        .collect()
+}
+
+// See: #26
+#[test]
+fn archive_dir_archives_what_the_proxy_removes_and_a_write_failure_fails_nothing() {
+    let dir = std::env::temp_dir().join(format!("ctxcompact-proxy-archive-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let archive = dir.join("archive");
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(
+        &upstream.origin,
+        &[
+            "--window",
+            "1000",
+            "--archive-dir",
+            archive.to_str().unwrap(),
+        ],
+    );
+    let body = big_chat_body();
+    assert_eq!(post(&proxy.addr, "/v1/chat/completions", &body).status, 200);
+    let sent: Value = serde_json::from_slice(&upstream.received()[0].body).unwrap();
+    let sent = sent["messages"].as_array().unwrap().clone();
+    let files = named_files(&sent);
+    assert!(
+        !files.is_empty(),
+        "the forwarded body names no archive file"
+    );
+    assert!(
+        files
+            .keys()
+            .all(|p| p.starts_with(archive.to_str().unwrap()))
+    );
+    // Every compaction of the replay is archived: expanding the notes until none is left
+    // gives back the body the client sent.
+    let mut back = sent;
+    loop {
+        let files = named_files(&back);
+        let next = crate::archive::reassemble(&back, &files);
+        if next == back {
+            break;
+        }
+        back = next;
+    }
+    let received: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(&back, received["messages"].as_array().unwrap());
+    assert!(proxy.ledger(1)[0].get("archive_error").is_none());
+
+    // An archive folder that cannot be made: the request is compacted and forwarded all the
+    // same, and the ledger says why nothing was archived.
+    let blocked = dir.join("blocked");
+    std::fs::write(&blocked, "not a folder").unwrap();
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(
+        &upstream.origin,
+        &[
+            "--window",
+            "1000",
+            "--archive-dir",
+            blocked.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(post(&proxy.addr, "/v1/chat/completions", &body).status, 200);
+    assert!(upstream.received()[0].body.len() < body.len());
+    let ledger = proxy.ledger(1);
+    assert_eq!(ledger[0]["action"], "compacted");
+    assert!(ledger[0]["archive_error"].is_string(), "{}", ledger[0]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

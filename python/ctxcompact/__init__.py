@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union, cast
 
 from . import _native
@@ -165,6 +166,7 @@ def compact(
     marker: Optional[bool] = None,
     format: str = "auto",
     tokenizer: Optional[str] = None,
+    archive: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> Compacted:
     """Compacts a conversation to a token budget, as ``ctxcompact compact`` does.
 
@@ -182,6 +184,9 @@ def compact(
     ``"gemini-cli"``, ``"pi"``); ``tokenizer`` (``"o200k"``,
     ``"cl100k"``, ``"chars"``, an open-weight vocabulary such as ``"llama3"`` or ``"qwen2"``, or
     a family's calibrated estimate such as ``"claude-sonnet"``) overrides the model's.
+    ``archive`` (a folder, as ``--archive``) keeps each removed span and each message whose
+    tool output was cleared there, one JSON message a line, named by the markers and
+    placeholders.
 
     Returns a :class:`Compacted`; a conversation already within budget comes back unchanged.
     Raises :class:`InputError` on bad input, :class:`CannotFit` when even the pinned messages
@@ -191,6 +196,10 @@ def compact(
     settings.update(_strategy_settings(strategy))
     if marker is not None:
         settings["marker"] = "digest" if _flag("marker", marker) else "none"
+    if archive is not None:
+        if not isinstance(archive, (str, os.PathLike)):
+            raise OptionError(f"archive must be a folder path, not {type(archive).__name__}")
+        settings["archive"] = os.fspath(archive)
     settings.update(
         _tool_settings(
             tool_mode,

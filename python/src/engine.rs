@@ -225,6 +225,10 @@ pub(crate) fn compact(input: Value, settings: &Settings) -> Result<Compaction, F
     let aligned = lists.aligned(&conversation);
     match ctxcompact::compact(conversation, &options) {
         Ok(compacted) => {
+            // As the CLI: the archive files, before the output that names them is returned.
+            compacted.write_archive().map_err(|err| {
+                Failure::options(format!("archive: cannot write the archive: {err}"))
+            })?;
             let report = to_value(&compacted.report);
             Ok(Compaction::Done(output(compacted, aligned), report))
         }

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::Applied;
+use crate::archive::Archive;
 use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
 use crate::parallel;
@@ -119,12 +120,14 @@ struct Edit {
 
 /// Trims tool rounds; with a `budget`, stops as soon as the conversation fits it. Rounds are
 /// planned first and changed only once `clear_at_least` is known to be met, so nothing has to be
-/// undone; messages are changed in place, never copied.
+/// undone; messages are changed in place, never copied. With an `archive`, each placeholder
+/// names the file its message is archived in.
 pub(crate) fn trim(
     mut state: Applied,
     options: &ToolOptions,
     budget: Option<usize>,
     tokenizer: Tokenizer,
+    archive: Option<&Archive>,
 ) -> (Applied, ToolTrim) {
     let counter = tokenizer.counter();
     let rounds = rounds(&state.conversation);
@@ -147,7 +150,12 @@ pub(crate) fn trim(
     } else {
         1
     };
-    for plan in plan_rounds(&state, older, needed, options, tokenizer, threads) {
+    let planning = Planning {
+        options,
+        tokenizer,
+        archive,
+    };
+    for plan in plan_rounds(&state, older, needed, &planning, threads) {
         if budget.is_some_and(|b| total <= b) {
             break;
         }
@@ -257,22 +265,21 @@ fn plan_rounds(
     state: &Applied,
     rounds: &[Round],
     needed: usize,
-    options: &ToolOptions,
-    tokenizer: Tokenizer,
+    planning: &Planning<'_>,
     threads: usize,
 ) -> Vec<Option<RoundPlan>> {
     let last_user_turn = state.conversation.messages.iter().rposition(is_user_turn);
     let per_job = if threads > 1 { ROUNDS_PER_JOB } else { 1 };
     let job = |at: usize| -> Vec<_> {
         let end = rounds.len().min((at + 1) * per_job);
-        let mut counting = Counting::new(tokenizer);
+        let mut counting = Counting::new(planning.tokenizer);
         if let (Some(first), Some(last)) = (rounds.get(at * per_job), rounds.get(end - 1)) {
             let span = first.caller..last.end.max(first.caller);
             warm(&state.conversation.messages[span], Warmth::Texts);
         }
         rounds[at * per_job..end]
             .iter()
-            .map(|round| plan_round(state, round, last_user_turn, options, &mut counting))
+            .map(|round| plan_round(state, round, last_user_turn, planning, &mut counting))
             .collect()
     };
     let saved = |plans: &Vec<Option<RoundPlan>>| -> usize {
@@ -283,6 +290,14 @@ fn plan_rounds(
         .into_iter()
         .flatten()
         .collect()
+}
+
+/// What every round of one trim is planned with.
+struct Planning<'a> {
+    options: &'a ToolOptions,
+    tokenizer: Tokenizer,
+    /// Where cleared outputs' messages are archived, if they are.
+    archive: Option<&'a Archive>,
 }
 
 /// The planned changes to one round.
@@ -301,9 +316,10 @@ fn plan_round(
     state: &Applied,
     round: &Round,
     last_user_turn: Option<usize>,
-    options: &ToolOptions,
+    planning: &Planning<'_>,
     counting: &mut Counting,
 ) -> Option<RoundPlan> {
+    let options = planning.options;
     let messages = &state.conversation.messages;
     // The round's calls: in Responses, the call items after the caller hold some.
     let names: Vec<(&str, &str)> = messages[round.caller..round.end]
@@ -332,12 +348,21 @@ fn plan_round(
     let mut edits = Vec::new();
     for (index, message) in span.clone().zip(&messages[span]) {
         let counts = &state.counts;
-        match mode {
-            ToolMode::Drop => edits.push(plan_drop(index, message, counts, counting.counter)),
-            _ => edits.extend(plan_clear(
-                index, message, counts, &names, &excluded, options, counting,
-            )),
+        if mode == ToolMode::Drop {
+            edits.push(plan_drop(index, message, counts, counting.counter));
+            continue;
         }
+        let reference = planning.archive.and_then(|archive| {
+            let input = state.origin[index].input()?;
+            Some(note::reference(&archive.message_file(input), 1))
+        });
+        let clear = Clear {
+            names: &names,
+            excluded: &excluded,
+            options,
+            reference: reference.as_deref(),
+        };
+        edits.extend(plan_clear(index, message, counts, &clear, counting));
     }
     let before: usize = edits.iter().map(|e| state.counts.messages[e.message]).sum();
     let after: usize = edits.iter().map(|e| e.tokens).sum();
@@ -384,17 +409,33 @@ impl Counting {
     }
 }
 
+/// What clearing one message's results reads besides the message.
+#[derive(Clone, Copy)]
+struct Clear<'a> {
+    /// The round's calls: id and tool name.
+    names: &'a [(&'a str, &'a str)],
+    /// The ids of calls of excluded tools.
+    excluded: &'a [&'a str],
+    options: &'a ToolOptions,
+    /// The reference to the message's archive file, when archived.
+    reference: Option<&'a str>,
+}
+
 /// The changes that clear a message's results (and inputs, when asked), if any. Parts are
 /// costed from the cached counts, never tokenized again.
 fn plan_clear(
     index: usize,
     message: &Message,
     counts: &Counts,
-    names: &[(&str, &str)],
-    excluded: &[&str],
-    options: &ToolOptions,
+    clear: &Clear<'_>,
     counting: &mut Counting,
 ) -> Option<Edit> {
+    let Clear {
+        names,
+        excluded,
+        options,
+        reference,
+    } = *clear;
     let counter = counting.counter;
     let name_of = |id: &str| {
         names
@@ -425,11 +466,14 @@ fn plan_clear(
                     counter.count_parts(content)
                 };
                 let tool = name_of(call_id);
-                let placeholder = note::cleared_output(
+                let mut placeholder = note::cleared_output(
                     tool,
                     content_tokens,
                     evidence::outcome_in(&joined_text(content), *is_error),
                 );
+                if let Some(reference) = reference {
+                    placeholder = note::with_reference(&placeholder, reference);
+                }
                 let placeholder_tokens = counting.placeholder(tool, &placeholder);
                 if placeholder_tokens < content_tokens {
                     after -= content_tokens - placeholder_tokens;
@@ -790,7 +834,7 @@ mod tests {
         let counts = count(&conversation, &CharEstimate);
         let before = Applied::unchanged(conversation.clone(), counts.clone());
         let start = Applied::unchanged(conversation, counts);
-        let (after, report) = trim(start, options, budget, Tokenizer::Chars);
+        let (after, report) = trim(start, options, budget, Tokenizer::Chars, None);
         assert_eq!(check(&after.conversation), Vec::new());
         assert_eq!(after.counts, count(&after.conversation, &CharEstimate));
         (before, after, report)
@@ -857,8 +901,13 @@ mod tests {
                 ..ToolOptions::default()
             };
             for needed in [0, 1, 5_000, 60_000, usize::MAX] {
-                let one = plan_rounds(&state, &rounds, needed, &options, tokenizer, 1);
-                let many = plan_rounds(&state, &rounds, needed, &options, tokenizer, 4);
+                let planning = Planning {
+                    options: &options,
+                    tokenizer,
+                    archive: None,
+                };
+                let one = plan_rounds(&state, &rounds, needed, &planning, 1);
+                let many = plan_rounds(&state, &rounds, needed, &planning, 4);
                 assert!(many.len() >= one.len(), "{mode:?} {needed}");
                 assert_eq!(many[..one.len()], one[..], "{mode:?} {needed}");
                 let saved = |plans: &[Option<RoundPlan>]| -> usize {
@@ -1044,7 +1093,7 @@ mod tests {
         };
         let (_, once, _) = run(openai(3, &["read"]), &options, None);
         let expected = once.conversation.clone();
-        let (twice, report) = trim(once, &options, None, Tokenizer::Chars);
+        let (twice, report) = trim(once, &options, None, Tokenizer::Chars, None);
         assert_eq!(twice.conversation, expected);
         assert_eq!(report.tokens_freed, 0);
     }

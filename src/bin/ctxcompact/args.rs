@@ -69,6 +69,10 @@ pub(crate) enum Command {
         marker: MarkerArgs,
         #[command(flatten)]
         tools: ToolArgs,
+        /// Archive each removed span and each message whose tool output is cleared in this
+        /// folder (one JSON message a line), named in the markers and placeholders.
+        #[arg(long, value_name = "DIR")]
+        archive: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
     },
@@ -448,7 +452,7 @@ impl BudgetArgs {
     }
 }
 
-/// Builds library options from the budget, strategy, marker and tool arguments; `fallback` is
+/// Builds library options from the budget, strategy, marker, tool and archive arguments; `fallback` is
 /// the ratio of the conversation's tokens used as the budget when none is given and there is no
 /// model (else that is a usage error).
 pub(crate) fn options(
@@ -456,6 +460,7 @@ pub(crate) fn options(
     strategy: StrategyArg,
     marker: &MarkerArgs,
     tools: &ToolArgs,
+    archive: Option<PathBuf>,
     fallback: Option<f64>,
 ) -> Result<Options> {
     let use_fallback = !budget.given() && budget.model.model.is_none();
@@ -469,6 +474,7 @@ pub(crate) fn options(
         marker,
         digest_tokens,
         optimize_cost: budget.optimize == OptimizeArg::Cost,
+        archive,
         ..budget.model.settings()
     };
     tools.fill(&mut settings);

@@ -63,11 +63,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             strategy,
             marker,
             tools,
+            archive,
             output,
         } => {
             check_paths(&input, &output)?;
             let (conversation, anchor) = read_anchored(&input)?;
-            let mut options = args::options(&budget, strategy, &marker, &tools, None)?;
+            let mut options = args::options(&budget, strategy, &marker, &tools, archive, None)?;
             options.anchor = anchor;
             let compacted =
                 ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
@@ -77,6 +78,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 &compacted.report.summary(),
                 &input,
                 &output,
+                Some(&compacted),
             );
             exit_without_freeing(compacted);
             code
@@ -99,6 +101,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 &trim_summary(&trimmed.report),
                 &input,
                 &output,
+                None,
             )
         }
         Command::Analyze {
@@ -110,7 +113,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
         } => {
             let (conversation, anchor) = read_anchored(&input)?;
-            let mut options = args::options(&budget, strategy, &marker, &tools, Some(0.5))?;
+            let mut options = args::options(&budget, strategy, &marker, &tools, None, Some(0.5))?;
             options.anchor = anchor;
             let report =
                 ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
@@ -440,13 +443,15 @@ fn read_anchored(input: &Input) -> Result<(Conversation, Option<format::Recorded
 }
 
 /// Writes the output conversation and the report, both staged in full before either is moved
-/// into place, then the summary line.
+/// into place, then the summary line. The archive files of `archived` are written once both
+/// are staged, and removed again when they cannot be moved into place.
 fn emit(
     conversation: &Conversation,
     report: &Report,
     summary: &str,
     input: &Input,
     output: &Output,
+    archived: Option<&ctxcompact::Compacted>,
 ) -> Result<ExitCode> {
     // What is written must read back as it was read (an unchanged input always does).
     if report.action != Action::WithinBudget {
@@ -481,11 +486,20 @@ fn emit(
             .and_then(|()| stderr.flush())
             .context("standard error: cannot write the report")?;
     }
-    if let Some(staged) = staged_output {
-        staged.commit()?;
-    }
-    if let Some(staged) = staged_report {
-        staged.commit()?;
+    let created = match archived {
+        Some(compacted) => compacted
+            .write_archive()
+            .context("cannot write the archive")?,
+        None => Vec::new(),
+    };
+    let committed = staged_output
+        .map_or(Ok(()), output::Staged::commit)
+        .and_then(|()| staged_report.map_or(Ok(()), output::Staged::commit));
+    if let Err(err) = committed {
+        for path in &created {
+            let _ = fs::remove_file(path);
+        }
+        return Err(err);
     }
     if output.report.as_deref() != Some("-") && !output.quiet {
         say(&format!("ctxcompact: {summary}"));

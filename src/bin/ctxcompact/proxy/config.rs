@@ -57,6 +57,10 @@ pub(crate) struct ProxyArgs {
     /// Append one JSON line per request to this file (no message text, no credentials).
     #[arg(long, value_name = "FILE")]
     pub(crate) ledger: Option<PathBuf>,
+    /// Archive each compaction's removed history in this folder, as `compact --archive` does;
+    /// a file that cannot be written is noted in the ledger and the request goes on.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) archive_dir: Option<PathBuf>,
     /// Bodies larger than this many bytes stream through untouched.
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
     pub(crate) max_body: usize,
@@ -153,6 +157,7 @@ impl Config {
             strategy: args.strategy.strategy(),
             marker,
             digest_tokens,
+            archive: args.archive_dir.clone(),
             ..args.tools.settings()
         }
         .options_in(&catalog)?;

@@ -53,6 +53,8 @@ pub(crate) struct Decision {
     pub(crate) tokens_forwarded: Option<usize>,
     /// Compactions so far in the conversation (its replay's).
     pub(crate) compactions: Option<usize>,
+    /// Why the archive files of this request's compactions could not be written.
+    pub(crate) archive_error: Option<String>,
 }
 
 impl Decision {
@@ -66,6 +68,7 @@ impl Decision {
             tokens_received: None,
             tokens_forwarded: None,
             compactions: None,
+            archive_error: None,
         }
     }
 
@@ -243,6 +246,8 @@ fn replay(cache: &Cache, request: Request) -> Decision {
             state.last_error = Some(err.to_string());
         }
     }
+    // Written before the body that names them is sent; a failure fails nothing.
+    let archive_error = state.session.write_archive().err().map(|e| e.to_string());
     let session = &state.session;
     let received = state.received_tokens;
     let forwarded = session.tokens();
@@ -254,6 +259,7 @@ fn replay(cache: &Cache, request: Request) -> Decision {
         tokens_received: Some(received),
         tokens_forwarded: Some(received),
         compactions: Some(session.compactions()),
+        archive_error,
     };
     if forwarded > window {
         decision.action = Action::FailedOpen;

@@ -188,6 +188,10 @@ pub(crate) struct Entry {
     pub(crate) cost_usd: Option<f64>,
     /// How the response ended.
     pub(crate) response: Option<Ending>,
+    /// Why the archive files of the request's compactions could not be written (the request
+    /// went on without them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) archive_error: Option<String>,
 }
 
 /// The totals since the proxy started.

@@ -143,6 +143,7 @@ async fn handle(
         usage: None,
         cost_usd: None,
         response: None,
+        archive_error: None,
     };
     let (provider, upstream_body, started) =
         match route::route(&parts.method, &path, &parts.headers) {
@@ -232,6 +233,7 @@ async fn decide_body(
     entry.tokens_received = decision.tokens_received;
     entry.tokens_forwarded = decision.tokens_forwarded;
     entry.compactions = decision.compactions;
+    entry.archive_error = decision.archive_error;
     match decision.body {
         Some(body) => {
             headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));

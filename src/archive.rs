@@ -1,0 +1,288 @@
+//! The archive: the removed history one file away. With an archive directory, each removed span
+//! and each message whose tool output was cleared is kept in a file of JSON lines, one message a
+//! line in the wire format the output is written in, and the span's marker or the output's
+//! placeholder names that file and its lines (`note::reference`).
+//!
+//! Files are named by content, never by chance or by the clock: a conversation's folder by a
+//! hash of its system prompt and the head of its task (which survive every compaction, so a
+//! later run of the same session uses the same folder), and each file by a hash of the lines it
+//! holds. The same span archived again (the proxy compacts the same history on every request)
+//! names the same file with the same lines, so writing it again changes nothing, and a later
+//! compaction only adds files beside the earlier ones. Writing is not done here: the run returns
+//! the files, and [`write`] is called once the output itself is known to be good.
+
+use std::hash::Hasher;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::conversation::{Conversation, Message, Role};
+use crate::format::wire;
+use crate::hash::FxHasher;
+use crate::note;
+
+/// Characters of the task that name a conversation: a shortened task keeps at least its first
+/// 200 (the planner's `MIN_TASK_CHARS`), and a later run sees the same head.
+const TASK_CHARS: usize = 200;
+
+/// Hexadecimal digits of a folder or file name: 48 bits, short in a note and without a
+/// collision among the files of one conversation.
+const NAME_DIGITS: usize = 12;
+
+/// The archive of one run: where its files go and the input's messages as archive lines.
+#[derive(Debug, Clone)]
+pub(crate) struct Archive {
+    /// `DIR/<conversation>`.
+    folder: PathBuf,
+    /// The conversation's hash.
+    id: u64,
+    /// Input message `i` as one line of JSON in the output's wire format.
+    lines: Vec<String>,
+    /// The hash of each line.
+    hashes: Vec<u64>,
+}
+
+/// The file a removed span is archived in, as the planner named it in the span's marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SpanFile {
+    /// The file's path, as the marker names it.
+    pub(crate) path: String,
+    /// The input messages of the span, in order.
+    pub(crate) inputs: Vec<usize>,
+    /// The input message kept after the span: the marker is merged into it in formats whose
+    /// turns alternate, and the file then ends with it as it was.
+    pub(crate) next: Option<usize>,
+}
+
+impl Archive {
+    /// The archive in `dir` of `conversation` (as read), whose task is message `task`.
+    pub(crate) fn new(dir: &Path, conversation: &Conversation, task: Option<usize>) -> Self {
+        let wire = wire(conversation.format);
+        let lines: Vec<String> = conversation
+            .messages
+            .iter()
+            .map(|m| wire.render_message(m).into_value().to_string())
+            .collect();
+        let hashes = lines.iter().map(|line| hash(&[line.as_bytes()])).collect();
+        let system = conversation
+            .system
+            .as_ref()
+            .or_else(|| {
+                conversation
+                    .messages
+                    .iter()
+                    .find(|m| m.role == Role::System)
+            })
+            .map(Message::text)
+            .unwrap_or_default();
+        let task_text = task
+            .and_then(|t| conversation.messages.get(t))
+            .map(Message::text)
+            .unwrap_or_default();
+        let task_text = match note::marker_len(&task_text) {
+            Some(end) => task_text[end..].trim_start(),
+            None => task_text.as_str(),
+        };
+        let head: String = task_text.chars().take(TASK_CHARS).collect();
+        let id = hash(&[system.as_bytes(), b"\0", head.as_bytes()]);
+        Self {
+            folder: dir.join(name(id)),
+            id,
+            lines,
+            hashes,
+        }
+    }
+
+    /// The file of a removed span of input messages `inputs`, followed by input message `next`.
+    pub(crate) fn span_file(&self, inputs: Vec<usize>, next: Option<usize>) -> SpanFile {
+        let mut hasher = FxHasher::default();
+        hasher.write_u64(self.id);
+        for &i in &inputs {
+            hasher.write_u64(self.hashes[i]);
+        }
+        hasher.write_u64(next.map_or(0, |i| self.hashes[i]));
+        SpanFile {
+            path: self.path(hasher.finish()),
+            inputs,
+            next,
+        }
+    }
+
+    /// The file of input message `input` alone (a message whose outputs were cleared).
+    pub(crate) fn message_file(&self, input: usize) -> String {
+        let mut hasher = FxHasher::default();
+        hasher.write_u64(self.id);
+        hasher.write_u64(self.hashes[input]);
+        self.path(hasher.finish())
+    }
+
+    /// A path as long as any file of this archive, to reserve a marker's archive line for.
+    pub(crate) fn longest_path(&self) -> String {
+        self.path(u64::MAX)
+    }
+
+    /// The content of a file holding input messages `inputs`: one line each.
+    pub(crate) fn content(&self, inputs: impl IntoIterator<Item = usize>) -> String {
+        let mut content = String::new();
+        for i in inputs {
+            content.push_str(&self.lines[i]);
+            content.push('\n');
+        }
+        content
+    }
+
+    fn path(&self, hash: u64) -> String {
+        self.folder
+            .join(format!("{}.jsonl", name(hash)))
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+/// The hash of byte strings, in order.
+fn hash(pieces: &[&[u8]]) -> u64 {
+    let mut hasher = FxHasher::default();
+    for piece in pieces {
+        hasher.write(piece);
+        hasher.write_u8(0xff);
+    }
+    hasher.finish()
+}
+
+/// A hash as a file name: its high bits, which the hasher's last multiplication mixes best.
+fn name(hash: u64) -> String {
+    let hex = format!("{hash:016x}");
+    hex[..NAME_DIGITS].to_string()
+}
+
+/// Writes archive files (path and content): each new file to a temporary file beside it, then
+/// all renamed into place; a file already there with the same content is left as it is.
+/// Returns the files it created.
+///
+/// # Errors
+/// A file already there with other content (never overwritten), or any failure to create a
+/// folder or write a file; no file this call created is then left behind.
+pub(crate) fn write(files: &[(String, String)]) -> io::Result<Vec<PathBuf>> {
+    let mut pending: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let cleanup = |pending: &[(PathBuf, PathBuf)]| {
+        for (temporary, _) in pending {
+            let _ = std::fs::remove_file(temporary);
+        }
+    };
+    for (path, content) in files {
+        let path = PathBuf::from(path);
+        if pending.iter().any(|(_, p)| *p == path) {
+            continue;
+        }
+        let staged = stage(&path, content);
+        match staged {
+            Ok(Some(temporary)) => pending.push((temporary, path)),
+            Ok(None) => {}
+            Err(err) => {
+                cleanup(&pending);
+                return Err(err);
+            }
+        }
+    }
+    let mut created = Vec::new();
+    for (at, (temporary, path)) in pending.iter().enumerate() {
+        if let Err(err) = std::fs::rename(temporary, path) {
+            cleanup(&pending[at..]);
+            for done in &created {
+                let _ = std::fs::remove_file(done);
+            }
+            return Err(err);
+        }
+        created.push(path.clone());
+    }
+    Ok(created)
+}
+
+/// Writes `content` to a temporary file beside `path`, unless `path` already holds it.
+fn stage(path: &Path, content: &str) -> io::Result<Option<PathBuf>> {
+    match std::fs::read(path) {
+        Ok(existing) if existing == content.as_bytes() => return Ok(None),
+        Ok(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("archive file {} exists with other content", path.display()),
+            ));
+        }
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(err) => return Err(err),
+    }
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder)?;
+    }
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(format!(".tmp{}", std::process::id()));
+    let temporary = PathBuf::from(temporary);
+    std::fs::write(&temporary, content)?;
+    Ok(Some(temporary))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::parse_value;
+    use serde_json::json;
+
+    fn conversation(extra: &str) -> Conversation {
+        parse_value(
+            json!([
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "fix the parser"},
+                {"role": "assistant", "content": "done"},
+                {"role": "user", "content": extra},
+            ]),
+            None,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_conversation_keeps_its_folder_as_it_grows_and_files_are_named_by_content() {
+        let dir = Path::new("/archive");
+        let first = Archive::new(dir, &conversation("and the tests"), Some(1));
+        let later = Archive::new(dir, &conversation("something else"), Some(1));
+        assert_eq!(first.folder, later.folder);
+        assert_eq!(first.message_file(2), later.message_file(2));
+        assert_ne!(first.message_file(3), later.message_file(3));
+        let span = first.span_file(vec![1, 2], Some(3));
+        assert_ne!(span.path, later.span_file(vec![1, 2], Some(3)).path);
+        assert!(span.path.starts_with("/archive/"));
+        assert_eq!(Path::new(&span.path).extension().unwrap(), "jsonl");
+        assert_eq!(
+            first.content([1, 2]),
+            "{\"role\":\"user\",\"content\":\"fix the parser\"}\n\
+             {\"role\":\"assistant\",\"content\":\"done\"}\n"
+        );
+        assert_eq!(first.longest_path().len(), span.path.len());
+    }
+
+    #[test]
+    fn writing_again_changes_nothing_and_other_content_is_never_overwritten() {
+        let dir =
+            std::env::temp_dir().join(format!("ctxcompact-archive-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("c").join("a.jsonl").to_string_lossy().into_owned();
+        let other = dir.join("c").join("b.jsonl").to_string_lossy().into_owned();
+        let files = vec![(path.clone(), "{}\n".to_string())];
+        assert_eq!(write(&files).unwrap(), vec![PathBuf::from(&path)]);
+        assert_eq!(write(&files).unwrap(), Vec::<PathBuf>::new());
+        // A clash leaves the file as it was, and the new file of the same call is not kept.
+        let clash = vec![
+            (other.clone(), "[]\n".to_string()),
+            (path.clone(), "{\"x\":1}\n".to_string()),
+        ];
+        let err = write(&clash).unwrap_err();
+        assert!(
+            err.to_string().contains("exists with other content"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
+        assert!(!Path::new(&other).exists());
+        let left: Vec<_> = std::fs::read_dir(dir.join("c")).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file is left");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,211 @@
+//! The archive (issue 26, item 4): the output and the archive files give back the input, message
+//! for message. Reassembly here reads only what an agent reads — the output's notes and the
+//! files they name — and replaces each message whose note names one of the run's files with
+//! that file's lines.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use ctxcompact::format::{self, Format};
+use ctxcompact::report::Action;
+use ctxcompact::{Budget, Compacted, Conversation, Options, Tokenizer, compact};
+use serde_json::Value;
+
+/// The words before an archive file's path in a marker or a placeholder.
+const ARCHIVED_IN: &str = "archived in ";
+
+/// Every string inside `value`.
+fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(text) => out.push(text),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+/// The paths every note of `message` names, in order.
+pub(crate) fn named_paths(message: &Value) -> Vec<String> {
+    let mut texts = Vec::new();
+    strings(message, &mut texts);
+    let mut paths = Vec::new();
+    for text in texts {
+        for (at, _) in text.match_indices(ARCHIVED_IN) {
+            let rest = &text[at + ARCHIVED_IN.len()..];
+            if let Some(end) = rest.find(", line") {
+                paths.push(rest[..end].to_string());
+            }
+        }
+    }
+    paths
+}
+
+/// The messages of a rendered conversation.
+pub(crate) fn messages_of(value: &Value, format: Format) -> Vec<Value> {
+    match value {
+        Value::Array(items) => items.clone(),
+        other => other[format.list_key()]
+            .as_array()
+            .cloned()
+            .unwrap_or_default(),
+    }
+}
+
+/// The output's messages with each one whose note names a file of `files` replaced by that
+/// file's lines.
+pub(crate) fn reassemble(messages: &[Value], files: &BTreeMap<String, String>) -> Vec<Value> {
+    let mut out = Vec::new();
+    for message in messages {
+        let named = named_paths(message);
+        match named.iter().find_map(|path| files.get(path)) {
+            Some(content) => out.extend(
+                content
+                    .lines()
+                    .map(|line| serde_json::from_str::<Value>(line).unwrap()),
+            ),
+            None => out.push(message.clone()),
+        }
+    }
+    out
+}
+
+/// Whether the output of `compacted` and its archive give back `input` exactly, and every
+/// archive file is named by a note of the output; else what differs.
+pub(crate) fn reassembles(input: &Conversation, compacted: &Compacted) -> Result<(), String> {
+    let files: BTreeMap<String, String> = compacted.archive.iter().cloned().collect();
+    let format = input.format;
+    let want = messages_of(&format::render(input), format);
+    let output = messages_of(&format::render(&compacted.conversation), format);
+    let named: Vec<String> = output.iter().flat_map(named_paths).collect();
+    if let Some(unnamed) = files.keys().find(|path| !named.contains(path)) {
+        return Err(format!("archive file {unnamed} is named by no note"));
+    }
+    let got = reassemble(&output, &files);
+    if got.len() != want.len() {
+        return Err(format!(
+            "{} messages reassembled, the input has {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    match got.iter().zip(&want).position(|(a, b)| a != b) {
+        Some(at) => Err(format!("message {at} differs from the input's")),
+        None => Ok(()),
+    }
+}
+
+fn options(budget: Budget, dir: &Path) -> Options {
+    Options {
+        tokenizer: Tokenizer::O200k,
+        archive: Some(dir.to_path_buf()),
+        ..Options::with_budget(budget)
+    }
+}
+
+/// The conversations of `data/conversations` and, when present, the real recordings of
+/// `../shared/corpus` (its converted recordings and the native logs of `raw/` that read).
+fn recordings(with_corpus: bool) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = Vec::new();
+    if !with_corpus {
+        for entry in std::fs::read_dir(root.join("data/conversations")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                paths.push(path);
+            }
+        }
+        paths.sort();
+        return paths;
+    }
+    walk(&root.join("../shared/corpus"), &mut paths);
+    paths.sort();
+    paths
+}
+
+/// The `.json` and `.jsonl` files under `dir`, but for folders of invalid recordings.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            // Folders of invalid recordings sit beside the valid ones.
+            if !path.ends_with("invalid") {
+                walk(&path, out);
+            }
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "json" || e == "jsonl")
+        {
+            out.push(path);
+        }
+    }
+}
+
+/// Compacts every file at each ratio with an archive; returns the compactions checked, and
+/// those that fit only without an archive (its references left no room).
+fn check_all(paths: &[PathBuf], dir: &Path) -> (usize, usize) {
+    let mut checked = 0;
+    let mut only_without = 0;
+    let mut failures = Vec::new();
+    for path in paths {
+        let Ok(input) = format::parse(&std::fs::read(path).unwrap(), None) else {
+            continue;
+        };
+        if !ctxcompact::validate(&input).is_empty() {
+            continue;
+        }
+        for ratio in [0.5, 0.25] {
+            let archived = options(Budget::Ratio(ratio), dir);
+            let Ok(compacted) = compact(input.clone(), &archived) else {
+                let plain = Options {
+                    archive: None,
+                    ..archived
+                };
+                only_without += usize::from(compact(input.clone(), &plain).is_ok());
+                continue;
+            };
+            if compacted.report.action != Action::Compacted {
+                continue;
+            }
+            assert!(
+                compacted.report.tokens_after <= compacted.report.budget,
+                "{}",
+                path.display()
+            );
+            checked += 1;
+            if let Err(why) = reassembles(&input, &compacted) {
+                failures.push(format!("{} at {ratio}: {why}", path.display()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    (checked, only_without)
+}
+
+#[test]
+fn output_and_archive_give_back_every_generated_conversation() {
+    let dir = std::env::temp_dir().join(format!("ctxcompact-archive-gen-{}", std::process::id()));
+    let (checked, _) = check_all(&recordings(false), &dir);
+    assert!(checked >= 20, "only {checked} compactions");
+}
+
+#[test]
+fn output_and_archive_give_back_every_real_recording() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if !root.is_dir() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED archive corpus test: {} not found",
+            root.display()
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("ctxcompact-archive-real-{}", std::process::id()));
+    let (checked, only_without) = check_all(&recordings(true), &dir);
+    let _ = writeln!(
+        std::io::stderr(),
+        "archive over the corpus: {checked} compactions reassembled exactly; {only_without} fit \
+         only without an archive"
+    );
+    assert!(checked >= 40, "only {checked} compactions");
+}
