@@ -219,16 +219,12 @@ fn run(
     let mut attempt = planner.attempt(&state, false);
     steps.push(Step::RemoveUnits);
     if !attempt.fits && options.tools.mode != ToolMode::Off {
-        let recent = ToolOptions {
-            mode: ToolMode::Clear,
-            keep: 1,
-            ..options.tools.clone()
-        };
-        let (cleared, more) = tools::trim(state, &recent, None, options.tokenizer);
+        let (cleared, more) = clear_recent(state, budget, options);
         state = cleared;
-        if more.cleared > 0 {
+        if more.cleared + more.truncated > 0 {
             steps.push(Step::ClearRecentOutputs);
             tool_trim.cleared += more.cleared;
+            tool_trim.truncated += more.truncated;
             tool_trim.tokens_freed += more.tokens_freed;
             attempt = planner.attempt(&state, false);
         }
@@ -280,6 +276,23 @@ fn run(
         &planner.counter,
     );
     finish(&input, applied, outcome, options).map(|compacted| Run::Done(Box::new(compacted)))
+}
+
+/// Clears the recent rounds' outputs, oldest first, until the conversation fits `budget`, the
+/// one that meets it capped to just meet it: outputs go before units do. The last round is
+/// spared only when it is the round in progress (the last unit).
+fn clear_recent(state: Applied, budget: usize, options: &Options) -> (Applied, tools::ToolTrim) {
+    let in_progress = state
+        .conversation
+        .messages
+        .last()
+        .is_some_and(|m| m.has_results() || m.has_calls());
+    let recent = ToolOptions {
+        mode: ToolMode::Clear,
+        keep: usize::from(in_progress),
+        ..options.tools.clone()
+    };
+    tools::trim(state, &recent, Some(budget), options.tokenizer)
 }
 
 /// The last checks before output — valid pairing, never more tokens than the input nor, when

@@ -479,3 +479,42 @@ fn claude_code_logs_read_whole_have_the_tool_counts_of_their_conversions() {
     eprintln!("claude code: {compared} native logs match their conversions' tool counts");
     assert!(compared >= 15, "{compared}");
 }
+
+/// One recording of `../shared/corpus`, or `None` (with a note) when it is absent.
+fn recording(relative: &str) -> Option<Conversation> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus")
+        .join(relative);
+    if !path.is_file() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED corpus test: {} not found",
+            path.display()
+        );
+        return None;
+    }
+    Some(read(&path))
+}
+
+/// Issue 26: a Claude Code subagent whose last round holds one 17k-token result, at half its
+/// 27k tokens, lost both rounds (1,047 tokens for a 13,519 budget) where capping that output
+/// fits. Now no unit goes: the output is capped, its head and tail kept, to use the budget.
+#[test]
+fn a_round_too_big_for_the_budget_is_capped_not_removed() {
+    let Some(conversation) = recording(
+        "claude-code-spotter/258c7280-ae70-4798-800f-63464d01a85d__subagents__agent-a881341.json",
+    ) else {
+        return;
+    };
+    let calls = conversation.messages.iter().filter(|m| m.has_calls()).count();
+    let out = compact(conversation, &options(Budget::Ratio(0.5))).unwrap();
+    let report = &out.report;
+    assert_eq!(report.action, Action::Compacted);
+    assert!(report.removed.is_empty(), "{:?}", report.removed);
+    assert!(report.utilization >= 0.9, "{}", report.summary());
+    assert!(report.tokens_after <= report.budget);
+    assert_eq!(report.tool_trim.truncated, 1, "{:?}", report.tool_trim);
+    let kept_calls = out.conversation.messages.iter().filter(|m| m.has_calls());
+    assert_eq!(kept_calls.count(), calls);
+    assert!(validate(&out.conversation).is_empty());
+}
