@@ -506,7 +506,11 @@ fn a_round_too_big_for_the_budget_is_capped_not_removed() {
     ) else {
         return;
     };
-    let calls = conversation.messages.iter().filter(|m| m.has_calls()).count();
+    let calls = conversation
+        .messages
+        .iter()
+        .filter(|m| m.has_calls())
+        .count();
     let out = compact(conversation, &options(Budget::Ratio(0.5))).unwrap();
     let report = &out.report;
     assert_eq!(report.action, Action::Compacted);

@@ -9,13 +9,11 @@ use crate::tokens::TokenCounter;
 
 use super::Applied;
 
-/// Tokens an omission note and the framing of a capped output are assumed to cost when the
-/// first cap is estimated (the exact count then corrects it).
-const NOTE_TOKENS: usize = 16;
 /// A cap below this many tokens keeps too little of an output to be worth more than its
 /// placeholder: the round is cleared instead.
 const MIN_CAP: usize = 48;
-/// Times the cap is lowered after an exact count shows it overshoots the room.
+/// Times the cap is corrected after an exact count shows it overshoots the room or leaves
+/// some of it.
 const ROUNDS: usize = 6;
 
 /// One message of a fitted round: its index, the capped text of each of its outputs (by part),
@@ -48,13 +46,9 @@ pub(super) fn cap_outputs(
     let before: usize = held.iter().map(|&m| state.counts.messages[m]).sum();
     let base = before.saturating_sub(texts.iter().map(|(_, t)| t).sum::<usize>());
     let avail = room.checked_sub(base)?;
-    // The largest cap whose estimate fits: each output over it costs the cap and a note.
-    let estimate = |cap: usize| -> usize {
-        texts
-            .iter()
-            .map(|&(_, t)| if t > cap { cap + NOTE_TOKENS } else { t })
-            .sum()
-    };
+    // The largest cap whose estimate fits: each output over it costs the cap, its note
+    // included ([`cap_text`]).
+    let estimate = |cap: usize| -> usize { texts.iter().map(|&(_, t)| t.min(cap)).sum() };
     let (mut low, mut high) = (0, texts.iter().map(|(_, t)| *t).max().unwrap_or(0));
     while low < high {
         let mid = (low + high).div_ceil(2);
@@ -65,9 +59,10 @@ pub(super) fn cap_outputs(
         }
     }
     let mut cap = low;
+    let mut best: Option<(usize, Vec<Capped>)> = None;
     for _ in 0..ROUNDS {
         if cap < MIN_CAP {
-            return None;
+            break;
         }
         let mut fitted: Vec<Capped> = Vec::with_capacity(held.len());
         let (mut capped, mut after) = (0, 0);
@@ -102,13 +97,26 @@ pub(super) fn cap_outputs(
             fitted.push((message, parts, tokens));
         }
         if after <= room && after < before {
-            return Some(fitted);
+            let slack = room - after;
+            let better = best.as_ref().is_none_or(|(tokens, _)| after > *tokens);
+            if better {
+                best = Some((after, fitted));
+            }
+            // Within a token an output of the room: done; else try a larger cap.
+            if slack <= capped || !better {
+                break;
+            }
+            cap += slack / capped.max(1);
+            continue;
+        }
+        if best.is_some() {
+            break;
         }
         // Lower the cap by each capped output's share of the overshoot.
         let over = after.saturating_sub(room).max(1);
         cap = cap.saturating_sub(over.div_ceil(capped.max(1)) + 1);
     }
-    None
+    best.map(|(_, fitted)| fitted)
 }
 
 /// Characters per piece when a capped output has too few lines to cut by line.

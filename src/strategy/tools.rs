@@ -1002,9 +1002,45 @@ mod tests {
         let (before, _, full) = run(openai(5, &["read"]), &options, None);
         let budget = before.counts.total() - 1;
         let (_, after, report) = run(openai(5, &["read"]), &options, Some(budget));
-        assert_eq!(report.cleared, 1);
+        // The first round alone is touched, and its outputs are capped rather than cleared:
+        // clearing would free far more than the one token needed.
+        assert_eq!((report.cleared, report.truncated), (0, 2), "{report:?}");
         assert!(after.counts.total() <= budget);
         assert!(full.cleared == 5);
+        // With room for a placeholder and little more, the round is cleared.
+        let cleared = full.tokens_freed / 5;
+        let budget = before.counts.total() - cleared + 10;
+        let (_, after, report) = run(openai(5, &["read"]), &options, Some(budget));
+        assert_eq!((report.cleared, report.truncated), (1, 0), "{report:?}");
+        assert!(after.counts.total() <= budget);
+    }
+
+    #[test]
+    fn the_round_that_meets_the_budget_is_capped_to_just_meet_it() {
+        let options = ToolOptions {
+            keep: 0,
+            ..ToolOptions::default()
+        };
+        let (before, _, _) = run(openai(5, &["read"]), &options, None);
+        // Half of one round's two outputs must go.
+        let budget = before.counts.total() - 110;
+        let (_, after, report) = run(openai(5, &["read"]), &options, Some(budget));
+        assert_eq!((report.cleared, report.truncated), (0, 2), "{report:?}");
+        let total = after.counts.total();
+        assert!(
+            total <= budget && total + 20 >= budget,
+            "{total} for {budget}"
+        );
+        let text = after.conversation.messages[2]
+            .parts
+            .iter()
+            .find_map(|p| match p {
+                Part::ToolResult { content, .. } => Some(joined_text(content)),
+                _ => None,
+            })
+            .unwrap();
+        assert!(text.starts_with("line of output 0\n"), "{text}");
+        assert!(text.contains(" of 50 lines omitted …]\n"), "{text}");
     }
 
     #[test]
