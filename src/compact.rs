@@ -153,6 +153,7 @@ fn checked_start(
             .collect(),
         task: requests.first().copied(),
         current: requests.last().copied(),
+        requests,
         repairs: conversation.repairs.clone(),
         unlogged_tokens: options.unlogged(&conversation, &counts),
     };
@@ -170,9 +171,10 @@ enum Run {
 /// The shared run of [`compact`] and [`analyze`]: the output, or the report when it cannot fit.
 ///
 /// Under a tight budget it degrades in a fixed order, naming each step in the report: clear old
-/// rounds' outputs → remove units by the chosen strategy → clear outputs inside the protected
-/// recent rounds (not the last round) → relax the head, then the tail → shorten the task →
-/// cannot fit.
+/// rounds' outputs → clear outputs inside the protected recent rounds (not the round in
+/// progress) → remove units by the chosen strategy → relax the head, then the tail → shorten the
+/// task → cannot fit. Outputs go before units; the round whose clearing meets the budget is
+/// capped to just meet it.
 fn run(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
@@ -185,7 +187,7 @@ fn run(
     let budget = resolved.tokens;
     // Nothing can be removed from an empty conversation: it is within any budget.
     let needed = resolved.compact && input.messages > 0;
-    // The input's features; the selector measures again after tool trimming.
+    // The input's features, measured once: the rules and the scores read the input's figures.
     let features = start.measure(budget, &options.thresholds);
     if !needed {
         let rounds = tools::count_rounds(&start.conversation, &options.tools);
@@ -199,6 +201,16 @@ fn run(
     let mut steps = Vec::new();
     if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
         steps.push(Step::ClearOldOutputs);
+    }
+    if state.counts.total() > budget && options.tools.mode != ToolMode::Off {
+        let (cleared, more) = clear_recent(state, budget, options);
+        state = cleared;
+        if more.cleared + more.truncated > 0 {
+            steps.push(Step::ClearRecentOutputs);
+            tool_trim.cleared += more.cleared;
+            tool_trim.truncated += more.truncated;
+            tool_trim.tokens_freed += more.tokens_freed;
+        }
     }
     if state.counts.total() <= budget {
         let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
@@ -214,21 +226,11 @@ fn run(
         budget,
         cap,
         input: &input,
+        features: &features,
         counter: Memo::new(options.tokenizer.counter()),
     };
     let mut attempt = planner.attempt(&state, false);
     steps.push(Step::RemoveUnits);
-    if !attempt.fits && options.tools.mode != ToolMode::Off {
-        let (cleared, more) = clear_recent(state, budget, options);
-        state = cleared;
-        if more.cleared + more.truncated > 0 {
-            steps.push(Step::ClearRecentOutputs);
-            tool_trim.cleared += more.cleared;
-            tool_trim.truncated += more.truncated;
-            tool_trim.tokens_freed += more.tokens_freed;
-            attempt = planner.attempt(&state, false);
-        }
-    }
     if !attempt.fits {
         attempt = planner.attempt(&state, true);
     }
@@ -252,7 +254,7 @@ fn run(
     if shortened.is_some() {
         steps.push(Step::ShortenTask);
     }
-    let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, attempt.features);
+    let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, features.clone());
     outcome.decision = Some(attempt.decision);
     outcome.relaxed.clone_from(&attempt.plan.relaxed);
     outcome.steps = steps;

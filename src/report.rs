@@ -259,6 +259,8 @@ pub(crate) struct Input {
     pub(crate) counts: Vec<usize>,
     /// The input messages that are harness text.
     pub(crate) harness: Vec<HarnessMessage>,
+    /// The input indices of the requests, ascending: classified once, here.
+    pub(crate) requests: Vec<usize>,
     /// The input index of the task (the first request).
     pub(crate) task: Option<usize>,
     /// The input index of the current request (the last request).
@@ -313,7 +315,8 @@ impl Outcome {
     pub(crate) fn report(self, input: &Input, output: &Applied, options: &Options) -> Report {
         let finished = self.action != Action::CannotFit;
         let pinned_tokens = self.pinned_tokens.unwrap_or_else(|| {
-            let units = units::group(&output.conversation, &output.counts);
+            let requests = output.of_input(&input.requests);
+            let units = units::group(&output.conversation, &output.counts, &requests);
             let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
             pinned + output.counts.system + output.counts.priming()
         });

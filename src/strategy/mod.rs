@@ -282,6 +282,17 @@ impl Applied {
         Features::measure(&self.conversation, &self.counts, budget, thresholds)
     }
 
+    /// The indices of this state's messages that stand for one of `input` (input indices,
+    /// ascending): the input's requests, classified once, found in a later state.
+    pub(crate) fn of_input(&self, input: &[usize]) -> Vec<usize> {
+        self.origin
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.input().is_some_and(|i| input.binary_search(&i).is_ok()))
+            .map(|(at, _)| at)
+            .collect()
+    }
+
     /// The input messages that no longer appear, as `[start, end)` ranges.
     pub(crate) fn removed(&self, input_messages: usize) -> Vec<[usize; 2]> {
         let mut present = vec![false; input_messages];
