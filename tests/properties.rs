@@ -1488,6 +1488,38 @@ proptest! {
         }
     }
 
+    /// 4c. Outputs go before units (issue 26): when clearing every tool output but those of
+    /// the round in progress meets the budget, compaction removes no message.
+    #[test]
+    fn no_message_is_removed_when_clearing_outputs_would_fit(
+        generated in conversation(),
+        keep in 0_usize..4,
+        marker: bool,
+        percent in 40_usize..100,
+    ) {
+        let settings = Settings { percent, ..plain(None, ToolMode::Clear, keep, marker) };
+        let run = run(&generated, &settings);
+        let in_progress = run
+            .input
+            .messages
+            .last()
+            .is_some_and(|m| m.has_results() || m.has_calls());
+        let mut everything = run.options.clone();
+        everything.tools.keep = usize::from(in_progress);
+        let cleared = ctxcompact::trim_tools(run.input.clone(), &everything)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        if run.total <= run.budget || cleared.report.tokens_after > run.budget {
+            return Ok(());
+        }
+        let out = run.result.as_ref().map_err(|err| TestCaseError::fail(err.to_string()))?;
+        prop_assert!(
+            out.report.removed.is_empty(),
+            "removed {:?} where clearing outputs leaves {} tokens of a budget of {}",
+            out.report.removed, cleared.report.tokens_after, run.budget
+        );
+        prop_assert!(out.report.tokens_after <= run.budget);
+    }
+
     /// 5. Same input and settings give byte-identical output and an identical report.
     #[test]
     fn compaction_is_deterministic(generated in conversation(), settings in settings()) {
