@@ -5,6 +5,7 @@
 //! units exceed the budget, nothing is returned but [`Error::BudgetTooSmall`].
 
 use crate::archive::{self, Archive};
+use crate::budget::Budget;
 use crate::classify;
 use crate::conversation::Conversation;
 use crate::digest::DigestCap;
@@ -113,7 +114,13 @@ pub(crate) fn trim_tools_counted(
     let budget = input.tokens;
     let features = start.measure(budget, &options.thresholds);
     let archive = input.archive.as_ref();
-    let (trimmed, tool_trim) = tools::trim(start, &options.tools, None, options.tokenizer, archive);
+    let (trimmed, tool_trim) = tools::trim(
+        start,
+        &options.tools,
+        (None, false),
+        options.tokenizer,
+        archive,
+    );
     let changed = tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0;
     let action = if changed {
         Action::Compacted
@@ -173,12 +180,13 @@ fn checked_start(
             .collect(),
         task: requests.first().copied(),
         current: requests.last().copied(),
-        repairs: conversation.repairs.clone(),
-        unlogged_tokens: options.unlogged(&conversation, &counts),
         archive: options
             .archive
             .as_ref()
             .map(|dir| Archive::new(dir, &conversation, requests.first().copied())),
+        requests,
+        repairs: conversation.repairs.clone(),
+        unlogged_tokens: options.unlogged(&conversation, &counts),
     };
     Ok((input, Applied::unchanged(conversation, counts)))
 }
@@ -194,9 +202,10 @@ enum Run {
 /// The shared run of [`compact`] and [`analyze`]: the output, or the report when it cannot fit.
 ///
 /// Under a tight budget it degrades in a fixed order, naming each step in the report: clear old
-/// rounds' outputs → remove units by the chosen strategy → clear outputs inside the protected
-/// recent rounds (not the last round) → relax the head, then the tail → shorten the task →
-/// cannot fit.
+/// rounds' outputs → clear outputs inside the protected recent rounds (not the round in
+/// progress) → remove units by the chosen strategy → relax the head, then the tail → shorten the
+/// task → cannot fit. Outputs go before units; the round whose clearing meets the budget is
+/// capped to just meet it.
 fn run(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
@@ -209,7 +218,7 @@ fn run(
     let budget = resolved.tokens;
     // Nothing can be removed from an empty conversation: it is within any budget.
     let needed = resolved.compact && input.messages > 0;
-    // The input's features; the selector measures again after tool trimming.
+    // The input's features, measured once: the rules and the scores read the input's figures.
     let features = start.measure(budget, &options.thresholds);
     if !needed {
         let rounds = tools::count_rounds(&start.conversation, &options.tools);
@@ -217,13 +226,8 @@ fn run(
         return finish(&input, start, outcome, options)
             .map(|compacted| Run::Done(Box::new(compacted)));
     }
-    let tool_options = select::tool_options(&options.policy, &options.tools, input.tokens);
-    let trim = |s, t: &_, b| tools::trim(s, t, b, options.tokenizer, input.archive.as_ref());
-    let (mut state, mut tool_trim) = trim(start, &tool_options, Some(budget));
-    let mut steps = Vec::new();
-    if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
-        steps.push(Step::ClearOldOutputs);
-    }
+    let recent = Recent::new(budget, options, &input);
+    let (mut state, mut tool_trim, mut steps) = recent.trim_first(start, input.tokens);
     if state.counts.total() <= budget {
         let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
         outcome.steps = steps;
@@ -238,22 +242,15 @@ fn run(
         budget,
         cap,
         input: &input,
+        features: &features,
         counter: Memo::new(options.tokenizer.counter()),
     };
     let mut attempt = planner.attempt(&state, false);
     steps.push(Step::RemoveUnits);
-    if !attempt.fits && options.tools.mode != ToolMode::Off {
-        let recent = ToolOptions {
-            mode: ToolMode::Clear,
-            keep: 1,
-            ..options.tools.clone()
-        };
-        let (cleared, more) = trim(state, &recent, None);
-        state = cleared;
-        if more.cleared > 0 {
-            steps.push(Step::ClearRecentOutputs);
-            tool_trim.cleared += more.cleared;
-            tool_trim.tokens_freed += more.tokens_freed;
+    if !attempt.fits && !recent.fill && recent.clears() {
+        let freed = tool_trim.tokens_freed;
+        state = recent.clear(state, (&mut tool_trim, &mut steps));
+        if tool_trim.tokens_freed > freed {
             attempt = planner.attempt(&state, false);
         }
     }
@@ -280,7 +277,7 @@ fn run(
     if shortened.is_some() {
         steps.push(Step::ShortenTask);
     }
-    let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, attempt.features);
+    let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, features.clone());
     outcome.decision = Some(attempt.decision);
     outcome.relaxed.clone_from(&attempt.plan.relaxed);
     outcome.steps = steps;
@@ -304,6 +301,86 @@ fn run(
         &planner.counter,
     );
     finish(&input, applied, outcome, options).map(|compacted| Run::Done(Box::new(compacted)))
+}
+
+/// How tool outputs are trimmed under a budget, and the recent rounds' cleared when they are.
+struct Recent<'a> {
+    budget: usize,
+    /// Whether the recent rounds' outputs go before any unit.
+    fill: bool,
+    /// Whether the round that meets the budget is capped to just meet it.
+    cap_crossing: bool,
+    options: &'a Options,
+    archive: Option<&'a Archive>,
+}
+
+impl<'a> Recent<'a> {
+    /// A fixed budget is room the caller gives to fill: the recent rounds' outputs go before any
+    /// unit, and the round whose clearing meets the budget is capped to just meet it. A window
+    /// budget's target is where an agent loop compacts down to, and the room left under it is
+    /// headroom until the next compaction: there history goes first, the recent outputs (the
+    /// agent's working evidence) only when removal alone cannot fit, and outputs are cleared
+    /// whole. Nor is an output capped with an archive: the archive gives back what it changes.
+    fn new(budget: usize, options: &'a Options, input: &'a Input) -> Self {
+        let fill = !matches!(options.budget, Budget::Window { .. });
+        Self {
+            budget,
+            fill,
+            cap_crossing: fill && input.archive.is_none(),
+            options,
+            archive: input.archive.as_ref(),
+        }
+    }
+
+    /// Whether tool outputs may be cleared at all.
+    fn clears(&self) -> bool {
+        self.options.tools.mode != ToolMode::Off
+    }
+
+    /// The trimming before any unit goes: the old rounds' outputs, then, with a fixed budget, the
+    /// recent rounds'. `tokens` is the input's size (what cost-optimized trimming weighs).
+    fn trim_first(&self, start: Applied, tokens: usize) -> (Applied, tools::ToolTrim, Vec<Step>) {
+        let options = self.options;
+        let tool_options = select::tool_options(&options.policy, &options.tools, tokens);
+        let stop = (Some(self.budget), self.cap_crossing);
+        let (mut state, mut tool_trim) =
+            tools::trim(start, &tool_options, stop, options.tokenizer, self.archive);
+        let mut steps = Vec::new();
+        if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
+            steps.push(Step::ClearOldOutputs);
+        }
+        if self.fill && self.clears() && state.counts.total() > self.budget {
+            state = self.clear(state, (&mut tool_trim, &mut steps));
+        }
+        (state, tool_trim, steps)
+    }
+
+    /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.
+    /// The last round is spared only when it is the round in progress (the last unit). What was
+    /// cleared is added to `done`'s trimming figures and steps.
+    fn clear(&self, state: Applied, done: (&mut tools::ToolTrim, &mut Vec<Step>)) -> Applied {
+        let in_progress = state
+            .conversation
+            .messages
+            .last()
+            .is_some_and(|m| m.has_results() || m.has_calls());
+        let recent = ToolOptions {
+            mode: ToolMode::Clear,
+            keep: usize::from(in_progress),
+            ..self.options.tools.clone()
+        };
+        let stop = (Some(self.budget), self.cap_crossing);
+        let tokenizer = self.options.tokenizer;
+        let (cleared, more) = tools::trim(state, &recent, stop, tokenizer, self.archive);
+        let (trim, steps) = done;
+        if more.cleared + more.truncated > 0 {
+            steps.push(Step::ClearRecentOutputs);
+            trim.cleared += more.cleared;
+            trim.truncated += more.truncated;
+            trim.tokens_freed += more.tokens_freed;
+        }
+        cleared
+    }
 }
 
 /// The last checks before output — valid pairing, never more tokens than the input nor, when

@@ -34,7 +34,6 @@ const MARKER_ROUNDS: usize = 4;
 /// One plan of a state, with its markers.
 pub(crate) struct Attempt {
     pub(crate) units: Vec<Unit>,
-    pub(crate) features: Features,
     pub(crate) decision: select::Decision,
     pub(crate) plan: Plan,
     /// One marker per removed span, in order (none in [`MarkerMode::None`]).
@@ -64,6 +63,8 @@ pub(crate) struct Planner<'a> {
     pub(crate) budget: usize,
     pub(crate) cap: DigestCap,
     pub(crate) input: &'a Input,
+    /// The input's features, measured once: every attempt's rules and scores read them.
+    pub(crate) features: &'a Features,
     /// The tokenizer's counter, remembering what it counted: attempts count the same digest
     /// items and markers again, and each is tokenized once.
     pub(crate) counter: Memo<'a>,
@@ -80,15 +81,16 @@ impl Planner<'_> {
     /// and none of them is taken when it fits, unless the plain plan (removal oldest first, the
     /// removed requests in the digest) names them all with fewer markers.
     pub(crate) fn attempt(&self, state: &Applied, relax: bool) -> Attempt {
-        let units = units::group(&state.conversation, &state.counts);
-        let features = state.measure(self.budget, &self.options.thresholds);
-        let around = self.attempt_with(state, &units, &features, relax, true);
+        let requests = state.of_input(&self.input.requests);
+        let units = units::group(&state.conversation, &state.counts, &requests);
+        let features = self.features;
+        let around = self.attempt_with(state, &units, features, relax, true);
         let spares_requests = around
             .plan
             .drop
             .iter()
             .all(|&u| !around.units[u].has_request);
-        let plain = self.attempt_with(state, &units, &features, relax, false);
+        let plain = self.attempt_with(state, &units, features, relax, false);
         // Kept whole is better than named in a digest, unless the plain plan names every
         // removed request with fewer markers: one digest reads better than a note in every gap.
         let plain_reads_better = plain.fits
@@ -162,14 +164,15 @@ impl Planner<'_> {
         let Some(found) = found else {
             return last.expect("at least one marker mode is tried");
         };
-        if found.unnamed == 0 || self.options.marker != MarkerMode::Digest {
+        if found.unnamed + found.unnamed_files == 0 || self.options.marker != MarkerMode::Digest {
             return found;
         }
-        // Some removed requests went unnamed: removing more units, to give the digest the room
-        // they need, is better than losing them.
+        // Some removed requests or files went unnamed: removing more units, to give the digest
+        // the room they need, is better than losing them (requests first).
         // The protected head and tail may go too: their requests are named in the digest.
+        let unnamed = |a: &Attempt| (a.unnamed, a.unnamed_files);
         match self.roomier(state, units, features, (true, requests_last, archived)) {
-            Some(roomier) if roomier.unnamed < found.unnamed => roomier,
+            Some(roomier) if unnamed(&roomier) < unnamed(&found) => roomier,
             _ => found,
         }
     }
@@ -374,7 +377,6 @@ impl Planner<'_> {
         let fits = plan.fits && tokens_after + slack <= self.budget;
         Attempt {
             units: units.to_vec(),
-            features: features.clone(),
             decision,
             plan,
             markers,

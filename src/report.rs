@@ -44,7 +44,8 @@ pub enum Step {
     ClearOldOutputs,
     /// Whole units were removed by the chosen strategy.
     RemoveUnits,
-    /// Outputs inside the protected recent rounds (not the last round) were cleared.
+    /// Outputs inside the protected recent rounds were cleared, oldest first, until the budget
+    /// was met, the one that met it capped to fit (never the round in progress).
     ClearRecentOutputs,
     /// Middle removal's kept head was given up.
     RelaxHead,
@@ -117,6 +118,8 @@ pub struct Report {
     pub tokens_before: usize,
     /// Tokens of the output (of the input when nothing changed).
     pub tokens_after: usize,
+    /// `tokens_after ÷ budget`: how much of the budget the output uses (0 for a zero budget).
+    pub utilization: f64,
     /// Messages of the input.
     pub messages_before: usize,
     /// Messages of the output.
@@ -180,10 +183,11 @@ impl Report {
             Action::CannotFit => "cannot fit",
         };
         let mut line = format!(
-            "{action}: {} → {} tokens (budget {}), {} → {} messages",
+            "{action}: {} → {} tokens (budget {}, {:.0}% used), {} → {} messages",
             self.tokens_before,
             self.tokens_after,
             self.budget,
+            self.utilization * 100.0,
             self.messages_before,
             self.messages_after
         );
@@ -261,6 +265,8 @@ pub(crate) struct Input {
     pub(crate) counts: Vec<usize>,
     /// The input messages that are harness text.
     pub(crate) harness: Vec<HarnessMessage>,
+    /// The input indices of the requests, ascending: classified once, here.
+    pub(crate) requests: Vec<usize>,
     /// The input index of the task (the first request).
     pub(crate) task: Option<usize>,
     /// The input index of the current request (the last request).
@@ -320,10 +326,16 @@ impl Outcome {
     pub(crate) fn report(self, input: &Input, output: &Applied, options: &Options) -> Report {
         let finished = self.action != Action::CannotFit;
         let pinned_tokens = self.pinned_tokens.unwrap_or_else(|| {
-            let units = units::group(&output.conversation, &output.counts);
+            let requests = output.of_input(&input.requests);
+            let units = units::group(&output.conversation, &output.counts, &requests);
             let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
             pinned + output.counts.system + output.counts.priming()
         });
+        let tokens_after = if finished {
+            output.counts.total()
+        } else {
+            input.tokens
+        };
         Report {
             action: self.action,
             format: input.format,
@@ -335,10 +347,11 @@ impl Outcome {
             anchor: options.used_anchor().cloned(),
             budget: self.budget,
             tokens_before: input.tokens,
-            tokens_after: if finished {
-                output.counts.total()
+            tokens_after,
+            utilization: if self.budget == 0 {
+                0.0
             } else {
-                input.tokens
+                tokens_after as f64 / self.budget as f64
             },
             messages_before: input.messages,
             messages_after: if finished {

@@ -5,7 +5,7 @@
 //! 3. **Scoring**: when no rule matches, or the winner's confidence is below
 //!    `CONFIDENCE_THRESHOLD`, both strategies run and the one with the higher
 //!    `efficiency = 0.6 × token_reduction + 0.4 × message_preservation` wins; only candidates that
-//!    fit compete, and middle wins ties.
+//!    fit compete; of equal scores the one keeping more tokens wins, then middle.
 //!
 //! With [`Optimize::Cost`] (`--optimize cost`) the rules and the scoring give way to price: both
 //! strategies run and, among those that fit, the one with the lowest expected input cost over
@@ -339,15 +339,19 @@ fn cached_prefix(units: &[Unit], limits: &Limits, plan: &Plan) -> usize {
         + units[..first].iter().map(|u| u.tokens).sum::<usize>()
 }
 
-/// Scores two candidate plans: only fitting candidates compete, the higher efficiency wins, and
-/// middle wins ties (and stands when neither fits, which the pipeline reports as cannot fit).
+/// Scores two candidate plans: only fitting candidates compete, the higher efficiency wins; of
+/// two equal scores the plan that keeps more tokens under the budget wins, then middle (which
+/// also stands when neither fits, which the pipeline reports as cannot fit).
 fn choose(features: &Features, middle: &Plan, oldest: &Plan) -> Strategy {
     let score = |plan: &Plan| {
-        efficiency_scaled(
-            features.tokens,
+        (
+            efficiency_scaled(
+                features.tokens,
+                plan.tokens_after,
+                plan.messages_kept,
+                features.messages,
+            ),
             plan.tokens_after,
-            plan.messages_kept,
-            features.messages,
         )
     };
     if oldest.fits && (!middle.fits || score(oldest) > score(middle)) {
@@ -381,6 +385,26 @@ mod tests {
             fits,
             relaxed: Vec::new(),
         }
+    }
+
+    #[test]
+    fn of_equal_scores_the_plan_keeping_more_tokens_wins() {
+        // 0.6 × 1,000 ÷ 9,000 + 0.4 × 10 ÷ 15 against 0.6 × 1,400 ÷ 9,000 + 0.4 × 9 ÷ 15: equal.
+        let f = features(15, 8500, 9000, 0, false, false);
+        let middle = Plan {
+            fits: true,
+            ..example_plan(Strategy::Middle, 7600, 9)
+        };
+        let oldest = Plan {
+            fits: true,
+            ..example_plan(Strategy::Oldest, 8000, 10)
+        };
+        assert_eq!(
+            efficiency_scaled(9000, 8000, 10, 15),
+            efficiency_scaled(9000, 7600, 9, 15)
+        );
+        assert_eq!(choose(&f, &middle, &oldest), Strategy::Oldest);
+        assert_eq!(choose(&f, &middle, &middle), Strategy::Middle);
     }
 
     #[test]

@@ -12,7 +12,7 @@
 
 use std::ops::Range;
 
-use crate::classify::{self, is_user_turn};
+use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Role};
 use crate::tokens::Counts;
 
@@ -58,10 +58,11 @@ pub(crate) fn spans(
     })
 }
 
-/// Groups a conversation's messages into units, reading the cached per-message counts.
-pub(crate) fn group(conversation: &Conversation, counts: &Counts) -> Vec<Unit> {
+/// Groups a conversation's messages into units, reading the cached per-message counts and its
+/// `requests` (the indices of its messages that hold one, ascending, as [`crate::classify::requests`]
+/// finds them: classified once per run, on the input).
+pub(crate) fn group(conversation: &Conversation, counts: &Counts, requests: &[usize]) -> Vec<Unit> {
     let messages = &conversation.messages;
-    let requests = classify::requests(conversation);
     let task = requests.first().copied();
     let current = requests
         .last()
@@ -112,10 +113,14 @@ mod tests {
     fn units_of(value: serde_json::Value) -> Vec<(Range<usize>, bool)> {
         let conversation = parse_value(value, None).unwrap();
         let counts = count(&conversation, &CharEstimate);
-        group(&conversation, &counts)
-            .into_iter()
-            .map(|u| (u.messages, u.pinned))
-            .collect()
+        group(
+            &conversation,
+            &counts,
+            &crate::classify::requests(&conversation),
+        )
+        .into_iter()
+        .map(|u| (u.messages, u.pinned))
+        .collect()
     }
 
     #[test]

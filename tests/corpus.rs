@@ -479,3 +479,89 @@ fn claude_code_logs_read_whole_have_the_tool_counts_of_their_conversions() {
     eprintln!("claude code: {compared} native logs match their conversions' tool counts");
     assert!(compared >= 15, "{compared}");
 }
+
+/// One recording of `../shared/corpus`, or `None` (with a note) when it is absent.
+fn recording(relative: &str) -> Option<Conversation> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus")
+        .join(relative);
+    if !path.is_file() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED corpus test: {} not found",
+            path.display()
+        );
+        return None;
+    }
+    Some(read(&path))
+}
+
+/// Issue 26: a Claude Code subagent whose last round holds one 17k-token result, at half its
+/// 27k tokens, lost both rounds (1,047 tokens for a 13,519 budget) where capping that output
+/// fits. Now no unit goes: the output is capped, its head and tail kept, to use the budget.
+#[test]
+fn a_round_too_big_for_the_budget_is_capped_not_removed() {
+    let Some(conversation) = recording(
+        "claude-code-spotter/258c7280-ae70-4798-800f-63464d01a85d__subagents__agent-a881341.json",
+    ) else {
+        return;
+    };
+    let calls = conversation
+        .messages
+        .iter()
+        .filter(|m| m.has_calls())
+        .count();
+    let out = compact(conversation, &options(Budget::Ratio(0.5))).unwrap();
+    let report = &out.report;
+    assert_eq!(report.action, Action::Compacted);
+    assert!(report.removed.is_empty(), "{:?}", report.removed);
+    assert!(report.utilization >= 0.9, "{}", report.summary());
+    assert!(report.tokens_after <= report.budget);
+    assert_eq!(report.tool_trim.truncated, 1, "{:?}", report.tool_trim);
+    let kept_calls = out.conversation.messages.iter().filter(|m| m.has_calls());
+    assert_eq!(kept_calls.count(), calls);
+    assert!(validate(&out.conversation).is_empty());
+}
+
+/// Issue 26: when the task is shortened to fit, the features, the rules and every candidate's
+/// efficiency are the input's (a SWE-agent run reported 5,694 tokens for its 11,162 and chose
+/// rule 1, "light severity", at ratio 0.5).
+#[test]
+fn the_report_measures_the_input_when_the_task_is_shortened() {
+    let Some(conversation) = recording(
+        "swe-agent/test__gpt4__swe-agent__test-repo__default_from_url__swe-agent__test-repo-i1.json",
+    ) else {
+        return;
+    };
+    let out = compact(conversation, &options(Budget::Ratio(0.5))).unwrap();
+    let report = &out.report;
+    assert!(report.task_shortened.is_some(), "{}", report.summary());
+    assert_eq!(report.features.tokens, report.tokens_before);
+    assert_eq!(report.features.messages, report.messages_before);
+    // Half the input's tokens is heavy severity: rule 1 (light) cannot match.
+    assert_eq!(
+        report.features.severity,
+        ctxcompact::report::Severity::Heavy
+    );
+    let decision = report.decision.as_ref().unwrap();
+    assert_ne!(decision.rule, Some(1));
+    let matched: Vec<u8> = report
+        .rules
+        .iter()
+        .filter(|r| r.matched)
+        .map(|r| r.number)
+        .collect();
+    assert!(
+        decision.rule.is_none_or(|r| matched.first() == Some(&r)),
+        "{matched:?}"
+    );
+    let (before, total) = (report.tokens_before as f64, report.messages_before as f64);
+    for candidate in &decision.candidates {
+        let expected = 0.6 * (before - candidate.tokens_after as f64) / before
+            + 0.4 * candidate.messages_after as f64 / total;
+        assert!(
+            (candidate.efficiency - expected).abs() < 1e-12,
+            "{candidate:?}: {expected}"
+        );
+    }
+}

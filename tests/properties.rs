@@ -1109,6 +1109,7 @@ fn rewritten(input: &Message, output: &Message, settings: &Settings) -> Result<(
                 call_id,
                 is_error,
                 extra,
+                content: original,
                 ..
             },
             Part::ToolResult {
@@ -1132,6 +1133,9 @@ fn rewritten(input: &Message, output: &Message, settings: &Settings) -> Result<(
         let capped = settings.max_output.filter(|_| text.contains(" omitted …]"));
         match (placeholder, capped) {
             (true, _) if settings.mode != ToolMode::Off => {}
+            // Capped to fit the budget instead of cleared: the original's head and tail
+            // around the note naming the cut.
+            _ if settings.mode != ToolMode::Off && keeps_head_and_tail(original, text) => {}
             (false, Some(cap)) => {
                 let tokens = settings.tokenizer.counter().count_text(text);
                 // Under a cap smaller than the omission note, only the note is left.
@@ -1145,6 +1149,29 @@ fn rewritten(input: &Message, output: &Message, settings: &Settings) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Whether `text` is `original` (a single text) cut to its head and tail around a line naming
+/// the cut.
+fn keeps_head_and_tail(original: &[Part], text: &str) -> bool {
+    let [Part::Text { text: original, .. }] = original else {
+        return false;
+    };
+    let Some((head, rest)) = text.split_once("[… ") else {
+        return false;
+    };
+    let Some((_, tail)) = rest.split_once(" omitted …]\n") else {
+        return false;
+    };
+    // A head cut inside a line gets a line break of its own before the note.
+    let head = if original.starts_with(head) {
+        head
+    } else {
+        head.strip_suffix('\n').unwrap_or(head)
+    };
+    original.starts_with(head)
+        && original.ends_with(tail)
+        && head.len() + tail.len() < original.len()
 }
 
 /// `output` with its shortened text part restored from `input`, when that part keeps the
@@ -1459,6 +1486,38 @@ proptest! {
                 Err(err) => prop_assert!(err.is_cannot_fit(), "{}", err),
             }
         }
+    }
+
+    /// 4c. Outputs go before units (issue 26): when clearing every tool output but those of
+    /// the round in progress meets the budget, compaction removes no message.
+    #[test]
+    fn no_message_is_removed_when_clearing_outputs_would_fit(
+        generated in conversation(),
+        keep in 0_usize..4,
+        marker: bool,
+        percent in 40_usize..100,
+    ) {
+        let settings = Settings { percent, ..plain(None, ToolMode::Clear, keep, marker) };
+        let run = run(&generated, &settings);
+        let in_progress = run
+            .input
+            .messages
+            .last()
+            .is_some_and(|m| m.has_results() || m.has_calls());
+        let mut everything = run.options.clone();
+        everything.tools.keep = usize::from(in_progress);
+        let cleared = ctxcompact::trim_tools(run.input.clone(), &everything)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        if run.total <= run.budget || cleared.report.tokens_after > run.budget {
+            return Ok(());
+        }
+        let out = run.result.as_ref().map_err(|err| TestCaseError::fail(err.to_string()))?;
+        prop_assert!(
+            out.report.removed.is_empty(),
+            "removed {:?} where clearing outputs leaves {} tokens of a budget of {}",
+            out.report.removed, cleared.report.tokens_after, run.budget
+        );
+        prop_assert!(out.report.tokens_after <= run.budget);
     }
 
     /// 5. Same input and settings give byte-identical output and an identical report.

@@ -283,8 +283,11 @@ fn claude_code_auto_compaction_summaries_name_what_the_digest_kept() {
             named.len(),
             out.report.markers.len()
         );
+        // A fixed budget clears the recent rounds' outputs before it removes history (issue 26:
+        // no undershoot), so a file named only inside one of them goes with it: 14 of 15 on one
+        // session, where keeping those outputs whole meant removing more of the history.
         assert!(
-            kept * 100 >= named.len() * 95,
+            kept * 100 >= named.len() * 90,
             "{}: {missing:?}",
             path.display()
         );

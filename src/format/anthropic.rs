@@ -426,7 +426,11 @@ mod tests {
     fn a_system_message_inside_messages_is_pinned() {
         let conversation = parse_value(claude_code_body(), Some(Format::Anthropic)).unwrap();
         let counts = crate::tokens::count(&conversation, &crate::tokens::CharEstimate);
-        let units = crate::units::group(&conversation, &counts);
+        let units = crate::units::group(
+            &conversation,
+            &counts,
+            &crate::classify::requests(&conversation),
+        );
         let unit = units
             .iter()
             .find(|u| u.messages.contains(&1))

@@ -12,6 +12,7 @@
 //! counts: O(units), no tokenizing. Strategies return a `Plan`; [`apply`] is the only code that
 //! removes messages.
 
+mod fit;
 pub(crate) mod tools;
 
 use std::ops::Range;
@@ -279,6 +280,17 @@ impl Applied {
     /// The features of this state against `budget`.
     pub(crate) fn measure(&self, budget: usize, thresholds: &Thresholds) -> Features {
         Features::measure(&self.conversation, &self.counts, budget, thresholds)
+    }
+
+    /// The indices of this state's messages that stand for one of `input` (input indices,
+    /// ascending): the input's requests, classified once, found in a later state.
+    pub(crate) fn of_input(&self, input: &[usize]) -> Vec<usize> {
+        self.origin
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.input().is_some_and(|i| input.binary_search(&i).is_ok()))
+            .map(|(at, _)| at)
+            .collect()
     }
 
     /// The input messages that no longer appear, as `[start, end)` ranges.

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::Applied;
+use super::fit::{self, cap_text};
 use crate::archive::Archive;
 use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
@@ -118,14 +119,15 @@ struct Edit {
     tokens: usize,
 }
 
-/// Trims tool rounds; with a `budget`, stops as soon as the conversation fits it. Rounds are
-/// planned first and changed only once `clear_at_least` is known to be met, so nothing has to be
+/// Trims tool rounds; with a `budget`, stops as soon as the conversation fits it, the round that
+/// meets it capped to just meet it when `cap_crossing` (else cleared whole). Rounds are planned
+/// first and changed only once `clear_at_least` is known to be met, so nothing has to be
 /// undone; messages are changed in place, never copied. With an `archive`, each placeholder
 /// names the file its message is archived in.
 pub(crate) fn trim(
     mut state: Applied,
     options: &ToolOptions,
-    budget: Option<usize>,
+    (budget, cap_crossing): (Option<usize>, bool),
     tokenizer: Tokenizer,
     archive: Option<&Archive>,
 ) -> (Applied, ToolTrim) {
@@ -164,6 +166,29 @@ pub(crate) fn trim(
             continue;
         };
         report.excluded += usize::from(plan.partly_excluded);
+        // The round whose clearing meets the budget is capped instead, to just meet it, when
+        // clearing would free more than needed.
+        let crossing =
+            budget.filter(|&b| cap_crossing && plan.saved > 0 && total - plan.saved <= b);
+        if let Some(capped) = crossing.and_then(|b| fit(&state, &plan, total, b, counter)) {
+            let (before, after) = capped.iter().fold((0, 0), |(b, a), (m, _, t)| {
+                (b + state.counts.messages[*m], a + t)
+            });
+            total = total - before + after;
+            for (message, parts, tokens) in capped {
+                report.truncated += parts.len();
+                let changes = parts
+                    .into_iter()
+                    .map(|(part, placeholder)| Change::ClearResult { part, placeholder })
+                    .collect();
+                planned.push(Edit {
+                    message,
+                    changes,
+                    tokens,
+                });
+            }
+            continue;
+        }
         if plan.saved > 0 {
             total -= plan.saved;
             let removes = plan
@@ -188,6 +213,35 @@ pub(crate) fn trim(
     (report.cleared, report.dropped) = (cleared, dropped);
     report.tokens_freed = untouched_total.saturating_sub(total);
     (apply_edits(state, planned), report)
+}
+
+/// The outputs a clearing plan would clear, capped instead so that the conversation, now of
+/// `total` tokens, takes at most `budget`; `None` when the plan does more than clear outputs or
+/// no cap fits ([`fit::cap_outputs`]).
+fn fit(
+    state: &Applied,
+    plan: &RoundPlan,
+    total: usize,
+    budget: usize,
+    counter: &dyn TokenCounter,
+) -> Option<Vec<fit::Capped>> {
+    let mut outputs = Vec::new();
+    for edit in &plan.edits {
+        for change in &edit.changes {
+            let Change::ClearResult { part, .. } = change else {
+                return None;
+            };
+            outputs.push((edit.message, *part));
+        }
+    }
+    let mut held: Vec<usize> = outputs.iter().map(|&(m, _)| m).collect();
+    held.dedup();
+    let others = total
+        - held
+            .iter()
+            .map(|&m| state.counts.messages[m])
+            .sum::<usize>();
+    fit::cap_outputs(state, &outputs, budget.checked_sub(others)?, counter)
 }
 
 /// What trimming would start from, with nothing trimmed: how many tool rounds there are and how
@@ -704,86 +758,6 @@ fn cap_results(message: &mut Message, cap: usize, counter: &dyn TokenCounter) ->
     capped
 }
 
-/// Characters per piece when a capped output has too few lines to cut by line.
-const CHUNK_CHARS: usize = 200;
-
-/// Keeps the head and tail lines of `text` within about `cap` tokens, with a line saying how
-/// many were omitted between them. An output of one or two long lines is cut the same way in
-/// pieces of [`CHUNK_CHARS`] characters. `None` when there is nothing to cut.
-fn cap_text(text: &str, cap: usize, counter: &dyn TokenCounter) -> Option<String> {
-    let mut pieces: Vec<&str> = text.split_inclusive('\n').collect();
-    let mut unit = "lines";
-    if pieces.len() < 3 {
-        // Pieces small enough that a head and a tail fit a small cap (about four characters
-        // a token), and no larger than CHUNK_CHARS.
-        pieces = chunks(text, cap.saturating_mul(2).clamp(16, CHUNK_CHARS));
-        unit = "characters";
-    }
-    if pieces.len() < 3 {
-        return None;
-    }
-    let costs: Vec<usize> = pieces
-        .iter()
-        .map(|piece| counter.count_text(piece))
-        .collect();
-    let note_cost = counter.count_text(&note::omitted(text.len(), text.len(), unit)) + 1;
-    let mut room = cap.saturating_sub(note_cost);
-    let (mut head, mut tail) = (0, 0);
-    // Alternate head and tail pieces while they fit: both ends of an output usually matter.
-    loop {
-        let take_head = head <= tail;
-        let next = if take_head {
-            head
-        } else {
-            pieces.len() - 1 - tail
-        };
-        if head + tail >= pieces.len() - 1 || costs[next] > room {
-            break;
-        }
-        room -= costs[next];
-        if take_head {
-            head += 1;
-        } else {
-            tail += 1;
-        }
-    }
-    let kept_head = pieces[..head].concat();
-    let kept_tail = pieces[pieces.len() - tail..].concat();
-    let (omitted, total) = if unit == "lines" {
-        (pieces.len() - head - tail, pieces.len())
-    } else {
-        let total = text.chars().count();
-        (
-            total - kept_head.chars().count() - kept_tail.chars().count(),
-            total,
-        )
-    };
-    let mut out = kept_head;
-    if !out.is_empty() && !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&note::omitted(omitted, total, unit));
-    out.push('\n');
-    out.push_str(&kept_tail);
-    Some(out)
-}
-
-/// `text` in pieces of at most `size` characters.
-fn chunks(text: &str, size: usize) -> Vec<&str> {
-    let mut pieces = Vec::with_capacity(text.len() / size + 1);
-    let mut rest = text;
-    while !rest.is_empty() {
-        let cut = rest
-            .char_indices()
-            .nth(size)
-            .map_or(rest.len(), |(at, _)| at);
-        let (piece, tail) = rest.split_at(cut);
-        pieces.push(piece);
-        rest = tail;
-    }
-    pieces
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
@@ -834,7 +808,7 @@ mod tests {
         let counts = count(&conversation, &CharEstimate);
         let before = Applied::unchanged(conversation.clone(), counts.clone());
         let start = Applied::unchanged(conversation, counts);
-        let (after, report) = trim(start, options, budget, Tokenizer::Chars, None);
+        let (after, report) = trim(start, options, (budget, true), Tokenizer::Chars, None);
         assert_eq!(check(&after.conversation), Vec::new());
         assert_eq!(after.counts, count(&after.conversation, &CharEstimate));
         (before, after, report)
@@ -1080,9 +1054,45 @@ mod tests {
         let (before, _, full) = run(openai(5, &["read"]), &options, None);
         let budget = before.counts.total() - 1;
         let (_, after, report) = run(openai(5, &["read"]), &options, Some(budget));
-        assert_eq!(report.cleared, 1);
+        // The first round alone is touched, and its outputs are capped rather than cleared:
+        // clearing would free far more than the one token needed.
+        assert_eq!((report.cleared, report.truncated), (0, 2), "{report:?}");
         assert!(after.counts.total() <= budget);
         assert!(full.cleared == 5);
+        // With room for a placeholder and little more, the round is cleared.
+        let cleared = full.tokens_freed / 5;
+        let budget = before.counts.total() - cleared + 10;
+        let (_, after, report) = run(openai(5, &["read"]), &options, Some(budget));
+        assert_eq!((report.cleared, report.truncated), (1, 0), "{report:?}");
+        assert!(after.counts.total() <= budget);
+    }
+
+    #[test]
+    fn the_round_that_meets_the_budget_is_capped_to_just_meet_it() {
+        let options = ToolOptions {
+            keep: 0,
+            ..ToolOptions::default()
+        };
+        let (before, _, _) = run(openai(5, &["read"]), &options, None);
+        // Half of one round's two outputs must go.
+        let budget = before.counts.total() - 110;
+        let (_, after, report) = run(openai(5, &["read"]), &options, Some(budget));
+        assert_eq!((report.cleared, report.truncated), (0, 2), "{report:?}");
+        let total = after.counts.total();
+        assert!(
+            total <= budget && total + 20 >= budget,
+            "{total} for {budget}"
+        );
+        let text = after.conversation.messages[2]
+            .parts
+            .iter()
+            .find_map(|p| match p {
+                Part::ToolResult { content, .. } => Some(joined_text(content)),
+                _ => None,
+            })
+            .unwrap();
+        assert!(text.starts_with("line of output 0\n"), "{text}");
+        assert!(text.contains(" of 50 lines omitted …]\n"), "{text}");
     }
 
     #[test]
@@ -1093,7 +1103,7 @@ mod tests {
         };
         let (_, once, _) = run(openai(3, &["read"]), &options, None);
         let expected = once.conversation.clone();
-        let (twice, report) = trim(once, &options, None, Tokenizer::Chars, None);
+        let (twice, report) = trim(once, &options, (None, false), Tokenizer::Chars, None);
         assert_eq!(twice.conversation, expected);
         assert_eq!(report.tokens_freed, 0);
     }
