@@ -3,7 +3,8 @@
 //! A removal marker stands at the place of its span and says how many messages and how many
 //! tokens *of the input* it replaces ([`crate::note`] words it); it reads as history, so that a
 //! kept old instruction is not taken for a new one. Its digest is extractive and deterministic,
-//! built from the span only, in priority order: requests (verbatim up to [`REQUEST_CHARS`]),
+//! built from the span only, in priority order: requests (verbatim up to [`REQUEST_CHARS`], all
+//! shortened together before any is left out),
 //! files (read, edited, created, named in commands), commands with their outcome, errors, and the
 //! last assistant state. A cap trims the sections from the bottom up, leaving "+N more" counts;
 //! an empty section is omitted. Re-compaction folds an earlier marker inside a span into the new
@@ -46,10 +47,12 @@ pub(crate) const REQUEST_CHARS: usize = 400;
 /// Of a longer request, this many leading characters are kept (then ` … ` and the tail), so
 /// that its first 200 characters always survive.
 const REQUEST_HEAD: usize = 300;
-/// When the removed requests do not all fit the digest verbatim, each keeps this many leading
-/// characters (then `…`): what a reader needs to recognise it (the bench's requests recall reads
-/// as many).
-pub(crate) const REQUEST_SHORT: usize = 200;
+/// When the removed requests do not all fit the digest verbatim, all of them are shortened
+/// together, step by step, to their first this many characters (then `…`), until they all fit:
+/// the first step keeps what the bench's verbatim recall reads (200), the last what a reader
+/// needs to recognise a request (40, what its named recall reads). Only when not even the last
+/// step fits them all are some left out, the oldest first.
+pub(crate) const REQUEST_SHORT: [usize; 3] = [200, 80, 40];
 /// The last assistant state is cut to this many characters.
 const STATE_CHARS: usize = 400;
 /// The default cap of the sections after the requests: at most this many tokens (the issue's
@@ -484,11 +487,12 @@ fn section_heading(line: &str) -> Option<(usize, &str)> {
 /// The items of one section, made into text only when counted or rendered.
 #[derive(Debug, Clone, Copy)]
 enum Items<'d> {
-    /// Removed requests: verbatim (a long one by its head and tail), or, when `short`, each
-    /// by its first [`REQUEST_SHORT`] characters.
+    /// Removed requests: verbatim (a long one by its head and tail) when `short` is `None`,
+    /// else each by its first `short` characters; when `recent`, the last ones are those shown.
     Requests {
         texts: &'d [Cow<'d, str>],
-        short: bool,
+        short: Option<usize>,
+        recent: bool,
     },
     /// Files, with how many times each was touched.
     Files(&'d [(Cow<'d, str>, usize)]),
@@ -509,12 +513,13 @@ impl<'d> Items<'d> {
     fn get(&self, i: usize) -> Cow<'d, str> {
         match *self {
             Self::Requests {
-                texts,
-                short: false,
+                texts, short: None, ..
             } => clip_request(&texts[i]),
-            Self::Requests { texts, short: true } => {
-                clip_cow(Cow::Borrowed(&texts[i]), REQUEST_SHORT)
-            }
+            Self::Requests {
+                texts,
+                short: Some(chars),
+                ..
+            } => clip_cow(Cow::Borrowed(&texts[i]), chars),
             Self::Files(files) => match &files[i] {
                 (path, 1) => Cow::Borrowed(path),
                 (path, n) => Cow::Owned(format!("{path} ×{n}")),
@@ -542,6 +547,15 @@ impl Section<'_> {
     fn total(&self) -> usize {
         self.items.len() + self.more
     }
+
+    /// The indices of the items shown when `kept` are: the first ones, or the last ones for
+    /// requests named most recent first.
+    fn shown(&self, kept: usize) -> std::ops::Range<usize> {
+        match self.items {
+            Items::Requests { recent: true, .. } => self.items.len() - kept..self.items.len(),
+            _ => 0..kept,
+        }
+    }
 }
 
 /// The title of the last section, written as `Last state: …` with no count.
@@ -553,7 +567,8 @@ fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
         title: "Requests",
         items: Items::Requests {
             texts: &digest.requests,
-            short: false,
+            short: None,
+            recent: false,
         },
         more: digest.more[0],
         inline: false,
@@ -608,8 +623,8 @@ fn render(sections: &[Section<'_>], kept: &[usize], shown: &[bool]) -> String {
         }
         let _ = write!(out, "{} ({}):", section.title, thousands(section.total()));
         if section.inline {
-            for i in 0..kept {
-                out.push_str(if i == 0 { " " } else { ", " });
+            for (n, i) in section.shown(kept).enumerate() {
+                out.push_str(if n == 0 { " " } else { ", " });
                 out.push_str(&section.items.get(i));
             }
             if more > 0 {
@@ -618,12 +633,18 @@ fn render(sections: &[Section<'_>], kept: &[usize], shown: &[bool]) -> String {
             out.push('\n');
         } else {
             out.push('\n');
-            for i in 0..kept {
+            let shown = section.shown(kept);
+            // Items left out before those shown (the older requests) are counted first.
+            let before = more > 0 && shown.start > 0;
+            if before {
+                let _ = writeln!(out, "+{more} more");
+            }
+            for i in shown {
                 out.push_str(section.bullet);
                 out.push_str(&section.items.get(i));
                 out.push('\n');
             }
-            if more > 0 {
+            if more > 0 && !before {
                 let _ = writeln!(out, "+{more} more");
             }
         }
@@ -638,8 +659,9 @@ fn render(sections: &[Section<'_>], kept: &[usize], shown: &[bool]) -> String {
 /// Renders the digest within `cap`, trimming from the bottom up: the digest is one sequence —
 /// each section's heading, then its items, sections in priority order — and the longest
 /// beginning of it that fits is kept. The requests come first, within `cap.total`: verbatim
-/// when they all fit so, else each by its first [`REQUEST_SHORT`] characters; the sections
-/// after them share `cap.rest` of what is left. The section cut in the middle says how many
+/// when they all fit so, else all shortened together, step by step ([`fit_requests`]), the
+/// most recent named when not even the shortest form fits them all; the sections after them
+/// share `cap.rest` of what is left. The section cut in the middle says how many
 /// items it left out; the sections below it are named, with their counts, on one closing line.
 /// Items are counted one by one, and only until the cap is reached, so the cost does not grow
 /// with the span. Empty when not even the closing line fits. Also returns how many requests,
@@ -686,14 +708,13 @@ fn render_capped(
             break;
         }
         shown[s] = true;
-        let (mut n, mut after) = fill(section, used + cost, room, counter);
-        if n < section.items.len() {
-            if let Items::Requests { texts, .. } = section.items {
-                // Not all verbatim: each by its head, so that as many as can be are named.
-                sections[s].items = Items::Requests { texts, short: true };
-                (n, after) = fill(&sections[s], used + cost, room, counter);
-            }
-        }
+        let (n, after) = if let Items::Requests { texts, .. } = section.items {
+            let (items, n, after) = fit_requests(texts, used + cost, room, counter);
+            sections[s].items = items;
+            (n, after)
+        } else {
+            fill(section, used + cost, room, counter)
+        };
         kept[s] = n;
         used = after;
         if s == 0 {
@@ -723,8 +744,15 @@ fn render_capped(
         let mut excess = (tokens - cap.total) * 4;
         while excess > 0 {
             if let Some(s) = kept.iter().rposition(|k| *k > 0) {
+                // The item given up: the last shown, or the oldest of the recent requests.
+                let shown = sections[s].shown(kept[s]);
+                let dropped = if matches!(sections[s].items, Items::Requests { recent: true, .. }) {
+                    shown.start
+                } else {
+                    shown.end - 1
+                };
                 kept[s] -= 1;
-                excess = excess.saturating_sub(sections[s].items.get(kept[s]).len().max(1));
+                excess = excess.saturating_sub(sections[s].items.get(dropped).len().max(1));
             } else if let Some(s) = shown.iter().rposition(|s| *s) {
                 shown[s] = false;
                 excess = 0;
@@ -740,13 +768,24 @@ fn render_capped(
 /// line break and bullet, and the tokens used then.
 fn fill(
     section: &Section<'_>,
+    used: usize,
+    room: usize,
+    counter: &dyn TokenCounter,
+) -> (usize, usize) {
+    fill_items(section.items, 0..section.items.len(), used, room, counter)
+}
+
+/// [`fill`] over the items at `order`, in that order.
+fn fill_items(
+    items: Items<'_>,
+    order: impl Iterator<Item = usize>,
     mut used: usize,
     room: usize,
     counter: &dyn TokenCounter,
 ) -> (usize, usize) {
     let mut n = 0;
-    while n < section.items.len() {
-        let cost = counter.count_text(&section.items.get(n)) + 2;
+    for i in order {
+        let cost = counter.count_text(&items.get(i)) + 2;
         if used + cost > room {
             break;
         }
@@ -754,6 +793,38 @@ fn fill(
         n += 1;
     }
     (n, used)
+}
+
+/// The form of the removed requests that names them all from `used` tokens up to `room`:
+/// verbatim, else all of them shortened together to each step of [`REQUEST_SHORT`] in turn.
+/// When not even the last step fits them all, the most recent ones that fit in it, so that the
+/// requests left out are the oldest. Returns the form, how many requests it shows and the
+/// tokens used then.
+fn fit_requests<'d>(
+    texts: &'d [Cow<'d, str>],
+    used: usize,
+    room: usize,
+    counter: &dyn TokenCounter,
+) -> (Items<'d>, usize, usize) {
+    let forms = std::iter::once(None).chain(REQUEST_SHORT.map(Some));
+    for short in forms {
+        let items = Items::Requests {
+            texts,
+            short,
+            recent: false,
+        };
+        let (n, after) = fill_items(items, 0..texts.len(), used, room, counter);
+        if n == texts.len() {
+            return (items, n, after);
+        }
+    }
+    let items = Items::Requests {
+        texts,
+        short: REQUEST_SHORT.last().copied(),
+        recent: true,
+    };
+    let (n, after) = fill_items(items, (0..texts.len()).rev(), used, room, counter);
+    (items, n, after)
 }
 
 /// The closing line naming the sections left out, with their counts; empty when none is.
@@ -905,6 +976,72 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("Last state: Next step."), "{text}");
+    }
+
+    /// A span of `n` requests of `chars` characters each, every one starting with its number.
+    fn requests(n: usize, chars: usize) -> Vec<Message> {
+        (0..n)
+            .map(|i| {
+                let head = format!("Request {i:02}: please change the ledger ");
+                let text = format!("{head}{}", "x".repeat(chars - head.len()));
+                Message::new_text(Role::User, text)
+            })
+            .collect()
+    }
+
+    /// The requests a digest names, as its `» ` lines.
+    fn named(text: &str) -> Vec<&str> {
+        text.lines().filter_map(|l| l.strip_prefix("» ")).collect()
+    }
+
+    #[test]
+    fn requests_that_do_not_fit_verbatim_are_all_shortened_before_any_is_left_out() {
+        let messages = requests(10, 300);
+        let tokens = vec![Some(80); messages.len()];
+        // Four characters a token: verbatim they take 770 tokens, by 200 characters 520, by 80
+        // 220.
+        let text = digest(&messages, &tokens, 300);
+        let lines = named(&text);
+        assert_eq!(lines.len(), 10, "{text}");
+        for (i, line) in lines.iter().enumerate() {
+            assert!(line.starts_with(&format!("Request {i:02}: ")), "{line}");
+            assert!(line.chars().count() <= 81 && line.ends_with('…'), "{line}");
+        }
+        assert!(!text.contains(" more"), "{text}");
+        // A little more room: each keeps its first 200 characters.
+        let text = digest(&messages, &tokens, 600);
+        assert!(
+            named(&text).iter().all(|l| l.chars().count() == 201),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn when_even_the_shortest_form_does_not_fit_the_most_recent_requests_are_named() {
+        let messages = requests(30, 300);
+        let tokens = vec![Some(80); messages.len()];
+        // By 40 characters they take 390 tokens.
+        let text = digest(&messages, &tokens, 200);
+        let lines = named(&text);
+        assert!(!lines.is_empty() && lines.len() < 30, "{text}");
+        let left_out = 30 - lines.len();
+        assert!(
+            text.contains(&format!("Requests (30):\n+{left_out} more\n» ")),
+            "{text}"
+        );
+        for (line, i) in lines.iter().zip(left_out..) {
+            assert!(line.starts_with(&format!("Request {i:02}: ")), "{line}");
+            assert_eq!(line.chars().count(), 41, "{line}");
+        }
+        let body = text.split_once('\n').map_or("", |(_, b)| b);
+        assert!(CharEstimate.count_text(body.strip_suffix(DIGEST_END).unwrap()) <= 200);
+        // Folded into a later marker, the count of those left out carries over.
+        let again = digest(
+            &[Message::new_text(Role::User, text.clone())],
+            &[Some(9)],
+            200,
+        );
+        assert!(again.contains("Requests (30):"), "{again}");
     }
 
     #[test]
