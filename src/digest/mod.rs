@@ -5,14 +5,15 @@
 //! kept old instruction is not taken for a new one. Its digest is extractive and deterministic,
 //! built from the span only, in priority order: requests (verbatim up to [`REQUEST_CHARS`], all
 //! shortened together before any is left out),
-//! files (read, edited, created, named in commands), commands with their outcome, errors, and the
-//! last assistant state. A cap trims the sections from the bottom up, leaving "+N more" counts;
+//! files (read, edited, created, named in commands), identifiers (user names, order numbers,
+//! hashes, URLs: [`crate::identifiers`]; at most [`IDENTIFIERS_PCT`]% of the sections' cap),
+//! commands with their outcome, errors, and the last assistant state ([`render`] writes them
+//! within the cap). A cap trims the sections from the bottom up, leaving "+N more" counts;
 //! an empty section is omitted. Re-compaction folds an earlier marker inside a span into the new
 //! one, counts and digest alike. Markers count against the budget like any other text.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fmt::Write as _;
 
 use serde::Serialize;
 
@@ -24,10 +25,15 @@ use crate::evidence::{
     Touch, arguments_value, command_of, error_line_in, outcome_in, paths_of, sub, trim,
 };
 use crate::hash::FxBuild;
+use crate::identifiers::Tally;
 use crate::note::{
-    DIGEST_END, LINE_CHARS, clip, clip_cow, header, marker_len, one_line, parse_header, thousands,
+    DIGEST_END, LINE_CHARS, clip, clip_cow, header, marker_len, one_line, parse_header,
 };
 use crate::tokens::TokenCounter;
+
+mod render;
+
+use render::render_capped;
 
 /// What a removed span leaves behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
@@ -63,6 +69,9 @@ pub(crate) const DIGEST_BUDGET_PCT: usize = 10;
 /// The default cap of a whole digest, requests included, as a share of the budget in percent:
 /// the removed requests come first and may take what the other sections leave of it.
 pub(crate) const DIGEST_TOTAL_PCT: usize = 50;
+/// The identifiers section takes at most this share of the cap of the sections after the
+/// requests, in percent.
+const IDENTIFIERS_PCT: usize = 50;
 /// Messages after a tool call searched for its result (results follow their call, with at most
 /// a few notes between them).
 const RESULT_LOOKAHEAD: usize = 64;
@@ -119,12 +128,17 @@ struct Digest<'a> {
     files: [Vec<(Cow<'a, str>, usize)>; 4],
     /// How each tool name touches files, worked out once per name (few names: a list).
     touches: Vec<(&'a str, Touch)>,
+    /// The identifiers of the span's requests, tool calls and results, as they are found.
+    ids: Tally,
+    /// Each identifier once, most used first, with its count (none that is a file named).
+    identifiers: Vec<(Cow<'a, str>, usize)>,
     commands: Vec<Command<'a>>,
     /// Error lines, clipped, in order (repeats dropped at the end).
     errors: Vec<Cow<'a, str>>,
     last_state: Option<Cow<'a, str>>,
-    /// Items earlier markers had already cut, per section (requests, files…, commands, errors).
-    more: [usize; 7],
+    /// Items earlier markers had already cut, per section (requests, files…, commands, errors,
+    /// identifiers).
+    more: [usize; 8],
 }
 
 /// A shell command of the span and its outcome.
@@ -206,6 +220,7 @@ fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Diges
                     if classify::is_request_text(rest) {
                         digest.messages += 1;
                         digest.tokens += tokens;
+                        digest.ids.add_text(rest);
                         digest.requests.push(sub(&text, rest));
                     }
                     continue;
@@ -213,6 +228,7 @@ fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Diges
                 digest.messages += 1;
                 digest.tokens += tokens;
                 if classify::author_with_text(message, &text) == Some(Author::Request) {
+                    digest.ids.add_text(&text);
                     digest.requests.push(text);
                 }
             }
@@ -232,6 +248,7 @@ fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Diges
                         ..
                     } = part
                     {
+                        digest.ids.add_arguments(arguments);
                         add_call(&mut digest, name, arguments, result_of(messages, at, id));
                     }
                 }
@@ -247,6 +264,7 @@ fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Diges
             } = part
             {
                 let text = parts_text(content);
+                digest.ids.add_text(&text);
                 if let Some(line) = error_line_in(&text, *is_error) {
                     digest.errors.push(clip_cow(sub(&text, line), LINE_CHARS));
                 }
@@ -259,7 +277,28 @@ fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Diges
     keep_first(&mut digest.requests);
     keep_first(&mut digest.errors);
     group_files(&mut digest);
+    rank_identifiers(&mut digest);
     digest
+}
+
+/// Ranks the identifiers found, most used first, leaving out those the files sections name.
+fn rank_identifiers(digest: &mut Digest<'_>) {
+    let ids = std::mem::take(&mut digest.ids).ranked();
+    // Looked up, never iterated.
+    let files: HashSet<&str, FxBuild> = digest
+        .files
+        .iter()
+        .flatten()
+        .map(|(path, _)| path.as_ref())
+        .collect();
+    let kept: Vec<(String, usize)> = ids
+        .into_iter()
+        .filter(|(id, _)| !files.contains(id.as_str()))
+        .collect();
+    digest.identifiers = kept
+        .into_iter()
+        .map(|(id, n)| (Cow::Owned(id), n))
+        .collect();
 }
 
 /// The text of call `id`'s result, and whether it is an error: looked for in the messages after
@@ -401,6 +440,8 @@ fn fold(digest: &mut Digest<'_>, text: &str) {
             section = Some(index);
             if (1..=4).contains(&index) {
                 fold_files(digest, index - 1, rest);
+            } else if index == IDENTIFIERS {
+                fold_identifiers(digest, rest);
             }
             continue;
         }
@@ -463,6 +504,31 @@ fn fold_files(digest: &mut Digest<'_>, touch: usize, rest: &str) {
     }
 }
 
+/// Adds a folded identifiers line (`a ×2, b, +3 more`) to the identifiers found.
+fn fold_identifiers(digest: &mut Digest<'_>, rest: &str) {
+    for item in rest.split(", ").filter(|i| !i.is_empty()) {
+        if let Some(more) = item
+            .strip_prefix('+')
+            .and_then(|r| r.strip_suffix(" more"))
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            digest.more[IDENTIFIERS] += more;
+            continue;
+        }
+        match item.rsplit_once(" ×") {
+            Some((id, n)) => digest.ids.add(id, n.parse::<usize>().unwrap_or(1)),
+            None => digest.ids.add(item, 1),
+        }
+    }
+}
+
+/// The index of the identifiers section among the folded sections (after errors, so that the
+/// indices of the older sections stay as they were).
+const IDENTIFIERS: usize = 7;
+
+/// The title of the identifiers section.
+const IDENTIFIERS_TITLE: &str = "Identifiers";
+
 /// The section a digest line opens, with the rest of the line after `): `.
 fn section_heading(line: &str) -> Option<(usize, &str)> {
     let titles = [
@@ -473,6 +539,7 @@ fn section_heading(line: &str) -> Option<(usize, &str)> {
         Touch::ALL[3].title(),
         "Commands",
         "Errors",
+        IDENTIFIERS_TITLE,
     ];
     titles.iter().enumerate().find_map(|(i, title)| {
         let rest = line.strip_prefix(title)?.strip_prefix(" (")?;
@@ -484,380 +551,6 @@ fn section_heading(line: &str) -> Option<(usize, &str)> {
     })
 }
 
-/// The items of one section, made into text only when counted or rendered.
-#[derive(Debug, Clone, Copy)]
-enum Items<'d> {
-    /// Removed requests: verbatim (a long one by its head and tail) when `short` is `None`,
-    /// else each by its first `short` characters; when `recent`, the last ones are those shown.
-    Requests {
-        texts: &'d [Cow<'d, str>],
-        short: Option<usize>,
-        recent: bool,
-    },
-    /// Files, with how many times each was touched.
-    Files(&'d [(Cow<'d, str>, usize)]),
-    Commands(&'d [Command<'d>]),
-    /// Lines written as they are.
-    Lines(&'d [Cow<'d, str>]),
-}
-
-impl<'d> Items<'d> {
-    fn len(&self) -> usize {
-        match self {
-            Self::Requests { texts, .. } | Self::Lines(texts) => texts.len(),
-            Self::Files(files) => files.len(),
-            Self::Commands(commands) => commands.len(),
-        }
-    }
-
-    fn get(&self, i: usize) -> Cow<'d, str> {
-        match *self {
-            Self::Requests {
-                texts, short: None, ..
-            } => clip_request(&texts[i]),
-            Self::Requests {
-                texts,
-                short: Some(chars),
-                ..
-            } => clip_cow(Cow::Borrowed(&texts[i]), chars),
-            Self::Files(files) => match &files[i] {
-                (path, 1) => Cow::Borrowed(path),
-                (path, n) => Cow::Owned(format!("{path} ×{n}")),
-            },
-            Self::Commands(commands) => commands[i].line(),
-            Self::Lines(lines) => Cow::Borrowed(&lines[i]),
-        }
-    }
-}
-
-/// One section of a rendered digest.
-struct Section<'d> {
-    title: &'static str,
-    /// Items, oldest first.
-    items: Items<'d>,
-    /// Items an earlier marker had already cut.
-    more: usize,
-    /// Items written on the heading line, comma-separated (files), rather than one per line.
-    inline: bool,
-    /// Prefix of each item on its own line.
-    bullet: &'static str,
-}
-
-impl Section<'_> {
-    fn total(&self) -> usize {
-        self.items.len() + self.more
-    }
-
-    /// The indices of the items shown when `kept` are: the first ones, or the last ones for
-    /// requests named most recent first.
-    fn shown(&self, kept: usize) -> std::ops::Range<usize> {
-        match self.items {
-            Items::Requests { recent: true, .. } => self.items.len() - kept..self.items.len(),
-            _ => 0..kept,
-        }
-    }
-}
-
-/// The title of the last section, written as `Last state: …` with no count.
-const LAST_STATE: &str = "Last state";
-
-/// The digest's sections in priority order.
-fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
-    let mut sections = vec![Section {
-        title: "Requests",
-        items: Items::Requests {
-            texts: &digest.requests,
-            short: None,
-            recent: false,
-        },
-        more: digest.more[0],
-        inline: false,
-        bullet: "» ",
-    }];
-    for touch in Touch::ALL {
-        sections.push(Section {
-            title: touch.title(),
-            items: Items::Files(&digest.files[touch as usize]),
-            more: digest.more[touch as usize + 1],
-            inline: true,
-            bullet: "",
-        });
-    }
-    sections.push(Section {
-        title: "Commands",
-        items: Items::Commands(&digest.commands),
-        more: digest.more[5],
-        inline: false,
-        bullet: "$ ",
-    });
-    sections.push(Section {
-        title: "Errors",
-        items: Items::Lines(&digest.errors),
-        more: digest.more[6],
-        inline: false,
-        bullet: "! ",
-    });
-    sections.push(Section {
-        title: LAST_STATE,
-        items: Items::Lines(digest.last_state.as_slice()),
-        more: 0,
-        inline: true,
-        bullet: "",
-    });
-    sections
-}
-
-/// Renders sections, keeping the first `kept[i]` items of section `i`; a section with
-/// `shown[i]` false is left out altogether.
-fn render(sections: &[Section<'_>], kept: &[usize], shown: &[bool]) -> String {
-    let mut out = String::new();
-    for ((section, &kept), _) in sections.iter().zip(kept).zip(shown).filter(|(_, s)| **s) {
-        let more = section.total() - kept;
-        if section.title == LAST_STATE {
-            if kept > 0 {
-                out.push_str("Last state: ");
-                out.push_str(&section.items.get(0));
-                out.push('\n');
-            }
-            continue;
-        }
-        let _ = write!(out, "{} ({}):", section.title, thousands(section.total()));
-        if section.inline {
-            for (n, i) in section.shown(kept).enumerate() {
-                out.push_str(if n == 0 { " " } else { ", " });
-                out.push_str(&section.items.get(i));
-            }
-            if more > 0 {
-                let _ = write!(out, "{}+{more} more", if kept == 0 { " " } else { ", " });
-            }
-            out.push('\n');
-        } else {
-            out.push('\n');
-            let shown = section.shown(kept);
-            // Items left out before those shown (the older requests) are counted first.
-            let before = more > 0 && shown.start > 0;
-            if before {
-                let _ = writeln!(out, "+{more} more");
-            }
-            for i in shown {
-                out.push_str(section.bullet);
-                out.push_str(&section.items.get(i));
-                out.push('\n');
-            }
-            if more > 0 && !before {
-                let _ = writeln!(out, "+{more} more");
-            }
-        }
-    }
-    // The closing newline only: a request's own trailing spaces are part of its verbatim text.
-    if out.ends_with('\n') {
-        out.pop();
-    }
-    out
-}
-
-/// Renders the digest within `cap`, trimming from the bottom up: the digest is one sequence —
-/// each section's heading, then its items, sections in priority order — and the longest
-/// beginning of it that fits is kept. The requests come first, within `cap.total`: verbatim
-/// when they all fit so, else all shortened together, step by step ([`fit_requests`]), the
-/// most recent named when not even the shortest form fits them all; the sections after them
-/// share `cap.rest` of what is left. The section cut in the middle says how many
-/// items it left out; the sections below it are named, with their counts, on one closing line.
-/// Items are counted one by one, and only until the cap is reached, so the cost does not grow
-/// with the span. Empty when not even the closing line fits. Also returns how many requests,
-/// and how many files, it left out.
-fn render_capped(
-    digest: &Digest<'_>,
-    cap: DigestCap,
-    counter: &dyn TokenCounter,
-) -> (String, [usize; 2]) {
-    let mut sections = sections(digest);
-    let present: Vec<bool> = sections.iter().map(|s| s.total() > 0).collect();
-    let mut shown = vec![false; sections.len()];
-    let mut kept = vec![0; sections.len()];
-    // The closing line's cost should every section from `s` on be left out.
-    let closing_from: Vec<usize> = (0..=sections.len())
-        .map(|s| {
-            let which: Vec<bool> = present
-                .iter()
-                .enumerate()
-                .map(|(i, p)| *p && i >= s)
-                .collect();
-            let line = left_out(&sections, &which);
-            if line.is_empty() {
-                0
-            } else {
-                counter.count_text(&line) + 1
-            }
-        })
-        .collect();
-    let mut used = 0;
-    let mut requests_used = 0;
-    for s in (0..sections.len()).filter(|&s| present[s]) {
-        let limit = if s == 0 {
-            cap.total
-        } else {
-            cap.total.min(requests_used + cap.rest)
-        };
-        let room = limit.saturating_sub(closing_from[s + 1]);
-        let section = &sections[s];
-        let total = thousands(section.total());
-        let heading = format!("{} ({total}): +{total} more\n", section.title);
-        let cost = counter.count_text(&heading) + 1;
-        if used + cost > room {
-            break;
-        }
-        shown[s] = true;
-        let (n, after) = if let Items::Requests { texts, .. } = section.items {
-            let (items, n, after) = fit_requests(texts, used + cost, room, counter);
-            sections[s].items = items;
-            (n, after)
-        } else {
-            fill(section, used + cost, room, counter)
-        };
-        kept[s] = n;
-        used = after;
-        if s == 0 {
-            requests_used = used;
-        }
-        if n < sections[s].items.len() {
-            break;
-        }
-    }
-    loop {
-        let mut text = render(&sections, &kept, &shown);
-        let omitted: Vec<bool> = present.iter().zip(&shown).map(|(p, s)| *p && !*s).collect();
-        let closing = left_out(&sections, &omitted);
-        if !closing.is_empty() {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&closing);
-        }
-        let tokens = counter.count_text(&text);
-        if tokens <= cap.total {
-            let unnamed = |s: usize| sections[s].items.len() - if shown[s] { kept[s] } else { 0 };
-            return (text, [unnamed(0), (1..=4).map(unnamed).sum()]);
-        }
-        // The per-item counts fell short: give up the lowest kept items, about as many bytes as
-        // the excess (4 bytes a token, the rough average), else the lowest section.
-        let mut excess = (tokens - cap.total) * 4;
-        while excess > 0 {
-            if let Some(s) = kept.iter().rposition(|k| *k > 0) {
-                // The item given up: the last shown, or the oldest of the recent requests.
-                let shown = sections[s].shown(kept[s]);
-                let dropped = if matches!(sections[s].items, Items::Requests { recent: true, .. }) {
-                    shown.start
-                } else {
-                    shown.end - 1
-                };
-                kept[s] -= 1;
-                excess = excess.saturating_sub(sections[s].items.get(dropped).len().max(1));
-            } else if let Some(s) = shown.iter().rposition(|s| *s) {
-                shown[s] = false;
-                excess = 0;
-            } else {
-                let files = digest.files.iter().map(Vec::len).sum();
-                return (String::new(), [digest.requests.len(), files]);
-            }
-        }
-    }
-}
-
-/// How many of a section's items fit from `used` tokens up to `room`, each counted with its
-/// line break and bullet, and the tokens used then.
-fn fill(
-    section: &Section<'_>,
-    used: usize,
-    room: usize,
-    counter: &dyn TokenCounter,
-) -> (usize, usize) {
-    fill_items(section.items, 0..section.items.len(), used, room, counter)
-}
-
-/// [`fill`] over the items at `order`, in that order.
-fn fill_items(
-    items: Items<'_>,
-    order: impl Iterator<Item = usize>,
-    mut used: usize,
-    room: usize,
-    counter: &dyn TokenCounter,
-) -> (usize, usize) {
-    let mut n = 0;
-    for i in order {
-        let cost = counter.count_text(&items.get(i)) + 2;
-        if used + cost > room {
-            break;
-        }
-        used += cost;
-        n += 1;
-    }
-    (n, used)
-}
-
-/// The form of the removed requests that names them all from `used` tokens up to `room`:
-/// verbatim, else all of them shortened together to each step of [`REQUEST_SHORT`] in turn.
-/// When not even the last step fits them all, the most recent ones that fit in it, so that the
-/// requests left out are the oldest. Returns the form, how many requests it shows and the
-/// tokens used then.
-fn fit_requests<'d>(
-    texts: &'d [Cow<'d, str>],
-    used: usize,
-    room: usize,
-    counter: &dyn TokenCounter,
-) -> (Items<'d>, usize, usize) {
-    let forms = std::iter::once(None).chain(REQUEST_SHORT.map(Some));
-    for short in forms {
-        let items = Items::Requests {
-            texts,
-            short,
-            recent: false,
-        };
-        let (n, after) = fill_items(items, 0..texts.len(), used, room, counter);
-        if n == texts.len() {
-            return (items, n, after);
-        }
-    }
-    let items = Items::Requests {
-        texts,
-        short: REQUEST_SHORT.last().copied(),
-        recent: true,
-    };
-    let (n, after) = fill_items(items, (0..texts.len()).rev(), used, room, counter);
-    (items, n, after)
-}
-
-/// The closing line naming the sections left out, with their counts; empty when none is.
-fn left_out(sections: &[Section<'_>], which: &[bool]) -> String {
-    let names: Vec<String> = sections
-        .iter()
-        .zip(which)
-        .filter(|(_, w)| **w)
-        .map(|(s, _)| format!("{} ({})", s.title, thousands(s.total())))
-        .collect();
-    if names.is_empty() {
-        String::new()
-    } else {
-        format!("Left out for room: {}", names.join(", "))
-    }
-}
-
-/// A removed request as the digest keeps it: verbatim up to [`REQUEST_CHARS`] characters, else
-/// its head and tail around ` … `.
-fn clip_request(text: &str) -> Cow<'_, str> {
-    if text.len() <= REQUEST_CHARS {
-        return Cow::Borrowed(text);
-    }
-    let chars = text.chars().count();
-    if chars <= REQUEST_CHARS {
-        return Cow::Borrowed(text);
-    }
-    let head: String = text.chars().take(REQUEST_HEAD).collect();
-    let tail_len = REQUEST_CHARS - REQUEST_HEAD - 3;
-    let tail: String = text.chars().skip(chars - tail_len).collect();
-    Cow::Owned(format!("{head} … {tail}"))
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -865,6 +558,7 @@ mod tests {
     use super::*;
     use crate::format::parse_value;
     use crate::tokens::CharEstimate;
+    use render::clip_request;
 
     fn span() -> Vec<Message> {
         let call = |id: &str, name: &str, args: &str| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}});
@@ -1042,6 +736,34 @@ mod tests {
             200,
         );
         assert!(again.contains("Requests (30):"), "{again}");
+    }
+
+    #[test]
+    fn identifiers_of_requests_calls_and_results_are_named_once_most_used_first() {
+        let messages = parse_value(
+            json!([
+                {"role": "user", "content": "My user id is noah_muller_9847; cancel reservation ZFA04Y."},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function",
+                    "function": {"name": "get_reservation_details", "arguments": "{\"reservation_id\": \"ZFA04Y\"}"}}]},
+                {"role": "tool", "tool_call_id": "a", "content": "{\"reservation_id\": \"ZFA04Y\", \"user_id\": \"noah_muller_9847\", \"flight\": \"HAT170\"}"},
+                {"role": "assistant", "content": "Done."}
+            ]),
+            None,
+        )
+        .unwrap()
+        .messages;
+        let tokens = vec![Some(10); messages.len()];
+        let text = digest(&messages, &tokens, 500);
+        assert!(
+            text.contains("Identifiers (3): ZFA04Y ×3, noah_muller_9847 ×2, HAT170\n"),
+            "{text}"
+        );
+        // Folded into a later marker, they keep their counts.
+        let again = digest(&[Message::new_text(Role::User, text)], &[Some(9)], 500);
+        assert!(
+            again.contains("Identifiers (3): ZFA04Y ×3, noah_muller_9847 ×2, HAT170\n"),
+            "{again}"
+        );
     }
 
     #[test]
