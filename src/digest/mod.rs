@@ -697,17 +697,24 @@ mod tests {
         let text = digest(&messages, &tokens, 300);
         let lines = named(&text);
         assert_eq!(lines.len(), 10, "{text}");
+        let lengths: Vec<usize> = lines.iter().map(|l| l.chars().count()).collect();
         for (i, line) in lines.iter().enumerate() {
             assert!(line.starts_with(&format!("Request {i:02}: ")), "{line}");
-            assert!(line.chars().count() <= 81 && line.ends_with('…'), "{line}");
+            assert!(line.ends_with('…'), "{line}");
         }
         assert!(!text.contains(" more"), "{text}");
-        // A little more room: each keeps its first 200 characters.
-        let text = digest(&messages, &tokens, 600);
-        assert!(
-            named(&text).iter().all(|l| l.chars().count() == 201),
+        // All fit by 80 characters (one or two of the newest by 200), or by 40 with the room
+        // left giving the newest their first 200: the latter keeps more by 200, four.
+        assert_eq!(
+            lengths,
+            [41, 41, 41, 41, 41, 41, 201, 201, 201, 201],
             "{text}"
         );
+        // With room for 200 each: each keeps its first 200 characters, the newest more.
+        let text = digest(&messages, &tokens, 600);
+        let lengths: Vec<usize> = named(&text).iter().map(|l| l.chars().count()).collect();
+        assert!(lengths.iter().all(|&n| n == 201 || n == 300), "{text}");
+        assert!(lengths.is_sorted(), "{lengths:?}");
     }
 
     #[test]

@@ -16,10 +16,13 @@ use crate::tokens::TokenCounter;
 #[derive(Debug, Clone, Copy)]
 enum Items<'d> {
     /// Removed requests: verbatim (a long one by its head and tail) when `short` is `None`,
-    /// else each by its first `short` characters; when `recent`, the last ones are those shown.
+    /// else each by its first `short` characters, those from index `from` on in the `longer`
+    /// form; when `recent`, the last ones are those shown.
     Requests {
         texts: &'d [Cow<'d, str>],
         short: Option<usize>,
+        longer: Option<usize>,
+        from: usize,
         recent: bool,
     },
     /// Files, with how many times each was touched; identifiers, with how many times each
@@ -42,13 +45,15 @@ impl<'d> Items<'d> {
     fn get(&self, i: usize) -> Cow<'d, str> {
         match *self {
             Self::Requests {
-                texts, short: None, ..
-            } => clip_request(&texts[i]),
-            Self::Requests {
                 texts,
-                short: Some(chars),
+                short,
+                longer,
+                from,
                 ..
-            } => clip_cow(Cow::Borrowed(&texts[i]), chars),
+            } => match if i >= from { longer } else { short } {
+                None => clip_request(&texts[i]),
+                Some(chars) => clip_cow(Cow::Borrowed(&texts[i]), chars),
+            },
             Self::Files(files) => match &files[i] {
                 (path, 1) => Cow::Borrowed(path),
                 (path, n) => Cow::Owned(format!("{path} ×{n}")),
@@ -97,6 +102,8 @@ fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
         items: Items::Requests {
             texts: &digest.requests,
             short: None,
+            longer: None,
+            from: 0,
             recent: false,
         },
         more: digest.more[0],
@@ -340,30 +347,80 @@ fn fill_items(
 
 /// The form of the removed requests that names them all from `used` tokens up to `room`:
 /// verbatim, else all of them shortened together to each step of [`REQUEST_SHORT`] in turn.
-/// When not even the last step fits them all, the most recent ones that fit in it, so that the
-/// requests left out are the oldest. Returns the form, how many requests it shows and the
-/// tokens used then.
+/// The room a form that fits them all leaves then gives the most recent requests a longer form,
+/// newest first: among the forms that fit them all and the longer forms for the newest, the
+/// pair that keeps the most requests' first [`REQUEST_SHORT`]`[0]` characters wins (ties: the
+/// longer form for all). When not even the last step fits them all, the most recent ones that
+/// fit in it, so that the requests left out are the oldest. Returns the form, how many
+/// requests it shows and the tokens used then.
 fn fit_requests<'d>(
     texts: &'d [Cow<'d, str>],
     used: usize,
     room: usize,
     counter: &dyn TokenCounter,
 ) -> (Items<'d>, usize, usize) {
-    let forms = std::iter::once(None).chain(REQUEST_SHORT.map(Some));
-    for short in forms {
-        let items = Items::Requests {
-            texts,
-            short,
-            recent: false,
-        };
-        let (n, after) = fill_items(items, 0..texts.len(), used, room, counter);
-        if n == texts.len() {
-            return (items, n, after);
+    let forms: Vec<Option<usize>> = std::iter::once(None)
+        .chain(REQUEST_SHORT.map(Some))
+        .collect();
+    let requests = |short, longer, from| Items::Requests {
+        texts,
+        short,
+        longer,
+        from,
+        recent: false,
+    };
+    // Whether a request's first characters, as the verbatim recall reads them, survive `form`.
+    let whole = |form: Option<usize>, i: usize| {
+        form.is_none_or(|chars| chars >= REQUEST_SHORT[0] || texts[i].chars().count() <= chars)
+    };
+    let mut best: Option<(usize, Items<'d>, usize)> = None;
+    for (step, &short) in forms.iter().enumerate() {
+        let (n, after) = fill_items(
+            requests(short, short, 0),
+            0..texts.len(),
+            used,
+            room,
+            counter,
+        );
+        if n < texts.len() {
+            continue;
+        }
+        for &longer in &forms[..step] {
+            let mut from = texts.len();
+            let mut spent = after;
+            while from > 0 {
+                let cost = |form| counter.count_text(&requests(form, form, 0).get(from - 1));
+                let extra = cost(longer).saturating_sub(cost(short));
+                if spent + extra > room {
+                    break;
+                }
+                spent += extra;
+                from -= 1;
+            }
+            let kept = (0..texts.len())
+                .filter(|&i| whole(if i >= from { longer } else { short }, i))
+                .count();
+            if best.as_ref().is_none_or(|(most, _, _)| kept > *most) {
+                best = Some((kept, requests(short, longer, from), spent));
+            }
+        }
+        let kept = (0..texts.len()).filter(|&i| whole(short, i)).count();
+        if best.as_ref().is_none_or(|(most, _, _)| kept > *most) {
+            best = Some((kept, requests(short, short, 0), after));
+        }
+        if step == 0 {
+            break;
         }
     }
+    if let Some((_, items, after)) = best {
+        return (items, texts.len(), after);
+    }
+    let short = REQUEST_SHORT.last().copied();
     let items = Items::Requests {
         texts,
-        short: REQUEST_SHORT.last().copied(),
+        short,
+        longer: short,
+        from: 0,
         recent: true,
     };
     let (n, after) = fill_items(items, (0..texts.len()).rev(), used, room, counter);

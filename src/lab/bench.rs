@@ -7,6 +7,9 @@
 //! by one as simple trimmers do. Each output is recounted and checked with [`check`]
 //! independently of what the engine reports, and the bench keeps one [`Row`] of figures per
 //! contender. A result that cannot fit counts as the input unchanged: valid, but not fitting.
+//! Conversations may be added from named sources (real recordings, generated data): the rows
+//! are kept per source as well as over all of them, so that figures of different kinds of data
+//! need not be pooled.
 //!
 //! Every figure is deterministic except the timings, which are the only reason this module reads
 //! a clock; they never influence an output.
@@ -189,11 +192,15 @@ impl fmt::Display for Failure {
     }
 }
 
-/// One contender's figures over every conversation the bench has seen.
+/// One contender's figures over the conversations the bench has seen from one source, or from
+/// all of them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     /// The contender.
     pub strategy: Contender,
+    /// The source the conversations came from, as given to [`Bench::add_from`]; `all` for the
+    /// rows over every source.
+    pub source: String,
     /// Conversations run.
     pub conversations: usize,
     /// Percentage of outputs within the budget.
@@ -212,6 +219,12 @@ pub struct Row {
     pub current_kept_pct: f64,
     /// Percentage of removed requests whose first 200 characters are in the output.
     pub requests_recall_pct: f64,
+    /// Percentage of removed requests whose first 40 characters are in the output: those still
+    /// named.
+    pub named_recall_pct: f64,
+    /// Percentage of the identifiers of removed messages (words mixing letters and digits,
+    /// long numbers, e-mail addresses: see `identifier_words`) that appear in the output.
+    pub identifiers_recall_pct: f64,
     /// Percentage of the paths named in removed tool calls that appear in the output.
     pub files_recall_pct: f64,
     /// Percentage of the removed results' error lines that appear in the output.
@@ -232,9 +245,60 @@ struct Tally {
     task_kept: usize,
     current_kept: usize,
     requests: Recall,
+    named: Recall,
+    identifiers: Recall,
     files: Recall,
     errors: Recall,
     elapsed: Duration,
+}
+
+impl Tally {
+    /// Adds `other`'s sums to these.
+    fn merge(&mut self, other: &Self) {
+        self.conversations += other.conversations;
+        self.fit += other.fit;
+        self.valid += other.valid;
+        self.efficiency += other.efficiency;
+        self.utilization += other.utilization;
+        self.user_kept += other.user_kept;
+        self.task_kept += other.task_kept;
+        self.current_kept += other.current_kept;
+        for (mine, theirs) in [
+            (&mut self.requests, other.requests),
+            (&mut self.named, other.named),
+            (&mut self.identifiers, other.identifiers),
+            (&mut self.files, other.files),
+            (&mut self.errors, other.errors),
+        ] {
+            mine.found += theirs.found;
+            mine.removed += theirs.removed;
+        }
+        self.elapsed += other.elapsed;
+    }
+
+    /// The row of these sums.
+    fn row(&self, strategy: Contender, source: &str) -> Row {
+        let n = self.conversations.max(1) as f64;
+        let pct = |count: usize| count as f64 * 100.0 / n;
+        Row {
+            strategy,
+            source: source.to_string(),
+            conversations: self.conversations,
+            fit_pct: pct(self.fit),
+            valid_pct: pct(self.valid),
+            efficiency: self.efficiency / n,
+            utilization: self.utilization / n,
+            user_kept_pct: self.user_kept / n,
+            task_kept_pct: pct(self.task_kept),
+            current_kept_pct: pct(self.current_kept),
+            requests_recall_pct: self.requests.pct(),
+            named_recall_pct: self.named.pct(),
+            identifiers_recall_pct: self.identifiers.pct(),
+            files_recall_pct: self.files.pct(),
+            errors_recall_pct: self.errors.pct(),
+            ms_per_conversation: self.elapsed.as_secs_f64() * 1000.0 / n,
+        }
+    }
 }
 
 /// How many of the things that were removed can still be found in the output.
@@ -320,23 +384,82 @@ fn first_chars(text: &str, n: usize) -> &str {
 
 /// Characters of a removed request the requests recall looks for (the issue's figure).
 const RECALL_CHARS: usize = 200;
+/// Characters of a removed request the named recall looks for: enough to tell which request it
+/// was.
+const NAMED_CHARS: usize = 40;
 
-/// The paths named in the tool calls of the removed messages, and the error lines of their
-/// results, without repeats.
-fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> (Vec<String>, Vec<String>) {
+/// The words of `text` that identify something, by a test of their own, simpler and broader
+/// than the digest's, so that the identifiers recall does not grade the digest by its own
+/// rule: words of letters, digits and `_-#@.` with at least 6 characters, holding both a digit
+/// and a letter (user names, order and booking numbers, hashes, tickets), or numbers of at
+/// least 7 digits (a leading `#` kept); a word with a `.` only as an e-mail address (never a
+/// file name or a version); never a JSON key, a date or a time stamp.
+fn identifier_words(text: &str, out: &mut std::collections::BTreeSet<String>) {
+    let words = text.split(|c: char| !(c.is_ascii_alphanumeric() || "_-#@.".contains(c)));
+    for word in words {
+        // Where the word ends in `text` (a slice of it): a JSON key is followed by `":`.
+        let end = word.as_ptr() as usize - text.as_ptr() as usize + word.len();
+        if text[end..].starts_with("\":") {
+            continue;
+        }
+        let word = word.trim_matches(|c| c == '.' || c == '-' || c == '_');
+        // A date or a time stamp (`2024-05-01T16`) names a moment, not a thing.
+        let dated = word.len() > 4
+            && word[..4].chars().all(|c| c.is_ascii_digit())
+            && word[4..].starts_with('-');
+        let digits = word.chars().filter(char::is_ascii_digit).count();
+        let letters = word.chars().filter(char::is_ascii_alphabetic).count();
+        let shaped = if word.contains('.') {
+            word.contains('@') && letters > 0
+        } else {
+            let number = digits + usize::from(word.starts_with('#')) == word.len();
+            (word.len() >= 6 && digits > 0 && letters > 0) || (number && digits >= 7)
+        };
+        if shaped && !dated && word.len() <= 80 {
+            out.insert(word.to_string());
+        }
+    }
+}
+
+/// What the removed messages held: the paths named in their tool calls, the error lines of
+/// their results, and the identifiers of their user messages, tool calls and results
+/// ([`identifier_words`]), each without repeats.
+struct Removed {
+    paths: Vec<String>,
+    errors: Vec<String>,
+    identifiers: Vec<String>,
+}
+
+fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> Removed {
     let mut paths = std::collections::BTreeSet::new();
     let mut errors = std::collections::BTreeSet::new();
+    let mut identifiers = std::collections::BTreeSet::new();
     let removed = conversation.messages.iter().zip(kept).filter(|(_, k)| !**k);
     for (message, _) in removed {
+        if message.role == Role::User {
+            for part in &message.parts {
+                if let Part::Text { text, .. } = part {
+                    identifier_words(text, &mut identifiers);
+                }
+            }
+        }
         for part in &message.parts {
             match part {
                 Part::ToolCall {
                     name, arguments, ..
-                } => paths.extend(
-                    evidence::call_paths(name, arguments)
-                        .into_iter()
-                        .map(|(_, p)| p),
-                ),
+                } => {
+                    paths.extend(
+                        evidence::call_paths(name, arguments)
+                            .into_iter()
+                            .map(|(_, p)| p),
+                    );
+                    match arguments {
+                        serde_json::Value::String(text) => {
+                            identifier_words(text, &mut identifiers);
+                        }
+                        other => identifier_words(&other.to_string(), &mut identifiers),
+                    }
+                }
                 Part::ToolResult {
                     content, is_error, ..
                 } => {
@@ -345,13 +468,23 @@ fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> (Vec<String>,
                         ..Message::new_text(Role::Tool, "")
                     }
                     .text();
+                    identifier_words(&text, &mut identifiers);
                     errors.extend(evidence::error_line(&text, *is_error));
                 }
                 _ => {}
             }
         }
     }
-    (paths.into_iter().collect(), errors.into_iter().collect())
+    // A path's words are the files recall's, not identifiers.
+    let identifiers = identifiers
+        .into_iter()
+        .filter(|id| !paths.iter().any(|p: &String| p.contains(id.as_str())))
+        .collect();
+    Removed {
+        paths: paths.into_iter().collect(),
+        errors: errors.into_iter().collect(),
+        identifiers,
+    }
 }
 
 /// What one contender made of one conversation.
@@ -377,7 +510,10 @@ enum Target {
 pub struct Bench {
     target: Target,
     base: Options,
+    /// Over every source.
     tallies: [Tally; 6],
+    /// Per source, in the order first added.
+    sources: Vec<(String, [Tally; 6])>,
 }
 
 impl Bench {
@@ -419,15 +555,49 @@ impl Bench {
             target,
             base,
             tallies: Default::default(),
+            sources: Vec::new(),
         })
     }
 
     /// Runs every contender over one conversation and adds their figures; returns what went
-    /// unexpectedly wrong (nothing, for a sound engine).
+    /// unexpectedly wrong (nothing, for a sound engine). The conversation counts in the rows
+    /// over all sources only; [`Bench::add_from`] names its source.
     ///
     /// # Errors
     /// [`Error::Invalid`] when the input itself breaks tool pairing: it is not run.
     pub fn add(&mut self, conversation: &Conversation) -> Result<Vec<Failure>> {
+        let (tallies, failures) = self.trials(conversation)?;
+        for (all, one) in self.tallies.iter_mut().zip(&tallies) {
+            all.merge(one);
+        }
+        Ok(failures)
+    }
+
+    /// [`Bench::add`], counting the conversation in the rows of `source` too
+    /// ([`Bench::source_rows`]).
+    ///
+    /// # Errors
+    /// As [`Bench::add`].
+    pub fn add_from(&mut self, source: &str, conversation: &Conversation) -> Result<Vec<Failure>> {
+        let (tallies, failures) = self.trials(conversation)?;
+        for (all, one) in self.tallies.iter_mut().zip(&tallies) {
+            all.merge(one);
+        }
+        let at = if let Some(at) = self.sources.iter().position(|(name, _)| name == source) {
+            at
+        } else {
+            self.sources.push((source.to_string(), Default::default()));
+            self.sources.len() - 1
+        };
+        for (mine, one) in self.sources[at].1.iter_mut().zip(&tallies) {
+            mine.merge(one);
+        }
+        Ok(failures)
+    }
+
+    /// Every contender's sums over one conversation.
+    fn trials(&self, conversation: &Conversation) -> Result<([Tally; 6], Vec<Failure>)> {
+        let mut tallies: [Tally; 6] = Default::default();
         let problems = check(conversation);
         if let Some(first) = problems.first() {
             return Err(Error::Invalid {
@@ -443,7 +613,7 @@ impl Bench {
             .collect();
         let evidence = Evidence::of(conversation);
         let mut failures = Vec::new();
-        for (contender, tally) in Contender::ALL.into_iter().zip(&mut self.tallies) {
+        for (contender, tally) in Contender::ALL.into_iter().zip(&mut tallies) {
             let trial = run(contender, conversation, budget, &self.base, &mut failures);
             let output = trial.output.as_ref().unwrap_or(conversation);
             let after = if trial.output.is_some() {
@@ -472,18 +642,24 @@ impl Bench {
                     tally
                         .requests
                         .add(text.contains(first_chars(request, RECALL_CHARS)));
+                    tally
+                        .named
+                        .add(text.contains(first_chars(request, NAMED_CHARS)));
                 }
             }
-            let (paths, errors) = removed_evidence(conversation, &trial.kept);
-            for path in &paths {
+            let removed = removed_evidence(conversation, &trial.kept);
+            for path in &removed.paths {
                 tally.files.add(text.contains(path.as_str()));
             }
-            for error in &errors {
+            for error in &removed.errors {
                 tally.errors.add(text.contains(error.as_str()));
+            }
+            for id in &removed.identifiers {
+                tally.identifiers.add(text.contains(id.as_str()));
             }
             tally.elapsed += trial.elapsed;
         }
-        Ok(failures)
+        Ok((tallies, failures))
     }
 
     /// Conversations run so far.
@@ -491,29 +667,26 @@ impl Bench {
         self.tallies[0].conversations
     }
 
-    /// One row per contender, in [`Contender::ALL`] order.
+    /// One row per contender over every conversation, in [`Contender::ALL`] order.
     pub fn rows(&self) -> Vec<Row> {
         Contender::ALL
             .into_iter()
             .zip(&self.tallies)
-            .map(|(strategy, t)| {
-                let n = t.conversations.max(1) as f64;
-                let pct = |count: usize| count as f64 * 100.0 / n;
-                Row {
-                    strategy,
-                    conversations: t.conversations,
-                    fit_pct: pct(t.fit),
-                    valid_pct: pct(t.valid),
-                    efficiency: t.efficiency / n,
-                    utilization: t.utilization / n,
-                    user_kept_pct: t.user_kept / n,
-                    task_kept_pct: pct(t.task_kept),
-                    current_kept_pct: pct(t.current_kept),
-                    requests_recall_pct: t.requests.pct(),
-                    files_recall_pct: t.files.pct(),
-                    errors_recall_pct: t.errors.pct(),
-                    ms_per_conversation: t.elapsed.as_secs_f64() * 1000.0 / n,
-                }
+            .map(|(strategy, t)| t.row(strategy, "all"))
+            .collect()
+    }
+
+    /// For each source given to [`Bench::add_from`], in the order first added, one row per
+    /// contender over its conversations alone.
+    pub fn source_rows(&self) -> Vec<Vec<Row>> {
+        self.sources
+            .iter()
+            .map(|(source, tallies)| {
+                Contender::ALL
+                    .into_iter()
+                    .zip(tallies)
+                    .map(|(strategy, t)| t.row(strategy, source))
+                    .collect()
             })
             .collect()
     }
