@@ -5,10 +5,10 @@
 //! kept old instruction is not taken for a new one. Its digest is extractive and deterministic,
 //! built from the span only, in priority order: requests (verbatim up to [`REQUEST_CHARS`], all
 //! shortened together before any is left out),
-//! files (read, edited, created, named in commands), identifiers (user names, order numbers,
-//! hashes, URLs: [`crate::identifiers`]; at most [`IDENTIFIERS_PCT`]% of the sections' cap),
-//! commands with their outcome, errors, and the last assistant state ([`render`] writes them
-//! within the cap). A cap trims the sections from the bottom up, leaving "+N more" counts;
+//! files (read, edited, created, named in commands), commands with their outcome, errors,
+//! identifiers (user names, order numbers, hashes, URLs: [`crate::identifiers`]; at most
+//! [`IDENTIFIERS_PCT`]% of the sections' cap), and the last assistant state ([`render`] writes
+//! them within the cap). A cap trims the sections from the bottom up, leaving "+N more" counts;
 //! an empty section is omitted. Re-compaction folds an earlier marker inside a span into the new
 //! one, counts and digest alike. Markers count against the budget like any other text.
 

@@ -120,13 +120,6 @@ fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
         });
     }
     sections.push(Section {
-        title: IDENTIFIERS_TITLE,
-        items: Items::Files(&digest.identifiers),
-        more: digest.more[IDENTIFIERS],
-        inline: true,
-        bullet: "",
-    });
-    sections.push(Section {
         title: "Commands",
         items: Items::Commands(&digest.commands),
         more: digest.more[5],
@@ -139,6 +132,13 @@ fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
         more: digest.more[6],
         inline: false,
         bullet: "! ",
+    });
+    sections.push(Section {
+        title: IDENTIFIERS_TITLE,
+        items: Items::Files(&digest.identifiers),
+        more: digest.more[IDENTIFIERS],
+        inline: true,
+        bullet: "",
     });
     sections.push(Section {
         title: LAST_STATE,
