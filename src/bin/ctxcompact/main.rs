@@ -330,7 +330,8 @@ fn bench(
             .collect();
         tables.join("\n")
     } else {
-        bench_table(&rows, budget, tokenizer)
+        // One path: its rows are those over all, headed by its name.
+        bench_table(sources.first().unwrap_or(&rows), budget, tokenizer)
     };
     io::stdout().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
