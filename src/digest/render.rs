@@ -12,17 +12,43 @@ use crate::evidence::Touch;
 use crate::note::{clip_cow, thousands};
 use crate::tokens::TokenCounter;
 
+/// Which requests take the longer of two forms: the shortest first (the cheapest to lengthen),
+/// the newest first among requests of one length — those up to `chars` characters, less
+/// those of exactly `chars` before index `from`.
+#[derive(Debug, Clone, Copy)]
+struct Upgrade {
+    chars: usize,
+    from: usize,
+}
+
+impl Upgrade {
+    /// No request.
+    const NONE: Self = Self {
+        chars: 0,
+        from: usize::MAX,
+    };
+
+    /// Whether request `text`, at index `i`, takes the longer form.
+    fn covers(self, text: &str, i: usize) -> bool {
+        if self.chars == 0 {
+            return false;
+        }
+        let chars = text.chars().count();
+        chars < self.chars || (chars == self.chars && i >= self.from)
+    }
+}
+
 /// The items of one section, made into text only when counted or rendered.
 #[derive(Debug, Clone, Copy)]
 enum Items<'d> {
     /// Removed requests: verbatim (a long one by its head and tail) when `short` is `None`,
-    /// else each by its first `short` characters, those from index `from` on in the `longer`
+    /// else each by its first `short` characters; those [`Upgrade::covers`] take the `longer`
     /// form; when `recent`, the last ones are those shown.
     Requests {
         texts: &'d [Cow<'d, str>],
         short: Option<usize>,
         longer: Option<usize>,
-        from: usize,
+        upgrade: Upgrade,
         recent: bool,
     },
     /// Files, with how many times each was touched; identifiers, with how many times each
@@ -48,9 +74,13 @@ impl<'d> Items<'d> {
                 texts,
                 short,
                 longer,
-                from,
+                upgrade,
                 ..
-            } => match if i >= from { longer } else { short } {
+            } => match if upgrade.covers(&texts[i], i) {
+                longer
+            } else {
+                short
+            } {
                 None => clip_request(&texts[i]),
                 Some(chars) => clip_cow(Cow::Borrowed(&texts[i]), chars),
             },
@@ -103,7 +133,7 @@ fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
             texts: &digest.requests,
             short: None,
             longer: None,
-            from: 0,
+            upgrade: Upgrade::NONE,
             recent: false,
         },
         more: digest.more[0],
@@ -347,12 +377,13 @@ fn fill_items(
 
 /// The form of the removed requests that names them all from `used` tokens up to `room`:
 /// verbatim, else all of them shortened together to each step of [`REQUEST_SHORT`] in turn.
-/// The room a form that fits them all leaves then gives the most recent requests a longer form,
-/// newest first: among the forms that fit them all and the longer forms for the newest, the
-/// pair that keeps the most requests' first [`REQUEST_SHORT`]`[0]` characters wins (ties: the
-/// longer form for all). When not even the last step fits them all, the most recent ones that
-/// fit in it, so that the requests left out are the oldest. Returns the form, how many
-/// requests it shows and the tokens used then.
+/// The room a form that fits them all leaves then gives some requests a longer form, the
+/// shortest first (the cheapest to lengthen, so that as many as can be are), the newest first
+/// among equals: among the forms that fit them all and the longer forms, the pair that keeps
+/// the most requests' first [`REQUEST_SHORT`]`[0]` characters wins (ties: the longer form for
+/// all). When not even the last step fits them all, the most recent ones that fit in it, so
+/// that the requests left out are the oldest. Returns the form, how many requests it shows and
+/// the tokens used then.
 fn fit_requests<'d>(
     texts: &'d [Cow<'d, str>],
     used: usize,
@@ -362,51 +393,62 @@ fn fit_requests<'d>(
     let forms: Vec<Option<usize>> = std::iter::once(None)
         .chain(REQUEST_SHORT.map(Some))
         .collect();
-    let requests = |short, longer, from| Items::Requests {
+    let requests = |short, longer, upgrade| Items::Requests {
         texts,
         short,
         longer,
-        from,
+        upgrade,
         recent: false,
     };
     // Whether a request's first characters, as the verbatim recall reads them, survive `form`.
     let whole = |form: Option<usize>, i: usize| {
         form.is_none_or(|chars| chars >= REQUEST_SHORT[0] || texts[i].chars().count() <= chars)
     };
+    let lengths: Vec<usize> = texts.iter().map(|t| t.chars().count()).collect();
+    // Shortest first, then newest first.
+    let mut order: Vec<usize> = (0..texts.len()).collect();
+    order.sort_by_key(|&i| (lengths[i], std::cmp::Reverse(i)));
     let mut best: Option<(usize, Items<'d>, usize)> = None;
     for (step, &short) in forms.iter().enumerate() {
-        let (n, after) = fill_items(
-            requests(short, short, 0),
-            0..texts.len(),
-            used,
-            room,
-            counter,
-        );
+        let uniform = requests(short, short, Upgrade::NONE);
+        let (n, after) = fill_items(uniform, 0..texts.len(), used, room, counter);
         if n < texts.len() {
             continue;
         }
         for &longer in &forms[..step] {
-            let mut from = texts.len();
             let mut spent = after;
-            while from > 0 {
-                let cost = |form| counter.count_text(&requests(form, form, 0).get(from - 1));
+            let mut upgrade = Upgrade::NONE;
+            for &i in &order {
+                let cost = |form| counter.count_text(&requests(form, form, Upgrade::NONE).get(i));
                 let extra = cost(longer).saturating_sub(cost(short));
                 if spent + extra > room {
                     break;
                 }
                 spent += extra;
-                from -= 1;
+                upgrade = Upgrade {
+                    chars: lengths[i].max(1),
+                    from: i,
+                };
             }
             let kept = (0..texts.len())
-                .filter(|&i| whole(if i >= from { longer } else { short }, i))
+                .filter(|&i| {
+                    whole(
+                        if upgrade.covers(&texts[i], i) {
+                            longer
+                        } else {
+                            short
+                        },
+                        i,
+                    )
+                })
                 .count();
             if best.as_ref().is_none_or(|(most, _, _)| kept > *most) {
-                best = Some((kept, requests(short, longer, from), spent));
+                best = Some((kept, requests(short, longer, upgrade), spent));
             }
         }
         let kept = (0..texts.len()).filter(|&i| whole(short, i)).count();
         if best.as_ref().is_none_or(|(most, _, _)| kept > *most) {
-            best = Some((kept, requests(short, short, 0), after));
+            best = Some((kept, uniform, after));
         }
         if step == 0 {
             break;
@@ -420,7 +462,7 @@ fn fit_requests<'d>(
         texts,
         short,
         longer: short,
-        from: 0,
+        upgrade: Upgrade::NONE,
         recent: true,
     };
     let (n, after) = fill_items(items, (0..texts.len()).rev(), used, room, counter);
