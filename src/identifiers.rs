@@ -178,7 +178,7 @@ fn is_hash(word: &str) -> bool {
 }
 
 /// A name ending in a number after `_` or `-`: a user name (`noah_muller_9847`), a ticket
-/// (`ABC-123`, `PROJ-7`), a request id (`req-20931`). The number has at least three digits,
+/// (`ABC-123`, `PROJ-7`), a request id (`req-20931`, `r_4e4e3009`). The number has at least three digits,
 /// or at least one after an upper-case project key; the segments before it start with a
 /// letter. Names of standards (`UTF-16`, `SHA-256`) are not tickets.
 fn is_numbered_name(word: &str) -> bool {
@@ -186,7 +186,12 @@ fn is_numbered_name(word: &str) -> bool {
         return false;
     };
     let (name, number) = (&word[..at], &word[at + 1..]);
-    if name.is_empty() || number.is_empty() || !number.chars().all(|c| c.is_ascii_digit()) {
+    // A hex tail of 6 or more, digits and letters mixed (`r_4e4e3009`), is a number too.
+    let hex_tail = number.len() >= 6 && is_hash_chars(number);
+    if name.is_empty()
+        || number.is_empty()
+        || !(hex_tail || number.chars().all(|c| c.is_ascii_digit()))
+    {
         return false;
     }
     let segments_ok = name.split(['_', '-']).all(|s| {
@@ -205,6 +210,14 @@ fn is_numbered_name(word: &str) -> bool {
         return false;
     }
     number.len() >= 3 || key
+}
+
+/// Lowercase hex digits only, digits and letters both.
+fn is_hash_chars(s: &str) -> bool {
+    s.chars()
+        .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
+        && s.chars().any(|c| c.is_ascii_digit())
+        && s.chars().any(|c| c.is_ascii_lowercase())
 }
 
 /// A code of upper-case letters and digits, both (`ZFA04Y`, `HAT170`, `W2378156`), 5 to 16
@@ -271,6 +284,10 @@ mod tests {
             ["mia_li_3668", "credit_card_4421486"]
         );
         assert_eq!(found("user_id=yusuf_rossi_9620"), ["yusuf_rossi_9620"]);
+        assert_eq!(
+            found("refund r_4e4e3009 of c_c45b214fa2 (not_a_cafe)"),
+            ["r_4e4e3009", "c_c45b214fa2"]
+        );
     }
 
     #[test]
