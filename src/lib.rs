@@ -39,7 +39,8 @@
 //! Each module imports only from the layers below it (bottom to top); the data flows up:
 //! 0. `conversation` (the neutral model), `note` (the wording of every note), `parallel`
 //!    (threads), `hash` (the one hasher);
-//! 1. `error`, `classify` (who wrote a user message), `evidence` (paths, commands, outcomes);
+//! 1. `error`, `classify` (who wrote a user message), `evidence` (paths, commands, outcomes),
+//!    `identifiers` (the tokens things are named by: user names, order numbers, hashes, URLs);
 //! 2. `tokens` (counting, calibrated estimates);
 //! 3. `format` (one file per format), `budget`, `features`, `catalog` (model names);
 //! 4. `units` (the one grouping), `digest`, `validate`, `cost` (prices by catalog name, the
@@ -92,6 +93,7 @@ mod evidence;
 mod features;
 pub mod format;
 mod hash;
+mod identifiers;
 #[cfg(feature = "lab")]
 #[doc(hidden)]
 pub mod lab;

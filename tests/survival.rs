@@ -1,4 +1,4 @@
-//! What survives compaction (issue 10): the task and the current request, removed requests and
+//! What survives compaction (issues 10, 26): the task and the current request, removed requests and
 //! files through the digest, Claude Code's own summary as a yardstick, and re-compaction.
 //!
 //! The real recordings in `../shared/corpus` are read when present; without them each test says
@@ -112,17 +112,29 @@ fn default_row(paths: &[PathBuf], ratio: f64) -> Row {
         .unwrap()
 }
 
-// See: #10
+/// The figures of a `default` row, on one line.
+fn figures(row: &Row) -> String {
+    format!(
+        "task kept {:.1}%, current {:.1}%, requests recall {:.1}% (named {:.1}%), identifiers \
+         recall {:.1}%, files recall {:.1}%, errors recall {:.1}%, utilization {:.3}",
+        row.task_kept_pct,
+        row.current_kept_pct,
+        row.requests_recall_pct,
+        row.named_recall_pct,
+        row.identifiers_recall_pct,
+        row.files_recall_pct,
+        row.errors_recall_pct,
+        row.utilization
+    )
+}
+
+// See: #10, #26
 #[test]
 fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
-    let mut paths = bundled();
-    let (has_corpus, with_corpus) = match corpus() {
-        Some(files) => {
-            paths.extend(files);
-            (true, "corpus and data/conversations")
-        }
-        None => (false, "data/conversations only (corpus SKIPPED)"),
-    };
+    let generated = bundled();
+    let real = corpus();
+    let mut paths = generated.clone();
+    paths.extend(real.iter().flatten().cloned());
     for ratio in [0.5, 0.25] {
         let mut fitted = 0;
         for path in &paths {
@@ -150,31 +162,41 @@ fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
                 );
             }
         }
-        let row = default_row(&paths, ratio);
-        eprintln!(
-            "{with_corpus} at {ratio}: {fitted}/{} fit; task kept {:.1}%, current {:.1}%, \
-             requests recall {:.1}%, files recall {:.1}%, errors recall {:.1}%, utilization {:.3}",
-            paths.len(),
-            row.task_kept_pct,
-            row.current_kept_pct,
-            row.requests_recall_pct,
-            row.files_recall_pct,
-            row.errors_recall_pct,
-            row.utilization
-        );
-        // The recall goals are over the corpus and data/conversations together; on the bundled
-        // files alone they are only printed.
-        if has_corpus {
-            assert!(row.files_recall_pct >= 95.0, "{row:?}");
-            // The goal is 95% (#10 open): the pinned messages of some conversations leave no
-            // room to name every removed request. These floors catch a regression.
-            let floor = if ratio >= 0.5 { 93.0 } else { 85.0 };
-            assert!(row.requests_recall_pct >= floor, "{row:?}");
-        }
+        eprintln!("at {ratio}: {fitted}/{} fit", paths.len());
+        // Generated chats are easy for a digest: their figures are printed apart, never pooled
+        // with the real recordings', and only these are held to the goals.
+        let row = default_row(&generated, ratio);
+        eprintln!("data/conversations at {ratio}: {}", figures(&row));
         assert!(
             (row.current_kept_pct - 100.0).abs() < f64::EPSILON,
             "{row:?}"
         );
+        let Some(real) = &real else {
+            eprintln!("SKIPPED: the corpus figures at {ratio}");
+            continue;
+        };
+        // Recall is over the compactions that fit: one that cannot fit removes nothing.
+        let row = default_row(real, ratio);
+        eprintln!("corpus at {ratio}: {}", figures(&row));
+        assert!(
+            (row.current_kept_pct - 100.0).abs() < f64::EPSILON,
+            "{row:?}"
+        );
+        assert!(row.files_recall_pct >= 95.0, "{row:?}");
+        // The goals (#26) are verbatim 90% and named 98% at 0.5, named 95% at 0.25, identifiers
+        // 80% at 0.5; open: the pinned units of the tau-bench sessions leave their digests a
+        // few hundred tokens, and the identifiers of outputs cleared before their removal are
+        // not in the span the digest reads. These floors sit a little under what the digest
+        // reaches now (62%, 87%, 26%; 55% at 0.25, where one request is 9 points), to catch a
+        // regression.
+        if ratio >= 0.5 {
+            assert!(row.requests_recall_pct >= 55.0, "{row:?}");
+            assert!(row.named_recall_pct >= 80.0, "{row:?}");
+            assert!(row.identifiers_recall_pct >= 20.0, "{row:?}");
+        } else {
+            assert!(row.named_recall_pct >= 45.0, "{row:?}");
+        }
+        assert!(row.named_recall_pct >= row.requests_recall_pct, "{row:?}");
     }
 }
 
@@ -191,11 +213,9 @@ fn agent_sessions_keep_their_removed_requests_in_the_digest() {
         .collect();
     for ratio in [0.5, 0.25] {
         let row = default_row(&sessions, ratio);
-        eprintln!(
-            "Claude Code sessions at {ratio}: requests recall {:.1}%, files recall {:.1}%",
-            row.requests_recall_pct, row.files_recall_pct
-        );
+        eprintln!("Claude Code sessions at {ratio}: {}", figures(&row));
         assert!(row.requests_recall_pct >= 95.0, "{row:?}");
+        assert!(row.named_recall_pct >= 98.0, "{row:?}");
     }
 }
 

@@ -7,6 +7,9 @@
 //! by one as simple trimmers do. Each output is recounted and checked with [`check`]
 //! independently of what the engine reports, and the bench keeps one [`Row`] of figures per
 //! contender. A result that cannot fit counts as the input unchanged: valid, but not fitting.
+//! Conversations may be added from named sources (real recordings, generated data): the rows
+//! are kept per source as well as over all of them, so that figures of different kinds of data
+//! need not be pooled.
 //!
 //! Every figure is deterministic except the timings, which are the only reason this module reads
 //! a clock; they never influence an output.
@@ -18,9 +21,9 @@ use serde::Serialize;
 
 use crate::budget::Budget;
 use crate::catalog::Profile;
-use crate::classify;
 use crate::compact::{Compacted, compact, trim_tools};
-use crate::conversation::{Conversation, Message, Part, Role};
+use crate::conversation::{Conversation, Role};
+use crate::digest;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::select::efficiency;
@@ -28,7 +31,10 @@ use crate::strategy::Strategy;
 use crate::strategy::tools::{ToolMode, ToolOptions};
 use crate::tokens::{Counts, Tokenizer};
 use crate::validate::check;
-use crate::{digest, evidence};
+
+use super::recall::{
+    Evidence, NAMED_CHARS, RECALL_CHARS, Recall, first_chars, removed_evidence, searchable,
+};
 
 /// One of the six ways of compacting that the bench compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -189,11 +195,15 @@ impl fmt::Display for Failure {
     }
 }
 
-/// One contender's figures over every conversation the bench has seen.
+/// One contender's figures over the conversations the bench has seen from one source, or from
+/// all of them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     /// The contender.
     pub strategy: Contender,
+    /// The source the conversations came from, as given to [`Bench::add_from`]; `all` for the
+    /// rows over every source.
+    pub source: String,
     /// Conversations run.
     pub conversations: usize,
     /// Percentage of outputs within the budget.
@@ -212,6 +222,12 @@ pub struct Row {
     pub current_kept_pct: f64,
     /// Percentage of removed requests whose first 200 characters are in the output.
     pub requests_recall_pct: f64,
+    /// Percentage of removed requests whose first 40 characters are in the output: those still
+    /// named.
+    pub named_recall_pct: f64,
+    /// Percentage of the identifiers of removed messages (words mixing letters and digits,
+    /// long numbers, e-mail addresses: see `identifier_words`) that appear in the output.
+    pub identifiers_recall_pct: f64,
     /// Percentage of the paths named in removed tool calls that appear in the output.
     pub files_recall_pct: f64,
     /// Percentage of the removed results' error lines that appear in the output.
@@ -232,126 +248,60 @@ struct Tally {
     task_kept: usize,
     current_kept: usize,
     requests: Recall,
+    named: Recall,
+    identifiers: Recall,
     files: Recall,
     errors: Recall,
     elapsed: Duration,
 }
 
-/// How many of the things that were removed can still be found in the output.
-#[derive(Debug, Clone, Copy, Default)]
-struct Recall {
-    found: usize,
-    removed: usize,
-}
-
-impl Recall {
-    fn add(&mut self, found: bool) {
-        self.removed += 1;
-        self.found += usize::from(found);
+impl Tally {
+    /// Adds `other`'s sums to these.
+    fn merge(&mut self, other: &Self) {
+        self.conversations += other.conversations;
+        self.fit += other.fit;
+        self.valid += other.valid;
+        self.efficiency += other.efficiency;
+        self.utilization += other.utilization;
+        self.user_kept += other.user_kept;
+        self.task_kept += other.task_kept;
+        self.current_kept += other.current_kept;
+        for (mine, theirs) in [
+            (&mut self.requests, other.requests),
+            (&mut self.named, other.named),
+            (&mut self.identifiers, other.identifiers),
+            (&mut self.files, other.files),
+            (&mut self.errors, other.errors),
+        ] {
+            mine.found += theirs.found;
+            mine.removed += theirs.removed;
+        }
+        self.elapsed += other.elapsed;
     }
 
-    /// The percentage found; 100 when nothing was removed.
-    fn pct(self) -> f64 {
-        if self.removed == 0 {
-            100.0
-        } else {
-            self.found as f64 * 100.0 / self.removed as f64
+    /// The row of these sums.
+    fn row(&self, strategy: Contender, source: &str) -> Row {
+        let n = self.conversations.max(1) as f64;
+        let pct = |count: usize| count as f64 * 100.0 / n;
+        Row {
+            strategy,
+            source: source.to_string(),
+            conversations: self.conversations,
+            fit_pct: pct(self.fit),
+            valid_pct: pct(self.valid),
+            efficiency: self.efficiency / n,
+            utilization: self.utilization / n,
+            user_kept_pct: self.user_kept / n,
+            task_kept_pct: pct(self.task_kept),
+            current_kept_pct: pct(self.current_kept),
+            requests_recall_pct: self.requests.pct(),
+            named_recall_pct: self.named.pct(),
+            identifiers_recall_pct: self.identifiers.pct(),
+            files_recall_pct: self.files.pct(),
+            errors_recall_pct: self.errors.pct(),
+            ms_per_conversation: self.elapsed.as_secs_f64() * 1000.0 / n,
         }
     }
-}
-
-/// What the survival figures look for, read once from the input.
-struct Evidence {
-    /// Input indices of the requests.
-    requests: Vec<usize>,
-    /// Each request's text.
-    texts: Vec<String>,
-}
-
-impl Evidence {
-    fn of(conversation: &Conversation) -> Self {
-        let requests = classify::requests(conversation);
-        let texts = requests
-            .iter()
-            .map(|&i| conversation.messages[i].text())
-            .collect();
-        Self { requests, texts }
-    }
-}
-
-/// Every text of a conversation a reader (or a model) sees: message text, tool-call names and
-/// arguments, tool-result text; one string to search.
-fn searchable(conversation: &Conversation) -> String {
-    let mut out = String::new();
-    let system = conversation.system.iter();
-    for message in system.chain(&conversation.messages) {
-        push_parts(&mut out, &message.parts);
-    }
-    out
-}
-
-fn push_parts(out: &mut String, parts: &[Part]) {
-    for part in parts {
-        match part {
-            Part::Text { text, .. } => out.push_str(text),
-            Part::ToolCall {
-                name, arguments, ..
-            } => {
-                out.push_str(name);
-                out.push('\n');
-                match arguments {
-                    serde_json::Value::String(text) => out.push_str(text),
-                    other => out.push_str(&other.to_string()),
-                }
-            }
-            Part::ToolResult { content, .. } => push_parts(out, content),
-            Part::Opaque(_) => {}
-        }
-        out.push('\n');
-    }
-}
-
-/// The first `n` characters of `text`.
-fn first_chars(text: &str, n: usize) -> &str {
-    text.char_indices()
-        .nth(n)
-        .map_or(text, |(at, _)| &text[..at])
-}
-
-/// Characters of a removed request the requests recall looks for (the figure).
-const RECALL_CHARS: usize = 200;
-
-/// The paths named in the tool calls of the removed messages, and the error lines of their
-/// results, without repeats.
-fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> (Vec<String>, Vec<String>) {
-    let mut paths = std::collections::BTreeSet::new();
-    let mut errors = std::collections::BTreeSet::new();
-    let removed = conversation.messages.iter().zip(kept).filter(|(_, k)| !**k);
-    for (message, _) in removed {
-        for part in &message.parts {
-            match part {
-                Part::ToolCall {
-                    name, arguments, ..
-                } => paths.extend(
-                    evidence::call_paths(name, arguments)
-                        .into_iter()
-                        .map(|(_, p)| p),
-                ),
-                Part::ToolResult {
-                    content, is_error, ..
-                } => {
-                    let text = Message {
-                        parts: content.clone(),
-                        ..Message::new_text(Role::Tool, "")
-                    }
-                    .text();
-                    errors.extend(evidence::error_line(&text, *is_error));
-                }
-                _ => {}
-            }
-        }
-    }
-    (paths.into_iter().collect(), errors.into_iter().collect())
 }
 
 /// What one contender made of one conversation.
@@ -377,7 +327,10 @@ enum Target {
 pub struct Bench {
     target: Target,
     base: Options,
+    /// Over every source.
     tallies: [Tally; 6],
+    /// Per source, in the order first added.
+    sources: Vec<(String, [Tally; 6])>,
 }
 
 impl Bench {
@@ -419,15 +372,49 @@ impl Bench {
             target,
             base,
             tallies: Default::default(),
+            sources: Vec::new(),
         })
     }
 
     /// Runs every contender over one conversation and adds their figures; returns what went
-    /// unexpectedly wrong (nothing, for a sound engine).
+    /// unexpectedly wrong (nothing, for a sound engine). The conversation counts in the rows
+    /// over all sources only; [`Bench::add_from`] names its source.
     ///
     /// # Errors
     /// [`Error::Invalid`] when the input itself breaks tool pairing: it is not run.
     pub fn add(&mut self, conversation: &Conversation) -> Result<Vec<Failure>> {
+        let (tallies, failures) = self.trials(conversation)?;
+        for (all, one) in self.tallies.iter_mut().zip(&tallies) {
+            all.merge(one);
+        }
+        Ok(failures)
+    }
+
+    /// [`Bench::add`], counting the conversation in the rows of `source` too
+    /// ([`Bench::source_rows`]).
+    ///
+    /// # Errors
+    /// As [`Bench::add`].
+    pub fn add_from(&mut self, source: &str, conversation: &Conversation) -> Result<Vec<Failure>> {
+        let (tallies, failures) = self.trials(conversation)?;
+        for (all, one) in self.tallies.iter_mut().zip(&tallies) {
+            all.merge(one);
+        }
+        let at = if let Some(at) = self.sources.iter().position(|(name, _)| name == source) {
+            at
+        } else {
+            self.sources.push((source.to_string(), Default::default()));
+            self.sources.len() - 1
+        };
+        for (mine, one) in self.sources[at].1.iter_mut().zip(&tallies) {
+            mine.merge(one);
+        }
+        Ok(failures)
+    }
+
+    /// Every contender's sums over one conversation.
+    fn trials(&self, conversation: &Conversation) -> Result<([Tally; 6], Vec<Failure>)> {
+        let mut tallies: [Tally; 6] = Default::default();
         let problems = check(conversation);
         if let Some(first) = problems.first() {
             return Err(Error::Invalid {
@@ -443,7 +430,7 @@ impl Bench {
             .collect();
         let evidence = Evidence::of(conversation);
         let mut failures = Vec::new();
-        for (contender, tally) in Contender::ALL.into_iter().zip(&mut self.tallies) {
+        for (contender, tally) in Contender::ALL.into_iter().zip(&mut tallies) {
             let trial = run(contender, conversation, budget, &self.base, &mut failures);
             let output = trial.output.as_ref().unwrap_or(conversation);
             let after = if trial.output.is_some() {
@@ -472,18 +459,24 @@ impl Bench {
                     tally
                         .requests
                         .add(text.contains(first_chars(request, RECALL_CHARS)));
+                    tally
+                        .named
+                        .add(text.contains(first_chars(request, NAMED_CHARS)));
                 }
             }
-            let (paths, errors) = removed_evidence(conversation, &trial.kept);
-            for path in &paths {
+            let removed = removed_evidence(conversation, &trial.kept);
+            for path in &removed.paths {
                 tally.files.add(text.contains(path.as_str()));
             }
-            for error in &errors {
+            for error in &removed.errors {
                 tally.errors.add(text.contains(error.as_str()));
+            }
+            for id in &removed.identifiers {
+                tally.identifiers.add(text.contains(id.as_str()));
             }
             tally.elapsed += trial.elapsed;
         }
-        Ok(failures)
+        Ok((tallies, failures))
     }
 
     /// Conversations run so far.
@@ -491,29 +484,26 @@ impl Bench {
         self.tallies[0].conversations
     }
 
-    /// One row per contender, in [`Contender::ALL`] order.
+    /// One row per contender over every conversation, in [`Contender::ALL`] order.
     pub fn rows(&self) -> Vec<Row> {
         Contender::ALL
             .into_iter()
             .zip(&self.tallies)
-            .map(|(strategy, t)| {
-                let n = t.conversations.max(1) as f64;
-                let pct = |count: usize| count as f64 * 100.0 / n;
-                Row {
-                    strategy,
-                    conversations: t.conversations,
-                    fit_pct: pct(t.fit),
-                    valid_pct: pct(t.valid),
-                    efficiency: t.efficiency / n,
-                    utilization: t.utilization / n,
-                    user_kept_pct: t.user_kept / n,
-                    task_kept_pct: pct(t.task_kept),
-                    current_kept_pct: pct(t.current_kept),
-                    requests_recall_pct: t.requests.pct(),
-                    files_recall_pct: t.files.pct(),
-                    errors_recall_pct: t.errors.pct(),
-                    ms_per_conversation: t.elapsed.as_secs_f64() * 1000.0 / n,
-                }
+            .map(|(strategy, t)| t.row(strategy, "all"))
+            .collect()
+    }
+
+    /// For each source given to [`Bench::add_from`], in the order first added, one row per
+    /// contender over its conversations alone.
+    pub fn source_rows(&self) -> Vec<Vec<Row>> {
+        self.sources
+            .iter()
+            .map(|(source, tallies)| {
+                Contender::ALL
+                    .into_iter()
+                    .zip(tallies)
+                    .map(|(strategy, t)| t.row(strategy, source))
+                    .collect()
             })
             .collect()
     }

@@ -8,4 +8,5 @@
 
 pub mod bench;
 pub mod calibrate;
+mod recall;
 pub mod replay;

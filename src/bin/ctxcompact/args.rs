@@ -127,8 +127,13 @@ pub(crate) enum Command {
     /// trimming off), tools (tool trimming alone), default (tool trimming, then the selector) and
     /// naive (drops the oldest messages one by one, ignoring tool pairs). Invalid files are
     /// reported and skipped.
+    ///
+    /// Each PATH is a source with a table of its own, so that real recordings and generated
+    /// data are never pooled (give one folder holding both to pool them); `--json` gives the
+    /// rows over all paths and per path.
     Bench {
-        /// Conversation files, or folders searched recursively for `.json` files.
+        /// Conversation files, or folders searched recursively for `.json` files; each one a
+        /// source.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Budget as a share of each conversation's own total [default: 0.5].

@@ -254,15 +254,19 @@ fn bench(
 ) -> Result<ExitCode> {
     let tokenizer = base.tokenizer;
     let mut bench = Bench::with_options(budget, base)?;
-    let mut files = Vec::new();
+    // Each file with the path given that holds it: its source, which has rows of its own.
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
     for path in paths {
-        json_files(path, &mut files)?;
+        let mut found = Vec::new();
+        json_files(path, &mut found)?;
+        let source = path.display().to_string();
+        files.extend(found.into_iter().map(|file| (file, source.clone())));
     }
     files.sort();
-    files.dedup();
+    files.dedup_by(|a, b| a.0 == b.0);
     let progress = io::stderr().is_terminal();
     let mut skipped = 0;
-    for (done, file) in files.iter().enumerate() {
+    for (done, (file, source)) in files.iter().enumerate() {
         if progress {
             show_progress(done, files.len(), file);
         }
@@ -270,7 +274,7 @@ fn bench(
         let added = fs::read(file)
             .with_context(|| format!("{name}: cannot read"))
             .and_then(|bytes| Ok(format::parse(&bytes, None)?))
-            .and_then(|conversation| Ok(bench.add(&conversation)?));
+            .and_then(|conversation| Ok(bench.add_from(source, &conversation)?));
         match added {
             Ok(failures) => {
                 for failure in failures {
@@ -303,13 +307,33 @@ fn bench(
         return Err(anyhow!("no valid conversation found in the paths given"));
     }
     let rows = bench.rows();
+    // Sources with at least one valid conversation, in the order given.
+    let mut sources = bench.source_rows();
+    sources.sort_by_key(|rows| {
+        let source = rows.first().map(|r| r.source.as_str());
+        paths
+            .iter()
+            .position(|p| Some(p.display().to_string().as_str()) == source)
+    });
     let text = if json {
-        let mut text = serde_json::to_string_pretty(&serde_json::json!({ "strategies": rows }))
-            .expect("rows always serialize");
+        let sources: Vec<serde_json::Value> = sources
+            .iter()
+            .map(|rows| serde_json::json!({ "source": rows[0].source, "strategies": rows }))
+            .collect();
+        let all = serde_json::json!({ "strategies": rows, "sources": sources });
+        let mut text = serde_json::to_string_pretty(&all).expect("rows always serialize");
         text.push('\n');
         text
+    } else if sources.len() > 1 {
+        // One table per path given, never pooled: real recordings and generated data differ.
+        let tables: Vec<String> = sources
+            .iter()
+            .map(|rows| bench_table(rows, budget, tokenizer))
+            .collect();
+        tables.join("\n")
     } else {
-        bench_table(&rows, budget, tokenizer)
+        // One path: its rows are those over all, headed by its name.
+        bench_table(sources.first().unwrap_or(&rows), budget, tokenizer)
     };
     io::stdout().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
@@ -370,11 +394,13 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget, tokenizer: Tokenizer) -
         ctxcompact::Budget::Window { .. } => "the model's window".into(),
     };
     let conversations = rows.first().map_or(0, |r| r.conversations);
+    let source = rows.first().map_or("", |r| r.source.as_str());
     let tokenizer = tokenizer.as_str();
-    let mut out = format!("{conversations} conversations, budget {budget} ({tokenizer})\n\n");
+    let mut out =
+        format!("{source}: {conversations} conversations, budget {budget} ({tokenizer})\n\n");
     let _ = writeln!(
         out,
-        "{:<9} {:>6} {:>7} {:>7} {:>10} {:>11} {:>12} {:>11} {:>10} {:>10} {:>10} {:>10} {:>9}",
+        "{:<9} {:>6} {:>7} {:>7} {:>10} {:>11} {:>12} {:>11} {:>10} {:>10} {:>8} {:>6} {:>10} {:>10} {:>9}",
         "strategy",
         "convs",
         "fit %",
@@ -385,6 +411,8 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget, tokenizer: Tokenizer) -
         "task kept %",
         "current %",
         "requests %",
+        "named %",
+        "ids %",
         "files %",
         "errors %",
         "ms/conv"
@@ -392,7 +420,7 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget, tokenizer: Tokenizer) -
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.2}",
+            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>10.1} {:>10.1} {:>8.1} {:>6.1} {:>10.1} {:>10.1} {:>9.2}",
             row.strategy.as_str(),
             row.conversations,
             row.fit_pct,
@@ -403,6 +431,8 @@ fn bench_table(rows: &[Row], budget: ctxcompact::Budget, tokenizer: Tokenizer) -
             row.task_kept_pct,
             row.current_kept_pct,
             row.requests_recall_pct,
+            row.named_recall_pct,
+            row.identifiers_recall_pct,
             row.files_recall_pct,
             row.errors_recall_pct,
             row.ms_per_conversation

@@ -3,15 +3,17 @@
 //! A removal marker stands at the place of its span and says how many messages and how many
 //! tokens *of the input* it replaces ([`crate::note`] words it); it reads as history, so that a
 //! kept old instruction is not taken for a new one. Its digest is extractive and deterministic,
-//! built from the span only, in priority order: requests (verbatim up to [`REQUEST_CHARS`]),
-//! files (read, edited, created, named in commands), commands with their outcome, errors, and the
-//! last assistant state. A cap trims the sections from the bottom up, leaving "+N more" counts;
+//! built from the span only, in priority order: requests (verbatim up to [`REQUEST_CHARS`], all
+//! shortened together before any is left out),
+//! files (read, edited, created, named in commands), commands with their outcome, errors,
+//! identifiers (user names, order numbers, hashes, URLs: [`crate::identifiers`]; at most
+//! [`IDENTIFIERS_PCT`]% of the sections' cap), and the last assistant state ([`render`] writes
+//! them within the cap). A cap trims the sections from the bottom up, leaving "+N more" counts;
 //! an empty section is omitted. Re-compaction folds an earlier marker inside a span into the new
 //! one, counts and digest alike. Markers count against the budget like any other text.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
@@ -23,10 +25,15 @@ use crate::evidence::{
     Touch, arguments_value, command_of, error_line_in, outcome_in, paths_of, sub, trim,
 };
 use crate::hash::FxBuild;
+use crate::identifiers::Tally;
 use crate::note::{
-    DIGEST_END, LINE_CHARS, clip, clip_cow, header, marker_len, one_line, parse_header, thousands,
+    DIGEST_END, LINE_CHARS, clip, clip_cow, header, marker_len, one_line, parse_header,
 };
 use crate::tokens::TokenCounter;
+
+mod render;
+
+use render::render_capped;
 
 /// What a removed span leaves behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -46,10 +53,12 @@ pub(crate) const REQUEST_CHARS: usize = 400;
 /// Of a longer request, this many leading characters are kept (then ` … ` and the tail), so
 /// that its first 200 characters always survive.
 const REQUEST_HEAD: usize = 300;
-/// When the removed requests do not all fit the digest verbatim, each keeps this many leading
-/// characters (then `…`): what a reader needs to recognise it (the bench's requests recall reads
-/// as many).
-pub(crate) const REQUEST_SHORT: usize = 200;
+/// When the removed requests do not all fit the digest verbatim, all of them are shortened
+/// together, step by step, to their first this many characters (then `…`), until they all fit:
+/// the first step keeps what the bench's verbatim recall reads (200), the last what a reader
+/// needs to recognise a request (40, what its named recall reads). Only when not even the last
+/// step fits them all are some left out, the oldest first.
+pub(crate) const REQUEST_SHORT: [usize; 3] = [200, 80, 40];
 /// The last assistant state is cut to this many characters.
 const STATE_CHARS: usize = 400;
 /// The default cap of the sections after the requests: at most this many tokens (the issue's
@@ -60,6 +69,9 @@ pub(crate) const DIGEST_BUDGET_PCT: usize = 10;
 /// The default cap of a whole digest, requests included, as a share of the budget in percent:
 /// the removed requests come first and may take what the other sections leave of it.
 pub(crate) const DIGEST_TOTAL_PCT: usize = 50;
+/// The identifiers section takes at most this share of the cap of the sections after the
+/// requests, in percent.
+const IDENTIFIERS_PCT: usize = 50;
 /// Messages after a tool call searched for its result (results follow their call, with at most
 /// a few notes between them).
 const RESULT_LOOKAHEAD: usize = 64;
@@ -116,12 +128,17 @@ struct Digest<'a> {
     files: [Vec<(Cow<'a, str>, usize)>; 4],
     /// How each tool name touches files, worked out once per name (few names: a list).
     touches: Vec<(&'a str, Touch)>,
+    /// The identifiers of the span's requests, tool calls and results, as they are found.
+    ids: Tally,
+    /// Each identifier once, most used first, with its count (none that is a file named).
+    identifiers: Vec<(Cow<'a, str>, usize)>,
     commands: Vec<Command<'a>>,
     /// Error lines, clipped, in order (repeats dropped at the end).
     errors: Vec<Cow<'a, str>>,
     last_state: Option<Cow<'a, str>>,
-    /// Items earlier markers had already cut, per section (requests, files…, commands, errors).
-    more: [usize; 7],
+    /// Items earlier markers had already cut, per section (requests, files…, commands, errors,
+    /// identifiers).
+    more: [usize; 8],
 }
 
 /// A shell command of the span and its outcome.
@@ -203,6 +220,7 @@ fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Diges
                     if classify::is_request_text(rest) {
                         digest.messages += 1;
                         digest.tokens += tokens;
+                        digest.ids.add_text(rest);
                         digest.requests.push(sub(&text, rest));
                     }
                     continue;
@@ -210,6 +228,7 @@ fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Diges
                 digest.messages += 1;
                 digest.tokens += tokens;
                 if classify::author_with_text(message, &text) == Some(Author::Request) {
+                    digest.ids.add_text(&text);
                     digest.requests.push(text);
                 }
             }
@@ -229,6 +248,7 @@ fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Diges
                         ..
                     } = part
                     {
+                        digest.ids.add_arguments(arguments);
                         add_call(&mut digest, name, arguments, result_of(messages, at, id));
                     }
                 }
@@ -244,6 +264,7 @@ fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Diges
             } = part
             {
                 let text = parts_text(content);
+                digest.ids.add_text(&text);
                 if let Some(line) = error_line_in(&text, *is_error) {
                     digest.errors.push(clip_cow(sub(&text, line), LINE_CHARS));
                 }
@@ -256,7 +277,28 @@ fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Diges
     keep_first(&mut digest.requests);
     keep_first(&mut digest.errors);
     group_files(&mut digest);
+    rank_identifiers(&mut digest);
     digest
+}
+
+/// Ranks the identifiers found, most used first, leaving out those the files sections name.
+fn rank_identifiers(digest: &mut Digest<'_>) {
+    let ids = std::mem::take(&mut digest.ids).ranked();
+    // Looked up, never iterated.
+    let files: HashSet<&str, FxBuild> = digest
+        .files
+        .iter()
+        .flatten()
+        .map(|(path, _)| path.as_ref())
+        .collect();
+    let kept: Vec<(String, usize)> = ids
+        .into_iter()
+        .filter(|(id, _)| !files.contains(id.as_str()))
+        .collect();
+    digest.identifiers = kept
+        .into_iter()
+        .map(|(id, n)| (Cow::Owned(id), n))
+        .collect();
 }
 
 /// The text of call `id`'s result, and whether it is an error: looked for in the messages after
@@ -398,6 +440,8 @@ fn fold(digest: &mut Digest<'_>, text: &str) {
             section = Some(index);
             if (1..=4).contains(&index) {
                 fold_files(digest, index - 1, rest);
+            } else if index == IDENTIFIERS {
+                fold_identifiers(digest, rest);
             }
             continue;
         }
@@ -460,6 +504,31 @@ fn fold_files(digest: &mut Digest<'_>, touch: usize, rest: &str) {
     }
 }
 
+/// Adds a folded identifiers line (`a ×2, b, +3 more`) to the identifiers found.
+fn fold_identifiers(digest: &mut Digest<'_>, rest: &str) {
+    for item in rest.split(", ").filter(|i| !i.is_empty()) {
+        if let Some(more) = item
+            .strip_prefix('+')
+            .and_then(|r| r.strip_suffix(" more"))
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            digest.more[IDENTIFIERS] += more;
+            continue;
+        }
+        match item.rsplit_once(" ×") {
+            Some((id, n)) => digest.ids.add(id, n.parse::<usize>().unwrap_or(1)),
+            None => digest.ids.add(item, 1),
+        }
+    }
+}
+
+/// The index of the identifiers section among the folded sections (after errors, so that the
+/// indices of the older sections stay as they were).
+const IDENTIFIERS: usize = 7;
+
+/// The title of the identifiers section.
+const IDENTIFIERS_TITLE: &str = "Identifiers";
+
 /// The section a digest line opens, with the rest of the line after `): `.
 fn section_heading(line: &str) -> Option<(usize, &str)> {
     let titles = [
@@ -470,6 +539,7 @@ fn section_heading(line: &str) -> Option<(usize, &str)> {
         Touch::ALL[3].title(),
         "Commands",
         "Errors",
+        IDENTIFIERS_TITLE,
     ];
     titles.iter().enumerate().find_map(|(i, title)| {
         let rest = line.strip_prefix(title)?.strip_prefix(" (")?;
@@ -481,312 +551,6 @@ fn section_heading(line: &str) -> Option<(usize, &str)> {
     })
 }
 
-/// The items of one section, made into text only when counted or rendered.
-#[derive(Debug, Clone, Copy)]
-enum Items<'d> {
-    /// Removed requests: verbatim (a long one by its head and tail), or, when `short`, each
-    /// by its first [`REQUEST_SHORT`] characters.
-    Requests {
-        texts: &'d [Cow<'d, str>],
-        short: bool,
-    },
-    /// Files, with how many times each was touched.
-    Files(&'d [(Cow<'d, str>, usize)]),
-    Commands(&'d [Command<'d>]),
-    /// Lines written as they are.
-    Lines(&'d [Cow<'d, str>]),
-}
-
-impl<'d> Items<'d> {
-    fn len(&self) -> usize {
-        match self {
-            Self::Requests { texts, .. } | Self::Lines(texts) => texts.len(),
-            Self::Files(files) => files.len(),
-            Self::Commands(commands) => commands.len(),
-        }
-    }
-
-    fn get(&self, i: usize) -> Cow<'d, str> {
-        match *self {
-            Self::Requests {
-                texts,
-                short: false,
-            } => clip_request(&texts[i]),
-            Self::Requests { texts, short: true } => {
-                clip_cow(Cow::Borrowed(&texts[i]), REQUEST_SHORT)
-            }
-            Self::Files(files) => match &files[i] {
-                (path, 1) => Cow::Borrowed(path),
-                (path, n) => Cow::Owned(format!("{path} ×{n}")),
-            },
-            Self::Commands(commands) => commands[i].line(),
-            Self::Lines(lines) => Cow::Borrowed(&lines[i]),
-        }
-    }
-}
-
-/// One section of a rendered digest.
-struct Section<'d> {
-    title: &'static str,
-    /// Items, oldest first.
-    items: Items<'d>,
-    /// Items an earlier marker had already cut.
-    more: usize,
-    /// Items written on the heading line, comma-separated (files), rather than one per line.
-    inline: bool,
-    /// Prefix of each item on its own line.
-    bullet: &'static str,
-}
-
-impl Section<'_> {
-    fn total(&self) -> usize {
-        self.items.len() + self.more
-    }
-}
-
-/// The title of the last section, written as `Last state: …` with no count.
-const LAST_STATE: &str = "Last state";
-
-/// The digest's sections in priority order.
-fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
-    let mut sections = vec![Section {
-        title: "Requests",
-        items: Items::Requests {
-            texts: &digest.requests,
-            short: false,
-        },
-        more: digest.more[0],
-        inline: false,
-        bullet: "» ",
-    }];
-    for touch in Touch::ALL {
-        sections.push(Section {
-            title: touch.title(),
-            items: Items::Files(&digest.files[touch as usize]),
-            more: digest.more[touch as usize + 1],
-            inline: true,
-            bullet: "",
-        });
-    }
-    sections.push(Section {
-        title: "Commands",
-        items: Items::Commands(&digest.commands),
-        more: digest.more[5],
-        inline: false,
-        bullet: "$ ",
-    });
-    sections.push(Section {
-        title: "Errors",
-        items: Items::Lines(&digest.errors),
-        more: digest.more[6],
-        inline: false,
-        bullet: "! ",
-    });
-    sections.push(Section {
-        title: LAST_STATE,
-        items: Items::Lines(digest.last_state.as_slice()),
-        more: 0,
-        inline: true,
-        bullet: "",
-    });
-    sections
-}
-
-/// Renders sections, keeping the first `kept[i]` items of section `i`; a section with
-/// `shown[i]` false is left out altogether.
-fn render(sections: &[Section<'_>], kept: &[usize], shown: &[bool]) -> String {
-    let mut out = String::new();
-    for ((section, &kept), _) in sections.iter().zip(kept).zip(shown).filter(|(_, s)| **s) {
-        let more = section.total() - kept;
-        if section.title == LAST_STATE {
-            if kept > 0 {
-                out.push_str("Last state: ");
-                out.push_str(&section.items.get(0));
-                out.push('\n');
-            }
-            continue;
-        }
-        let _ = write!(out, "{} ({}):", section.title, thousands(section.total()));
-        if section.inline {
-            for i in 0..kept {
-                out.push_str(if i == 0 { " " } else { ", " });
-                out.push_str(&section.items.get(i));
-            }
-            if more > 0 {
-                let _ = write!(out, "{}+{more} more", if kept == 0 { " " } else { ", " });
-            }
-            out.push('\n');
-        } else {
-            out.push('\n');
-            for i in 0..kept {
-                out.push_str(section.bullet);
-                out.push_str(&section.items.get(i));
-                out.push('\n');
-            }
-            if more > 0 {
-                let _ = writeln!(out, "+{more} more");
-            }
-        }
-    }
-    // The closing newline only: a request's own trailing spaces are part of its verbatim text.
-    if out.ends_with('\n') {
-        out.pop();
-    }
-    out
-}
-
-/// Renders the digest within `cap`, trimming from the bottom up: the digest is one sequence —
-/// each section's heading, then its items, sections in priority order — and the longest
-/// beginning of it that fits is kept. The requests come first, within `cap.total`: verbatim
-/// when they all fit so, else each by its first [`REQUEST_SHORT`] characters; the sections
-/// after them share `cap.rest` of what is left. The section cut in the middle says how many
-/// items it left out; the sections below it are named, with their counts, on one closing line.
-/// Items are counted one by one, and only until the cap is reached, so the cost does not grow
-/// with the span. Empty when not even the closing line fits. Also returns how many requests,
-/// and how many files, it left out.
-fn render_capped(
-    digest: &Digest<'_>,
-    cap: DigestCap,
-    counter: &dyn TokenCounter,
-) -> (String, [usize; 2]) {
-    let mut sections = sections(digest);
-    let present: Vec<bool> = sections.iter().map(|s| s.total() > 0).collect();
-    let mut shown = vec![false; sections.len()];
-    let mut kept = vec![0; sections.len()];
-    // The closing line's cost should every section from `s` on be left out.
-    let closing_from: Vec<usize> = (0..=sections.len())
-        .map(|s| {
-            let which: Vec<bool> = present
-                .iter()
-                .enumerate()
-                .map(|(i, p)| *p && i >= s)
-                .collect();
-            let line = left_out(&sections, &which);
-            if line.is_empty() {
-                0
-            } else {
-                counter.count_text(&line) + 1
-            }
-        })
-        .collect();
-    let mut used = 0;
-    let mut requests_used = 0;
-    for s in (0..sections.len()).filter(|&s| present[s]) {
-        let limit = if s == 0 {
-            cap.total
-        } else {
-            cap.total.min(requests_used + cap.rest)
-        };
-        let room = limit.saturating_sub(closing_from[s + 1]);
-        let section = &sections[s];
-        let total = thousands(section.total());
-        let heading = format!("{} ({total}): +{total} more\n", section.title);
-        let cost = counter.count_text(&heading) + 1;
-        if used + cost > room {
-            break;
-        }
-        shown[s] = true;
-        let (mut n, mut after) = fill(section, used + cost, room, counter);
-        if n < section.items.len() {
-            if let Items::Requests { texts, .. } = section.items {
-                // Not all verbatim: each by its head, so that as many as can be are named.
-                sections[s].items = Items::Requests { texts, short: true };
-                (n, after) = fill(&sections[s], used + cost, room, counter);
-            }
-        }
-        kept[s] = n;
-        used = after;
-        if s == 0 {
-            requests_used = used;
-        }
-        if n < sections[s].items.len() {
-            break;
-        }
-    }
-    loop {
-        let mut text = render(&sections, &kept, &shown);
-        let omitted: Vec<bool> = present.iter().zip(&shown).map(|(p, s)| *p && !*s).collect();
-        let closing = left_out(&sections, &omitted);
-        if !closing.is_empty() {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&closing);
-        }
-        let tokens = counter.count_text(&text);
-        if tokens <= cap.total {
-            let unnamed = |s: usize| sections[s].items.len() - if shown[s] { kept[s] } else { 0 };
-            return (text, [unnamed(0), (1..=4).map(unnamed).sum()]);
-        }
-        // The per-item counts fell short: give up the lowest kept items, about as many bytes as
-        // the excess (4 bytes a token, the rough average), else the lowest section.
-        let mut excess = (tokens - cap.total) * 4;
-        while excess > 0 {
-            if let Some(s) = kept.iter().rposition(|k| *k > 0) {
-                kept[s] -= 1;
-                excess = excess.saturating_sub(sections[s].items.get(kept[s]).len().max(1));
-            } else if let Some(s) = shown.iter().rposition(|s| *s) {
-                shown[s] = false;
-                excess = 0;
-            } else {
-                let files = digest.files.iter().map(Vec::len).sum();
-                return (String::new(), [digest.requests.len(), files]);
-            }
-        }
-    }
-}
-
-/// How many of a section's items fit from `used` tokens up to `room`, each counted with its
-/// line break and bullet, and the tokens used then.
-fn fill(
-    section: &Section<'_>,
-    mut used: usize,
-    room: usize,
-    counter: &dyn TokenCounter,
-) -> (usize, usize) {
-    let mut n = 0;
-    while n < section.items.len() {
-        let cost = counter.count_text(&section.items.get(n)) + 2;
-        if used + cost > room {
-            break;
-        }
-        used += cost;
-        n += 1;
-    }
-    (n, used)
-}
-
-/// The closing line naming the sections left out, with their counts; empty when none is.
-fn left_out(sections: &[Section<'_>], which: &[bool]) -> String {
-    let names: Vec<String> = sections
-        .iter()
-        .zip(which)
-        .filter(|(_, w)| **w)
-        .map(|(s, _)| format!("{} ({})", s.title, thousands(s.total())))
-        .collect();
-    if names.is_empty() {
-        String::new()
-    } else {
-        format!("Left out for room: {}", names.join(", "))
-    }
-}
-
-/// A removed request as the digest keeps it: verbatim up to [`REQUEST_CHARS`] characters, else
-/// its head and tail around ` … `.
-fn clip_request(text: &str) -> Cow<'_, str> {
-    if text.len() <= REQUEST_CHARS {
-        return Cow::Borrowed(text);
-    }
-    let chars = text.chars().count();
-    if chars <= REQUEST_CHARS {
-        return Cow::Borrowed(text);
-    }
-    let head: String = text.chars().take(REQUEST_HEAD).collect();
-    let tail_len = REQUEST_CHARS - REQUEST_HEAD - 3;
-    let tail: String = text.chars().skip(chars - tail_len).collect();
-    Cow::Owned(format!("{head} … {tail}"))
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -794,6 +558,7 @@ mod tests {
     use super::*;
     use crate::format::parse_value;
     use crate::tokens::CharEstimate;
+    use render::clip_request;
 
     fn span() -> Vec<Message> {
         let call = |id: &str, name: &str, args: &str| json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}});
@@ -905,6 +670,107 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("Last state: Next step."), "{text}");
+    }
+
+    /// A span of `n` requests of `chars` characters each, every one starting with its number.
+    fn requests(n: usize, chars: usize) -> Vec<Message> {
+        (0..n)
+            .map(|i| {
+                let head = format!("Request {i:02}: please change the ledger ");
+                let text = format!("{head}{}", "x".repeat(chars - head.len()));
+                Message::new_text(Role::User, text)
+            })
+            .collect()
+    }
+
+    /// The requests a digest names, as its `» ` lines.
+    fn named(text: &str) -> Vec<&str> {
+        text.lines().filter_map(|l| l.strip_prefix("» ")).collect()
+    }
+
+    #[test]
+    fn requests_that_do_not_fit_verbatim_are_all_shortened_before_any_is_left_out() {
+        let messages = requests(10, 300);
+        let tokens = vec![Some(80); messages.len()];
+        // Four characters a token: verbatim they take 770 tokens, by 200 characters 520, by 80
+        // 220.
+        let text = digest(&messages, &tokens, 300);
+        let lines = named(&text);
+        assert_eq!(lines.len(), 10, "{text}");
+        let lengths: Vec<usize> = lines.iter().map(|l| l.chars().count()).collect();
+        for (i, line) in lines.iter().enumerate() {
+            assert!(line.starts_with(&format!("Request {i:02}: ")), "{line}");
+            assert!(line.ends_with('…'), "{line}");
+        }
+        assert!(!text.contains(" more"), "{text}");
+        // All fit by 80 characters (one or two of the newest by 200), or by 40 with the room
+        // left giving the newest their first 200: the latter keeps more by 200, four.
+        assert_eq!(
+            lengths,
+            [41, 41, 41, 41, 41, 41, 201, 201, 201, 201],
+            "{text}"
+        );
+        // With room for 200 each: each keeps its first 200 characters, the newest more.
+        let text = digest(&messages, &tokens, 600);
+        let lengths: Vec<usize> = named(&text).iter().map(|l| l.chars().count()).collect();
+        assert!(lengths.iter().all(|&n| n == 201 || n == 300), "{text}");
+        assert!(lengths.is_sorted(), "{lengths:?}");
+    }
+
+    #[test]
+    fn when_even_the_shortest_form_does_not_fit_the_most_recent_requests_are_named() {
+        let messages = requests(30, 300);
+        let tokens = vec![Some(80); messages.len()];
+        // By 40 characters they take 390 tokens.
+        let text = digest(&messages, &tokens, 200);
+        let lines = named(&text);
+        assert!(!lines.is_empty() && lines.len() < 30, "{text}");
+        let left_out = 30 - lines.len();
+        assert!(
+            text.contains(&format!("Requests (30):\n+{left_out} more\n» ")),
+            "{text}"
+        );
+        for (line, i) in lines.iter().zip(left_out..) {
+            assert!(line.starts_with(&format!("Request {i:02}: ")), "{line}");
+            assert_eq!(line.chars().count(), 41, "{line}");
+        }
+        let body = text.split_once('\n').map_or("", |(_, b)| b);
+        assert!(CharEstimate.count_text(body.strip_suffix(DIGEST_END).unwrap()) <= 200);
+        // Folded into a later marker, the count of those left out carries over.
+        let again = digest(
+            &[Message::new_text(Role::User, text.clone())],
+            &[Some(9)],
+            200,
+        );
+        assert!(again.contains("Requests (30):"), "{again}");
+    }
+
+    #[test]
+    fn identifiers_of_requests_calls_and_results_are_named_once_most_used_first() {
+        let messages = parse_value(
+            json!([
+                {"role": "user", "content": "My user id is noah_muller_9847; cancel reservation ZFA04Y."},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function",
+                    "function": {"name": "get_reservation_details", "arguments": "{\"reservation_id\": \"ZFA04Y\"}"}}]},
+                {"role": "tool", "tool_call_id": "a", "content": "{\"reservation_id\": \"ZFA04Y\", \"user_id\": \"noah_muller_9847\", \"flight\": \"HAT170\"}"},
+                {"role": "assistant", "content": "Done."}
+            ]),
+            None,
+        )
+        .unwrap()
+        .messages;
+        let tokens = vec![Some(10); messages.len()];
+        let text = digest(&messages, &tokens, 500);
+        assert!(
+            text.contains("Identifiers (3): ZFA04Y ×3, noah_muller_9847 ×2, HAT170\n"),
+            "{text}"
+        );
+        // Folded into a later marker, they keep their counts.
+        let again = digest(&[Message::new_text(Role::User, text)], &[Some(9)], 500);
+        assert!(
+            again.contains("Identifiers (3): ZFA04Y ×3, noah_muller_9847 ×2, HAT170\n"),
+            "{again}"
+        );
     }
 
     #[test]

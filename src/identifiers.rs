@@ -1,0 +1,319 @@
+//! Identifiers in text: the tokens a conversation names its things by — reservation and order
+//! numbers, user names such as `noah_muller_9847`, ticket and issue numbers (`#123`,
+//! `ABC-123`), commit hashes, e-mail addresses and URLs.
+//!
+//! The digest lists those of a removed span, so that a later turn can still name the customer,
+//! the order or the commit the span was about. Detection is a single pass over the text's words
+//! with no copies, and leans towards missing an identifier over taking a plain word for one:
+//! a word qualifies only by a shape no prose word has (digits mixed with letters, a long run of
+//! digits, an `@` between a name and a domain, a scheme). File paths are left to the digest's
+//! files sections, JSON keys have no such shape, and short or round numbers (`200`, `2024`,
+//! `8080`) are too short to qualify.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::hash::FxBuild;
+
+/// Identifiers counted as they are found: each once, with how many times it was seen.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tally {
+    /// Each identifier's place in `entries` (looked up, never iterated).
+    index: HashMap<String, usize, FxBuild>,
+    /// Identifiers in the order first seen, with their counts.
+    entries: Vec<(String, usize)>,
+}
+
+impl Tally {
+    /// Counts `id` `times` more times.
+    pub(crate) fn add(&mut self, id: &str, times: usize) {
+        if let Some(&at) = self.index.get(id) {
+            self.entries[at].1 += times;
+        } else {
+            self.index.insert(id.to_string(), self.entries.len());
+            self.entries.push((id.to_string(), times));
+        }
+    }
+
+    /// Counts every identifier of `text`.
+    pub(crate) fn add_text(&mut self, text: &str) {
+        for id in identifiers_in(text) {
+            self.add(id, 1);
+        }
+    }
+
+    /// Counts the identifiers of a tool call's arguments: the string and number values of its
+    /// JSON (never the keys), or its text when it is not JSON.
+    pub(crate) fn add_arguments(&mut self, arguments: &Value) {
+        match arguments {
+            Value::String(text) => match serde_json::from_str::<Value>(text) {
+                Ok(parsed @ (Value::Object(_) | Value::Array(_))) => self.add_value(&parsed),
+                _ => self.add_text(text),
+            },
+            other => self.add_value(other),
+        }
+    }
+
+    fn add_value(&mut self, value: &Value) {
+        match value {
+            Value::String(text) => self.add_text(text),
+            Value::Number(number) => self.add_text(&number.to_string()),
+            Value::Array(items) => items.iter().for_each(|v| self.add_value(v)),
+            Value::Object(map) => map.values().for_each(|v| self.add_value(v)),
+            Value::Bool(_) | Value::Null => {}
+        }
+    }
+
+    /// The identifiers, most used first (ties in the order first seen), with their counts.
+    pub(crate) fn ranked(self) -> Vec<(String, usize)> {
+        let mut entries = self.entries;
+        entries.sort_by_key(|e| std::cmp::Reverse(e.1));
+        entries
+    }
+}
+
+/// Characters that end a word: blanks, quotes, brackets and separators. `:` and `=` are not
+/// among them, so that a URL stays whole; a word holding one is split at it later.
+fn is_break(c: char) -> bool {
+    c.is_whitespace() || "\"'`()[]{}<>,;|\\".contains(c)
+}
+
+/// Punctuation trimmed from both ends of a word (a sentence's full stop, a list's colon).
+fn is_edge(c: char) -> bool {
+    ".,:;!?*=&+~".contains(c)
+}
+
+/// Prefixes of names for standards and encodings (`UTF-16`, `SHA-256`, `ISO-8601`), which take
+/// the shape of a ticket number without being one.
+const NOT_TICKETS: [&str; 8] = ["UTF", "SHA", "ISO", "MD", "AES", "BASE", "X", "IPV"];
+
+/// The identifiers in `text`, in order, with repeats, each a slice of `text`.
+pub(crate) fn identifiers_in(text: &str) -> impl Iterator<Item = &str> {
+    text.split(is_break).flat_map(|word| {
+        let word = word.trim_matches(is_edge);
+        // A URL is one identifier; any other word is split at `:` and `=` (`id=42`, `key:value`).
+        let url = is_url(word);
+        word.split(move |c| !url && (c == ':' || c == '='))
+            .map(|part| part.trim_matches(is_edge))
+            .filter(|part| is_identifier(part))
+    })
+}
+
+/// Whether `word` (trimmed, no blanks) looks like an identifier.
+pub(crate) fn is_identifier(word: &str) -> bool {
+    if word.len() < 3 || word.len() > 200 {
+        return false;
+    }
+    if is_url(word) {
+        return true;
+    }
+    if word.contains(['/', '\\']) {
+        // A path: the files sections name those.
+        return false;
+    }
+    if word.contains('@') {
+        return is_email(word);
+    }
+    if let Some(rest) = word.strip_prefix('#') {
+        return is_issue(rest);
+    }
+    is_hash(word) || is_numbered_name(word) || is_code(word) || is_long_number(word)
+}
+
+/// `http://…` or `https://…` with a host.
+fn is_url(word: &str) -> bool {
+    let rest = word
+        .strip_prefix("https://")
+        .or_else(|| word.strip_prefix("http://"));
+    rest.is_some_and(|r| r.len() > 3 && r.contains('.'))
+}
+
+/// `name@domain.tld`: a name, one `@`, a domain with a dot and an alphabetic ending.
+fn is_email(word: &str) -> bool {
+    let Some((name, domain)) = word.split_once('@') else {
+        return false;
+    };
+    let name_ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._%+-".contains(c));
+    let Some((host, tld)) = domain.rsplit_once('.') else {
+        return false;
+    };
+    name_ok
+        && !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+        && tld.len() >= 2
+        && tld.chars().all(|c| c.is_ascii_alphabetic())
+}
+
+/// After a `#`: an issue number (`#123`) or an order number (`#W2378156`).
+fn is_issue(rest: &str) -> bool {
+    (1..=9).contains(&rest.len())
+        && rest.chars().any(|c| c.is_ascii_digit())
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+}
+
+/// A commit hash or other hex digest: 7 to 64 lowercase hex digits, letters and digits mixed
+/// (a hex-only English word such as `defaced` has no digit); a UUID, dashes included.
+fn is_hash(word: &str) -> bool {
+    let hex = |s: &str| {
+        s.chars()
+            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
+    };
+    let mixed = |s: &str| {
+        s.chars().any(|c| c.is_ascii_digit()) && s.chars().any(|c| c.is_ascii_lowercase())
+    };
+    if word.contains('-') {
+        let groups: Vec<&str> = word.split('-').collect();
+        let lens: Vec<usize> = groups.iter().map(|g| g.len()).collect();
+        return lens == [8, 4, 4, 4, 12] && groups.iter().all(|g| hex(g)) && mixed(word);
+    }
+    (7..=64).contains(&word.len()) && hex(word) && mixed(word)
+}
+
+/// A name ending in a number after `_` or `-`: a user name (`noah_muller_9847`), a ticket
+/// (`ABC-123`, `PROJ-7`), a request id (`req-20931`, `r_4e4e3009`). The number has at least three digits,
+/// or at least one after an upper-case project key; the segments before it start with a
+/// letter. Names of standards (`UTF-16`, `SHA-256`) are not tickets.
+fn is_numbered_name(word: &str) -> bool {
+    let Some(at) = word.rfind(['_', '-']) else {
+        return false;
+    };
+    let (name, number) = (&word[..at], &word[at + 1..]);
+    // A hex tail of 6 or more, digits and letters mixed (`r_4e4e3009`), is a number too.
+    let hex_tail = number.len() >= 6 && is_hash_chars(number);
+    if name.is_empty()
+        || number.is_empty()
+        || !(hex_tail || number.chars().all(|c| c.is_ascii_digit()))
+    {
+        return false;
+    }
+    let segments_ok = name.split(['_', '-']).all(|s| {
+        s.starts_with(|c: char| c.is_ascii_alphabetic())
+            && s.chars().all(|c| c.is_ascii_alphanumeric())
+    });
+    if !segments_ok {
+        return false;
+    }
+    let key = name.len() >= 2
+        && !name.contains(['_', '-'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    if key && NOT_TICKETS.iter().any(|n| name.starts_with(n)) {
+        return false;
+    }
+    number.len() >= 3 || key
+}
+
+/// Lowercase hex digits only, digits and letters both.
+fn is_hash_chars(s: &str) -> bool {
+    s.chars()
+        .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
+        && s.chars().any(|c| c.is_ascii_digit())
+        && s.chars().any(|c| c.is_ascii_lowercase())
+}
+
+/// A code of upper-case letters and digits, both (`ZFA04Y`, `HAT170`, `W2378156`), 5 to 16
+/// characters: booking references, flight and order numbers.
+fn is_code(word: &str) -> bool {
+    (5..=16).contains(&word.len())
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        && word.chars().any(|c| c.is_ascii_digit())
+        && word.chars().any(|c| c.is_ascii_uppercase())
+}
+
+/// A number of 6 to 20 digits: an order, item or account number (years, ports, sizes such as
+/// `200` or `65536` are shorter).
+fn is_long_number(word: &str) -> bool {
+    (6..=20).contains(&word.len()) && word.chars().all(|c| c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(text: &str) -> Vec<&str> {
+        identifiers_in(text).collect()
+    }
+
+    #[test]
+    fn user_names_reservations_and_orders_are_identifiers() {
+        assert_eq!(
+            found("My user id is noah_muller_9847 and my reservation is ZFA04Y."),
+            ["noah_muller_9847", "ZFA04Y"]
+        );
+        assert_eq!(
+            found("Cancel order #W2378156 (item 1008292230), flight HAT170."),
+            ["#W2378156", "1008292230", "HAT170"]
+        );
+    }
+
+    #[test]
+    fn tickets_issues_hashes_mails_and_urls_are_identifiers() {
+        assert_eq!(
+            found(
+                "See #123 and ABC-123, fixed in 9f3c2e1; mail ana.b@example.org or https://example.com/a?b=1."
+            ),
+            [
+                "#123",
+                "ABC-123",
+                "9f3c2e1",
+                "ana.b@example.org",
+                "https://example.com/a?b=1"
+            ]
+        );
+        assert_eq!(
+            found("request 123e4567-e89b-12d3-a456-426614174000 done"),
+            ["123e4567-e89b-12d3-a456-426614174000"]
+        );
+    }
+
+    #[test]
+    fn json_values_are_found_and_keys_are_not() {
+        assert_eq!(
+            found(r#"{"user_id": "mia_li_3668", "payment_id": "credit_card_4421486", "count": 2}"#),
+            ["mia_li_3668", "credit_card_4421486"]
+        );
+        assert_eq!(found("user_id=yusuf_rossi_9620"), ["yusuf_rossi_9620"]);
+        assert_eq!(
+            found("refund r_4e4e3009 of c_c45b214fa2 (not_a_cafe)"),
+            ["r_4e4e3009", "c_c45b214fa2"]
+        );
+    }
+
+    #[test]
+    fn a_tally_ranks_by_use_then_first_sight_and_reads_argument_values() {
+        let mut tally = Tally::default();
+        tally.add_text("order #W2378156 for mia_li_3668");
+        tally.add_arguments(&Value::String(
+            r##"{"user_id": "mia_li_3668", "order_id": "#W7654321"}"##.into(),
+        ));
+        tally.add_arguments(&serde_json::json!({"item_ids": [1_008_292_230, "mia_li_3668"]}));
+        assert_eq!(
+            tally.ranked(),
+            [
+                ("mia_li_3668".to_string(), 3),
+                ("#W2378156".to_string(), 1),
+                ("#W7654321".to_string(), 1),
+                ("1008292230".to_string(), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn plain_words_numbers_paths_and_standards_are_not_identifiers() {
+        let prose = "Please add a decade of facade tests: 200 OK in 2024 on port 8080, \
+                     UTF-8 and UTF-16, SHA-256, x86_64, ISO-8601, HTTP, user_id, src/main_2024.rs, \
+                     version 1.2.3, a@b, size 65536, the deadbeef CONSTANT, snake_case_name.";
+        assert_eq!(found(prose), Vec::<&str>::new());
+    }
+}

@@ -1,0 +1,221 @@
+//! What the bench's recall figures look for: the requests of a conversation, the text a model
+//! reads in an output, and what its removed messages held (paths, error lines, identifiers).
+
+use crate::classify;
+use crate::conversation::{Conversation, Message, Part, Role};
+use crate::evidence;
+
+/// How many of the things that were removed can still be found in the output.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Recall {
+    pub(super) found: usize,
+    pub(super) removed: usize,
+}
+
+impl Recall {
+    pub(super) fn add(&mut self, found: bool) {
+        self.removed += 1;
+        self.found += usize::from(found);
+    }
+
+    /// The percentage found; 100 when nothing was removed.
+    pub(super) fn pct(self) -> f64 {
+        if self.removed == 0 {
+            100.0
+        } else {
+            self.found as f64 * 100.0 / self.removed as f64
+        }
+    }
+}
+
+/// What the survival figures look for, read once from the input.
+pub(super) struct Evidence {
+    /// Input indices of the requests.
+    pub(super) requests: Vec<usize>,
+    /// Each request's text.
+    pub(super) texts: Vec<String>,
+}
+
+impl Evidence {
+    pub(super) fn of(conversation: &Conversation) -> Self {
+        let requests = classify::requests(conversation);
+        let texts = requests
+            .iter()
+            .map(|&i| conversation.messages[i].text())
+            .collect();
+        Self { requests, texts }
+    }
+}
+
+/// Every text of a conversation a reader (or a model) sees: message text, tool-call names and
+/// arguments, tool-result text; one string to search.
+pub(super) fn searchable(conversation: &Conversation) -> String {
+    let mut out = String::new();
+    let system = conversation.system.iter();
+    for message in system.chain(&conversation.messages) {
+        push_parts(&mut out, &message.parts);
+    }
+    out
+}
+
+fn push_parts(out: &mut String, parts: &[Part]) {
+    for part in parts {
+        match part {
+            Part::Text { text, .. } => out.push_str(text),
+            Part::ToolCall {
+                name, arguments, ..
+            } => {
+                out.push_str(name);
+                out.push('\n');
+                match arguments {
+                    serde_json::Value::String(text) => out.push_str(text),
+                    other => out.push_str(&other.to_string()),
+                }
+            }
+            Part::ToolResult { content, .. } => push_parts(out, content),
+            Part::Opaque(_) => {}
+        }
+        out.push('\n');
+    }
+}
+
+/// The first `n` characters of `text`.
+pub(super) fn first_chars(text: &str, n: usize) -> &str {
+    text.char_indices()
+        .nth(n)
+        .map_or(text, |(at, _)| &text[..at])
+}
+
+/// Characters of a removed request the requests recall looks for (the issue's figure).
+pub(super) const RECALL_CHARS: usize = 200;
+/// Characters of a removed request the named recall looks for: enough to tell which request it
+/// was.
+pub(super) const NAMED_CHARS: usize = 40;
+
+/// The words of `text` that identify something, by a test of their own, simpler and broader
+/// than the digest's, so that the identifiers recall does not grade the digest by its own
+/// rule: words of letters, digits and `_-#@.` with at least 6 characters, holding both a digit
+/// and a letter (user names, order and booking numbers, hashes, tickets), or numbers of at
+/// least 7 digits (a leading `#` kept); a word with a `.` only as an e-mail address (never a
+/// file name or a version); never a JSON key, a date or a time stamp.
+fn identifier_words(text: &str, out: &mut std::collections::BTreeSet<String>) {
+    let words = text.split(|c: char| !(c.is_ascii_alphanumeric() || "_-#@.".contains(c)));
+    for word in words {
+        // Where the word ends in `text` (a slice of it): a JSON key is followed by `":`.
+        let end = word.as_ptr() as usize - text.as_ptr() as usize + word.len();
+        if text[end..].starts_with("\":") {
+            continue;
+        }
+        let word = word.trim_matches(|c| c == '.' || c == '-' || c == '_');
+        // A date or a time stamp (`2024-05-01T16`) names a moment, not a thing.
+        let dated = word.len() > 4
+            && word[..4].chars().all(|c| c.is_ascii_digit())
+            && word[4..].starts_with('-');
+        let digits = word.chars().filter(char::is_ascii_digit).count();
+        let letters = word.chars().filter(char::is_ascii_alphabetic).count();
+        let shaped = if word.contains('.') {
+            word.contains('@') && letters > 0
+        } else {
+            let number = digits + usize::from(word.starts_with('#')) == word.len();
+            (word.len() >= 6 && digits > 0 && letters > 0) || (number && digits >= 7)
+        };
+        if shaped && !dated && word.len() <= 80 {
+            out.insert(word.to_string());
+        }
+    }
+}
+
+/// What the removed messages held: the paths named in their tool calls, the error lines of
+/// their results, and the identifiers of their user messages, tool calls and results
+/// ([`identifier_words`]), each without repeats.
+pub(super) struct Removed {
+    pub(super) paths: Vec<String>,
+    pub(super) errors: Vec<String>,
+    pub(super) identifiers: Vec<String>,
+}
+
+pub(super) fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> Removed {
+    let mut paths = std::collections::BTreeSet::new();
+    let mut errors = std::collections::BTreeSet::new();
+    let mut identifiers = std::collections::BTreeSet::new();
+    let removed = conversation.messages.iter().zip(kept).filter(|(_, k)| !**k);
+    for (message, _) in removed {
+        if message.role == Role::User {
+            for part in &message.parts {
+                if let Part::Text { text, .. } = part {
+                    identifier_words(text, &mut identifiers);
+                }
+            }
+        }
+        for part in &message.parts {
+            match part {
+                Part::ToolCall {
+                    name, arguments, ..
+                } => {
+                    paths.extend(
+                        evidence::call_paths(name, arguments)
+                            .into_iter()
+                            .map(|(_, p)| p),
+                    );
+                    match arguments {
+                        serde_json::Value::String(text) => {
+                            identifier_words(text, &mut identifiers);
+                        }
+                        other => identifier_words(&other.to_string(), &mut identifiers),
+                    }
+                }
+                Part::ToolResult {
+                    content, is_error, ..
+                } => {
+                    let text = Message {
+                        parts: content.clone(),
+                        ..Message::new_text(Role::Tool, "")
+                    }
+                    .text();
+                    identifier_words(&text, &mut identifiers);
+                    errors.extend(evidence::error_line(&text, *is_error));
+                }
+                _ => {}
+            }
+        }
+    }
+    // A path's words are the files recall's, not identifiers.
+    let identifiers = identifiers
+        .into_iter()
+        .filter(|id| !paths.iter().any(|p: &String| p.contains(id.as_str())))
+        .collect();
+    Removed {
+        paths: paths.into_iter().collect(),
+        errors: errors.into_iter().collect(),
+        identifiers,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        let mut out = BTreeSet::new();
+        identifier_words(text, &mut out);
+        out.into_iter().collect()
+    }
+
+    #[test]
+    fn the_bench_counts_mixed_words_long_numbers_and_mails_not_keys_dates_or_prose() {
+        assert_eq!(
+            words(
+                r#"{"address1": "12 Elm St", "user_id": "noah_muller_9847", "date": "2024-05-01T16:00"}
+                   order #W2378156, item 1008292230, mail noah.m@example.com; 200 rooms in 2024."#
+            ),
+            [
+                "#W2378156",
+                "1008292230",
+                "noah.m@example.com",
+                "noah_muller_9847"
+            ]
+        );
+    }
+}
