@@ -156,7 +156,8 @@ pub struct Report {
     pub harness: Vec<HarnessMessage>,
     /// What tool-round trimming did (or would do, in `analyze`).
     pub tool_trim: ToolTrim,
-    /// What the session-log reader repaired (and the call it left in progress), in log order.
+    /// What the session-log reader repaired (and the call it left in progress), in log order;
+    /// for an API body read with `--repair`, what was repaired, `line` being the message index.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<Repair>,
     /// When counts are anchored on reported usage: the tokens it counts that the log does not

@@ -74,11 +74,18 @@ impl Reader for ClaudeCode {
         options: &ReadOptions,
     ) -> Result<(Conversation, Vec<RecordedUsage>)> {
         let mut usages = Vec::new();
-        let chain = main_chain(&records, options.whole_history);
+        let (chain, boundaries) = main_chain(&records, options.whole_history);
         let mut built: Vec<Built> = Vec::new();
+        // Where the request of a call started: after the last compaction crossed.
+        let mut from = 0;
+        let mut crossed = boundaries.iter().peekable();
         // The last assistant message built and its `message.id`.
         let mut last_assistant: Option<(String, usize)> = None;
         for r in chain {
+            if crossed.next_if(|&&b| b < r).is_some() {
+                while crossed.next_if(|&&b| b < r).is_some() {}
+                from = built.len();
+            }
             let record = &records[r];
             let Some(message) = record.value.get("message") else {
                 continue;
@@ -107,6 +114,7 @@ impl Reader for ClaudeCode {
                             input_tokens,
                             model: str_of(message, "model").unwrap_or_default().to_string(),
                             line: record.line,
+                            from,
                         });
                     }
                     built.push(message_value("assistant", content, record.line));
@@ -127,8 +135,13 @@ impl Reader for ClaudeCode {
             }
         }
         let mut repairs = Vec::new();
-        let interrupted = Value::String(repair::CLAUDE_CODE_INTERRUPTED.into());
-        repair::anthropic(&mut built, &interrupted, &mut repairs, &mut usages);
+        repair::anthropic(
+            &mut built,
+            &repair::ANTHROPIC,
+            None,
+            &mut repairs,
+            &mut usages,
+        );
         if let Some(first) = built.first() {
             if str_of(&first.value, "role") == Some("assistant") {
                 repairs.push(crate::report::Repair {
@@ -199,20 +212,21 @@ fn is_sidechain(value: &Value) -> bool {
 
 /// The message records of the main chain, in file order: back from the last message line
 /// through `parentUuid` (and, for the whole history, `logicalParentUuid` at compact
-/// boundaries), plus the result lines hanging off it. Logs without uuids are read in file
-/// order.
-fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
+/// boundaries), plus the result lines hanging off it; and the compact boundaries crossed, in
+/// file order. Logs without uuids are read in file order.
+fn main_chain(records: &[Record], whole_history: bool) -> (Vec<usize>, Vec<usize>) {
     let any_main = records
         .iter()
         .any(|r| is_message(&r.value) && !is_sidechain(&r.value));
     let wanted = |r: &Record| is_message(&r.value) && (!any_main || !is_sidechain(&r.value));
     let Some(leaf) = records.iter().rposition(wanted) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     if str_of(&records[leaf].value, "uuid").is_none() {
-        return (0..records.len())
+        let lines = (0..records.len())
             .filter(|&r| wanted(&records[r]))
             .collect();
+        return (lines, Vec::new());
     }
     let mut by_uuid: HashMap<&str, usize> = HashMap::new();
     for (r, record) in records.iter().enumerate() {
@@ -221,6 +235,7 @@ fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
         }
     }
     let mut chain = Vec::new();
+    let mut boundaries = Vec::new();
     let mut seen = vec![false; records.len()];
     let mut at = Some(leaf);
     while let Some(r) = at {
@@ -231,12 +246,17 @@ fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
         chain.push(r);
         let value = &records[r].value;
         let parent = str_of(value, "parentUuid").or_else(|| {
-            whole_history
+            let logical = whole_history
                 .then(|| str_of(value, "logicalParentUuid"))
-                .flatten()
+                .flatten();
+            if logical.is_some() {
+                boundaries.push(r);
+            }
+            logical
         });
         at = parent.and_then(|p| by_uuid.get(p).copied());
     }
+    boundaries.sort_unstable();
     // Parallel calls branch: the lines of one response (one `message.id`) may hang off each
     // other's progress lines, and each result line hangs off the line of its call, so only one
     // branch leads to the leaf. The other lines of the chain's responses, and the result lines
@@ -264,7 +284,7 @@ fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
         })
         .collect();
     lines.retain(|&r| wanted(&records[r]));
-    lines
+    (lines, boundaries)
 }
 
 /// The API response id (`message.id`) of an assistant line.
