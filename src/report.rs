@@ -82,8 +82,11 @@ pub struct HarnessMessage {
     pub message: usize,
     /// The agent whose harness writes it.
     pub agent: &'static str,
-    /// The pattern of `data/harness.json` that matched.
+    /// The pattern of `data/harness.json` that matched, or the log's metadata field that
+    /// marked it (see `source`).
     pub pattern: &'static str,
+    /// What marked it: `metadata` (the log says so) or `pattern` (its text matched).
+    pub source: &'static str,
 }
 
 /// The full account of one run.

@@ -164,6 +164,7 @@ fn the_task_and_the_current_request_are_never_harness_text() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let corpus = manifest.join("../shared/corpus");
     let mut roots = vec![manifest.join("data/conversations")];
+    let roots_had_corpus = corpus.is_dir();
     if corpus.is_dir() {
         roots.push(corpus);
     } else {
@@ -192,6 +193,7 @@ fn the_task_and_the_current_request_are_never_harness_text() {
     }
     files.sort();
     let mut checked = 0;
+    let mut metadata = 0;
     for path in &files {
         let Ok(conversation) = format::parse(&std::fs::read(path).unwrap(), None) else {
             continue;
@@ -214,11 +216,40 @@ fn the_task_and_the_current_request_are_never_harness_text() {
                     path.display(),
                     text.chars().take(120).collect::<String>()
                 );
+                // Nor a message the log's own metadata says the harness wrote.
+                assert_eq!(
+                    conversation.messages[index].harness,
+                    None,
+                    "{} at ratio {ratio}: message {index}",
+                    path.display()
+                );
             }
+            // Every message the metadata marks is listed by analyze, saying so.
+            let listed: Vec<usize> = report
+                .harness
+                .iter()
+                .filter(|h| h.source == "metadata")
+                .map(|h| h.message)
+                .collect();
+            let marked: Vec<usize> = (0..conversation.messages.len())
+                .filter(|&i| {
+                    let message = &conversation.messages[i];
+                    message.harness.is_some() && !message.has_results()
+                })
+                .collect();
+            assert_eq!(listed, marked, "{}", path.display());
+            metadata += marked.len();
             checked += 1;
         }
     }
     assert!(checked > 0, "no conversation checked");
+    let _ = writeln!(
+        std::io::stderr(),
+        "{checked} reports checked; {metadata} metadata marks listed by them"
+    );
+    if roots_had_corpus {
+        assert!(metadata > 0, "no log's metadata marked a message");
+    }
 }
 
 /// Runs the binary on a fixture; returns the exit code and standard error.

@@ -11,7 +11,7 @@
 //! one, as the agent saw it (its summary first); with [`ReadOptions::whole_history`] the chain
 //! continues through `logicalParentUuid`, the summary sitting where the compaction happened.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -19,7 +19,7 @@ use super::{
     Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, anthropic, from_log, repair,
     str_of,
 };
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, Role};
 use crate::error::{Error, Result};
 
 /// Claude Code session JSONL.
@@ -74,6 +74,8 @@ impl Reader for ClaudeCode {
         options: &ReadOptions,
     ) -> Result<(Conversation, Vec<RecordedUsage>)> {
         let mut usages = Vec::new();
+        // Log line → the metadata field saying the harness wrote the user line.
+        let mut harness: BTreeMap<usize, &'static str> = BTreeMap::new();
         let (chain, boundaries) = main_chain(&records, options.whole_history);
         let mut built: Vec<Built> = Vec::new();
         // Where the request of a call started: after the last compaction crossed.
@@ -120,6 +122,9 @@ impl Reader for ClaudeCode {
                     built.push(message_value("assistant", content, record.line));
                 }
                 "user" => {
+                    if let Some(field) = harness_field(&record.value) {
+                        harness.insert(record.line, field);
+                    }
                     if carries_results(&record.value) {
                         // Results join the user message right after the calls.
                         if let Some(previous) = built.last_mut() {
@@ -154,6 +159,11 @@ impl Reader for ClaudeCode {
         repairs.sort_by_key(|r| r.line);
         let mut conversation = from_log(built, "messages", anthropic::parse)?;
         conversation.repairs = repairs;
+        for (message, line) in conversation.messages.iter_mut().zip(&conversation.lines) {
+            if message.role == Role::User {
+                message.harness = harness.get(line).map(|&field| ("Claude Code", field));
+            }
+        }
         Ok((conversation, usages))
     }
 }
@@ -293,6 +303,25 @@ fn response_id(value: &Value) -> Option<&str> {
         return None;
     }
     value.get("message").and_then(|m| str_of(m, "id"))
+}
+
+/// The metadata field of a user line that says Claude Code wrote it, not a person: `isMeta`
+/// (caveats, command output, reminders it adds), `isCompactSummary` (a compaction's summary),
+/// a `userType` other than `external`, or `toolUseResult` beside text only (a rejected or
+/// interrupted call's note).
+fn harness_field(value: &Value) -> Option<&'static str> {
+    let flag = |key: &str| value.get(key).and_then(Value::as_bool) == Some(true);
+    if flag("isMeta") {
+        Some("isMeta")
+    } else if flag("isCompactSummary") {
+        Some("isCompactSummary")
+    } else if str_of(value, "userType").is_some_and(|t| t != "external") {
+        Some("userType")
+    } else if value.get("toolUseResult").is_some() && !carries_results(value) {
+        Some("toolUseResult")
+    } else {
+        None
+    }
 }
 
 /// Whether a user line carries tool results.

@@ -487,8 +487,10 @@ fn drop_repeated_results(
     remove_emptied(built, &emptied, usages);
 }
 
-/// The response Gemini CLI records for a tool call the user cancelled.
-const GEMINI_CANCELLED: &str = "[Operation Cancelled] Reason: User cancelled tool execution.";
+/// The error response Gemini CLI sends for a tool call the user cancelled while it ran, as
+/// its tool executor writes it since January 2026 (earlier versions wrote `Reason: ` after
+/// the bracket).
+const GEMINI_CANCELLED: &str = "[Operation Cancelled] User cancelled tool execution.";
 
 /// The result Claude Code sends for a tool call the user interrupted; with `--repair`, also
 /// the result of an interrupted call in a Bedrock body.
