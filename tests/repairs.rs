@@ -475,3 +475,30 @@ fn every_body_with_results_dropped_or_sent_twice_validates_once_repaired() {
     }
     assert!(checked > 100, "{checked}");
 }
+
+// See: #23
+#[test]
+fn a_log_output_ending_on_a_call_in_progress_validates_as_a_body_with_repair_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
+    for agent in ["claude-code", "codex", "gemini-cli", "pi"] {
+        let log = root.join(format!("{agent}-call_in_progress.jsonl"));
+        let dir = crate::cli::scratch(&format!("in-progress-{agent}"));
+        let out = dir.join("out.json");
+        let (log, out) = (log.to_str().unwrap(), out.to_str().unwrap());
+        let compacted =
+            crate::cli::ctxcompact(&["compact", log, "--target", "100000", "-o", out], None);
+        assert!(compacted.status.success(), "{agent}");
+        // As a request body it is not sendable until the call is answered: refused as is,
+        // read as a call in progress with --repair.
+        let plain = crate::cli::ctxcompact(&["validate", out], None);
+        assert_eq!(plain.status.code(), Some(2), "{agent}");
+        let said = String::from_utf8_lossy(&plain.stdout).to_string();
+        assert!(said.contains("is never answered"), "{agent}: {said}");
+        let repaired = crate::cli::ctxcompact(&["validate", out, "--repair"], None);
+        assert!(
+            repaired.status.success(),
+            "{agent}: {}",
+            String::from_utf8_lossy(&repaired.stdout)
+        );
+    }
+}
