@@ -194,9 +194,8 @@ pub struct Message {
     pub extra: Map<String, Value>,
     /// Set by a session-log reader when the log's own metadata says the agent's harness wrote
     /// this user message, not a person: the agent and the metadata that says so (Claude Code
-    /// `isMeta`, `isCompactSummary`, `userType`; Codex `<environment_context>`,
-    /// `<user_instructions>` and `<turn_aborted>` items). The classifier reads it before any
-    /// text pattern; it is never written to the wire.
+    /// `isMeta`, `isCompactSummary`, `toolUseResult`). The classifier reads it before any text
+    /// pattern; it is never written to the wire.
     pub harness: Option<(&'static str, &'static str)>,
 }
 

@@ -307,16 +307,15 @@ fn response_id(value: &Value) -> Option<&str> {
 
 /// The metadata field of a user line that says Claude Code wrote it, not a person: `isMeta`
 /// (caveats, command output, reminders it adds), `isCompactSummary` (a compaction's summary),
-/// a `userType` other than `external`, or `toolUseResult` beside text only (a rejected or
-/// interrupted call's note).
+/// or `toolUseResult` beside text only (a rejected or interrupted call's note). `userType` is
+/// not one: it is the kind of account (`external`, or `internal` at Anthropic), the same on a
+/// person's lines and the harness's.
 fn harness_field(value: &Value) -> Option<&'static str> {
     let flag = |key: &str| value.get(key).and_then(Value::as_bool) == Some(true);
     if flag("isMeta") {
         Some("isMeta")
     } else if flag("isCompactSummary") {
         Some("isCompactSummary")
-    } else if str_of(value, "userType").is_some_and(|t| t != "external") {
-        Some("userType")
     } else if value.get("toolUseResult").is_some() && !carries_results(value) {
         Some("toolUseResult")
     } else {
