@@ -148,6 +148,14 @@ pub(crate) fn author_with_text(message: &Message, text: &str) -> Option<Author> 
     if message.role != Role::User {
         return None;
     }
+    // The log's own metadata says who wrote it before any text pattern does.
+    if message.harness.is_some() {
+        return Some(if message.has_results() {
+            Author::Results
+        } else {
+            Author::Harness
+        });
+    }
     if is_request_text(text) {
         return Some(Author::Request);
     }
@@ -178,14 +186,19 @@ pub(crate) fn requests_in(messages: &[Message]) -> Vec<usize> {
 }
 
 /// Every harness message of the conversation: its index, the agent and the pattern that matched.
-pub(crate) fn harness(conversation: &Conversation) -> Vec<(usize, &'static str, &'static str)> {
+pub(crate) fn harness(
+    conversation: &Conversation,
+) -> Vec<(usize, &'static str, &'static str, &'static str)> {
     conversation
         .messages
         .iter()
         .enumerate()
         .filter(|(_, m)| author(m) == Some(Author::Harness))
-        .filter_map(|(i, m)| {
-            harness_pattern(&m.text()).map(|p| (i, p.agent.as_str(), p.text.as_str()))
+        .filter_map(|(i, m)| match m.harness {
+            // Marked by the log's metadata: the pattern is the field that says so.
+            Some((agent, field)) => Some((i, agent, field, "metadata")),
+            None => harness_pattern(&m.text())
+                .map(|p| (i, p.agent.as_str(), p.text.as_str(), "pattern")),
         })
         .collect()
 }

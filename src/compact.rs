@@ -172,10 +172,11 @@ fn checked_start(
         counts: counts.messages.clone(),
         harness: harness
             .into_iter()
-            .map(|(message, agent, pattern)| HarnessMessage {
+            .map(|(message, agent, pattern, source)| HarnessMessage {
                 message,
                 agent,
                 pattern,
+                source,
             })
             .collect(),
         task: requests.first().copied(),

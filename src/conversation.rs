@@ -192,6 +192,11 @@ pub struct Message {
     /// The wire object as read (interpreted values moved into `parts`); fields the engine does
     /// not interpret pass through from here.
     pub extra: Map<String, Value>,
+    /// Set by a session-log reader when the log's own metadata says the agent's harness wrote
+    /// this user message, not a person: the agent and the metadata that says so (Claude Code
+    /// `isMeta`, `isCompactSummary`, `toolUseResult`). The classifier reads it before any text
+    /// pattern; it is never written to the wire.
+    pub harness: Option<(&'static str, &'static str)>,
 }
 
 impl Message {
@@ -204,6 +209,7 @@ impl Message {
             parts: vec![Part::text(text)],
             layout: Layout::Text,
             extra,
+            harness: None,
         }
     }
 

@@ -84,8 +84,11 @@ pub struct HarnessMessage {
     pub message: usize,
     /// The agent whose harness writes it.
     pub agent: &'static str,
-    /// The pattern of `data/harness.json` that matched.
+    /// The pattern of `data/harness.json` that matched, or the log's metadata field that
+    /// marked it (see `source`).
     pub pattern: &'static str,
+    /// What marked it: `metadata` (the log says so) or `pattern` (its text matched).
+    pub source: &'static str,
 }
 
 /// The full account of one run.
@@ -160,7 +163,8 @@ pub struct Report {
     pub harness: Vec<HarnessMessage>,
     /// What tool-round trimming did (or would do, in `analyze`).
     pub tool_trim: ToolTrim,
-    /// What the session-log reader repaired (and the call it left in progress), in log order.
+    /// What the session-log reader repaired (and the call it left in progress), in log order;
+    /// for an API body read with `--repair`, what was repaired, `line` being the message index.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<Repair>,
     /// When counts are anchored on reported usage: the tokens it counts that the log does not

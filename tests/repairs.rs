@@ -164,6 +164,7 @@ fn the_task_and_the_current_request_are_never_harness_text() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let corpus = manifest.join("../shared/corpus");
     let mut roots = vec![manifest.join("data/conversations")];
+    let roots_had_corpus = corpus.is_dir();
     if corpus.is_dir() {
         roots.push(corpus);
     } else {
@@ -192,6 +193,7 @@ fn the_task_and_the_current_request_are_never_harness_text() {
     }
     files.sort();
     let mut checked = 0;
+    let mut metadata = 0;
     for path in &files {
         let Ok(conversation) = format::parse(&std::fs::read(path).unwrap(), None) else {
             continue;
@@ -214,11 +216,40 @@ fn the_task_and_the_current_request_are_never_harness_text() {
                     path.display(),
                     text.chars().take(120).collect::<String>()
                 );
+                // Nor a message the log's own metadata says the harness wrote.
+                assert_eq!(
+                    conversation.messages[index].harness,
+                    None,
+                    "{} at ratio {ratio}: message {index}",
+                    path.display()
+                );
             }
+            // Every message the metadata marks is listed by analyze, saying so.
+            let listed: Vec<usize> = report
+                .harness
+                .iter()
+                .filter(|h| h.source == "metadata")
+                .map(|h| h.message)
+                .collect();
+            let marked: Vec<usize> = (0..conversation.messages.len())
+                .filter(|&i| {
+                    let message = &conversation.messages[i];
+                    message.harness.is_some() && !message.has_results()
+                })
+                .collect();
+            assert_eq!(listed, marked, "{}", path.display());
+            metadata += marked.len();
             checked += 1;
         }
     }
     assert!(checked > 0, "no conversation checked");
+    let _ = writeln!(
+        std::io::stderr(),
+        "{checked} reports checked; {metadata} metadata marks listed by them"
+    );
+    if roots_had_corpus {
+        assert!(metadata > 0, "no log's metadata marked a message");
+    }
 }
 
 /// Runs the binary on a fixture; returns the exit code and standard error.
@@ -260,4 +291,214 @@ fn the_summary_counts_repairs_and_says_what_is_not_in_the_log() {
         stderr.contains("of them are not in the log") && stderr.contains("alone above the budget"),
         "{stderr}"
     );
+}
+
+/// The API body fixtures (`tests/fixtures/bodies/<format>-<kind>.json`, written to match real
+/// bodies), with the repair kind each name says.
+fn body_fixtures() -> Vec<(PathBuf, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bodies");
+    let mut files: Vec<(PathBuf, String)> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|path| {
+            let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+            let kind = stem.split_once('-').unwrap().1.to_string();
+            (path, kind)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn read_body(bytes: &[u8], repair: bool) -> ctxcompact::Conversation {
+    let options = ReadOptions {
+        repair,
+        ..ReadOptions::default()
+    };
+    format::parse_with_usage(bytes, &options).unwrap().0
+}
+
+// See: #23
+#[test]
+fn an_api_body_is_repaired_only_with_repair_each_repair_named_by_message_index() {
+    let files = body_fixtures();
+    assert_eq!(files.len(), 20, "four kinds for each of five API formats");
+    for (path, kind) in &files {
+        let name = path.display();
+        let bytes = std::fs::read(path).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let plain = read_body(&bytes, false);
+        assert!(plain.repairs.is_empty(), "{name}");
+        assert!(
+            !validate(&plain).is_empty(),
+            "{name}: broken without --repair"
+        );
+        let repaired = read_body(&bytes, true);
+        let kinds: Vec<&str> = repaired.repairs.iter().map(|r| r.kind).collect();
+        assert_eq!(kinds, [kind.as_str()], "{name}");
+        assert_eq!(validate(&repaired), Vec::new(), "{name}");
+        // `line` is the index of the message in the body's list that holds what was repaired.
+        let list = value[repaired.format.list_key()].as_array().unwrap();
+        let repair = &repaired.repairs[0];
+        let held = list[repair.line].to_string();
+        assert!(
+            held.contains(repair.call_id.as_deref().unwrap()),
+            "{name}: message {} is {held}",
+            repair.line
+        );
+    }
+}
+
+// See: #23
+#[test]
+fn without_repair_a_broken_api_body_exits_2_naming_the_field() {
+    // `count` counts a body whatever its pairing; the others refuse it unless repaired.
+    let commands: [&[&str]; 4] = [
+        &["validate"],
+        &["analyze"],
+        &["trim-tools"],
+        &["compact", "--ratio", "0.9", "-o", "-"],
+    ];
+    for (path, _) in body_fixtures() {
+        let path = path.to_str().unwrap();
+        for command in commands {
+            let args: Vec<&str> = [command[0], path]
+                .into_iter()
+                .chain(command[1..].iter().copied())
+                .collect();
+            let plain = crate::cli::ctxcompact(&args, None);
+            assert_eq!(plain.status.code(), Some(2), "{args:?}");
+            let said = String::from_utf8_lossy(&plain.stdout).to_string()
+                + &String::from_utf8_lossy(&plain.stderr);
+            assert!(said.contains(": message "), "{args:?}: {said}");
+            let mut args = args;
+            args.push("--repair");
+            let repaired = crate::cli::ctxcompact(&args, None);
+            assert!(
+                matches!(repaired.status.code(), Some(0 | 3)),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&repaired.stderr)
+            );
+        }
+    }
+}
+
+/// The results of an API body's message list, as (message index, index in its content list
+/// or `None` for a result that is a message of its own).
+fn results(list: &[serde_json::Value]) -> Vec<(usize, Option<usize>)> {
+    let is_result = |v: &serde_json::Value| {
+        v["type"] == "tool_result"
+            || v.get("toolResult").is_some()
+            || v.get("functionResponse").is_some()
+    };
+    let mut found = Vec::new();
+    for (m, message) in list.iter().enumerate() {
+        let own = message["role"] == "tool"
+            || message["type"]
+                .as_str()
+                .is_some_and(|t| t.ends_with("_call_output"));
+        if own {
+            found.push((m, None));
+        }
+        for key in ["content", "parts"] {
+            if let Some(blocks) = message[key].as_array() {
+                for (b, block) in blocks.iter().enumerate() {
+                    if is_result(block) {
+                        found.push((m, Some(b)));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+// See: #23
+#[test]
+fn every_body_with_results_dropped_or_sent_twice_validates_once_repaired() {
+    let mut checked = 0;
+    for (path, _) in body_fixtures() {
+        let body: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let format = read_body(body.to_string().as_bytes(), true).format;
+        let key = format.list_key();
+        let found = results(body[key].as_array().unwrap());
+        // Each result kept, dropped or sent twice: every combination.
+        for mut choice in 0..3usize.pow(u32::try_from(found.len()).unwrap()) {
+            let mut mutated = body.clone();
+            let list = mutated[key].as_array_mut().unwrap();
+            let mut plan = Vec::new();
+            for &at in &found {
+                plan.push((at, choice % 3));
+                choice /= 3;
+            }
+            // From the last, so earlier positions stay where they are.
+            for ((m, block), what) in plan.into_iter().rev() {
+                match (block, what) {
+                    (_, 0) => {}
+                    (None, 1) => {
+                        list.remove(m);
+                    }
+                    (None, _) => {
+                        let copy = list[m].clone();
+                        list.insert(m + 1, copy);
+                    }
+                    (Some(b), what) => {
+                        let blocks_key = if list[m].get("parts").is_some() {
+                            "parts"
+                        } else {
+                            "content"
+                        };
+                        let blocks = list[m][blocks_key].as_array_mut().unwrap();
+                        if what == 1 {
+                            blocks.remove(b);
+                        } else {
+                            let copy = blocks[b].clone();
+                            blocks.insert(b + 1, copy);
+                        }
+                        if blocks.is_empty() {
+                            list.remove(m);
+                        }
+                    }
+                }
+            }
+            let bytes = mutated.to_string();
+            let repaired = read_body(bytes.as_bytes(), true);
+            assert_eq!(
+                validate(&repaired),
+                Vec::new(),
+                "{}: {bytes}",
+                path.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+// See: #23
+#[test]
+fn a_log_output_ending_on_a_call_in_progress_validates_as_a_body_with_repair_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
+    for agent in ["claude-code", "codex", "gemini-cli", "pi"] {
+        let log = root.join(format!("{agent}-call_in_progress.jsonl"));
+        let dir = crate::cli::scratch(&format!("in-progress-{agent}"));
+        let out = dir.join("out.json");
+        let (log, out) = (log.to_str().unwrap(), out.to_str().unwrap());
+        let compacted =
+            crate::cli::ctxcompact(&["compact", log, "--target", "100000", "-o", out], None);
+        assert!(compacted.status.success(), "{agent}");
+        // As a request body it is not sendable until the call is answered: refused as is,
+        // read as a call in progress with --repair.
+        let plain = crate::cli::ctxcompact(&["validate", out], None);
+        assert_eq!(plain.status.code(), Some(2), "{agent}");
+        let said = String::from_utf8_lossy(&plain.stdout).to_string();
+        assert!(said.contains("is never answered"), "{agent}: {said}");
+        let repaired = crate::cli::ctxcompact(&["validate", out, "--repair"], None);
+        assert!(
+            repaired.status.success(),
+            "{agent}: {}",
+            String::from_utf8_lossy(&repaired.stdout)
+        );
+    }
 }

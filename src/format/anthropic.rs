@@ -183,6 +183,7 @@ fn parse_system(value: &mut Value) -> Result<Message> {
         parts,
         layout,
         extra: Map::new(),
+        harness: None,
     })
 }
 
@@ -223,6 +224,7 @@ fn parse_message(index: usize, value: Value) -> Result<Message> {
         parts,
         layout,
         extra,
+        harness: None,
     })
 }
 

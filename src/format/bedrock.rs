@@ -105,6 +105,7 @@ impl Reader for Bedrock {
                     parts,
                     layout: Layout::Blocks,
                     extra: Map::new(),
+                    harness: None,
                 })
             }
         };
@@ -195,6 +196,7 @@ fn parse_message(index: usize, value: Value) -> Result<Message> {
         parts,
         layout: Layout::Blocks,
         extra,
+        harness: None,
     })
 }
 

@@ -11,7 +11,7 @@
 //! one, as the agent saw it (its summary first); with [`ReadOptions::whole_history`] the chain
 //! continues through `logicalParentUuid`, the summary sitting where the compaction happened.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -19,7 +19,7 @@ use super::{
     Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, anthropic, from_log, repair,
     str_of,
 };
-use crate::conversation::Conversation;
+use crate::conversation::{Conversation, Role};
 use crate::error::{Error, Result};
 
 /// Claude Code session JSONL.
@@ -74,11 +74,20 @@ impl Reader for ClaudeCode {
         options: &ReadOptions,
     ) -> Result<(Conversation, Vec<RecordedUsage>)> {
         let mut usages = Vec::new();
-        let chain = main_chain(&records, options.whole_history);
+        // Log line → the metadata field saying the harness wrote the user line.
+        let mut harness: BTreeMap<usize, &'static str> = BTreeMap::new();
+        let (chain, boundaries) = main_chain(&records, options.whole_history);
         let mut built: Vec<Built> = Vec::new();
+        // Where the request of a call started: after the last compaction crossed.
+        let mut from = 0;
+        let mut crossed = boundaries.iter().peekable();
         // The last assistant message built and its `message.id`.
         let mut last_assistant: Option<(String, usize)> = None;
         for r in chain {
+            if crossed.next_if(|&&b| b < r).is_some() {
+                while crossed.next_if(|&&b| b < r).is_some() {}
+                from = built.len();
+            }
             let record = &records[r];
             let Some(message) = record.value.get("message") else {
                 continue;
@@ -107,11 +116,15 @@ impl Reader for ClaudeCode {
                             input_tokens,
                             model: str_of(message, "model").unwrap_or_default().to_string(),
                             line: record.line,
+                            from,
                         });
                     }
                     built.push(message_value("assistant", content, record.line));
                 }
                 "user" => {
+                    if let Some(field) = harness_field(&record.value) {
+                        harness.insert(record.line, field);
+                    }
                     if carries_results(&record.value) {
                         // Results join the user message right after the calls.
                         if let Some(previous) = built.last_mut() {
@@ -127,8 +140,13 @@ impl Reader for ClaudeCode {
             }
         }
         let mut repairs = Vec::new();
-        let interrupted = Value::String(repair::CLAUDE_CODE_INTERRUPTED.into());
-        repair::anthropic(&mut built, &interrupted, &mut repairs, &mut usages);
+        repair::anthropic(
+            &mut built,
+            &repair::ANTHROPIC,
+            None,
+            &mut repairs,
+            &mut usages,
+        );
         if let Some(first) = built.first() {
             if str_of(&first.value, "role") == Some("assistant") {
                 repairs.push(crate::report::Repair {
@@ -141,6 +159,11 @@ impl Reader for ClaudeCode {
         repairs.sort_by_key(|r| r.line);
         let mut conversation = from_log(built, "messages", anthropic::parse)?;
         conversation.repairs = repairs;
+        for (message, line) in conversation.messages.iter_mut().zip(&conversation.lines) {
+            if message.role == Role::User {
+                message.harness = harness.get(line).map(|&field| ("Claude Code", field));
+            }
+        }
         Ok((conversation, usages))
     }
 }
@@ -199,20 +222,21 @@ fn is_sidechain(value: &Value) -> bool {
 
 /// The message records of the main chain, in file order: back from the last message line
 /// through `parentUuid` (and, for the whole history, `logicalParentUuid` at compact
-/// boundaries), plus the result lines hanging off it. Logs without uuids are read in file
-/// order.
-fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
+/// boundaries), plus the result lines hanging off it; and the compact boundaries crossed, in
+/// file order. Logs without uuids are read in file order.
+fn main_chain(records: &[Record], whole_history: bool) -> (Vec<usize>, Vec<usize>) {
     let any_main = records
         .iter()
         .any(|r| is_message(&r.value) && !is_sidechain(&r.value));
     let wanted = |r: &Record| is_message(&r.value) && (!any_main || !is_sidechain(&r.value));
     let Some(leaf) = records.iter().rposition(wanted) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     if str_of(&records[leaf].value, "uuid").is_none() {
-        return (0..records.len())
+        let lines = (0..records.len())
             .filter(|&r| wanted(&records[r]))
             .collect();
+        return (lines, Vec::new());
     }
     let mut by_uuid: HashMap<&str, usize> = HashMap::new();
     for (r, record) in records.iter().enumerate() {
@@ -221,6 +245,7 @@ fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
         }
     }
     let mut chain = Vec::new();
+    let mut boundaries = Vec::new();
     let mut seen = vec![false; records.len()];
     let mut at = Some(leaf);
     while let Some(r) = at {
@@ -231,12 +256,17 @@ fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
         chain.push(r);
         let value = &records[r].value;
         let parent = str_of(value, "parentUuid").or_else(|| {
-            whole_history
+            let logical = whole_history
                 .then(|| str_of(value, "logicalParentUuid"))
-                .flatten()
+                .flatten();
+            if logical.is_some() {
+                boundaries.push(r);
+            }
+            logical
         });
         at = parent.and_then(|p| by_uuid.get(p).copied());
     }
+    boundaries.sort_unstable();
     // Parallel calls branch: the lines of one response (one `message.id`) may hang off each
     // other's progress lines, and each result line hangs off the line of its call, so only one
     // branch leads to the leaf. The other lines of the chain's responses, and the result lines
@@ -264,7 +294,7 @@ fn main_chain(records: &[Record], whole_history: bool) -> Vec<usize> {
         })
         .collect();
     lines.retain(|&r| wanted(&records[r]));
-    lines
+    (lines, boundaries)
 }
 
 /// The API response id (`message.id`) of an assistant line.
@@ -273,6 +303,24 @@ fn response_id(value: &Value) -> Option<&str> {
         return None;
     }
     value.get("message").and_then(|m| str_of(m, "id"))
+}
+
+/// The metadata field of a user line that says Claude Code wrote it, not a person: `isMeta`
+/// (caveats, command output, reminders it adds), `isCompactSummary` (a compaction's summary),
+/// or `toolUseResult` beside text only (a rejected or interrupted call's note). `userType` is
+/// not one: it is the kind of account (`external`, or `internal` at Anthropic), the same on a
+/// person's lines and the harness's.
+fn harness_field(value: &Value) -> Option<&'static str> {
+    let flag = |key: &str| value.get(key).and_then(Value::as_bool) == Some(true);
+    if flag("isMeta") {
+        Some("isMeta")
+    } else if flag("isCompactSummary") {
+        Some("isCompactSummary")
+    } else if value.get("toolUseResult").is_some() && !carries_results(value) {
+        Some("toolUseResult")
+    } else {
+        None
+    }
 }
 
 /// Whether a user line carries tool results.

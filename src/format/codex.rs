@@ -8,7 +8,6 @@
 //! `session_meta`, `turn_context` and `event_msg` lines (which repeat the items) are skipped.
 
 use serde_json::{Value, json};
-use std::collections::BTreeSet;
 
 use super::{
     Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, repair, responses,
@@ -94,6 +93,7 @@ impl Reader for Codex {
                                 input_tokens,
                                 model: model.clone(),
                                 line,
+                                from: 0,
                             });
                         }
                     }
@@ -137,81 +137,13 @@ impl Reader for Codex {
             }
         }
         let mut repairs = Vec::new();
-        repair::responses(&mut built, &mut repairs, &mut usages);
-        answer_interrupted(&mut built, &mut usages, &mut repairs);
+        // An interrupted call (or one cut off when the session stopped) has no output in the
+        // rollout; Codex answers it with `aborted` when it next sends the history.
+        repair::responses(&mut built, &repair::RESPONSES, &mut repairs, &mut usages);
         repairs.sort_by_key(|r| r.line);
         let mut conversation = from_log(built, "input", responses::parse)?;
         conversation.repairs = repairs;
         Ok((conversation, usages))
-    }
-}
-
-/// Gives every call that a log left unanswered the output Codex itself sends for it.
-///
-/// A call interrupted by the user (or cut off when the session stopped) has no output in the
-/// rollout; when Codex next sends the history it answers such a call with an `aborted` output,
-/// since the API rejects a call without one. The same output is added here, right after the
-/// run of calls the unanswered one belongs to, and the recorded usages' positions move with it.
-/// A run of calls the log ends on is in progress: it stays unanswered, and is named.
-fn answer_interrupted(
-    built: &mut Vec<Built>,
-    usages: &mut [RecordedUsage],
-    repairs: &mut Vec<crate::report::Repair>,
-) {
-    let answered: BTreeSet<String> = built
-        .iter()
-        .filter(|b| str_of(&b.value, "type").is_some_and(|t| t.ends_with("_call_output")))
-        .filter_map(|b| str_of(&b.value, "call_id").map(str::to_string))
-        .collect();
-    let is_call = |item: &Value| {
-        matches!(
-            str_of(item, "type"),
-            Some("function_call" | "custom_tool_call")
-        )
-    };
-    let mut added: Vec<(usize, Built)> = Vec::new();
-    for (index, item) in built.iter().enumerate() {
-        let Some(id) = str_of(&item.value, "call_id") else {
-            continue;
-        };
-        if !is_call(&item.value) || answered.contains(id) {
-            continue;
-        }
-        let run_end = index
-            + 1
-            + built[index + 1..]
-                .iter()
-                .take_while(|b| is_call(&b.value))
-                .count();
-        if run_end == built.len() {
-            repairs.push(repair::named(
-                item.line,
-                crate::report::Repair::IN_PROGRESS,
-                id,
-            ));
-            continue;
-        }
-        repairs.push(repair::named(item.line, "interrupted_call", id));
-        let kind = format!(
-            "{}_output",
-            str_of(&item.value, "type").unwrap_or("function_call")
-        );
-        let output = json!({"type": kind, "call_id": id, "output": "aborted"});
-        added.push((
-            run_end,
-            Built {
-                value: output,
-                line: item.line,
-            },
-        ));
-    }
-    // From the last insertion back, so that earlier positions stay valid; outputs of one run
-    // keep the order of their calls.
-    for (at, output) in added.into_iter().rev() {
-        built.insert(at, output);
-        for usage in usages.iter_mut().filter(|u| u.message > at) {
-            usage.message += 1;
-        }
     }
 }
 

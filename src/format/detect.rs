@@ -235,5 +235,6 @@ fn skeleton(message: &Message) -> Message {
         parts,
         layout: message.layout,
         extra: message.extra.clone(),
+        harness: message.harness,
     }
 }

@@ -123,6 +123,7 @@ pub(super) fn parse(
                     parts: vec![Part::text(std::mem::take(text))],
                     layout: Layout::Text,
                     extra: Map::new(),
+                    harness: None,
                 },
                 other => parse_content(0, other.take(), &mut ids).map_err(|err| match err {
                     Error::Malformed { at, problem } => {
@@ -246,6 +247,7 @@ fn parse_content(index: usize, value: Value, ids: &mut Ids) -> Result<Message> {
         parts,
         layout,
         extra,
+        harness: None,
     })
 }
 

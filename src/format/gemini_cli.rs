@@ -132,15 +132,14 @@ impl Reader for GeminiCli {
                         continue;
                     }
                     let input = message.pointer("/tokens/input").and_then(Value::as_u64);
-                    if let Some(input_tokens) = input
-                        .and_then(|n| usize::try_from(n).ok())
-                        .filter(|&n| n > 0)
-                    {
+                    let input = input.and_then(|n| usize::try_from(n).ok());
+                    if let Some(input_tokens) = input.filter(|&n| n > 0) {
                         usages.push(RecordedUsage {
                             message: built.len(),
                             input_tokens,
                             model: str_of(&message, "model").unwrap_or_default().to_string(),
                             line,
+                            from: 0,
                         });
                     }
                     built.push(Built {

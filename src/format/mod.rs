@@ -147,6 +147,17 @@ pub struct RecordedUsage {
     pub model: String,
     /// The log line that recorded it.
     pub line: usize,
+    /// Index of the first message the request held: 0, or, in a log read with
+    /// [`ReadOptions::whole_history`], the first message after the last compaction before the
+    /// call (its summary), since the request held the history as it was then.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub from: usize,
+}
+
+/// Whether a count is zero (a field left out of the JSON when it is).
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Writing one API format, and the rules the engine must follow in it.
@@ -234,6 +245,12 @@ pub struct ReadOptions {
     /// interrupted call, a duplicated result, a result whose call is outside the file, `null`
     /// arguments) instead of repairing it. A call in progress at the end is no repair.
     pub strict: bool,
+    /// For API bodies (OpenAI, Anthropic, Responses, Gemini, Bedrock): make the repairs a
+    /// session log's reader makes (an interrupted call answered as an agent answers it, a
+    /// result sent again dropped, leading results without their call dropped), each named in
+    /// [`Conversation::repairs`] with its message index as `line`, instead of leaving the
+    /// broken pairing for [`crate::validate()`] to refuse.
+    pub repair: bool,
 }
 
 /// Reads a conversation from JSON or JSONL bytes; `format` of `None` detects it.
@@ -268,8 +285,7 @@ pub fn parse_with_usage(
     options: &ReadOptions,
 ) -> Result<(Conversation, Vec<RecordedUsage>)> {
     let records = records_of_slice(bytes)?;
-    let format = choose(&records, options.format)?;
-    strictly(reader_of(format).read_usage(records, options)?, options)
+    read_with_usage(records, options)
 }
 
 /// [`parse_with_usage`] from a reader, value by value.
@@ -280,9 +296,21 @@ pub fn parse_reader_with_usage(
     reader: impl Read,
     options: &ReadOptions,
 ) -> Result<(Conversation, Vec<RecordedUsage>)> {
-    let records = read_records(reader)?;
+    read_with_usage(read_records(reader)?, options)
+}
+
+/// Detects (or checks) the format, then reads with the recorded usage.
+fn read_with_usage(
+    mut records: Vec<Record>,
+    options: &ReadOptions,
+) -> Result<(Conversation, Vec<RecordedUsage>)> {
     let format = choose(&records, options.format)?;
-    strictly(reader_of(format).read_usage(records, options)?, options)
+    let repairs = repair_body(format, &mut records, options);
+    let (mut conversation, usages) = reader_of(format).read_usage(records, options)?;
+    if let Some(repairs) = repairs {
+        conversation = repair::attach(conversation, repairs);
+    }
+    strictly((conversation, usages), options)
 }
 
 /// With [`ReadOptions::strict`], refuses a read that needed a repair, naming its line.
@@ -322,10 +350,62 @@ fn reader_of(format: Format) -> &'static dyn Reader {
 }
 
 /// Detects (or checks) the format, then reads.
-fn read(records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {
+fn read(mut records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {
     let format = choose(&records, options.format)?;
-    let conversation = reader(format).read(records, options)?;
+    let repairs = repair_body(format, &mut records, options);
+    let mut conversation = reader(format).read(records, options)?;
+    if let Some(repairs) = repairs {
+        conversation = repair::attach(conversation, repairs);
+    }
     strictly((conversation, ()), options).map(|(conversation, ())| conversation)
+}
+
+/// With [`ReadOptions::repair`], repairs the message list of an API body in place (see
+/// [`ReadOptions::repair`]); the repairs made, or `None` for a session log or without it.
+fn repair_body(
+    format: Format,
+    records: &mut [Record],
+    options: &ReadOptions,
+) -> Option<Vec<crate::conversation::Repair>> {
+    let api = matches!(
+        format,
+        Format::OpenAi | Format::Anthropic | Format::Responses | Format::Gemini | Format::Bedrock
+    );
+    if !options.repair || !api {
+        return None;
+    }
+    let [record] = records else {
+        return None;
+    };
+    let list = match &mut record.value {
+        Value::Array(list) => list,
+        Value::Object(body) => match body.get_mut(wire(format).list_key()) {
+            Some(Value::Array(list)) => list,
+            _ => return Some(Vec::new()),
+        },
+        _ => return None,
+    };
+    let mut built: Vec<Built> = std::mem::take(list)
+        .into_iter()
+        .enumerate()
+        .map(|(index, value)| Built { value, line: index })
+        .collect();
+    let mut repairs = Vec::new();
+    match format {
+        Format::Anthropic => {
+            repair::anthropic(&mut built, &repair::ANTHROPIC, None, &mut repairs, &mut []);
+        }
+        Format::Bedrock => {
+            repair::anthropic(&mut built, &repair::BEDROCK, None, &mut repairs, &mut []);
+        }
+        Format::OpenAi => repair::responses(&mut built, &repair::OPENAI, &mut repairs, &mut []),
+        Format::Responses => {
+            repair::responses(&mut built, &repair::RESPONSES, &mut repairs, &mut []);
+        }
+        _ => repairs = repair::gemini(&mut built, &mut []),
+    }
+    *list = built.into_iter().map(|b| b.value).collect();
+    Some(repairs)
 }
 
 #[cfg(test)]

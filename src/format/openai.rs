@@ -227,6 +227,7 @@ fn parse_message(index: usize, value: Value) -> Result<Message> {
         parts,
         layout,
         extra,
+        harness: None,
     })
 }
 

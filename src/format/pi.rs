@@ -113,7 +113,13 @@ impl Reader for Pi {
         // pi answers a call it aborted with an error result of its own.
         let mut repairs = Vec::new();
         let aborted = json!([{"type": "text", "text": "aborted"}]);
-        repair::anthropic(&mut built, &aborted, &mut repairs, &mut []);
+        repair::anthropic(
+            &mut built,
+            &repair::ANTHROPIC,
+            Some(&aborted),
+            &mut repairs,
+            &mut [],
+        );
         repairs.sort_by_key(|r| r.line);
         let mut conversation = from_log(built, "messages", anthropic::parse)?;
         conversation.repairs = repairs;

@@ -9,7 +9,7 @@
 //! progress: it stays as it is, named `call_in_progress`, and is no problem to
 //! [`crate::validate()`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
@@ -21,10 +21,12 @@ use crate::report::Repair;
 /// message at `at`), so that each still names the message the call produced.
 fn shift(usages: &mut [RecordedUsage], at: usize, inserted: bool) {
     for usage in usages.iter_mut() {
-        if inserted && usage.message >= at {
-            usage.message += 1;
-        } else if !inserted && usage.message > at {
-            usage.message -= 1;
+        for index in [&mut usage.message, &mut usage.from] {
+            if inserted && *index >= at {
+                *index += 1;
+            } else if !inserted && *index > at {
+                *index -= 1;
+            }
         }
     }
 }
@@ -55,7 +57,41 @@ pub(super) fn named(line: usize, kind: &'static str, call_id: &str) -> Repair {
     }
 }
 
-/// The blocks of an Anthropic message's content (none when it is a string).
+/// How a format that answers calls in blocks of the next user message writes them (Anthropic
+/// `tool_use` / `tool_result`, Bedrock `toolUse` / `toolResult`).
+pub(super) struct Blocks {
+    /// The call id of a block that is a call.
+    call: fn(&Value) -> Option<&str>,
+    /// The call id of a block that is a result.
+    result: fn(&Value) -> Option<&str>,
+    /// The result block sent for an interrupted call, given its id.
+    interrupted: fn(&str) -> Value,
+}
+
+/// Anthropic Messages blocks, an interrupted call answered as Claude Code answers it.
+pub(super) const ANTHROPIC: Blocks = Blocks {
+    call: |b| (str_of(b, "type") == Some("tool_use")).then(|| str_of(b, "id").unwrap_or_default()),
+    result: |b| {
+        (str_of(b, "type") == Some("tool_result"))
+            .then(|| str_of(b, "tool_use_id").unwrap_or_default())
+    },
+    interrupted: |id| json!({"type": "tool_result", "tool_use_id": id, "content": CLAUDE_CODE_INTERRUPTED, "is_error": true}),
+};
+
+/// Bedrock Converse blocks, an interrupted call answered with Claude Code's text, as an error.
+pub(super) const BEDROCK: Blocks = Blocks {
+    call: |b| {
+        b.get("toolUse")
+            .map(|c| str_of(c, "toolUseId").unwrap_or_default())
+    },
+    result: |b| {
+        b.get("toolResult")
+            .map(|r| str_of(r, "toolUseId").unwrap_or_default())
+    },
+    interrupted: |id| json!({"toolResult": {"toolUseId": id, "content": [{"text": CLAUDE_CODE_INTERRUPTED}], "status": "error"}}),
+};
+
+/// The blocks of a message's content (none when it is a string).
 fn blocks(message: &Value) -> &[Value] {
     message
         .get("content")
@@ -63,33 +99,33 @@ fn blocks(message: &Value) -> &[Value] {
         .map_or(&[], Vec::as_slice)
 }
 
-/// The ids of an Anthropic message's blocks of type `kind`, read from `key`.
-fn ids(message: &Value, kind: &str, key: &str) -> Vec<String> {
+/// The ids `id` finds in a message's blocks.
+fn ids(message: &Value, id: fn(&Value) -> Option<&str>) -> Vec<String> {
     blocks(message)
         .iter()
-        .filter(|b| str_of(b, "type") == Some(kind))
-        .filter_map(|b| str_of(b, key).map(str::to_string))
+        .filter_map(|b| id(b).map(str::to_string))
         .collect()
 }
 
-/// Whether an Anthropic message is a user message of tool results only.
-fn results_only(message: &Value) -> bool {
+/// Whether a message is a user message of tool results only.
+fn results_only(message: &Value, shape: &Blocks) -> bool {
     str_of(message, "role") == Some("user")
         && !blocks(message).is_empty()
-        && blocks(message)
-            .iter()
-            .all(|b| str_of(b, "type") == Some("tool_result"))
+        && blocks(message).iter().all(|b| (shape.result)(b).is_some())
 }
 
-/// Repairs the pairing of a log read as Anthropic Messages (Claude Code, pi). `interruption`
-/// is the result block's content the agent sends for a call it interrupted (marked
-/// `is_error`). Leading results with no call before them are dropped; every call without a
-/// result in the message after it gets one, in that message when it carries results only,
-/// else in a new user message right after the call — unless it is the last message (the call
-/// in progress); a result of a call already answered is dropped.
+/// Repairs the pairing of a request whose results are blocks of the next user message
+/// (Claude Code and pi logs read as Anthropic Messages; Anthropic and Bedrock bodies).
+/// `interruption`, when given, is the result block's content the agent sends for a call it
+/// interrupted (marked `is_error`; Anthropic blocks only), else `shape`'s. Leading results
+/// with no call before them are dropped; every call without a result in the message after it
+/// gets one, in that message when it carries results only, else in a new user message right
+/// after the call — unless it is the last message (the call in progress); a result of a call
+/// already answered is dropped.
 pub(super) fn anthropic(
     built: &mut Vec<Built>,
-    interruption: &Value,
+    shape: &Blocks,
+    interruption: Option<&Value>,
     repairs: &mut Vec<Repair>,
     usages: &mut [RecordedUsage],
 ) {
@@ -103,12 +139,11 @@ pub(super) fn anthropic(
         if let Some(Value::Array(content)) = entry.value.get_mut("content") {
             let before = content.len();
             content.retain(|b| {
-                let orphan = str_of(b, "type") == Some("tool_result");
-                if orphan {
-                    let id = str_of(b, "tool_use_id").unwrap_or_default();
+                let orphan = (shape.result)(b);
+                if let Some(id) = orphan {
                     repairs.push(named(line, "result_without_call", id));
                 }
-                !orphan
+                orphan.is_none()
             });
             emptied[at] = before > 0 && content.is_empty();
         }
@@ -121,10 +156,10 @@ pub(super) fn anthropic(
             index += 1;
             continue;
         }
-        let calls = ids(&built[index].value, "tool_use", "id");
+        let calls = ids(&built[index].value, shape.call);
         let next = built.get(index + 1);
         let answered = next
-            .map(|n| ids(&n.value, "tool_result", "tool_use_id"))
+            .map(|n| ids(&n.value, shape.result))
             .unwrap_or_default();
         let line = built[index].line;
         let last = index + 1 == built.len();
@@ -134,18 +169,18 @@ pub(super) fn anthropic(
                 repairs.push(named(line, Repair::IN_PROGRESS, id));
             } else {
                 repairs.push(named(line, "interrupted_call", id));
-                missing.push(json!({"type": "tool_result", "tool_use_id": id, "content": interruption, "is_error": true}));
+                missing.push(match interruption {
+                    Some(content) => json!({"type": "tool_result", "tool_use_id": id, "content": content, "is_error": true}),
+                    None => (shape.interrupted)(id),
+                });
             }
         }
-        let into_next = next.is_some_and(|n| results_only(&n.value));
+        let into_next = next.is_some_and(|n| results_only(&n.value, shape));
         add_results(built, usages, index, into_next, "content", missing);
         index += 1;
     }
     // Results logged again.
-    let result_id = |b: &Value| {
-        (str_of(b, "type") == Some("tool_result"))
-            .then(|| str_of(b, "tool_use_id").unwrap_or_default().to_string())
-    };
+    let result_id = |b: &Value| (shape.result)(b).map(str::to_string);
     drop_repeated_results(built, usages, repairs, "content", result_id);
 }
 
@@ -162,11 +197,66 @@ fn is_output(item: &Value) -> bool {
     str_of(item, "type").is_some_and(|t| t.ends_with("_call_output"))
 }
 
-/// Repairs a log read as Responses input (Codex): a call's `null` arguments become `"{}"`;
+/// How a format that answers each call in an item of its own writes them (Responses
+/// `function_call` / `function_call_output` items, OpenAI `tool_calls` / `tool` messages).
+pub(super) struct Items {
+    /// The call ids an item makes.
+    calls: fn(&Value) -> Vec<String>,
+    /// The call id of an item that is a result.
+    output: fn(&Value) -> Option<String>,
+    /// The result item sent for an interrupted call, given its id and the item making it.
+    interrupted: fn(&str, &Value) -> Value,
+}
+
+/// Responses items (Codex logs, Responses bodies), an interrupted call answered as Codex
+/// answers it when it next sends the history: an `aborted` output of the call's kind.
+pub(super) const RESPONSES: Items = Items {
+    calls: |item| {
+        if is_call(item) {
+            vec![str_of(item, "call_id").unwrap_or_default().to_string()]
+        } else {
+            Vec::new()
+        }
+    },
+    output: |item| is_output(item).then(|| str_of(item, "call_id").unwrap_or_default().to_string()),
+    interrupted: |id, call| {
+        let kind = format!("{}_output", str_of(call, "type").unwrap_or("function_call"));
+        json!({"type": kind, "call_id": id, "output": "aborted"})
+    },
+};
+
+/// OpenAI Chat messages, an interrupted call answered as Codex answers one (`aborted`).
+pub(super) const OPENAI: Items = Items {
+    calls: |message| {
+        message
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|c| str_of(c, "id").unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    },
+    output: |message| {
+        (str_of(message, "role") == Some("tool")).then(|| {
+            str_of(message, "tool_call_id")
+                .unwrap_or_default()
+                .to_string()
+        })
+    },
+    interrupted: |id, _| json!({"role": "tool", "tool_call_id": id, "content": "aborted"}),
+};
+
+/// Repairs a request whose results are items of their own (Codex logs read as Responses
+/// input; Responses and OpenAI bodies): a Responses call's `null` arguments become `"{}"`;
 /// leading outputs with no call before them are dropped, and an output of a call already
-/// answered; recorded usages move with the items.
+/// answered; a call with no output gets `shape`'s, unless the request ends on its run of
+/// calls (the call in progress). Recorded usages move with the items.
 pub(super) fn responses(
     built: &mut Vec<Built>,
+    shape: &Items,
     repairs: &mut Vec<Repair>,
     usages: &mut [RecordedUsage],
 ) {
@@ -174,18 +264,18 @@ pub(super) fn responses(
     let mut answered: BTreeMap<String, Value> = BTreeMap::new();
     let mut emptied = Vec::with_capacity(built.len());
     for entry in built.iter_mut() {
-        let id = str_of(&entry.value, "call_id")
-            .unwrap_or_default()
-            .to_string();
-        if is_call(&entry.value) {
+        if !(shape.calls)(&entry.value).is_empty() {
             calls_seen = true;
-            if entry.value.get("arguments") == Some(&Value::Null) {
+            if is_call(&entry.value) && entry.value.get("arguments") == Some(&Value::Null) {
+                let id = str_of(&entry.value, "call_id")
+                    .unwrap_or_default()
+                    .to_string();
                 entry.value["arguments"] = Value::String("{}".into());
                 repairs.push(named(entry.line, "null_arguments", &id));
             }
         }
         let mut kept = true;
-        if is_output(&entry.value) {
+        if let Some(id) = (shape.output)(&entry.value) {
             if !calls_seen {
                 repairs.push(named(entry.line, "result_without_call", &id));
                 kept = false;
@@ -204,11 +294,51 @@ pub(super) fn responses(
         emptied.push(!kept);
     }
     remove_emptied(built, &emptied, usages);
+    // Interrupted calls: answered right after the run of items making calls they belong to,
+    // in the order of the calls; a run the request ends on is in progress.
+    let answered: BTreeSet<String> = built
+        .iter()
+        .filter_map(|b| (shape.output)(&b.value))
+        .collect();
+    let mut added: Vec<(usize, Built)> = Vec::new();
+    for (index, item) in built.iter().enumerate() {
+        let run_end = index
+            + 1
+            + built[index + 1..]
+                .iter()
+                .take_while(|b| !(shape.calls)(&b.value).is_empty())
+                .count();
+        for id in (shape.calls)(&item.value)
+            .iter()
+            .filter(|id| !answered.contains(*id))
+        {
+            if run_end == built.len() {
+                repairs.push(named(item.line, Repair::IN_PROGRESS, id));
+            } else {
+                repairs.push(named(item.line, "interrupted_call", id));
+                let value = (shape.interrupted)(id, &item.value);
+                added.push((
+                    run_end,
+                    Built {
+                        value,
+                        line: item.line,
+                    },
+                ));
+            }
+        }
+    }
+    // From the last insertion back, so that earlier positions stay valid; the outputs of one
+    // run keep the order of their calls.
+    for (at, output) in added.into_iter().rev() {
+        built.insert(at, output);
+        shift(usages, at, true);
+    }
 }
 
-/// Repairs a log read as Gemini contents (Gemini CLI): a call with no result in the content
-/// after it gets the cancellation response Gemini CLI sends (unless it is in the last content:
-/// the call in progress); a `functionResponse` of a call already answered is dropped.
+/// Repairs a request read as Gemini contents (Gemini CLI logs, Gemini bodies): leading
+/// `functionResponse`s with no call before them are dropped; a call with no result in the
+/// content after it gets the cancellation response Gemini CLI sends (unless it is in the last
+/// content: the call in progress); a `functionResponse` of a call already answered is dropped.
 pub(super) fn gemini(built: &mut Vec<Built>, usages: &mut [RecordedUsage]) -> Vec<Repair> {
     let mut repairs = Vec::new();
     let parts = |value: &Value| -> Vec<Value> {
@@ -223,6 +353,27 @@ pub(super) fn gemini(built: &mut Vec<Built>, usages: &mut [RecordedUsage]) -> Ve
             .and_then(|r| str_of(r, "id"))
             .map(str::to_string)
     };
+    // Leading responses: those before the first model content have no call before them.
+    let mut emptied = vec![false; built.len()];
+    for (at, entry) in built.iter_mut().enumerate() {
+        if str_of(&entry.value, "role") == Some("model") {
+            break;
+        }
+        let line = entry.line;
+        if let Some(Value::Array(list)) = entry.value.get_mut("parts") {
+            let before = list.len();
+            list.retain(|part| {
+                let Some(response) = part.get("functionResponse") else {
+                    return true;
+                };
+                let id = str_of(response, "id").or_else(|| str_of(response, "name"));
+                repairs.push(named(line, "result_without_call", id.unwrap_or_default()));
+                false
+            });
+            emptied[at] = before > 0 && list.is_empty();
+        }
+    }
+    remove_emptied(built, &emptied, usages);
     let mut index = 0;
     while index < built.len() {
         let calls: Vec<(String, Value)> = parts(&built[index].value)
@@ -336,8 +487,11 @@ fn drop_repeated_results(
     remove_emptied(built, &emptied, usages);
 }
 
-/// The response Gemini CLI records for a tool call the user cancelled.
-const GEMINI_CANCELLED: &str = "[Operation Cancelled] Reason: User cancelled tool execution.";
+/// The error response Gemini CLI sends for a tool call the user cancelled while it ran, as
+/// its tool executor writes it since January 2026 (earlier versions wrote `Reason: ` after
+/// the bracket).
+const GEMINI_CANCELLED: &str = "[Operation Cancelled] User cancelled tool execution.";
 
-/// The result Claude Code sends for a tool call the user interrupted.
-pub(super) const CLAUDE_CODE_INTERRUPTED: &str = "[Request interrupted by user for tool use]";
+/// The result Claude Code sends for a tool call the user interrupted; with `--repair`, also
+/// the result of an interrupted call in a Bedrock body.
+const CLAUDE_CODE_INTERRUPTED: &str = "[Request interrupted by user for tool use]";

@@ -209,6 +209,7 @@ pub(super) fn parse(
             parts: vec![Part::text(std::mem::take(text))],
             layout: Layout::Text,
             extra: Map::new(),
+            harness: None,
         }),
         _ => None,
     };
@@ -254,6 +255,7 @@ pub(super) fn parse(
                     parts: vec![Part::Opaque(item)],
                     layout: Layout::Absent,
                     extra: Map::new(),
+                    harness: None,
                 })
             } else {
                 parse_item(index, item)
@@ -323,6 +325,7 @@ fn parse_item(index: usize, item: Value) -> Result<Message> {
         parts: vec![part],
         layout: Layout::Absent,
         extra: Map::new(),
+        harness: None,
     };
     let kind_of = item.get("type").and_then(Value::as_str).map(str::to_string);
     match kind_of.as_deref() {
@@ -337,6 +340,7 @@ fn parse_item(index: usize, item: Value) -> Result<Message> {
                 parts,
                 layout,
                 extra: item,
+                harness: None,
             })
         }
         Some(call @ ("function_call" | "custom_tool_call")) => {

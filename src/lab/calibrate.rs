@@ -26,8 +26,12 @@
 //! estimated as the previous call's reported size plus the estimate of the messages added
 //! since (as [`crate::Session::observe_usage`] and the CLI's anchoring count), against the
 //! size the API reported for it. The first call of a session is the anchor, not measured:
-//! nothing in the log tells its fixed overhead. The same figures anchored on the session's
-//! first call only ([`Spread`], `first_call`) show how the error grows when the anchor is old.
+//! nothing in the log tells its fixed overhead. A log is read whole, compactions included: each
+//! call's request held the history as it was then (from the last compaction's summary on), so
+//! every recorded call is a measurement, and the first call after a compaction is an anchor of
+//! its own, as is each stretch's overhead in [`fit`]. The same figures anchored on the
+//! stretch's first call only ([`Spread`], `first_call`) show how the error grows when the
+//! anchor is old.
 //!
 //! The shipped factors are `data/calibration.json`, the output of `ctxcompact calibrate --json`
 //! over the recorded logs it names; a user's own fit of the same shape is read with
@@ -53,19 +57,25 @@ pub const MIN_SESSION_CALLS: usize = 3;
 pub struct SessionLog {
     /// Where it came from (a path), to name it in output.
     pub name: String,
-    /// The conversation the log holds (after its last compaction, as the agent saw it).
+    /// The conversation the log holds, its whole history: every compaction's summary where it
+    /// happened, so that the calls before a compaction are read too (each usage names where
+    /// its request started, [`RecordedUsage::from`]).
     pub conversation: Conversation,
     /// The input sizes the provider reported, call by call.
     pub usages: Vec<RecordedUsage>,
 }
 
 impl SessionLog {
-    /// Reads a session log (format detected) with its recorded usage.
+    /// Reads a session log (format detected), its whole history, with its recorded usage.
     ///
     /// # Errors
     /// As [`format::parse`].
     pub fn read(name: &str, bytes: &[u8]) -> Result<Self> {
-        let (conversation, usages) = format::parse_with_usage(bytes, &ReadOptions::default())?;
+        let options = ReadOptions {
+            whole_history: true,
+            ..ReadOptions::default()
+        };
+        let (conversation, usages) = format::parse_with_usage(bytes, &options)?;
         Ok(Self {
             name: name.to_string(),
             conversation,
@@ -79,6 +89,8 @@ impl SessionLog {
 struct Call {
     /// Index of the log among those given.
     session: usize,
+    /// Where the call's request started in the log (after the last compaction before it).
+    from: usize,
     /// `o200k` tokens of the text the request's messages held (fields, text, calls, results),
     /// counted as the calibrated estimator reads it.
     base: f64,
@@ -172,13 +184,24 @@ fn calls(logs: &[(usize, &SessionLog)]) -> BTreeMap<Family, Vec<Call>> {
             prefix.push(sum);
         }
         for usage in &log.usages {
-            let (Some(family), Some(&[base, chars, opaque, tool_calls])) =
-                (Family::of_model(&usage.model), prefix.get(usage.message))
-            else {
+            // The request held the system prompt and the messages from `from` on.
+            let (Some(family), Some(held), Some(before)) = (
+                Family::of_model(&usage.model),
+                prefix.get(usage.message),
+                prefix
+                    .get(usage.from)
+                    .filter(|_| usage.from <= usage.message),
+            ) else {
                 continue;
             };
+            let mut sum = system;
+            for ((total, held), before) in sum.iter_mut().zip(held).zip(before) {
+                *total += held - before;
+            }
+            let [base, chars, opaque, tool_calls] = sum;
             by_family.entry(family).or_default().push(Call {
                 session,
+                from: usage.from,
                 base: as_f64(base),
                 chars: as_f64(chars),
                 fixed: as_f64(opaque),
@@ -276,9 +299,14 @@ type Measured = BTreeMap<Family, Anchored>;
 /// own overhead) for the tokens per `o200k` token and per tool call; when the calls say a tool
 /// call costs nothing or less (or cannot tell), the factor alone.
 fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
-    let mut sessions: BTreeMap<usize, Vec<Call>> = BTreeMap::new();
+    // Each stretch of a session between compactions has its own overhead: what the agent adds
+    // to the request and does not log (tool definitions, reminders) changes with it.
+    let mut sessions: BTreeMap<(usize, usize), Vec<Call>> = BTreeMap::new();
     for call in calls {
-        sessions.entry(call.session).or_default().push(*call);
+        sessions
+            .entry((call.session, call.from))
+            .or_default()
+            .push(*call);
     }
     sessions.retain(|_, calls| calls.len() >= MIN_SESSION_CALLS);
     // Within each session, deviations from the session's means; the slopes are shared.
@@ -324,7 +352,7 @@ fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
     let (slope, per_call) = both.map_or((by / bb, 0.0), |(slope, per_call)| {
         (slope, per_call.round())
     });
-    let intercepts: BTreeMap<usize, f64> = means
+    let intercepts: BTreeMap<(usize, usize), f64> = means
         .iter()
         .map(|(&session, &(base, tools, y))| (session, y - slope * base - per_call * tools))
         .collect();
@@ -348,7 +376,11 @@ fn fit_family(family: Family, calls: &[Call]) -> Option<FamilyFit> {
     Some(FamilyFit {
         family,
         calls: pairs.len(),
-        sessions: sessions.len(),
+        sessions: sessions
+            .keys()
+            .map(|&(session, _)| session)
+            .collect::<BTreeSet<_>>()
+            .len(),
         tokens_per_o200k: round_to(slope, 1e6),
         tokens_per_tool_call: per_call,
         tokens_per_char: if chars > 0.0 {
@@ -429,9 +461,14 @@ fn measure_anchored(logs: &[(usize, &SessionLog)], calibration: &Calibration) ->
             };
             let entry = measured.entry(family).or_default();
             entry.sessions.insert(session);
-            let first = usages[0];
+            // A compaction starts the request anew: the first call after it is an anchor.
+            let mut first = usages[0];
             for pair in usages.windows(2) {
                 let (previous, usage) = (pair[0], pair[1]);
+                if usage.from != previous.from {
+                    first = usage;
+                    continue;
+                }
                 let reported = as_f64(usage.input_tokens);
                 let from_previous = as_f64(previous.input_tokens) + added(previous, usage);
                 entry.previous.push((from_previous, reported));
@@ -712,6 +749,45 @@ mod tests {
         assert!(first.p95_ape_pct > 2.0 * bad[0].p95_ape_pct, "{bad:?}");
         let from_first = good[0].first_call.as_ref().expect("measured");
         assert!(from_first.p95_ape_pct < 0.5, "{good:?}");
+    }
+
+    #[test]
+    fn calls_before_and_after_a_compaction_are_each_measured_on_their_own_history() {
+        let log = lawful_log("a", 8, 1.2, 2_000.0);
+        let text = claude_log(8, &|_| 0, &|_| None);
+        // The same log, compacted after turn 3: a boundary pointing back to it, a summary
+        // starting the request anew, then turns 4.. hanging off the summary.
+        let mut lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for (line, usage) in lines
+            .iter_mut()
+            .filter(|l| l["type"] == "assistant")
+            .zip(&log.usages)
+        {
+            line["message"]["usage"] = json!({"input_tokens": usage.input_tokens});
+        }
+        lines[8]["parentUuid"] = json!("summary");
+        let boundary = json!({"type": "system", "subtype": "compact_boundary", "sessionId": "s",
+            "uuid": "boundary", "parentUuid": null, "logicalParentUuid": "a3"});
+        let summary = json!({"type": "user", "sessionId": "s", "uuid": "summary",
+            "parentUuid": "boundary", "isCompactSummary": true,
+            "message": {"role": "user", "content": "This session continues: the sky."}});
+        lines.splice(8..8, [boundary, summary]);
+        let bytes: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+        let read = SessionLog::read("a", bytes.as_bytes()).unwrap();
+        assert_eq!(read.usages.len(), 8, "every call, before and after");
+        let froms: Vec<usize> = read.usages.iter().map(|u| u.from).collect();
+        assert_eq!(froms, [0, 0, 0, 0, 8, 8, 8, 8]);
+        let calibration = Calibration {
+            families: fit(std::slice::from_ref(&log)),
+            files: Vec::new(),
+        };
+        // Each stretch's first call is an anchor; the call after the compaction is not
+        // measured against the one before it.
+        let measured = evaluate(&[read], &calibration);
+        assert_eq!(measured[0].calls, 6, "{measured:?}");
     }
 
     #[test]

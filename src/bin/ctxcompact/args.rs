@@ -182,6 +182,12 @@ pub(crate) struct Input {
     /// it as the agent sent it.
     #[arg(long)]
     pub(crate) strict: bool,
+    /// For API bodies: repair broken tool pairing as a session log's reader does (an
+    /// interrupted call answered as an agent answers it, a result sent again dropped, leading
+    /// results without their call dropped), each repair named in the report, instead of
+    /// refusing the body.
+    #[arg(long, conflicts_with = "strict")]
+    pub(crate) repair: bool,
 }
 
 /// Where output and the report go.

@@ -225,9 +225,15 @@ fn validate(input: &Input) -> Result<ExitCode> {
     // What a session log's reader repaired to read it as the agent sent it.
     for repair in conversation.repairs.iter().filter(|r| r.changed()) {
         let call = repair.call_id.as_deref().unwrap_or_default();
+        // An API body's repairs name the message index, a log's its line.
+        let at = if conversation.lines.is_empty() {
+            "message"
+        } else {
+            "line"
+        };
         writeln!(
             out,
-            "{}: line {}: repaired: {} `{call}`",
+            "{}: {at} {}: repaired: {} `{call}`",
             input.file, repair.line, repair.kind
         )?;
     }
@@ -453,6 +459,7 @@ fn read_anchored(input: &Input) -> Result<(Conversation, Option<format::Recorded
         format: input.format.format(),
         whole_history: input.whole_history,
         strict: input.strict,
+        repair: input.repair,
     };
     // A file is read whole and parsed from memory: parsing a slice is several times faster
     // than parsing a stream byte by byte, for one copy of the input held while it parses.
