@@ -330,9 +330,10 @@ impl Planner<'_> {
                 .iter()
                 .map(|o| o.input().map(|i| self.input.counts[i]))
                 .collect();
+            let cleared = cleared_identifiers(state, messages.clone());
             let built = digest::build(
                 mode,
-                &state.conversation.messages[messages.clone()],
+                (&state.conversation.messages[messages.clone()], &cleared),
                 &input_tokens,
                 cap,
                 &self.counter,
@@ -532,6 +533,16 @@ pub(crate) fn archive_files(
         }
     }
     files
+}
+
+/// The identifiers of the outputs cleared from the messages `messages` of `state` before (their
+/// placeholders no longer hold them), with their counts.
+fn cleared_identifiers(state: &Applied, messages: std::ops::Range<usize>) -> Vec<(&str, usize)> {
+    let inputs: Vec<usize> = state.origin[messages]
+        .iter()
+        .filter_map(|o| o.input())
+        .collect();
+    state.discarded.identifiers_of(&inputs)
 }
 
 /// Whether a message holds a note naming its own archive file: a cleared output's placeholder,

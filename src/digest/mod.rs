@@ -168,12 +168,13 @@ impl Command<'_> {
 }
 
 /// The marker for a removed span: `messages` are its messages (in the state they were removed
-/// from), `input_tokens` each one's tokens in the input (`None` for a message that was not in
-/// the input). `None` in [`MarkerMode::None`]; else the marker and how many of the span's
+/// from), `cleared` the identifiers (and counts) of the outputs cleared from them before, which
+/// their placeholders no longer hold, `input_tokens` each one's tokens in the input (`None`
+/// for a message that was not in the input). `None` in [`MarkerMode::None`]; else the marker and how many of the span's
 /// requests, and of its files, it does not name (left out for room, or all without a digest).
 pub(crate) fn build(
     mode: MarkerMode,
-    messages: &[Message],
+    (messages, cleared): (&[Message], &[(&str, usize)]),
     input_tokens: &[Option<usize>],
     cap: DigestCap,
     counter: &dyn TokenCounter,
@@ -181,7 +182,7 @@ pub(crate) fn build(
     if mode == MarkerMode::None {
         return None;
     }
-    let digest = extract(messages, input_tokens);
+    let digest = extract(messages, cleared, input_tokens);
     let (body, unnamed) = match mode {
         MarkerMode::Digest => render_capped(&digest, cap, counter),
         _ => (
@@ -202,7 +203,11 @@ pub(crate) fn build(
 }
 
 /// Walks a span once and extracts its digest.
-fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Digest<'a> {
+fn extract<'a>(
+    messages: &'a [Message],
+    cleared: &[(&str, usize)],
+    input_tokens: &[Option<usize>],
+) -> Digest<'a> {
     let mut digest = Digest::default();
     // The last assistant message with text; clipped once, at the end.
     let mut last_state: Option<&Message> = None;
@@ -276,6 +281,9 @@ fn extract<'a>(messages: &'a [Message], input_tokens: &[Option<usize>]) -> Diges
     }
     keep_first(&mut digest.requests);
     keep_first(&mut digest.errors);
+    for &(id, times) in cleared {
+        digest.ids.add(id, times);
+    }
     group_files(&mut digest);
     rank_identifiers(&mut digest);
     digest
@@ -584,7 +592,7 @@ mod tests {
     fn digest(messages: &[Message], tokens: &[Option<usize>], cap: usize) -> String {
         build(
             MarkerMode::Digest,
-            messages,
+            (messages, &[]),
             tokens,
             DigestCap::fixed(cap),
             &CharEstimate,
@@ -743,6 +751,25 @@ mod tests {
             200,
         );
         assert!(again.contains("Requests (30):"), "{again}");
+    }
+
+    #[test]
+    fn identifiers_of_outputs_cleared_before_are_named_with_the_span() {
+        let messages = vec![
+            Message::new_text(Role::User, "Book the flight for me please"),
+            Message::new_text(Role::Assistant, "Done."),
+        ];
+        let tokens = vec![Some(10), Some(5)];
+        let (text, _) = build(
+            MarkerMode::Digest,
+            (&messages, &[("noah_muller_9847", 2), ("ZFA04Y", 1)]),
+            &tokens,
+            DigestCap::fixed(400),
+            &CharEstimate,
+        )
+        .unwrap();
+        let at = |id: &str| text.find(id).unwrap_or_else(|| panic!("{id} in {text}"));
+        assert!(at("noah_muller_9847") < at("ZFA04Y"), "{text}");
     }
 
     #[test]

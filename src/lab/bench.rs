@@ -611,7 +611,7 @@ pub fn span_marker(
         .collect();
     digest::build(
         digest::MarkerMode::Digest,
-        &conversation.messages[span],
+        (&conversation.messages[span], &[]),
         &input_tokens,
         digest::DigestCap::fixed(cap),
         tokenizer.counter(),

@@ -16,12 +16,14 @@ mod fit;
 pub(crate) mod tools;
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::features::{Features, Thresholds};
 use crate::format::{Wire, wire};
+use crate::identifiers::Tally;
 use crate::tokens::{Counts, TokenCounter};
 use crate::units::Unit;
 
@@ -197,16 +199,52 @@ pub(crate) struct Applied {
 /// freed as each step goes: freeing thousands of allocations one by one is a tenth of what a
 /// compaction does after counting. They are freed with the result that holds them, once it has
 /// been used; the CLI exits without freeing them at all.
+///
+/// A cleared tool output is also where the identifiers of its message are read from when that
+/// message is later removed: its placeholder no longer holds them.
 #[derive(Default)]
 pub(crate) struct Discarded {
-    parts: Vec<Vec<Part>>,
+    parts: Vec<Cleared>,
     messages: Vec<Message>,
 }
 
+/// A cleared tool output: the input message it belonged to, and its identifiers, found once
+/// when first asked for.
+struct Cleared {
+    input: Option<usize>,
+    parts: Vec<Part>,
+    identifiers: OnceLock<Vec<(String, usize)>>,
+}
+
 impl Discarded {
-    /// Holds parts a step replaced.
-    pub(crate) fn parts(&mut self, parts: Vec<Part>) {
-        self.parts.push(parts);
+    /// Holds parts a step replaced in the message read from input message `input`.
+    pub(crate) fn parts(&mut self, input: Option<usize>, parts: Vec<Part>) {
+        self.parts.push(Cleared {
+            input,
+            parts,
+            identifiers: OnceLock::new(),
+        });
+    }
+
+    /// The identifiers of the outputs cleared from the input messages `inputs` (ascending), with
+    /// their counts.
+    pub(crate) fn identifiers_of(&self, inputs: &[usize]) -> Vec<(&str, usize)> {
+        self.parts
+            .iter()
+            .filter(|c| c.input.is_some_and(|i| inputs.binary_search(&i).is_ok()))
+            .flat_map(|c| {
+                c.identifiers.get_or_init(|| {
+                    let mut tally = Tally::default();
+                    for part in &c.parts {
+                        if let Part::Text { text, .. } = part {
+                            tally.add_text(text);
+                        }
+                    }
+                    tally.ranked()
+                })
+            })
+            .map(|(id, n)| (id.as_str(), *n))
+            .collect()
     }
 
     /// Holds a message a step removed.

@@ -605,6 +605,7 @@ fn apply_edits(mut state: Applied, edits: Vec<Edit>) -> Applied {
     for edit in edits {
         let message = &mut state.conversation.messages[edit.message];
         state.counts.messages[edit.message] = edit.tokens;
+        let input = state.origin[edit.message].input();
         state.origin[edit.message] = state.origin[edit.message].edited();
         for change in edit.changes {
             match change {
@@ -614,7 +615,7 @@ fn apply_edits(mut state: Applied, edits: Vec<Edit>) -> Applied {
                     } = &mut message.parts[part]
                     {
                         let output = std::mem::replace(content, vec![Part::text(placeholder)]);
-                        state.discarded.parts(output);
+                        state.discarded.parts(input, output);
                         *layout = Layout::Text;
                     }
                 }
