@@ -184,15 +184,14 @@ fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
         );
         assert!(row.files_recall_pct >= 95.0, "{row:?}");
         // The goals (#26) are verbatim 90% and named 98% at 0.5, named 95% at 0.25, identifiers
-        // 80% at 0.5; open: the pinned units of the tau-bench sessions leave their digests a
-        // few hundred tokens, and the identifiers of outputs cleared before their removal are
-        // not in the span the digest reads. These floors sit a little under what the digest
-        // reaches now (62%, 87%, 26%; 55% at 0.25, where one request is 9 points), to catch a
-        // regression.
+        // 80% at 0.5; open: the pinned units of the tau-bench sessions that hold every miss
+        // leave their digests 66 and 275 tokens for 5 and 24 requests. These floors sit a little
+        // under what the digest reaches now (63%, 86%, 36%; 55% at 0.25, where one request is 9
+        // points), to catch a regression.
         if ratio >= 0.5 {
             assert!(row.requests_recall_pct >= 55.0, "{row:?}");
             assert!(row.named_recall_pct >= 80.0, "{row:?}");
-            assert!(row.identifiers_recall_pct >= 20.0, "{row:?}");
+            assert!(row.identifiers_recall_pct >= 30.0, "{row:?}");
         } else {
             assert!(row.named_recall_pct >= 45.0, "{row:?}");
         }
