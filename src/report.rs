@@ -236,7 +236,7 @@ impl Report {
         let repaired = self.repairs.iter().filter(|r| r.changed()).count();
         if repaired > 0 {
             let noun = if repaired == 1 { "repair" } else { "repairs" };
-            let _ = write!(line, "; {repaired} log {noun}");
+            let _ = write!(line, "; {repaired} {noun} on reading");
         }
         if let Some(unlogged) = self.unlogged_tokens {
             let _ = write!(line, "; {unlogged} tokens not in the log");

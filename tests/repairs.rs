@@ -276,7 +276,7 @@ fn the_summary_counts_repairs_and_says_what_is_not_in_the_log() {
         "claude-code-interrupted_call.jsonl",
     );
     assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("; 1 log repair;"), "{stderr}");
+    assert!(stderr.contains("; 1 repair on reading;"), "{stderr}");
     assert!(stderr.contains("tokens not in the log"), "{stderr}");
     let (code, stderr) = run(
         &["compact", "--strict", "--target", "100000"],
