@@ -7,10 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use ctxcompact::lab::bench::{Bench, Contender, Row};
+use ctxcompact::lab::{first_chars, searchable};
 use ctxcompact::report::Action;
-use ctxcompact::{
-    Budget, Conversation, MarkerMode, Options, Part, Role, Tokenizer, compact, format,
-};
+use ctxcompact::{Budget, Conversation, MarkerMode, Options, Role, Tokenizer, compact, format};
 
 /// The OpenAI-format recordings of `../shared/corpus` (its top-level folders, not `raw/` nor
 /// `invalid/`), or `None` with a note when the corpus is absent.
@@ -59,43 +58,6 @@ fn options(budget: Budget) -> Options {
         tokenizer: Tokenizer::O200k,
         ..Options::with_budget(budget)
     }
-}
-
-/// Every text a model reads in a conversation, as one string to search.
-fn searchable(conversation: &Conversation) -> String {
-    fn push(out: &mut String, parts: &[Part]) {
-        for part in parts {
-            match part {
-                Part::Text { text, .. } => out.push_str(text),
-                Part::ToolCall {
-                    name, arguments, ..
-                } => {
-                    out.push_str(name);
-                    out.push('\n');
-                    out.push_str(
-                        &arguments
-                            .as_str()
-                            .map_or_else(|| arguments.to_string(), String::from),
-                    );
-                }
-                Part::ToolResult { content, .. } => push(out, content),
-                Part::Opaque(_) => {}
-            }
-            out.push('\n');
-        }
-    }
-    let mut out = String::new();
-    for message in conversation.system.iter().chain(&conversation.messages) {
-        push(&mut out, &message.parts);
-    }
-    out
-}
-
-/// The first `n` characters of `text`.
-fn head(text: &str, n: usize) -> &str {
-    text.char_indices()
-        .nth(n)
-        .map_or(text, |(at, _)| &text[..at])
 }
 
 /// The `default` row of a bench over `paths` at `ratio`.
@@ -149,7 +111,7 @@ fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
             if let Some(task) = request(out.report.task) {
                 // A task shortened to fit keeps at least its first 200 characters.
                 let kept = match out.report.task_shortened {
-                    Some(_) => text.contains(head(&task, 200)),
+                    Some(_) => text.contains(first_chars(&task, 200)),
                     None => text.contains(task.as_str()),
                 };
                 assert!(kept, "{} at {ratio}: the task was lost", path.display());
@@ -312,10 +274,10 @@ fn claude_code_auto_compaction_summaries_name_what_the_digest_kept() {
         );
         for request in &requests {
             assert!(
-                text.contains(head(request, 200)),
+                text.contains(first_chars(request, 200)),
                 "{}: request {:?} lost",
                 path.display(),
-                head(request, 80)
+                first_chars(request, 80)
             );
         }
     }

@@ -10,3 +10,5 @@ pub mod bench;
 pub mod calibrate;
 mod recall;
 pub mod replay;
+
+pub use recall::{first_chars, searchable};

@@ -49,7 +49,7 @@ impl Evidence {
 
 /// Every text of a conversation a reader (or a model) sees: message text, tool-call names and
 /// arguments, tool-result text; one string to search.
-pub(super) fn searchable(conversation: &Conversation) -> String {
+pub fn searchable(conversation: &Conversation) -> String {
     let mut out = String::new();
     let system = conversation.system.iter();
     for message in system.chain(&conversation.messages) {
@@ -80,7 +80,7 @@ fn push_parts(out: &mut String, parts: &[Part]) {
 }
 
 /// The first `n` characters of `text`.
-pub(super) fn first_chars(text: &str, n: usize) -> &str {
+pub fn first_chars(text: &str, n: usize) -> &str {
     text.char_indices()
         .nth(n)
         .map_or(text, |(at, _)| &text[..at])
