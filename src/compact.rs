@@ -206,7 +206,7 @@ enum Run {
 /// rounds' outputs → clear outputs inside the protected recent rounds (not the round in
 /// progress) → remove units by the chosen strategy → relax the head, then the tail → shorten the
 /// task → cannot fit. Outputs go before units; the round whose clearing meets the budget is
-/// capped to just meet it.
+/// capped to just meet it. A window budget keeps history first ([`Recent::new`] says why).
 fn run(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
