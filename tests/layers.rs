@@ -1,99 +1,314 @@
-//! The library's structure (issue 24): its modules import one another without a cycle, no
-//! module is over 800 lines before its tests, and the README stays short. Read from the source
-//! files, as a reader of the code sees them.
+//! The crate's structure: its modules import one another without a cycle, no module is over
+//! 800 lines before its tests, and the README stays short. Read from the source files, as a
+//! reader of the code sees them.
+//!
+//! A cycle is looked for between top-level modules (a folder and everything in it is one
+//! module, so `format/repair → report → options → format` is a cycle), and between the files
+//! of each folder, in the library and in the binary alike.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Every `.rs` file of the library (not the binary), by module path (`format/openai`, `lab`).
-fn library_modules() -> BTreeMap<String, String> {
-    fn walk(dir: &Path, root: &Path, out: &mut BTreeMap<String, String>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                if path.file_name().is_some_and(|n| n != "bin") {
-                    walk(&path, root, out);
+/// A tree of modules: each `.rs` file by module path (`format/openai`, `lab`; the root file is
+/// `""`), and the text of each.
+struct Tree {
+    files: BTreeMap<String, String>,
+    /// Whether `crate::x` naming no module is an item of the root file (the binary's
+    /// `main.rs` holds code) rather than a re-export (the library's `lib.rs` only declares
+    /// and re-exports).
+    root_has_code: bool,
+}
+
+impl Tree {
+    /// Reads the files below `dir` (not `skip`), the root file being `root`.
+    fn read(dir: &Path, root: &str, skip: Option<&str>, root_has_code: bool) -> Self {
+        fn walk(dir: &Path, base: &Path, skip: Option<&str>, out: &mut BTreeMap<String, String>) {
+            let mut entries: Vec<PathBuf> = fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            entries.sort();
+            for path in entries {
+                if path.is_dir() {
+                    if path.file_name().and_then(|n| n.to_str()) != skip {
+                        walk(&path, base, skip, out);
+                    }
+                    continue;
                 }
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let relative = path.strip_prefix(root).unwrap().with_extension("");
-            let mut name = relative.to_string_lossy().replace('\\', "/");
-            if let Some(parent) = name.strip_suffix("/mod") {
-                name = parent.to_string();
-            }
-            if name != "lib" {
+                if path.extension().is_none_or(|e| e != "rs") {
+                    continue;
+                }
+                let relative = path.strip_prefix(base).unwrap().with_extension("");
+                let mut name = relative.to_string_lossy().replace('\\', "/");
+                if let Some(parent) = name.strip_suffix("/mod") {
+                    name = parent.to_string();
+                }
                 out.insert(name, fs::read_to_string(&path).unwrap());
             }
         }
+        let mut files = BTreeMap::new();
+        walk(dir, dir, skip, &mut files);
+        let text = files.remove(root).expect("the root file exists");
+        files.insert(String::new(), text);
+        Self {
+            files,
+            root_has_code,
+        }
     }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut modules = BTreeMap::new();
-    walk(&root, &root, &mut modules);
-    modules
+
+    /// The library, `src/` without the binary.
+    fn library() -> Self {
+        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+        Self::read(&src, "lib", Some("bin"), false)
+    }
+
+    /// The binary, `src/bin/ctxcompact/`.
+    fn binary() -> Self {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/bin/ctxcompact");
+        Self::read(&dir, "main", None, true)
+    }
+
+    /// The items the root file re-exports (`pub use options::Options;`), by the module they
+    /// come from.
+    fn reexports(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for statement in code(&self.files[""]).split(';') {
+            let Some(tree) = statement.trim().strip_prefix("pub use ") else {
+                continue;
+            };
+            for path in use_paths(tree.trim_start_matches("crate::")) {
+                if let (Some(item), Some(module)) = (path.last(), path.first()) {
+                    out.insert(item.clone(), module.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Every file's imports: the module each `crate::`, `super::`, `self::` or (in a file
+    /// declaring child modules) `child::` path names, child-to-parent arrows included.
+    fn graph(&self) -> BTreeMap<String, BTreeSet<String>> {
+        let reexports = self.reexports();
+        self.files
+            .iter()
+            .map(|(name, text)| (name.clone(), self.imports(name, text, &reexports)))
+            .collect()
+    }
+
+    fn imports(
+        &self,
+        name: &str,
+        text: &str,
+        reexports: &BTreeMap<String, String>,
+    ) -> BTreeSet<String> {
+        let code = code(text);
+        let parent = |module: &str| module.rsplit_once('/').map_or("", |(p, _)| p).to_string();
+        let join = |base: &str, rest: &str| {
+            if base.is_empty() {
+                rest.to_string()
+            } else {
+                format!("{base}/{rest}")
+            }
+        };
+        // The longest module `segments` names below `base`, else `base` itself (an item of it).
+        let resolve = |base: &str, segments: &[String]| -> Option<String> {
+            let found = (1..=segments.len())
+                .rev()
+                .map(|k| join(base, &segments[..k].join("/")))
+                .find(|candidate| self.files.contains_key(candidate));
+            if found.is_some() {
+                return found;
+            }
+            if !base.is_empty() {
+                return Some(base.to_string());
+            }
+            if let Some(module) = segments.first().and_then(|s| reexports.get(s)) {
+                return Some(module.clone());
+            }
+            self.root_has_code.then(String::new)
+        };
+        let children: BTreeSet<String> = declared_children(&code);
+        let mut found = BTreeSet::new();
+        for (start, word) in path_starts(&code) {
+            let rest = &code[start..];
+            for path in use_paths(rest) {
+                let target = match word {
+                    "crate" => resolve("", &path),
+                    "super" => resolve(&parent(name), &path),
+                    "self" => resolve(name, &path),
+                    child => {
+                        let mut full = vec![child.to_string()];
+                        full.extend(path);
+                        resolve(name, &full)
+                    }
+                };
+                if let Some(target) = target.filter(|t| t != name) {
+                    found.insert(target);
+                }
+            }
+        }
+        // Paths through a declared child (`args::Cli`, `use config::Config;`).
+        for child in &children {
+            let needle = format!("{child}::");
+            let used = code.match_indices(&needle).any(|(at, _)| {
+                !code[..at]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+            });
+            if used {
+                found.insert(join(name, child));
+            }
+        }
+        found
+    }
 }
 
-/// The text before a file's unit tests.
-fn before_tests(text: &str) -> &str {
-    text.find("#[cfg(test)]").map_or(text, |at| &text[..at])
-}
-
-/// The modules `text` (module `name`) names through `crate::…` paths (in `use` lists too) or,
-/// in a submodule, through `super::…`: for each path, the longest module it starts with.
-fn imports(name: &str, text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
-    let code: String = before_tests(text)
+/// A file's code before its unit tests, comments and string literals' line comments dropped.
+fn code(text: &str) -> String {
+    let before = text.find("#[cfg(test)]").map_or(text, |at| &text[..at]);
+    before
         .lines()
         .map(|line| line.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()
-        .join("\n");
-    let resolve = |path: &[&str]| {
-        (1..=path.len())
-            .rev()
-            .map(|k| path[..k].join("/"))
-            .find(|candidate| modules.contains(candidate))
-    };
-    let mut found = BTreeSet::new();
-    let mut add = |path: Vec<&str>| {
-        if let Some(module) = resolve(&path) {
-            if module != name && !name.starts_with(&format!("{module}/")) {
-                found.insert(module);
+        .join("\n")
+}
+
+/// The modules a file declares (`mod args;`, `pub(crate) mod relay;`).
+fn declared_children(code: &str) -> BTreeSet<String> {
+    code.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let rest = line
+                .strip_prefix("pub mod ")
+                .or_else(|| line.strip_prefix("pub(crate) mod "))
+                .or_else(|| line.strip_prefix("mod "))?;
+            rest.strip_suffix(';').map(str::to_string)
+        })
+        .collect()
+}
+
+/// Where each `crate::`, `super::` or `self::` path's remainder starts, with its first word.
+fn path_starts(code: &str) -> Vec<(usize, &'static str)> {
+    let mut out = Vec::new();
+    for word in ["crate", "super", "self"] {
+        let needle = format!("{word}::");
+        for (at, _) in code.match_indices(&needle) {
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':' || c == '$') {
+                continue;
             }
-        }
-    };
-    let words = |s: &str| -> Vec<String> {
-        s.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':' || c == '{'))
-            .map(str::to_string)
-            .collect()
-    };
-    // `crate::a::b`, and the items of `crate::{a, b::c}` lists.
-    for (at, _) in code.match_indices("crate::") {
-        let rest = &code[at + "crate::".len()..];
-        if let Some(list) = rest.strip_prefix('{') {
-            let end = list.find("};").unwrap_or(list.len());
-            for item in list[..end].split(',') {
-                let item = item.trim().trim_start_matches('{');
-                add(item.split("::").map(str::trim).collect());
-            }
-        } else {
-            let path = words(rest).into_iter().next().unwrap_or_default();
-            add(path.split("::").filter(|p| !p.contains('{')).collect());
+            out.push((at + needle.len(), word));
         }
     }
-    if let Some((parent, _)) = name.rsplit_once('/') {
-        for (at, _) in code.match_indices("super::") {
-            let rest = &code[at + "super::".len()..];
-            let first: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            let sibling = format!("{parent}/{first}");
-            if modules.contains(&sibling) && sibling != name {
-                found.insert(sibling);
+    out
+}
+
+/// The paths a use tree (or a plain path) at the start of `text` names, each as its segments:
+/// `a::{b, c::{d, e}}` gives `[a, b]`, `[a, c, d]`, `[a, c, e]`; `self` in a list names the
+/// prefix itself.
+fn use_paths(text: &str) -> Vec<Vec<String>> {
+    fn tree(chars: &[char], at: &mut usize, prefix: &[String], out: &mut Vec<Vec<String>>) {
+        let mut path = prefix.to_vec();
+        loop {
+            while chars.get(*at).is_some_and(|c| c.is_whitespace()) {
+                *at += 1;
+            }
+            if chars.get(*at) == Some(&'{') {
+                *at += 1;
+                loop {
+                    tree(chars, at, &path, out);
+                    while chars.get(*at).is_some_and(|c| c.is_whitespace()) {
+                        *at += 1;
+                    }
+                    match chars.get(*at) {
+                        Some(',') => *at += 1,
+                        Some('}') => {
+                            *at += 1;
+                            break;
+                        }
+                        _ => break,
+                    }
+                    while chars.get(*at).is_some_and(|c| c.is_whitespace()) {
+                        *at += 1;
+                    }
+                    if chars.get(*at) == Some(&'}') {
+                        *at += 1;
+                        break;
+                    }
+                }
+                return;
+            }
+            let start = *at;
+            while chars
+                .get(*at)
+                .is_some_and(|c| c.is_alphanumeric() || *c == '_')
+            {
+                *at += 1;
+            }
+            let word: String = chars[start..*at].iter().collect();
+            match word.as_str() {
+                "" | "self" => {}
+                _ => path.push(word),
+            }
+            if chars.get(*at) == Some(&':') && chars.get(*at + 1) == Some(&':') {
+                *at += 2;
+                continue;
+            }
+            break;
+        }
+        out.push(path);
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    tree(&chars, &mut 0, &[], &mut out);
+    out
+}
+
+/// The graph seen at one level: each module collapsed by `level` (to its top-level module, or
+/// to its child of one folder), arrows between distinct collapsed modules only.
+fn collapsed(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    level: impl Fn(&str) -> Option<String>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, tos) in graph {
+        let Some(from) = level(from) else { continue };
+        out.entry(from.clone()).or_default();
+        for to in tos {
+            if let Some(to) = level(to).filter(|to| *to != from) {
+                out.entry(to.clone()).or_default();
+                out.get_mut(&from).unwrap().insert(to);
             }
         }
+    }
+    out
+}
+
+/// The cycles of a tree's graph: between top-level modules, then between the files of each
+/// folder; each named by its level (`top` or the folder) and its modules.
+fn tree_cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<(String, Vec<String>)> {
+    let top = |module: &str| Some(module.split('/').next().unwrap_or("").to_string());
+    let mut found: Vec<(String, Vec<String>)> = cycles(&collapsed(graph, top))
+        .into_iter()
+        .map(|c| ("top".to_string(), c))
+        .collect();
+    let folders: BTreeSet<String> = graph
+        .keys()
+        .filter_map(|m| m.rsplit_once('/').map(|(p, _)| p.to_string()))
+        .collect();
+    for folder in folders {
+        let prefix = format!("{folder}/");
+        let child = |module: &str| {
+            let rest = module.strip_prefix(&prefix)?;
+            Some(rest.split('/').next().unwrap_or(rest).to_string())
+        };
+        found.extend(
+            cycles(&collapsed(graph, child))
+                .into_iter()
+                .map(|c| (folder.clone(), c)),
+        );
     }
     found
 }
@@ -140,18 +355,69 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     found
 }
 
+/// Adds `line` to the code of `module` in `tree` (before its unit tests).
+fn plant(tree: &mut Tree, module: &str, line: &str) {
+    let text = tree.files.get_mut(module).expect("the module exists");
+    text.insert_str(0, &format!("{line}\n"));
+}
+
 #[test]
 fn the_library_modules_import_one_another_without_a_cycle() {
-    let modules = library_modules();
-    let names: BTreeSet<String> = modules.keys().cloned().collect();
-    let graph: BTreeMap<String, BTreeSet<String>> = modules
-        .iter()
-        .map(|(name, text)| (name.clone(), imports(name, text, &names)))
-        .collect();
-    // The graph is read at all: the pipeline imports the planner, the planner the digest.
+    let graph = Tree::library().graph();
+    // The graph is read at all: the pipeline imports the planner, the planner the digest, a
+    // child its parent's sibling, and a re-exported item its module.
     assert!(graph["compact"].contains("planner"), "{graph:?}");
     assert!(graph["planner"].contains("digest"), "{graph:?}");
-    assert_eq!(cycles(&graph), Vec::<Vec<String>>::new(), "{graph:#?}");
+    assert!(graph["strategy/tools"].contains("strategy"), "{graph:?}");
+    assert!(graph[""].contains("options"), "{graph:?}");
+    assert_eq!(tree_cycles(&graph), Vec::new(), "{graph:#?}");
+}
+
+#[test]
+fn the_binary_modules_import_one_another_without_a_cycle() {
+    let graph = Tree::binary().graph();
+    assert!(graph[""].contains("args"), "{graph:?}");
+    assert!(graph["proxy"].contains("proxy/relay"), "{graph:?}");
+    assert_eq!(tree_cycles(&graph), Vec::new(), "{graph:#?}");
+}
+
+#[test]
+fn a_planted_cycle_fails_the_check_at_each_level() {
+    // A file deep in a folder importing a module above that imports the folder.
+    let mut library = Tree::library();
+    plant(
+        &mut library,
+        "format/repair",
+        "use crate::compact::Compacted;",
+    );
+    let found = tree_cycles(&library.graph());
+    assert!(
+        found.iter().any(|(level, c)| level == "top"
+            && c.contains(&"format".into())
+            && c.contains(&"compact".into())),
+        "{found:?}"
+    );
+    // A subcommand's module naming an item of `main.rs`, which declares it.
+    let mut binary = Tree::binary();
+    plant(&mut binary, "args", "use crate::some_function_of_main;");
+    let found = tree_cycles(&binary.graph());
+    assert!(
+        found
+            .iter()
+            .any(|(level, c)| level == "top" && c.contains(&String::new())),
+        "{found:?}"
+    );
+    // Two files of one folder importing each other.
+    let mut binary = Tree::binary();
+    plant(&mut binary, "proxy/route", "use super::config::Config;");
+    plant(&mut binary, "proxy/config", "use super::route::Route;");
+    let found = tree_cycles(&binary.graph());
+    assert!(
+        found
+            .iter()
+            .any(|(level, c)| level == "proxy" && c.contains(&"route".into())),
+        "{found:?}"
+    );
 }
 
 #[test]
@@ -169,13 +435,35 @@ fn a_cycle_is_found_where_there_is_one() {
 }
 
 #[test]
-fn no_library_module_is_over_800_lines_before_its_tests() {
-    for (name, text) in library_modules() {
-        let lines = before_tests(&text).lines().count();
-        assert!(
-            lines <= 800,
-            "src/{name}.rs: {lines} lines before its tests"
-        );
+fn use_trees_name_every_path() {
+    assert_eq!(
+        use_paths("a::{b, c::{d, self}, e}::x;"),
+        vec![
+            vec!["a", "b"],
+            vec!["a", "c", "d"],
+            vec!["a", "c"],
+            vec!["a", "e"]
+        ]
+    );
+    assert_eq!(
+        use_paths("report::Repair {"),
+        vec![vec!["report", "Repair"]]
+    );
+}
+
+#[test]
+fn no_module_is_over_800_lines_before_its_tests() {
+    for (dir, tree) in [
+        ("src", Tree::library()),
+        ("src/bin/ctxcompact", Tree::binary()),
+    ] {
+        for (name, text) in tree.files {
+            let lines = code(&text).lines().count();
+            assert!(
+                lines <= 800,
+                "{dir}/{name}.rs: {lines} lines before its tests"
+            );
+        }
     }
 }
 

@@ -149,9 +149,9 @@ impl Reader for ClaudeCode {
         );
         if let Some(first) = built.first() {
             if str_of(&first.value, "role") == Some("assistant") {
-                repairs.push(crate::report::Repair {
+                repairs.push(crate::conversation::Repair {
                     line: first.line,
-                    kind: crate::report::Repair::MISSING_FIRST_REQUEST,
+                    kind: crate::conversation::Repair::MISSING_FIRST_REQUEST,
                     call_id: None,
                 });
             }

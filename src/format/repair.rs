@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::{Built, RecordedUsage, str_of};
 use crate::conversation::Conversation;
-use crate::report::Repair;
+use crate::conversation::Repair;
 
 /// Moves recorded usages' message positions after an insertion at `at` (or a removal of the
 /// message at `at`), so that each still names the message the call produced.

@@ -2,6 +2,8 @@
 
 mod args;
 mod calibrate;
+mod files;
+mod flags;
 mod output;
 #[cfg(feature = "proxy")]
 mod proxy;
@@ -20,6 +22,7 @@ use ctxcompact::report::Action;
 use ctxcompact::{Conversation, Report, Tokenizer, format};
 
 use args::{Cli, Command, Input, Output};
+use files::json_files;
 use output::{Staged, check_writable};
 
 /// Bad input or usage.
@@ -343,31 +346,6 @@ fn bench(
     };
     io::stdout().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Adds `path` if it is a file, or every `.json` file under it if it is a folder.
-fn json_files(path: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
-    if !path.is_dir() {
-        if !path.exists() {
-            return Err(anyhow!("{}: no such file or folder", path.display()));
-        }
-        files.push(path.to_path_buf());
-        return Ok(());
-    }
-    let entries = fs::read_dir(path).with_context(|| format!("{}: cannot list", path.display()))?;
-    for entry in entries {
-        let entry = entry.with_context(|| format!("{}: cannot list", path.display()))?;
-        let child = entry.path();
-        if child.is_dir() {
-            json_files(&child, files)?;
-        } else if child
-            .extension()
-            .is_some_and(|e| e == "json" || e == "jsonl")
-        {
-            files.push(child);
-        }
-    }
-    Ok(())
 }
 
 /// A `\r`-updated progress line on standard error.

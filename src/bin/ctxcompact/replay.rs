@@ -124,7 +124,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
     )?;
     let mut files = Vec::new();
     for path in &args.paths {
-        super::json_files(path, &mut files)?;
+        crate::files::json_files(path, &mut files)?;
     }
     files.sort();
     files.dedup();

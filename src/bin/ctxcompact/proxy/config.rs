@@ -10,7 +10,7 @@ use clap::Args;
 use ctxcompact::catalog::{Catalog, Profile};
 use ctxcompact::{Budget, Options, Settings, Tokenizer};
 
-use crate::args::{MarkerArgs, StrategyArg, ToolArgs};
+use crate::flags::{MarkerArgs, StrategyArg, ToolArgs};
 
 /// Anthropic's public API origin.
 const ANTHROPIC: &str = "https://api.anthropic.com";
@@ -85,7 +85,7 @@ pub(crate) struct ProxyArgs {
     #[command(flatten)]
     pub(crate) tools: ToolArgs,
     /// The tokenizer (instead of each model's), by the names `--tokenizer` of `compact` takes.
-    #[arg(long, value_parser = crate::args::tokenizer_name)]
+    #[arg(long, value_parser = crate::flags::tokenizer_name)]
     pub(crate) tokenizer: Option<Tokenizer>,
     /// A model catalog to use instead of the built-in one.
     #[arg(long, value_name = "FILE")]

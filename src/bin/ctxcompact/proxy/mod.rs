@@ -15,6 +15,7 @@ mod decide;
 mod ledger;
 mod relay;
 mod route;
+mod usage;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -328,7 +329,7 @@ async fn forward(
                 .unwrap_or("")
                 .to_string();
             let shared = Arc::clone(shared);
-            let on_end = Box::new(move |ending: Ending, usage: Option<ledger::Usage>| {
+            let on_end = Box::new(move |ending: Ending, usage: Option<usage::Usage>| {
                 entry.response = Some(ending);
                 if let Some(usage) = usage {
                     entry.cost_usd = shared.ledger.cost(entry.model.as_deref(), &usage);

@@ -18,7 +18,7 @@ use hyper_util::client::legacy::Client as LegacyClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
-use super::ledger::{Usage, UsageScanner};
+use super::usage::{Usage, UsageScanner};
 
 /// Any error a body may carry.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
