@@ -211,13 +211,68 @@ fn stage(path: &Path, content: &str) -> io::Result<Option<PathBuf>> {
         Err(err) => return Err(err),
     }
     if let Some(folder) = path.parent() {
-        std::fs::create_dir_all(folder)?;
+        create_private_folders(folder)?;
     }
     let mut temporary = path.as_os_str().to_owned();
     temporary.push(format!(".tmp{}", std::process::id()));
     let temporary = PathBuf::from(temporary);
-    std::fs::write(&temporary, content)?;
+    write_private(&temporary, content)?;
     Ok(Some(temporary))
+}
+
+/// The mode of archive files: the owner's alone, as agents keep their own transcripts (the
+/// removed history may hold keys, `.env` contents or customer data).
+const FILE_MODE: u32 = 0o600;
+/// The mode of the folders the archive creates for its files.
+const FOLDER_MODE: u32 = 0o700;
+
+/// Creates `folder` and its missing ancestors, each created one of mode [`FOLDER_MODE`]
+/// whatever the umask; folders already there keep their mode.
+fn create_private_folders(folder: &Path) -> io::Result<()> {
+    let mut missing = Vec::new();
+    let mut at = Some(folder);
+    while let Some(dir) = at.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        missing.push(dir);
+        at = dir.parent();
+    }
+    for dir in missing.into_iter().rev() {
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, FOLDER_MODE);
+        match builder.create(dir) {
+            Ok(()) => set_mode(dir, FOLDER_MODE)?,
+            // Another writer made it in between: its mode is that writer's.
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(())
+}
+
+/// Writes `content` to a new file of mode [`FILE_MODE`] whatever the umask (a stale file of
+/// the same name is replaced).
+fn write_private(path: &Path, content: &str) -> io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, FILE_MODE);
+    let mut file = options.open(path)?;
+    set_mode(path, FILE_MODE)?;
+    io::Write::write_all(&mut file, content.as_bytes())
+}
+
+/// Sets a path's permission bits exactly (the umask narrows the mode given at creation, and
+/// may take the owner's own bits).
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+/// Permission bits are Unix's: elsewhere a file and folder are the platform's default.
+#[cfg(not(unix))]
+fn set_mode(_path: &Path, _mode: u32) -> io::Result<()> {
+    Ok(())
 }
 
 #[cfg(test)]

@@ -209,3 +209,69 @@ fn output_and_archive_give_back_every_real_recording() {
     );
     assert!(checked >= 40, "only {checked} compactions");
 }
+
+/// Every file and folder below `dir` with its permission bits.
+#[cfg(unix)]
+fn modes(dir: &Path) -> Vec<(PathBuf, u32)> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        out.push((
+            path.clone(),
+            path.metadata().unwrap().permissions().mode() & 0o777,
+        ));
+        if path.is_dir() {
+            out.extend(modes(&path));
+        }
+    }
+    out
+}
+
+#[cfg(unix)]
+#[test]
+fn archive_files_and_the_folders_made_for_them_are_the_owners_alone_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let input = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("data/conversations/openai-coding-rust-2000.json");
+    for umask in ["000", "022", "077"] {
+        let work = std::env::temp_dir().join(format!(
+            "ctxcompact-archive-modes-{umask}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work).unwrap();
+        // A folder that is there already keeps its mode; the ones made below it are 0700.
+        let existing = work.join("existing");
+        std::fs::create_dir(&existing).unwrap();
+        std::fs::set_permissions(&existing, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let archive = existing.join("new/archive");
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("umask {umask} && exec \"$@\""))
+            .arg("sh")
+            .arg(env!("CARGO_BIN_EXE_ctxcompact"))
+            .args(["compact", "--ratio", "0.5", "--quiet", "--archive"])
+            .arg(&archive)
+            .arg("-o")
+            .arg(work.join("out.json"))
+            .arg(&input)
+            .status()
+            .unwrap();
+        assert!(status.success(), "umask {umask}: {status}");
+        let mode = |p: &Path| p.metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&existing), 0o755, "umask {umask}");
+        assert_eq!(mode(&existing.join("new")), 0o700, "umask {umask}");
+        assert_eq!(mode(&archive), 0o700, "umask {umask}");
+        let found = modes(&archive);
+        assert!(
+            found.iter().any(|(p, _)| p.is_file()),
+            "umask {umask}: no file"
+        );
+        for (path, bits) in found {
+            let want = if path.is_dir() { 0o700 } else { 0o600 };
+            assert_eq!(bits, want, "umask {umask}: {}", path.display());
+        }
+        std::fs::remove_dir_all(&work).unwrap();
+    }
+}
