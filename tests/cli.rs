@@ -1211,3 +1211,40 @@ fn an_archive_that_cannot_be_written_or_a_run_that_cannot_fit_writes_nothing() {
     assert!(!archive.exists());
     assert!(!out.exists());
 }
+
+/// A bench table's lines with the timing column (`ms/conv`, the last) dropped and spacing
+/// folded: what the same build prints on any machine.
+fn bench_table_without_timings(text: &str) -> Vec<String> {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut out: Vec<String> = lines.next().map(str::to_string).into_iter().collect();
+    for line in lines {
+        let mut fields: Vec<&str> = line.split_whitespace().collect();
+        fields.pop();
+        out.push(fields.join(" "));
+    }
+    out
+}
+
+#[test]
+fn the_readmes_bench_table_is_what_its_first_command_prints() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    // The first code block after the quick start's commands that starts with the table's title.
+    let start = readme
+        .find("```\ndata/conversations: ")
+        .expect("the README shows the bench table")
+        + "```\n".len();
+    let end = start + readme[start..].find("```").expect("the table's block ends");
+    let shown = bench_table_without_timings(&readme[start..end]);
+    let output = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+        .args(["bench", "data/conversations"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let printed = bench_table_without_timings(&String::from_utf8(output.stdout).unwrap());
+    assert_eq!(
+        shown, printed,
+        "README.md's bench table differs from `cargo run --release -- bench data/conversations`"
+    );
+}
