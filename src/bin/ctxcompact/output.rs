@@ -1,4 +1,5 @@
-//! Where results go: standard output or files, written so that nothing is lost.
+//! Where results go: standard output or files, written so that nothing is lost, then the
+//! summary line and the exit code.
 //!
 //! Every file is first written in full to a temporary file beside it (a *staged* write); only
 //! when the output and the report are both staged are they moved into place. So an error —
@@ -12,7 +13,18 @@ use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use std::process::ExitCode;
+
 use anyhow::{Context, Result, anyhow, bail};
+use ctxcompact::report::Action;
+use ctxcompact::{Compacted, Conversation, Report, format};
+
+use crate::flags::{Input, Output};
+
+/// The exit code of bad input or usage.
+pub(crate) const EXIT_BAD_INPUT: u8 = 2;
+/// The exit code of a budget that cannot be met.
+pub(crate) const EXIT_CANNOT_FIT: u8 = 3;
 
 /// A file written in full to a temporary file, waiting to be moved into place.
 pub(crate) struct Staged {
@@ -163,4 +175,139 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
         Some(folder.join(p.file_name()?))
     };
     canonical(a).is_some_and(|ca| canonical(b).is_some_and(|cb| ca == cb))
+}
+
+/// Leaves a conversation the process is done with to be reclaimed at exit with the rest of
+/// its memory: freeing its many small allocations one by one takes a few percent of a run.
+pub(crate) fn exit_without_freeing(conversation: impl Sized) {
+    std::mem::forget(conversation);
+}
+
+/// Writes the output conversation and the report, both staged in full before either is moved
+/// into place, then the summary line. The archive files of `archived` are written once both
+/// are staged, and removed again when they cannot be moved into place.
+pub(crate) fn emit(
+    conversation: &Conversation,
+    report: &Report,
+    summary: &str,
+    input: &Input,
+    output: &Output,
+    archived: Option<&Compacted>,
+) -> Result<ExitCode> {
+    // What is written must read back as it was read (an unchanged input always does).
+    if report.action != Action::WithinBudget {
+        conversation
+            .check_reads_back(input.format.format())
+            .with_context(|| input.file.clone())?;
+    }
+    let report_json = to_json(report);
+    let staged_report = match output.report.as_deref() {
+        None | Some("-") => None,
+        Some(path) => Some(Staged::write(Path::new(path), |file| {
+            file.write_all(report_json.as_bytes())
+        })?),
+    };
+    let staged_output = match destination(input, output) {
+        None => {
+            let mut stdout = io::BufWriter::new(io::stdout().lock());
+            format::write(conversation, &mut stdout)?;
+            stdout.flush()?;
+            None
+        }
+        Some(path) => Some(Staged::write(path, |file| {
+            format::write(conversation, file)
+        })?),
+    };
+    // The report on standard error is written before any file is moved into place: a report
+    // that cannot be written is an error, and leaves the files as they were.
+    if output.report.as_deref() == Some("-") {
+        let mut stderr = io::stderr().lock();
+        stderr
+            .write_all(report_json.as_bytes())
+            .and_then(|()| stderr.flush())
+            .context("standard error: cannot write the report")?;
+    }
+    let created = match archived {
+        Some(compacted) => compacted
+            .write_archive()
+            .context("cannot write the archive")?,
+        None => Vec::new(),
+    };
+    let committed = staged_output
+        .map_or(Ok(()), Staged::commit)
+        .and_then(|()| staged_report.map_or(Ok(()), Staged::commit));
+    if let Err(err) = committed {
+        for path in &created {
+            let _ = fs::remove_file(path);
+        }
+        return Err(err);
+    }
+    if output.report.as_deref() != Some("-") && !output.quiet {
+        say(&format!("ctxcompact: {summary}"));
+    }
+    debug_assert!(
+        report.action != Action::CannotFit,
+        "cannot_fit is an error, never emitted"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The file the output goes to: `-o FILE`, the input with `--in-place`, or `None` for
+/// standard output (also `-o -`).
+pub(crate) fn destination<'a>(input: &'a Input, output: &'a Output) -> Option<&'a Path> {
+    if output.in_place {
+        return Some(Path::new(&input.file));
+    }
+    output.path.as_deref().filter(|p| *p != Path::new("-"))
+}
+
+/// The report as pretty JSON, one line ending it.
+pub(crate) fn to_json(report: &Report) -> String {
+    let mut text = serde_json::to_string_pretty(report).expect("a report always serializes");
+    text.push('\n');
+    text
+}
+
+/// Fails early, before any work, when an output path cannot be written or two of the input,
+/// the output and the report are the same file.
+pub(crate) fn check_paths(input: &Input, output: &Output) -> Result<()> {
+    if output.in_place && input.file == "-" {
+        bail!("--in-place needs an input file, not standard input");
+    }
+    let input_path = (input.file != "-").then(|| Path::new(&input.file));
+    let output_path = destination(input, output);
+    let report_path = output
+        .report
+        .as_deref()
+        .filter(|r| *r != "-")
+        .map(Path::new);
+    for path in [output_path, report_path].into_iter().flatten() {
+        check_writable(path)?;
+    }
+    // Devices and pipes (`/dev/null`) may take any number of writers.
+    let clash = |a: Option<&Path>, b: Option<&Path>| {
+        a.zip(b)
+            .is_some_and(|(a, b)| !fs::metadata(a).is_ok_and(|m| !m.is_file()) && same_file(a, b))
+    };
+    if !output.in_place && clash(output_path, input_path) {
+        bail!(
+            "{}: -o names the input file; replacing the input is a lossy edit: pass --in-place to do it",
+            input.file
+        );
+    }
+    if clash(report_path, input_path) {
+        bail!("{}: --report names the input file", input.file);
+    }
+    if clash(report_path, output_path) {
+        bail!(
+            "{}: --report names the output file",
+            report_path.map_or(String::new(), |p| p.display().to_string())
+        );
+    }
+    Ok(())
+}
+
+/// Prints a line on standard error; a standard error that cannot be written is ignored.
+pub(crate) fn say(line: &str) {
+    let _ = writeln!(io::stderr(), "{line}");
 }

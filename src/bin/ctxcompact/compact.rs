@@ -1,0 +1,62 @@
+//! `ctxcompact compact`: a conversation compacted to a budget, written with its report.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use crate::flags::{self, BudgetArgs, Input, MarkerArgs, Output, StrategyArg, ToolArgs};
+use crate::input::read_anchored;
+use crate::output::{check_paths, emit, exit_without_freeing};
+
+/// Arguments of `compact`.
+#[derive(Debug, Args)]
+pub(crate) struct CompactArgs {
+    #[command(flatten)]
+    pub(crate) input: Input,
+    #[command(flatten)]
+    pub(crate) budget: BudgetArgs,
+    /// Force a removal strategy instead of letting the selector choose.
+    #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
+    pub(crate) strategy: StrategyArg,
+    #[command(flatten)]
+    pub(crate) marker: MarkerArgs,
+    #[command(flatten)]
+    pub(crate) tools: ToolArgs,
+    /// Archive each removed span and each message whose tool output is cleared in this
+    /// folder (one JSON message a line), named in the markers and placeholders.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) archive: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) output: Output,
+}
+
+/// Compacts the input to the budget and writes the output, the report and the archive.
+pub(crate) fn run(args: CompactArgs) -> Result<ExitCode> {
+    let CompactArgs {
+        input,
+        budget,
+        strategy,
+        marker,
+        tools,
+        archive,
+        output,
+    } = args;
+    check_paths(&input, &output)?;
+    let (conversation, anchor) = read_anchored(&input)?;
+    let mut options = flags::options(&budget, strategy, &marker, &tools, archive, None)?;
+    options.anchor = anchor;
+    let compacted =
+        ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
+    let code = emit(
+        &compacted.conversation,
+        &compacted.report,
+        &compacted.report.summary(),
+        &input,
+        &output,
+        Some(&compacted),
+    );
+    exit_without_freeing(compacted);
+    code
+}

@@ -1,0 +1,74 @@
+//! `ctxcompact count`: each message's tokens and the total, as the budget counts them.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::flags::{Input, ModelArgs};
+use crate::input::read_anchored;
+use crate::output::exit_without_freeing;
+
+/// Arguments of `count`.
+#[derive(Debug, Args)]
+pub(crate) struct CountArgs {
+    #[command(flatten)]
+    pub(crate) input: Input,
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
+    /// Print `{"total": N, "messages": [...]}`.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Prints each message's tokens and the total.
+pub(crate) fn run(args: &CountArgs) -> Result<ExitCode> {
+    let CountArgs { input, model, json } = args;
+    let (conversation, anchor) = read_anchored(input)?;
+    let mut options = model.unbudgeted(None)?;
+    options.anchor = anchor;
+    let tokenizer = options.tokenizer;
+    let counts = options.count(&conversation);
+    let mut out = String::new();
+    if *json {
+        let value = serde_json::json!({
+            "total": counts.total(),
+            "system": counts.system,
+            "messages": counts.messages,
+        });
+        out = format!("{value}\n");
+    } else {
+        if counts.system > 0 {
+            let _ = writeln!(out, "system prompt  {:>8}", counts.system);
+        }
+        let rows = conversation
+            .messages
+            .iter()
+            .zip(&counts.messages)
+            .enumerate();
+        for (index, (message, tokens)) in rows {
+            let _ = writeln!(out, "{index:>6} {:<9} {tokens:>8}", message.role.as_str());
+        }
+        let _ = writeln!(
+            out,
+            "total ({}, with {} reply tokens) {}",
+            tokenizer.as_str(),
+            tokenizer.counter().reply_priming(),
+            counts.total()
+        );
+        let _ = writeln!(out, "estimator: {}", tokenizer.describe());
+        // A given overhead replaces the anchor (`Options::overhead`).
+        if let Some(anchor) = options.anchor.as_ref().filter(|_| options.overhead == 0) {
+            let _ = writeln!(
+                out,
+                "anchored on the input size recorded at line {}: {} tokens for the {} messages before it",
+                anchor.line, anchor.input_tokens, anchor.message
+            );
+        }
+    }
+    io::stdout().write_all(out.as_bytes())?;
+    exit_without_freeing(conversation);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,64 @@
+//! `ctxcompact trim-tools`: old tool rounds trimmed, whatever the budget (for every turn).
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use ctxcompact::Report;
+
+use crate::flags::{Input, ModelArgs, Output, ToolArgs};
+use crate::input::read_anchored;
+use crate::output::{check_paths, emit};
+
+/// Arguments of `trim-tools`.
+#[derive(Debug, Args)]
+pub(crate) struct TrimToolsArgs {
+    #[command(flatten)]
+    pub(crate) input: Input,
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
+    #[command(flatten)]
+    pub(crate) tools: ToolArgs,
+    #[command(flatten)]
+    pub(crate) output: Output,
+}
+
+/// Trims the input's old tool rounds and writes the output and the report.
+pub(crate) fn run(args: &TrimToolsArgs) -> Result<ExitCode> {
+    let TrimToolsArgs {
+        input,
+        model,
+        tools,
+        output,
+    } = args;
+    check_paths(input, output)?;
+    let (conversation, anchor) = read_anchored(input)?;
+    let mut options = model.unbudgeted(Some(tools))?;
+    options.anchor = anchor;
+    let trimmed =
+        ctxcompact::trim_tools(conversation, &options).with_context(|| input.file.clone())?;
+    emit(
+        &trimmed.conversation,
+        &trimmed.report,
+        &trim_summary(&trimmed.report),
+        input,
+        output,
+        None,
+    )
+}
+
+/// The summary line of `trim-tools`, which has no budget: what trimming did.
+fn trim_summary(report: &Report) -> String {
+    let t = &report.tool_trim;
+    format!(
+        "tool trimming: {} → {} tokens; {} rounds, {} kept, {} cleared, {} dropped, {} excluded, {} truncated",
+        report.tokens_before,
+        report.tokens_after,
+        t.rounds,
+        t.kept,
+        t.cleared,
+        t.dropped,
+        t.excluded,
+        t.truncated
+    )
+}
