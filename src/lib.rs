@@ -48,12 +48,13 @@
 //! 5. `strategy` (plans, tool trimming, the working state and its one `apply`);
 //! 6. `select` (profile, rules, scoring); 7. `options`, then `settings` (options by name, from
 //!    the CLI, the proxy and Python); 8. `report`; 9. `planner`;
-//! 10. `compact` (the pipeline); 11. `session` (agent loops).
+//! 10. `compact` (the pipeline); 11. `session` (agent loops); 12. `request` (a provider
+//!     request body in, what to forward out: the proxy's compaction without the socket).
 //!
 //! Above the engine, behind the `lab` feature (which the `cli` feature turns on), `lab` holds the
 //! measurements of the CLI's `bench`, `replay` and `calibrate`; it is not part of the stable
 //! API and is the only module that reads the clock. Public modules: [`mod@format`], [`report`]
-//! (every type a report holds), [`catalog`], [`tuning`].
+//! (every type a report holds), [`catalog`], [`tuning`], [`request`].
 //!
 //! # Example
 //! ```
@@ -102,6 +103,7 @@ mod options;
 mod parallel;
 mod planner;
 pub mod report;
+pub mod request;
 mod select;
 mod session;
 mod settings;

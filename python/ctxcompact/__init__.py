@@ -38,8 +38,10 @@ __all__ = [
     "Error",
     "InputError",
     "OptionError",
+    "ForwardedRequest",
     "analyze",
     "compact",
+    "compact_request",
     "count",
     "trim_tools",
     "validate",
@@ -78,6 +80,8 @@ _TOKENIZERS = (
     "claude-haiku",
     "gemini",
 )
+# The API formats a provider request body is in (``compact_request``).
+_REQUEST_FORMATS = ("openai", "anthropic", "responses", "gemini", "bedrock")
 _STRATEGIES = ("auto", "middle", "oldest")
 _TOOL_MODES = ("clear", "drop", "off")
 
@@ -316,6 +320,121 @@ def validate(conversation: Conversation, *, format: str = "auto") -> List[Dict[s
     """
     settings = {"format": _choice("format", format, _FORMATS)}
     return cast(List[Dict[str, Any]], _call(_native.validate, conversation, settings))
+
+
+class ForwardedRequest:
+    """The result of :func:`compact_request`: what to send upstream, and why.
+
+    ``body`` is the bytes to forward: the compacted body, or the received bytes themselves when
+    nothing changed. ``action`` is ``"forwarded"`` (under the trigger, byte for byte),
+    ``"compacted"`` or ``"failed_open"`` (unreadable, invalid, no window known, cannot fit:
+    forwarded unchanged); ``reason`` says why when it went through unchanged past the trigger
+    or failed open. ``model``, ``tokens_received``, ``tokens_forwarded``, ``compactions`` (in
+    the conversation so far) and ``archive_error`` are the proxy ledger's fields.
+    """
+
+    __slots__ = (
+        "body",
+        "action",
+        "reason",
+        "model",
+        "tokens_received",
+        "tokens_forwarded",
+        "compactions",
+        "archive_error",
+    )
+
+    def __init__(self, body: bytes, decision: Dict[str, Any]) -> None:
+        self.body = body
+        self.action: str = decision["action"]
+        self.reason: Optional[str] = decision["reason"]
+        self.model: Optional[str] = decision["model"]
+        self.tokens_received: Optional[int] = decision["tokens_received"]
+        self.tokens_forwarded: Optional[int] = decision["tokens_forwarded"]
+        self.compactions: Optional[int] = decision["compactions"]
+        self.archive_error: Optional[str] = decision["archive_error"]
+
+    def __repr__(self) -> str:
+        """A one-line summary: action and tokens received and forwarded."""
+        return (
+            f"ForwardedRequest(action={self.action!r}, tokens {self.tokens_received} -> "
+            f"{self.tokens_forwarded})"
+        )
+
+
+def compact_request(
+    body: bytes,
+    format: str,
+    *,
+    path_model: Optional[str] = None,
+    window: Optional[int] = None,
+    trigger: Optional[float] = None,
+    target_ratio: Optional[float] = None,
+    strategy: str = "auto",
+    tool_mode: str = "clear",
+    keep_tool_rounds: int = 3,
+    exclude_tools: Iterable[str] = (),
+    clear_tool_inputs: bool = False,
+    clear_at_least: int = 0,
+    max_tool_output: Optional[int] = None,
+    marker: Optional[bool] = None,
+    tokenizer: Optional[str] = None,
+    archive: Optional[Union[str, "os.PathLike[str]"]] = None,
+) -> ForwardedRequest:
+    """Decides what to forward for a provider request body, as ``ctxcompact proxy`` does.
+
+    ``body`` is the request's bytes as a client sent them; ``format`` its API: ``"openai"``
+    (Chat Completions), ``"anthropic"``, ``"responses"``, ``"gemini"`` or ``"bedrock"``;
+    ``path_model`` the model the request's path names (Gemini's ``…/models/M:generateContent``)
+    when the body names none. The model's window comes from the catalog, or ``window`` for
+    every model. Past ``trigger`` of the window (0.7) the history is compacted down to
+    ``target_ratio`` of it (0.5), replayed at its own call boundaries so that between
+    compactions the forwarded body only grows at its end; under it the received bytes are
+    forwarded as they are. The other options are those of :func:`compact`; ``archive`` is the
+    proxy's ``--archive-dir``. The result equals the bytes the proxy sends upstream for the same
+    body and flags, so a gateway or an SDK hook written in Python can do what the proxy does.
+
+    Never raises for the body: what cannot be read or fitted comes back unchanged with
+    ``action`` ``"failed_open"``. Raises :class:`OptionError` on bad options.
+    """
+    if not isinstance(body, (bytes, bytearray, memoryview)):
+        raise OptionError(f"body must be bytes, not {type(body).__name__}")
+    settings: Dict[str, Any] = {"format": _choice("format", format, _REQUEST_FORMATS)}
+    if path_model is not None:
+        if not isinstance(path_model, str):
+            raise OptionError(f"path_model must be a string, not {type(path_model).__name__}")
+        settings["path_model"] = path_model
+    if window is not None:
+        settings["window"] = _count("window", window)
+    run: Dict[str, Any] = {}
+    for name, value in (("trigger", trigger), ("target_ratio", target_ratio)):
+        if value is not None:
+            run[name] = _number(name, value)
+    if tokenizer is not None:
+        run["tokenizer"] = _choice("tokenizer", tokenizer, _TOKENIZERS)
+    run.update(_strategy_settings(strategy))
+    if marker is not None:
+        run["marker"] = "digest" if _flag("marker", marker) else "none"
+    if archive is not None:
+        if not isinstance(archive, (str, os.PathLike)):
+            raise OptionError(f"archive must be a folder path, not {type(archive).__name__}")
+        run["archive"] = os.fspath(archive)
+    run.update(
+        _tool_settings(
+            tool_mode,
+            keep_tool_rounds,
+            exclude_tools,
+            clear_tool_inputs,
+            clear_at_least,
+            max_tool_output,
+        )
+    )
+    settings["run"] = run
+    try:
+        forwarded, decision = _native.compact_request(bytes(body), json.dumps(settings))
+    except _native.NativeError as err:
+        raise OptionError(err.args[1]) from None
+    return ForwardedRequest(forwarded, decision)
 
 
 def _call(function: Callable[[Any, str], Any], conversation: Any, settings: Dict[str, Any]) -> Any:

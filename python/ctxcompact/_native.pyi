@@ -34,3 +34,7 @@ def count(conversation: Any, settings: str) -> Dict[str, Any]:
 
 def validate(conversation: Any, settings: str) -> List[Dict[str, Any]]:
     """Every pairing and placement problem, as a list of dicts."""
+
+def compact_request(body: bytes, settings: str) -> Tuple[bytes, Dict[str, Any]]:
+    """What to forward for a provider request body, as ``ctxcompact proxy`` decides it:
+    ``(body, decision)``, ``body`` the received bytes when nothing changed."""

@@ -8,8 +8,10 @@
 //! shape is the CLI's `count --json` (`src/bin/ctxcompact/main.rs`, keep in sync), built here
 //! from public library items until the library offers it.
 
+use ctxcompact::catalog::Catalog;
 use ctxcompact::format::{self, Format};
 use ctxcompact::report::ProblemKind;
+use ctxcompact::request::Compactor;
 use ctxcompact::{Conversation, Error, Options, Problem};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -22,6 +24,22 @@ use serde_json::{Value, json};
 pub(crate) struct Settings {
     /// `format=`: `auto` or a format's CLI name (`Format::from_str`).
     format: Option<String>,
+    /// Every other keyword argument.
+    #[serde(default)]
+    run: ctxcompact::Settings,
+}
+
+/// A request compaction's settings: the body's API format, the model its path names, the
+/// window for every model, and the library's settings by their names.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RequestSettings {
+    /// `format=`: the API format's CLI name (`Format::from_str`).
+    format: String,
+    /// `path_model=`: the model the request's path names (Gemini).
+    path_model: Option<String>,
+    /// `window=`: the context window for every model, instead of the catalog's.
+    window: Option<usize>,
     /// Every other keyword argument.
     #[serde(default)]
     run: ctxcompact::Settings,
@@ -91,6 +109,33 @@ impl Failure {
 /// Parses the settings object the Python layer sent.
 pub(crate) fn settings(json: &str) -> Result<Settings, Failure> {
     serde_json::from_str(json).map_err(|err| Failure::options(format!("bad options: {err}")))
+}
+
+/// Parses the settings object of a request compaction.
+pub(crate) fn request_settings(json: &str) -> Result<RequestSettings, Failure> {
+    serde_json::from_str(json).map_err(|err| Failure::options(format!("bad options: {err}")))
+}
+
+/// What to forward for a provider request body, as the proxy decides it: the compacted body
+/// (`None` to forward the received bytes) and the rest of the decision as a JSON object.
+pub(crate) fn compact_request(
+    body: &[u8],
+    settings: &RequestSettings,
+) -> Result<(Option<Vec<u8>>, Value), Failure> {
+    let format: Format = settings.format.parse().map_err(Failure::options)?;
+    let compactor = Compactor::new(&settings.run, Catalog::builtin(), settings.window, 0)
+        .map_err(Failure::from_library)?;
+    let forward = compactor.compact(body, format, settings.path_model.as_deref());
+    let decision = json!({
+        "action": forward.handling,
+        "reason": forward.reason,
+        "model": forward.model,
+        "tokens_received": forward.tokens_received,
+        "tokens_forwarded": forward.tokens_forwarded,
+        "compactions": forward.compactions,
+        "archive_error": forward.archive_error,
+    });
+    Ok((forward.body, decision))
 }
 
 /// What [`compact`] gives when it runs to the end.

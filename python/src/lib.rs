@@ -17,6 +17,7 @@ use engine::{Compaction, Failure, Settings};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 use serde_json::Value;
 
 create_exception!(
@@ -144,6 +145,20 @@ fn validate<'py>(conversation: &Bound<'py, PyAny>, settings: &str) -> PyResult<B
     data::to_python(conversation.py(), &problems)
 }
 
+/// What to forward for a provider request body, as the proxy decides it: `(body, decision)`,
+/// `body` the bytes to send (the received ones when nothing changed).
+#[pyfunction]
+fn compact_request<'py>(
+    py: Python<'py>,
+    body: &[u8],
+    settings: &str,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>)> {
+    let settings = engine::request_settings(settings)?;
+    let (forwarded, decision) = py.detach(|| engine::compact_request(body, &settings))?;
+    let bytes = PyBytes::new(py, forwarded.as_deref().unwrap_or(body));
+    Ok((bytes, data::to_python(py, &decision)?))
+}
+
 /// The extension module `ctxcompact._native`.
 #[pymodule]
 #[pyo3(name = "_native")]
@@ -154,5 +169,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(count, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(compact_request, m)?)?;
     Ok(())
 }

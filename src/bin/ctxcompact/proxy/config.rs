@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use ctxcompact::catalog::{Catalog, Profile};
-use ctxcompact::{Budget, Options, Settings, Tokenizer};
+use ctxcompact::catalog::Catalog;
+use ctxcompact::request::Compactor;
+use ctxcompact::{Settings, Tokenizer};
 
 use crate::flags::{MarkerArgs, StrategyArg, ToolArgs};
 
@@ -104,23 +105,17 @@ pub(crate) enum Provider {
 }
 
 /// The settings of a running proxy.
-#[derive(Debug)]
 pub(crate) struct Config {
     pub(crate) listen: SocketAddr,
     anthropic: String,
     openai: String,
     gemini: String,
-    window: Option<usize>,
-    budget: Budget,
     pub(crate) ledger: Option<PathBuf>,
     pub(crate) max_body: usize,
     pub(crate) max_connections: usize,
-    pub(crate) cache_entries: usize,
     pub(crate) header_timeout: Duration,
-    catalog: Catalog,
-    /// The options every request starts from: strategy, markers, tool trimming.
-    template: Options,
-    tokenizer: Option<Tokenizer>,
+    /// What compacts each request body: the engine settings, the catalog, the window.
+    pub(crate) compactor: Compactor,
 }
 
 impl Config {
@@ -132,16 +127,6 @@ impl Config {
                 args.listen
             );
         }
-        let budget = Budget::window_with(args.trigger, args.target_ratio);
-        let Budget::Window { trigger, target } = budget else {
-            unreachable!("a window budget is a trigger and a target")
-        };
-        if !(target > 0.0 && target <= trigger && trigger <= 1.0) {
-            bail!("--trigger {trigger} --target-ratio {target}: expected 0 < target ≤ trigger ≤ 1");
-        }
-        if args.window == Some(0) {
-            bail!("--window 0: a window is a number of tokens above 0");
-        }
         let catalog = match &args.catalog {
             None => Catalog::builtin(),
             Some(path) => {
@@ -151,31 +136,27 @@ impl Config {
             }
         };
         let (marker, digest_tokens) = args.marker.resolve();
-        let template = Settings {
-            trigger: Some(trigger),
-            target_ratio: Some(target),
+        let settings = Settings {
+            trigger: args.trigger,
+            target_ratio: args.target_ratio,
+            tokenizer: args.tokenizer,
             strategy: args.strategy.strategy(),
             marker,
             digest_tokens,
             archive: args.archive_dir.clone(),
             ..args.tools.settings()
-        }
-        .options_in(&catalog)?;
+        };
+        let compactor = Compactor::new(&settings, catalog, args.window, args.cache_entries)?;
         Ok(Self {
             listen: args.listen,
             anthropic: origin(&args.anthropic_upstream, "--anthropic-upstream")?,
             openai: origin(&args.openai_upstream, "--openai-upstream")?,
             gemini: origin(&args.gemini_upstream, "--gemini-upstream")?,
-            window: args.window,
-            budget,
             ledger: args.ledger.clone(),
             max_body: args.max_body,
             max_connections: args.max_connections.max(1),
-            cache_entries: args.cache_entries,
             header_timeout: Duration::from_secs(args.header_timeout.max(1)),
-            catalog,
-            template,
-            tokenizer: args.tokenizer,
+            compactor,
         })
     }
 
@@ -187,34 +168,6 @@ impl Config {
             Provider::Gemini => &self.gemini,
         };
         format!("{origin}{path_and_query}")
-    }
-
-    /// The library options for a request naming `model`: the catalog's profile (its window
-    /// replaced by --window), the trigger and target, and the compact options.
-    ///
-    /// # Errors
-    /// A reason for the ledger when no window is known: no model, or one the catalog does not
-    /// know, without --window.
-    pub(crate) fn options(&self, model: Option<&str>) -> std::result::Result<Options, String> {
-        let found = model.map(|name| self.catalog.resolve(name));
-        let (profile, model_match) = match (found, self.window) {
-            (Some(Ok((profile, how))), _) => (profile.clone(), Some(how)),
-            (Some(Err(err)), None) => return Err(format!("{err}; pass --window to proxy it")),
-            (None, None) => {
-                return Err("the body names no model; pass --window to proxy it".into());
-            }
-            (_, Some(_)) => (Profile::generic(Tokenizer::O200k), None),
-        };
-        let mut options = self.template.clone();
-        options.tokenizer = self.tokenizer.unwrap_or(profile.tokenizer);
-        options.profile = profile;
-        if let Some(window) = self.window {
-            options.profile.context_window = window;
-        }
-        options.model = model.map(str::to_string);
-        options.model_match = model_match;
-        options.budget = self.budget;
-        Ok(options)
     }
 }
 

@@ -12,9 +12,9 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ctxcompact::lab::replay::Prices;
+use ctxcompact::request::Handling;
 use serde::Serialize;
 
-use super::decide::Action;
 use super::relay::Ending;
 use super::usage::Usage;
 
@@ -30,7 +30,7 @@ pub(crate) struct Entry {
     pub(crate) status: Option<u16>,
     pub(crate) tokens_received: Option<usize>,
     pub(crate) tokens_forwarded: Option<usize>,
-    pub(crate) action: Action,
+    pub(crate) action: Handling,
     pub(crate) reason: Option<String>,
     pub(crate) compactions: Option<usize>,
     /// Milliseconds between the whole body's arrival and the request leaving for upstream.
@@ -110,16 +110,16 @@ impl Ledger {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             totals.requests += 1;
             match entry.action {
-                Action::Forwarded => totals.forwarded += 1,
-                Action::Compacted => totals.compacted += 1,
-                Action::Passthrough => totals.passthrough += 1,
-                Action::FailedOpen => totals.failed_open += 1,
+                Handling::Forwarded => totals.forwarded += 1,
+                Handling::Compacted => totals.compacted += 1,
+                Handling::Passthrough => totals.passthrough += 1,
+                Handling::FailedOpen => totals.failed_open += 1,
             }
             let received = entry.tokens_received.unwrap_or(0) as u64;
             let forwarded = entry.tokens_forwarded.unwrap_or(0) as u64;
             totals.tokens_received += received;
             totals.tokens_forwarded += forwarded;
-            if entry.action == Action::Compacted {
+            if entry.action == Handling::Compacted {
                 totals.tokens_saved += received.saturating_sub(forwarded);
             }
             if let Some(usage) = &entry.usage {

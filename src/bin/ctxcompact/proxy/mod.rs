@@ -1,17 +1,15 @@
 //! `ctxcompact proxy`: deterministic compaction between an agent and its provider.
 //!
 //! One concept per file: `config` (flags and settings), `route` (which requests are read),
-//! `decide` (the compaction decision), `cache` (replayed state, for speed only), `ledger`
-//! (one line per request, the totals) and `relay` (streaming to and from upstream). This
-//! module accepts connections and runs each request through them.
+//! `ledger` (one line per request, the totals), `usage` (what a response reports) and `relay`
+//! (streaming to and from upstream). What a read body becomes is the library's
+//! [`ctxcompact::request`]. This module accepts connections and runs each request through them.
 //!
 //! Fail-open: a body the proxy cannot read, validate or fit goes upstream unchanged, and
 //! whatever upstream answers (errors included) reaches the client unchanged. Credentials in
 //! headers are forwarded untouched and never written anywhere.
 
-mod cache;
 mod config;
-mod decide;
 mod ledger;
 mod relay;
 mod route;
@@ -35,7 +33,7 @@ use tokio::sync::Semaphore;
 
 pub(crate) use config::ProxyArgs;
 use config::{Config, Provider};
-use decide::{Action, Decision};
+use ctxcompact::request::{Forward, Handling};
 use ledger::{Entry, Ledger};
 use relay::{Body, Client, Ending, Prefixed, Relay};
 use route::Route;
@@ -43,7 +41,6 @@ use route::Route;
 /// What every connection shares.
 struct Shared {
     config: Config,
-    cache: cache::Cache,
     ledger: Ledger,
     client: Client,
 }
@@ -76,7 +73,6 @@ pub(crate) fn run(args: &ProxyArgs) -> Result<()> {
         let local = listener.local_addr().context("the listening address")?;
         eprintln!("ctxcompact proxy: listening on http://{local}");
         let shared = Arc::new(Shared {
-            cache: cache::Cache::new(config.cache_entries),
             ledger,
             client: relay::client(),
             config,
@@ -137,7 +133,7 @@ async fn handle(
         status: None,
         tokens_received: None,
         tokens_forwarded: None,
-        action: Action::Passthrough,
+        action: Handling::Passthrough,
         reason: None,
         compactions: None,
         proxy_ms: 0.0,
@@ -149,7 +145,7 @@ async fn handle(
     let (provider, upstream_body, started) =
         match route::route(&parts.method, &path, &parts.headers) {
             Route::Stats => {
-                let stats = shared.ledger.stats(shared.cache.len());
+                let stats = shared.ledger.stats(shared.config.compactor.cached());
                 let mut response = Response::new(relay::full(stats));
                 response
                     .headers_mut()
@@ -202,7 +198,7 @@ async fn handle(
     .await)
 }
 
-/// Decides a read body off the async threads, and fills the entry with the decision.
+/// Compacts a read body off the async threads, and fills the entry with what was done.
 async fn decide_body(
     shared: &Arc<Shared>,
     format: ctxcompact::format::Format,
@@ -215,21 +211,18 @@ async fn decide_body(
         let shared = Arc::clone(shared);
         let bytes = bytes.clone();
         tokio::task::spawn_blocking(move || {
-            decide::decide(
-                &shared.config,
-                &shared.cache,
-                format,
-                model.as_deref(),
-                &bytes,
-            )
+            shared
+                .config
+                .compactor
+                .compact(&bytes, format, model.as_deref())
         })
         .await
         .unwrap_or_else(|_| {
-            Decision::unchanged(Action::FailedOpen, None, "the compaction panicked".into())
+            Forward::unchanged(Handling::FailedOpen, None, "the compaction panicked".into())
         })
     };
     entry.model = decision.model;
-    entry.action = decision.action;
+    entry.action = decision.handling;
     entry.reason = decision.reason;
     entry.tokens_received = decision.tokens_received;
     entry.tokens_forwarded = decision.tokens_forwarded;

@@ -1,6 +1,6 @@
 //! The replay cache: a conversation's replayed state, kept under a hash of what produced it.
 //!
-//! A request's upstream body is a function of the body alone (see `decide`); this cache only
+//! A request's upstream body is a function of the body alone (see [`super`]); this cache only
 //! saves work. Its key hashes everything the replayed state depends on — the format, the
 //! options, the system prompt and the messages of the history's prefix — so a hit gives the
 //! state a replay from scratch would reach, and a miss (a fresh proxy, an evicted entry) costs
@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{DefaultHasher, Hasher};
 use std::sync::Mutex;
 
-use ctxcompact::Session;
+use crate::session::Session;
 
 /// A 128-bit content hash: two `SipHash` passes with different leading bytes (the standard
 /// library's `DefaultHasher::new()` has fixed keys, so the hash is the same in every process).

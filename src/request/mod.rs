@@ -1,0 +1,425 @@
+//! A provider request body in, what to forward out: the proxy's compaction, callable without a
+//! socket (a gateway, an SDK hook, the Python package).
+//!
+//! The body forwarded is a deterministic function of the body received and the
+//! [`Compactor`]'s settings. The history is replayed at its own call boundaries (each run of
+//! assistant messages ends a call) through a [`Session`]: messages are pushed up to each
+//! boundary and the session compacts only when it passes the trigger, down to the target. So
+//! between two compactions a forwarded body is the previous one with the new messages appended,
+//! and the cut moves only when the trigger is crossed again. Under the trigger (no compaction in
+//! the replay) the received bytes are forwarded as they are.
+//!
+//! Anthropic `cache_control` breakpoints are left out of what the replay sees (a client moves
+//! them from call to call) and put back on every marked message that survives unchanged, at most
+//! four in the body (Anthropic's limit). Tool definitions are counted as overhead nothing removes. A
+//! Responses body naming a `previous_response_id` is forwarded unread: the provider holds its
+//! history.
+//!
+//! Usage reported in responses is not used to anchor counts: it reaches one caller only, and
+//! counts that depend on it would make another caller, or a restarted one, send other bytes.
+//! Anything that cannot be read, validated or fitted within the window is forwarded unchanged
+//! (fail-open), with the reason.
+
+mod breakpoints;
+mod cache;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::budget::Budget;
+use crate::catalog::{Catalog, Profile};
+use crate::conversation::{Conversation, Role};
+use crate::error::{Error, Result};
+use crate::format::{self, Format};
+use crate::options::Options;
+use crate::session::Session;
+use crate::settings::Settings;
+use crate::tokens::Tokenizer;
+use cache::{Cache, Key, State};
+
+/// What was done with a request body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Handling {
+    /// Read, and forwarded byte for byte (under the trigger).
+    Forwarded,
+    /// Read, and its history compacted before forwarding.
+    Compacted,
+    /// Not read (another path, a body over the caller's size cap): forwarded unchanged.
+    Passthrough,
+    /// Read but not usable (not JSON, invalid, no window known, cannot fit): forwarded
+    /// unchanged.
+    FailedOpen,
+}
+
+/// What to forward for one request body, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Forward {
+    /// The body to send, or `None` to send the received bytes.
+    pub body: Option<Vec<u8>>,
+    /// What was done.
+    pub handling: Handling,
+    /// Why, when the body went through unchanged past the trigger or failed open.
+    pub reason: Option<String>,
+    /// The model the body (or the path) names.
+    pub model: Option<String>,
+    /// The request's tokens as received (history, system prompt and tool definitions).
+    pub tokens_received: Option<usize>,
+    /// The tokens of what is forwarded.
+    pub tokens_forwarded: Option<usize>,
+    /// Compactions so far in the conversation (its replay's).
+    pub compactions: Option<usize>,
+    /// Why the archive files of this request's compactions could not be written (the request
+    /// goes on without them).
+    pub archive_error: Option<String>,
+}
+
+impl Forward {
+    /// The received body sent as it is, with `handling` and the reason.
+    pub fn unchanged(handling: Handling, model: Option<String>, reason: String) -> Self {
+        Self {
+            body: None,
+            handling,
+            reason: Some(reason),
+            model,
+            tokens_received: None,
+            tokens_forwarded: None,
+            compactions: None,
+            archive_error: None,
+        }
+    }
+
+    fn failed_open(model: Option<String>, reason: String) -> Self {
+        Self::unchanged(Handling::FailedOpen, model, reason)
+    }
+}
+
+/// Compacts provider request bodies with one set of settings, keeping a bounded cache of
+/// replayed conversations (it saves work, never changes a byte).
+///
+/// # Example
+/// ```
+/// use ctxcompact::catalog::Catalog;
+/// use ctxcompact::format::Format;
+/// use ctxcompact::request::{Compactor, Handling};
+///
+/// let settings = ctxcompact::Settings::default(); // compact past 70% of the window, to 50%
+/// let compactor = Compactor::new(&settings, Catalog::builtin(), None, 1024)?;
+/// let body = br#"{"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}"#;
+/// let forward = compactor.compact(body, Format::OpenAi, None);
+/// assert_eq!(forward.handling, Handling::Forwarded);
+/// let upstream: &[u8] = forward.body.as_deref().unwrap_or(body);
+/// assert_eq!(upstream, body);
+/// # Ok::<(), ctxcompact::Error>(())
+/// ```
+pub struct Compactor {
+    catalog: Catalog,
+    /// The options every request starts from: budget, strategy, markers, tool trimming.
+    template: Options,
+    /// The context window for every model, instead of the catalog's.
+    window: Option<usize>,
+    /// The tokenizer for every model, instead of each model's.
+    tokenizer: Option<Tokenizer>,
+    cache: Cache,
+}
+
+/// A request read and checked, ready to replay.
+struct Request {
+    model: Option<String>,
+    options: Options,
+    conversation: Conversation,
+    /// The client's marked messages, whole, by index (Anthropic).
+    marked: Vec<(usize, Value)>,
+    /// The key of each prefix of the history: `keys[p]` for the first `p` messages.
+    keys: Vec<Key>,
+}
+
+impl Compactor {
+    /// A compactor for `settings` (a trigger and a target ratio of each model's window, the
+    /// engine settings; no model, no fixed budget), models looked up in `catalog`, every window
+    /// `window` when given, and at most `cache_entries` conversations cached (0 caches none).
+    ///
+    /// # Errors
+    /// [`Error::BadSetting`] for a model, a fixed budget, a target above the trigger, or a
+    /// window of 0.
+    pub fn new(
+        settings: &Settings,
+        catalog: Catalog,
+        window: Option<usize>,
+        cache_entries: usize,
+    ) -> Result<Self> {
+        if settings.model.is_some() || settings.target.is_some() || settings.ratio.is_some() {
+            return Err(Error::bad_setting(
+                "a request compactor takes each request's model and compacts by its window: \
+                 give a trigger and a target ratio, not a model, target or ratio",
+            ));
+        }
+        let Budget::Window { trigger, target } =
+            Budget::window_with(settings.trigger, settings.target_ratio)
+        else {
+            unreachable!("a window budget is a trigger and a target")
+        };
+        if !(target > 0.0 && target <= trigger && trigger <= 1.0) {
+            return Err(Error::bad_setting(format!(
+                "trigger {trigger} and target ratio {target}: expected 0 < target ≤ trigger ≤ 1"
+            )));
+        }
+        if window == Some(0) {
+            return Err(Error::bad_setting("a window is a number of tokens above 0"));
+        }
+        let template = Settings {
+            trigger: Some(trigger),
+            target_ratio: Some(target),
+            tokenizer: None,
+            ..settings.clone()
+        }
+        .options_in(&catalog)?;
+        Ok(Self {
+            catalog,
+            template,
+            window,
+            tokenizer: settings.tokenizer,
+            cache: Cache::new(cache_entries),
+        })
+    }
+
+    /// How many replayed conversations the cache holds.
+    pub fn cached(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Decides what to forward for `body`, a request in `format`; `path_model` is the model
+    /// the request's path names (Gemini), used when the body names none.
+    pub fn compact(&self, body: &[u8], format: Format, path_model: Option<&str>) -> Forward {
+        match self.read(format, path_model, body) {
+            Ok(request) => self.replay(request),
+            Err(forward) => *forward,
+        }
+    }
+
+    /// The library options for a request naming `model`: the catalog's profile (its window
+    /// replaced by the compactor's), the trigger and target, and the engine settings.
+    ///
+    /// # Errors
+    /// The reason, when no window is known: no model, or one the catalog does not know,
+    /// without a window given.
+    fn options(&self, model: Option<&str>) -> std::result::Result<Options, String> {
+        let found = model.map(|name| self.catalog.resolve(name));
+        let (profile, model_match) = match (found, self.window) {
+            (Some(Ok((profile, how))), _) => (profile.clone(), Some(how)),
+            (Some(Err(err)), None) => return Err(format!("{err}; pass --window to proxy it")),
+            (None, None) => {
+                return Err("the body names no model; pass --window to proxy it".into());
+            }
+            (_, Some(_)) => (Profile::generic(Tokenizer::O200k), None),
+        };
+        let mut options = self.template.clone();
+        options.tokenizer = self.tokenizer.unwrap_or(profile.tokenizer);
+        options.profile = profile;
+        if let Some(window) = self.window {
+            options.profile.context_window = window;
+        }
+        options.model = model.map(str::to_string);
+        options.model_match = model_match;
+        Ok(options)
+    }
+
+    /// Reads a body into a checked conversation and its options; what to forward instead when
+    /// it cannot be.
+    fn read(
+        &self,
+        format: Format,
+        path_model: Option<&str>,
+        body: &[u8],
+    ) -> std::result::Result<Request, Box<Forward>> {
+        let failed = |model: &Option<String>, reason: String| {
+            Box::new(Forward::failed_open(model.clone(), reason))
+        };
+        let value: Value = serde_json::from_slice(body)
+            .map_err(|err| failed(&None, format!("the body is not JSON: {err}")))?;
+        let Value::Object(mut object) = value else {
+            return Err(failed(&None, "the body is not a JSON object".into()));
+        };
+        let model = object
+            .get("model")
+            .and_then(Value::as_str)
+            .or(path_model)
+            .map(str::to_string);
+        if format == Format::Responses
+            && object
+                .get("previous_response_id")
+                .is_some_and(|id| !id.is_null())
+        {
+            let reason = "`previous_response_id`: the provider holds the history".into();
+            return Err(Box::new(Forward::unchanged(
+                Handling::Forwarded,
+                model,
+                reason,
+            )));
+        }
+        let mut options = self
+            .options(model.as_deref())
+            .map_err(|reason| failed(&model, reason))?;
+        options.overhead = object
+            .get("tools")
+            .map_or(0, |tools| options.tokenizer.counter().count_opaque(tools));
+        let Some(Value::Array(messages)) = object.get_mut(format.list_key()) else {
+            let reason = format!("the body has no `{}` list", format.list_key());
+            return Err(failed(&model, reason));
+        };
+        // The replay reads every message without its breakpoints.
+        let marked = if format == Format::Anthropic {
+            breakpoints::strip_all(messages)
+        } else {
+            Vec::new()
+        };
+        let encoded: Vec<Vec<u8>> = messages
+            .iter()
+            .map(|m| serde_json::to_vec(m).unwrap_or_default())
+            .collect();
+        let conversation = format::parse_value(Value::Object(object), Some(format))
+            .map_err(|err| failed(&model, format!("unreadable: {err}")))?;
+        let problems = crate::validate::check(&conversation);
+        if let Some(first) = problems.first() {
+            let more = match problems.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            return Err(failed(&model, format!("invalid: {first}{more}")));
+        }
+        let base = Key::of(format.as_str().as_bytes())
+            .then(format!("{options:?}").as_bytes())
+            .then(format!("{:?}", conversation.system).as_bytes());
+        let mut keys = Vec::with_capacity(encoded.len() + 1);
+        keys.push(base);
+        for bytes in &encoded {
+            let previous = *keys.last().expect("keys start with the base");
+            keys.push(previous.then(bytes));
+        }
+        Ok(Request {
+            model,
+            options,
+            conversation,
+            marked,
+            keys,
+        })
+    }
+
+    /// Replays a request's history at its call boundaries, from the longest prefix the cache
+    /// holds, and decides what to forward.
+    fn replay(&self, request: Request) -> Forward {
+        let Request {
+            model,
+            options,
+            conversation,
+            marked,
+            keys,
+        } = request;
+        let format = conversation.format;
+        let window = options.profile.context_window;
+        let boundaries = call_boundaries(&conversation);
+        let resumed = boundaries
+            .iter()
+            .rev()
+            .find_map(|&b| self.cache.take(keys[b]));
+        let mut state = if let Some(state) = resumed {
+            state
+        } else {
+            let start = Conversation {
+                format,
+                system: conversation.system.clone(),
+                messages: Vec::new(),
+                envelope: None,
+                lines: Vec::new(),
+                repairs: Vec::new(),
+            };
+            match Session::new(start, options) {
+                Ok(session) => State {
+                    received_tokens: session.tokens(),
+                    session,
+                    pushed: 0,
+                    last_error: None,
+                },
+                Err(err) => return Forward::failed_open(model, format!("options: {err}")),
+            }
+        };
+        let Conversation {
+            system,
+            messages,
+            envelope,
+            ..
+        } = conversation;
+        let resumed_at = state.pushed;
+        let mut incoming = messages.into_iter().skip(resumed_at);
+        for &boundary in boundaries.iter().filter(|&&b| b > resumed_at) {
+            let count = boundary - state.pushed;
+            state.session.extend(incoming.by_ref().take(count));
+            let counts = &state.session.counts().messages;
+            state.received_tokens += counts[counts.len() - count..].iter().sum::<usize>();
+            state.pushed = boundary;
+            if let Err(err) = state.session.compact_if_needed() {
+                state.last_error = Some(err.to_string());
+            }
+        }
+        // Written before the body that names them is sent; a failure fails nothing.
+        let archive_error = state.session.write_archive().err().map(|e| e.to_string());
+        let session = &state.session;
+        let received = state.received_tokens;
+        let forwarded = session.tokens();
+        let mut forward = Forward {
+            body: None,
+            handling: Handling::Forwarded,
+            reason: None,
+            model,
+            tokens_received: Some(received),
+            tokens_forwarded: Some(received),
+            compactions: Some(session.compactions()),
+            archive_error,
+        };
+        if forwarded > window {
+            forward.handling = Handling::FailedOpen;
+            forward.reason = Some(format!(
+                "cannot compact within the window ({forwarded} > {window} tokens){}",
+                state
+                    .last_error
+                    .as_ref()
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default()
+            ));
+        } else if session.compactions() > 0 {
+            let output = Conversation {
+                format,
+                system,
+                messages: session.conversation().messages.clone(),
+                envelope,
+                lines: Vec::new(),
+                repairs: Vec::new(),
+            };
+            let mut value = format::render(&output);
+            if format == Format::Anthropic {
+                breakpoints::restore(&mut value, marked);
+            }
+            forward.body = Some(serde_json::to_vec(&value).expect("a JSON value serializes"));
+            forward.handling = Handling::Compacted;
+            forward.tokens_forwarded = Some(forwarded);
+        } else if received > session.trigger() {
+            forward.reason = state.last_error.clone().or_else(|| {
+                Some("over the trigger, but the last round still waits for its results".into())
+            });
+        }
+        self.cache.put(keys[state.pushed], state);
+        forward
+    }
+}
+
+/// The history prefixes that were sent as model calls, by length: up to each run of assistant
+/// messages (the index of its first message), and the whole history (the call being made).
+pub(crate) fn call_boundaries(conversation: &Conversation) -> Vec<usize> {
+    let messages = &conversation.messages;
+    let mut boundaries: Vec<usize> = (1..messages.len())
+        .filter(|&i| messages[i].role == Role::Assistant && messages[i - 1].role != Role::Assistant)
+        .collect();
+    boundaries.push(messages.len());
+    boundaries
+}
