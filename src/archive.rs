@@ -11,13 +11,12 @@
 //! compaction only adds files beside the earlier ones. Writing is not done here: the run returns
 //! the files, and [`write`] is called once the output itself is known to be good.
 
-use std::hash::Hasher;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::conversation::{Conversation, Message, Role};
 use crate::format::wire;
-use crate::hash::FxHasher;
+use crate::hash::ContentHash;
 use crate::note;
 
 /// Characters of the task that name a conversation: a shortened task keeps at least its first
@@ -34,11 +33,11 @@ pub(crate) struct Archive {
     /// `DIR/<conversation>`.
     folder: PathBuf,
     /// The conversation's hash.
-    id: u64,
+    id: ContentHash,
     /// Input message `i` as one line of JSON in the output's wire format.
     lines: Vec<String>,
     /// The hash of each line.
-    hashes: Vec<u64>,
+    hashes: Vec<ContentHash>,
 }
 
 /// The file a removed span is archived in, as the planner named it in the span's marker.
@@ -62,7 +61,10 @@ impl Archive {
             .iter()
             .map(|m| wire.render_message(m).into_value().to_string())
             .collect();
-        let hashes = lines.iter().map(|line| hash(&[line.as_bytes()])).collect();
+        let hashes = lines
+            .iter()
+            .map(|line| ContentHash::of(line.as_bytes()))
+            .collect();
         let system = conversation
             .system
             .as_ref()
@@ -83,9 +85,9 @@ impl Archive {
             None => task_text.as_str(),
         };
         let head: String = task_text.chars().take(TASK_CHARS).collect();
-        let id = hash(&[system.as_bytes(), b"\0", head.as_bytes()]);
+        let id = ContentHash::of(system.as_bytes()).then(head.as_bytes());
         Self {
-            folder: dir.join(name(id)),
+            folder: dir.join(id.hex(NAME_DIGITS)),
             id,
             lines,
             hashes,
@@ -94,14 +96,16 @@ impl Archive {
 
     /// The file of a removed span of input messages `inputs`, followed by input message `next`.
     pub(crate) fn span_file(&self, inputs: Vec<usize>, next: Option<usize>) -> SpanFile {
-        let mut hasher = FxHasher::default();
-        hasher.write_u64(self.id);
+        let mut hash = self.id.then(b"span");
         for &i in &inputs {
-            hasher.write_u64(self.hashes[i]);
+            hash = hash.then_hash(self.hashes[i]);
         }
-        hasher.write_u64(next.map_or(0, |i| self.hashes[i]));
+        let hash = match next {
+            Some(i) => hash.then(b"next").then_hash(self.hashes[i]),
+            None => hash,
+        };
         SpanFile {
-            path: self.path(hasher.finish()),
+            path: self.path(hash),
             inputs,
             next,
         }
@@ -109,15 +113,12 @@ impl Archive {
 
     /// The file of input message `input` alone (a message whose outputs were cleared).
     pub(crate) fn message_file(&self, input: usize) -> String {
-        let mut hasher = FxHasher::default();
-        hasher.write_u64(self.id);
-        hasher.write_u64(self.hashes[input]);
-        self.path(hasher.finish())
+        self.path(self.id.then(b"message").then_hash(self.hashes[input]))
     }
 
     /// A path as long as any file of this archive, to reserve a marker's archive line for.
     pub(crate) fn longest_path(&self) -> String {
-        self.path(u64::MAX)
+        self.path(ContentHash::default())
     }
 
     /// The content of a file holding input messages `inputs`: one line each.
@@ -130,28 +131,12 @@ impl Archive {
         content
     }
 
-    fn path(&self, hash: u64) -> String {
+    fn path(&self, hash: ContentHash) -> String {
         self.folder
-            .join(format!("{}.jsonl", name(hash)))
+            .join(format!("{}.jsonl", hash.hex(NAME_DIGITS)))
             .to_string_lossy()
             .into_owned()
     }
-}
-
-/// The hash of byte strings, in order.
-fn hash(pieces: &[&[u8]]) -> u64 {
-    let mut hasher = FxHasher::default();
-    for piece in pieces {
-        hasher.write(piece);
-        hasher.write_u8(0xff);
-    }
-    hasher.finish()
-}
-
-/// A hash as a file name: its high bits, which the hasher's last multiplication mixes best.
-fn name(hash: u64) -> String {
-    let hex = format!("{hash:016x}");
-    hex[..NAME_DIGITS].to_string()
 }
 
 /// Writes archive files (path and content): each new file to a temporary file beside it, then

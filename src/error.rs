@@ -109,6 +109,34 @@ pub enum ProblemKind {
     },
 }
 
+impl ProblemKind {
+    /// The kind's name, as the Python package and JSON output spell it (`orphan`,
+    /// `answered_twice`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::ToolFirst => "tool_first",
+            Self::FirstNotUser => "first_not_user",
+            Self::Unanswered { .. } => "unanswered",
+            Self::Orphan { .. } => "orphan",
+            Self::Misplaced { .. } => "misplaced",
+            Self::AnsweredTwice { .. } => "answered_twice",
+            Self::DuplicateCallId { .. } => "duplicate_call_id",
+        }
+    }
+
+    /// The call id the breach is about, if it is about one.
+    pub fn call_id(&self) -> Option<&str> {
+        match self {
+            Self::ToolFirst | Self::FirstNotUser => None,
+            Self::Unanswered { call_id }
+            | Self::Orphan { call_id }
+            | Self::Misplaced { call_id, .. }
+            | Self::AnsweredTwice { call_id, .. }
+            | Self::DuplicateCallId { call_id, .. } => Some(call_id),
+        }
+    }
+}
+
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: ", self.at)?;

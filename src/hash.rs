@@ -1,9 +1,12 @@
-//! The one hasher of the crate's hash maps and sets: `FxHash`, rustc's word hasher.
+//! The one hasher: `FxHash`, rustc's word hasher, for the crate's hash maps and sets, and as the
+//! two lanes of [`ContentHash`], the 128-bit hash that names content (archive files, the request
+//! cache's replayed conversations).
 //!
 //! The keys hashed are short (call ids, digest lines) and come from the conversation, not from an
 //! adversary the process must resist: a few multiplications per key beat `SipHash`'s rounds per
 //! eight bytes, and a keyed hash's defence against chosen collisions buys nothing here. Maps and
 //! sets hashed with it are looked up, never iterated into an output, so their order never shows.
+//! Both are the same in every process and on every machine (words are read little-endian).
 
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -45,5 +48,71 @@ impl Hasher for FxHasher {
 
     fn finish(&self) -> u64 {
         self.0
+    }
+}
+
+/// A 128-bit hash of a sequence of byte strings: two [`FxHasher`] lanes with different seeds,
+/// each fed every piece's length and bytes and finished by an avalanche, so that content that
+/// differs anywhere (or is split otherwise) names another file or cache entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct ContentHash(u64, u64);
+
+impl ContentHash {
+    /// The seeds of the two lanes: the fractional bits of the golden ratio and of √2.
+    const LANES: [u64; 2] = [0x9e37_79b9_7f4a_7c15, 0x6a09_e667_f3bc_c908];
+
+    /// The hash of `bytes` alone.
+    pub(crate) fn of(bytes: &[u8]) -> Self {
+        Self::default().then(bytes)
+    }
+
+    /// The hash of what this hash hashed followed by `bytes`.
+    pub(crate) fn then(self, bytes: &[u8]) -> Self {
+        let lane = |seed: u64, previous: u64| {
+            let mut hasher = FxHasher(previous ^ seed);
+            hasher.add(bytes.len() as u64);
+            hasher.write(bytes);
+            avalanche(hasher.finish())
+        };
+        Self(lane(Self::LANES[0], self.0), lane(Self::LANES[1], self.1))
+    }
+
+    /// The hash of what this hash hashed followed by what `other` hashed.
+    pub(crate) fn then_hash(self, other: Self) -> Self {
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&other.0.to_le_bytes());
+        bytes[8..].copy_from_slice(&other.1.to_le_bytes());
+        self.then(&bytes)
+    }
+
+    /// The first `digits` hexadecimal digits (at most 32), for a name.
+    pub(crate) fn hex(self, digits: usize) -> String {
+        let full = format!("{:016x}{:016x}", self.0, self.1);
+        full[..digits.min(full.len())].to_string()
+    }
+}
+
+/// Spreads every input bit over every output bit (the finaliser of `SplitMix64`), so that the
+/// leading digits of a name depend on every byte.
+fn avalanche(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_content_hash_depends_on_every_byte_and_on_how_they_were_split() {
+        let a = ContentHash::of(b"ab").then(b"c");
+        assert_eq!(a, ContentHash::of(b"ab").then(b"c"));
+        assert_ne!(a, ContentHash::of(b"a").then(b"bc"));
+        assert_ne!(a, ContentHash::of(b"ab").then(b"d"));
+        // Trailing zero bytes are content too (FxHasher pads a last short word with zeros).
+        assert_ne!(ContentHash::of(b"ab"), ContentHash::of(b"ab\0"));
+        assert_eq!(a.hex(12).len(), 12);
+        assert_ne!(ContentHash::of(b"x").hex(12), ContentHash::of(b"y").hex(12));
     }
 }

@@ -85,6 +85,20 @@ impl Settings {
         self.options_in(&Catalog::builtin())
     }
 
+    /// These settings with no budget of their own, for what removes nothing for a budget
+    /// (counting, tool trimming alone, the bench, which sets a budget per conversation): the
+    /// budget is the whole conversation.
+    #[must_use]
+    pub fn without_budget(&self) -> Self {
+        Self {
+            target: None,
+            ratio: Some(1.0),
+            trigger: None,
+            target_ratio: None,
+            ..self.clone()
+        }
+    }
+
     /// The options these settings give, with models looked up in `catalog`.
     ///
     /// # Errors

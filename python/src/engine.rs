@@ -4,13 +4,10 @@
 //! it from Python data) and results go out as JSON values; the settings come as a JSON object of
 //! the Python keyword arguments, which `ctxcompact::Settings` turns into library `Options` as it
 //! does the CLI's flags, so a Python call and the CLI give the same output and report for the
-//! same input and options. The `count`
-//! shape is the CLI's `count --json` (`src/bin/ctxcompact/main.rs`, keep in sync), built here
-//! from public library items until the library offers it.
+//! same input and options; counts and problems are the library's own JSON shapes.
 
 use ctxcompact::catalog::Catalog;
 use ctxcompact::format::{self, Format};
-use ctxcompact::report::ProblemKind;
 use ctxcompact::request::Compactor;
 use ctxcompact::{Conversation, Error, Options, Problem};
 use serde::Deserialize;
@@ -318,14 +315,9 @@ pub(crate) fn analyze(input: Value, settings: &Settings) -> Result<Value, Failur
 
 /// Each message's tokens and the total, as the CLI's `count --json` prints them.
 pub(crate) fn count(input: Value, settings: &Settings) -> Result<Value, Failure> {
-    let tokenizer = unbudgeted(settings)?.tokenizer;
+    let options = unbudgeted(settings)?;
     let conversation = parse(input, settings)?;
-    let counts = tokenizer.count(&conversation);
-    Ok(json!({
-        "total": counts.total(),
-        "system": counts.system,
-        "messages": counts.messages,
-    }))
+    Ok(serde_json::to_value(options.count(&conversation)).expect("counts always serialize"))
 }
 
 /// Every pairing and placement problem, as a JSON array of objects with the message index, the
@@ -339,23 +331,14 @@ pub(crate) fn validate(input: Value, settings: &Settings) -> Result<Value, Failu
 }
 
 fn problem_json(problem: &Problem) -> Value {
-    let (kind, call_id) = match &problem.kind {
-        ProblemKind::ToolFirst => ("tool_first", None),
-        ProblemKind::FirstNotUser => ("first_not_user", None),
-        ProblemKind::Unanswered { call_id } => ("unanswered", Some(call_id)),
-        ProblemKind::Orphan { call_id } => ("orphan", Some(call_id)),
-        ProblemKind::Misplaced { call_id, .. } => ("misplaced", Some(call_id)),
-        ProblemKind::AnsweredTwice { call_id, .. } => ("answered_twice", Some(call_id)),
-        ProblemKind::DuplicateCallId { call_id, .. } => ("duplicate_call_id", Some(call_id)),
-    };
     let full = problem.to_string();
     let place = format!("{}: ", problem.at);
     let text = full.strip_prefix(&place).unwrap_or(&full);
     json!({
         "message_index": problem.at.message,
         "field": problem.at.field,
-        "kind": kind,
-        "call_id": call_id,
+        "kind": problem.kind.name(),
+        "call_id": problem.kind.call_id(),
         "text": text,
     })
 }
@@ -379,10 +362,9 @@ fn options(settings: &Settings) -> Result<Options, Failure> {
 
 /// Options for a call that uses no budget (tool trimming, counting).
 fn unbudgeted(settings: &Settings) -> Result<Options, Failure> {
-    ctxcompact::Settings {
-        ratio: Some(1.0),
-        ..settings.run.clone()
-    }
-    .options()
-    .map_err(Failure::from_library)
+    settings
+        .run
+        .without_budget()
+        .options()
+        .map_err(Failure::from_library)
 }

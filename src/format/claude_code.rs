@@ -21,6 +21,7 @@ use super::{
 };
 use crate::conversation::{Conversation, Role};
 use crate::error::{Error, Result};
+use crate::hash::FxBuild;
 
 /// Claude Code session JSONL.
 pub(super) struct ClaudeCode;
@@ -238,7 +239,7 @@ fn main_chain(records: &[Record], whole_history: bool) -> (Vec<usize>, Vec<usize
             .collect();
         return (lines, Vec::new());
     }
-    let mut by_uuid: HashMap<&str, usize> = HashMap::new();
+    let mut by_uuid: HashMap<&str, usize, FxBuild> = HashMap::default();
     for (r, record) in records.iter().enumerate() {
         if let Some(uuid) = str_of(&record.value, "uuid") {
             by_uuid.insert(uuid, r);
@@ -271,7 +272,7 @@ fn main_chain(records: &[Record], whole_history: bool) -> (Vec<usize>, Vec<usize
     // other's progress lines, and each result line hangs off the line of its call, so only one
     // branch leads to the leaf. The other lines of the chain's responses, and the result lines
     // hanging off any of them, belong to it too.
-    let responses: HashSet<&str> = chain
+    let responses: HashSet<&str, FxBuild> = chain
         .iter()
         .filter_map(|&r| response_id(&records[r].value))
         .collect();
@@ -280,7 +281,7 @@ fn main_chain(records: &[Record], whole_history: bool) -> (Vec<usize>, Vec<usize
             seen[r] = true;
         }
     }
-    let on_chain: HashSet<&str> = (0..records.len())
+    let on_chain: HashSet<&str, FxBuild> = (0..records.len())
         .filter(|&r| seen[r])
         .filter_map(|r| str_of(&records[r].value, "uuid"))
         .collect();

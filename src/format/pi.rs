@@ -20,6 +20,7 @@ use super::{
 };
 use crate::conversation::Conversation;
 use crate::error::{Error, Result};
+use crate::hash::FxBuild;
 
 /// pi session JSONL.
 pub(super) struct Pi;
@@ -136,7 +137,7 @@ fn branch(records: &[Record]) -> Vec<bool> {
     else {
         return vec![true; records.len()];
     };
-    let by_id: HashMap<&str, usize> = records
+    let by_id: HashMap<&str, usize, FxBuild> = records
         .iter()
         .enumerate()
         .filter_map(|(r, record)| str_of(&record.value, "id").map(|id| (id, r)))

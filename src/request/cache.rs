@@ -8,35 +8,13 @@
 //! oldest inserted first.
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{DefaultHasher, Hasher};
 use std::sync::Mutex;
 
+use crate::hash::{ContentHash, FxBuild};
 use crate::session::Session;
 
-/// A 128-bit content hash: two `SipHash` passes with different leading bytes (the standard
-/// library's `DefaultHasher::new()` has fixed keys, so the hash is the same in every process).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct Key(u64, u64);
-
-impl Key {
-    /// The key of `bytes` alone.
-    pub(crate) fn of(bytes: &[u8]) -> Self {
-        Self(0, 0).then(bytes)
-    }
-
-    /// The key of what this key hashed followed by `bytes`.
-    pub(crate) fn then(self, bytes: &[u8]) -> Self {
-        let pass = |lead: u8, seed: u64| {
-            let mut hasher = DefaultHasher::new();
-            hasher.write_u8(lead);
-            hasher.write_u64(seed);
-            hasher.write_usize(bytes.len());
-            hasher.write(bytes);
-            hasher.finish()
-        };
-        Self(pass(1, self.0), pass(2, self.1))
-    }
-}
+/// The key of a replayed state: the content hash of what produced it.
+pub(crate) type Key = ContentHash;
 
 /// The replayed state of one conversation after a prefix of its history.
 #[derive(Clone)]
@@ -60,7 +38,7 @@ pub(crate) struct Cache {
 #[derive(Default)]
 struct Inner {
     /// Looked up by key only, never iterated: the order of eviction is `order`'s.
-    states: HashMap<Key, State>,
+    states: HashMap<Key, State, FxBuild>,
     order: VecDeque<Key>,
 }
 
@@ -112,18 +90,5 @@ impl Cache {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .states
             .len()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_key_depends_on_every_byte_and_on_how_they_were_split() {
-        let a = Key::of(b"ab").then(b"c");
-        assert_eq!(a, Key::of(b"ab").then(b"c"));
-        assert_ne!(a, Key::of(b"a").then(b"bc"));
-        assert_ne!(a, Key::of(b"ab").then(b"d"));
     }
 }

@@ -27,6 +27,19 @@ pub struct Counts {
     call_ids: Vec<usize>,
 }
 
+/// The counts as `count --json` prints them (and Python's `count` returns them):
+/// `{"total": N, "system": N, "messages": [N, …]}`.
+impl serde::Serialize for Counts {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut out = serializer.serialize_struct("Counts", 3)?;
+        out.serialize_field("total", &self.total())?;
+        out.serialize_field("system", &self.system)?;
+        out.serialize_field("messages", &self.messages)?;
+        out.end()
+    }
+}
+
 /// No messages, no system tokens, and the reply priming of OpenAI's recipe.
 impl Default for Counts {
     fn default() -> Self {

@@ -34,6 +34,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use serde_json::Value;
 
 use crate::conversation::{Conversation, Message, Part};
+use crate::hash::FxBuild;
 use bpe::Bpe;
 use calibration::Family;
 pub use counts::{Counts, count};
@@ -539,7 +540,7 @@ impl TokenCounter for CharEstimate {
 /// overrides are passed to it.
 pub(crate) struct Memo<'a> {
     counter: &'a dyn TokenCounter,
-    known: Mutex<HashMap<String, usize>>,
+    known: Mutex<HashMap<String, usize, FxBuild>>,
 }
 
 impl<'a> Memo<'a> {

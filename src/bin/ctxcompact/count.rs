@@ -33,12 +33,8 @@ pub(crate) fn run(args: &CountArgs) -> Result<ExitCode> {
     let counts = options.count(&conversation);
     let mut out = String::new();
     if *json {
-        let value = serde_json::json!({
-            "total": counts.total(),
-            "system": counts.system,
-            "messages": counts.messages,
-        });
-        out = format!("{value}\n");
+        out = serde_json::to_string(&counts).expect("counts always serialize");
+        out.push('\n');
     } else {
         if counts.system > 0 {
             let _ = writeln!(out, "system prompt  {:>8}", counts.system);

@@ -304,10 +304,7 @@ impl ModelArgs {
     /// Options for a command that uses no budget (count, tool trimming, the bench, which sets
     /// one per conversation), with `tools` when given.
     pub(crate) fn unbudgeted(&self, tools: Option<&ToolArgs>) -> Result<Options> {
-        let mut settings = Settings {
-            ratio: Some(1.0),
-            ..self.settings()
-        };
+        let mut settings = self.settings().without_budget();
         if let Some(tools) = tools {
             tools.fill(&mut settings);
         }
