@@ -1,8 +1,8 @@
 //! Replay: what a compaction policy costs over recorded agent sessions, call by call, under
 //! prompt caching.
 //!
-//! Each assistant message of a recorded session is one model call whose input is the history
-//! before it. A policy decides what each call sends: everything (`none`), the history trimmed
+//! Each run of assistant messages of a recorded session is one model call's answer, whose input
+//! is the history before it (the call boundaries the proxy replays at, `request`'s). A policy decides what each call sends: everything (`none`), the history trimmed
 //! to the window by dropping the oldest messages on every call (`naive`), or a [`Session`]
 //! compacting with hysteresis (`default`, `middle`, `oldest`, `tools`). Each call is billed by a
 //! [`PromptCache`]: the longest run of leading messages equal to the previous call's input is a
@@ -21,7 +21,7 @@ use serde::Serialize;
 use crate::budget::Budget;
 use crate::catalog::Profile;
 use crate::classify::is_user_turn;
-use crate::conversation::{Conversation, Message, Role};
+use crate::conversation::{Conversation, Message};
 use crate::cost::{COST_HORIZON, CostModel, MILLION};
 pub use crate::cost::{Caching, PriceFamily, Prices};
 use crate::error::{Error, Result};
@@ -420,7 +420,11 @@ impl Replay {
         let cut =
             |totals: Vec<usize>| Counts::from_totals(totals, counts.system).with_priming_of(counts);
         let mut fed = 0;
-        let calls = (1..messages.len()).filter(|&i| messages[i].role == Role::Assistant);
+        // The calls the recording answered: the request module's boundaries, each run of
+        // assistant messages being one call's answer (not the call still in progress).
+        let calls = crate::request::call_boundaries(recording)
+            .into_iter()
+            .filter(|&b| b < messages.len());
         for call in calls {
             let history = empty(recording.format, recording.system.clone());
             let (sent, sent_counts) = match (&mut session, policy) {
