@@ -207,7 +207,7 @@ impl Report {
             let why = match (decision.layer, decision.rule) {
                 (_, Some(rule)) => format!("chosen by rule {rule}"),
                 (Layer::Forced, None) => "forced".into(),
-                (Layer::Provider, None) => "the model profile's preference".into(),
+                (Layer::Profile, None) => "the model profile's preference".into(),
                 (Layer::Scored, None) => "chosen by scoring both".into(),
                 (Layer::Cost, None) => "chosen by pricing both".into(),
                 (Layer::Rule, None) => "chosen by a rule".into(),

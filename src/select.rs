@@ -1,6 +1,6 @@
 //! The selector: which removal strategy runs, in three layers, each decision named.
 //!
-//! 1. **Provider / model**: a profile that prefers `middle` or `oldest` decides outright.
+//! 1. **Profile**: a model profile that prefers `middle` or `oldest` decides outright.
 //! 2. **Rules** (profiles that prefer `hybrid`): `RULES` in order, the first match wins.
 //! 3. **Scoring**: when no rule matches, or the winner's confidence is below
 //!    `CONFIDENCE_THRESHOLD`, both strategies run and the one with the higher
@@ -147,7 +147,7 @@ pub enum Layer {
     /// `--strategy` forced it.
     Forced,
     /// The model profile's preference.
-    Provider,
+    Profile,
     /// A conversation rule.
     Rule,
     /// Both strategies were run and scored.
@@ -301,8 +301,8 @@ pub(crate) fn decide(
         return (decision, chosen);
     }
     match profile.strategy {
-        Preference::Middle => return single(Layer::Provider, Strategy::Middle, None),
-        Preference::Oldest => return single(Layer::Provider, Strategy::Oldest, None),
+        Preference::Middle => return single(Layer::Profile, Strategy::Middle, None),
+        Preference::Oldest => return single(Layer::Profile, Strategy::Oldest, None),
         Preference::Hybrid => {}
     }
     let winner = RULES
