@@ -13,7 +13,7 @@ ctxcompact, record, ledger, window, minimum = sys.argv[1:6]
 kinds = sys.argv[6:]
 window, minimum = int(window), int(minimum)
 formats = {"anthropic": "anthropic", "openai": "openai", "responses": "responses"}
-bodies = sorted(f for f in os.listdir(record) if f.split("-", 1)[1][:-5] in kinds)
+bodies = sorted(f for f in os.listdir(record) if f.endswith(".json") and f.split("-", 1)[1][:-5] in kinds)
 assert bodies, f"no {kinds} request reached upstream"
 for name in bodies:
     path = os.path.join(record, name)

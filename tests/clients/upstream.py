@@ -23,11 +23,14 @@ COUNTER = itertools.count()
 LOCK = threading.Lock()
 
 
-def record(kind, body):
-    """Records a body; returns its number, which makes every answer's ids unique (Claude Code
-    merges answers that share a message id into one message)."""
+def record(kind, body, path):
+    """Records a body (and its path, in `paths.log`); returns its number, which makes every
+    answer's ids unique (Claude Code merges answers that share a message id into one
+    message)."""
     with LOCK:
         n = next(COUNTER)
+        with open(os.path.join(ARGS.record, "paths.log"), "a") as f:
+            f.write(f"{n:04d} {kind} {path}\n")
     with open(os.path.join(ARGS.record, f"{n:04d}-{kind}.json"), "wb") as f:
         f.write(body)
     return n
@@ -92,15 +95,36 @@ def anthropic_stream(body, blocks, stop, n):
 SHELL_TOOLS = ("shell_command", "exec_command", "shell", "local_shell")
 
 
+def responses_tools(body, items):
+    """The names of the tools a Responses request offers: top-level `tools`, and those of
+    Codex's `additional_tools` input items (code mode), namespaces opened."""
+    def names(tools):
+        for tool in tools or []:
+            if tool.get("type") == "namespace":
+                yield from names(tool.get("tools"))
+            else:
+                yield tool.get("name")
+    found = list(names(body.get("tools")))
+    for item in items:
+        if item.get("type") == "additional_tools":
+            found += names(item.get("tools"))
+    return found
+
+
 def responses_items(body, n):
-    """The output items of the next Responses answer."""
-    tools = body.get("tools") or []
-    names = [t.get("name") for t in tools]
-    shell = next((n for n in SHELL_TOOLS if n in names), None)
+    """The output items of the next Responses answer. Codex in code mode offers one freeform
+    `exec` tool (JavaScript calling nested tools): the call is a `custom_tool_call` whose
+    script reads the file with `tools.exec_command`."""
     items = body.get("input") if isinstance(body.get("input"), list) else []
+    names = responses_tools(body, items)
+    shell = "exec" if "exec" in names else next((n for n in SHELL_TOOLS if n in names), None)
     results = sum(1 for i in items if i.get("type") in ("function_call_output", "custom_tool_call_output"))
     if shell and results < ARGS.tool_calls:
         path = next_file(results)
+        if shell == "exec":
+            script = f"const r = await tools.exec_command({{cmd: {json.dumps('cat ' + path)}}});\ntext(r.output);"
+            return [{"type": "custom_tool_call", "id": f"ctc_{results:04d}", "call_id": f"call_{results:04d}",
+                     "name": "exec", "input": script, "status": "completed"}]
         if shell == "exec_command":
             arguments = {"cmd": f"cat {path}"}
         elif shell == "shell_command":
@@ -148,6 +172,51 @@ def responses_stream(body, items, n):
     return sse(events)
 
 
+def schema_value(schema):
+    """A value that satisfies a JSON schema (Gemini's OBJECT / STRING / … spelling or the
+    lower-case one): what a JSON-mode call (Gemini CLI's routing classifier) gets back."""
+    kind = str(schema.get("type", "object")).lower()
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {name: schema_value(properties[name]) for name in properties}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return max(1, schema.get("minimum", 1))
+    if kind == "boolean":
+        return False
+    return "scripted"
+
+
+def gemini_answer(body):
+    """The parts of the next Gemini answer: a JSON-mode call gets a value of its schema; a
+    request offering `read_file` is driven as an agent session; anything else gets text."""
+    config = body.get("generationConfig") or {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    if schema is not None or config.get("responseMimeType") == "application/json":
+        return [{"text": json.dumps(schema_value(schema or {}))}]
+    names = [d.get("name") for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []]
+    results = sum(1 for c in body.get("contents", []) for p in c.get("parts") or []
+                  if "functionResponse" in p)
+    if "read_file" in names and results < ARGS.tool_calls:
+        return [{"text": f"Reading part {results}."},
+                {"functionCall": {"name": "read_file", "args": {"file_path": next_file(results)}}}]
+    if "read_file" in names:
+        return [{"text": ARGS.final}]
+    return [{"text": "scripted"}]
+
+
+def gemini_response(body, path, n):
+    model = path.split("/models/", 1)[-1].split(":", 1)[0]
+    return {"candidates": [{"content": {"role": "model", "parts": gemini_answer(body)},
+                            "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 1000, "candidatesTokenCount": 20,
+                              "totalTokenCount": 1020},
+            "modelVersion": model, "responseId": f"resp_{n:04d}"}
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -162,6 +231,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def do_GET(self):
+        if self.headers.get("upgrade", "").lower() == "websocket":
+            # A provider without the WebSocket transport: Codex falls back to HTTPS at once.
+            record("websocket", b"{}", self.path)
+            return self.reply(426, "application/json", b'{"error": "upgrade refused"}')
         self.reply(200, "application/json", json.dumps({"object": "list", "data": []}).encode())
 
     def do_POST(self):
@@ -173,7 +246,7 @@ class Handler(BaseHTTPRequestHandler):
             body = {}
         stream = body.get("stream") is True
         if path == "/v1/messages":
-            n = record("anthropic", raw)
+            n = record("anthropic", raw, self.path)
             blocks, stop = anthropic_answer(body)
             if stream:
                 return self.reply(200, "text/event-stream", anthropic_stream(body, blocks, stop, n))
@@ -182,7 +255,7 @@ class Handler(BaseHTTPRequestHandler):
                        "stop_sequence": None, "usage": USAGE_ANTHROPIC}
             return self.reply(200, "application/json", json.dumps(message).encode())
         if path == "/v1/responses":
-            n = record("responses", raw)
+            n = record("responses", raw, self.path)
             items = responses_items(body, n)
             if stream:
                 return self.reply(200, "text/event-stream", responses_stream(body, items, n))
@@ -190,7 +263,7 @@ class Handler(BaseHTTPRequestHandler):
                     "model": body.get("model"), "output": items, "usage": RESPONSES_USAGE}
             return self.reply(200, "application/json", json.dumps(done).encode())
         if path == "/v1/chat/completions":
-            record("openai", raw)
+            record("openai", raw, self.path)
             usage = {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}
             if stream:
                 chunks = [{"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
@@ -204,6 +277,12 @@ class Handler(BaseHTTPRequestHandler):
                           "choices": [{"index": 0, "message": {"role": "assistant", "content": "scripted"},
                                        "finish_reason": "stop"}], "usage": usage}
             return self.reply(200, "application/json", json.dumps(completion).encode())
+        if path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
+            n = record("gemini", raw, self.path)
+            response = gemini_response(body, path, n)
+            if path.endswith(":streamGenerateContent"):
+                return self.reply(200, "text/event-stream", sse([response]))
+            return self.reply(200, "application/json", json.dumps(response).encode())
         self.reply(200, "application/json", b"{}")
 
 
