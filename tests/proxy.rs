@@ -739,7 +739,17 @@ fn malformed_and_broken_bodies_fail_open_unchanged() {
     );
     let good = big_chat_body();
     assert_eq!(post(&proxy.addr, "/v1/chat/completions", &good).status, 200);
+    // Under the trigger a broken body needs no compaction: forwarded as received.
+    let small = json!({"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "tool", "tool_call_id": "nobody", "content": "1"}]});
+    let small = serde_json::to_vec(&small).unwrap();
+    assert_eq!(
+        post(&proxy.addr, "/v1/chat/completions", &small).status,
+        200
+    );
     let received = upstream.received();
+    assert!(received[3].body == small);
     assert!(received[0].body == malformed);
     assert!(received[1].body == broken);
     assert!(
@@ -760,6 +770,13 @@ fn malformed_and_broken_bodies_fail_open_unchanged() {
         ledger[1]
     );
     assert_eq!(ledger[2]["action"], "compacted");
+    let ledger = proxy.ledger(4);
+    assert_eq!(ledger[3]["action"], "forwarded");
+    assert!(
+        ledger[3]["reason"].as_str().unwrap().contains("invalid"),
+        "{}",
+        ledger[3]
+    );
     // No message text in the ledger.
     let text = std::fs::read_to_string(&proxy.ledger).unwrap();
     assert!(!text.contains("line of output") && !text.contains("summarise"));

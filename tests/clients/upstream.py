@@ -184,7 +184,8 @@ def schema_value(schema):
     if kind == "array":
         return []
     if kind in ("integer", "number"):
-        return max(1, schema.get("minimum", 1))
+        # The lowest: a loop check's confidence that the session is stuck stays 0.
+        return schema.get("minimum", 0)
     if kind == "boolean":
         return False
     return "scripted"

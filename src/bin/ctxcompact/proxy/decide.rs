@@ -168,7 +168,12 @@ fn read(
             1 => String::new(),
             n => format!(" (and {} more)", n - 1),
         };
-        return Err(failed(&model, format!("invalid: {first}{more}")));
+        return Err(Box::new(invalid(
+            conversation,
+            options,
+            model,
+            format!("invalid: {first}{more}"),
+        )));
     }
     let base = Key::of(format.as_str().as_bytes())
         .then(format!("{options:?}").as_bytes())
@@ -186,6 +191,33 @@ fn read(
         marked,
         keys,
     })
+}
+
+/// The decision about a body that breaks a pairing or placement rule: under the trigger it
+/// needs no compaction, and goes as received (`forwarded`, the rule named), as a client's side
+/// calls do (Gemini CLI's loop check sends a slice of its history that opens with the model and
+/// ends with a call it does not answer); past it, it fails open.
+fn invalid(
+    conversation: Conversation,
+    options: ctxcompact::Options,
+    model: Option<String>,
+    reason: String,
+) -> Decision {
+    match Session::new(conversation, options) {
+        Ok(session) if session.tokens() <= session.trigger() => Decision {
+            body: None,
+            action: Action::Forwarded,
+            reason: Some(format!(
+                "{reason}; under the trigger: forwarded as received"
+            )),
+            model,
+            tokens_received: Some(session.tokens()),
+            tokens_forwarded: Some(session.tokens()),
+            compactions: Some(0),
+            archive_error: None,
+        },
+        _ => Decision::failed_open(model, reason),
+    }
 }
 
 /// Replays a request's history at its call boundaries, from the longest prefix the cache
