@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# Real clients through `ctxcompact proxy` (issue 22), each against the scripted provider in
-# upstream.py on 127.0.0.1 ephemeral ports, started and stopped here:
+# Real clients through `ctxcompact proxy` (issues 22 and 31), each against the scripted provider
+# in upstream.py on 127.0.0.1 ephemeral ports, started and stopped here:
 #   1. the official `anthropic` and `openai` Python SDKs (pinned), streaming and not;
-#   2. Claude Code (npm, pinned) in -p mode and 3. Codex (npm, pinned) in exec mode, each driven
-#      through a session of 42 tool calls reading large files, with --window 30000.
-# Every upstream body must be valid and within the window, and the CLIs' sessions must compact
-# at least twice. `replay` replays recorded sessions call by call with the SDKs (replay.py).
-# Usage: tests/clients/run.sh [sdk|replay|claude|codex]... (default: all four).
+#   2. Claude Code, 3. Codex and 4. Gemini CLI (npm, pinned), each run as the README says, with
+#      its default model and no provider entry, through a session of 42 tool calls reading
+#      large files; the proxy has no --window (the catalog gives each model's) and a --trigger
+#      small enough to compact within the session.
+# Every upstream body must be valid and within the window the ledger names, no request may
+# fail open, and the CLIs' sessions must compact at least twice. `replay` replays recorded
+# sessions call by call with the SDKs (replay.py).
+# Usage: tests/clients/run.sh [sdk|replay|claude|codex|gemini]... (default: all five).
 # Needs python3 and npm; CTXCOMPACT names the binary (default target/release/ctxcompact).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$root/tests/clients"
 ctxcompact="${CTXCOMPACT:-$root/target/release/ctxcompact}"
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex)
+[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex gemini)
 work="$(mktemp -d)"
 pids=()
 cleanup() {
@@ -33,11 +36,13 @@ wait_for() {
   return 1
 }
 
-# Starts the scripted provider and a proxy in front of it; sets $proxy, $ledger, $record.
+# Starts the scripted provider and a proxy in front of it (with the proxy flags after the
+# name); sets $proxy, $ledger, $record.
 start() {
-  local name="$1" window="$2"
+  local name="$1"
+  shift
   record="$work/$name/record" ledger="$work/$name/ledger.jsonl"
-  mkdir -p "$work/$name/files" "$record"
+  mkdir -p "$work/$name/files" "$record" "$work/$name/home"
   # 30 large files for the agents to read (about 1,800 tokens each).
   for i in $(seq -w 1 30); do
     for j in $(seq 1 60); do echo "part $i line $j: the quick brown fox jumps over the lazy dog $i$j"; done \
@@ -48,63 +53,100 @@ start() {
   pids+=($!)
   wait_for "$work/$name/upstream.port"
   local origin="http://127.0.0.1:$(cat "$work/$name/upstream.port")"
-  "$ctxcompact" proxy --listen 127.0.0.1:0 --window "$window" --ledger "$ledger" \
-    --anthropic-upstream "$origin" --openai-upstream "$origin" 2> "$work/$name/proxy.err" &
+  "$ctxcompact" proxy --listen 127.0.0.1:0 --ledger "$ledger" --anthropic-upstream "$origin" \
+    --openai-upstream "$origin" --gemini-upstream "$origin" "$@" 2> "$work/$name/proxy.err" &
   pids+=($!)
   for _ in $(seq 300); do grep -q "listening on" "$work/$name/proxy.err" && break; sleep 0.1; done
   proxy="$(sed -n 's/.*listening on //p' "$work/$name/proxy.err")"
   [ -n "$proxy" ] || { echo "clients: the proxy did not start" >&2; cat "$work/$name/proxy.err" >&2; exit 1; }
 }
 
+# Installs a pinned npm client once.
+install() {
+  npm install --silent --prefix "$work/npm" "$1" >/dev/null 2>&1
+}
+
+# The README's line for a client, which the step runs with the proxy's address for the
+# README's 127.0.0.1:8787: fails when the README no longer says it.
+readme_line() {
+  grep -qF -- "$1" "$root/README.md" || { echo "clients: the README lacks \`$1\`" >&2; exit 1; }
+}
+
+task="Read every part file here, then summarise them."
+
 for step in "${steps[@]}"; do
   case "$step" in
     sdk)
-      start sdk 8000
+      start sdk --window 8000
       "$py" "$here/sdk.py" "$proxy"
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 8000 2 anthropic openai responses
       ;;
     replay)
-      start replay 32000
+      start replay --window 32000
       "$py" "$here/replay.py" "$ctxcompact" "http://127.0.0.1:$(cat "$work/replay/upstream.port")" \
         "$record" "$work/replay"
       ;;
     claude)
-      start claude 30000
-      npm install --silent --prefix "$work/npm" @anthropic-ai/claude-code@2.1.328 >/dev/null 2>&1
-      out="$(cd "$work/claude/files" && HOME="$work/claude/home" ANTHROPIC_BASE_URL="$proxy" \
-        ANTHROPIC_API_KEY=sk-ant-dummy DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 \
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-        timeout 600 "$work/npm/node_modules/.bin/claude" -p "Read every part file here, then summarise them." \
-          --allowedTools "Read,Bash,Write" --model claude-sonnet-4-5 < /dev/null)"
+      # claude-opus-5-5 (1,000,000 tokens): compact past 40,000, down to 25,000.
+      start claude --trigger 0.04 --target-ratio 0.025
+      install @anthropic-ai/claude-code@2.1.328
+      readme_line "ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude "
+      out="$(cd "$work/claude/files" && HOME="$work/claude/home" ANTHROPIC_API_KEY=sk-ant-dummy \
+        DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+        ANTHROPIC_BASE_URL="$proxy" timeout 600 "$work/npm/node_modules/.bin/claude" \
+          -p "$task" --allowedTools "Read,Bash,Write" < /dev/null 2> "$work/claude/stderr")" \
+        || { tail -40 "$work/claude/stderr" >&2; exit 1; }
       echo "claude: $out" | tail -3
       grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
       [ -z "${CAPTURE:-}" ] || cp "$record"/*.json "$ledger" "$CAPTURE/"
-      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 30000 2 anthropic
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1000000 2 anthropic
       ;;
     codex)
-      start codex 30000
-      npm install --silent --prefix "$work/npm" @openai/codex@0.169.0 >/dev/null 2>&1
-      mkdir -p "$work/codex/home"
-      cat > "$work/codex/home/config.toml" <<TOML
-model = "gpt-5"
-model_provider = "scripted"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-
-[model_providers.scripted]
-name = "scripted"
-base_url = "$proxy/v1"
-wire_api = "responses"
-env_key = "OPENAI_API_KEY"
-supports_websockets = false
-TOML
+      # gpt-6.1-sol (272,000 tokens): compact past 40,800, down to 27,200.
+      start codex --trigger 0.15 --target-ratio 0.1
+      install @openai/codex@0.169.0
+      readme_line 'codex -c openai_base_url="http://127.0.0.1:8787/v1" '
+      # The user's own settings for a run without prompts; no provider entry, no model.
+      printf 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n' \
+        > "$work/codex/home/config.toml"
+      started="$(date +%s.%N)"
       out="$(cd "$work/codex/files" && CODEX_HOME="$work/codex/home" OPENAI_API_KEY=sk-dummy \
-        timeout 600 "$work/npm/node_modules/.bin/codex" exec --skip-git-repo-check \
-          "Read every part file here, then summarise them." < /dev/null)"
+        timeout 600 "$work/npm/node_modules/.bin/codex" -c openai_base_url="$proxy/v1" \
+          exec --skip-git-repo-check "$task" < /dev/null 2> "$work/codex/stderr")" \
+        || { tail -40 "$work/codex/stderr" >&2; exit 1; }
       echo "codex: $out" | tail -3
       grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
+      # Its WebSocket upgrade was refused by the proxy (426) and never reached upstream.
+      grep -q '"status":426' "$ledger" || { echo "clients: no 426 for Codex's upgrade" >&2; exit 1; }
+      ! grep -q websocket "$record/paths.log" || { echo "clients: an upgrade reached upstream" >&2; exit 1; }
+      "$py" -c 'import os, sys; d = sys.argv[1]; f = min(x for x in os.listdir(d) if x.endswith("-responses.json"))
+print("codex: first model request %.2f s after start" % (os.path.getmtime(os.path.join(d, f)) - float(sys.argv[2])))' \
+        "$record" "$started"
       [ -z "${CAPTURE:-}" ] || cp "$record"/*.json "$ledger" "$CAPTURE/"
-      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 30000 2 responses
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 272000 2 responses
+      ;;
+    gemini)
+      # gemini-3.1-pro-preview and the rest (1,048,576 tokens): compact past 41,943, down to
+      # 26,214.
+      start gemini --trigger 0.04 --target-ratio 0.025
+      install @google/gemini-cli@0.61.0
+      readme_line "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8787 gemini "
+      # API-key auth, as --print-env says; -p runs in a folder trusted by the environment.
+      mkdir -p "$work/gemini/home/.gemini"
+      echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}}' \
+        > "$work/gemini/home/.gemini/settings.json"
+      out="$(cd "$work/gemini/files" && HOME="$work/gemini/home" GEMINI_API_KEY=dummy \
+        GEMINI_CLI_TRUST_WORKSPACE=true GOOGLE_GEMINI_BASE_URL="$proxy" \
+        timeout 600 "$work/npm/node_modules/.bin/gemini" -p "$task" < /dev/null 2> "$work/gemini/stderr")" \
+        || { tail -40 "$work/gemini/stderr" >&2; exit 1; }
+      echo "gemini: $out" | tail -3
+      grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
+      # Its routing classifier (a JSON-schema call) reached upstream and its answer was used.
+      grep -q ':generateContent' "$record/paths.log"
+      ! grep -q 'Routing\].*failed' "$work/gemini/stderr" \
+        || { grep 'Routing\]' "$work/gemini/stderr" >&2; exit 1; }
+      [ -z "${CAPTURE:-}" ] || cp "$record"/*.json "$ledger" "$CAPTURE/"
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1048576 2 gemini
       ;;
     *) echo "clients: unknown step $step" >&2; exit 2 ;;
   esac

@@ -183,8 +183,11 @@ def schema_value(schema):
         return {name: schema_value(properties[name]) for name in properties}
     if kind == "array":
         return []
-    if kind in ("integer", "number"):
-        # The lowest: a loop check's confidence that the session is stuck stays 0.
+    if kind == "integer":
+        # Gemini CLI's routing score runs from 1 to 100 (checked by the client, not the schema).
+        return schema.get("minimum", 1)
+    if kind == "number":
+        # Its loop check's confidence that the session is stuck: none.
         return schema.get("minimum", 0)
     if kind == "boolean":
         return False
