@@ -9,16 +9,19 @@
 # Every upstream body must be valid and within the window the ledger names, no request may
 # fail open, and the CLIs' sessions must compact at least twice. `replay` replays recorded
 # sessions call by call with the SDKs (replay.py).
-# Usage: tests/clients/run.sh [sdk|replay|claude|codex|gemini]... (default: all five).
+# `recall` runs Claude Code and Codex once more with --archive-dir, the scripted model reading
+# its removed history back from the archive with the client's own read tool (issue 33).
+# Usage: tests/clients/run.sh [sdk|replay|claude|codex|gemini|recall]... (default: all six).
 # Needs python3 and npm; CTXCOMPACT names the binary (default target/release/ctxcompact).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$root/tests/clients"
 ctxcompact="${CTXCOMPACT:-$root/target/release/ctxcompact}"
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex gemini)
+[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex gemini recall)
 work="$(mktemp -d)"
 pids=()
+upstream_args=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   rm -rf "$work"
@@ -49,7 +52,7 @@ start() {
       > "$work/$name/files/part$i.txt"
   done
   "$py" "$here/upstream.py" --port-file "$work/$name/upstream.port" --record "$record" \
-    --workdir "$work/$name/files" --tool-calls 42 &
+    --workdir "$work/$name/files" --tool-calls 42 "${upstream_args[@]}" &
   pids+=($!)
   wait_for "$work/$name/upstream.port"
   local origin="http://127.0.0.1:$(cat "$work/$name/upstream.port")"
@@ -74,6 +77,35 @@ readme_line() {
 
 task="Read every part file here, then summarise them."
 
+# Runs Claude Code as the README says through the proxy of step $1; sets $out.
+claude_session() {
+  install @anthropic-ai/claude-code@2.1.328
+  readme_line "ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude "
+  out="$(cd "$work/$1/files" && HOME="$work/$1/home" ANTHROPIC_API_KEY=sk-ant-dummy \
+    DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+    ANTHROPIC_BASE_URL="$proxy" timeout 600 "$work/npm/node_modules/.bin/claude" \
+      -p "$task" --allowedTools "Read,Bash,Write" < /dev/null 2> "$work/$1/stderr")" \
+    || { tail -40 "$work/$1/stderr" >&2; exit 1; }
+  echo "claude: $out" | tail -3
+  grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
+}
+
+# Runs Codex as the README says through the proxy of step $1; sets $out and $started.
+codex_session() {
+  install @openai/codex@0.169.0
+  readme_line 'codex -c openai_base_url="http://127.0.0.1:8787/v1" '
+  # The user's own settings for a run without prompts; no provider entry, no model.
+  printf 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n' \
+    > "$work/$1/home/config.toml"
+  started="$(date +%s.%N)"
+  out="$(cd "$work/$1/files" && CODEX_HOME="$work/$1/home" OPENAI_API_KEY=sk-dummy \
+    timeout 600 "$work/npm/node_modules/.bin/codex" -c openai_base_url="$proxy/v1" \
+      exec --skip-git-repo-check "$task" < /dev/null 2> "$work/$1/stderr")" \
+    || { tail -40 "$work/$1/stderr" >&2; exit 1; }
+  echo "codex: $out" | tail -3
+  grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
+}
+
 for step in "${steps[@]}"; do
   case "$step" in
     sdk)
@@ -89,33 +121,14 @@ for step in "${steps[@]}"; do
     claude)
       # claude-opus-5-5 (1,000,000 tokens): compact past 40,000, down to 25,000.
       start claude --trigger 0.04 --target-ratio 0.025
-      install @anthropic-ai/claude-code@2.1.328
-      readme_line "ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude "
-      out="$(cd "$work/claude/files" && HOME="$work/claude/home" ANTHROPIC_API_KEY=sk-ant-dummy \
-        DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-        ANTHROPIC_BASE_URL="$proxy" timeout 600 "$work/npm/node_modules/.bin/claude" \
-          -p "$task" --allowedTools "Read,Bash,Write" < /dev/null 2> "$work/claude/stderr")" \
-        || { tail -40 "$work/claude/stderr" >&2; exit 1; }
-      echo "claude: $out" | tail -3
-      grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
+      claude_session claude
       [ -z "${CAPTURE:-}" ] || cp "$record"/*.json "$ledger" "$CAPTURE/"
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1000000 2 anthropic
       ;;
     codex)
       # gpt-6.1-sol (272,000 tokens): compact past 40,800, down to 27,200.
       start codex --trigger 0.15 --target-ratio 0.1
-      install @openai/codex@0.169.0
-      readme_line 'codex -c openai_base_url="http://127.0.0.1:8787/v1" '
-      # The user's own settings for a run without prompts; no provider entry, no model.
-      printf 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n' \
-        > "$work/codex/home/config.toml"
-      started="$(date +%s.%N)"
-      out="$(cd "$work/codex/files" && CODEX_HOME="$work/codex/home" OPENAI_API_KEY=sk-dummy \
-        timeout 600 "$work/npm/node_modules/.bin/codex" -c openai_base_url="$proxy/v1" \
-          exec --skip-git-repo-check "$task" < /dev/null 2> "$work/codex/stderr")" \
-        || { tail -40 "$work/codex/stderr" >&2; exit 1; }
-      echo "codex: $out" | tail -3
-      grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
+      codex_session codex
       # Its WebSocket upgrade was refused by the proxy (426) and never reached upstream.
       grep -q '"status":426' "$ledger" || { echo "clients: no 426 for Codex's upgrade" >&2; exit 1; }
       ! grep -q websocket "$record/paths.log" || { echo "clients: an upgrade reached upstream" >&2; exit 1; }
@@ -147,6 +160,23 @@ print("codex: first model request %.2f s after start" % (os.path.getmtime(os.pat
         || { grep 'Routing\]' "$work/gemini/stderr" >&2; exit 1; }
       [ -z "${CAPTURE:-}" ] || cp "$record"/*.json "$ledger" "$CAPTURE/"
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1048576 2 gemini
+      ;;
+    recall)
+      # Issue 33: the agent reads its removed history back. The proxy archives what it
+      # removes (--archive-dir, a folder the agents can read); after its reads, the scripted
+      # model opens the first archive file a note names with the client's own read tool
+      # (Claude Code's Read, Codex's exec), and says whether the tool result held the
+      # archived message verbatim.
+      upstream_args=(--recall)
+      start recall-claude --trigger 0.04 --target-ratio 0.025 --archive-dir "$work/recall-claude/archive"
+      claude_session recall-claude
+      grep -q RECALL-VERBATIM <<< "$out"
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1000000 2 anthropic
+      start recall-codex --trigger 0.15 --target-ratio 0.1 --archive-dir "$work/recall-codex/archive"
+      codex_session recall-codex
+      grep -q RECALL-VERBATIM <<< "$out"
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 272000 2 responses
+      upstream_args=()
       ;;
     *) echo "clients: unknown step $step" >&2; exit 2 ;;
   esac

@@ -8,6 +8,11 @@ history holds --tool-calls results, the answer is one more tool call reading one
 files in --workdir; then the answer is the final text --final. Any other request (titles,
 quota checks) gets a short text answer.
 
+With --recall (issue 33), before the final text the scripted model reads back the first
+archive file a ctxcompact note in its history names (`archived in PATH, line 1`), with the
+client's own read tool, and its final text says whether the tool result held that file's
+first line (a removed message, as archived) verbatim: `RECALL-VERBATIM` or `RECALL-MISMATCH`.
+
 Usage: upstream.py --port-file FILE --record DIR --workdir DIR [--tool-calls N] [--final TEXT]
 """
 
@@ -15,6 +20,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -45,11 +51,53 @@ USAGE_ANTHROPIC = {"input_tokens": 1000, "cache_read_input_tokens": 0,
                    "cache_creation_input_tokens": 0, "output_tokens": 20}
 
 
+RECALL_ID = "recall"
+ARCHIVED = re.compile(r"archived in (/[^\s,\]\"\\]+\.jsonl), lines? 1")
+
+
+def archive_reference(body):
+    """The first archive file a ctxcompact note in the request names."""
+    found = ARCHIVED.search(json.dumps(body))
+    return found.group(1) if found else None
+
+
+def recall_verdict(path, result):
+    """Whether a tool result holds the first line of the archive file at `path` verbatim."""
+    with open(path) as f:
+        first = f.readline().rstrip("\n")
+    verdict = "RECALL-VERBATIM" if first and first in result else "RECALL-MISMATCH"
+    return f"{ARGS.final} {verdict} ({len(first)} characters archived)"
+
+
+def text_of(content):
+    """The text of a tool result's content: a string, or a list of text parts."""
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
+def anthropic_recall(body):
+    """The recall step of an Anthropic session: a Read of the archive, or the verdict."""
+    for m in body.get("messages", []):
+        for b in m.get("content") if isinstance(m.get("content"), list) else []:
+            if b.get("type") == "tool_use" and b.get("id", "").endswith(RECALL_ID):
+                path = b["input"]["file_path"]
+            if b.get("type") == "tool_result" and b.get("tool_use_id", "").endswith(RECALL_ID):
+                return [{"type": "text", "text": recall_verdict(path, text_of(b.get("content")))}], "end_turn"
+    path = archive_reference(body)
+    if path is None:
+        return [{"type": "text", "text": f"{ARGS.final} RECALL-NO-ARCHIVE"}], "end_turn"
+    block = {"type": "tool_use", "id": f"toolu_{RECALL_ID}", "name": "Read", "input": {"file_path": path}}
+    return [{"type": "text", "text": "Reading my removed history back."}, block], "tool_use"
+
+
 def anthropic_answer(body):
     """The content blocks and stop reason of the next Anthropic answer."""
     names = [t.get("name") for t in body.get("tools") or []]
     results = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
                   for b in m["content"] if b.get("type") == "tool_result")
+    if "Read" in names and results >= ARGS.tool_calls and ARGS.recall:
+        return anthropic_recall(body)
     if "Read" in names and results < ARGS.tool_calls:
         if results % 5 == 4 and "Bash" in names:
             tool = {"name": "Bash", "input": {"command": f"wc -c {next_file(results)}",
@@ -119,12 +167,12 @@ def responses_items(body, n):
     names = responses_tools(body, items)
     shell = "exec" if "exec" in names else next((n for n in SHELL_TOOLS if n in names), None)
     results = sum(1 for i in items if i.get("type") in ("function_call_output", "custom_tool_call_output"))
+    if shell == "exec" and results >= ARGS.tool_calls and ARGS.recall:
+        return responses_recall(items, n)
     if shell and results < ARGS.tool_calls:
         path = next_file(results)
         if shell == "exec":
-            script = f"const r = await tools.exec_command({{cmd: {json.dumps('cat ' + path)}}});\ntext(r.output);"
-            return [{"type": "custom_tool_call", "id": f"ctc_{results:04d}", "call_id": f"call_{results:04d}",
-                     "name": "exec", "input": script, "status": "completed"}]
+            return [exec_call(f"{results:04d}", f"cat {path}")]
         if shell == "exec_command":
             arguments = {"cmd": f"cat {path}"}
         elif shell == "shell_command":
@@ -133,9 +181,33 @@ def responses_items(body, n):
             arguments = {"command": ["bash", "-lc", f"cat {path}"]}
         return [{"type": "function_call", "id": f"fc_{results:04d}", "call_id": f"call_{results:04d}",
                  "name": shell, "arguments": json.dumps(arguments), "status": "completed"}]
-    text = ARGS.final if shell else "scripted"
-    return [{"type": "message", "id": f"msg_{n:04d}", "role": "assistant", "status": "completed",
-             "content": [{"type": "output_text", "text": text, "annotations": []}]}]
+    return [responses_message(ARGS.final if shell else "scripted", n)]
+
+
+def exec_call(call_id, command):
+    """A Codex code-mode call: a script running `command` through `tools.exec_command`."""
+    script = f"const r = await tools.exec_command({{cmd: {json.dumps(command)}}});\ntext(r.output);"
+    return {"type": "custom_tool_call", "id": f"ctc_{call_id}", "call_id": f"call_{call_id}",
+            "name": "exec", "input": script, "status": "completed"}
+
+
+def responses_message(text, n):
+    return {"type": "message", "id": f"msg_{n:04d}", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+
+def responses_recall(items, n):
+    """The recall step of a Codex session: a `cat` of the archive, or the verdict."""
+    path = None
+    for item in items:
+        if item.get("type") == "custom_tool_call" and item.get("call_id") == f"call_{RECALL_ID}":
+            path = item["input"].split("cat ", 1)[1].split('"', 1)[0]
+        if item.get("type") == "custom_tool_call_output" and item.get("call_id") == f"call_{RECALL_ID}":
+            return [responses_message(recall_verdict(path, text_of(item.get("output"))), n)]
+    path = archive_reference({"input": items})
+    if path is None:
+        return [responses_message(f"{ARGS.final} RECALL-NO-ARCHIVE", n)]
+    return [exec_call(RECALL_ID, f"cat {path}")]
 
 
 RESPONSES_USAGE = {"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 0},
@@ -298,6 +370,7 @@ def main():
     parser.add_argument("--workdir", default=".")
     parser.add_argument("--tool-calls", type=int, default=42)
     parser.add_argument("--final", default="SCRIPTED-FINAL-ANSWER")
+    parser.add_argument("--recall", action="store_true")
     ARGS = parser.parse_args()
     os.makedirs(ARGS.record, exist_ok=True)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
