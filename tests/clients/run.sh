@@ -139,9 +139,8 @@ print("codex: first model request %.2f s after start" % (os.path.getmtime(os.pat
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 272000 2 responses
       ;;
     gemini)
-      # gemini-3.1-pro-preview and the rest (1,048,576 tokens): compact past 41,943, down to
-      # 26,214.
-      start gemini --trigger 0.04 --target-ratio 0.025
+      # The Gemini models (1,048,576 tokens): compact past 31,457, down to 20,971.
+      start gemini --trigger 0.03 --target-ratio 0.02
       install @google/gemini-cli@0.61.0
       readme_line "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8787 gemini "
       # API-key auth, as --print-env says; -p runs in a folder trusted by the environment.
