@@ -316,6 +316,7 @@ fn conversation() -> impl Strategy<Value = Generated> {
         1 => chat(Format::OpenAi).prop_map(direct),
         1 => chat(Format::Anthropic).prop_map(direct),
         2 => spec(Format::OpenAi).prop_map(to(Format::Responses, as_responses)),
+        1 => spec(Format::OpenAi).prop_map(to(Format::Responses, as_codex_code_mode)),
         2 => spec(Format::Anthropic).prop_map(to(Format::Gemini, as_gemini)),
         2 => spec(Format::Anthropic).prop_map(to(Format::Bedrock, as_bedrock)),
     ]
@@ -415,6 +416,67 @@ fn as_responses(value: Value) -> Value {
         }
     }
     join(top, "input", items)
+}
+
+/// An OpenAI Chat conversation as Codex 0.169 sends it by default (code mode): Responses items
+/// with the tool definitions as an `additional_tools` item first, calls as freeform
+/// `custom_tool_call`s with their outputs as `input_text` parts, and a `configuration_update`
+/// after the first user message.
+fn as_codex_code_mode(value: Value) -> Value {
+    let (top, items) = split_input(as_responses(value));
+    let tools = json!({"type": "additional_tools", "role": "developer", "tools": [
+        {"type": "namespace", "name": "functions", "description": "", "tools": [
+            {"type": "custom", "name": "exec", "description": "Run JavaScript calling nested tools",
+             "format": {"type": "grammar", "syntax": "lark", "definition": "start: /[\\s\\S]+/"}}]}]});
+    let mut out = vec![tools];
+    let mut updated = false;
+    for mut item in items {
+        let kind = item["type"].as_str().unwrap_or_default().to_string();
+        let object = item.as_object_mut().unwrap();
+        if kind == "function_call" {
+            object.insert("type".into(), json!("custom_tool_call"));
+            let arguments = object.shift_remove("arguments").unwrap_or(json!(""));
+            object.insert("input".into(), arguments);
+        } else if kind == "function_call_output" {
+            object.insert("type".into(), json!("custom_tool_call_output"));
+            if let Some(Value::String(text)) = object.get("output").cloned() {
+                object.insert(
+                    "output".into(),
+                    json!([{"type": "input_text", "text": text}]),
+                );
+            }
+        }
+        let user = object.get("role").and_then(Value::as_str) == Some("user");
+        out.push(item);
+        if user && !updated {
+            out.push(json!({"type": "configuration_update", "reasoning": {"effort": "low"}}));
+            updated = true;
+        }
+    }
+    join_input(top, out)
+}
+
+/// A Responses body or item list as its envelope and items.
+fn split_input(value: Value) -> (Option<Map<String, Value>>, Vec<Value>) {
+    match value {
+        Value::Array(items) => (None, items),
+        Value::Object(mut top) => match top.get_mut("input").map(Value::take) {
+            Some(Value::Array(items)) => (Some(top), items),
+            _ => (Some(top), Vec::new()),
+        },
+        _ => unreachable!("as_responses writes an array or an object"),
+    }
+}
+
+/// Puts items back under `input`, in the body's place for it.
+fn join_input(top: Option<Map<String, Value>>, items: Vec<Value>) -> Value {
+    match top {
+        None => Value::Array(items),
+        Some(mut top) => {
+            top.insert("input".into(), Value::Array(items));
+            Value::Object(top)
+        }
+    }
 }
 
 /// Anthropic content as Gemini parts; `names` maps call ids to tool names for the results.
@@ -1612,6 +1674,46 @@ fn digests(conversation: &Conversation) -> Vec<String> {
             None => String::new(),
         })
         .collect()
+}
+
+/// The items of a Responses body that configure the model (Codex's tools and reasoning
+/// updates), in order.
+fn setting_items(value: &Value) -> Vec<Value> {
+    value["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| {
+            matches!(
+                item["type"].as_str(),
+                Some("additional_tools" | "configuration_update")
+            )
+        })
+        .cloned()
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(config(CASES))]
+
+    /// 12. Codex's tool definitions and configuration updates (code mode) survive every
+    /// compaction, whole and in order, and its custom calls keep their outputs. See: #31
+    #[test]
+    fn codex_tools_and_settings_survive_every_compaction(
+        spec in spec(Format::OpenAi),
+        settings in settings(),
+    ) {
+        let generated = Generated {
+            format: Format::Responses,
+            value: as_codex_code_mode(build(&spec)),
+        };
+        let run = run(&generated, &settings);
+        if let Some(out) = compacted(&run) {
+            let rendered = format::render(&out.conversation);
+            prop_assert_eq!(setting_items(&rendered), setting_items(&generated.value));
+            prop_assert!(ctxcompact::validate(&out.conversation).is_empty());
+        }
+    }
 }
 
 proptest! {

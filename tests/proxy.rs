@@ -739,7 +739,17 @@ fn malformed_and_broken_bodies_fail_open_unchanged() {
     );
     let good = big_chat_body();
     assert_eq!(post(&proxy.addr, "/v1/chat/completions", &good).status, 200);
+    // Under the trigger a broken body needs no compaction: forwarded as received.
+    let small = json!({"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "tool", "tool_call_id": "nobody", "content": "1"}]});
+    let small = serde_json::to_vec(&small).unwrap();
+    assert_eq!(
+        post(&proxy.addr, "/v1/chat/completions", &small).status,
+        200
+    );
     let received = upstream.received();
+    assert!(received[3].body == small);
     assert!(received[0].body == malformed);
     assert!(received[1].body == broken);
     assert!(
@@ -760,6 +770,13 @@ fn malformed_and_broken_bodies_fail_open_unchanged() {
         ledger[1]
     );
     assert_eq!(ledger[2]["action"], "compacted");
+    let ledger = proxy.ledger(4);
+    assert_eq!(ledger[3]["action"], "forwarded");
+    assert!(
+        ledger[3]["reason"].as_str().unwrap().contains("invalid"),
+        "{}",
+        ledger[3]
+    );
     // No message text in the ledger.
     let text = std::fs::read_to_string(&proxy.ledger).unwrap();
     assert!(!text.contains("line of output") && !text.contains("summarise"));
@@ -981,10 +998,25 @@ fn a_non_loopback_listen_address_needs_allow_remote() {
         env.contains("export OPENAI_BASE_URL=http://127.0.0.1:8787/v1\n"),
         "{env}"
     );
+    // Codex 0.169 ignores OPENAI_BASE_URL: its built-in provider reads `openai_base_url`.
+    assert!(
+        env.contains("codex -c openai_base_url=\"http://127.0.0.1:8787/v1\""),
+        "{env}"
+    );
+    assert!(
+        env.contains("export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8787\n"),
+        "{env}"
+    );
+    assert!(
+        env.contains("\"selectedType\": \"gemini-api-key\""),
+        "{env}"
+    );
 }
 
 /// Request bodies the pinned Claude Code (2.1.328) and Codex (0.169.0) sent through the proxy
-/// to the scripted provider of `tests/clients` (captured by `CAPTURE=DIR tests/clients/run.sh`).
+/// to the scripted provider of `tests/clients` (captured by `CAPTURE=DIR tests/clients/run.sh`);
+/// `codex-…-code-mode-…`: Codex's default shape (its tools in an `additional_tools` item, a
+/// freeform `exec` call, a `configuration_update`), sent with `-c openai_base_url=…`.
 #[test]
 fn captured_client_bodies_read_validate_and_round_trip_byte_for_byte() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proxy");
@@ -1006,7 +1038,7 @@ fn captured_client_bodies_read_validate_and_round_trip_byte_for_byte() {
         assert!(rendered == bytes, "{name}: not byte for byte");
         seen += 1;
     }
-    assert_eq!(seen, 4);
+    assert_eq!(seen, 6);
 }
 
 #[test]
@@ -1053,6 +1085,105 @@ fn a_client_slow_to_send_its_headers_is_cut_off() {
     assert!(waited >= Duration::from_millis(900), "{waited:?}");
     assert!(waited < Duration::from_secs(10), "{waited:?}");
     assert!(upstream.received().is_empty());
+}
+
+/// Codex opens its Responses WebSocket first; the proxy answers 426, which makes Codex fall
+/// back to HTTPS at once, and forwards nothing upstream. See: #31
+#[test]
+fn a_websocket_upgrade_is_refused_with_426_and_never_reaches_upstream() {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &[]);
+    let answer = send(
+        &proxy.addr,
+        "GET",
+        "/v1/responses",
+        &[
+            ("upgrade", "websocket"),
+            ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="),
+            ("sec-websocket-version", "13"),
+            ("openai-beta", "responses_websockets=2026-02-06"),
+            ("authorization", "Bearer sk-secret"),
+        ],
+        b"",
+    );
+    assert_eq!(answer.status, 426);
+    assert_eq!(header(&answer.headers, "upgrade"), Some("HTTP/1.1"));
+    let body: Value = serde_json::from_slice(&answer.body).unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("WebSocket")
+    );
+    let line = &proxy.ledger(1)[0];
+    assert_eq!(line["status"], 426);
+    assert_eq!(line["action"], "passthrough");
+    // The same path without the upgrade goes upstream.
+    let plain = send(&proxy.addr, "GET", "/v1/responses", &[], b"");
+    assert_ne!(plain.status, 426);
+    let received = upstream.received();
+    assert_eq!(received.len(), 1);
+    assert!(received[0].header("upgrade").is_none());
+}
+
+/// Codex's default body (code mode) past the trigger: its `additional_tools` item and its
+/// `configuration_update` go upstream whole, each custom call with its output. See: #31
+#[test]
+fn a_codex_code_mode_body_compacts_with_its_tools_and_settings_kept() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proxy");
+    let captured = std::fs::read(fixtures.join("codex-0.169.0-code-mode-call-01.json")).unwrap();
+    let mut body: Value = serde_json::from_slice(&captured).unwrap();
+    let lines = "part 7: the quick brown fox jumps over the lazy dog\n".repeat(120);
+    let items = body["input"].as_array_mut().unwrap();
+    for n in 0..24 {
+        let call_id = format!("call_{n}");
+        items.push(json!({"type": "custom_tool_call", "status": "completed", "call_id": call_id, "name": "exec",
+            "input": format!("const r = await tools.exec_command({{cmd: \"cat part{n}.txt\"}});\ntext(r.output);")}));
+        items.push(json!({"type": "custom_tool_call_output", "call_id": call_id,
+            "output": [{"type": "input_text", "text": "Script completed\nOutput:\n"}, {"type": "input_text", "text": lines}]}));
+    }
+    let settings = |value: &Value| -> Vec<Value> {
+        value["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i["type"].as_str(),
+                    Some("additional_tools" | "configuration_update")
+                )
+            })
+            .cloned()
+            .collect()
+    };
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--window", "40000"]);
+    let answer = post(
+        &proxy.addr,
+        "/v1/responses",
+        &serde_json::to_vec(&body).unwrap(),
+    );
+    assert_eq!(answer.status, 200);
+    let line = &proxy.ledger(1)[0];
+    assert_eq!(line["action"], "compacted", "{line}");
+    assert!(
+        line["tokens_forwarded"].as_u64().unwrap() <= 40_000,
+        "{line}"
+    );
+    let sent = upstream.received()[0].json();
+    assert_eq!(settings(&sent), settings(&body));
+    assert_eq!(sent["input"][0], body["input"][0], "the tools stay first");
+    for key in [
+        "reasoning",
+        "client_metadata",
+        "include",
+        "prompt_cache_key",
+    ] {
+        assert_eq!(sent[key], body[key], "{key}");
+    }
+    let conversation = format::parse(&upstream.received()[0].body, None).unwrap();
+    assert!(ctxcompact::validate(&conversation).is_empty());
+    assert!(sent["input"].as_array().unwrap().len() < body["input"].as_array().unwrap().len());
 }
 
 #[test]

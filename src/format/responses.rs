@@ -5,7 +5,12 @@
 //! assistant, system, developer; `input_text` / `output_text` parts are text, images and files
 //! stay opaque), `function_call` and `custom_tool_call` items are assistant messages with one
 //! [`Part::ToolCall`], `function_call_output` and `custom_tool_call_output` items are
-//! [`Role::Tool`] messages with one [`Part::ToolResult`], paired by `call_id`. Every other item
+//! [`Role::Tool`] messages with one [`Part::ToolResult`], paired by `call_id`. Items that
+//! configure the model rather than converse — Codex's `additional_tools` (the tool definitions
+//! of its code mode: namespaces of functions and freeform `custom` tools, sent as an input item
+//! instead of top-level `tools`) and `configuration_update` (a reasoning effort that holds from
+//! where it stands until the next one) — are [`Role::System`] messages holding the item whole as
+//! [`Part::Opaque`]: counted like the rest, pinned like a system prompt. Every other item
 //! (`reasoning`, web and file search, computer calls, `compaction`, `item_reference`, …) is an
 //! assistant message holding the item whole as [`Part::Opaque`] (a tool message for the
 //! `*_call_output` items); a `*_call` item with a `call_id` stays in one unit with its output. A run of reasoning and call
@@ -44,7 +49,13 @@ const ITEM_TYPES: &[&str] = &[
     "local_shell_call_output",
     "item_reference",
     "compaction",
+    "additional_tools",
+    "configuration_update",
 ];
+
+/// Item types that configure the model (its tools, its reasoning effort) rather than converse:
+/// read as system messages, so that no compaction removes them.
+const SETTING_ITEMS: &[&str] = &["additional_tools", "configuration_update"];
 
 /// Content part types that only the Responses API has.
 const PART_TYPES: &[&str] = &[
@@ -399,6 +410,9 @@ fn parse_item(index: usize, item: Value) -> Result<Message> {
             "type",
             "missing: an item needs a `type` (or a `role`, for a message)",
         )),
+        Some(setting) if SETTING_ITEMS.contains(&setting) => {
+            Ok(one(Role::System, Part::Opaque(Value::Object(item))))
+        }
         // Outputs of other calls (computer, local shell, …) are kept whole, on the tool side.
         Some(other) if other.ends_with("_call_output") => {
             Ok(one(Role::Tool, Part::Opaque(Value::Object(item))))
@@ -494,6 +508,91 @@ mod tests {
         // outputs.
         assert_eq!(conversation.result_window(2), 3..4);
         assert_eq!(conversation.result_window(4), 5..8);
+    }
+
+    /// Codex 0.169's default request (code mode), as the pinned binary sends it, shortened:
+    /// the tools as an `additional_tools` item, a freeform `exec` call with its output as
+    /// `input_text` parts, a `configuration_update`, `reasoning.context` and `client_metadata`.
+    fn codex_code_mode(reads: usize) -> Value {
+        let mut input = vec![
+            json!({"type": "additional_tools", "id": "at_1", "role": "developer", "tools": [
+                {"type": "namespace", "name": "functions", "description": "", "tools": [
+                    {"type": "custom", "name": "exec", "description": "Run JavaScript code to orchestrate tool calls",
+                     "format": {"type": "grammar", "syntax": "lark", "definition": "start: SOURCE\nSOURCE: /[\\s\\S]+/\n"}},
+                    {"type": "function", "name": "wait", "strict": false, "parameters": {"type": "object",
+                     "properties": {"cell_id": {"type": "string"}}, "required": ["cell_id"], "additionalProperties": false}}]}]}),
+            json!({"type": "message", "id": "msg_1", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex."}]}),
+            json!({"type": "message", "id": "msg_2", "role": "user", "content": [{"type": "input_text", "text": "Read every part file here."}],
+                   "internal_chat_message_metadata_passthrough": {"turn_id": "t1"}}),
+            json!({"type": "configuration_update", "reasoning": {"effort": "low"}}),
+        ];
+        for n in 0..reads {
+            let call_id = format!("call_{n}");
+            input.push(json!({"type": "custom_tool_call", "id": format!("ctc_{n}"), "status": "completed", "call_id": call_id, "name": "exec",
+                "input": format!("const r = await tools.exec_command({{cmd: \"cat part{n}.txt\"}});\ntext(r.output);")}));
+            input.push(json!({"type": "custom_tool_call_output", "id": format!("ctco_{n}"), "call_id": call_id, "output": [
+                {"type": "input_text", "text": "Script completed\nWall time 0.1 seconds\nOutput:\n"},
+                {"type": "input_text", "text": format!("part {n}: the quick brown fox jumps over the lazy dog\n").repeat(40)}]}));
+        }
+        json!({"model": "gpt-6.1-sol", "stream": true, "input": input, "tool_choice": "auto", "parallel_tool_calls": false,
+               "reasoning": {"effort": "low", "context": "all_turns"}, "store": false, "include": ["reasoning.encrypted_content"],
+               "prompt_cache_key": "k", "client_metadata": {"thread_id": "th", "turn_id": "t1"}})
+    }
+
+    #[test]
+    fn codex_code_mode_reads_with_its_tools_and_settings_pinned_and_round_trips() {
+        use Role::{Assistant, System, Tool, User};
+        let value = codex_code_mode(2);
+        let conversation = parse_value(value.clone(), None).unwrap();
+        assert_eq!(conversation.format, Format::Responses);
+        assert_eq!(render(&conversation), value);
+        assert!(crate::validate(&conversation).is_empty());
+        let roles: Vec<Role> = conversation.messages.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [
+                System, System, User, System, Assistant, Tool, Assistant, Tool
+            ]
+        );
+        // Each custom call goes with its output.
+        assert_eq!(conversation.result_window(4), 5..6);
+        assert_eq!(conversation.result_window(6), 7..8);
+        // The tool definitions are counted with the messages.
+        let counts = crate::Options::with_budget(crate::Budget::Ratio(0.5)).count(&conversation);
+        assert!(counts.messages[0] > 50, "{:?}", counts.messages);
+    }
+
+    #[test]
+    fn compacting_codex_code_mode_keeps_its_tools_and_settings_and_pairs() {
+        let value = codex_code_mode(12);
+        let conversation = parse_value(value, None).unwrap();
+        // Without tool trimming, so that whole rounds are removed.
+        let options = crate::Options {
+            tools: crate::ToolOptions {
+                mode: crate::ToolMode::Off,
+                ..crate::ToolOptions::default()
+            },
+            ..crate::Options::with_budget(crate::Budget::Ratio(0.3))
+        };
+        let out = crate::compact(conversation, &options).unwrap();
+        assert!(!out.report.removed.is_empty(), "{:?}", out.report.action);
+        let rendered = render(&out.conversation);
+        let items = rendered["input"].as_array().unwrap();
+        let kinds: Vec<&str> = items.iter().filter_map(|i| i["type"].as_str()).collect();
+        assert_eq!(kinds[0], "additional_tools");
+        assert!(kinds.contains(&"configuration_update"), "{kinds:?}");
+        assert_eq!(
+            kinds.iter().filter(|k| **k == "custom_tool_call").count(),
+            kinds
+                .iter()
+                .filter(|k| **k == "custom_tool_call_output")
+                .count()
+        );
+        assert!(crate::validate(&out.conversation).is_empty());
+        assert_eq!(
+            rendered["reasoning"],
+            json!({"effort": "low", "context": "all_turns"})
+        );
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //! Usage reported in responses is not used to anchor counts: it reaches one caller only, and
 //! counts that depend on it would make another caller, or a restarted one, send other bytes.
 //! Anything that cannot be read, validated or fitted within the window is forwarded unchanged
-//! (fail-open), with the reason.
+//! (fail-open), with the reason; a body that breaks a pairing rule but is under the trigger
+//! needs no compaction and is forwarded as it came, the rule named.
 
 mod breakpoints;
 mod cache;
@@ -286,7 +287,8 @@ impl Compactor {
                 1 => String::new(),
                 n => format!(" (and {} more)", n - 1),
             };
-            return Err(failed(&model, format!("invalid: {first}{more}")));
+            let reason = format!("invalid: {first}{more}");
+            return Err(Box::new(invalid(conversation, options, model, reason)));
         }
         let base = Key::of(format.as_str().as_bytes())
             .then(format!("{options:?}").as_bytes())
@@ -410,6 +412,33 @@ impl Compactor {
         }
         self.cache.put(keys[state.pushed], state);
         forward
+    }
+}
+
+/// What to forward for a body that breaks a pairing or placement rule: under the trigger it
+/// needs no compaction, and goes as received (`forwarded`, the rule named), as a client's side
+/// calls do (Gemini CLI's loop check sends a slice of its history that opens with the model and
+/// ends with a call it does not answer); past it, it fails open.
+fn invalid(
+    conversation: Conversation,
+    options: Options,
+    model: Option<String>,
+    reason: String,
+) -> Forward {
+    match Session::new(conversation, options) {
+        Ok(session) if session.tokens() <= session.trigger() => Forward {
+            body: None,
+            handling: Handling::Forwarded,
+            reason: Some(format!(
+                "{reason}; under the trigger: forwarded as received"
+            )),
+            model,
+            tokens_received: Some(session.tokens()),
+            tokens_forwarded: Some(session.tokens()),
+            compactions: Some(0),
+            archive_error: None,
+        },
+        _ => Forward::failed_open(model, reason),
     }
 }
 

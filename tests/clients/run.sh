@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
-# Real clients through `ctxcompact proxy` (issue 22), each against the scripted provider in
-# upstream.py on 127.0.0.1 ephemeral ports, started and stopped here:
+# Real clients through `ctxcompact proxy` (issues 22 and 31), each against the scripted provider
+# in upstream.py on 127.0.0.1 ephemeral ports, started and stopped here:
 #   1. the official `anthropic` and `openai` Python SDKs (pinned), streaming and not;
-#   2. Claude Code (npm, pinned) in -p mode and 3. Codex (npm, pinned) in exec mode, each driven
-#      through a session of 42 tool calls reading large files, with --window 30000.
-# Every upstream body must be valid and within the window, and the CLIs' sessions must compact
-# at least twice. `replay` replays recorded sessions call by call with the SDKs (replay.py).
-# Usage: tests/clients/run.sh [sdk|replay|claude|codex]... (default: all four).
+#   2. Claude Code, 3. Codex and 4. Gemini CLI (npm, pinned), each run as the README says, with
+#      its default model and no provider entry, through a session of 42 tool calls reading
+#      large files; the proxy has no --window (the catalog gives each model's) and a --trigger
+#      small enough to compact within the session.
+# Every upstream body must be valid and within the window the ledger names, no request may
+# fail open, and the CLIs' sessions must compact at least twice. `replay` replays recorded
+# sessions call by call with the SDKs (replay.py).
+# `recall` runs Claude Code and Codex once more with --archive-dir, the scripted model reading
+# its removed history back from the archive with the client's own read tool (issue 33).
+# Usage: tests/clients/run.sh [sdk|replay|claude|codex|gemini|recall]... (default: all six).
 # Needs python3 and npm; CTXCOMPACT names the binary (default target/release/ctxcompact).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$root/tests/clients"
 ctxcompact="${CTXCOMPACT:-$root/target/release/ctxcompact}"
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex)
+[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex gemini recall)
 work="$(mktemp -d)"
 pids=()
+upstream_args=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   rm -rf "$work"
@@ -33,78 +39,143 @@ wait_for() {
   return 1
 }
 
-# Starts the scripted provider and a proxy in front of it; sets $proxy, $ledger, $record.
+# Starts the scripted provider and a proxy in front of it (with the proxy flags after the
+# name); sets $proxy, $ledger, $record.
 start() {
-  local name="$1" window="$2"
+  local name="$1"
+  shift
   record="$work/$name/record" ledger="$work/$name/ledger.jsonl"
-  mkdir -p "$work/$name/files" "$record"
+  mkdir -p "$work/$name/files" "$record" "$work/$name/home"
   # 30 large files for the agents to read (about 1,800 tokens each).
   for i in $(seq -w 1 30); do
     for j in $(seq 1 60); do echo "part $i line $j: the quick brown fox jumps over the lazy dog $i$j"; done \
       > "$work/$name/files/part$i.txt"
   done
   "$py" "$here/upstream.py" --port-file "$work/$name/upstream.port" --record "$record" \
-    --workdir "$work/$name/files" --tool-calls 42 &
+    --workdir "$work/$name/files" --tool-calls 42 "${upstream_args[@]}" &
   pids+=($!)
   wait_for "$work/$name/upstream.port"
   local origin="http://127.0.0.1:$(cat "$work/$name/upstream.port")"
-  "$ctxcompact" proxy --listen 127.0.0.1:0 --window "$window" --ledger "$ledger" \
-    --anthropic-upstream "$origin" --openai-upstream "$origin" 2> "$work/$name/proxy.err" &
+  "$ctxcompact" proxy --listen 127.0.0.1:0 --ledger "$ledger" --anthropic-upstream "$origin" \
+    --openai-upstream "$origin" --gemini-upstream "$origin" "$@" 2> "$work/$name/proxy.err" &
   pids+=($!)
   for _ in $(seq 300); do grep -q "listening on" "$work/$name/proxy.err" && break; sleep 0.1; done
   proxy="$(sed -n 's/.*listening on //p' "$work/$name/proxy.err")"
   [ -n "$proxy" ] || { echo "clients: the proxy did not start" >&2; cat "$work/$name/proxy.err" >&2; exit 1; }
 }
 
+# Installs a pinned npm client once.
+install() {
+  npm install --silent --prefix "$work/npm" "$1" >/dev/null 2>&1
+}
+
+# The README's line for a client, which the step runs with the proxy's address for the
+# README's 127.0.0.1:8787: fails when the README no longer says it.
+readme_line() {
+  grep -qF -- "$1" "$root/README.md" || { echo "clients: the README lacks \`$1\`" >&2; exit 1; }
+}
+
+task="Read every part file here, then summarise them."
+
+# Runs Claude Code as the README says through the proxy of step $1; sets $out.
+claude_session() {
+  install @anthropic-ai/claude-code@2.1.328
+  readme_line "ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude "
+  out="$(cd "$work/$1/files" && HOME="$work/$1/home" ANTHROPIC_API_KEY=sk-ant-dummy \
+    DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+    ANTHROPIC_BASE_URL="$proxy" timeout 600 "$work/npm/node_modules/.bin/claude" \
+      -p "$task" --allowedTools "Read,Bash,Write" < /dev/null 2> "$work/$1/stderr")" \
+    || { tail -40 "$work/$1/stderr" >&2; exit 1; }
+  echo "claude: $out" | tail -3
+  grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
+}
+
+# Runs Codex as the README says through the proxy of step $1; sets $out and $started.
+codex_session() {
+  install @openai/codex@0.169.0
+  readme_line 'codex -c openai_base_url="http://127.0.0.1:8787/v1" '
+  # The user's own settings for a run without prompts; no provider entry, no model.
+  printf 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n' \
+    > "$work/$1/home/config.toml"
+  started="$(date +%s.%N)"
+  out="$(cd "$work/$1/files" && CODEX_HOME="$work/$1/home" OPENAI_API_KEY=sk-dummy \
+    timeout 600 "$work/npm/node_modules/.bin/codex" -c openai_base_url="$proxy/v1" \
+      exec --skip-git-repo-check "$task" < /dev/null 2> "$work/$1/stderr")" \
+    || { tail -40 "$work/$1/stderr" >&2; exit 1; }
+  echo "codex: $out" | tail -3
+  grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
+}
+
 for step in "${steps[@]}"; do
   case "$step" in
     sdk)
-      start sdk 8000
+      start sdk --window 8000
       "$py" "$here/sdk.py" "$proxy"
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 8000 2 anthropic openai responses
       ;;
     replay)
-      start replay 32000
+      start replay --window 32000
       "$py" "$here/replay.py" "$ctxcompact" "http://127.0.0.1:$(cat "$work/replay/upstream.port")" \
         "$record" "$work/replay"
       ;;
     claude)
-      start claude 30000
-      npm install --silent --prefix "$work/npm" @anthropic-ai/claude-code@2.1.328 >/dev/null 2>&1
-      out="$(cd "$work/claude/files" && HOME="$work/claude/home" ANTHROPIC_BASE_URL="$proxy" \
-        ANTHROPIC_API_KEY=sk-ant-dummy DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 \
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-        timeout 600 "$work/npm/node_modules/.bin/claude" -p "Read every part file here, then summarise them." \
-          --allowedTools "Read,Bash,Write" --model claude-sonnet-4-5 < /dev/null)"
-      echo "claude: $out" | tail -3
-      grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
+      # claude-opus-5-5 (1,000,000 tokens): compact past 40,000, down to 25,000.
+      start claude --trigger 0.04 --target-ratio 0.025
+      claude_session claude
       [ -z "${CAPTURE:-}" ] || cp "$record"/*.json "$ledger" "$CAPTURE/"
-      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 30000 2 anthropic
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1000000 2 anthropic
       ;;
     codex)
-      start codex 30000
-      npm install --silent --prefix "$work/npm" @openai/codex@0.169.0 >/dev/null 2>&1
-      mkdir -p "$work/codex/home"
-      cat > "$work/codex/home/config.toml" <<TOML
-model = "gpt-5"
-model_provider = "scripted"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-
-[model_providers.scripted]
-name = "scripted"
-base_url = "$proxy/v1"
-wire_api = "responses"
-env_key = "OPENAI_API_KEY"
-supports_websockets = false
-TOML
-      out="$(cd "$work/codex/files" && CODEX_HOME="$work/codex/home" OPENAI_API_KEY=sk-dummy \
-        timeout 600 "$work/npm/node_modules/.bin/codex" exec --skip-git-repo-check \
-          "Read every part file here, then summarise them." < /dev/null)"
-      echo "codex: $out" | tail -3
-      grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
+      # gpt-6.1-sol (272,000 tokens): compact past 40,800, down to 27,200.
+      start codex --trigger 0.15 --target-ratio 0.1
+      codex_session codex
+      # Its WebSocket upgrade was refused by the proxy (426) and never reached upstream.
+      grep -q '"status":426' "$ledger" || { echo "clients: no 426 for Codex's upgrade" >&2; exit 1; }
+      ! grep -q websocket "$record/paths.log" || { echo "clients: an upgrade reached upstream" >&2; exit 1; }
+      "$py" -c 'import os, sys; d = sys.argv[1]; f = min(x for x in os.listdir(d) if x.endswith("-responses.json"))
+print("codex: first model request %.2f s after start" % (os.path.getmtime(os.path.join(d, f)) - float(sys.argv[2])))' \
+        "$record" "$started"
       [ -z "${CAPTURE:-}" ] || cp "$record"/*.json "$ledger" "$CAPTURE/"
-      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 30000 2 responses
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 272000 2 responses
+      ;;
+    gemini)
+      # The Gemini models (1,048,576 tokens): compact past 31,457, down to 20,971.
+      start gemini --trigger 0.03 --target-ratio 0.02
+      install @google/gemini-cli@0.61.0
+      readme_line "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8787 gemini "
+      # API-key auth, as --print-env says; -p runs in a folder trusted by the environment.
+      mkdir -p "$work/gemini/home/.gemini"
+      echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}}' \
+        > "$work/gemini/home/.gemini/settings.json"
+      out="$(cd "$work/gemini/files" && HOME="$work/gemini/home" GEMINI_API_KEY=dummy \
+        GEMINI_CLI_TRUST_WORKSPACE=true GOOGLE_GEMINI_BASE_URL="$proxy" \
+        timeout 600 "$work/npm/node_modules/.bin/gemini" -p "$task" < /dev/null 2> "$work/gemini/stderr")" \
+        || { tail -40 "$work/gemini/stderr" >&2; exit 1; }
+      echo "gemini: $out" | tail -3
+      grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
+      # Its routing classifier (a JSON-schema call) reached upstream and its answer was used.
+      grep -q ':generateContent' "$record/paths.log"
+      ! grep -q 'Routing\].*failed' "$work/gemini/stderr" \
+        || { grep 'Routing\]' "$work/gemini/stderr" >&2; exit 1; }
+      [ -z "${CAPTURE:-}" ] || cp "$record"/*.json "$ledger" "$CAPTURE/"
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1048576 2 gemini
+      ;;
+    recall)
+      # Issue 33: the agent reads its removed history back. The proxy archives what it
+      # removes (--archive-dir, a folder the agents can read); after its reads, the scripted
+      # model opens the first archive file a note names with the client's own read tool
+      # (Claude Code's Read, Codex's exec), and says whether the tool result held the
+      # archived message verbatim.
+      upstream_args=(--recall)
+      start recall-claude --trigger 0.04 --target-ratio 0.025 --archive-dir "$work/recall-claude/archive"
+      claude_session recall-claude
+      grep -q RECALL-VERBATIM <<< "$out"
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1000000 2 anthropic
+      start recall-codex --trigger 0.15 --target-ratio 0.1 --archive-dir "$work/recall-codex/archive"
+      codex_session recall-codex
+      grep -q RECALL-VERBATIM <<< "$out"
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 272000 2 responses
+      upstream_args=()
       ;;
     *) echo "clients: unknown step $step" >&2; exit 2 ;;
   esac

@@ -8,6 +8,11 @@ history holds --tool-calls results, the answer is one more tool call reading one
 files in --workdir; then the answer is the final text --final. Any other request (titles,
 quota checks) gets a short text answer.
 
+With --recall (issue 33), before the final text the scripted model reads back the first
+archive file a ctxcompact note in its history names (`archived in PATH, line 1`), with the
+client's own read tool, and its final text says whether the tool result held that file's
+first line (a removed message, as archived) verbatim: `RECALL-VERBATIM` or `RECALL-MISMATCH`.
+
 Usage: upstream.py --port-file FILE --record DIR --workdir DIR [--tool-calls N] [--final TEXT]
 """
 
@@ -15,6 +20,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -23,11 +29,14 @@ COUNTER = itertools.count()
 LOCK = threading.Lock()
 
 
-def record(kind, body):
-    """Records a body; returns its number, which makes every answer's ids unique (Claude Code
-    merges answers that share a message id into one message)."""
+def record(kind, body, path):
+    """Records a body (and its path, in `paths.log`); returns its number, which makes every
+    answer's ids unique (Claude Code merges answers that share a message id into one
+    message)."""
     with LOCK:
         n = next(COUNTER)
+        with open(os.path.join(ARGS.record, "paths.log"), "a") as f:
+            f.write(f"{n:04d} {kind} {path}\n")
     with open(os.path.join(ARGS.record, f"{n:04d}-{kind}.json"), "wb") as f:
         f.write(body)
     return n
@@ -42,11 +51,53 @@ USAGE_ANTHROPIC = {"input_tokens": 1000, "cache_read_input_tokens": 0,
                    "cache_creation_input_tokens": 0, "output_tokens": 20}
 
 
+RECALL_ID = "recall"
+ARCHIVED = re.compile(r"archived in (/[^\s,\]\"\\]+\.jsonl), lines? 1")
+
+
+def archive_reference(body):
+    """The first archive file a ctxcompact note in the request names."""
+    found = ARCHIVED.search(json.dumps(body))
+    return found.group(1) if found else None
+
+
+def recall_verdict(path, result):
+    """Whether a tool result holds the first line of the archive file at `path` verbatim."""
+    with open(path) as f:
+        first = f.readline().rstrip("\n")
+    verdict = "RECALL-VERBATIM" if first and first in result else "RECALL-MISMATCH"
+    return f"{ARGS.final} {verdict} ({len(first)} characters archived)"
+
+
+def text_of(content):
+    """The text of a tool result's content: a string, or a list of text parts."""
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
+def anthropic_recall(body):
+    """The recall step of an Anthropic session: a Read of the archive, or the verdict."""
+    for m in body.get("messages", []):
+        for b in m.get("content") if isinstance(m.get("content"), list) else []:
+            if b.get("type") == "tool_use" and b.get("id", "").endswith(RECALL_ID):
+                path = b["input"]["file_path"]
+            if b.get("type") == "tool_result" and b.get("tool_use_id", "").endswith(RECALL_ID):
+                return [{"type": "text", "text": recall_verdict(path, text_of(b.get("content")))}], "end_turn"
+    path = archive_reference(body)
+    if path is None:
+        return [{"type": "text", "text": f"{ARGS.final} RECALL-NO-ARCHIVE"}], "end_turn"
+    block = {"type": "tool_use", "id": f"toolu_{RECALL_ID}", "name": "Read", "input": {"file_path": path}}
+    return [{"type": "text", "text": "Reading my removed history back."}, block], "tool_use"
+
+
 def anthropic_answer(body):
     """The content blocks and stop reason of the next Anthropic answer."""
     names = [t.get("name") for t in body.get("tools") or []]
     results = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
                   for b in m["content"] if b.get("type") == "tool_result")
+    if "Read" in names and results >= ARGS.tool_calls and ARGS.recall:
+        return anthropic_recall(body)
     if "Read" in names and results < ARGS.tool_calls:
         if results % 5 == 4 and "Bash" in names:
             tool = {"name": "Bash", "input": {"command": f"wc -c {next_file(results)}",
@@ -92,15 +143,36 @@ def anthropic_stream(body, blocks, stop, n):
 SHELL_TOOLS = ("shell_command", "exec_command", "shell", "local_shell")
 
 
+def responses_tools(body, items):
+    """The names of the tools a Responses request offers: top-level `tools`, and those of
+    Codex's `additional_tools` input items (code mode), namespaces opened."""
+    def names(tools):
+        for tool in tools or []:
+            if tool.get("type") == "namespace":
+                yield from names(tool.get("tools"))
+            else:
+                yield tool.get("name")
+    found = list(names(body.get("tools")))
+    for item in items:
+        if item.get("type") == "additional_tools":
+            found += names(item.get("tools"))
+    return found
+
+
 def responses_items(body, n):
-    """The output items of the next Responses answer."""
-    tools = body.get("tools") or []
-    names = [t.get("name") for t in tools]
-    shell = next((n for n in SHELL_TOOLS if n in names), None)
+    """The output items of the next Responses answer. Codex in code mode offers one freeform
+    `exec` tool (JavaScript calling nested tools): the call is a `custom_tool_call` whose
+    script reads the file with `tools.exec_command`."""
     items = body.get("input") if isinstance(body.get("input"), list) else []
+    names = responses_tools(body, items)
+    shell = "exec" if "exec" in names else next((n for n in SHELL_TOOLS if n in names), None)
     results = sum(1 for i in items if i.get("type") in ("function_call_output", "custom_tool_call_output"))
+    if shell == "exec" and results >= ARGS.tool_calls and ARGS.recall:
+        return responses_recall(items, n)
     if shell and results < ARGS.tool_calls:
         path = next_file(results)
+        if shell == "exec":
+            return [exec_call(f"{results:04d}", f"cat {path}")]
         if shell == "exec_command":
             arguments = {"cmd": f"cat {path}"}
         elif shell == "shell_command":
@@ -109,9 +181,33 @@ def responses_items(body, n):
             arguments = {"command": ["bash", "-lc", f"cat {path}"]}
         return [{"type": "function_call", "id": f"fc_{results:04d}", "call_id": f"call_{results:04d}",
                  "name": shell, "arguments": json.dumps(arguments), "status": "completed"}]
-    text = ARGS.final if shell else "scripted"
-    return [{"type": "message", "id": f"msg_{n:04d}", "role": "assistant", "status": "completed",
-             "content": [{"type": "output_text", "text": text, "annotations": []}]}]
+    return [responses_message(ARGS.final if shell else "scripted", n)]
+
+
+def exec_call(call_id, command):
+    """A Codex code-mode call: a script running `command` through `tools.exec_command`."""
+    script = f"const r = await tools.exec_command({{cmd: {json.dumps(command)}}});\ntext(r.output);"
+    return {"type": "custom_tool_call", "id": f"ctc_{call_id}", "call_id": f"call_{call_id}",
+            "name": "exec", "input": script, "status": "completed"}
+
+
+def responses_message(text, n):
+    return {"type": "message", "id": f"msg_{n:04d}", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
+
+def responses_recall(items, n):
+    """The recall step of a Codex session: a `cat` of the archive, or the verdict."""
+    path = None
+    for item in items:
+        if item.get("type") == "custom_tool_call" and item.get("call_id") == f"call_{RECALL_ID}":
+            path = item["input"].split("cat ", 1)[1].split('"', 1)[0]
+        if item.get("type") == "custom_tool_call_output" and item.get("call_id") == f"call_{RECALL_ID}":
+            return [responses_message(recall_verdict(path, text_of(item.get("output"))), n)]
+    path = archive_reference({"input": items})
+    if path is None:
+        return [responses_message(f"{ARGS.final} RECALL-NO-ARCHIVE", n)]
+    return [exec_call(RECALL_ID, f"cat {path}")]
 
 
 RESPONSES_USAGE = {"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 0},
@@ -148,6 +244,55 @@ def responses_stream(body, items, n):
     return sse(events)
 
 
+def schema_value(schema):
+    """A value that satisfies a JSON schema (Gemini's OBJECT / STRING / … spelling or the
+    lower-case one): what a JSON-mode call (Gemini CLI's routing classifier) gets back."""
+    kind = str(schema.get("type", "object")).lower()
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {name: schema_value(properties[name]) for name in properties}
+    if kind == "array":
+        return []
+    if kind == "integer":
+        # Gemini CLI's routing score runs from 1 to 100 (checked by the client, not the schema).
+        return schema.get("minimum", 1)
+    if kind == "number":
+        # Its loop check's confidence that the session is stuck: none.
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    return "scripted"
+
+
+def gemini_answer(body):
+    """The parts of the next Gemini answer: a JSON-mode call gets a value of its schema; a
+    request offering `read_file` is driven as an agent session; anything else gets text."""
+    config = body.get("generationConfig") or {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    if schema is not None or config.get("responseMimeType") == "application/json":
+        return [{"text": json.dumps(schema_value(schema or {}))}]
+    names = [d.get("name") for t in body.get("tools") or [] for d in t.get("functionDeclarations") or []]
+    results = sum(1 for c in body.get("contents", []) for p in c.get("parts") or []
+                  if "functionResponse" in p)
+    if "read_file" in names and results < ARGS.tool_calls:
+        return [{"text": f"Reading part {results}."},
+                {"functionCall": {"name": "read_file", "args": {"file_path": next_file(results)}}}]
+    if "read_file" in names:
+        return [{"text": ARGS.final}]
+    return [{"text": "scripted"}]
+
+
+def gemini_response(body, path, n):
+    model = path.split("/models/", 1)[-1].split(":", 1)[0]
+    return {"candidates": [{"content": {"role": "model", "parts": gemini_answer(body)},
+                            "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 1000, "candidatesTokenCount": 20,
+                              "totalTokenCount": 1020},
+            "modelVersion": model, "responseId": f"resp_{n:04d}"}
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -162,6 +307,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def do_GET(self):
+        if self.headers.get("upgrade", "").lower() == "websocket":
+            # A provider without the WebSocket transport: Codex falls back to HTTPS at once.
+            record("websocket", b"{}", self.path)
+            return self.reply(426, "application/json", b'{"error": "upgrade refused"}')
         self.reply(200, "application/json", json.dumps({"object": "list", "data": []}).encode())
 
     def do_POST(self):
@@ -173,7 +322,7 @@ class Handler(BaseHTTPRequestHandler):
             body = {}
         stream = body.get("stream") is True
         if path == "/v1/messages":
-            n = record("anthropic", raw)
+            n = record("anthropic", raw, self.path)
             blocks, stop = anthropic_answer(body)
             if stream:
                 return self.reply(200, "text/event-stream", anthropic_stream(body, blocks, stop, n))
@@ -182,7 +331,7 @@ class Handler(BaseHTTPRequestHandler):
                        "stop_sequence": None, "usage": USAGE_ANTHROPIC}
             return self.reply(200, "application/json", json.dumps(message).encode())
         if path == "/v1/responses":
-            n = record("responses", raw)
+            n = record("responses", raw, self.path)
             items = responses_items(body, n)
             if stream:
                 return self.reply(200, "text/event-stream", responses_stream(body, items, n))
@@ -190,7 +339,7 @@ class Handler(BaseHTTPRequestHandler):
                     "model": body.get("model"), "output": items, "usage": RESPONSES_USAGE}
             return self.reply(200, "application/json", json.dumps(done).encode())
         if path == "/v1/chat/completions":
-            record("openai", raw)
+            record("openai", raw, self.path)
             usage = {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}
             if stream:
                 chunks = [{"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
@@ -204,6 +353,12 @@ class Handler(BaseHTTPRequestHandler):
                           "choices": [{"index": 0, "message": {"role": "assistant", "content": "scripted"},
                                        "finish_reason": "stop"}], "usage": usage}
             return self.reply(200, "application/json", json.dumps(completion).encode())
+        if path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
+            n = record("gemini", raw, self.path)
+            response = gemini_response(body, path, n)
+            if path.endswith(":streamGenerateContent"):
+                return self.reply(200, "text/event-stream", sse([response]))
+            return self.reply(200, "application/json", json.dumps(response).encode())
         self.reply(200, "application/json", b"{}")
 
 
@@ -215,6 +370,7 @@ def main():
     parser.add_argument("--workdir", default=".")
     parser.add_argument("--tool-calls", type=int, default=42)
     parser.add_argument("--final", default="SCRIPTED-FINAL-ANSWER")
+    parser.add_argument("--recall", action="store_true")
     ARGS = parser.parse_args()
     os.makedirs(ARGS.record, exist_ok=True)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

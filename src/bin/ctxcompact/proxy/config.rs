@@ -74,8 +74,8 @@ pub(crate) struct ProxyArgs {
     /// Seconds a client may take to send a request's headers.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub(crate) header_timeout: u64,
-    /// Print the environment lines that point Claude Code, the OpenAI SDKs and Codex, and
-    /// Gemini clients at this proxy, and exit.
+    /// Print the shell lines that point Claude Code, the OpenAI SDKs, Codex and Gemini CLI at
+    /// this proxy, and exit.
     #[arg(long)]
     pub(crate) print_env: bool,
     /// Force a removal strategy instead of letting the selector choose.
@@ -187,15 +187,21 @@ fn origin(url: &str, flag: &str) -> Result<String> {
     Ok(url.trim_end_matches('/').to_string())
 }
 
-/// The lines `--print-env` prints for a proxy listening on `listen`.
+/// The lines `--print-env` prints for a proxy listening on `listen`: what each client reads,
+/// as checked against the pinned Claude Code 2.1.328, Codex 0.169.0 and Gemini CLI 0.61.0
+/// (`tests/clients/run.sh`).
 pub(crate) fn env_lines(listen: SocketAddr) -> String {
     let base = format!("http://{listen}");
     format!(
         "# Claude Code and the Anthropic SDKs\n\
          export ANTHROPIC_BASE_URL={base}\n\
-         # The OpenAI SDKs and Codex (Codex: or base_url = \"{base}/v1\" in a [model_providers] entry)\n\
+         # The OpenAI SDKs\n\
          export OPENAI_BASE_URL={base}/v1\n\
-         # Gemini CLI and the Google Gen AI SDKs\n\
+         # Codex reads no variable for its built-in provider: give it the key openai_base_url,\n\
+         # on the command line or at the top of ~/.codex/config.toml\n\
+         alias codex='codex -c openai_base_url=\"{base}/v1\"'\n\
+         # Gemini CLI (API-key auth: \"security\": {{\"auth\": {{\"selectedType\": \"gemini-api-key\"}}}}\n\
+         # in ~/.gemini/settings.json, and GEMINI_API_KEY) and the Google Gen AI SDKs\n\
          export GOOGLE_GEMINI_BASE_URL={base}\n"
     )
 }

@@ -23,7 +23,7 @@ use anyhow::{Context, Result};
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue};
+use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderValue, UPGRADE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
@@ -37,6 +37,13 @@ use ctxcompact::request::{Forward, Handling};
 use ledger::{Entry, Ledger};
 use relay::{Body, Client, Ending, Prefixed, Relay};
 use route::Route;
+
+/// Why a WebSocket upgrade is refused. Relaying the frames would leave the proxy incremental
+/// turns (`previous_response_id` and only the new items) it cannot compact; refused with 426,
+/// Codex falls back to HTTPS at once, without the retries a dropped upgrade costs it, and every
+/// turn is then a full POST body the engine reads (docs/proxy.md).
+const UPGRADE_REFUSED: &str =
+    "WebSocket upgrade refused: ctxcompact proxy relays HTTP only; send the request as a POST";
 
 /// What every connection shares.
 struct Shared {
@@ -150,6 +157,17 @@ async fn handle(
                 response
                     .headers_mut()
                     .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                return Ok(response);
+            }
+            Route::Upgrade => {
+                entry.status = Some(StatusCode::UPGRADE_REQUIRED.as_u16());
+                entry.reason = Some(UPGRADE_REFUSED.into());
+                shared.ledger.record(&entry);
+                let mut response = error(StatusCode::UPGRADE_REQUIRED, UPGRADE_REFUSED);
+                // RFC 9110 §15.5.22: a 426 names the protocol to use.
+                response
+                    .headers_mut()
+                    .insert(UPGRADE, HeaderValue::from_static("HTTP/1.1"));
                 return Ok(response);
             }
             Route::Pass(provider) => (provider, relay::stream(body), Instant::now()),

@@ -1,8 +1,10 @@
 //! Routing: which requests the proxy reads, and which provider every request goes to.
 //!
 //! `POST /v1/messages`, `/v1/chat/completions`, `/v1/responses` and Gemini's
-//! `…:generateContent` / `…:streamGenerateContent` are read; every other request passes
-//! through to the provider its path or headers name, unchanged.
+//! `…:generateContent` / `…:streamGenerateContent` are read; a WebSocket upgrade (Codex's
+//! Responses transport) is refused with 426, so that the client sends the same turn as a POST
+//! the proxy reads; every other request passes through to the provider its path or headers
+//! name, unchanged.
 
 use ctxcompact::format::Format;
 use hyper::{HeaderMap, Method};
@@ -21,6 +23,8 @@ pub(crate) enum Route {
     },
     /// `GET /ctxcompact/stats`: the proxy's totals.
     Stats,
+    /// A WebSocket upgrade: answered 426 Upgrade Required (the proxy relays HTTP only).
+    Upgrade,
     /// Anything else: forwarded unchanged.
     Pass(Provider),
 }
@@ -32,6 +36,9 @@ pub(crate) const STATS_PATH: &str = "/ctxcompact/stats";
 pub(crate) fn route(method: &Method, path: &str, headers: &HeaderMap) -> Route {
     if path == STATS_PATH && method == Method::GET {
         return Route::Stats;
+    }
+    if is_websocket_upgrade(headers) {
+        return Route::Upgrade;
     }
     let provider = provider(path, headers);
     if method != Method::POST {
@@ -51,6 +58,17 @@ pub(crate) fn route(method: &Method, path: &str, headers: &HeaderMap) -> Route {
             None => Route::Pass(provider),
         },
     }
+}
+
+/// Whether a request asks to switch to WebSocket (`Upgrade: websocket`, any case, possibly in
+/// a list).
+fn is_websocket_upgrade(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("upgrade")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|protocol| protocol.trim().eq_ignore_ascii_case("websocket"))
 }
 
 /// The model of a Gemini generate path (`/v1beta/models/gemini-2.5-pro:generateContent`).
@@ -123,5 +141,22 @@ mod tests {
             Route::Pass(Provider::OpenAi)
         );
         assert_eq!(route(&Method::GET, STATS_PATH, &none), Route::Stats);
+    }
+
+    #[test]
+    fn a_websocket_upgrade_is_refused_on_any_path() {
+        let mut upgrade = HeaderMap::new();
+        upgrade.insert("upgrade", "WebSocket".parse().unwrap());
+        assert_eq!(
+            route(&Method::GET, "/v1/responses", &upgrade),
+            Route::Upgrade
+        );
+        assert_eq!(route(&Method::GET, "/other", &upgrade), Route::Upgrade);
+        let mut h2c = HeaderMap::new();
+        h2c.insert("upgrade", "h2c".parse().unwrap());
+        assert_eq!(
+            route(&Method::GET, "/v1/responses", &h2c),
+            Route::Pass(Provider::OpenAi)
+        );
     }
 }
