@@ -1,15 +1,18 @@
 //! `ctxcompact proxy`'s flags, and the settings they resolve to: where to listen, where each
 //! provider is, and the library options a request's model gets.
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use ctxcompact::catalog::{Catalog, Profile};
+use ctxcompact::catalog::{Catalog, Profile, WindowSource};
 use ctxcompact::{Budget, Options, Settings, Tokenizer};
 
+use super::client::{self, Recognised};
 use crate::args::{MarkerArgs, StrategyArg, ToolArgs};
 
 /// Anthropic's public API origin.
@@ -48,7 +51,9 @@ pub(crate) struct ProxyArgs {
     /// The context window in tokens, for every model (instead of the catalog's).
     #[arg(long, value_name = "N")]
     pub(crate) window: Option<usize>,
-    /// Compact when a request passes this share of the window [default: 0.7].
+    /// Compact when a request passes this share of the window [default: 0.7, or below the
+    /// agent's own compaction point when the proxy recognises Claude Code, Codex or Gemini
+    /// CLI]. Given, it is used for every agent.
     #[arg(long, value_name = "T")]
     pub(crate) trigger: Option<f64>,
     /// Compact down to this share of the window [default: 0.5].
@@ -111,7 +116,10 @@ pub(crate) struct Config {
     openai: String,
     gemini: String,
     window: Option<usize>,
-    budget: Budget,
+    /// The trigger and target shares (the flags', else the defaults).
+    shares: (f64, f64),
+    /// Whether `--trigger` was given (it then wins over an agent's own point).
+    trigger_given: bool,
     pub(crate) ledger: Option<PathBuf>,
     pub(crate) max_body: usize,
     pub(crate) max_connections: usize,
@@ -121,6 +129,23 @@ pub(crate) struct Config {
     /// The options every request starts from: strategy, markers, tool trimming.
     template: Options,
     tokenizer: Option<Tokenizer>,
+    /// The unknown models already named on standard error (once each per process).
+    warned: Mutex<BTreeSet<String>>,
+}
+
+/// What the proxy knew of a request's model and agent: the window it used and where that came
+/// from, the agent recognised, and the trigger in tokens and why (recorded in the ledger).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub(crate) struct Facts {
+    pub(crate) window: Option<usize>,
+    pub(crate) window_source: Option<WindowSource>,
+    #[serde(flatten)]
+    pub(crate) client: Option<Recognised>,
+    pub(crate) trigger: Option<usize>,
+    pub(crate) trigger_reason: Option<String>,
+    /// The model's price family (`data/prices.json`), for the ledger's cost.
+    #[serde(skip)]
+    pub(crate) price: Option<String>,
 }
 
 impl Config {
@@ -167,7 +192,8 @@ impl Config {
             openai: origin(&args.openai_upstream, "--openai-upstream")?,
             gemini: origin(&args.gemini_upstream, "--gemini-upstream")?,
             window: args.window,
-            budget,
+            shares: (trigger, target),
+            trigger_given: args.trigger.is_some(),
             ledger: args.ledger.clone(),
             max_body: args.max_body,
             max_connections: args.max_connections.max(1),
@@ -176,6 +202,7 @@ impl Config {
             catalog,
             template,
             tokenizer: args.tokenizer,
+            warned: Mutex::new(BTreeSet::new()),
         })
     }
 
@@ -189,32 +216,74 @@ impl Config {
         format!("{origin}{path_and_query}")
     }
 
-    /// The library options for a request naming `model`: the catalog's profile (its window
-    /// replaced by --window), the trigger and target, and the compact options.
+    /// The library options for a request naming `model` from the agent `recognised` (if any):
+    /// the catalog's profile (its window replaced by --window), the trigger and target (below
+    /// the agent's own compaction point unless --trigger is given), and the compact options;
+    /// with what the ledger says of them.
     ///
     /// # Errors
-    /// A reason for the ledger when no window is known: no model, or one the catalog does not
-    /// know, without --window.
-    pub(crate) fn options(&self, model: Option<&str>) -> std::result::Result<Options, String> {
+    /// A reason for the ledger when no window is known: no model, or one no catalog rule
+    /// reads, without --window. Such a model is named once on standard error.
+    pub(crate) fn options(
+        &self,
+        model: Option<&str>,
+        recognised: Option<Recognised>,
+    ) -> std::result::Result<(Options, Facts), String> {
         let found = model.map(|name| self.catalog.resolve(name));
-        let (profile, model_match) = match (found, self.window) {
-            (Some(Ok((profile, how))), _) => (profile.clone(), Some(how)),
-            (Some(Err(err)), None) => return Err(format!("{err}; pass --window to proxy it")),
+        let (resolved, source) = match (found, self.window) {
+            (Some(Ok(resolved)), None) => {
+                let source = resolved.window_source;
+                (Some(resolved), source)
+            }
+            (Some(Ok(resolved)), Some(_)) => (Some(resolved), WindowSource::Flag),
+            (Some(Err(err)), None) => {
+                self.warn_once(model.unwrap_or_default());
+                return Err(format!("{err}; pass --window to proxy it"));
+            }
             (None, None) => {
                 return Err("the body names no model; pass --window to proxy it".into());
             }
-            (_, Some(_)) => (Profile::generic(Tokenizer::O200k), None),
+            (_, Some(_)) => (None, WindowSource::Flag),
         };
         let mut options = self.template.clone();
+        let (profile, model_match) = match resolved {
+            Some(resolved) => (resolved.profile, Some(resolved.how)),
+            None => (Profile::generic(Tokenizer::O200k), None),
+        };
         options.tokenizer = self.tokenizer.unwrap_or(profile.tokenizer);
         options.profile = profile;
         if let Some(window) = self.window {
             options.profile.context_window = window;
         }
+        let window = options.profile.context_window;
+        let ((trigger, target), reason) =
+            client::shares(recognised, window, self.shares, self.trigger_given);
         options.model = model.map(str::to_string);
         options.model_match = model_match;
-        options.budget = self.budget;
-        Ok(options)
+        options.window_source = Some(source);
+        options.budget = Budget::Window { trigger, target };
+        let facts = Facts {
+            window: Some(window),
+            window_source: Some(source),
+            client: recognised,
+            trigger: None,
+            trigger_reason: Some(reason),
+            price: options.profile.price.clone(),
+        };
+        Ok((options, facts))
+    }
+
+    /// Names a model no catalog rule reads on standard error, the first time only.
+    fn warn_once(&self, model: &str) {
+        let mut warned = self
+            .warned
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if warned.insert(model.to_string()) {
+            eprintln!(
+                "ctxcompact proxy: unknown model `{model}` (no catalog name or family naming rule reads it): its requests go through unchanged; pass --window N to compact them"
+            );
+        }
     }
 }
 

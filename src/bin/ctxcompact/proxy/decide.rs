@@ -21,7 +21,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::cache::{Cache, Key, State};
-use super::config::Config;
+use super::client::{self, Recognised};
+use super::config::{Config, Facts};
 
 /// Anthropic's limit on `cache_control` breakpoints in one request.
 pub(crate) const MAX_BREAKPOINTS: usize = 4;
@@ -55,6 +56,8 @@ pub(crate) struct Decision {
     pub(crate) compactions: Option<usize>,
     /// Why the archive files of this request's compactions could not be written.
     pub(crate) archive_error: Option<String>,
+    /// The window, the agent and the trigger (once the model is known).
+    pub(crate) facts: Facts,
 }
 
 impl Decision {
@@ -69,6 +72,7 @@ impl Decision {
             tokens_forwarded: None,
             compactions: None,
             archive_error: None,
+            facts: Facts::default(),
         }
     }
 
@@ -81,6 +85,7 @@ impl Decision {
 struct Request {
     model: Option<String>,
     options: ctxcompact::Options,
+    facts: Facts,
     conversation: Conversation,
     /// The client's marked messages, whole, by index (Anthropic).
     marked: Vec<(usize, Value)>,
@@ -89,15 +94,15 @@ struct Request {
 }
 
 /// Decides what to send upstream for `body`, a request in `format` (`path_model` is the model
-/// the path names, for Gemini).
+/// the path names, for Gemini) from the agent its headers named, if any.
 pub(crate) fn decide(
     config: &Config,
     cache: &Cache,
     format: Format,
-    path_model: Option<&str>,
+    (path_model, recognised): (Option<&str>, Option<Recognised>),
     body: &[u8],
 ) -> Decision {
-    match read(config, format, path_model, body) {
+    match read(config, format, (path_model, recognised), body) {
         Ok(request) => replay(cache, request),
         Err(decision) => *decision,
     }
@@ -108,7 +113,7 @@ pub(crate) fn decide(
 fn read(
     config: &Config,
     format: Format,
-    path_model: Option<&str>,
+    (path_model, recognised): (Option<&str>, Option<Recognised>),
     body: &[u8],
 ) -> Result<Request, Box<Decision>> {
     let failed = |model: &Option<String>, reason: String| {
@@ -136,9 +141,16 @@ fn read(
             reason,
         )));
     }
-    let mut options = config
-        .options(model.as_deref())
+    let recognised = recognised.or_else(|| client::from_body(format, &object));
+    let (mut options, facts) = config
+        .options(model.as_deref(), recognised)
         .map_err(|reason| failed(&model, reason))?;
+    // Past here the model is known: what fails still names its window and agent.
+    let failed = |model: &Option<String>, reason: String| {
+        let mut decision = Decision::failed_open(model.clone(), reason);
+        decision.facts = facts.clone();
+        Box::new(decision)
+    };
     options.overhead = object
         .get("tools")
         .map_or(0, |tools| options.tokenizer.counter().count_opaque(tools));
@@ -182,6 +194,7 @@ fn read(
     Ok(Request {
         model,
         options,
+        facts,
         conversation,
         marked,
         keys,
@@ -195,6 +208,7 @@ fn replay(cache: &Cache, request: Request) -> Decision {
     let Request {
         model,
         options,
+        mut facts,
         conversation,
         marked,
         keys,
@@ -225,7 +239,11 @@ fn replay(cache: &Cache, request: Request) -> Decision {
                 pushed: 0,
                 last_error: None,
             },
-            Err(err) => return Decision::failed_open(model, format!("options: {err}")),
+            Err(err) => {
+                let mut decision = Decision::failed_open(model, format!("options: {err}"));
+                decision.facts = facts;
+                return decision;
+            }
         }
     };
     let Conversation {
@@ -251,6 +269,7 @@ fn replay(cache: &Cache, request: Request) -> Decision {
     let session = &state.session;
     let received = state.received_tokens;
     let forwarded = session.tokens();
+    facts.trigger = Some(session.trigger());
     let mut decision = Decision {
         body: None,
         action: Action::Forwarded,
@@ -260,6 +279,7 @@ fn replay(cache: &Cache, request: Request) -> Decision {
         tokens_forwarded: Some(received),
         compactions: Some(session.compactions()),
         archive_error,
+        facts,
     };
     if forwarded > window {
         decision.action = Action::FailedOpen;

@@ -1,6 +1,7 @@
 //! `ctxcompact proxy`: deterministic compaction between an agent and its provider.
 //!
-//! One concept per file: `config` (flags and settings), `route` (which requests are read),
+//! One concept per file: `config` (flags and settings), `client` (which agent sent a request,
+//! and where it compacts itself), `route` (which requests are read),
 //! `decide` (the compaction decision), `cache` (replayed state, for speed only), `ledger`
 //! (one line per request, the totals) and `relay` (streaming to and from upstream). This
 //! module accepts connections and runs each request through them.
@@ -10,6 +11,7 @@
 //! headers are forwarded untouched and never written anywhere.
 
 mod cache;
+mod client;
 mod config;
 mod decide;
 mod ledger;
@@ -133,6 +135,7 @@ async fn handle(
         method: parts.method.to_string(),
         path: path.clone(),
         model: None,
+        facts: config::Facts::default(),
         status: None,
         tokens_received: None,
         tokens_forwarded: None,
@@ -176,10 +179,11 @@ async fn handle(
                 }
                 Ok(Capped::Whole(bytes)) => {
                     let started = Instant::now();
+                    let recognised = client::from_headers(&parts.headers);
                     let body = decide_body(
                         &shared,
                         format,
-                        model,
+                        (model, recognised),
                         bytes,
                         &mut parts.headers,
                         &mut entry,
@@ -205,7 +209,7 @@ async fn handle(
 async fn decide_body(
     shared: &Arc<Shared>,
     format: ctxcompact::format::Format,
-    model: Option<String>,
+    (model, recognised): (Option<String>, Option<client::Recognised>),
     bytes: Bytes,
     headers: &mut hyper::HeaderMap,
     entry: &mut Entry,
@@ -218,7 +222,7 @@ async fn decide_body(
                 &shared.config,
                 &shared.cache,
                 format,
-                model.as_deref(),
+                (model.as_deref(), recognised),
                 &bytes,
             )
         })
@@ -234,6 +238,7 @@ async fn decide_body(
     entry.tokens_forwarded = decision.tokens_forwarded;
     entry.compactions = decision.compactions;
     entry.archive_error = decision.archive_error;
+    entry.facts = decision.facts;
     match decision.body {
         Some(body) => {
             headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
@@ -331,7 +336,7 @@ async fn forward(
             let on_end = Box::new(move |ending: Ending, usage: Option<ledger::Usage>| {
                 entry.response = Some(ending);
                 if let Some(usage) = usage {
-                    entry.cost_usd = shared.ledger.cost(entry.model.as_deref(), &usage);
+                    entry.cost_usd = shared.ledger.cost(entry.facts.price.as_deref(), &usage);
                     entry.usage = Some(usage);
                 }
                 shared.ledger.record(&entry);
