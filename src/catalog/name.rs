@@ -142,6 +142,10 @@ const DOTTED_PROVIDERS: &[&str] = &[
     "google",
 ];
 
+/// The longest region word before a dotted provider (`us.`, `eu.`, `apac.`, `global.`,
+/// `us-gov.` in Bedrock's inference-profile ids).
+const REGION_LEN: usize = 6;
+
 /// Claude Code's tag for a model's 1M-token context (`claude-sonnet-4-6[1m]`).
 const ONE_MILLION_TAG: &str = "[1m]";
 
@@ -187,7 +191,7 @@ impl Key {
         let second = dotted.next().unwrap_or_default();
         let provider_at = if DOTTED_PROVIDERS.contains(&first) {
             Some(first.len() + 1)
-        } else if first.len() <= 4 && DOTTED_PROVIDERS.contains(&second) {
+        } else if first.len() <= REGION_LEN && DOTTED_PROVIDERS.contains(&second) {
             Some(first.len() + second.len() + 2)
         } else {
             None
@@ -318,6 +322,8 @@ mod tests {
             key.changes,
             ["tag `:0` stripped", "prefix `us.anthropic.` stripped"]
         );
+        let global = Key::of("global.anthropic.claude-sonnet-4-5-20250929-v1:0");
+        assert_eq!(global.bare, "claude-sonnet-4-5-20250929");
         let key = Key::of("claude-opus-5-5[1M]");
         assert!(key.one_million);
         assert_eq!(key.full, "claude-opus-5-5");
