@@ -1,8 +1,10 @@
 //! Prices and prompt caching: what an input token costs with each provider, and the expected
 //! cost of a compaction over the calls that follow it (`--optimize cost`, `replay`).
 //!
-//! Prices are `data/prices.json`, one entry per price family with the model-name prefixes it
-//! covers; a user's own table of the same shape is read with [`Prices::from_json`].
+//! Prices are `data/prices.json`, one entry per price family; a model's catalog profile names
+//! its family (`price` in `data/models.json`), so a name is priced as the catalog resolves it
+//! — an alias, a dated or prefixed name, a name read by its family's rule alike. A user's own
+//! table of the same shape is read with [`Prices::from_json`].
 
 // Without the `lab` feature the price table is public through the lab only.
 #![cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
@@ -35,8 +37,6 @@ pub struct PriceFamily {
     pub family: String,
     /// Who serves it.
     pub provider: String,
-    /// Model-name prefixes that belong to it.
-    pub models: Vec<String>,
     /// Uncached input.
     pub input: f64,
     /// Input written to the cache.
@@ -101,47 +101,19 @@ impl Prices {
         Ok(prices)
     }
 
-    /// The family of `model`: its name normalised as the catalog normalises it (case
-    /// ignored, provider prefixes and runner tags stripped; `Catalog::resolve`), then
-    /// the family with the longest name prefix it starts with.
+    /// The price family of a model the catalog resolved: the one its profile names.
     ///
     /// # Errors
-    /// [`Error::UnknownModel`] listing the families' first prefixes.
-    #[cfg_attr(not(feature = "lab"), allow(dead_code))]
-    pub fn lookup(&self, model: &str) -> Result<&PriceFamily> {
-        self.family_of(&crate::catalog::normalize(model).0)
-            .ok_or_else(|| Error::UnknownModel {
-                name: model.to_string(),
-                nearest: self
-                    .families
-                    .iter()
-                    .filter_map(|f| f.models.first().cloned())
-                    .collect(),
-            })
-    }
-
-    /// The family of a model the catalog resolved: the one with the longest name prefix its
-    /// catalog name starts with, so that every name the catalog accepts for the model (an
-    /// alias, a dated or prefixed name) is priced alike.
-    ///
-    /// # Errors
-    /// [`Error::Unpriced`] when no family covers the model.
+    /// [`Error::Unpriced`] when the profile names no family, or one this list does not have.
     pub fn for_profile(&self, profile: &Profile) -> Result<&PriceFamily> {
-        self.family_of(&profile.name.to_lowercase())
+        profile
+            .price
+            .as_deref()
+            .and_then(|name| self.families.iter().find(|f| f.family == name))
             .ok_or_else(|| Error::Unpriced {
                 model: profile.name.clone(),
                 families: self.families.iter().map(|f| f.family.clone()).collect(),
             })
-    }
-
-    /// The family whose longest name prefix `key` (lowercase) starts with.
-    fn family_of(&self, key: &str) -> Option<&PriceFamily> {
-        self.families
-            .iter()
-            .flat_map(|f| f.models.iter().map(move |m| (m, f)))
-            .filter(|(prefix, _)| key.starts_with(prefix.to_lowercase().as_str()))
-            .max_by_key(|(prefix, _)| prefix.len())
-            .map(|(_, family)| family)
     }
 }
 
@@ -229,25 +201,62 @@ impl CostModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::Catalog;
+
+    fn priced(model: &str) -> Option<String> {
+        let profile = Catalog::builtin().resolve(model).unwrap().profile;
+        Prices::builtin()
+            .for_profile(&profile)
+            .ok()
+            .map(|f| f.family.clone())
+    }
+
+    // See: #31
+    #[test]
+    fn a_name_is_priced_as_the_catalog_resolves_it() {
+        assert_eq!(
+            priced("gpt-4.1-mini-2025-04-14").as_deref(),
+            Some("gpt-4.1-mini")
+        );
+        assert_eq!(priced("gpt-4.1").as_deref(), Some("gpt-4.1"));
+        assert_eq!(
+            priced("claude-sonnet-4-5-20250929").as_deref(),
+            Some("claude-sonnet")
+        );
+        assert_eq!(
+            priced("claude-opus-5-5").as_deref(),
+            Some("claude-opus-5.5")
+        );
+        // A family rule's model is priced as the listed model it resolved to.
+        assert_eq!(
+            priced("claude-opus-5-7-20270101").as_deref(),
+            Some("claude-opus-5.5")
+        );
+        assert_eq!(
+            priced("anthropic.claude-sonnet-5-1-v1:0").as_deref(),
+            Some("claude-sonnet-5")
+        );
+        assert_eq!(priced("llama-3"), None);
+        assert_eq!(priced("gpt-6.1-sol"), None);
+    }
 
     #[test]
-    fn builtin_prices_parse_and_the_longest_prefix_wins() {
+    fn every_price_the_catalog_names_is_listed() {
         let prices = Prices::builtin();
-        assert_eq!(
-            prices.lookup("gpt-4.1-mini-2025").unwrap().family,
-            "gpt-4.1-mini"
-        );
-        assert_eq!(prices.lookup("gpt-4.1").unwrap().family, "gpt-4.1");
-        assert_eq!(
-            prices.lookup("claude-sonnet-4-5").unwrap().caching,
-            Caching::Explicit
-        );
-        assert!(prices.lookup("llama-3").is_err());
+        for model in Catalog::builtin().models {
+            if let Some(name) = &model.price {
+                assert!(
+                    prices.families.iter().any(|f| &f.family == name),
+                    "{}: {name}",
+                    model.name
+                );
+            }
+        }
     }
 
     #[test]
     fn a_negative_price_names_its_family_and_field() {
-        let text = BUILTIN.replacen("\"input\": 5.0", "\"input\": -5.0", 1);
+        let text = BUILTIN.replacen("\"input\": 4.0", "\"input\": -4.0", 1);
         let err = Prices::from_json(&text).unwrap_err().to_string();
         assert!(err.starts_with("prices: families[0].input:"), "{err}");
     }

@@ -27,7 +27,8 @@
 //!   replaces, and its **digest** — the span's requests, files, commands, errors and last state.
 //! - **placeholder**: the note a cleared tool output is replaced with (tool, size, outcome line).
 //! - **rule**: one of the selector's conditions over the conversation's features.
-//! - **profile**: a model's catalog entry — window, tokenizer, strategy preference.
+//! - **profile**: a model's catalog entry — window, tokenizer, strategy preference, price
+//!   family; every model name resolves to one through [`catalog::Catalog::resolve`].
 //! - **calibrated estimate**: the text's o200k tokens × a model family's factor, plus a cost per
 //!   tool call, fitted on the input sizes providers reported in recorded logs (`ctxcompact
 //!   calibrate`); how Claude and Gemini are counted, their tokenizers not being public.

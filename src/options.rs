@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::budget::Budget;
-use crate::catalog::{Catalog, Profile};
+use crate::catalog::{Catalog, Profile, WindowSource};
 use crate::conversation::Conversation;
 use crate::digest::MarkerMode;
 use crate::error::Result;
@@ -48,6 +48,8 @@ pub struct Options {
     pub model: Option<String>,
     /// How that name matched its catalog profile ([`Catalog::resolve`]).
     pub model_match: Option<String>,
+    /// Where the profile's context window came from (`None` without a model or window).
+    pub window_source: Option<WindowSource>,
     /// The tokenizer that counts.
     pub tokenizer: Tokenizer,
     /// Tool-round trimming settings.
@@ -73,15 +75,19 @@ pub struct Options {
 
 impl Options {
     /// Options for a model of the built-in catalog: its profile and tokenizer, and a window
-    /// budget that compacts at 70% of its context window down to 50%.
+    /// budget that compacts at 70% of its context window down to 50%. A name the catalog does
+    /// not list resolves by its family's naming rule ([`Catalog::resolve`]).
     ///
     /// # Errors
-    /// [`Error::UnknownModel`](crate::Error::UnknownModel) when the catalog does not know the name.
+    /// [`Error::UnknownModel`](crate::Error::UnknownModel) when no rule reads the name.
     ///
     /// # Example
     /// ```
     /// let options = ctxcompact::Options::for_model("gpt-4o-2024-08-06")?;
     /// assert_eq!(options.profile.context_window, 128_000);
+    /// // Not listed: the newest listed opus at or below 5.7.
+    /// let unseen = ctxcompact::Options::for_model("claude-opus-5-7-20270101")?;
+    /// assert_eq!(unseen.profile.name, "claude-opus-5-5");
     /// # Ok::<(), ctxcompact::Error>(())
     /// ```
     pub fn for_model(name: &str) -> Result<Self> {
@@ -91,14 +97,15 @@ impl Options {
     /// As [`Options::for_model`], with the profile looked up in `catalog`.
     ///
     /// # Errors
-    /// [`Error::UnknownModel`](crate::Error::UnknownModel) when the catalog does not know the name.
+    /// [`Error::UnknownModel`](crate::Error::UnknownModel) when no rule reads the name.
     pub fn for_model_in(catalog: &Catalog, name: &str) -> Result<Self> {
-        let (profile, how) = catalog.resolve(name)?;
+        let resolved = catalog.resolve(name)?;
         Ok(Self {
-            tokenizer: profile.tokenizer,
+            tokenizer: resolved.profile.tokenizer,
             model: Some(name.to_string()),
-            model_match: Some(how),
-            profile: profile.clone(),
+            model_match: Some(resolved.how),
+            window_source: Some(resolved.window_source),
+            profile: resolved.profile,
             ..Self::with_budget(Budget::window())
         })
     }
@@ -118,6 +125,7 @@ impl Options {
             profile: Profile::generic(Tokenizer::O200k),
             model: None,
             model_match: None,
+            window_source: None,
             tokenizer: Tokenizer::O200k,
             tools: ToolOptions::default(),
             overhead: 0,

@@ -103,6 +103,12 @@ pub struct Report {
     /// How that name matched its catalog profile.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_match: Option<String>,
+    /// The context window the budget was taken from (0: none, no model named).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub window: usize,
+    /// Where that window came from: `flag`, `catalog` or `family` (a naming rule's guess).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_source: Option<crate::catalog::WindowSource>,
     /// The tokenizer that counted.
     pub tokenizer: Tokenizer,
     /// What that tokenizer is and how far its counts are known to be from the provider's.
@@ -345,6 +351,8 @@ impl Outcome {
             format: input.format,
             model: options.model.clone(),
             model_match: options.model_match.clone(),
+            window: options.profile.context_window,
+            window_source: options.window_source,
             tokenizer: options.tokenizer,
             estimator: options.tokenizer.describe(),
             overhead: input.overhead,

@@ -272,7 +272,7 @@ mod tests {
         let ratio = settings(r#"{"model": "gpt-4o", "ratio": 0.5}"#).unwrap();
         assert_eq!(ratio.budget, Budget::Ratio(0.5));
         assert!(matches!(
-            settings(r#"{"model": "gpt-99"}"#).unwrap_err(),
+            settings(r#"{"model": "foo-1"}"#).unwrap_err(),
             Error::UnknownModel { .. }
         ));
     }

@@ -936,6 +936,64 @@ fn analyze_resolves_real_model_names_to_their_windows() {
     assert_eq!(report["profile"]["name"], "claude-sonnet-4-5");
 }
 
+// See: #31
+#[test]
+fn count_and_analyze_take_the_agents_models_and_unseen_names_of_their_families() {
+    let input = br#"[{"role": "user", "content": "hi"}]"#;
+    let cases = [
+        ("claude-opus-5-5", "claude-opus-5-5", 1_000_000, "catalog"),
+        ("gpt-6.1-sol", "gpt-6.1-sol", 272_000, "catalog"),
+        (
+            "gemini-3.5-flash-lite",
+            "gemini-3.5-flash-lite",
+            1_048_576,
+            "catalog",
+        ),
+        (
+            "claude-opus-5-7-20270101",
+            "claude-opus-5-5",
+            1_000_000,
+            "family",
+        ),
+        ("gpt-6.2-codex", "gpt-5-codex", 400_000, "family"),
+        (
+            "gemini-4-flash-preview",
+            "gemini-3.8-flash",
+            1_048_576,
+            "family",
+        ),
+        (
+            "anthropic.claude-sonnet-5-1-v1:0",
+            "claude-sonnet-5",
+            1_000_000,
+            "family",
+        ),
+    ];
+    for (name, profile, window, source) in cases {
+        let run = ctxcompact(&["analyze", "-", "--model", name, "--json"], Some(input));
+        assert!(run.status.success(), "{name}: {}", stderr(&run));
+        let report: Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(report["profile"]["name"], profile, "{name}");
+        assert_eq!(
+            (&report["window"], &report["window_source"]),
+            (&json!(window), &json!(source))
+        );
+        let listed = ctxcompact(&["count", "-", "--model", profile, "--json"], Some(input));
+        let named = ctxcompact(&["count", "-", "--model", name, "--json"], Some(input));
+        assert!(named.status.success(), "{name}: {}", stderr(&named));
+        assert_eq!(named.stdout, listed.stdout, "{name}: counted as {profile}");
+    }
+    for command in ["analyze", "count"] {
+        let run = ctxcompact(&[command, "-", "--model", "foo-1"], Some(input));
+        assert_eq!(run.status.code(), Some(2));
+        assert!(
+            stderr(&run).contains("unknown model `foo-1`"),
+            "{}",
+            stderr(&run)
+        );
+    }
+}
+
 // See: #9
 #[test]
 fn a_tiny_output_cap_still_keeps_the_head_of_each_output() {

@@ -1309,3 +1309,300 @@ fn archive_dir_archives_what_the_proxy_removes_and_a_write_failure_fails_nothing
     assert!(ledger[0]["archive_error"].is_string(), "{}", ledger[0]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Model names and agents (issue 31).
+
+/// A request body in `format` for `model`: a task, `rounds` tool rounds whose outputs are a few
+/// hundred words each, and a last request.
+fn tool_body(format: Format, model: &str, rounds: usize) -> Vec<u8> {
+    let output = |i: usize| format!("line {i} of the file: some words of output ").repeat(40);
+    let body = match format {
+        Format::Anthropic => {
+            let mut messages = vec![json!({"role": "user", "content": "read the files"})];
+            for i in 0..rounds {
+                messages.push(json!({"role": "assistant", "content": [{"type": "tool_use",
+                    "id": format!("t{i}"), "name": "read", "input": {"n": i}}]}));
+                messages.push(json!({"role": "user", "content": [{"type": "tool_result",
+                    "tool_use_id": format!("t{i}"), "content": output(i)}]}));
+            }
+            messages.push(json!({"role": "user", "content": "now summarise"}));
+            json!({"model": model, "max_tokens": 1000, "system": "be brief", "messages": messages})
+        }
+        Format::Responses => {
+            let mut input = vec![json!({"role": "user", "content": "read the files"})];
+            for i in 0..rounds {
+                input.push(json!({"type": "function_call", "call_id": format!("c{i}"),
+                    "name": "read", "arguments": format!("{{\"n\": {i}}}")}));
+                input.push(
+                    json!({"type": "function_call_output", "call_id": format!("c{i}"),
+                    "output": output(i)}),
+                );
+            }
+            input.push(json!({"role": "user", "content": "now summarise"}));
+            json!({"model": model, "instructions": "be brief", "input": input})
+        }
+        _ => {
+            let mut contents = vec![json!({"role": "user", "parts": [{"text": "read the files"}]})];
+            for i in 0..rounds {
+                contents.push(json!({"role": "model", "parts": [{"functionCall": {"name": "read", "args": {"n": i}}}]}));
+                contents.push(
+                    json!({"role": "user", "parts": [{"functionResponse": {"name": "read",
+                    "response": {"output": output(i)}}}]}),
+                );
+            }
+            contents.push(json!({"role": "user", "parts": [{"text": "now summarise"}]}));
+            json!({"contents": contents, "systemInstruction": {"parts": [{"text": "be brief"}]}})
+        }
+    };
+    serde_json::to_vec(&body).unwrap()
+}
+
+/// The `tool_body` of the fewest rounds that holds at least `tokens` tokens as the library
+/// counts them for `model`.
+fn body_of(format: Format, model: &str, tokens: usize) -> Vec<u8> {
+    let options = Options::for_model(model).unwrap();
+    let count = |body: &[u8]| {
+        options
+            .count(&format::parse(body, Some(format)).unwrap())
+            .total()
+    };
+    let per_round = count(&tool_body(format, model, 2)) - count(&tool_body(format, model, 1));
+    let mut rounds = tokens / per_round;
+    loop {
+        let body = tool_body(format, model, rounds);
+        if count(&body) >= tokens {
+            return body;
+        }
+        rounds += 1;
+    }
+}
+
+/// The ledger line of one request with `headers` through a proxy started with `args`.
+fn through_proxy(args: &[&str], path: &str, headers: &[(&str, &str)], body: &[u8]) -> Value {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, args);
+    let mut headers = headers.to_vec();
+    headers.push(("content-type", "application/json"));
+    assert_eq!(send(&proxy.addr, "POST", path, &headers, body).status, 200);
+    proxy.ledger(1).remove(0)
+}
+
+// See: #31
+#[test]
+fn the_models_the_agents_send_and_unseen_names_of_their_families_get_a_window() {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &[]);
+    let cases: [(&str, Format, usize, &str); 11] = [
+        ("claude-opus-5-5", Format::Anthropic, 1_000_000, "catalog"),
+        (
+            "claude-opus-5-7-20270101",
+            Format::Anthropic,
+            1_000_000,
+            "family",
+        ),
+        (
+            "anthropic.claude-sonnet-5-1-v1:0",
+            Format::Anthropic,
+            1_000_000,
+            "family",
+        ),
+        ("gpt-6.1-sol", Format::Responses, 272_000, "catalog"),
+        ("gpt-6.2-codex", Format::Responses, 400_000, "family"),
+        (
+            "gemini-3.1-pro-preview",
+            Format::Gemini,
+            1_048_576,
+            "catalog",
+        ),
+        (
+            "gemini-3-flash-preview",
+            Format::Gemini,
+            1_048_576,
+            "catalog",
+        ),
+        ("gemini-3.8-flash", Format::Gemini, 1_048_576, "catalog"),
+        (
+            "gemini-3.5-flash-lite",
+            Format::Gemini,
+            1_048_576,
+            "catalog",
+        ),
+        (
+            "gemini-4-flash-preview",
+            Format::Gemini,
+            1_048_576,
+            "family",
+        ),
+        ("gemini-4-flash-lite", Format::Gemini, 1_048_576, "family"),
+    ];
+    for (model, format, _, _) in cases {
+        let path = match format {
+            Format::Anthropic => "/v1/messages".to_string(),
+            Format::Responses => "/v1/responses".to_string(),
+            _ => format!("/v1beta/models/{model}:generateContent"),
+        };
+        let body = tool_body(format, model, 2);
+        assert_eq!(post(&proxy.addr, &path, &body).status, 200, "{model}");
+    }
+    let ledger = proxy.ledger(cases.len());
+    for ((model, _, window, source), line) in cases.iter().zip(&ledger) {
+        assert_eq!(line["model"], *model);
+        assert_eq!(line["action"], "forwarded", "{line}");
+        assert_eq!(
+            (&line["window"], &line["window_source"]),
+            (&json!(window), &json!(source)),
+            "{line}"
+        );
+    }
+}
+
+// See: #31
+#[test]
+fn a_model_of_no_known_family_fails_open_and_is_named_once_per_process() {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &[]);
+    for model in ["foo-1", "foo-1", "foo-1", "bar-2"] {
+        let body = tool_body(Format::Anthropic, model, 1);
+        assert_eq!(post(&proxy.addr, "/v1/messages", &body).status, 200);
+    }
+    let ledger = proxy.ledger(4);
+    for line in &ledger {
+        assert_eq!(line["action"], "failed_open", "{line}");
+        assert!(
+            line["reason"].as_str().unwrap().contains("pass --window"),
+            "{line}"
+        );
+        assert!(line.get("window").is_none_or(Value::is_null), "{line}");
+    }
+    let deadline = Instant::now() + PATIENCE;
+    while !proxy.stderr.lock().unwrap().contains("`bar-2`") && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(10));
+    }
+    let stderr = proxy.stderr.lock().unwrap().clone();
+    let named: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("unknown model"))
+        .collect();
+    assert_eq!(named.len(), 2, "{stderr}");
+    assert!(
+        named[0].contains("`foo-1`") && named[1].contains("`bar-2`"),
+        "{stderr}"
+    );
+    assert!(named.iter().all(|l| l.contains("--window")), "{stderr}");
+}
+
+/// Claude Code's, Codex's and Gemini CLI's request headers, as the pinned clients send them.
+const CLAUDE_CODE: &[(&str, &str)] = &[
+    ("user-agent", "claude-cli/2.1.328 (external, cli)"),
+    ("x-app", "cli"),
+];
+const CODEX: &[(&str, &str)] = &[
+    ("originator", "codex_cli_rs"),
+    ("user-agent", "codex_cli_rs/0.169.0 (Linux; x86_64)"),
+];
+const GEMINI_CLI: &[(&str, &str)] = &[(
+    "user-agent",
+    "GeminiCLI/0.61.0/gemini-3.1-pro-preview (linux; x64; terminal)",
+)];
+
+// See: #31
+#[test]
+fn a_recognised_agent_is_compacted_below_its_own_compaction_point() {
+    // With a 100,000-token window: Claude Code compacts itself at 67,000, so the proxy at
+    // 62,000; Gemini CLI at 50,000, so the proxy at 45,000; both under the 70,000 of the
+    // default trigger. A body between the two compacts only when the agent is recognised and
+    // --trigger is not given.
+    let window = ["--window", "100000"];
+    let explicit = ["--window", "100000", "--trigger", "0.7"];
+    let claude = body_of(Format::Anthropic, "claude-opus-5-5", 66_000);
+    let gemini = body_of(Format::Gemini, "gemini-3.1-pro-preview", 57_000);
+    let gemini_path = "/v1beta/models/gemini-3.1-pro-preview:streamGenerateContent?alt=sse";
+    let line = through_proxy(&window, "/v1/messages", CLAUDE_CODE, &claude);
+    assert_eq!(line["action"], "compacted", "{line}");
+    assert_eq!(
+        (&line["client"], &line["client_by"]),
+        (&json!("claude-code"), &json!("user-agent header"))
+    );
+    assert_eq!(
+        (&line["trigger"], &line["window"], &line["window_source"]),
+        (&json!(62_000), &json!(100_000), &json!("flag"))
+    );
+    assert!(
+        line["trigger_reason"]
+            .as_str()
+            .unwrap()
+            .contains("window − 33,000 (67000)"),
+        "{line}"
+    );
+    let line = through_proxy(&window, gemini_path, GEMINI_CLI, &gemini);
+    assert_eq!(line["action"], "compacted", "{line}");
+    assert_eq!(
+        (&line["client"], &line["trigger"]),
+        (&json!("gemini-cli"), &json!(45_000))
+    );
+    // --trigger given wins.
+    for (path, headers, body) in [
+        ("/v1/messages", CLAUDE_CODE, &claude),
+        (gemini_path, GEMINI_CLI, &gemini),
+    ] {
+        let line = through_proxy(&explicit, path, headers, body);
+        assert_eq!(
+            (&line["action"], &line["trigger"]),
+            (&json!("forwarded"), &json!(70_000)),
+            "{line}"
+        );
+        assert!(
+            line["trigger_reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("--trigger 0.7 given"),
+            "{line}"
+        );
+    }
+    // An agent not recognised keeps 70%.
+    for (path, body) in [("/v1/messages", &claude), (gemini_path, &gemini)] {
+        let line = through_proxy(&window, path, &[("user-agent", "curl/8")], body);
+        assert_eq!(
+            (&line["action"], &line["trigger"]),
+            (&json!("forwarded"), &json!(70_000)),
+            "{line}"
+        );
+        assert!(line.get("client").is_none(), "{line}");
+    }
+}
+
+// See: #31
+#[test]
+fn codex_is_recognised_and_its_ninety_percent_leaves_the_default_trigger_below_it() {
+    // Codex compacts itself at 90,000 of 100,000: 85,000 less the margin is above the
+    // default 70,000, which stays. A body between the two compacts; with --trigger 0.9 given
+    // (above Codex's own point) it does not.
+    let body = body_of(Format::Responses, "gpt-6.1-sol", 77_000);
+    let line = through_proxy(&["--window", "100000"], "/v1/responses", CODEX, &body);
+    assert_eq!(line["action"], "compacted", "{line}");
+    assert_eq!(
+        (&line["client"], &line["client_by"], &line["trigger"]),
+        (&json!("codex"), &json!("originator header"), &json!(70_000))
+    );
+    let given = ["--window", "100000", "--trigger", "0.9"];
+    let line = through_proxy(&given, "/v1/responses", CODEX, &body);
+    assert_eq!(
+        (&line["action"], &line["trigger"]),
+        (&json!("forwarded"), &json!(90_000)),
+        "{line}"
+    );
+    // Codex's body names it when its headers do not.
+    let mut shaped: Value = serde_json::from_slice(&body).unwrap();
+    shaped["client_metadata"] = json!({"x-codex-window-id": "w:0"});
+    let line = through_proxy(
+        &["--window", "100000"],
+        "/v1/responses",
+        &[],
+        &serde_json::to_vec(&shaped).unwrap(),
+    );
+    assert_eq!(
+        (&line["client"], &line["client_by"]),
+        (&json!("codex"), &json!("body: client_metadata"))
+    );
+}

@@ -14,8 +14,8 @@ use serde_json::Value;
 use crate::cli::ctxcompact;
 
 fn replay(model: &str, window: usize) -> Replay {
-    let profile = Catalog::builtin().lookup(model).unwrap().clone();
-    let family = Prices::builtin().lookup(model).unwrap().clone();
+    let profile = Catalog::builtin().resolve(model).unwrap().profile;
+    let family = Prices::builtin().for_profile(&profile).unwrap().clone();
     Replay::new(model, &profile, family, window, [0.7, 0.5], &Policy::ALL).unwrap()
 }
 
@@ -299,8 +299,8 @@ fn corpus_default_is_valid_and_30_pct_cheaper_than_naive_when_present() {
         return;
     };
     for model in ["claude-sonnet-4-5", "gpt-4.1"] {
-        let profile = Catalog::builtin().lookup(model).unwrap().clone();
-        let family = Prices::builtin().lookup(model).unwrap().clone();
+        let profile = Catalog::builtin().resolve(model).unwrap().profile;
+        let family = Prices::builtin().for_profile(&profile).unwrap().clone();
         let policies = [Policy::Naive, Policy::Default];
         let mut replay =
             Replay::new(model, &profile, family, 32000, [0.7, 0.5], &policies).unwrap();

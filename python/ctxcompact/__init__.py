@@ -82,6 +82,8 @@ _TOKENIZERS = (
 )
 # The API formats a provider request body is in (``compact_request``).
 _REQUEST_FORMATS = ("openai", "anthropic", "responses", "gemini", "bedrock")
+# The agents whose own compaction point the proxy's trigger goes below (``compact_request``).
+_CLIENTS = ("claude-code", "codex", "gemini-cli")
 _STRATEGIES = ("auto", "middle", "oldest")
 _TOOL_MODES = ("clear", "drop", "off")
 
@@ -330,7 +332,8 @@ class ForwardedRequest:
     ``"compacted"`` or ``"failed_open"`` (unreadable, invalid, no window known, cannot fit:
     forwarded unchanged); ``reason`` says why when it went through unchanged past the trigger
     or failed open. ``model``, ``tokens_received``, ``tokens_forwarded``, ``compactions`` (in
-    the conversation so far) and ``archive_error`` are the proxy ledger's fields.
+    the conversation so far), ``archive_error`` and ``facts`` (the window and where it came
+    from, the agent recognised, the trigger and why) are the proxy ledger's fields.
     """
 
     __slots__ = (
@@ -342,6 +345,7 @@ class ForwardedRequest:
         "tokens_forwarded",
         "compactions",
         "archive_error",
+        "facts",
     )
 
     def __init__(self, body: bytes, decision: Dict[str, Any]) -> None:
@@ -353,6 +357,7 @@ class ForwardedRequest:
         self.tokens_forwarded: Optional[int] = decision["tokens_forwarded"]
         self.compactions: Optional[int] = decision["compactions"]
         self.archive_error: Optional[str] = decision["archive_error"]
+        self.facts: Dict[str, Any] = decision["facts"]
 
     def __repr__(self) -> str:
         """A one-line summary: action and tokens received and forwarded."""
@@ -367,6 +372,7 @@ def compact_request(
     format: str,
     *,
     path_model: Optional[str] = None,
+    client: Optional[str] = None,
     window: Optional[int] = None,
     trigger: Optional[float] = None,
     target_ratio: Optional[float] = None,
@@ -386,7 +392,10 @@ def compact_request(
     ``body`` is the request's bytes as a client sent them; ``format`` its API: ``"openai"``
     (Chat Completions), ``"anthropic"``, ``"responses"``, ``"gemini"`` or ``"bedrock"``;
     ``path_model`` the model the request's path names (Gemini's ``…/models/M:generateContent``)
-    when the body names none. The model's window comes from the catalog, or ``window`` for
+    when the body names none; ``client`` the agent that sent it (``"claude-code"``,
+    ``"codex"``, ``"gemini-cli"``), as the proxy tells it from the request's headers (else the
+    body's shape is read for one): unless ``trigger`` is given, the trigger then sits below the
+    agent's own compaction point. The model's window comes from the catalog, or ``window`` for
     every model. Past ``trigger`` of the window (0.7) the history is compacted down to
     ``target_ratio`` of it (0.5), replayed at its own call boundaries so that between
     compactions the forwarded body only grows at its end; under it the received bytes are
@@ -404,6 +413,8 @@ def compact_request(
         if not isinstance(path_model, str):
             raise OptionError(f"path_model must be a string, not {type(path_model).__name__}")
         settings["path_model"] = path_model
+    if client is not None:
+        settings["client"] = _choice("client", client, _CLIENTS)
     if window is not None:
         settings["window"] = _count("window", window)
     run: Dict[str, Any] = {}

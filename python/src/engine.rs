@@ -8,7 +8,7 @@
 
 use ctxcompact::catalog::Catalog;
 use ctxcompact::format::{self, Format};
-use ctxcompact::request::Compactor;
+use ctxcompact::request::{Agent, Compactor, Recognised};
 use ctxcompact::{Conversation, Error, Options, Problem};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -37,6 +37,8 @@ pub(crate) struct RequestSettings {
     path_model: Option<String>,
     /// `window=`: the context window for every model, instead of the catalog's.
     window: Option<usize>,
+    /// `client=`: the agent that sent the request, as the proxy tells it from the headers.
+    client: Option<Agent>,
     /// Every other keyword argument.
     #[serde(default)]
     run: ctxcompact::Settings,
@@ -122,7 +124,11 @@ pub(crate) fn compact_request(
     let format: Format = settings.format.parse().map_err(Failure::options)?;
     let compactor = Compactor::new(&settings.run, Catalog::builtin(), settings.window, 0)
         .map_err(Failure::from_library)?;
-    let forward = compactor.compact(body, format, settings.path_model.as_deref());
+    let client = settings.client.map(|agent| Recognised {
+        agent,
+        by: "the caller",
+    });
+    let forward = compactor.compact(body, format, settings.path_model.as_deref(), client);
     let decision = json!({
         "action": forward.handling,
         "reason": forward.reason,
@@ -131,6 +137,7 @@ pub(crate) fn compact_request(
         "tokens_forwarded": forward.tokens_forwarded,
         "compactions": forward.compactions,
         "archive_error": forward.archive_error,
+        "facts": forward.facts,
     });
     Ok((forward.body, decision))
 }

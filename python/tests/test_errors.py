@@ -94,7 +94,7 @@ def test_budget_below_the_pinned_minimum_raises_cannot_fit_with_the_report() -> 
         ({"target": "100"}, "whole number"),
         ({"ratio": 0.0}, "above 0"),
         ({"ratio": float("inf")}, "finite"),
-        ({"model": "gpt-99-turbo"}, "unknown model"),
+        ({"model": "foo-1"}, "unknown model"),
         ({"target": 100, "strategy": "newest"}, "strategy must be one of"),
         ({"target": 100, "tool_mode": "erase"}, "tool_mode must be one of"),
         ({"target": 100, "tokenizer": "p50k"}, "tokenizer must be one of"),
@@ -113,3 +113,25 @@ def test_a_conversation_within_budget_comes_back_unchanged() -> None:
     assert result.report["action"] == "within_budget"
     assert result.conversation == chat()
     assert "within_budget" in repr(result)
+
+
+# See: #31
+@pytest.mark.parametrize(
+    ("model", "profile", "window", "source"),
+    [
+        ("claude-opus-5-5", "claude-opus-5-5", 1_000_000, "catalog"),
+        ("gpt-6.1-sol", "gpt-6.1-sol", 272_000, "catalog"),
+        ("gemini-3.8-flash", "gemini-3.8-flash", 1_048_576, "catalog"),
+        ("claude-opus-5-7-20270101", "claude-opus-5-5", 1_000_000, "family"),
+        ("gpt-6.2-codex", "gpt-5-codex", 400_000, "family"),
+        ("gemini-4-flash-preview", "gemini-3.8-flash", 1_048_576, "family"),
+        ("anthropic.claude-sonnet-5-1-v1:0", "claude-sonnet-5", 1_000_000, "family"),
+    ],
+)
+def test_model_names_resolve_as_the_catalog_resolves_them(
+    model: str, profile: str, window: int, source: str
+) -> None:
+    report = ctxcompact.analyze(chat(), model=model)
+    assert report["profile"]["name"] == profile
+    assert (report["window"], report["window_source"]) == (window, source)
+    assert ctxcompact.count(chat(), model=model)["total"] > 0

@@ -42,6 +42,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use crate::catalog::Catalog;
 use crate::conversation::{Conversation, Message, Part};
 use crate::error::Result;
 use crate::format::{self, ReadOptions, RecordedUsage};
@@ -168,8 +169,19 @@ fn measure(message: &Message) -> [usize; 4] {
     ]
 }
 
+/// The calibrated-estimate family of a model a log names, as the catalog resolves the name
+/// (its profile's tokenizer); `None` for a model counted otherwise, or one the catalog does
+/// not know.
+fn family_of(catalog: &Catalog, model: &str) -> Option<Family> {
+    match catalog.resolve(model).ok()?.profile.tokenizer {
+        Tokenizer::Calibrated(factor) => Some(factor.family),
+        _ => None,
+    }
+}
+
 /// The recorded calls of every log, by family, in log order.
 fn calls(logs: &[(usize, &SessionLog)]) -> BTreeMap<Family, Vec<Call>> {
+    let catalog = Catalog::builtin();
     let mut by_family: BTreeMap<Family, Vec<Call>> = BTreeMap::new();
     for &(session, log) in logs {
         let conversation = &log.conversation;
@@ -186,7 +198,7 @@ fn calls(logs: &[(usize, &SessionLog)]) -> BTreeMap<Family, Vec<Call>> {
         for usage in &log.usages {
             // The request held the system prompt and the messages from `from` on.
             let (Some(family), Some(held), Some(before)) = (
-                Family::of_model(&usage.model),
+                family_of(&catalog, &usage.model),
                 prefix.get(usage.message),
                 prefix
                     .get(usage.from)
@@ -436,6 +448,7 @@ pub fn evaluate(logs: &[SessionLog], calibration: &Calibration) -> Vec<FamilyFit
 
 /// The anchored estimates of [`evaluate`], with the reported sizes.
 fn measure_anchored(logs: &[(usize, &SessionLog)], calibration: &Calibration) -> Measured {
+    let catalog = Catalog::builtin();
     let mut measured = Measured::new();
     for &(session, log) in logs {
         for family in Family::ALL {
@@ -445,7 +458,7 @@ fn measure_anchored(logs: &[(usize, &SessionLog)], calibration: &Calibration) ->
             let usages: Vec<&RecordedUsage> = log
                 .usages
                 .iter()
-                .filter(|u| Family::of_model(&u.model) == Some(family))
+                .filter(|u| family_of(&catalog, &u.model) == Some(family))
                 .filter(|u| u.message <= log.conversation.messages.len())
                 .collect();
             if usages.len() < 2 {
@@ -553,6 +566,24 @@ fn as_f64(n: usize) -> f64 {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    // See: #31
+    #[test]
+    fn a_log_model_finds_its_family_through_the_catalog() {
+        let catalog = Catalog::builtin();
+        let cases = [
+            ("claude-opus-4-6", Some(Family::ClaudeOpus)),
+            ("claude-opus-5-7-20270101", Some(Family::ClaudeOpus)),
+            ("sonnet", Some(Family::ClaudeSonnet)),
+            ("claude-haiku-4-5-20251001", Some(Family::ClaudeHaiku)),
+            ("gemini-2.5-pro", Some(Family::Gemini)),
+            ("gpt-5.3-codex", None),
+            ("<synthetic>", None),
+        ];
+        for (model, family) in cases {
+            assert_eq!(family_of(&catalog, model), family, "{model}");
+        }
+    }
 
     /// A Claude Code log of `turns` user/assistant pairs with growing text, each assistant line
     /// recording `usage(i)` for the assistant message at index `i` (`None`: no usage).

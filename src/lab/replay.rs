@@ -543,12 +543,18 @@ mod tests {
     use super::*;
 
     fn family(caching: Caching) -> PriceFamily {
-        let prices = Prices::builtin();
         let model = match caching {
             Caching::Explicit => "claude-sonnet-4-5",
             Caching::Automatic => "gpt-4.1",
         };
-        prices.lookup(model).expect("priced").clone()
+        let profile = crate::catalog::Catalog::builtin()
+            .resolve(model)
+            .expect("listed")
+            .profile;
+        Prices::builtin()
+            .for_profile(&profile)
+            .expect("priced")
+            .clone()
     }
 
     /// Six calls, worked out by hand. Messages are letters with their tokens; the provider

@@ -21,6 +21,7 @@
 //! (fail-open), with the reason; a body that breaks a pairing rule but is under the trigger
 //! needs no compaction and is forwarded as it came, the rule named.
 
+mod agent;
 mod breakpoints;
 mod cache;
 
@@ -28,7 +29,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::budget::Budget;
-use crate::catalog::{Catalog, Profile};
+use crate::catalog::{Catalog, Profile, WindowSource};
 use crate::conversation::{Conversation, Role};
 use crate::error::{Error, Result};
 use crate::format::{self, Format};
@@ -37,6 +38,8 @@ use crate::session::Session;
 use crate::settings::Settings;
 use crate::tokens::Tokenizer;
 use cache::{Cache, Key, State};
+
+pub use agent::{Agent, Recognised};
 
 /// What was done with a request body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -74,6 +77,32 @@ pub struct Forward {
     /// Why the archive files of this request's compactions could not be written (the request
     /// goes on without them).
     pub archive_error: Option<String>,
+    /// The window, the agent and the trigger, once the model is known.
+    pub facts: Facts,
+    /// The model no catalog name or family naming rule reads, when that is why it failed open
+    /// (a caller may name it once, with the remedy: a window for every model).
+    pub unknown_model: Option<String>,
+}
+
+/// What was known of a request's model and agent: the window used and where it came from, the
+/// agent recognised and by what, and the trigger in tokens and why (the proxy's ledger line).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Facts {
+    /// The context window the budget was taken from.
+    pub window: Option<usize>,
+    /// Where that window came from: `flag` (the compactor's window), `catalog` or `family`.
+    pub window_source: Option<WindowSource>,
+    /// The agent recognised, by its headers or its body's shape.
+    #[serde(flatten)]
+    pub client: Option<Recognised>,
+    /// The trigger, in tokens.
+    pub trigger: Option<usize>,
+    /// Why that trigger: the shares given, or the agent's own compaction point below them.
+    pub trigger_reason: Option<String>,
+    /// The model's price family (`data/prices.json`), for the cost of the usage reported.
+    #[serde(skip)]
+    pub price: Option<String>,
 }
 
 impl Forward {
@@ -88,11 +117,21 @@ impl Forward {
             tokens_forwarded: None,
             compactions: None,
             archive_error: None,
+            facts: Facts::default(),
+            unknown_model: None,
         }
     }
 
     fn failed_open(model: Option<String>, reason: String) -> Self {
         Self::unchanged(Handling::FailedOpen, model, reason)
+    }
+
+    /// Failed open, with what was known of the model and agent.
+    fn failed_with(model: Option<String>, reason: String, facts: &Facts) -> Self {
+        Self {
+            facts: facts.clone(),
+            ..Self::failed_open(model, reason)
+        }
     }
 }
 
@@ -108,7 +147,7 @@ impl Forward {
 /// let settings = ctxcompact::Settings::default(); // compact past 70% of the window, to 50%
 /// let compactor = Compactor::new(&settings, Catalog::builtin(), None, 1024)?;
 /// let body = br#"{"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}"#;
-/// let forward = compactor.compact(body, Format::OpenAi, None);
+/// let forward = compactor.compact(body, Format::OpenAi, None, None);
 /// assert_eq!(forward.handling, Handling::Forwarded);
 /// let upstream: &[u8] = forward.body.as_deref().unwrap_or(body);
 /// assert_eq!(upstream, body);
@@ -122,6 +161,10 @@ pub struct Compactor {
     window: Option<usize>,
     /// The tokenizer for every model, instead of each model's.
     tokenizer: Option<Tokenizer>,
+    /// The trigger and target shares (the settings', else the defaults).
+    shares: (f64, f64),
+    /// Whether the trigger was given (it then wins over an agent's own point).
+    trigger_given: bool,
     cache: Cache,
 }
 
@@ -129,6 +172,7 @@ pub struct Compactor {
 struct Request {
     model: Option<String>,
     options: Options,
+    facts: Facts,
     conversation: Conversation,
     /// The client's marked messages, whole, by index (Anthropic).
     marked: Vec<(usize, Value)>,
@@ -181,6 +225,8 @@ impl Compactor {
             template,
             window,
             tokenizer: settings.tokenizer,
+            shares: (trigger, target),
+            trigger_given: settings.trigger.is_some(),
             cache: Cache::new(cache_entries),
         })
     }
@@ -191,39 +237,81 @@ impl Compactor {
     }
 
     /// Decides what to forward for `body`, a request in `format`; `path_model` is the model
-    /// the request's path names (Gemini), used when the body names none.
-    pub fn compact(&self, body: &[u8], format: Format, path_model: Option<&str>) -> Forward {
-        match self.read(format, path_model, body) {
+    /// the request's path names (Gemini), used when the body names none; `client` the agent
+    /// the request's headers name ([`Recognised::from_headers`]), else its body's shape is
+    /// read for one. A recognised agent's own compaction point, less a margin, lowers the
+    /// trigger unless the settings gave one.
+    pub fn compact(
+        &self,
+        body: &[u8],
+        format: Format,
+        path_model: Option<&str>,
+        client: Option<Recognised>,
+    ) -> Forward {
+        match self.read(format, (path_model, client), body) {
             Ok(request) => self.replay(request),
             Err(forward) => *forward,
         }
     }
 
-    /// The library options for a request naming `model`: the catalog's profile (its window
-    /// replaced by the compactor's), the trigger and target, and the engine settings.
+    /// The library options for a request naming `model` from the agent `client` (if any):
+    /// the catalog's profile (its window replaced by the compactor's), the trigger and target
+    /// (below the agent's own compaction point unless a trigger was given), and the engine
+    /// settings; with what is known of them.
     ///
     /// # Errors
-    /// The reason, when no window is known: no model, or one the catalog does not know,
+    /// What to forward when no window is known: no model, or one no catalog rule reads,
     /// without a window given.
-    fn options(&self, model: Option<&str>) -> std::result::Result<Options, String> {
+    fn options(
+        &self,
+        model: Option<&str>,
+        client: Option<Recognised>,
+    ) -> std::result::Result<(Options, Facts), Box<Forward>> {
         let found = model.map(|name| self.catalog.resolve(name));
-        let (profile, model_match) = match (found, self.window) {
-            (Some(Ok((profile, how))), _) => (profile.clone(), Some(how)),
-            (Some(Err(err)), None) => return Err(format!("{err}; pass --window to proxy it")),
-            (None, None) => {
-                return Err("the body names no model; pass --window to proxy it".into());
+        let (resolved, source) = match (found, self.window) {
+            (Some(Ok(resolved)), None) => {
+                let source = resolved.window_source;
+                (Some(resolved), source)
             }
-            (_, Some(_)) => (Profile::generic(Tokenizer::O200k), None),
+            (Some(Ok(resolved)), Some(_)) => (Some(resolved), WindowSource::Flag),
+            (Some(Err(err)), None) => {
+                let reason = format!("{err}; pass --window to proxy it");
+                let mut forward = Forward::failed_open(model.map(str::to_string), reason);
+                forward.unknown_model = model.map(str::to_string);
+                return Err(Box::new(forward));
+            }
+            (None, None) => {
+                let reason = "the body names no model; pass --window to proxy it".into();
+                return Err(Box::new(Forward::failed_open(None, reason)));
+            }
+            (_, Some(_)) => (None, WindowSource::Flag),
         };
         let mut options = self.template.clone();
+        let (profile, model_match) = match resolved {
+            Some(resolved) => (resolved.profile, Some(resolved.how)),
+            None => (Profile::generic(Tokenizer::O200k), None),
+        };
         options.tokenizer = self.tokenizer.unwrap_or(profile.tokenizer);
         options.profile = profile;
         if let Some(window) = self.window {
             options.profile.context_window = window;
         }
+        let window = options.profile.context_window;
+        let ((trigger, target), reason) =
+            agent::shares(client, window, self.shares, self.trigger_given);
         options.model = model.map(str::to_string);
         options.model_match = model_match;
-        Ok(options)
+        options.window_source = Some(source);
+        options.budget = Budget::Window { trigger, target };
+        let facts = Facts {
+            window: Some(window),
+            window_source: Some(source),
+            client,
+            trigger: None,
+            trigger_reason: Some(reason),
+            price: options.profile.price.clone(),
+        };
+        Ok((options, facts))
     }
 
     /// Reads a body into a checked conversation and its options; what to forward instead when
@@ -231,7 +319,7 @@ impl Compactor {
     fn read(
         &self,
         format: Format,
-        path_model: Option<&str>,
+        (path_model, client): (Option<&str>, Option<Recognised>),
         body: &[u8],
     ) -> std::result::Result<Request, Box<Forward>> {
         let failed = |model: &Option<String>, reason: String| {
@@ -259,9 +347,12 @@ impl Compactor {
                 reason,
             )));
         }
-        let mut options = self
-            .options(model.as_deref())
-            .map_err(|reason| failed(&model, reason))?;
+        let client = client.or_else(|| agent::from_body(format, &object));
+        let (mut options, facts) = self.options(model.as_deref(), client)?;
+        // Past here the model is known: what fails still names its window and agent.
+        let failed = |model: &Option<String>, reason: String| {
+            Box::new(Forward::failed_with(model.clone(), reason, &facts))
+        };
         options.overhead = object
             .get("tools")
             .map_or(0, |tools| options.tokenizer.counter().count_opaque(tools));
@@ -288,7 +379,13 @@ impl Compactor {
                 n => format!(" (and {} more)", n - 1),
             };
             let reason = format!("invalid: {first}{more}");
-            return Err(Box::new(invalid(conversation, options, model, reason)));
+            return Err(Box::new(invalid(
+                conversation,
+                options,
+                model,
+                reason,
+                facts,
+            )));
         }
         let base = Key::of(format.as_str().as_bytes())
             .then(format!("{options:?}").as_bytes())
@@ -302,6 +399,7 @@ impl Compactor {
         Ok(Request {
             model,
             options,
+            facts,
             conversation,
             marked,
             keys,
@@ -314,6 +412,7 @@ impl Compactor {
         let Request {
             model,
             options,
+            mut facts,
             conversation,
             marked,
             keys,
@@ -325,26 +424,9 @@ impl Compactor {
             .iter()
             .rev()
             .find_map(|&b| self.cache.take(keys[b]));
-        let mut state = if let Some(state) = resumed {
-            state
-        } else {
-            let start = Conversation {
-                format,
-                system: conversation.system.clone(),
-                messages: Vec::new(),
-                envelope: None,
-                lines: Vec::new(),
-                repairs: Vec::new(),
-            };
-            match Session::new(start, options) {
-                Ok(session) => State {
-                    received_tokens: session.tokens(),
-                    session,
-                    pushed: 0,
-                    last_error: None,
-                },
-                Err(err) => return Forward::failed_open(model, format!("options: {err}")),
-            }
+        let mut state = match resumed.map_or_else(|| fresh(&conversation, options), Ok) {
+            Ok(state) => state,
+            Err(err) => return Forward::failed_with(model, format!("options: {err}"), &facts),
         };
         let Conversation {
             system,
@@ -369,6 +451,7 @@ impl Compactor {
         let session = &state.session;
         let received = state.received_tokens;
         let forwarded = session.tokens();
+        facts.trigger = Some(session.trigger());
         let mut forward = Forward {
             body: None,
             handling: Handling::Forwarded,
@@ -378,6 +461,8 @@ impl Compactor {
             tokens_forwarded: Some(received),
             compactions: Some(session.compactions()),
             archive_error,
+            facts,
+            unknown_model: None,
         };
         if forwarded > window {
             forward.handling = Handling::FailedOpen;
@@ -415,6 +500,25 @@ impl Compactor {
     }
 }
 
+/// The state of a replay from the start: a session holding the system prompt alone.
+fn fresh(conversation: &Conversation, options: Options) -> Result<State> {
+    let start = Conversation {
+        format: conversation.format,
+        system: conversation.system.clone(),
+        messages: Vec::new(),
+        envelope: None,
+        lines: Vec::new(),
+        repairs: Vec::new(),
+    };
+    let session = Session::new(start, options)?;
+    Ok(State {
+        received_tokens: session.tokens(),
+        session,
+        pushed: 0,
+        last_error: None,
+    })
+}
+
 /// What to forward for a body that breaks a pairing or placement rule: under the trigger it
 /// needs no compaction, and goes as received (`forwarded`, the rule named), as a client's side
 /// calls do (Gemini CLI's loop check sends a slice of its history that opens with the model and
@@ -424,21 +528,27 @@ fn invalid(
     options: Options,
     model: Option<String>,
     reason: String,
+    mut facts: Facts,
 ) -> Forward {
     match Session::new(conversation, options) {
-        Ok(session) if session.tokens() <= session.trigger() => Forward {
-            body: None,
-            handling: Handling::Forwarded,
-            reason: Some(format!(
-                "{reason}; under the trigger: forwarded as received"
-            )),
-            model,
-            tokens_received: Some(session.tokens()),
-            tokens_forwarded: Some(session.tokens()),
-            compactions: Some(0),
-            archive_error: None,
-        },
-        _ => Forward::failed_open(model, reason),
+        Ok(session) if session.tokens() <= session.trigger() => {
+            facts.trigger = Some(session.trigger());
+            Forward {
+                body: None,
+                handling: Handling::Forwarded,
+                reason: Some(format!(
+                    "{reason}; under the trigger: forwarded as received"
+                )),
+                model,
+                tokens_received: Some(session.tokens()),
+                tokens_forwarded: Some(session.tokens()),
+                compactions: Some(0),
+                archive_error: None,
+                facts,
+                unknown_model: None,
+            }
+        }
+        _ => Forward::failed_with(model, reason, &facts),
     }
 }
 

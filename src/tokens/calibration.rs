@@ -59,21 +59,6 @@ impl Family {
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|f| f.as_str() == name)
     }
-
-    /// The family of a model name as logs record it (`claude-opus-4-6`, `sonnet`,
-    /// `gemini-2.5-pro`, …); `None` for other models.
-    pub fn of_model(model: &str) -> Option<Self> {
-        let model = model.to_ascii_lowercase();
-        [
-            ("opus", Self::ClaudeOpus),
-            ("sonnet", Self::ClaudeSonnet),
-            ("haiku", Self::ClaudeHaiku),
-            ("gemini", Self::Gemini),
-        ]
-        .into_iter()
-        .find(|(word, _)| model.contains(word))
-        .map(|(_, family)| family)
-    }
 }
 
 /// One family's fit (or, from `ctxcompact calibrate --evaluate`, one family's measured error).
@@ -330,20 +315,5 @@ mod tests {
         for family in Family::ALL {
             assert!(calibration.factor(family).is_some(), "{family:?}");
         }
-    }
-
-    #[test]
-    fn families_come_from_model_names() {
-        assert_eq!(
-            Family::of_model("claude-opus-4-6"),
-            Some(Family::ClaudeOpus)
-        );
-        assert_eq!(Family::of_model("sonnet"), Some(Family::ClaudeSonnet));
-        assert_eq!(
-            Family::of_model("claude-haiku-4-5-20251001"),
-            Some(Family::ClaudeHaiku)
-        );
-        assert_eq!(Family::of_model("gemini-2.5-pro"), Some(Family::Gemini));
-        assert_eq!(Family::of_model("<synthetic>"), None);
     }
 }

@@ -64,7 +64,7 @@ fn describe(report: &Report) -> String {
          messages {}, tokens {}, average {:.1} tokens/message\n\
          target ratio {:.3} ({:?}), recent ratio {:.3}, last-messages ratio {:.3}\n\
          long messages {}, tool messages {}, system messages {}, tool token share {:.3}\n\
-         profile {} ({}, window {}): {:?}, {}\n",
+         profile {} ({}, window {}{}): {:?}, {}\n",
         report.format.as_str(),
         report.tokenizer.as_str(),
         report.budget,
@@ -82,6 +82,9 @@ fn describe(report: &Report) -> String {
         report.profile.name,
         report.profile.provider,
         report.profile.context_window,
+        report
+            .window_source
+            .map_or(String::new(), |s| format!(", source {}", s.as_str())),
         report.profile.strategy,
         report.profile.reason,
     );

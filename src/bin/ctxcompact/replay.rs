@@ -100,8 +100,8 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
         .with_context(|| path.display().to_string())?,
         None => Prices::builtin(),
     };
-    let profile = catalog.lookup(&args.model)?;
-    let family = prices.for_profile(profile)?.clone();
+    let profile = catalog.resolve(&args.model)?.profile;
+    let family = prices.for_profile(&profile)?.clone();
     let window = match args.window {
         Some(window) => usize::try_from(window).context("--window: too large")?,
         None => profile.context_window,
@@ -113,7 +113,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
     };
     let mut replay = Replay::new(
         &args.model,
-        profile,
+        &profile,
         family,
         window,
         match Budget::window_with(args.trigger, args.target_ratio) {

@@ -1,8 +1,10 @@
 //! `ctxcompact proxy`'s flags, and the settings they resolve to: where to listen, where each
 //! provider is, and the library options a request's model gets.
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -49,7 +51,9 @@ pub(crate) struct ProxyArgs {
     /// The context window in tokens, for every model (instead of the catalog's).
     #[arg(long, value_name = "N")]
     pub(crate) window: Option<usize>,
-    /// Compact when a request passes this share of the window [default: 0.7].
+    /// Compact when a request passes this share of the window [default: 0.7, or below the
+    /// agent's own compaction point when the proxy recognises Claude Code, Codex or Gemini
+    /// CLI]. Given, it is used for every agent.
     #[arg(long, value_name = "T")]
     pub(crate) trigger: Option<f64>,
     /// Compact down to this share of the window [default: 0.5].
@@ -116,6 +120,8 @@ pub(crate) struct Config {
     pub(crate) header_timeout: Duration,
     /// What compacts each request body: the engine settings, the catalog, the window.
     pub(crate) compactor: Compactor,
+    /// The unknown models already named on standard error (once each per process).
+    warned: Mutex<BTreeSet<String>>,
 }
 
 impl Config {
@@ -157,6 +163,7 @@ impl Config {
             max_connections: args.max_connections.max(1),
             header_timeout: Duration::from_secs(args.header_timeout.max(1)),
             compactor,
+            warned: Mutex::new(BTreeSet::new()),
         })
     }
 
@@ -168,6 +175,19 @@ impl Config {
             Provider::Gemini => &self.gemini,
         };
         format!("{origin}{path_and_query}")
+    }
+
+    /// Names a model no catalog rule reads on standard error, the first time only.
+    pub(crate) fn warn_once(&self, model: &str) {
+        let mut warned = self
+            .warned
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if warned.insert(model.to_string()) {
+            eprintln!(
+                "ctxcompact proxy: unknown model `{model}` (no catalog name or family naming rule reads it): its requests go through unchanged; pass --window N to compact them"
+            );
+        }
     }
 }
 

@@ -1,9 +1,11 @@
 //! The ledger: one JSON line per request, and the totals `GET /ctxcompact/stats` returns.
 //!
 //! A line holds the time, the path (never the query, which may carry a key), the model, the
-//! tokens received and forwarded, the action and why, the conversation's compactions so far,
-//! the time the proxy added, and the usage the provider reported with its cost from
-//! `data/prices.json`. It never holds message text or a header.
+//! window used and where it came from (`flag`, `catalog`, `family`), the agent recognised and
+//! by what, the trigger in tokens and why, the tokens received and forwarded, the action and
+//! why, the conversation's compactions so far, the time the proxy added, and the usage the
+//! provider reported with its cost at the price family of the model's catalog profile
+//! (`data/prices.json`). It never holds message text or a header.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -12,7 +14,7 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ctxcompact::lab::replay::Prices;
-use ctxcompact::request::Handling;
+use ctxcompact::request::{Facts, Handling};
 use serde::Serialize;
 
 use super::relay::Ending;
@@ -27,6 +29,9 @@ pub(crate) struct Entry {
     /// The path, without the query.
     pub(crate) path: String,
     pub(crate) model: Option<String>,
+    /// The window, its source, the agent, the trigger and why.
+    #[serde(flatten)]
+    pub(crate) facts: Facts,
     pub(crate) status: Option<u16>,
     pub(crate) tokens_received: Option<usize>,
     pub(crate) tokens_forwarded: Option<usize>,
@@ -88,9 +93,11 @@ impl Ledger {
         })
     }
 
-    /// The cost of `usage` on `model`, when the price list knows the model.
-    pub(crate) fn cost(&self, model: Option<&str>, usage: &Usage) -> Option<f64> {
-        let family = self.prices.lookup(model?).ok()?;
+    /// The cost of `usage` at the price family `price` (the model's catalog profile's), when
+    /// there is one.
+    pub(crate) fn cost(&self, price: Option<&str>, usage: &Usage) -> Option<f64> {
+        let price = price?;
+        let family = self.prices.families.iter().find(|f| f.family == price)?;
         let million = 1_000_000.0;
         #[allow(clippy::cast_precision_loss)]
         let dollars = (usage.input_tokens as f64 * family.input

@@ -33,7 +33,7 @@ use tokio::sync::Semaphore;
 
 pub(crate) use config::ProxyArgs;
 use config::{Config, Provider};
-use ctxcompact::request::{Forward, Handling};
+use ctxcompact::request::{Facts, Forward, Handling, Recognised};
 use ledger::{Entry, Ledger};
 use relay::{Body, Client, Ending, Prefixed, Relay};
 use route::Route;
@@ -137,6 +137,7 @@ async fn handle(
         method: parts.method.to_string(),
         path: path.clone(),
         model: None,
+        facts: Facts::default(),
         status: None,
         tokens_received: None,
         tokens_forwarded: None,
@@ -191,10 +192,13 @@ async fn handle(
                 }
                 Ok(Capped::Whole(bytes)) => {
                     let started = Instant::now();
+                    let recognised = Recognised::from_headers(|name| {
+                        parts.headers.get(name).and_then(|v| v.to_str().ok())
+                    });
                     let body = decide_body(
                         &shared,
                         format,
-                        model,
+                        (model, recognised),
                         bytes,
                         &mut parts.headers,
                         &mut entry,
@@ -220,7 +224,7 @@ async fn handle(
 async fn decide_body(
     shared: &Arc<Shared>,
     format: ctxcompact::format::Format,
-    model: Option<String>,
+    (model, recognised): (Option<String>, Option<Recognised>),
     bytes: Bytes,
     headers: &mut hyper::HeaderMap,
     entry: &mut Entry,
@@ -232,7 +236,7 @@ async fn decide_body(
             shared
                 .config
                 .compactor
-                .compact(&bytes, format, model.as_deref())
+                .compact(&bytes, format, model.as_deref(), recognised)
         })
         .await
         .unwrap_or_else(|_| {
@@ -246,6 +250,10 @@ async fn decide_body(
     entry.tokens_forwarded = decision.tokens_forwarded;
     entry.compactions = decision.compactions;
     entry.archive_error = decision.archive_error;
+    entry.facts = decision.facts;
+    if let Some(model) = &decision.unknown_model {
+        shared.config.warn_once(model);
+    }
     match decision.body {
         Some(body) => {
             headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
@@ -343,7 +351,7 @@ async fn forward(
             let on_end = Box::new(move |ending: Ending, usage: Option<usage::Usage>| {
                 entry.response = Some(ending);
                 if let Some(usage) = usage {
-                    entry.cost_usd = shared.ledger.cost(entry.model.as_deref(), &usage);
+                    entry.cost_usd = shared.ledger.cost(entry.facts.price.as_deref(), &usage);
                     entry.usage = Some(usage);
                 }
                 shared.ledger.record(&entry);
