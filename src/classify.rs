@@ -82,7 +82,7 @@ fn strip_tags(text: &str) -> String {
 }
 
 /// Where an opening tag `<name` starts (followed by `>` or a blank, not a longer name).
-fn find_open(text: &str, open: &str) -> Option<usize> {
+pub(crate) fn find_open(text: &str, open: &str) -> Option<usize> {
     let mut from = 0;
     while let Some(at) = text[from..].find(open) {
         let start = from + at;
