@@ -67,8 +67,8 @@ static TAGS: LazyLock<Vec<(&'static Pattern, String, String)>> = LazyLock::new(|
         .collect()
 });
 
-/// Text with every harness `<tag>…</tag>` block removed.
-fn strip_tags(text: &str) -> String {
+/// Text with every harness `<tag>…</tag>` block removed: what a person typed of a request.
+pub(crate) fn strip_tags(text: &str) -> String {
     let mut out = text.to_string();
     for (_, open, close) in TAGS.iter() {
         while let Some(start) = find_open(&out, open) {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::{
     Command, Digest, DigestCap, IDENTIFIERS, IDENTIFIERS_PCT, IDENTIFIERS_TITLE, REQUEST_CHARS,
-    REQUEST_HEAD, REQUEST_SHORT, percent,
+    REQUEST_HEAD, REQUEST_SHORT, STANDING, STANDING_TITLE, percent,
 };
 use crate::evidence::Touch;
 use crate::note::{clip_cow, thousands};
@@ -125,9 +125,20 @@ impl Section<'_> {
 /// The title of the last section, written as `Last state: …` with no count.
 const LAST_STATE: &str = "Last state";
 
+/// Where the removed requests' section is among the rendered sections: after the standing
+/// instructions, which come first.
+const REQUESTS_AT: usize = 1;
+
 /// The digest's sections in priority order.
 fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
     let mut sections = vec![Section {
+        title: STANDING_TITLE,
+        items: Items::Lines(&digest.standing),
+        more: digest.more[STANDING],
+        inline: false,
+        bullet: "» ",
+    }];
+    sections.push(Section {
         title: "Requests",
         items: Items::Requests {
             texts: &digest.requests,
@@ -139,7 +150,7 @@ fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
         more: digest.more[0],
         inline: false,
         bullet: "» ",
-    }];
+    });
     for touch in Touch::ALL {
         sections.push(Section {
             title: touch.title(),
@@ -235,13 +246,15 @@ fn render(sections: &[Section<'_>], kept: &[usize], shown: &[bool]) -> String {
 /// when they all fit so, else all shortened together, step by step ([`fit_requests`]), the
 /// most recent named when not even the shortest form fits them all; the sections after them
 /// share `cap.rest` of what is left. The section cut in the middle says how many
-/// items it left out; the sections below it are named, with their counts, on one closing line.
+/// items it left out; the sections below it are named, with their counts, on one closing line
+/// (unless `closing` is false: a tight frame spends those tokens on the items).
 /// Items are counted one by one, and only until the cap is reached, so the cost does not grow
 /// with the span. Empty when not even the closing line fits. Also returns how many requests,
 /// and how many files, it left out.
 pub(super) fn render_capped(
     digest: &Digest<'_>,
     cap: DigestCap,
+    closing: bool,
     counter: &dyn TokenCounter,
 ) -> (String, [usize; 2]) {
     let mut sections = sections(digest);
@@ -256,7 +269,7 @@ pub(super) fn render_capped(
                 .enumerate()
                 .map(|(i, p)| *p && i >= s)
                 .collect();
-            let line = left_out(&sections, &which);
+            let line = closing_line(&sections, &which, closing);
             if line.is_empty() {
                 0
             } else {
@@ -267,16 +280,14 @@ pub(super) fn render_capped(
     let mut used = 0;
     let mut requests_used = 0;
     for s in (0..sections.len()).filter(|&s| present[s]) {
-        let limit = if s == 0 {
+        let limit = if s <= REQUESTS_AT {
             cap.total
         } else {
             cap.total.min(requests_used + cap.rest)
         };
         let room = limit.saturating_sub(closing_from[s + 1]);
         let section = &sections[s];
-        let total = thousands(section.total());
-        let heading = format!("{} ({total}): +{total} more\n", section.title);
-        let cost = counter.count_text(&heading) + 1;
+        let cost = heading_cost(section, counter);
         if used + cost > room {
             break;
         }
@@ -297,7 +308,7 @@ pub(super) fn render_capped(
         };
         kept[s] = n;
         used = after;
-        if s == 0 {
+        if s <= REQUESTS_AT {
             requests_used = used;
         }
         if n < sections[s].items.len() && item_room == room {
@@ -307,17 +318,18 @@ pub(super) fn render_capped(
     loop {
         let mut text = render(&sections, &kept, &shown);
         let omitted: Vec<bool> = present.iter().zip(&shown).map(|(p, s)| *p && !*s).collect();
-        let closing = left_out(&sections, &omitted);
-        if !closing.is_empty() {
+        let line = closing_line(&sections, &omitted, closing);
+        if !line.is_empty() {
             if !text.is_empty() {
                 text.push('\n');
             }
-            text.push_str(&closing);
+            text.push_str(&line);
         }
         let tokens = counter.count_text(&text);
         if tokens <= cap.total {
             let unnamed = |s: usize| sections[s].items.len() - if shown[s] { kept[s] } else { 0 };
-            return (text, [unnamed(0), (1..=4).map(unnamed).sum()]);
+            let files = (REQUESTS_AT + 1..=REQUESTS_AT + 4).map(unnamed).sum();
+            return (text, [unnamed(REQUESTS_AT) + unnamed(0), files]);
         }
         // The per-item counts fell short: give up the lowest kept items, about as many bytes as
         // the excess (4 bytes a token, the rough average), else the lowest section.
@@ -342,6 +354,13 @@ pub(super) fn render_capped(
             }
         }
     }
+}
+
+/// Tokens of a section's heading line at most (with a `+N more` count), and its line break.
+fn heading_cost(section: &Section<'_>, counter: &dyn TokenCounter) -> usize {
+    let total = thousands(section.total());
+    let heading = format!("{} ({total}): +{total} more\n", section.title);
+    counter.count_text(&heading) + 1
 }
 
 /// How many of a section's items fit from `used` tokens up to `room`, each counted with its
@@ -467,6 +486,16 @@ fn fit_requests<'d>(
     };
     let (n, after) = fill_items(items, (0..texts.len()).rev(), used, room, counter);
     (items, n, after)
+}
+
+/// The closing line naming the sections left out, with their counts; empty when none is, or
+/// when the frame has no `closing` line.
+fn closing_line(sections: &[Section<'_>], which: &[bool], closing: bool) -> String {
+    if closing {
+        left_out(sections, which)
+    } else {
+        String::new()
+    }
 }
 
 /// The closing line naming the sections left out, with their counts; empty when none is.
