@@ -128,6 +128,9 @@ const LAST_STATE: &str = "Last state";
 /// Where the removed requests' section is among the rendered sections: after the standing
 /// instructions, which come first.
 const REQUESTS_AT: usize = 1;
+/// Where the identifiers' section is: after the files, before the commands (a line of
+/// identifiers names more of the span's things than a command line does).
+const IDENTIFIERS_AT: usize = REQUESTS_AT + 5;
 
 /// The digest's sections in priority order.
 fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
@@ -161,6 +164,13 @@ fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
         });
     }
     sections.push(Section {
+        title: IDENTIFIERS_TITLE,
+        items: Items::Files(&digest.identifiers),
+        more: digest.more[IDENTIFIERS],
+        inline: true,
+        bullet: "",
+    });
+    sections.push(Section {
         title: "Commands",
         items: Items::Commands(&digest.commands),
         more: digest.more[5],
@@ -173,13 +183,6 @@ fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
         more: digest.more[6],
         inline: false,
         bullet: "! ",
-    });
-    sections.push(Section {
-        title: IDENTIFIERS_TITLE,
-        items: Items::Files(&digest.identifiers),
-        more: digest.more[IDENTIFIERS],
-        inline: true,
-        bullet: "",
     });
     sections.push(Section {
         title: LAST_STATE,
@@ -300,7 +303,13 @@ pub(super) fn render_capped(
             room
         };
         let (n, after) = if let Items::Requests { texts, .. } = section.items {
-            let (items, n, after) = fit_requests(texts, used + cost, room, counter);
+            // Named all by their first 200 characters (or shorter forms when those do not fit),
+            // the requests leave the identifiers their share before they take longer forms.
+            let share = percent(cap.rest, IDENTIFIERS_PCT).min(room / 2);
+            let reserve = identifiers_cost(&sections[IDENTIFIERS_AT], share, counter);
+            let floor = used + cost + short_items(texts, REQUEST_SHORT[0], counter);
+            let request_room = room.saturating_sub(reserve).max(floor).min(room);
+            let (items, n, after) = fit_requests(texts, used + cost, request_room, counter);
             sections[s].items = items;
             (n, after)
         } else {
@@ -361,6 +370,26 @@ fn heading_cost(section: &Section<'_>, counter: &dyn TokenCounter) -> usize {
     let total = thousands(section.total());
     let heading = format!("{} ({total}): +{total} more\n", section.title);
     counter.count_text(&heading) + 1
+}
+
+/// Tokens every request takes by its first `short` characters, its bullet and line break
+/// included.
+fn short_items(texts: &[Cow<'_, str>], short: usize, counter: &dyn TokenCounter) -> usize {
+    texts
+        .iter()
+        .map(|t| counter.count_text(&clip_cow(Cow::Borrowed(t), short)) + 2)
+        .sum()
+}
+
+/// Tokens the identifiers' section wants, up to `share`: its heading and as many identifiers
+/// as that share holds (none when there are none).
+fn identifiers_cost(section: &Section<'_>, share: usize, counter: &dyn TokenCounter) -> usize {
+    if section.total() == 0 {
+        return 0;
+    }
+    let heading = heading_cost(section, counter);
+    let (_, used) = fill(section, heading, heading + share, counter);
+    used.min(heading + share)
 }
 
 /// How many of a section's items fit from `used` tokens up to `room`, each counted with its
