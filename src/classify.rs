@@ -28,10 +28,10 @@ pub(crate) enum Author {
     Results,
 }
 
-/// How a harness pattern matches.
+/// How a harness pattern (or an instruction file's wrapper) matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-enum Kind {
+pub(crate) enum Kind {
     /// A `<tag>…</tag>` block, wherever it is.
     Tag,
     /// Text that starts with the pattern (after leading blanks).

@@ -19,19 +19,8 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
-use crate::classify::find_open;
+use crate::classify::{Kind, find_open};
 use crate::conversation::{Conversation, Role, joined_text};
-
-/// How a wrapper matches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum Kind {
-    /// A `<tag>…</tag>` block, wherever it is, holding one of the wrapper's `holding` texts
-    /// (any block when there are none).
-    Tag,
-    /// Text that starts with the pattern (after leading blanks).
-    Prefix,
-}
 
 /// One entry of `data/instructions.json`.
 #[derive(Debug, Clone, Deserialize)]
@@ -40,6 +29,8 @@ pub(crate) struct Wrapper {
     pub agent: String,
     /// The instruction file it carries (`AGENTS.md`, `CLAUDE.md`, `GEMINI.md`).
     pub file: String,
+    /// A `tag` wrapper is a `<tag>…</tag>` block holding one of `holding` (any block when
+    /// there are none); a `prefix` one, text that starts with the pattern.
     kind: Kind,
     /// The tag name or the prefix.
     #[serde(rename = "pattern")]
@@ -108,6 +99,23 @@ pub(crate) fn instruction_files(conversation: &Conversation) -> Vec<(usize, &'st
         .collect()
 }
 
+/// How Gemini CLI opens the project context it appends to a tool's output when the tool reads a
+/// folder with a GEMINI.md of its own (`JIT_CONTEXT_PREFIX`, packages/core/src/tools/jit-context.ts;
+/// keep in sync).
+const OUTPUT_CONTEXT_START: &str = "\n--- Newly Discovered Project Context ---\n";
+/// How it closes it (`JIT_CONTEXT_SUFFIX`).
+const OUTPUT_CONTEXT_END: &str = "\n--- End Project Context ---";
+
+/// The instruction file a tool's output carries at its end, if any: Gemini CLI's project
+/// context, from its opening line through its closing one. A cleared output keeps it.
+pub(crate) fn carried_in_output(text: &str) -> Option<&str> {
+    let start = text.find(OUTPUT_CONTEXT_START)?;
+    let end = text[start..]
+        .find(OUTPUT_CONTEXT_END)
+        .map_or(text.len(), |at| start + at + OUTPUT_CONTEXT_END.len());
+    Some(&text[start..end])
+}
+
 /// The paths the instruction files of `text` are named by, in order: Codex's `for {dir}`,
 /// Claude Code's `Contents of {path}`, Gemini CLI's `--- Context from: {path} ---`.
 pub(crate) fn paths_named(text: &str) -> Vec<String> {
@@ -163,6 +171,16 @@ mod tests {
         assert!(!holds_instructions(
             "Please read AGENTS.md and CLAUDE.md first."
         ));
+    }
+
+    #[test]
+    fn gemini_clis_context_at_the_end_of_an_output_is_found_whole() {
+        let output = "line 1\nline 2\n\n--- Newly Discovered Project Context ---\n--- Context from: src/GEMINI.md ---\nUse tabs.\n--- End of Context from: src/GEMINI.md ---\n--- End Project Context ---";
+        assert_eq!(
+            carried_in_output(output),
+            Some(&output[output.find("\n--- Newly").unwrap()..])
+        );
+        assert_eq!(carried_in_output("line 1\nline 2"), None);
     }
 
     #[test]

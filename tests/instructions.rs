@@ -257,3 +257,22 @@ fn a_removed_requests_standing_instructions_are_kept_verbatim() {
         }
     }
 }
+
+// See: #33
+#[test]
+fn a_cleared_output_keeps_the_gemini_md_context_appended_to_it() {
+    // Gemini CLI appends a folder's GEMINI.md to the output of the tool that read it
+    // (packages/core/src/tools/jit-context.ts).
+    let context = "\n\n--- Newly Discovered Project Context ---\n--- Context from: src/GEMINI.md \
+                   ---\nNever log secrets.\n--- End of Context from: src/GEMINI.md ---\n--- End \
+                   Project Context ---";
+    let mut value = session(GEMINI, 0, 8);
+    let messages = value.as_array_mut().unwrap();
+    let output = format!("{}{context}", messages[4]["content"].as_str().unwrap());
+    messages[4]["content"] = json!(output);
+    let out = compact(parse(&value), &options(0.5)).unwrap();
+    assert!(out.report.tool_trim.cleared > 0, "{}", out.report.summary());
+    let text = searchable(&out.conversation);
+    assert!(!text.contains(output.as_str()));
+    assert!(text.contains(context.trim_start()), "{text}");
+}

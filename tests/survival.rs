@@ -154,8 +154,8 @@ fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
         // tokens per removed request (100% reached at both ratios; the tight runs, 2 at 0.5 and
         // 1 at 0.25, are tau-bench sessions whose pinned units leave 38 to 275 tokens for 4 to
         // 24 requests); standing instructions 90% at 0.5 (100% of 13 reached) and 75% at 0.25
-        // (1 of 2, the other in the tight run); identifiers 80% / 50%, open (39.5% / 43.2%:
-        // CTF disassembly and base64 lines, and digests of 150 to 400 tokens in tau-bench).
+        // (1 of 2, the other in the tight run); identifiers 80% / 50% (39.5%, open: CTF
+        // disassembly and base64 lines, and digests of 150 to 400 tokens in tau-bench; 53.7%).
         // Instruction files: the recordings hold none (the tests of `instructions` carry them).
         // These floors sit a little under what is reached, to catch a regression.
         assert!(row.named_with_room_pct >= 98.0, "{row:?}");
@@ -171,7 +171,7 @@ fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
         } else {
             assert!(row.named_recall_pct >= 60.0, "{row:?}");
             assert!(row.standing_kept_pct >= 45.0, "{row:?}");
-            assert!(row.identifiers_recall_pct >= 40.0, "{row:?}");
+            assert!(row.identifiers_recall_pct >= 50.0, "{row:?}");
         }
         assert!(row.named_recall_pct >= row.requests_recall_pct, "{row:?}");
     }

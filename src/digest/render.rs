@@ -295,10 +295,10 @@ pub(super) fn render_capped(
             break;
         }
         shown[s] = true;
-        // The identifiers take at most their share of `cap.rest`, leaving the rest to the
-        // sections after them; cut by that share alone, they do not end the digest.
+        // Cut by their share alone, the identifiers do not end the digest.
         let item_room = if section.title == IDENTIFIERS_TITLE {
-            room.min(used + cost + percent(cap.rest, IDENTIFIERS_PCT))
+            let after = (&sections[s + 1..], &present[s + 1..]);
+            identifiers_room(after, used + cost, room, cap.rest, counter)
         } else {
             room
         };
@@ -379,6 +379,30 @@ fn short_items(texts: &[Cow<'_, str>], short: usize, counter: &dyn TokenCounter)
         .iter()
         .map(|t| counter.count_text(&clip_cow(Cow::Borrowed(t), short)) + 2)
         .sum()
+}
+
+/// Where the identifiers' items may go up to, from `from`: their share of `rest`, or all the
+/// sections `after` them leave of `room` when that is more, keeping the rest for those.
+fn identifiers_room(
+    (after, present): (&[Section<'_>], &[bool]),
+    from: usize,
+    room: usize,
+    rest: usize,
+    counter: &dyn TokenCounter,
+) -> usize {
+    let later: usize = after
+        .iter()
+        .zip(present)
+        .filter(|(_, p)| **p)
+        .map(|(section, _)| full_cost(section, counter))
+        .sum();
+    let share = (from + percent(rest, IDENTIFIERS_PCT)).max(room.saturating_sub(later));
+    room.min(share)
+}
+
+/// Tokens a section takes whole: its heading and every item.
+fn full_cost(section: &Section<'_>, counter: &dyn TokenCounter) -> usize {
+    fill(section, heading_cost(section, counter), usize::MAX, counter).1
 }
 
 /// Tokens the identifiers' section wants, up to `share`: its heading and as many identifiers
