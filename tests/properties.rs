@@ -1595,12 +1595,7 @@ proptest! {
 /// The digest of every marker in a conversation: the lines between a marker's first line and
 /// its closing line (empty for a one-line marker).
 fn digests(conversation: &Conversation) -> Vec<String> {
-    conversation
-        .messages
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .map(Message::text)
-        .filter(|t| t.starts_with(NOTE) && t.contains(" removed here"))
+    marker_texts(conversation)
         .map(|t| match t.split_once("; digest below") {
             Some((_, rest)) => {
                 let body = rest.split_once('\n').map_or("", |(_, b)| b);
@@ -1614,14 +1609,19 @@ fn digests(conversation: &Conversation) -> Vec<String> {
         .collect()
 }
 
-/// The first line of every marker in a conversation, in the order of [`digests`].
-fn markers_first_lines(conversation: &Conversation) -> Vec<String> {
+/// The text of every marker in a conversation, in order.
+fn marker_texts(conversation: &Conversation) -> impl Iterator<Item = String> + '_ {
     conversation
         .messages
         .iter()
         .filter(|m| m.role == Role::User)
         .map(Message::text)
         .filter(|t| t.starts_with(NOTE) && t.contains(" removed here"))
+}
+
+/// The first line of every marker in a conversation, in the order of [`digests`].
+fn markers_first_lines(conversation: &Conversation) -> Vec<String> {
+    marker_texts(conversation)
         .map(|t| t.lines().next().unwrap_or("").to_string())
         .collect()
 }
