@@ -28,10 +28,10 @@ pub(crate) enum Author {
     Results,
 }
 
-/// How a harness pattern matches.
+/// How a harness pattern (or an instruction file's wrapper) matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-enum Kind {
+pub(crate) enum Kind {
     /// A `<tag>…</tag>` block, wherever it is.
     Tag,
     /// Text that starts with the pattern (after leading blanks).
@@ -67,8 +67,8 @@ static TAGS: LazyLock<Vec<(&'static Pattern, String, String)>> = LazyLock::new(|
         .collect()
 });
 
-/// Text with every harness `<tag>…</tag>` block removed.
-fn strip_tags(text: &str) -> String {
+/// Text with every harness `<tag>…</tag>` block removed: what a person typed of a request.
+pub(crate) fn strip_tags(text: &str) -> String {
     let mut out = text.to_string();
     for (_, open, close) in TAGS.iter() {
         while let Some(start) = find_open(&out, open) {
@@ -82,7 +82,7 @@ fn strip_tags(text: &str) -> String {
 }
 
 /// Where an opening tag `<name` starts (followed by `>` or a blank, not a longer name).
-fn find_open(text: &str, open: &str) -> Option<usize> {
+pub(crate) fn find_open(text: &str, open: &str) -> Option<usize> {
     let mut from = 0;
     while let Some(at) = text[from..].find(open) {
         let start = from + at;

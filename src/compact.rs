@@ -10,10 +10,11 @@ use crate::classify;
 use crate::conversation::Conversation;
 use crate::digest::DigestCap;
 use crate::error::{Error, Result};
+use crate::instructions;
 use crate::options::Options;
 use crate::parallel;
 use crate::planner::{self, Planner};
-use crate::report::{Action, HarnessMessage, Input, Outcome, Report, Step};
+use crate::report::{Action, HarnessMessage, Input, InstructionFile, Outcome, Report, Step};
 use crate::select;
 use crate::strategy::tools::{self, ToolMode, ToolOptions};
 use crate::strategy::{self, Applied, Discarded, Source};
@@ -148,13 +149,16 @@ fn checked_start(
         (counts, overhead)
     };
     let apart = conversation.messages.len() >= PARALLEL_CHECK_MESSAGES;
-    let (problems, (requests, harness)) = parallel::beside(
+    let (problems, (requests, (harness, instructions))) = parallel::beside(
         apart,
         || validate::check(&conversation),
         || {
             (
                 classify::requests(&conversation),
-                classify::harness(&conversation),
+                (
+                    classify::harness(&conversation),
+                    instruction_files(&conversation),
+                ),
             )
         },
     );
@@ -186,10 +190,25 @@ fn checked_start(
             .as_ref()
             .map(|dir| Archive::new(dir, &conversation, requests.first().copied())),
         requests,
+        instructions,
         repairs: conversation.repairs.clone(),
         unlogged_tokens: options.unlogged(&conversation, &counts),
     };
     Ok((input, Applied::unchanged(conversation, counts)))
+}
+
+/// The input's instruction files, as the report lists them.
+fn instruction_files(conversation: &Conversation) -> Vec<InstructionFile> {
+    instructions::instruction_files(conversation)
+        .into_iter()
+        .map(|(message, wrapper)| InstructionFile {
+            message,
+            agent: wrapper.agent.as_str(),
+            file: wrapper.file.as_str(),
+            pattern: wrapper.text.as_str(),
+            paths: instructions::paths_named(&conversation.messages[message].text()),
+        })
+        .collect()
 }
 
 /// How a run of the pipeline ended.

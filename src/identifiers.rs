@@ -118,7 +118,43 @@ pub(crate) fn is_identifier(word: &str) -> bool {
     if let Some(rest) = word.strip_prefix('#') {
         return is_issue(rest);
     }
-    is_hash(word) || is_numbered_name(word) || is_code(word) || is_long_number(word)
+    is_hash(word)
+        || is_numbered_name(word)
+        || is_code(word)
+        || is_long_number(word)
+        || is_prefixed_token(word)
+        || is_tracker_id(word)
+}
+
+/// An API object's id: a lowercase prefix, `_`, then a token of 12 or more letters and digits,
+/// both (`msg_0167kgZUrgcT7dg7uZK7hVSg`, `toolu_018GZVh9…`, `req_011CY1DV…`, `cus_9s6XKzkNR…`).
+fn is_prefixed_token(word: &str) -> bool {
+    let Some((prefix, token)) = word.split_once('_') else {
+        return false;
+    };
+    (2..=10).contains(&prefix.len())
+        && prefix.chars().all(|c| c.is_ascii_lowercase())
+        && token.len() >= 12
+        && token.chars().all(|c| c.is_ascii_alphanumeric())
+        && token.chars().any(|c| c.is_ascii_digit())
+        && token.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// An issue tracker's id: a project name, `-`, a short code of lowercase letters and digits,
+/// both (`spotter-u4u`, `beads-3r6`; Beads names its issues so). Not a version (`x86-64`,
+/// `utf-8`: digits only) nor a word pair.
+fn is_tracker_id(word: &str) -> bool {
+    let Some((name, code)) = word.rsplit_once('-') else {
+        return false;
+    };
+    name.len() >= 3
+        && name.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+        && (3..=4).contains(&code.len())
+        && code
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && code.chars().any(|c| c.is_ascii_digit())
+        && code.chars().any(|c| c.is_ascii_lowercase())
 }
 
 /// `http://…` or `https://…` with a host.
@@ -306,6 +342,28 @@ mod tests {
                 ("#W7654321".to_string(), 1),
                 ("1008292230".to_string(), 1)
             ]
+        );
+    }
+
+    // See: #33
+    #[test]
+    fn api_object_ids_and_tracker_ids_are_identifiers() {
+        assert_eq!(
+            found(
+                "msg_0167kgZUrgcT7dg7uZK7hVSg for req_011CY1DV6ZcyGeWGTb4kSw2L; see spotter-u4u, spotter-3r6."
+            ),
+            [
+                "msg_0167kgZUrgcT7dg7uZK7hVSg",
+                "req_011CY1DV6ZcyGeWGTb4kSw2L",
+                "spotter-u4u",
+                "spotter-3r6"
+            ]
+        );
+        assert_eq!(
+            found(
+                "a snake_case_identifier, the user_profile_settings, x86-64, utf-8, mp3-abc, web-app"
+            ),
+            Vec::<&str>::new()
         );
     }
 

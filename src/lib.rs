@@ -18,7 +18,12 @@
 //!   or a whole **tool round**.
 //! - **tool round**: an assistant message with tool calls plus every message carrying one of
 //!   its results (parallel calls included).
-//! - **pinned**: never removed — system messages, the task, the current request, the last unit.
+//! - **instruction file**: the `AGENTS.md` / `CLAUDE.md` / `GEMINI.md` content an agent injects
+//!   into a user turn, in a wrapper of its own (the patterns of `data/instructions.json`).
+//! - **standing instruction**: an imperative sentence of a request (must, never, always, don't…):
+//!   kept verbatim in the digest of the span that removes its request.
+//! - **pinned**: never removed — system messages, instruction files, the task, the current
+//!   request, the last unit.
 //! - **budget**: the token count the output must not exceed; with a model's window, a
 //!   **trigger** (compact past it) and a **target** (compact down to it).
 //! - **plan**: the units a strategy removes; applying it is a separate step.
@@ -41,7 +46,8 @@
 //! 0. `conversation` (the neutral model), `note` (the wording of every note), `parallel`
 //!    (threads), `hash` (the one hasher);
 //! 1. `error`, `classify` (who wrote a user message), `evidence` (paths, commands, outcomes),
-//!    `identifiers` (the tokens things are named by: user names, order numbers, hashes, URLs);
+//!    `identifiers` (the tokens things are named by: user names, order numbers, hashes, URLs),
+//!    `instructions` (the instruction files agents inject);
 //! 2. `tokens` (counting, calibrated estimates);
 //! 3. `format` (one file per format), `budget`, `features`, `catalog` (model names);
 //! 4. `units` (the one grouping), `digest`, `validate`, `cost` (prices by catalog name, the
@@ -96,6 +102,7 @@ mod features;
 pub mod format;
 mod hash;
 mod identifiers;
+mod instructions;
 #[cfg(feature = "lab")]
 #[doc(hidden)]
 pub mod lab;

@@ -32,6 +32,17 @@ pub(crate) fn worst_header(messages: usize, tokens: usize, digest: bool) -> Stri
     }
 }
 
+/// The first line of a removal marker whose digest had too little room to name every removed
+/// request: [`header`] without its closing clause, so that the tokens it saves name more.
+pub(crate) fn tight_header(messages: usize, tokens: usize) -> String {
+    let noun = if messages == 1 { "message" } else { "messages" };
+    format!(
+        "[ctxcompact: {} earlier {noun} ({} input tokens) removed here{DIGEST_FOLLOWS}]",
+        thousands(messages),
+        thousands(tokens)
+    )
+}
+
 /// The first line of every removal marker.
 pub(crate) fn header(messages: usize, tokens: usize, digest: bool) -> String {
     let noun = if messages == 1 { "message" } else { "messages" };
@@ -250,6 +261,12 @@ mod tests {
             parse_header(&header(1234, 56789, true)),
             Some((1234, 56789))
         );
+        let tight = format!(
+            "{}\nRequests (1):\n» Go.\n{DIGEST_END}\n\nNext.",
+            tight_header(3, 90)
+        );
+        assert_eq!(parse_header(&tight), Some((3, 90)));
+        assert_eq!(marker_len(&tight), tight.find("\n\nNext."));
     }
 
     #[test]

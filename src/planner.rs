@@ -13,6 +13,7 @@ use crate::classify;
 use crate::conversation::{Layout, Message, Part, Role};
 use crate::digest::{self, DigestCap, MarkerMode};
 use crate::features::Features;
+use crate::instructions;
 use crate::note;
 use crate::options::Options;
 use crate::report::{Input, MarkerNote, Shortened};
@@ -82,7 +83,8 @@ impl Planner<'_> {
     /// removed requests in the digest) names them all with fewer markers.
     pub(crate) fn attempt(&self, state: &Applied, relax: bool) -> Attempt {
         let requests = state.of_input(&self.input.requests);
-        let units = units::group(&state.conversation, &state.counts, &requests);
+        let instructions = state.of_input(&self.input.instruction_indices());
+        let units = units::group(&state.conversation, &state.counts, &requests, &instructions);
         let features = self.features;
         let around = self.attempt_with(state, &units, features, relax, true);
         let spares_requests = around
@@ -413,7 +415,7 @@ impl Planner<'_> {
 
     /// The state with its task shortened — its head and tail kept, the cut named in the text —
     /// by about what `attempt` is over the budget; `None` when the task cannot be shortened (it
-    /// is the current request too, or has no text of its own). Returns the characters
+    /// is the current request too, or has no text of its own beside an instruction file). Returns the characters
     /// before and after.
     pub(crate) fn shorten_task(
         &self,
@@ -431,7 +433,10 @@ impl Planner<'_> {
             .iter()
             .enumerate()
             .filter_map(|(i, p)| match p {
-                Part::Text { text, .. } => Some((i, text)),
+                // An instruction file is never shortened: a part holding one is left whole.
+                Part::Text { text, .. } if !instructions::holds_instructions(text) => {
+                    Some((i, text))
+                }
                 _ => None,
             })
             .max_by_key(|(i, t)| (t.len(), std::cmp::Reverse(*i)))?;

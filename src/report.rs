@@ -91,6 +91,22 @@ pub struct HarnessMessage {
     pub source: &'static str,
 }
 
+/// A user message holding an instruction file: pinned like the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InstructionFile {
+    /// Its input index.
+    pub message: usize,
+    /// The agent whose wrapper it is in.
+    pub agent: &'static str,
+    /// The file it carries (`AGENTS.md`, `CLAUDE.md`, `GEMINI.md`).
+    pub file: &'static str,
+    /// The wrapper of `data/instructions.json` that matched (a tag name or a prefix).
+    pub pattern: &'static str,
+    /// The paths the message names its files by, when it names them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+}
+
 /// The full account of one run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
@@ -167,6 +183,10 @@ pub struct Report {
     pub current: Option<usize>,
     /// The user messages classified as harness text.
     pub harness: Vec<HarnessMessage>,
+    /// The user messages holding an instruction file, pinned (harness text too, when nothing
+    /// else is in them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub instruction_files: Vec<InstructionFile>,
     /// What tool-round trimming did (or would do, in `analyze`).
     pub tool_trim: ToolTrim,
     /// What the session-log reader repaired (and the call it left in progress), in log order;
@@ -277,6 +297,8 @@ pub(crate) struct Input {
     pub(crate) harness: Vec<HarnessMessage>,
     /// The input indices of the requests, ascending: classified once, here.
     pub(crate) requests: Vec<usize>,
+    /// The input messages holding an instruction file, ascending: found once, here.
+    pub(crate) instructions: Vec<InstructionFile>,
     /// The input index of the task (the first request).
     pub(crate) task: Option<usize>,
     /// The input index of the current request (the last request).
@@ -287,6 +309,13 @@ pub(crate) struct Input {
     pub(crate) unlogged_tokens: Option<usize>,
     /// Where removed history goes, when it is archived.
     pub(crate) archive: Option<Archive>,
+}
+
+impl Input {
+    /// The input indices of the messages holding an instruction file, ascending.
+    pub(crate) fn instruction_indices(&self) -> Vec<usize> {
+        self.instructions.iter().map(|f| f.message).collect()
+    }
 }
 
 /// What a run decided, before it becomes a [`Report`].
@@ -337,7 +366,13 @@ impl Outcome {
         let finished = self.action != Action::CannotFit;
         let pinned_tokens = self.pinned_tokens.unwrap_or_else(|| {
             let requests = output.of_input(&input.requests);
-            let units = units::group(&output.conversation, &output.counts, &requests);
+            let instructions = output.of_input(&input.instruction_indices());
+            let units = units::group(
+                &output.conversation,
+                &output.counts,
+                &requests,
+                &instructions,
+            );
             let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
             pinned + output.counts.system + output.counts.priming()
         });
@@ -390,6 +425,7 @@ impl Outcome {
             task: input.task,
             current: input.current,
             harness: input.harness.clone(),
+            instruction_files: input.instructions.clone(),
             tool_trim: self.tool_trim,
             repairs: input.repairs.clone(),
             unlogged_tokens: input.unlogged_tokens,

@@ -4,7 +4,8 @@
 //! its results (parallel calls included) — is one unit; any other message is a unit of its own.
 //! In Anthropic format the user message carrying `tool_result` blocks belongs to the round, with
 //! any text beside them. A cut can only fall between units, so tool pairing holds by
-//! construction. **Pinned** units are never removed: system messages, the **task** (the unit
+//! construction. **Pinned** units are never removed: system messages, the units holding an
+//! **instruction file** ([`crate::instructions`]), the **task** (the unit
 //! holding the first request), the **current request** (the unit holding the last request), the last
 //! unit, and in formats that must open with a user message (Anthropic, Bedrock, Gemini) the
 //! unit holding the first user turn. Requests are told from harness text by [`crate::classify`]; when a conversation
@@ -58,10 +59,16 @@ pub(crate) fn spans(
     })
 }
 
-/// Groups a conversation's messages into units, reading the cached per-message counts and its
+/// Groups a conversation's messages into units, reading the cached per-message counts, its
 /// `requests` (the indices of its messages that hold one, ascending, as [`crate::classify::requests`]
-/// finds them: classified once per run, on the input).
-pub(crate) fn group(conversation: &Conversation, counts: &Counts, requests: &[usize]) -> Vec<Unit> {
+/// finds them: classified once per run, on the input) and its `instructions` (the indices of
+/// its messages holding an instruction file, ascending, found once per run too).
+pub(crate) fn group(
+    conversation: &Conversation,
+    counts: &Counts,
+    requests: &[usize],
+    instructions: &[usize],
+) -> Vec<Unit> {
     let messages = &conversation.messages;
     let task = requests.first().copied();
     let current = requests
@@ -82,10 +89,14 @@ pub(crate) fn group(conversation: &Conversation, counts: &Counts, requests: &[us
         let is_current = current.is_some_and(|c| (start..end).contains(&c));
         let first = requests.partition_point(|&r| r < start);
         let has_request = requests.get(first).is_some_and(|&r| r < end);
+        let holds_instructions = instructions
+            .get(instructions.partition_point(|&i| i < start))
+            .is_some_and(|&i| i < end);
         units.push(Unit {
             messages: start..end,
             tokens: counts.messages[start..end].iter().sum(),
             pinned: is_system
+                || holds_instructions
                 || is_task
                 || is_current
                 || opening.is_some_and(|u| (start..end).contains(&u)),
@@ -113,10 +124,15 @@ mod tests {
     fn units_of(value: serde_json::Value) -> Vec<(Range<usize>, bool)> {
         let conversation = parse_value(value, None).unwrap();
         let counts = count(&conversation, &CharEstimate);
+        let instructions: Vec<usize> = crate::instructions::instruction_files(&conversation)
+            .into_iter()
+            .map(|(i, _)| i)
+            .collect();
         group(
             &conversation,
             &counts,
             &crate::classify::requests(&conversation),
+            &instructions,
         )
         .into_iter()
         .map(|u| (u.messages, u.pinned))
@@ -137,6 +153,30 @@ mod tests {
         assert_eq!(
             units,
             vec![(0..1, true), (1..2, true), (2..5, false), (5..6, true)]
+        );
+    }
+
+    // See: #33
+    #[test]
+    fn a_unit_holding_an_instruction_file_is_pinned() {
+        let units = units_of(json!([
+            {"role": "user", "content": "# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\nNever push.\n</INSTRUCTIONS>"},
+            {"role": "user", "content": "<environment_context>\n</environment_context>"},
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "and?"},
+            {"role": "assistant", "content": "done"},
+        ]));
+        assert_eq!(
+            units,
+            vec![
+                (0..1, true),
+                (1..2, false),
+                (2..3, true),
+                (3..4, false),
+                (4..5, true),
+                (5..6, true)
+            ]
         );
     }
 

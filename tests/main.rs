@@ -19,6 +19,8 @@ mod counter;
 mod decisions;
 /// Hand-written fixtures in both formats: round trips and independent token counts.
 mod formats;
+/// Instruction files pinned, standing instructions kept verbatim (issue 33).
+mod instructions;
 /// The library's structure: no import cycle, short modules, a short README (issue 24).
 mod layers;
 /// Property tests of the invariants over generated conversations.

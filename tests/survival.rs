@@ -77,12 +77,17 @@ fn default_row(paths: &[PathBuf], ratio: f64) -> Row {
 /// The figures of a `default` row, on one line.
 fn figures(row: &Row) -> String {
     format!(
-        "task kept {:.1}%, current {:.1}%, requests recall {:.1}% (named {:.1}%), identifiers \
-         recall {:.1}%, files recall {:.1}%, errors recall {:.1}%, utilization {:.3}",
+        "task kept {:.1}%, current {:.1}%, requests recall {:.1}% (named {:.1}%; {:.1}% with \
+         room, {} runs tight), standing instructions {:.1}%, instruction files {:.1}%, \
+         identifiers recall {:.1}%, files recall {:.1}%, errors recall {:.1}%, utilization {:.3}",
         row.task_kept_pct,
         row.current_kept_pct,
         row.requests_recall_pct,
         row.named_recall_pct,
+        row.named_with_room_pct,
+        row.tight_runs,
+        row.standing_kept_pct,
+        row.instruction_files_kept_pct,
         row.identifiers_recall_pct,
         row.files_recall_pct,
         row.errors_recall_pct,
@@ -145,17 +150,28 @@ fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
             "{row:?}"
         );
         assert!(row.files_recall_pct >= 95.0, "{row:?}");
-        // The goals (#26) are verbatim 90% and named 98% at 0.5, named 95% at 0.25, identifiers
-        // 80% at 0.5; open: the pinned units of the tau-bench sessions that hold every miss
-        // leave their digests 66 and 275 tokens for 5 and 24 requests. These floors sit a little
-        // under what the digest reaches now (63%, 86%, 36%; 55% at 0.25, where one request is 9
-        // points), to catch a regression.
+        // The goals (#26, #33): named 98% wherever the budget less the pinned tokens leaves 14
+        // tokens per removed request (100% reached at both ratios; the tight runs, 2 at 0.5 and
+        // 1 at 0.25, are tau-bench sessions whose pinned units leave 38 to 275 tokens for 4 to
+        // 24 requests); standing instructions 90% at 0.5 (100% of 13 reached) and 75% at 0.25
+        // (1 of 2, the other in the tight run); identifiers 80% / 50% (39.5%, open: CTF
+        // disassembly and base64 lines, and digests of 150 to 400 tokens in tau-bench; 53.7%).
+        // Instruction files: the recordings hold none (the tests of `instructions` carry them).
+        // These floors sit a little under what is reached, to catch a regression.
+        assert!(row.named_with_room_pct >= 98.0, "{row:?}");
+        assert!(
+            (row.instruction_files_kept_pct - 100.0).abs() < f64::EPSILON,
+            "{row:?}"
+        );
         if ratio >= 0.5 {
             assert!(row.requests_recall_pct >= 55.0, "{row:?}");
-            assert!(row.named_recall_pct >= 80.0, "{row:?}");
-            assert!(row.identifiers_recall_pct >= 30.0, "{row:?}");
+            assert!(row.named_recall_pct >= 83.0, "{row:?}");
+            assert!(row.standing_kept_pct >= 95.0, "{row:?}");
+            assert!(row.identifiers_recall_pct >= 37.0, "{row:?}");
         } else {
-            assert!(row.named_recall_pct >= 45.0, "{row:?}");
+            assert!(row.named_recall_pct >= 60.0, "{row:?}");
+            assert!(row.standing_kept_pct >= 45.0, "{row:?}");
+            assert!(row.identifiers_recall_pct >= 50.0, "{row:?}");
         }
         assert!(row.named_recall_pct >= row.requests_recall_pct, "{row:?}");
     }

@@ -28,10 +28,12 @@ use crate::hash::FxBuild;
 use crate::identifiers::Tally;
 use crate::note::{
     DIGEST_END, LINE_CHARS, clip, clip_cow, header, marker_len, one_line, parse_header,
+    tight_header,
 };
 use crate::tokens::TokenCounter;
 
 mod render;
+mod standing;
 
 use render::render_capped;
 
@@ -122,6 +124,9 @@ struct Digest<'a> {
     tokens: usize,
     /// Removed requests, whole and in order (repeats dropped at the end).
     requests: Vec<Cow<'a, str>>,
+    /// The standing instructions of the removed requests, verbatim, in order as they are found;
+    /// newest first, each once, at the end.
+    standing: Vec<Cow<'a, str>>,
     /// Every file named, with how and how many times; sorted and grouped into `files` at the end.
     uses: Vec<(Cow<'a, str>, Touch, usize)>,
     /// Per touch, in [`Touch::ALL`] order: each file once, by path, with its count.
@@ -137,8 +142,8 @@ struct Digest<'a> {
     errors: Vec<Cow<'a, str>>,
     last_state: Option<Cow<'a, str>>,
     /// Items earlier markers had already cut, per section (requests, files…, commands, errors,
-    /// identifiers).
-    more: [usize; 8],
+    /// identifiers, standing instructions).
+    more: [usize; 9],
 }
 
 /// A shell command of the span and its outcome.
@@ -184,7 +189,7 @@ pub(crate) fn build(
     }
     let digest = extract(messages, cleared, input_tokens);
     let (body, unnamed) = match mode {
-        MarkerMode::Digest => render_capped(&digest, cap, counter),
+        MarkerMode::Digest => render_capped(&digest, cap, true, counter),
         _ => (
             String::new(),
             [
@@ -193,7 +198,26 @@ pub(crate) fn build(
             ],
         ),
     };
-    let header = header(digest.messages, digest.tokens, !body.is_empty());
+    let mut header = header(digest.messages, digest.tokens, !body.is_empty());
+    let mut body = body;
+    let mut unnamed = unnamed;
+    if mode == MarkerMode::Digest && unnamed[0] > 0 {
+        // Too little room to name every removed request (or standing instruction): a shorter
+        // frame — the tight header, no closing line of the sections left out — gives what it
+        // saves to the digest, when that names more.
+        let tight = tight_header(digest.messages, digest.tokens);
+        let saved = counter
+            .count_text(&header)
+            .saturating_sub(counter.count_text(&tight));
+        let roomier = DigestCap {
+            total: cap.total + saved,
+            rest: cap.rest,
+        };
+        let (tight_body, tight_unnamed) = render_capped(&digest, roomier, false, counter);
+        if !tight_body.is_empty() && tight_unnamed[0] < unnamed[0] {
+            (header, body, unnamed) = (tight, tight_body, tight_unnamed);
+        }
+    }
     let text = if body.is_empty() {
         header
     } else {
@@ -226,7 +250,9 @@ fn extract<'a>(
                         digest.messages += 1;
                         digest.tokens += tokens;
                         digest.ids.add_text(rest);
-                        digest.requests.push(sub(&text, rest));
+                        let request = sub(&text, rest);
+                        add_standing(&mut digest, &request);
+                        digest.requests.push(request);
                     }
                     continue;
                 }
@@ -234,6 +260,7 @@ fn extract<'a>(
                 digest.tokens += tokens;
                 if classify::author_with_text(message, &text) == Some(Author::Request) {
                     digest.ids.add_text(&text);
+                    add_standing(&mut digest, &text);
                     digest.requests.push(text);
                 }
             }
@@ -281,12 +308,28 @@ fn extract<'a>(
     }
     keep_first(&mut digest.requests);
     keep_first(&mut digest.errors);
+    digest.standing.reverse();
+    keep_first(&mut digest.standing);
     for &(id, times) in cleared {
         digest.ids.add(id, times);
     }
     group_files(&mut digest);
     rank_identifiers(&mut digest);
     digest
+}
+
+/// Adds the standing instructions of a removed request to the digest.
+// A `Cow` by reference: a request borrowed from the span lends its sentences the span's lifetime.
+#[allow(clippy::ptr_arg)]
+fn add_standing<'a>(digest: &mut Digest<'a>, request: &Cow<'a, str>) {
+    match request {
+        Cow::Borrowed(text) => digest.standing.extend(standing::standing_in(text)),
+        Cow::Owned(text) => digest.standing.extend(
+            standing::standing_in(text)
+                .into_iter()
+                .map(|s| Cow::Owned(s.into_owned())),
+        ),
+    }
 }
 
 /// Ranks the identifiers found, most used first, leaving out those the files sections name.
@@ -435,6 +478,9 @@ fn fold(digest: &mut Digest<'_>, text: &str) {
         digest.tokens += tokens;
     }
     let mut section: Option<usize> = None;
+    // The earlier marker lists its standing instructions newest first: each goes before the
+    // ones read from it so far, so that the list stays in order, oldest first.
+    let standing_at = digest.standing.len();
     for line in text.lines().skip(1) {
         if line == DIGEST_END {
             break;
@@ -484,6 +530,13 @@ fn fold(digest: &mut Digest<'_>, text: &str) {
             6 => {
                 if let Some(error) = line.strip_prefix("! ") {
                     digest.errors.push(Cow::Owned(error.to_string()));
+                }
+            }
+            STANDING => {
+                if let Some(sentence) = line.strip_prefix("» ") {
+                    digest
+                        .standing
+                        .insert(standing_at, Cow::Owned(sentence.to_string()));
                 }
             }
             _ => {}
@@ -537,6 +590,13 @@ const IDENTIFIERS: usize = 7;
 /// The title of the identifiers section.
 const IDENTIFIERS_TITLE: &str = "Identifiers";
 
+/// The index of the standing instructions' section among the folded sections (the last one
+/// added, so that the indices of the older sections stay as they were).
+const STANDING: usize = 8;
+
+/// The title of the standing instructions' section.
+const STANDING_TITLE: &str = "Standing instructions";
+
 /// The section a digest line opens, with the rest of the line after `): `.
 fn section_heading(line: &str) -> Option<(usize, &str)> {
     let titles = [
@@ -548,6 +608,7 @@ fn section_heading(line: &str) -> Option<(usize, &str)> {
         "Commands",
         "Errors",
         IDENTIFIERS_TITLE,
+        STANDING_TITLE,
     ];
     titles.iter().enumerate().find_map(|(i, title)| {
         let rest = line.strip_prefix(title)?.strip_prefix(" (")?;
@@ -797,6 +858,54 @@ mod tests {
         assert!(
             again.contains("Identifiers (3): ZFA04Y ×3, noah_muller_9847 ×2, HAT170\n"),
             "{again}"
+        );
+    }
+
+    // See: #33
+    #[test]
+    fn standing_instructions_come_first_verbatim_newest_first_and_fold_once() {
+        let messages = vec![
+            Message::new_text(Role::User, "Port the parser. Never touch the lexer."),
+            Message::new_text(Role::Assistant, "On it."),
+            Message::new_text(
+                Role::User,
+                "Make sure the tests pass. Never touch the lexer.",
+            ),
+            Message::new_text(Role::Assistant, "Done."),
+        ];
+        let tokens = vec![Some(10); messages.len()];
+        let text = digest(&messages, &tokens, 500);
+        let body = text.split_once('\n').map_or("", |(_, b)| b);
+        assert!(
+            body.starts_with(
+                "Standing instructions (2):\n» Never touch the lexer.\n» Make sure the tests pass.\nRequests (2):\n"
+            ),
+            "{text}"
+        );
+        // Repeated, an instruction is as new as its last request; folded into a later marker with
+        // a newer one, each is kept once, newest first.
+        let again = digest(
+            &[
+                Message::new_text(Role::User, text),
+                Message::new_text(Role::User, "Always run fmt."),
+            ],
+            &[Some(9), Some(5)],
+            500,
+        );
+        assert!(
+            again.contains(
+                "Standing instructions (3):\n» Always run fmt.\n» Never touch the lexer.\n» Make sure the tests pass.\n"
+            ),
+            "{again}"
+        );
+        // With room for little, the instructions come first, in a tighter frame: its header has
+        // no closing clause, and no line names the sections left out.
+        let tight = digest(&messages, &tokens, 20);
+        assert_eq!(
+            tight,
+            "[ctxcompact: 4 earlier messages (40 input tokens) removed here; digest below]\n\
+             Standing instructions (2):\n» Never touch the lexer.\n» Make sure the tests pass.\n\
+             [ctxcompact: end of digest]"
         );
     }
 

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::{
     Command, Digest, DigestCap, IDENTIFIERS, IDENTIFIERS_PCT, IDENTIFIERS_TITLE, REQUEST_CHARS,
-    REQUEST_HEAD, REQUEST_SHORT, percent,
+    REQUEST_HEAD, REQUEST_SHORT, STANDING, STANDING_TITLE, percent,
 };
 use crate::evidence::Touch;
 use crate::note::{clip_cow, thousands};
@@ -125,9 +125,23 @@ impl Section<'_> {
 /// The title of the last section, written as `Last state: …` with no count.
 const LAST_STATE: &str = "Last state";
 
+/// Where the removed requests' section is among the rendered sections: after the standing
+/// instructions, which come first.
+const REQUESTS_AT: usize = 1;
+/// Where the identifiers' section is: after the files, before the commands (a line of
+/// identifiers names more of the span's things than a command line does).
+const IDENTIFIERS_AT: usize = REQUESTS_AT + 5;
+
 /// The digest's sections in priority order.
 fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
     let mut sections = vec![Section {
+        title: STANDING_TITLE,
+        items: Items::Lines(&digest.standing),
+        more: digest.more[STANDING],
+        inline: false,
+        bullet: "» ",
+    }];
+    sections.push(Section {
         title: "Requests",
         items: Items::Requests {
             texts: &digest.requests,
@@ -139,7 +153,7 @@ fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
         more: digest.more[0],
         inline: false,
         bullet: "» ",
-    }];
+    });
     for touch in Touch::ALL {
         sections.push(Section {
             title: touch.title(),
@@ -149,6 +163,13 @@ fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
             bullet: "",
         });
     }
+    sections.push(Section {
+        title: IDENTIFIERS_TITLE,
+        items: Items::Files(&digest.identifiers),
+        more: digest.more[IDENTIFIERS],
+        inline: true,
+        bullet: "",
+    });
     sections.push(Section {
         title: "Commands",
         items: Items::Commands(&digest.commands),
@@ -162,13 +183,6 @@ fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
         more: digest.more[6],
         inline: false,
         bullet: "! ",
-    });
-    sections.push(Section {
-        title: IDENTIFIERS_TITLE,
-        items: Items::Files(&digest.identifiers),
-        more: digest.more[IDENTIFIERS],
-        inline: true,
-        bullet: "",
     });
     sections.push(Section {
         title: LAST_STATE,
@@ -235,13 +249,15 @@ fn render(sections: &[Section<'_>], kept: &[usize], shown: &[bool]) -> String {
 /// when they all fit so, else all shortened together, step by step ([`fit_requests`]), the
 /// most recent named when not even the shortest form fits them all; the sections after them
 /// share `cap.rest` of what is left. The section cut in the middle says how many
-/// items it left out; the sections below it are named, with their counts, on one closing line.
+/// items it left out; the sections below it are named, with their counts, on one closing line
+/// (unless `closing` is false: a tight frame spends those tokens on the items).
 /// Items are counted one by one, and only until the cap is reached, so the cost does not grow
 /// with the span. Empty when not even the closing line fits. Also returns how many requests,
 /// and how many files, it left out.
 pub(super) fn render_capped(
     digest: &Digest<'_>,
     cap: DigestCap,
+    closing: bool,
     counter: &dyn TokenCounter,
 ) -> (String, [usize; 2]) {
     let mut sections = sections(digest);
@@ -256,7 +272,7 @@ pub(super) fn render_capped(
                 .enumerate()
                 .map(|(i, p)| *p && i >= s)
                 .collect();
-            let line = left_out(&sections, &which);
+            let line = closing_line(&sections, &which, closing);
             if line.is_empty() {
                 0
             } else {
@@ -267,29 +283,33 @@ pub(super) fn render_capped(
     let mut used = 0;
     let mut requests_used = 0;
     for s in (0..sections.len()).filter(|&s| present[s]) {
-        let limit = if s == 0 {
+        let limit = if s <= REQUESTS_AT {
             cap.total
         } else {
             cap.total.min(requests_used + cap.rest)
         };
         let room = limit.saturating_sub(closing_from[s + 1]);
         let section = &sections[s];
-        let total = thousands(section.total());
-        let heading = format!("{} ({total}): +{total} more\n", section.title);
-        let cost = counter.count_text(&heading) + 1;
+        let cost = heading_cost(section, counter);
         if used + cost > room {
             break;
         }
         shown[s] = true;
-        // The identifiers take at most their share of `cap.rest`, leaving the rest to the
-        // sections after them; cut by that share alone, they do not end the digest.
+        // Cut by their share alone, the identifiers do not end the digest.
         let item_room = if section.title == IDENTIFIERS_TITLE {
-            room.min(used + cost + percent(cap.rest, IDENTIFIERS_PCT))
+            let after = (&sections[s + 1..], &present[s + 1..]);
+            identifiers_room(after, used + cost, room, cap.rest, counter)
         } else {
             room
         };
         let (n, after) = if let Items::Requests { texts, .. } = section.items {
-            let (items, n, after) = fit_requests(texts, used + cost, room, counter);
+            // Named all by their first 200 characters (or shorter forms when those do not fit),
+            // the requests leave the identifiers their share before they take longer forms.
+            let share = percent(cap.rest, IDENTIFIERS_PCT).min(room / 2);
+            let reserve = identifiers_cost(&sections[IDENTIFIERS_AT], share, counter);
+            let floor = used + cost + short_items(texts, REQUEST_SHORT[0], counter);
+            let request_room = room.saturating_sub(reserve).max(floor).min(room);
+            let (items, n, after) = fit_requests(texts, used + cost, request_room, counter);
             sections[s].items = items;
             (n, after)
         } else {
@@ -297,7 +317,7 @@ pub(super) fn render_capped(
         };
         kept[s] = n;
         used = after;
-        if s == 0 {
+        if s <= REQUESTS_AT {
             requests_used = used;
         }
         if n < sections[s].items.len() && item_room == room {
@@ -307,17 +327,18 @@ pub(super) fn render_capped(
     loop {
         let mut text = render(&sections, &kept, &shown);
         let omitted: Vec<bool> = present.iter().zip(&shown).map(|(p, s)| *p && !*s).collect();
-        let closing = left_out(&sections, &omitted);
-        if !closing.is_empty() {
+        let line = closing_line(&sections, &omitted, closing);
+        if !line.is_empty() {
             if !text.is_empty() {
                 text.push('\n');
             }
-            text.push_str(&closing);
+            text.push_str(&line);
         }
         let tokens = counter.count_text(&text);
         if tokens <= cap.total {
             let unnamed = |s: usize| sections[s].items.len() - if shown[s] { kept[s] } else { 0 };
-            return (text, [unnamed(0), (1..=4).map(unnamed).sum()]);
+            let files = (REQUESTS_AT + 1..=REQUESTS_AT + 4).map(unnamed).sum();
+            return (text, [unnamed(REQUESTS_AT) + unnamed(0), files]);
         }
         // The per-item counts fell short: give up the lowest kept items, about as many bytes as
         // the excess (4 bytes a token, the rough average), else the lowest section.
@@ -342,6 +363,57 @@ pub(super) fn render_capped(
             }
         }
     }
+}
+
+/// Tokens of a section's heading line at most (with a `+N more` count), and its line break.
+fn heading_cost(section: &Section<'_>, counter: &dyn TokenCounter) -> usize {
+    let total = thousands(section.total());
+    let heading = format!("{} ({total}): +{total} more\n", section.title);
+    counter.count_text(&heading) + 1
+}
+
+/// Tokens every request takes by its first `short` characters, its bullet and line break
+/// included.
+fn short_items(texts: &[Cow<'_, str>], short: usize, counter: &dyn TokenCounter) -> usize {
+    texts
+        .iter()
+        .map(|t| counter.count_text(&clip_cow(Cow::Borrowed(t), short)) + 2)
+        .sum()
+}
+
+/// Where the identifiers' items may go up to, from `from`: their share of `rest`, or all the
+/// sections `after` them leave of `room` when that is more, keeping the rest for those.
+fn identifiers_room(
+    (after, present): (&[Section<'_>], &[bool]),
+    from: usize,
+    room: usize,
+    rest: usize,
+    counter: &dyn TokenCounter,
+) -> usize {
+    let later: usize = after
+        .iter()
+        .zip(present)
+        .filter(|(_, p)| **p)
+        .map(|(section, _)| full_cost(section, counter))
+        .sum();
+    let share = (from + percent(rest, IDENTIFIERS_PCT)).max(room.saturating_sub(later));
+    room.min(share)
+}
+
+/// Tokens a section takes whole: its heading and every item.
+fn full_cost(section: &Section<'_>, counter: &dyn TokenCounter) -> usize {
+    fill(section, heading_cost(section, counter), usize::MAX, counter).1
+}
+
+/// Tokens the identifiers' section wants, up to `share`: its heading and as many identifiers
+/// as that share holds (none when there are none).
+fn identifiers_cost(section: &Section<'_>, share: usize, counter: &dyn TokenCounter) -> usize {
+    if section.total() == 0 {
+        return 0;
+    }
+    let heading = heading_cost(section, counter);
+    let (_, used) = fill(section, heading, heading + share, counter);
+    used.min(heading + share)
 }
 
 /// How many of a section's items fit from `used` tokens up to `room`, each counted with its
@@ -467,6 +539,16 @@ fn fit_requests<'d>(
     };
     let (n, after) = fill_items(items, (0..texts.len()).rev(), used, room, counter);
     (items, n, after)
+}
+
+/// The closing line naming the sections left out, with their counts; empty when none is, or
+/// when the frame has no `closing` line.
+fn closing_line(sections: &[Section<'_>], which: &[bool], closing: bool) -> String {
+    if closing {
+        left_out(sections, which)
+    } else {
+        String::new()
+    }
 }
 
 /// The closing line naming the sections left out, with their counts; empty when none is.

@@ -432,6 +432,7 @@ mod tests {
             &conversation,
             &counts,
             &crate::classify::requests(&conversation),
+            &[],
         );
         let unit = units
             .iter()

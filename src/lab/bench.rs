@@ -225,6 +225,17 @@ pub struct Row {
     /// Percentage of removed requests whose first 40 characters are in the output: those still
     /// named.
     pub named_recall_pct: f64,
+    /// [`Row::named_recall_pct`] over the runs with room: those whose budget, less the pinned
+    /// tokens, leaves at least [`ROOM_PER_REQUEST`] tokens per removed request.
+    pub named_with_room_pct: f64,
+    /// Runs without that room (tight), counted apart.
+    pub tight_runs: usize,
+    /// Percentage of the imperative sentences of removed requests (must, never, always, don't,
+    /// do not, make sure, avoid: see `imperatives`) found verbatim in the output.
+    pub standing_kept_pct: f64,
+    /// Percentage of the user messages carrying an instruction file (AGENTS.md, CLAUDE.md,
+    /// GEMINI.md: see `is_instruction_file`) found verbatim in the output.
+    pub instruction_files_kept_pct: f64,
     /// Percentage of the identifiers of removed messages (words mixing letters and digits,
     /// long numbers, e-mail addresses: see `identifier_words`) that appear in the output.
     pub identifiers_recall_pct: f64,
@@ -234,6 +245,17 @@ pub struct Row {
     pub errors_recall_pct: f64,
     /// Mean wall time per conversation, in milliseconds.
     pub ms_per_conversation: f64,
+}
+
+/// Tokens per removed request a run needs, besides the pinned tokens, to name each one in its
+/// digest (the figure: a 40-character short form is about 10 tokens, its bullet and
+/// line break 2, the marker's frame the rest).
+pub const ROOM_PER_REQUEST: usize = 14;
+
+/// Adds `other`'s counts to `mine`.
+fn merge_recall(mine: &mut Recall, other: Recall) {
+    mine.found += other.found;
+    mine.removed += other.removed;
 }
 
 /// Running sums for one contender.
@@ -249,6 +271,10 @@ struct Tally {
     current_kept: usize,
     requests: Recall,
     named: Recall,
+    named_with_room: Recall,
+    tight: usize,
+    standing: Recall,
+    instruction_files: Recall,
     identifiers: Recall,
     files: Recall,
     errors: Recall,
@@ -266,15 +292,18 @@ impl Tally {
         self.user_kept += other.user_kept;
         self.task_kept += other.task_kept;
         self.current_kept += other.current_kept;
+        self.tight += other.tight;
         for (mine, theirs) in [
             (&mut self.requests, other.requests),
             (&mut self.named, other.named),
+            (&mut self.named_with_room, other.named_with_room),
+            (&mut self.standing, other.standing),
+            (&mut self.instruction_files, other.instruction_files),
             (&mut self.identifiers, other.identifiers),
             (&mut self.files, other.files),
             (&mut self.errors, other.errors),
         ] {
-            mine.found += theirs.found;
-            mine.removed += theirs.removed;
+            merge_recall(mine, theirs);
         }
         self.elapsed += other.elapsed;
     }
@@ -296,6 +325,10 @@ impl Tally {
             current_kept_pct: pct(self.current_kept),
             requests_recall_pct: self.requests.pct(),
             named_recall_pct: self.named.pct(),
+            named_with_room_pct: self.named_with_room.pct(),
+            tight_runs: self.tight,
+            standing_kept_pct: self.standing.pct(),
+            instruction_files_kept_pct: self.instruction_files.pct(),
             identifiers_recall_pct: self.identifiers.pct(),
             files_recall_pct: self.files.pct(),
             errors_recall_pct: self.errors.pct(),
@@ -312,6 +345,8 @@ struct Trial {
     kept: Vec<bool>,
     /// Whether the output is trustworthy at all (false after an unexpected error).
     sound: bool,
+    /// The budget less the pinned tokens, as the engine reported them (none for `naive`).
+    room: Option<usize>,
     elapsed: Duration,
 }
 
@@ -454,15 +489,31 @@ impl Bench {
             let verbatim = |k: Option<&String>| k.is_none_or(|t| text.contains(t.as_str()));
             tally.task_kept += usize::from(verbatim(evidence.texts.first()));
             tally.current_kept += usize::from(verbatim(evidence.texts.last()));
-            for (&index, request) in evidence.requests.iter().zip(&evidence.texts) {
+            let mut named = Recall::default();
+            let removed_requests = evidence.requests.iter().zip(&evidence.texts);
+            let removed_requests = removed_requests.zip(&evidence.imperatives);
+            for ((&index, request), imperatives) in removed_requests {
                 if !trial.kept[index] {
                     tally
                         .requests
                         .add(text.contains(first_chars(request, RECALL_CHARS)));
-                    tally
-                        .named
-                        .add(text.contains(first_chars(request, NAMED_CHARS)));
+                    named.add(text.contains(first_chars(request, NAMED_CHARS)));
+                    for sentence in imperatives {
+                        tally.standing.add(text.contains(sentence.as_str()));
+                    }
                 }
+            }
+            merge_recall(&mut tally.named, named);
+            let tight = trial
+                .room
+                .is_some_and(|room| room < ROOM_PER_REQUEST * named.removed);
+            if tight {
+                tally.tight += 1;
+            } else {
+                merge_recall(&mut tally.named_with_room, named);
+            }
+            for file in &evidence.instruction_files {
+                tally.instruction_files.add(text.contains(file.as_str()));
             }
             let removed = removed_evidence(conversation, &trial.kept);
             for path in &removed.paths {
@@ -539,6 +590,7 @@ fn run(
             output: Some(naive.conversation),
             kept: naive.kept,
             sound: true,
+            room: None,
             elapsed,
         };
     }
@@ -573,6 +625,7 @@ fn run(
                 output: Some(output),
                 kept,
                 sound: true,
+                room: Some(report.budget.saturating_sub(report.pinned_tokens)),
                 elapsed,
             }
         }
@@ -585,6 +638,7 @@ fn run(
                 output: None,
                 kept: all,
                 sound,
+                room: None,
                 elapsed,
             }
         }

@@ -34,17 +34,117 @@ pub(super) struct Evidence {
     pub(super) requests: Vec<usize>,
     /// Each request's text.
     pub(super) texts: Vec<String>,
+    /// Each request's imperative sentences ([`imperatives`]).
+    pub(super) imperatives: Vec<Vec<String>>,
+    /// The texts of the user messages that carry an instruction file ([`is_instruction_file`]).
+    pub(super) instruction_files: Vec<String>,
 }
 
 impl Evidence {
     pub(super) fn of(conversation: &Conversation) -> Self {
         let requests = classify::requests(conversation);
-        let texts = requests
+        let texts: Vec<String> = requests
             .iter()
             .map(|&i| conversation.messages[i].text())
             .collect();
-        Self { requests, texts }
+        let imperatives = texts.iter().map(|t| imperatives(t)).collect();
+        let instruction_files = conversation
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .map(Message::text)
+            .filter(|t| is_instruction_file(t))
+            .collect();
+        Self {
+            requests,
+            texts,
+            imperatives,
+            instruction_files,
+        }
     }
+}
+
+/// Whether a user message carries an instruction file, by a test of its own, apart from the
+/// engine's wrappers: the marks Codex, Claude Code and Gemini CLI open or name them with.
+fn is_instruction_file(text: &str) -> bool {
+    let opening = text.trim_start();
+    opening.starts_with("# AGENTS.md instructions")
+        || opening.starts_with("This is the Gemini CLI. We are setting up the context")
+        || text.contains("<user_instructions>")
+        || text.contains("<session_context>")
+        || text.contains("# claudeMd")
+        || (text.contains("<system-reminder>") && text.contains("\nContents of "))
+}
+
+/// The words that make a sentence an instruction a person means to stand: the issue's list.
+const IMPERATIVE_CUES: [&str; 7] = [
+    "must",
+    "never",
+    "always",
+    "don't",
+    "do not",
+    "make sure",
+    "avoid",
+];
+
+/// The imperative sentences of a request, by a scan of its own, simpler than the digest's so
+/// that the figure does not grade the digest by its own rule: `<tag>…</tag>` blocks and fenced
+/// code left out, the rest cut at line ends and after `.`, `!` or `?` before a blank, each
+/// piece of at least 3 words holding a cue of [`IMPERATIVE_CUES`] as whole words.
+fn imperatives(text: &str) -> Vec<String> {
+    let mut typed = String::new();
+    let mut rest = text;
+    // Blocks of machine text: from `<name>` to `</name>`.
+    while let Some(open) = rest.find('<') {
+        typed.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let name: String = after
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        let close = format!("</{name}>");
+        if let Some(end) = after.find(close.as_str()).filter(|_| !name.is_empty()) {
+            rest = &after[end + close.len()..];
+        } else {
+            typed.push('<');
+            rest = after;
+        }
+    }
+    typed.push_str(rest);
+    let mut out = Vec::new();
+    let mut code = false;
+    for line in typed.lines() {
+        if line.trim_start().starts_with("```") {
+            code = !code;
+            continue;
+        }
+        if code {
+            continue;
+        }
+        let mut piece = String::new();
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            piece.push(c);
+            let end = ".!?".contains(c) && chars.peek().is_some_and(|n| n.is_whitespace());
+            if end || chars.peek().is_none() {
+                let sentence = piece.trim();
+                let lower = sentence.to_lowercase().replace('’', "'");
+                let words: Vec<&str> = lower
+                    .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                let joined = format!(" {} ", words.join(" "));
+                let cued = IMPERATIVE_CUES
+                    .iter()
+                    .any(|cue| joined.contains(&format!(" {cue} ")));
+                if words.len() >= 3 && cued {
+                    out.push(sentence.to_string());
+                }
+                piece.clear();
+            }
+        }
+    }
+    out
 }
 
 /// Every text of a conversation a reader (or a model) sees: message text, tool-call names and
@@ -201,6 +301,20 @@ mod tests {
         let mut out = BTreeSet::new();
         identifier_words(text, &mut out);
         out.into_iter().collect()
+    }
+
+    #[test]
+    fn the_bench_finds_imperative_sentences_outside_machine_text_and_code() {
+        assert_eq!(
+            imperatives(
+                "<system-reminder>You must obey.</system-reminder>Fix it. Don't push to main!\n```\nnever();\n```\nWe always test here."
+            ),
+            ["Don't push to main!", "We always test here."]
+        );
+        assert!(is_instruction_file(
+            "# AGENTS.md instructions for /r\n\n<INSTRUCTIONS>\nx\n</INSTRUCTIONS>"
+        ));
+        assert!(!is_instruction_file("Please update AGENTS.md."));
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
 use crate::parallel;
 use crate::tokens::{Counts, TokenCounter, Tokenizer};
-use crate::{evidence, note, units};
+use crate::{evidence, instructions, note, units};
 
 /// Rounds kept whole by default (Anthropic's context editing keeps the last 3 tool uses).
 pub(crate) const KEEP_ROUNDS: usize = 3;
@@ -520,13 +520,19 @@ fn plan_clear(
                     counter.count_parts(content)
                 };
                 let tool = name_of(call_id);
+                let text = joined_text(content);
                 let mut placeholder = note::cleared_output(
                     tool,
                     content_tokens,
-                    evidence::outcome_in(&joined_text(content), *is_error),
+                    evidence::outcome_in(&text, *is_error),
                 );
                 if let Some(reference) = reference {
                     placeholder = note::with_reference(&placeholder, reference);
+                }
+                // An instruction file the output carries is never cleared: it follows the
+                // placeholder.
+                if let Some(carried) = instructions::carried_in_output(&text) {
+                    placeholder.push_str(carried);
                 }
                 let placeholder_tokens = counting.placeholder(tool, &placeholder);
                 if placeholder_tokens < content_tokens {
