@@ -562,3 +562,75 @@ pub(crate) fn call_boundaries(conversation: &Conversation) -> Vec<usize> {
     boundaries.push(messages.len());
     boundaries
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// A Codex-style Responses body: the AGENTS.md message, the task, `rounds` shell calls
+    /// with large outputs, and a last request.
+    fn codex_body(rounds: usize) -> Vec<u8> {
+        let agents = "# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\nNever push to main. Run cargo fmt before every commit.\n</INSTRUCTIONS>";
+        let mut input = vec![
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": agents}]}),
+            json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Fix the parser bug in src/parse.rs."}]}),
+        ];
+        for i in 0..rounds {
+            input.push(
+                json!({"type": "function_call", "call_id": format!("call_{i}"), "name": "shell",
+                "arguments": format!("{{\"command\": [\"cat\", \"file{i}.txt\"]}}")}),
+            );
+            let mut output = String::new();
+            for l in 0..120 {
+                let _ = writeln!(output, "file {i} line {l}: some text here");
+            }
+            input.push(json!({"type": "function_call_output", "call_id": format!("call_{i}"), "output": output}));
+        }
+        input.push(json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Now run the tests."}]}));
+        serde_json::to_vec(&json!({"model": "gpt-6.1-sol", "input": input})).unwrap()
+    }
+
+    #[test]
+    fn an_instruction_file_survives_the_proxys_compaction_and_the_agent_is_read_from_the_body() {
+        let settings = Settings {
+            trigger: Some(0.5),
+            target_ratio: Some(0.3),
+            ..Settings::default()
+        };
+        let compactor = Compactor::new(&settings, Catalog::builtin(), Some(20_000), 0).unwrap();
+        let body = codex_body(40);
+        let forward = compactor.compact(&body, Format::Responses, None, None);
+        assert_eq!(
+            forward.handling,
+            Handling::Compacted,
+            "{:?}",
+            forward.reason
+        );
+        let sent: Value = serde_json::from_slice(forward.body.as_deref().unwrap()).unwrap();
+        let text = sent.to_string();
+        assert!(text.contains("Never push to main. Run cargo fmt before every commit."));
+        assert!(text.contains("Fix the parser bug"));
+        assert!(forward.tokens_forwarded < forward.tokens_received);
+        assert_eq!(forward.facts.window, Some(20_000));
+        assert_eq!(forward.facts.window_source, Some(WindowSource::Flag));
+        // Codex's headers name it; its trigger is then still the settings' (given).
+        let codex =
+            Recognised::from_headers(|name| (name == "originator").then_some("codex_cli_rs"));
+        let forward = compactor.compact(&body, Format::Responses, None, codex);
+        assert_eq!(forward.facts.client.map(|c| c.agent), Some(Agent::Codex));
+    }
+
+    #[test]
+    fn an_unknown_model_fails_open_and_is_named_for_the_caller() {
+        let compactor = Compactor::new(&Settings::default(), Catalog::builtin(), None, 0).unwrap();
+        let body = br#"{"model": "foo-1", "messages": [{"role": "user", "content": "hi"}]}"#;
+        let forward = compactor.compact(body, Format::OpenAi, None, None);
+        assert_eq!(forward.handling, Handling::FailedOpen);
+        assert_eq!(forward.unknown_model.as_deref(), Some("foo-1"));
+        assert!(forward.body.is_none());
+    }
+}
