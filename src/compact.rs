@@ -15,6 +15,7 @@ use crate::parallel;
 use crate::planner::{self, Planner};
 use crate::report::{Action, HarnessMessage, Input, Outcome, Report, Step};
 use crate::select;
+use crate::strategy::fit;
 use crate::strategy::tools::{self, ToolMode, ToolOptions};
 use crate::strategy::{self, Applied, Discarded, Source};
 use crate::tokens::{self, Memo};
@@ -204,9 +205,11 @@ enum Run {
 ///
 /// Under a tight budget it degrades in a fixed order, naming each step in the report: clear old
 /// rounds' outputs → clear outputs inside the protected recent rounds (not the round in
-/// progress) → remove units by the chosen strategy → relax the head, then the tail → shorten the
-/// task → cannot fit. Outputs go before units; the round whose clearing meets the budget is
-/// capped to just meet it. A window budget keeps history first ([`Recent::new`] says why).
+/// progress) → remove units by the chosen strategy → relax the head, then the tail → cut the
+/// outputs of the round in progress (unless tool outputs are left alone) → shorten the task →
+/// cannot fit.
+/// Outputs go before units; the round whose clearing meets the budget is capped to just meet
+/// it. A window budget keeps history first ([`Recent::new`] says why).
 fn run(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
@@ -258,6 +261,13 @@ fn run(
     if !attempt.fits {
         attempt = planner.attempt(&state, true);
     }
+    let mut outputs_cut = Vec::new();
+    if !attempt.fits && recent.clears() {
+        (state, outputs_cut) = cut_in_progress(state, &attempt, &planner);
+        if !outputs_cut.is_empty() {
+            attempt = planner.attempt(&state, true);
+        }
+    }
     let mut shortened = None;
     if !attempt.fits {
         if let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) {
@@ -275,6 +285,9 @@ fn run(
             strategy::Protection::Tail => Step::RelaxTail,
         });
     }
+    if !outputs_cut.is_empty() {
+        steps.push(Step::CutCurrentOutputs);
+    }
     if shortened.is_some() {
         steps.push(Step::ShortenTask);
     }
@@ -283,6 +296,7 @@ fn run(
     outcome.relaxed.clone_from(&attempt.plan.relaxed);
     outcome.steps = steps;
     outcome.shortened = shortened;
+    outcome.outputs_cut = outputs_cut;
     if !attempt.fits {
         outcome.action = Action::CannotFit;
         outcome.steps.push(Step::CannotFit);
@@ -302,6 +316,27 @@ fn run(
         &planner.counter,
     );
     finish(&input, applied, outcome, options).map(|compacted| Run::Done(Box::new(compacted)))
+}
+
+/// The state with the outputs of its round in progress cut by what `attempt`, which removed
+/// every unit it could, is over the budget; unchanged when the last unit is no tool round.
+fn cut_in_progress(
+    state: Applied,
+    attempt: &planner::Attempt,
+    planner: &Planner<'_>,
+) -> (Applied, Vec<fit::CutOutput>) {
+    let Some(round) = attempt.units.last().filter(|u| u.is_round) else {
+        return (state, Vec::new());
+    };
+    let over = attempt.tokens_after.saturating_sub(planner.budget) + planner::MARKER_SLACK;
+    let archive = planner.input.archive.as_ref();
+    fit::cut_in_progress(
+        state,
+        round.messages.clone(),
+        over,
+        &planner.counter,
+        archive,
+    )
 }
 
 /// How tool outputs are trimmed under a budget, and the recent rounds' cleared when they are.

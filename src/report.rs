@@ -21,6 +21,7 @@ pub use crate::error::{Location, ProblemKind};
 pub use crate::features::{Features, Severity};
 pub use crate::select::{Candidate, Decision, Layer, RuleCheck};
 pub use crate::strategy::Protection;
+pub use crate::strategy::fit::CutOutput;
 pub use crate::strategy::tools::ToolTrim;
 use crate::{select, strategy, units};
 
@@ -51,6 +52,10 @@ pub enum Step {
     RelaxHead,
     /// The protected tail was given up, unit by unit.
     RelaxTail,
+    /// The outputs of the round in progress were cut to fit, head and tail kept (or cleared
+    /// when no cut was small enough): only the system prompt, the tool definitions, the task
+    /// and the current request are never cut.
+    CutCurrentOutputs,
     /// The task was shortened, its head and tail kept.
     ShortenTask,
     /// Even the pinned units exceed the budget.
@@ -155,6 +160,9 @@ pub struct Report {
     /// How the task was shortened, when it had to be.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_shortened: Option<Shortened>,
+    /// The outputs of the round in progress cut to fit, when they had to be.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outputs_cut: Vec<CutOutput>,
     /// The input index of the task (the first request), if any.
     pub task: Option<usize>,
     /// The input index of the current request (the last request), if any.
@@ -241,6 +249,15 @@ impl Report {
         if let Some(unlogged) = self.unlogged_tokens {
             let _ = write!(line, "; {unlogged} tokens not in the log");
         }
+        if !self.outputs_cut.is_empty() {
+            let before: usize = self.outputs_cut.iter().map(|c| c.tokens_before).sum();
+            let after: usize = self.outputs_cut.iter().map(|c| c.tokens_after).sum();
+            let _ = write!(
+                line,
+                "; {} current outputs cut {before} → {after} tokens",
+                self.outputs_cut.len()
+            );
+        }
         if let Some(short) = &self.task_shortened {
             let _ = write!(
                 line,
@@ -298,6 +315,7 @@ pub(crate) struct Outcome {
     pub(crate) markers: Vec<MarkerNote>,
     pub(crate) steps: Vec<Step>,
     pub(crate) shortened: Option<Shortened>,
+    pub(crate) outputs_cut: Vec<CutOutput>,
     /// The archive file of each removed span, when archived.
     pub(crate) archive: Vec<SpanFile>,
 }
@@ -322,6 +340,7 @@ impl Outcome {
             markers: Vec::new(),
             steps: Vec::new(),
             shortened: None,
+            outputs_cut: Vec::new(),
             archive: Vec::new(),
         }
     }
@@ -379,6 +398,7 @@ impl Outcome {
             markers: self.markers,
             steps: self.steps,
             task_shortened: self.shortened,
+            outputs_cut: self.outputs_cut,
             task: input.task,
             current: input.current,
             harness: input.harness.clone(),

@@ -170,7 +170,8 @@ pub(crate) fn trim(
         // clearing would free more than needed.
         let crossing =
             budget.filter(|&b| cap_crossing && plan.saved > 0 && total - plan.saved <= b);
-        if let Some(capped) = crossing.and_then(|b| fit(&state, &plan, total, b, counter)) {
+        let fitted = crossing.and_then(|b| fit(&state, &plan, (total, b), counter, archive));
+        if let Some(capped) = fitted {
             let (before, after) = capped.iter().fold((0, 0), |(b, a), (m, _, t)| {
                 (b + state.counts.messages[*m], a + t)
             });
@@ -216,14 +217,14 @@ pub(crate) fn trim(
 }
 
 /// The outputs a clearing plan would clear, capped instead so that the conversation, now of
-/// `total` tokens, takes at most `budget`; `None` when the plan does more than clear outputs or
-/// no cap fits ([`fit::cap_outputs`]).
+/// `total` tokens, takes at most `budget`, each cut naming its message's file in `archive`;
+/// `None` when the plan does more than clear outputs or no cap fits ([`fit::cap_outputs`]).
 fn fit(
     state: &Applied,
     plan: &RoundPlan,
-    total: usize,
-    budget: usize,
+    (total, budget): (usize, usize),
     counter: &dyn TokenCounter,
+    archive: Option<&Archive>,
 ) -> Option<Vec<fit::Capped>> {
     let mut outputs = Vec::new();
     for edit in &plan.edits {
@@ -241,7 +242,14 @@ fn fit(
             .iter()
             .map(|&m| state.counts.messages[m])
             .sum::<usize>();
-    fit::cap_outputs(state, &outputs, budget.checked_sub(others)?, counter)
+    let reference = |m: usize| fit::reference(state, m, archive);
+    fit::cap_outputs(
+        state,
+        &outputs,
+        budget.checked_sub(others)?,
+        counter,
+        &reference,
+    )
 }
 
 /// What trimming would start from, with nothing trimmed: how many tool rounds there are and how
@@ -406,10 +414,7 @@ fn plan_round(
             edits.push(plan_drop(index, message, counts, counting.counter));
             continue;
         }
-        let reference = planning.archive.and_then(|archive| {
-            let input = state.origin[index].input()?;
-            Some(note::reference(&archive.message_file(input), 1))
-        });
+        let reference = fit::reference(state, index, planning.archive);
         let clear = Clear {
             names: &names,
             excluded: &excluded,
@@ -719,13 +724,7 @@ fn is_cleared(content: &[Part]) -> bool {
 
 /// Whether an output is one [`cap_text`] wrote: a line of its own is the omission note.
 fn is_capped(text: &str) -> bool {
-    text.lines().any(|line| {
-        line.strip_prefix("[… ").is_some_and(|rest| {
-            [" lines omitted …]", " characters omitted …]"]
-                .iter()
-                .any(|end| rest.ends_with(end) && rest.contains(" of "))
-        })
-    })
+    text.lines().any(note::is_omitted)
 }
 
 /// Caps, in place, every result of a message longer than `cap` tokens; returns how many were
@@ -749,7 +748,8 @@ fn cap_results(message: &mut Message, cap: usize, counter: &dyn TokenCounter) ->
             continue;
         }
         // A cap below the size of the omission note itself would lengthen the output.
-        if let Some(short) = cap_text(text, cap, counter).filter(|s| counter.count_text(s) < tokens)
+        if let Some(short) =
+            cap_text(text, cap, counter, None).filter(|s| counter.count_text(s) < tokens)
         {
             *content = vec![Part::text(short)];
             *layout = Layout::Text;
