@@ -261,13 +261,12 @@ fn run(
     if !attempt.fits {
         attempt = planner.attempt(&state, true);
     }
-    let mut outputs_cut = Vec::new();
-    if !attempt.fits && recent.clears() {
-        (state, outputs_cut) = cut_in_progress(state, &attempt, &planner);
-        if !outputs_cut.is_empty() {
-            attempt = planner.attempt(&state, true);
-        }
+    if recent.fill && recent.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
+        let done = (&mut tool_trim, &mut steps);
+        (state, attempt) = recent.clear_inputs(state, attempt, &planner, done);
     }
+    let outputs_cut;
+    (state, attempt, outputs_cut) = cut_in_progress(state, attempt, &planner, recent.clears());
     let mut shortened = None;
     if !attempt.fits {
         if let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) {
@@ -318,25 +317,28 @@ fn run(
     finish(&input, applied, outcome, options).map(|compacted| Run::Done(Box::new(compacted)))
 }
 
-/// The state with the outputs of its round in progress cut by what `attempt`, which removed
-/// every unit it could, is over the budget; unchanged when the last unit is no tool round.
+/// When `attempt`, which removed every unit it could, does not fit and outputs may be cleared
+/// (`clears`): the state with the outputs of its round in progress cut by what `attempt` is
+/// over the budget, and its plan; else both as they are (or when the last unit is no round).
 fn cut_in_progress(
     state: Applied,
-    attempt: &planner::Attempt,
+    attempt: planner::Attempt,
     planner: &Planner<'_>,
-) -> (Applied, Vec<fit::CutOutput>) {
-    let Some(round) = attempt.units.last().filter(|u| u.is_round) else {
-        return (state, Vec::new());
+    clears: bool,
+) -> (Applied, planner::Attempt, Vec<fit::CutOutput>) {
+    let round = attempt.units.last().filter(|u| u.is_round);
+    let Some(round) = round.filter(|_| clears && !attempt.fits) else {
+        return (state, attempt, Vec::new());
     };
     let over = attempt.tokens_after.saturating_sub(planner.budget) + planner::MARKER_SLACK;
     let archive = planner.input.archive.as_ref();
-    fit::cut_in_progress(
-        state,
-        round.messages.clone(),
-        over,
-        &planner.counter,
-        archive,
-    )
+    let messages = round.messages.clone();
+    let (state, cut) = fit::cut_in_progress(state, messages, over, &planner.counter, archive);
+    if cut.is_empty() {
+        return (state, attempt, cut);
+    }
+    let attempt = planner.attempt(&state, true);
+    (state, attempt, cut)
 }
 
 /// How tool outputs are trimmed under a budget, and the recent rounds' cleared when they are.
@@ -391,18 +393,68 @@ impl<'a> Recent<'a> {
         (state, tool_trim, steps)
     }
 
+    /// With a fixed budget, the tool-call inputs of the rounds (all but the round in progress),
+    /// oldest first, cleared to their path-like arguments as `--clear-tool-inputs` clears them
+    /// until the conversation fits, when the plan over that state fits and uses more of the
+    /// budget than `attempt` with no fewer messages, or `attempt` does not fit (one large input,
+    /// a file written whole, no longer takes its unit with it, nor leaves a pinned unit over
+    /// the budget);
+    /// else `state` and `attempt` as they are. What was cleared is added to the trimming figures
+    /// and its step to the steps, before unit removal.
+    fn clear_inputs(
+        &self,
+        mut state: Applied,
+        attempt: planner::Attempt,
+        planner: &Planner<'_>,
+        (trim, steps): (&mut tools::ToolTrim, &mut Vec<Step>),
+    ) -> (Applied, planner::Attempt) {
+        if self.options.tools.clear_inputs {
+            return (state, attempt);
+        }
+        let copy = Applied {
+            conversation: state.conversation.clone(),
+            counts: state.counts.clone(),
+            origin: state.origin.clone(),
+            discarded: Discarded::default(),
+        };
+        let inputs = ToolOptions {
+            mode: ToolMode::Clear,
+            keep: usize::from(is_in_progress(&state)),
+            clear_inputs: true,
+            ..self.options.tools.clone()
+        };
+        let stop = (Some(self.budget), false);
+        let (mut cleared, more) = tools::trim(copy, &inputs, stop, self.options.tokenizer, None);
+        if more.inputs_cleared == 0 {
+            return (state, attempt);
+        }
+        let mut better = planner.attempt(&cleared, false);
+        if !better.fits {
+            better = planner.attempt(&cleared, true);
+        }
+        // More of the budget used, and no fewer messages kept.
+        let keeps_more = !attempt.fits
+            || (better.tokens_after > attempt.tokens_after
+                && better.plan.messages_kept >= attempt.plan.messages_kept);
+        if !better.fits || !keeps_more {
+            return (state, attempt);
+        }
+        // Only inputs changed: what earlier steps discarded stays with the state.
+        cleared.discarded = std::mem::take(&mut state.discarded);
+        trim.inputs_cleared += more.inputs_cleared;
+        trim.tokens_freed += more.tokens_freed;
+        let at = steps.iter().position(|s| *s == Step::RemoveUnits);
+        steps.insert(at.unwrap_or(steps.len()), Step::ClearOldInputs);
+        (cleared, better)
+    }
+
     /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.
     /// The last round is spared only when it is the round in progress (the last unit). What was
     /// cleared is added to `done`'s trimming figures and steps.
     fn clear(&self, state: Applied, done: (&mut tools::ToolTrim, &mut Vec<Step>)) -> Applied {
-        let in_progress = state
-            .conversation
-            .messages
-            .last()
-            .is_some_and(|m| m.has_results() || m.has_calls());
         let recent = ToolOptions {
             mode: ToolMode::Clear,
-            keep: usize::from(in_progress),
+            keep: usize::from(is_in_progress(&state)),
             ..self.options.tools.clone()
         };
         let stop = (Some(self.budget), self.cap_crossing);
@@ -417,6 +469,12 @@ impl<'a> Recent<'a> {
         }
         cleared
     }
+}
+
+/// Whether the conversation ends in a tool round (the round in progress).
+fn is_in_progress(state: &Applied) -> bool {
+    let last = state.conversation.messages.last();
+    last.is_some_and(|m| m.has_results() || m.has_calls())
 }
 
 /// The last checks before output — valid pairing, never more tokens than the input nor, when

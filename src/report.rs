@@ -23,6 +23,7 @@ pub use crate::select::{Candidate, Decision, Layer, RuleCheck};
 pub use crate::strategy::Protection;
 pub use crate::strategy::fit::CutOutput;
 pub use crate::strategy::tools::ToolTrim;
+use crate::strategy::tools::is_zero;
 use crate::{select, strategy, units};
 
 /// What the pipeline did.
@@ -43,6 +44,9 @@ pub enum Action {
 pub enum Step {
     /// Old tool rounds' outputs were cleared (or dropped, or capped).
     ClearOldOutputs,
+    /// Old tool-call inputs were cleared to their path-like arguments, oldest first, because
+    /// that keeps more messages than removing their units whole (fixed budgets).
+    ClearOldInputs,
     /// Whole units were removed by the chosen strategy.
     RemoveUnits,
     /// Outputs inside the protected recent rounds were cleared, oldest first, until the budget
@@ -267,12 +271,6 @@ impl Report {
         }
         line
     }
-}
-
-/// Whether a count is 0 (to leave it out of the JSON).
-#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes fields by reference
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// What the report needs to know of the input once the pipeline owns its working copy.

@@ -1588,6 +1588,53 @@ proptest! {
         }
     }
 
+    /// 4e. Inputs go before units too (issue 34, item 3): when clearing every tool output and
+    /// every call's input but those of the round in progress meets a fixed budget, compaction
+    /// removes no message, whatever one large input (a file written whole) weighs.
+    #[test]
+    fn no_message_is_removed_when_clearing_outputs_and_inputs_would_fit(
+        generated in conversation(),
+        keep in 0_usize..4,
+        marker: bool,
+        percent in 20_usize..100,
+        lines in 50_usize..400,
+    ) {
+        let mut input = generated.parse();
+        let last = units(&input).pop().map_or(0, |u| u.messages.start);
+        let Some(call) = input.messages[..last].iter_mut().flat_map(|m| &mut m.parts)
+            .find(|p| matches!(p, Part::ToolCall { .. }))
+        else {
+            return Ok(());
+        };
+        if let Part::ToolCall { arguments, .. } = call {
+            let content: String = (0..lines).map(|i| ["line ", &i.to_string(), " of a file\n"].concat()).collect();
+            let big = json!({"path": "src/a.rs", "content": content});
+            *arguments = match arguments {
+                Value::String(_) => Value::String(big.to_string()),
+                _ => big,
+            };
+        }
+        let settings = plain(None, ToolMode::Clear, keep, marker);
+        let total = total(&input, Tokenizer::Chars);
+        let budget = (total * percent / 100).max(1);
+        let options = settings.options(budget);
+        let mut everything = options.clone();
+        everything.tools.keep = usize::from(input.messages.last().is_some_and(|m| m.has_results() || m.has_calls()));
+        everything.tools.clear_inputs = true;
+        let cleared = ctxcompact::trim_tools(input.clone(), &everything)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        if total <= budget || cleared.report.tokens_after > budget {
+            return Ok(());
+        }
+        let out = ctxcompact::compact(input, &options).map_err(|err| TestCaseError::fail(err.to_string()))?;
+        prop_assert!(
+            out.report.removed.is_empty(),
+            "removed {:?} where clearing outputs and inputs leaves {} tokens of a budget of {}",
+            out.report.removed, cleared.report.tokens_after, budget
+        );
+        prop_assert!(out.report.tokens_after <= budget);
+    }
+
     /// 5. Same input and settings give byte-identical output and an identical report.
     #[test]
     fn compaction_is_deterministic(generated in conversation(), settings in settings()) {

@@ -88,8 +88,17 @@ pub struct ToolTrim {
     pub excluded: usize,
     /// Results capped by `max_output`.
     pub truncated: usize,
+    /// Calls whose inputs were cleared to their path-like arguments.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub inputs_cleared: usize,
     /// Tokens freed by all of it.
     pub tokens_freed: usize,
+}
+
+/// Whether a count is 0 (to leave it out of the JSON).
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes fields by reference
+pub(crate) fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A tool round: the calling message and its result window.
@@ -212,6 +221,11 @@ pub(crate) fn trim(
         total = capped_total;
     }
     (report.cleared, report.dropped) = (cleared, dropped);
+    report.inputs_cleared = planned
+        .iter()
+        .flat_map(|e| &e.changes)
+        .filter(|c| matches!(c, Change::ClearInput { .. }))
+        .count();
     report.tokens_freed = untouched_total.saturating_sub(total);
     (apply_edits(state, planned), report)
 }
