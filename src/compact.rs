@@ -393,12 +393,13 @@ impl<'a> Recent<'a> {
         (state, tool_trim, steps)
     }
 
-    /// With a fixed budget, the tool-call inputs of the rounds (all but the round in progress),
-    /// oldest first, cleared to their path-like arguments as `--clear-tool-inputs` clears them
-    /// until the conversation fits, when the plan over that state fits and uses more of the
-    /// budget than `attempt` with no fewer messages, or `attempt` does not fit (one large input,
-    /// a file written whole, no longer takes its unit with it, nor leaves a pinned unit over
-    /// the budget);
+    /// With a fixed budget and no archive, the large tool-call inputs of the units `attempt`
+    /// removes (of all but the last when it does not fit; [`fit::clear_large_inputs`]), oldest
+    /// first, cleared to their path-like
+    /// arguments until the conversation fits, when the plan over that state fits and keeps more
+    /// messages than `attempt` (or as many, using more of the budget), or `attempt` does not
+    /// fit: a file written whole in one call no longer takes its unit with it, nor leaves a
+    /// pinned unit over the budget;
     /// else `state` and `attempt` as they are. What was cleared is added to the trimming figures
     /// and its step to the steps, before unit removal.
     fn clear_inputs(
@@ -408,7 +409,8 @@ impl<'a> Recent<'a> {
         planner: &Planner<'_>,
         (trim, steps): (&mut tools::ToolTrim, &mut Vec<Step>),
     ) -> (Applied, planner::Attempt) {
-        if self.options.tools.clear_inputs {
+        // With an archive, nothing is changed that the archive would not give back.
+        if self.options.tools.clear_inputs || self.archive.is_some() {
             return (state, attempt);
         }
         let copy = Applied {
@@ -417,32 +419,37 @@ impl<'a> Recent<'a> {
             origin: state.origin.clone(),
             discarded: Discarded::default(),
         };
-        let inputs = ToolOptions {
-            mode: ToolMode::Clear,
-            keep: usize::from(is_in_progress(&state)),
-            clear_inputs: true,
-            ..self.options.tools.clone()
+        // Only the units the plan removes (the inputs of those it keeps stay whole), or, when it
+        // cannot fit, every unit but the last.
+        let units = &attempt.units;
+        let candidates: Vec<usize> = if attempt.fits {
+            let dropped = attempt.plan.drop.iter().map(|&u| units[u].messages.clone());
+            dropped.flatten().collect()
+        } else {
+            (0..units.last().map_or(0, |u| u.messages.start)).collect()
         };
-        let stop = (Some(self.budget), false);
-        let (mut cleared, more) = tools::trim(copy, &inputs, stop, self.options.tokenizer, None);
-        if more.inputs_cleared == 0 {
+        let counter = &planner.counter;
+        let (mut cleared, inputs, freed) =
+            fit::clear_large_inputs(copy, candidates.into_iter(), self.budget, counter);
+        if inputs == 0 {
             return (state, attempt);
         }
         let mut better = planner.attempt(&cleared, false);
         if !better.fits {
             better = planner.attempt(&cleared, true);
         }
-        // More of the budget used, and no fewer messages kept.
+        // More messages kept, or as many and more of the budget used.
+        let (kept, was) = (better.plan.messages_kept, attempt.plan.messages_kept);
         let keeps_more = !attempt.fits
-            || (better.tokens_after > attempt.tokens_after
-                && better.plan.messages_kept >= attempt.plan.messages_kept);
+            || kept > was
+            || (kept == was && better.tokens_after > attempt.tokens_after);
         if !better.fits || !keeps_more {
             return (state, attempt);
         }
         // Only inputs changed: what earlier steps discarded stays with the state.
         cleared.discarded = std::mem::take(&mut state.discarded);
-        trim.inputs_cleared += more.inputs_cleared;
-        trim.tokens_freed += more.tokens_freed;
+        trim.inputs_cleared += inputs;
+        trim.tokens_freed += freed;
         let at = steps.iter().position(|s| *s == Step::RemoveUnits);
         steps.insert(at.unwrap_or(steps.len()), Step::ClearOldInputs);
         (cleared, better)

@@ -16,10 +16,9 @@
 //! `clear_at_least` tokens (a cleared prefix spoils the prompt cache, so it must be worth it).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use super::Applied;
-use super::fit::{self, cap_text};
+use super::fit::{self, cap_text, clear_input};
 use crate::archive::Archive;
 use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
@@ -670,52 +669,6 @@ fn filter_by<T: Copy>(items: &[T], removed: &[bool]) -> Vec<T> {
         .filter(|(_, r)| !**r)
         .map(|(item, _)| *item)
         .collect()
-}
-
-/// Empty arguments of the same shape: `"{}"` for a JSON-encoded string, `{}` for an object.
-fn empty_arguments(arguments: &Value) -> Value {
-    match arguments {
-        Value::String(_) => Value::String("{}".into()),
-        _ => Value::Object(Map::new()),
-    }
-}
-
-/// Replaces a call's arguments with ones of the same shape that keep only its path-like
-/// arguments (the evidence of which files it touched).
-fn clear_input(part: &mut Part) {
-    if let Part::ToolCall { arguments, .. } = part {
-        *arguments = path_arguments(arguments);
-    }
-}
-
-/// A call's arguments reduced to their path-like entries, in the same shape: a JSON-encoded
-/// string stays a string, an object stays an object.
-fn path_arguments(arguments: &Value) -> Value {
-    let parsed = match arguments {
-        Value::String(text) => serde_json::from_str::<Value>(text).ok(),
-        other => Some(other.clone()),
-    };
-    let Some(Value::Object(map)) = parsed else {
-        return empty_arguments(arguments);
-    };
-    let kept: Map<String, Value> = map
-        .into_iter()
-        .filter(|(key, value)| evidence::is_path_key(key) && is_short_path_value(value))
-        .collect();
-    match arguments {
-        Value::String(_) => Value::String(Value::Object(kept).to_string()),
-        _ => Value::Object(kept),
-    }
-}
-
-/// Whether an argument's value is a path or a list of paths (not file contents).
-fn is_short_path_value(value: &Value) -> bool {
-    let is_path = |s: &str| !s.contains('\n') && s.len() <= 500;
-    match value {
-        Value::String(s) => is_path(s),
-        Value::Array(items) => items.iter().all(|i| i.as_str().is_some_and(is_path)),
-        _ => false,
-    }
 }
 
 /// Whether a tool name is excluded.
