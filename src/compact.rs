@@ -16,6 +16,7 @@ use crate::parallel;
 use crate::planner::{self, Planner};
 use crate::report::{Action, HarnessMessage, Input, InstructionFile, Outcome, Report, Step};
 use crate::select;
+use crate::strategy::fit;
 use crate::strategy::tools::{self, ToolMode, ToolOptions};
 use crate::strategy::{self, Applied, Discarded, Source};
 use crate::tokens::{self, Memo};
@@ -223,9 +224,11 @@ enum Run {
 ///
 /// Under a tight budget it degrades in a fixed order, naming each step in the report: clear old
 /// rounds' outputs → clear outputs inside the protected recent rounds (not the round in
-/// progress) → remove units by the chosen strategy → relax the head, then the tail → shorten the
-/// task → cannot fit. Outputs go before units; the round whose clearing meets the budget is
-/// capped to just meet it. A window budget keeps history first ([`Recent::new`] says why).
+/// progress) → remove units by the chosen strategy → relax the head, then the tail → cut the
+/// outputs of the round in progress (unless tool outputs are left alone) → shorten the task →
+/// cannot fit.
+/// Outputs go before units; the round whose clearing meets the budget is capped to just meet
+/// it. A window budget keeps history first ([`Recent::new`] says why).
 fn run(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
@@ -277,6 +280,12 @@ fn run(
     if !attempt.fits {
         attempt = planner.attempt(&state, true);
     }
+    if recent.fill && recent.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
+        let done = (&mut tool_trim, &mut steps);
+        (state, attempt) = recent.clear_inputs(state, attempt, &planner, done);
+    }
+    let outputs_cut;
+    (state, attempt, outputs_cut) = cut_in_progress(state, attempt, &planner, recent.clears());
     let mut shortened = None;
     if !attempt.fits {
         if let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) {
@@ -294,6 +303,9 @@ fn run(
             strategy::Protection::Tail => Step::RelaxTail,
         });
     }
+    if !outputs_cut.is_empty() {
+        steps.push(Step::CutCurrentOutputs);
+    }
     if shortened.is_some() {
         steps.push(Step::ShortenTask);
     }
@@ -302,6 +314,7 @@ fn run(
     outcome.relaxed.clone_from(&attempt.plan.relaxed);
     outcome.steps = steps;
     outcome.shortened = shortened;
+    outcome.outputs_cut = outputs_cut;
     if !attempt.fits {
         outcome.action = Action::CannotFit;
         outcome.steps.push(Step::CannotFit);
@@ -321,6 +334,30 @@ fn run(
         &planner.counter,
     );
     finish(&input, applied, outcome, options).map(|compacted| Run::Done(Box::new(compacted)))
+}
+
+/// When `attempt`, which removed every unit it could, does not fit and outputs may be cleared
+/// (`clears`): the state with the outputs of its round in progress cut by what `attempt` is
+/// over the budget, and its plan; else both as they are (or when the last unit is no round).
+fn cut_in_progress(
+    state: Applied,
+    attempt: planner::Attempt,
+    planner: &Planner<'_>,
+    clears: bool,
+) -> (Applied, planner::Attempt, Vec<fit::CutOutput>) {
+    let round = attempt.units.last().filter(|u| u.is_round);
+    let Some(round) = round.filter(|_| clears && !attempt.fits) else {
+        return (state, attempt, Vec::new());
+    };
+    let over = attempt.tokens_after.saturating_sub(planner.budget) + planner::MARKER_SLACK;
+    let archive = planner.input.archive.as_ref();
+    let messages = round.messages.clone();
+    let (state, cut) = fit::cut_in_progress(state, messages, over, &planner.counter, archive);
+    if cut.is_empty() {
+        return (state, attempt, cut);
+    }
+    let attempt = planner.attempt(&state, true);
+    (state, attempt, cut)
 }
 
 /// How tool outputs are trimmed under a budget, and the recent rounds' cleared when they are.
@@ -375,18 +412,80 @@ impl<'a> Recent<'a> {
         (state, tool_trim, steps)
     }
 
+    /// With a fixed budget and no archive, where `attempt` does not fit or fills less than 60%
+    /// of the budget, the large tool-call inputs of the units `attempt` removes (of all but the last when it does not fit; [`fit::clear_large_inputs`]), oldest
+    /// first, cleared to their path-like
+    /// arguments until the conversation fits, when the plan over that state fits and keeps more
+    /// messages than `attempt` (or as many, using more of the budget), or `attempt` does not
+    /// fit: a file written whole in one call no longer takes its unit with it, nor leaves a
+    /// pinned unit over the budget;
+    /// else `state` and `attempt` as they are. What was cleared is added to the trimming figures
+    /// and its step to the steps, before unit removal.
+    fn clear_inputs(
+        &self,
+        mut state: Applied,
+        attempt: planner::Attempt,
+        planner: &Planner<'_>,
+        (trim, steps): (&mut tools::ToolTrim, &mut Vec<Step>),
+    ) -> (Applied, planner::Attempt) {
+        // With an archive, nothing is changed that the archive would not give back.
+        if self.options.tools.clear_inputs || self.archive.is_some() {
+            return (state, attempt);
+        }
+        // Only where removal alone leaves the budget mostly empty (under 60% of it) or cannot
+        // fit: a cleared input loses what it named, which the digest of a removed unit keeps.
+        if attempt.fits && attempt.tokens_after * 10 >= self.budget * 6 {
+            return (state, attempt);
+        }
+        let copy = Applied {
+            conversation: state.conversation.clone(),
+            counts: state.counts.clone(),
+            origin: state.origin.clone(),
+            discarded: Discarded::default(),
+        };
+        // Only the units the plan removes (the inputs of those it keeps stay whole), or, when it
+        // cannot fit, every unit but the last.
+        let units = &attempt.units;
+        let candidates: Vec<usize> = if attempt.fits {
+            let dropped = attempt.plan.drop.iter().map(|&u| units[u].messages.clone());
+            dropped.flatten().collect()
+        } else {
+            (0..units.last().map_or(0, |u| u.messages.start)).collect()
+        };
+        let counter = &planner.counter;
+        let (mut cleared, inputs, freed) =
+            fit::clear_large_inputs(copy, candidates.into_iter(), self.budget, counter);
+        if inputs == 0 {
+            return (state, attempt);
+        }
+        let mut better = planner.attempt(&cleared, false);
+        if !better.fits {
+            better = planner.attempt(&cleared, true);
+        }
+        // More messages kept, or as many and more of the budget used.
+        let (kept, was) = (better.plan.messages_kept, attempt.plan.messages_kept);
+        let keeps_more = !attempt.fits
+            || kept > was
+            || (kept == was && better.tokens_after > attempt.tokens_after);
+        if !better.fits || !keeps_more {
+            return (state, attempt);
+        }
+        // Only inputs changed: what earlier steps discarded stays with the state.
+        cleared.discarded = std::mem::take(&mut state.discarded);
+        trim.inputs_cleared += inputs;
+        trim.tokens_freed += freed;
+        let at = steps.iter().position(|s| *s == Step::RemoveUnits);
+        steps.insert(at.unwrap_or(steps.len()), Step::ClearOldInputs);
+        (cleared, better)
+    }
+
     /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.
     /// The last round is spared only when it is the round in progress (the last unit). What was
     /// cleared is added to `done`'s trimming figures and steps.
     fn clear(&self, state: Applied, done: (&mut tools::ToolTrim, &mut Vec<Step>)) -> Applied {
-        let in_progress = state
-            .conversation
-            .messages
-            .last()
-            .is_some_and(|m| m.has_results() || m.has_calls());
         let recent = ToolOptions {
             mode: ToolMode::Clear,
-            keep: usize::from(in_progress),
+            keep: usize::from(is_in_progress(&state)),
             ..self.options.tools.clone()
         };
         let stop = (Some(self.budget), self.cap_crossing);
@@ -401,6 +500,12 @@ impl<'a> Recent<'a> {
         }
         cleared
     }
+}
+
+/// Whether the conversation ends in a tool round (the round in progress).
+fn is_in_progress(state: &Applied) -> bool {
+    let last = state.conversation.messages.last();
+    last.is_some_and(|m| m.has_results() || m.has_calls())
 }
 
 /// The last checks before output — valid pairing, never more tokens than the input nor, when

@@ -380,9 +380,9 @@ pub struct Conversation {
 /// one dropped), `result_without_call` (a leading result whose call is in an earlier file of the
 /// session, dropped), `null_arguments` (a call's `null` arguments read as `{}`) and
 /// `call_in_progress` (a call unanswered at the very end of the log: it stays, pinned in the
-/// last unit; reading it with `strict` is no error). `missing_first_request` notes a log that
-/// opens with the model's message, its prompt not logged (a subagent's): it is read as it is,
-/// and [`crate::validate()`] reports the provider's rule.
+/// last unit; reading it with `strict` is no error) and `missing_first_request` (a log that
+/// opens with the model's message, its prompt not logged: read as it is, and, in a format whose
+/// first message must be a user message, given the one the agent sends in its place).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Repair {
     /// The log line of the record repaired (for an added result, the line of its call).
@@ -397,11 +397,11 @@ pub struct Repair {
 impl Repair {
     /// The kind of a call left in progress: named, but no repair of the log.
     pub const IN_PROGRESS: &'static str = "call_in_progress";
-    /// The kind of a log that opens with the model's message: noted, read as it is.
+    /// The kind of a log that opens with the model's message, its first request missing.
     pub const MISSING_FIRST_REQUEST: &'static str = "missing_first_request";
 
-    /// Whether this changed what was read (every kind but the two notes).
+    /// Whether this changed what was read (every kind but the call in progress).
     pub fn changed(&self) -> bool {
-        self.kind != Self::IN_PROGRESS && self.kind != Self::MISSING_FIRST_REQUEST
+        self.kind != Self::IN_PROGRESS
     }
 }

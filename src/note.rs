@@ -203,10 +203,32 @@ pub(crate) fn is_cleared_output(text: &str) -> bool {
 /// `characters`.
 pub(crate) fn omitted(omitted: usize, total: usize, unit: &str) -> String {
     format!(
-        "[… {} of {} {unit} omitted …]",
+        "{OMITTED_START}{} of {} {unit}{OMITTED_END}]",
         thousands(omitted),
         thousands(total)
     )
+}
+
+/// How the line standing for a capped output's middle starts.
+const OMITTED_START: &str = "[… ";
+/// How it ends, after its unit and before its closing bracket (or its archive reference).
+const OMITTED_END: &str = " omitted …";
+
+/// Whether `line` is the line standing for a capped output's middle ([`omitted`]), with or
+/// without a reference to the archive file holding the whole output ([`with_reference`]).
+pub(crate) fn is_omitted(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix(OMITTED_START) else {
+        return false;
+    };
+    let bare = match rest.rfind(&format!("; {ARCHIVED_IN}")) {
+        Some(at) => &rest[..at],
+        None => rest.strip_suffix(']').unwrap_or(rest),
+    };
+    bare.contains(" of ")
+        && [" lines", " characters"].iter().any(|unit| {
+            bare.strip_suffix(OMITTED_END)
+                .is_some_and(|b| b.ends_with(unit))
+        })
 }
 
 /// How the note in a shortened task starts.

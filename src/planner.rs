@@ -24,7 +24,7 @@ use crate::units::{self, Unit};
 
 /// Tokens added to the markers' reserve: an Anthropic marker merged into the next message is
 /// recounted with that message, which may differ from its count alone by a few tokens.
-const MARKER_SLACK: usize = 4;
+pub(crate) const MARKER_SLACK: usize = 4;
 /// A shortened task keeps at least this many characters: with fewer, it no longer states the
 /// task (the bench's requests recall reads the first 200 characters too).
 const MIN_TASK_CHARS: usize = 200;
@@ -556,7 +556,8 @@ fn names_its_archive(message: &Message) -> bool {
     message.parts.iter().any(|part| match part {
         Part::ToolResult { content, .. } => content.iter().any(|p| {
             matches!(p, Part::Text { text, .. }
-                if note::is_cleared_output(text) && note::parse_reference(text).is_some())
+                if (note::is_cleared_output(text) || text.lines().any(note::is_omitted))
+                    && note::parse_reference(text).is_some())
         }),
         Part::Text { text, .. } => {
             note::is_shortened(text) && note::parse_reference(text).is_some()

@@ -21,7 +21,9 @@ pub use crate::error::{Location, ProblemKind};
 pub use crate::features::{Features, Severity};
 pub use crate::select::{Candidate, Decision, Layer, RuleCheck};
 pub use crate::strategy::Protection;
+pub use crate::strategy::fit::CutOutput;
 pub use crate::strategy::tools::ToolTrim;
+use crate::strategy::tools::is_zero;
 use crate::{select, strategy, units};
 
 /// What the pipeline did.
@@ -42,6 +44,9 @@ pub enum Action {
 pub enum Step {
     /// Old tool rounds' outputs were cleared (or dropped, or capped).
     ClearOldOutputs,
+    /// Old tool-call inputs were cleared to their path-like arguments, oldest first, because
+    /// that keeps more messages than removing their units whole (fixed budgets).
+    ClearOldInputs,
     /// Whole units were removed by the chosen strategy.
     RemoveUnits,
     /// Outputs inside the protected recent rounds were cleared, oldest first, until the budget
@@ -51,6 +56,10 @@ pub enum Step {
     RelaxHead,
     /// The protected tail was given up, unit by unit.
     RelaxTail,
+    /// The outputs of the round in progress were cut to fit, head and tail kept (or cleared
+    /// when no cut was small enough): only the system prompt, the tool definitions, the task
+    /// and the current request are never cut.
+    CutCurrentOutputs,
     /// The task was shortened, its head and tail kept.
     ShortenTask,
     /// Even the pinned units exceed the budget.
@@ -177,6 +186,9 @@ pub struct Report {
     /// How the task was shortened, when it had to be.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_shortened: Option<Shortened>,
+    /// The outputs of the round in progress cut to fit, when they had to be.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outputs_cut: Vec<CutOutput>,
     /// The input index of the task (the first request), if any.
     pub task: Option<usize>,
     /// The input index of the current request (the last request), if any.
@@ -267,6 +279,15 @@ impl Report {
         if let Some(unlogged) = self.unlogged_tokens {
             let _ = write!(line, "; {unlogged} tokens not in the log");
         }
+        if !self.outputs_cut.is_empty() {
+            let before: usize = self.outputs_cut.iter().map(|c| c.tokens_before).sum();
+            let after: usize = self.outputs_cut.iter().map(|c| c.tokens_after).sum();
+            let _ = write!(
+                line,
+                "; {} current outputs cut {before} → {after} tokens",
+                self.outputs_cut.len()
+            );
+        }
         if let Some(short) = &self.task_shortened {
             let _ = write!(
                 line,
@@ -276,12 +297,6 @@ impl Report {
         }
         line
     }
-}
-
-/// Whether a count is 0 (to leave it out of the JSON).
-#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes fields by reference
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// What the report needs to know of the input once the pipeline owns its working copy.
@@ -333,6 +348,7 @@ pub(crate) struct Outcome {
     pub(crate) markers: Vec<MarkerNote>,
     pub(crate) steps: Vec<Step>,
     pub(crate) shortened: Option<Shortened>,
+    pub(crate) outputs_cut: Vec<CutOutput>,
     /// The archive file of each removed span, when archived.
     pub(crate) archive: Vec<SpanFile>,
 }
@@ -357,6 +373,7 @@ impl Outcome {
             markers: Vec::new(),
             steps: Vec::new(),
             shortened: None,
+            outputs_cut: Vec::new(),
             archive: Vec::new(),
         }
     }
@@ -422,6 +439,7 @@ impl Outcome {
             markers: self.markers,
             steps: self.steps,
             task_shortened: self.shortened,
+            outputs_cut: self.outputs_cut,
             task: input.task,
             current: input.current,
             harness: input.harness.clone(),

@@ -210,8 +210,9 @@ impl Session {
             return Ok(None);
         }
         let compacted = match self.run(&self.options) {
-            // The pinned units alone exceed the target: rather than send everything (and fail
-            // past the window), compact down to the trigger, or the window, that they fit.
+            // The pinned units alone exceed the target, with the round in progress cut: rather
+            // than send everything (and fail past the window), compact down to the trigger, or
+            // the window, that they fit.
             Err(Error::BudgetTooSmall { pinned, .. })
                 if pinned <= self.options.profile.context_window
                     && matches!(self.options.budget, Budget::Window { .. }) =>
@@ -435,6 +436,46 @@ mod tests {
         // The counts kept through the compaction are those of the output.
         let recounted = crate::tokens::count(s.conversation(), &CharEstimate);
         assert_eq!(s.counts(), &recounted);
+    }
+
+    // See: #31 (item 5).
+    #[test]
+    fn a_round_in_progress_over_the_window_is_cut_to_fit_the_target() {
+        let mut s = session(Budget::Window {
+            trigger: 0.7,
+            target: 0.5,
+        });
+        s.push(user("read the log"));
+        let output: String = (0..200)
+            .map(|i| ["log line ", &i.to_string(), "\n"].concat())
+            .collect();
+        let round = parse_value(
+            json!([{"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "cat", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "a", "content": output}]),
+            None,
+        )
+        .expect("valid")
+        .messages;
+        s.extend(round);
+        // The round alone is over the window of 400.
+        assert!(s.tokens() > 400, "{}", s.tokens());
+        let report = s
+            .compact_if_needed()
+            .expect("the round is cut")
+            .expect("compacted");
+        assert_eq!(report.budget, 200);
+        assert_eq!(report.outputs_cut.len(), 1);
+        assert!(s.tokens() <= 200, "{}", s.tokens());
+        let last = s.conversation().messages.last().expect("the result");
+        let Some(crate::conversation::Part::ToolResult { content, .. }) = last.parts.first() else {
+            panic!("the result stays: {last:?}");
+        };
+        let text = crate::conversation::joined_text(content);
+        assert!(
+            text.starts_with("log line 0\n") && text.ends_with("log line 199\n"),
+            "{text}"
+        );
     }
 
     #[test]

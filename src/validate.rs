@@ -111,7 +111,7 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
             }
         }
         for &(id, m, p) in &open {
-            if !answers.contains_key(id) && !in_progress(conversation, id) {
+            if !answers.contains_key(id) && !conversation.calls_in_progress().contains(&(m, id)) {
                 problems.push(Problem {
                     at: at(m, wire.call_field(&messages[m], p)),
                     kind: ProblemKind::Unanswered {
@@ -124,15 +124,6 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
     }
     problems.sort_by_key(|p| p.at.message);
     problems
-}
-
-/// Whether the session log the conversation was read from ends on call `id`: the call in
-/// progress, whose result is still to come.
-fn in_progress(conversation: &Conversation, id: &str) -> bool {
-    conversation
-        .repairs
-        .iter()
-        .any(|r| r.kind == crate::report::Repair::IN_PROGRESS && r.call_id.as_deref() == Some(id))
 }
 
 #[cfg(test)]

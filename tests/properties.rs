@@ -1018,6 +1018,41 @@ fn pinned_minimum(conversation: &Conversation, tokenizer: Tokenizer) -> usize {
     counts.total() - counts.messages.iter().sum::<usize>() + pinned
 }
 
+/// `generated` with the outputs of its last unit, when it is a tool round, made `lines` lines
+/// long, and the pinned minimum once they are cut to nothing (each output stands for
+/// [`CUT_FLOOR`] characters: a placeholder is shorter).
+fn with_large_round(generated: &Generated, lines: usize) -> Option<(Conversation, usize)> {
+    let mut input = generated.parse();
+    let last = units(&input).pop()?.messages;
+    if !input.messages[last.clone()]
+        .iter()
+        .any(Message::has_results)
+    {
+        return None;
+    }
+    let output: String = (0..lines)
+        .map(|i| ["line ", &i.to_string(), " of the output\n"].concat())
+        .collect();
+    let mut floor = input.clone();
+    for (conversation, text) in [(&mut input, output), (&mut floor, "x".repeat(CUT_FLOOR))] {
+        for message in &mut conversation.messages[last.clone()] {
+            for part in &mut message.parts {
+                if let Part::ToolResult {
+                    content, layout, ..
+                } = part
+                {
+                    *content = vec![Part::text(text.clone())];
+                    *layout = Layout::Text;
+                }
+            }
+        }
+    }
+    Some((input, pinned_minimum(&floor, Tokenizer::Chars)))
+}
+
+/// Characters an output of the round in progress is taken to need at least once cut.
+const CUT_FLOOR: usize = 120;
+
 /// Input messages in tool rounds that drop-mode trimming may remove (rounds older than the last
 /// `keep`): the removal strategies' protections do not cover what trimming removed first.
 /// The messages that start a tool round: those whose window holds calls, except those inside
@@ -1160,7 +1195,8 @@ fn rewritten(input: &Message, output: &Message, settings: &Settings) -> Result<(
         {
             let emptied = is_reduced(a, arguments);
             // Drop mode clears the rounds it may not remove (pinned ones) instead.
-            let allowed = settings.mode != ToolMode::Off && settings.clear_inputs;
+            // A fixed budget clears large inputs before units go, asked or not (#34).
+            let allowed = settings.mode != ToolMode::Off;
             if id != same_id || name != same_name || extra != same_extra || !emptied || !allowed {
                 return Err(format!("call changed beyond emptied arguments: {b:?}"));
             }
@@ -1580,6 +1616,94 @@ proptest! {
             out.report.removed, cleared.report.tokens_after, run.budget
         );
         prop_assert!(out.report.tokens_after <= run.budget);
+    }
+
+    /// 4d. No cannot-fit when a fitting output exists (issue 31, item 5): when the pinned
+    /// minimum is over the budget only because of the round in progress's outputs, they are
+    /// cut to fit, and only then; the output fits and keeps its pairing.
+    #[test]
+    fn the_round_in_progress_is_cut_to_fit_only_when_needed(
+        generated in conversation(),
+        lines in 20_usize..200,
+        share in 0_usize..=100,
+        keep in 0_usize..4,
+        marker: bool,
+    ) {
+        let Some((input, floor)) = with_large_round(&generated, lines) else {
+            return Ok(());
+        };
+        let pinned = pinned_minimum(&input, Tokenizer::Chars);
+        let budget = floor + (pinned.saturating_sub(floor) + 20) * share / 100;
+        let options = plain(None, ToolMode::Clear, keep, marker).options(budget);
+        let out = ctxcompact::compact(input.clone(), &options).map_err(|err| {
+            TestCaseError::fail(format!("floor {floor}, pinned {pinned}, budget {budget}: {err}"))
+        })?;
+        prop_assert!(out.report.tokens_after <= budget);
+        prop_assert!(ctxcompact::validate(&out.conversation).is_empty());
+        let last = units(&input).pop().expect("a round").messages;
+        for cut in &out.report.outputs_cut {
+            prop_assert!(cut.message.is_some_and(|m| last.contains(&m)), "{:?}", cut);
+            prop_assert!(cut.tokens_after < cut.tokens_before);
+        }
+        if pinned <= budget {
+            prop_assert!(out.report.outputs_cut.is_empty(),
+                "outputs cut although the pinned minimum {} fits the budget {}", pinned, budget);
+        }
+    }
+
+    /// 4e. Large inputs go before their units (issue 34, item 3): when clearing every tool
+    /// output but those of the round in progress, and one large input (a file written whole)
+    /// to its path, meets a fixed budget, the message holding that input is kept.
+    #[test]
+    fn a_large_input_is_cleared_before_its_message_goes(
+        generated in conversation(),
+        keep in 0_usize..4,
+        marker: bool,
+        percent in 20_usize..100,
+        lines in 80_usize..400,
+    ) {
+        let mut input = generated.parse();
+        let last = units(&input).pop().map_or(0, |u| u.messages.start);
+        let Some(at) = input.messages[..last].iter().position(Message::has_calls) else {
+            return Ok(());
+        };
+        let content: String = (0..lines)
+            .map(|i| ["line ", &i.to_string(), " of a file\n"].concat())
+            .collect();
+        let mut small = input.clone();
+        for (conversation, value) in [
+            (&mut input, json!({"path": "src/a.rs", "content": content})),
+            (&mut small, json!({"path": "src/a.rs"})),
+        ] {
+            let call = conversation.messages[at].parts.iter_mut()
+                .find(|p| matches!(p, Part::ToolCall { .. }));
+            if let Some(Part::ToolCall { arguments, .. }) = call {
+                *arguments = match arguments {
+                    Value::String(_) => Value::String(value.to_string()),
+                    _ => value,
+                };
+            }
+        }
+        let settings = plain(None, ToolMode::Clear, keep, marker);
+        let total = total(&input, Tokenizer::Chars);
+        let budget = (total * percent / 100).max(1);
+        let options = settings.options(budget);
+        let mut everything = options.clone();
+        everything.tools.keep = usize::from(input.messages.last().is_some_and(|m| m.has_results() || m.has_calls()));
+        let cleared = ctxcompact::trim_tools(small, &everything)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        if total <= budget || cleared.report.tokens_after > budget {
+            return Ok(());
+        }
+        let n = input.messages.len();
+        let out = ctxcompact::compact(input, &options).map_err(|err| TestCaseError::fail(err.to_string()))?;
+        let kept = kept_indices(&out.report, n)?;
+        prop_assert!(
+            kept.binary_search(&at).is_ok(),
+            "the message holding the large input went ({:?}) where clearing outputs and it leaves {} tokens of a budget of {}",
+            out.report.removed, cleared.report.tokens_after, budget
+        );
+        prop_assert!(out.report.tokens_after <= budget);
     }
 
     /// 5. Same input and settings give byte-identical output and an identical report.

@@ -49,20 +49,9 @@ fn each_repair_kind_is_named_and_the_repaired_log_validates() {
             assert_eq!(kinds, [kind.as_str()], "{name}");
             let repair = &conversation.repairs[0];
             assert!(repair.line >= 1, "{name}: a repair names its log line");
-            if kind == "missing_first_request" {
-                // Read as it is: the provider's rule is validate's to report.
-                let problems = validate(&conversation);
-                assert_eq!(problems.len(), 1, "{name}: {problems:?}");
-                assert!(
-                    problems[0]
-                        .to_string()
-                        .contains("first message must be a user message"),
-                    "{name}: {}",
-                    problems[0]
-                );
-                continue;
+            if kind != "missing_first_request" {
+                assert!(repair.call_id.is_some(), "{name}: a repair names its call");
             }
-            assert!(repair.call_id.is_some(), "{name}: a repair names its call");
         }
         assert_eq!(validate(&conversation), Vec::new(), "{name}");
     }
@@ -476,9 +465,9 @@ fn every_body_with_results_dropped_or_sent_twice_validates_once_repaired() {
     assert!(checked > 100, "{checked}");
 }
 
-// See: #23
+// See: #23, #34 (item 2)
 #[test]
-fn a_log_output_ending_on_a_call_in_progress_validates_as_a_body_with_repair_only() {
+fn a_log_output_ending_on_a_call_in_progress_validates_as_a_body_and_names_the_call() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
     for agent in ["claude-code", "codex", "gemini-cli", "pi"] {
         let log = root.join(format!("{agent}-call_in_progress.jsonl"));
@@ -488,17 +477,165 @@ fn a_log_output_ending_on_a_call_in_progress_validates_as_a_body_with_repair_onl
         let compacted =
             crate::cli::ctxcompact(&["compact", log, "--target", "100000", "-o", out], None);
         assert!(compacted.status.success(), "{agent}");
-        // As a request body it is not sendable until the call is answered: refused as is,
-        // read as a call in progress with --repair.
-        let plain = crate::cli::ctxcompact(&["validate", out], None);
-        assert_eq!(plain.status.code(), Some(2), "{agent}");
-        let said = String::from_utf8_lossy(&plain.stdout).to_string();
-        assert!(said.contains("is never answered"), "{agent}: {said}");
-        let repaired = crate::cli::ctxcompact(&["validate", out, "--repair"], None);
+        // Read back as a body, the call is in progress as it was in the log: named, and no
+        // problem, with --strict too.
+        for flags in [&[][..], &["--strict"], &["--repair"]] {
+            let mut args = vec!["validate", out];
+            args.extend_from_slice(flags);
+            let read = crate::cli::ctxcompact(&args, None);
+            let said = String::from_utf8_lossy(&read.stdout).to_string();
+            assert!(read.status.success(), "{agent} {flags:?}: {said}");
+        }
+    }
+}
+
+/// The written bytes of `conversation`, read back as ctxcompact reads any input.
+fn read_back(
+    conversation: &ctxcompact::Conversation,
+) -> ctxcompact::Result<ctxcompact::Conversation> {
+    let mut bytes = Vec::new();
+    format::write(conversation, &mut bytes).unwrap();
+    format::parse_with_usage(&bytes, &ReadOptions::default()).map(|(c, _)| c)
+}
+
+/// The calls a read names in progress.
+fn in_progress(conversation: &ctxcompact::Conversation) -> Vec<String> {
+    let kind = ctxcompact::report::Repair::IN_PROGRESS;
+    let calls = conversation.repairs.iter().filter(|r| r.kind == kind);
+    calls.filter_map(|r| r.call_id.clone()).collect()
+}
+
+// See: #34 (item 2)
+#[test]
+fn every_log_cut_where_a_call_runs_writes_what_it_reads_back() {
+    let mut checked: Vec<String> = Vec::new();
+    for (path, _) in fixtures() {
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        for end in 1..=lines.len() {
+            let prefix = lines[..end].concat();
+            let Ok((input, _)) =
+                format::parse_with_usage(prefix.as_bytes(), &ReadOptions::default())
+            else {
+                continue;
+            };
+            let running = in_progress(&input);
+            if running.is_empty() {
+                continue;
+            }
+            checked.push(format!("{name}:{end}"));
+            let options = Options::with_budget(Budget::Ratio(0.5));
+            let outputs = [
+                ctxcompact::compact(input.clone(), &options),
+                ctxcompact::trim_tools(input.clone(), &options),
+            ];
+            for output in outputs.into_iter().filter_map(Result::ok) {
+                let back = read_back(&output.conversation)
+                    .unwrap_or_else(|err| panic!("{name}, {end} lines: {err}"));
+                assert_eq!(validate(&back), Vec::new(), "{name}, {end} lines");
+                assert_eq!(in_progress(&back), running, "{name}, {end} lines");
+                for again in [
+                    ctxcompact::compact(back.clone(), &options),
+                    ctxcompact::trim_tools(back.clone(), &options),
+                ] {
+                    if let Err(err) = again {
+                        assert!(err.is_cannot_fit(), "{name}, {end} lines: {err}");
+                    }
+                }
+            }
+        }
+    }
+    for agent in ["claude-code", "codex", "gemini-cli", "pi"] {
         assert!(
-            repaired.status.success(),
-            "{agent}: {}",
-            String::from_utf8_lossy(&repaired.stdout)
+            checked.iter().any(|c| c.starts_with(agent)),
+            "{agent}: {checked:?}"
+        );
+    }
+}
+
+/// Every log of `fixtures()` with its first `cut` records left out, while some of it is left.
+fn heads_cut() -> Vec<(String, String)> {
+    let mut cut = Vec::new();
+    for (path, _) in fixtures() {
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        for start in 1..lines.len() {
+            cut.push((
+                format!("{name} from line {}", start + 1),
+                lines[start..].concat(),
+            ));
+        }
+    }
+    cut
+}
+
+// See: #34 (item 1)
+#[test]
+fn every_log_that_opens_with_the_models_message_is_read_named_and_refused_as_strict() {
+    let kind = ctxcompact::report::Repair::MISSING_FIRST_REQUEST;
+    let mut checked: Vec<String> = Vec::new();
+    for (name, log) in heads_cut() {
+        let Ok((input, _)) = format::parse_with_usage(log.as_bytes(), &ReadOptions::default())
+        else {
+            continue;
+        };
+        let opens_with_model = input
+            .messages
+            .iter()
+            .find(|m| m.role != ctxcompact::Role::System)
+            .is_some_and(|m| m.role == ctxcompact::Role::Assistant);
+        let named = input.repairs.iter().any(|r| r.kind == kind);
+        if !named {
+            assert!(
+                !opens_with_model,
+                "{name}: opens with the model's message, unnamed"
+            );
+            continue;
+        }
+        checked.push(name.clone());
+        assert_eq!(validate(&input), Vec::new(), "{name}");
+        if input.must_open_with_user() {
+            let first = input
+                .messages
+                .iter()
+                .find(|m| m.role != ctxcompact::Role::System);
+            assert_eq!(
+                first.map(|m| m.role),
+                Some(ctxcompact::Role::User),
+                "{name}"
+            );
+        }
+        let strict = ReadOptions {
+            strict: true,
+            ..ReadOptions::default()
+        };
+        // Refused, naming this repair or one the log needed before it.
+        let refused = format::parse_with_usage(log.as_bytes(), &strict).unwrap_err();
+        assert!(
+            refused.to_string().contains("refused as strict"),
+            "{name}: {refused}"
+        );
+        let options = Options::with_budget(Budget::Ratio(0.5));
+        for output in [
+            ctxcompact::compact(input.clone(), &options),
+            ctxcompact::trim_tools(input.clone(), &options),
+        ] {
+            match output {
+                Ok(output) => {
+                    let back = read_back(&output.conversation)
+                        .unwrap_or_else(|err| panic!("{name}: {err}"));
+                    assert_eq!(validate(&back), Vec::new(), "{name}");
+                }
+                Err(err) => assert!(err.is_cannot_fit(), "{name}: {err}"),
+            }
+        }
+    }
+    for agent in ["claude-code", "codex", "gemini-cli", "pi"] {
+        assert!(
+            checked.iter().any(|c| c.starts_with(agent)),
+            "{agent}: {checked:?}"
         );
     }
 }

@@ -199,21 +199,19 @@ def compact(
     exceed the budget, :class:`OptionError` on bad options.
     """
     settings = _budget_settings(target, ratio, model, trigger, target_ratio, format, tokenizer)
-    settings.update(_strategy_settings(strategy))
-    if marker is not None:
-        settings["marker"] = "digest" if _flag("marker", marker) else "none"
-    if archive is not None:
-        if not isinstance(archive, (str, os.PathLike)):
-            raise OptionError(f"archive must be a folder path, not {type(archive).__name__}")
-        settings["archive"] = os.fspath(archive)
     settings.update(
-        _tool_settings(
-            tool_mode,
-            keep_tool_rounds,
-            exclude_tools,
-            clear_tool_inputs,
-            clear_at_least,
-            max_tool_output,
+        _removal_settings(
+            strategy,
+            marker,
+            archive,
+            _tool_settings(
+                tool_mode,
+                keep_tool_rounds,
+                exclude_tools,
+                clear_tool_inputs,
+                clear_at_least,
+                max_tool_output,
+            ),
         )
     )
     output, report = _call(_native.compact, conversation, settings)
@@ -423,21 +421,19 @@ def compact_request(
             run[name] = _number(name, value)
     if tokenizer is not None:
         run["tokenizer"] = _choice("tokenizer", tokenizer, _TOKENIZERS)
-    run.update(_strategy_settings(strategy))
-    if marker is not None:
-        run["marker"] = "digest" if _flag("marker", marker) else "none"
-    if archive is not None:
-        if not isinstance(archive, (str, os.PathLike)):
-            raise OptionError(f"archive must be a folder path, not {type(archive).__name__}")
-        run["archive"] = os.fspath(archive)
     run.update(
-        _tool_settings(
-            tool_mode,
-            keep_tool_rounds,
-            exclude_tools,
-            clear_tool_inputs,
-            clear_at_least,
-            max_tool_output,
+        _removal_settings(
+            strategy,
+            marker,
+            archive,
+            _tool_settings(
+                tool_mode,
+                keep_tool_rounds,
+                exclude_tools,
+                clear_tool_inputs,
+                clear_at_least,
+                max_tool_output,
+            ),
         )
     )
     settings["run"] = run
@@ -483,6 +479,25 @@ def _budget_settings(
     for name, value in (("ratio", ratio), ("trigger", trigger), ("target_ratio", target_ratio)):
         if value is not None:
             settings[name] = _number(name, value)
+    return settings
+
+
+def _removal_settings(
+    strategy: str,
+    marker: Optional[bool],
+    archive: Optional[Union[str, "os.PathLike[str]"]],
+    tools: Dict[str, Any],
+) -> Dict[str, Any]:
+    """The settings of what removal does: the strategy, the marker, the archive folder and the
+    tool-trimming settings, type-checked."""
+    settings = _strategy_settings(strategy)
+    if marker is not None:
+        settings["marker"] = "digest" if _flag("marker", marker) else "none"
+    if archive is not None:
+        if not isinstance(archive, (str, os.PathLike)):
+            raise OptionError(f"archive must be a folder path, not {type(archive).__name__}")
+        settings["archive"] = os.fspath(archive)
+    settings.update(tools)
     return settings
 
 

@@ -148,15 +148,6 @@ impl Reader for ClaudeCode {
             &mut repairs,
             &mut usages,
         );
-        if let Some(first) = built.first() {
-            if str_of(&first.value, "role") == Some("assistant") {
-                repairs.push(crate::conversation::Repair {
-                    line: first.line,
-                    kind: crate::conversation::Repair::MISSING_FIRST_REQUEST,
-                    call_id: None,
-                });
-            }
-        }
         repairs.sort_by_key(|r| r.line);
         let mut conversation = from_log(built, "messages", anthropic::parse)?;
         conversation.repairs = repairs;

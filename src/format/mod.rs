@@ -41,7 +41,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use crate::conversation::{Conversation, Message};
+use crate::conversation::{Conversation, Message, Role};
 pub use crate::conversation::{Format, Layout};
 use crate::error::Result;
 use detect::choose;
@@ -224,6 +224,30 @@ impl Conversation {
         detect::reads_back(self, forced)
     }
 
+    /// The calls in progress, as message index and call id: the calls of the run of calling
+    /// and result messages the conversation ends on (OpenAI's `tool` messages, Responses' call
+    /// and output items; in formats answering in the next user message, the calling message
+    /// when it is the last) that no result in that run answers yet. A log or a body read while
+    /// a call runs ends so; every format reads it alike (named
+    /// [`crate::report::Repair::IN_PROGRESS`], no problem to [`crate::validate()`]), so that
+    /// what ctxcompact writes from such a log it reads back.
+    pub(crate) fn calls_in_progress(&self) -> Vec<(usize, &str)> {
+        let messages = &self.messages;
+        let in_run =
+            |m: &Message| m.role == Role::Tool || (m.role == Role::Assistant && m.has_calls());
+        let start = messages
+            .iter()
+            .rposition(|m| !in_run(m))
+            .map_or(0, |at| at + 1);
+        let run = &messages[start..];
+        let answered: Vec<&str> = run.iter().flat_map(Message::result_ids).collect();
+        run.iter()
+            .enumerate()
+            .flat_map(|(i, m)| m.call_ids().map(move |id| (start + i, id)))
+            .filter(|(_, id)| !answered.contains(id))
+            .collect()
+    }
+
     /// Whether the conversation's format requires its first message to be a user message
     /// (Anthropic, Bedrock, Gemini): there the first user turn is pinned, so no compaction
     /// opens with anything else.
@@ -306,10 +330,8 @@ fn read_with_usage(
 ) -> Result<(Conversation, Vec<RecordedUsage>)> {
     let format = choose(&records, options.format)?;
     let repairs = repair_body(format, &mut records, options);
-    let (mut conversation, usages) = reader_of(format).read_usage(records, options)?;
-    if let Some(repairs) = repairs {
-        conversation = repair::attach(conversation, repairs);
-    }
+    let (conversation, mut usages) = reader_of(format).read_usage(records, options)?;
+    let conversation = noted(format, conversation, repairs, &mut usages);
     strictly((conversation, usages), options)
 }
 
@@ -353,11 +375,45 @@ fn reader_of(format: Format) -> &'static dyn Reader {
 fn read(mut records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {
     let format = choose(&records, options.format)?;
     let repairs = repair_body(format, &mut records, options);
-    let mut conversation = reader(format).read(records, options)?;
-    if let Some(repairs) = repairs {
-        conversation = repair::attach(conversation, repairs);
-    }
+    let conversation = reader(format).read(records, options)?;
+    let conversation = noted(format, conversation, repairs, &mut []);
     strictly((conversation, ()), options).map(|(conversation, ())| conversation)
+}
+
+/// A conversation read: an API body with the repairs [`repair_body`] made, or, without them,
+/// with its calls in progress named as a session log's reader names them (a log's reader names
+/// its own); a session log opening with the model's message with the request the agent sends
+/// in its place ([`repair::opening`]), `usages` moved with the messages.
+fn noted(
+    format: Format,
+    mut conversation: Conversation,
+    repairs: Option<Vec<crate::conversation::Repair>>,
+    usages: &mut [RecordedUsage],
+) -> Conversation {
+    if let Some(repairs) = repairs {
+        return repair::attach(conversation, repairs);
+    }
+    if is_api(format) {
+        let notes: Vec<_> = conversation
+            .calls_in_progress()
+            .into_iter()
+            .map(|(message, id)| {
+                repair::named(message, crate::conversation::Repair::IN_PROGRESS, id)
+            })
+            .collect();
+        conversation.repairs.extend(notes);
+        return conversation;
+    }
+    repair::opening(format, &mut conversation, usages);
+    conversation
+}
+
+/// Whether `format` is an API body's (not a session log's).
+fn is_api(format: Format) -> bool {
+    matches!(
+        format,
+        Format::OpenAi | Format::Anthropic | Format::Responses | Format::Gemini | Format::Bedrock
+    )
 }
 
 /// With [`ReadOptions::repair`], repairs the message list of an API body in place (see
@@ -367,11 +423,7 @@ fn repair_body(
     records: &mut [Record],
     options: &ReadOptions,
 ) -> Option<Vec<crate::conversation::Repair>> {
-    let api = matches!(
-        format,
-        Format::OpenAi | Format::Anthropic | Format::Responses | Format::Gemini | Format::Bedrock
-    );
-    if !options.repair || !api {
+    if !options.repair || !is_api(format) {
         return None;
     }
     let [record] = records else {

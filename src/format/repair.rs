@@ -13,9 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use super::{Built, RecordedUsage, str_of};
-use crate::conversation::Conversation;
-use crate::conversation::Repair;
+use super::{Built, Format, RecordedUsage, str_of, wire};
+use crate::conversation::{Conversation, Message, Repair, Role};
 
 /// Moves recorded usages' message positions after an insertion at `at` (or a removal of the
 /// message at `at`), so that each still names the message the call produced.
@@ -37,6 +36,62 @@ fn remove_emptied(built: &mut Vec<Built>, emptied: &[bool], usages: &mut [Record
         if emptied.get(at).copied().unwrap_or(false) {
             built.remove(at);
             shift(usages, at, false);
+        }
+    }
+}
+
+/// What Claude Code sends as the first user message of an agent's transcript whose start it
+/// does not hold (Claude Code 2.1.328, its transcript loader's meta message); Anthropic-format
+/// logs (Claude Code, pi) get it. Keep in sync with that client.
+pub(crate) const CLAUDE_CODE_OPENING: &str =
+    "[The start of this agent's transcript, with its prompt, is not available.]";
+/// What Gemini CLI sends first when a history opens with the model's turn (Gemini CLI 0.61.0,
+/// `historyHardening.ts`, its continuation sentinel). Keep in sync with that client.
+pub(crate) const GEMINI_CLI_OPENING: &str = "[Continuing from previous AI thoughts...]";
+
+/// A session log whose first message after its system messages is the model's (a subagent's
+/// transcript without its prompt, a continued session whose leading results were dropped):
+/// named `missing_first_request` at that message's line and, in a format whose first message
+/// must be a user message, given the one the agent sends in its place, marked as harness text.
+/// Usages move with the messages; a request that held the first message holds the new one too.
+pub(super) fn opening(
+    format: Format,
+    conversation: &mut Conversation,
+    usages: &mut [RecordedUsage],
+) {
+    let messages = &conversation.messages;
+    let Some(at) = messages.iter().position(|m| m.role != Role::System) else {
+        return;
+    };
+    if messages[at].role != Role::Assistant {
+        return;
+    }
+    let line = conversation.lines.get(at).copied().unwrap_or(at);
+    conversation.repairs.push(Repair {
+        line,
+        kind: Repair::MISSING_FIRST_REQUEST,
+        call_id: None,
+    });
+    conversation.repairs.sort_by_key(|r| r.line);
+    if !wire(format).first_must_be_user() {
+        return;
+    }
+    let (agent, text) = match format {
+        Format::Gemini | Format::GeminiCli => ("Gemini CLI", GEMINI_CLI_OPENING),
+        _ => ("Claude Code", CLAUDE_CODE_OPENING),
+    };
+    let mut message = Message::new_text(Role::User, text);
+    message.harness = Some((agent, Repair::MISSING_FIRST_REQUEST));
+    conversation.messages.insert(at, message);
+    if conversation.lines.len() + 1 == conversation.messages.len() {
+        conversation.lines.insert(at, line);
+    }
+    for usage in usages.iter_mut() {
+        if usage.message >= at {
+            usage.message += 1;
+        }
+        if usage.from > at {
+            usage.from += 1;
         }
     }
 }

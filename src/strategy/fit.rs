@@ -1,13 +1,198 @@
 //! Fitting a round's outputs into the room the budget leaves: when clearing a round's outputs
 //! whole would free more than the budget needs, they are capped instead — head and tail kept,
 //! the cut named — at one cap, the largest that fits, so that the output uses its budget rather
-//! than fall short of it. Also the one way an output is cut to a cap ([`cap_text`]).
+//! than fall short of it. The round in progress is cut the same way, as the last resort before
+//! a conversation cannot fit ([`cut_in_progress`]). Also the one way an output is cut to a cap
+//! ([`cap_text`]).
 
-use crate::conversation::{Layout, Part};
-use crate::note;
+use std::ops::Range;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::archive::Archive;
+use crate::conversation::{Layout, Part, joined_text};
 use crate::tokens::TokenCounter;
+use crate::{evidence, note};
 
 use super::Applied;
+
+/// One output of the round in progress cut to fit the budget ([`cut_in_progress`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CutOutput {
+    /// The input index of the message holding it.
+    pub message: Option<usize>,
+    /// The id of the call it answers.
+    pub call_id: String,
+    /// Tokens of its text before the cut.
+    pub tokens_before: usize,
+    /// Tokens of its text after: head and tail with the note of the cut, or the placeholder.
+    pub tokens_after: usize,
+}
+
+/// A call input of at least this many tokens is content (a file written whole, a patch), not a
+/// path or a pattern: only such inputs are cleared to fit a fixed budget, so that the small ones,
+/// which name what the agent worked on, stay.
+pub(crate) const LARGE_INPUT: usize = 256;
+
+/// Clears the large inputs ([`LARGE_INPUT`] tokens or more) of the calls in the messages
+/// `messages` of `state`, in the order given, to their path-like arguments (as
+/// `--clear-tool-inputs` does), until the conversation takes at most `budget` tokens; returns
+/// how many were cleared and the tokens freed, as trimming figures.
+pub(crate) fn clear_large_inputs(
+    mut state: Applied,
+    messages: impl Iterator<Item = usize>,
+    budget: usize,
+    counter: &dyn TokenCounter,
+) -> (Applied, usize, usize) {
+    let (mut inputs, mut freed) = (0, 0);
+    let mut total = state.counts.total();
+    for index in messages {
+        if total <= budget {
+            return (state, inputs, freed);
+        }
+        let message = &mut state.conversation.messages[index];
+        let mut cleared = 0;
+        for part in &mut message.parts {
+            let Part::ToolCall { arguments, .. } = part else {
+                continue;
+            };
+            if counter.count_text(&arguments.to_string()) >= LARGE_INPUT {
+                clear_input(part);
+                cleared += 1;
+            }
+        }
+        if cleared == 0 {
+            continue;
+        }
+        let tokens = counter.count_message(message);
+        let before = state.counts.messages[index];
+        total = (total + tokens).saturating_sub(before);
+        freed += before.saturating_sub(tokens);
+        inputs += cleared;
+        state.counts.messages[index] = tokens;
+        state.origin[index] = state.origin[index].edited();
+    }
+    (state, inputs, freed)
+}
+
+/// The reference to the archive file of the message at `index` of `state`, when archived.
+pub(super) fn reference(
+    state: &Applied,
+    index: usize,
+    archive: Option<&Archive>,
+) -> Option<String> {
+    let input = state.origin[index].input()?;
+    Some(note::reference(&archive?.message_file(input), 1))
+}
+
+/// Cuts the outputs of the round in progress, the messages `round` at the end of `state`, so
+/// that they take at least `over` tokens fewer: head and tail kept at one cap, the largest that
+/// does it ([`cap_outputs`]), or, when no cap is that small, each cleared to its placeholder.
+/// With an `archive`, each note names the file holding its whole message. Outputs already cut
+/// or cleared are left as they are. The last resort before a conversation cannot fit: these
+/// outputs are what the agent is working from.
+pub(crate) fn cut_in_progress(
+    mut state: Applied,
+    round: Range<usize>,
+    over: usize,
+    counter: &dyn TokenCounter,
+    archive: Option<&Archive>,
+) -> (Applied, Vec<CutOutput>) {
+    let messages = &state.conversation.messages;
+    let mut outputs = Vec::new();
+    for index in round.clone() {
+        for (part, content) in messages[index].parts.iter().enumerate() {
+            if let Part::ToolResult { content, .. } = content
+                && let [Part::Text { text, .. }] = content.as_slice()
+                && !note::is_cleared_output(text)
+                && !text.lines().any(note::is_omitted)
+            {
+                outputs.push((index, part));
+            }
+        }
+    }
+    let mut held: Vec<usize> = outputs.iter().map(|&(m, _)| m).collect();
+    held.dedup();
+    let before: usize = held.iter().map(|&m| state.counts.messages[m]).sum();
+    let refer = |m: usize| reference(&state, m, archive);
+    let capped = before
+        .checked_sub(over)
+        .and_then(|room| cap_outputs(&state, &outputs, room, counter, &refer));
+    let texts: Vec<(usize, usize, String)> = match capped {
+        Some(capped) => capped
+            .into_iter()
+            .flat_map(|(m, parts, _)| parts.into_iter().map(move |(p, text)| (m, p, text)))
+            .collect(),
+        None => outputs
+            .iter()
+            .filter_map(|&(m, p)| placeholder(&state, (m, p), counter, refer(m)).map(|t| (m, p, t)))
+            .collect(),
+    };
+    let mut cut = Vec::with_capacity(texts.len());
+    for (index, part, text) in texts {
+        let input = state.origin[index].input();
+        let message = &mut state.conversation.messages[index];
+        let Part::ToolResult {
+            call_id,
+            content,
+            layout,
+            ..
+        } = &mut message.parts[part]
+        else {
+            continue;
+        };
+        let tokens_after = counter.count_text(&text);
+        let old = std::mem::replace(content, vec![Part::text(text)]);
+        *layout = Layout::Text;
+        cut.push(CutOutput {
+            message: input,
+            call_id: call_id.clone(),
+            tokens_before: counter.count_parts(&old),
+            tokens_after,
+        });
+        state.discarded.parts(input, old);
+        state.counts.messages[index] = counter.count_message(message);
+        state.origin[index] = state.origin[index].edited();
+    }
+    (state, cut)
+}
+
+/// The placeholder of the output at `at` (message and part) of `state`, naming its tool, size
+/// and outcome, and the archive `reference`; `None` when it would not be shorter.
+fn placeholder(
+    state: &Applied,
+    (message, part): (usize, usize),
+    counter: &dyn TokenCounter,
+    reference: Option<String>,
+) -> Option<String> {
+    let Part::ToolResult {
+        call_id,
+        content,
+        is_error,
+        ..
+    } = &state.conversation.messages[message].parts[part]
+    else {
+        return None;
+    };
+    let tool = state.conversation.messages[..message]
+        .iter()
+        .rev()
+        .flat_map(|m| &m.parts)
+        .find_map(|p| match p {
+            Part::ToolCall { id, name, .. } if id == call_id => Some(name.as_str()),
+            _ => None,
+        })
+        .unwrap_or("tool");
+    let tokens = counter.count_parts(content);
+    let text = joined_text(content);
+    let mut placeholder =
+        note::cleared_output(tool, tokens, evidence::outcome_in(&text, *is_error));
+    if let Some(reference) = reference {
+        placeholder = note::with_reference(&placeholder, &reference);
+    }
+    (counter.count_text(&placeholder) < tokens).then_some(placeholder)
+}
 
 /// A cap below this many tokens keeps too little of an output to be worth more than its
 /// placeholder: the round is cleared instead.
@@ -22,13 +207,15 @@ pub(super) type Capped = (usize, Vec<(usize, String)>, usize);
 
 /// Caps the outputs at `outputs` (message and part indices, ascending, each a result whose
 /// content is a single text) so that the messages holding them take at most `room` tokens
-/// together. `None` when no cap of at least [`MIN_CAP`] tokens fits, or an output cannot be
-/// cut: the caller clears them instead.
+/// together; each cut's note names the archive file `reference` gives for its message, if any.
+/// `None` when no cap of at least [`MIN_CAP`] tokens fits, or an output cannot be cut: the
+/// caller clears them instead.
 pub(super) fn cap_outputs(
     state: &Applied,
     outputs: &[(usize, usize)],
     room: usize,
     counter: &dyn TokenCounter,
+    reference: &dyn Fn(usize) -> Option<String>,
 ) -> Option<Vec<Capped>> {
     let messages = &state.conversation.messages;
     let mut texts = Vec::with_capacity(outputs.len());
@@ -69,6 +256,7 @@ pub(super) fn cap_outputs(
         for &message in &held {
             let mut copy = messages[message].clone();
             let mut parts = Vec::new();
+            let reference = reference(message);
             for (&(_, part), &(text, tokens)) in outputs
                 .iter()
                 .zip(&texts)
@@ -77,7 +265,7 @@ pub(super) fn cap_outputs(
                 if tokens <= cap {
                     continue;
                 }
-                let short = cap_text(text, cap, counter)?;
+                let short = cap_text(text, cap, counter, reference.as_deref())?;
                 if let Part::ToolResult {
                     content, layout, ..
                 } = &mut copy.parts[part]
@@ -123,9 +311,15 @@ pub(super) fn cap_outputs(
 const CHUNK_CHARS: usize = 200;
 
 /// Keeps the head and tail lines of `text` within about `cap` tokens, with a line saying how
-/// many were omitted between them. An output of one or two long lines is cut the same way in
-/// pieces of [`CHUNK_CHARS`] characters. `None` when there is nothing to cut.
-pub(super) fn cap_text(text: &str, cap: usize, counter: &dyn TokenCounter) -> Option<String> {
+/// many were omitted between them (and, with a `reference`, which archive file holds them). An
+/// output of one or two long lines is cut the same way in pieces of [`CHUNK_CHARS`]
+/// characters. `None` when there is nothing to cut.
+pub(super) fn cap_text(
+    text: &str,
+    cap: usize,
+    counter: &dyn TokenCounter,
+    reference: Option<&str>,
+) -> Option<String> {
     let mut pieces: Vec<&str> = text.split_inclusive('\n').collect();
     let mut unit = "lines";
     if pieces.len() < 3 {
@@ -141,7 +335,11 @@ pub(super) fn cap_text(text: &str, cap: usize, counter: &dyn TokenCounter) -> Op
         .iter()
         .map(|piece| counter.count_text(piece))
         .collect();
-    let note_cost = counter.count_text(&note::omitted(text.len(), text.len(), unit)) + 1;
+    let omitted = |omitted: usize, total: usize| match reference {
+        Some(reference) => note::with_reference(&note::omitted(omitted, total, unit), reference),
+        None => note::omitted(omitted, total, unit),
+    };
+    let note_cost = counter.count_text(&omitted(text.len(), text.len())) + 1;
     let mut room = cap.saturating_sub(note_cost);
     let (mut head, mut tail) = (0, 0);
     // Alternate head and tail pieces while they fit: both ends of an output usually matter.
@@ -164,7 +362,7 @@ pub(super) fn cap_text(text: &str, cap: usize, counter: &dyn TokenCounter) -> Op
     }
     let kept_head = pieces[..head].concat();
     let kept_tail = pieces[pieces.len() - tail..].concat();
-    let (omitted, total) = if unit == "lines" {
+    let (omitted_count, total) = if unit == "lines" {
         (pieces.len() - head - tail, pieces.len())
     } else {
         let total = text.chars().count();
@@ -177,7 +375,7 @@ pub(super) fn cap_text(text: &str, cap: usize, counter: &dyn TokenCounter) -> Op
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }
-    out.push_str(&note::omitted(omitted, total, unit));
+    out.push_str(&omitted(omitted_count, total));
     out.push('\n');
     out.push_str(&kept_tail);
     Some(out)
@@ -197,4 +395,50 @@ fn chunks(text: &str, size: usize) -> Vec<&str> {
         rest = tail;
     }
     pieces
+}
+
+/// Empty arguments of the same shape: `"{}"` for a JSON-encoded string, `{}` for an object.
+fn empty_arguments(arguments: &Value) -> Value {
+    match arguments {
+        Value::String(_) => Value::String("{}".into()),
+        _ => Value::Object(Map::new()),
+    }
+}
+
+/// Replaces a call's arguments with ones of the same shape that keep only its path-like
+/// arguments (the evidence of which files it touched).
+pub(super) fn clear_input(part: &mut Part) {
+    if let Part::ToolCall { arguments, .. } = part {
+        *arguments = path_arguments(arguments);
+    }
+}
+
+/// A call's arguments reduced to their path-like entries, in the same shape: a JSON-encoded
+/// string stays a string, an object stays an object.
+fn path_arguments(arguments: &Value) -> Value {
+    let parsed = match arguments {
+        Value::String(text) => serde_json::from_str::<Value>(text).ok(),
+        other => Some(other.clone()),
+    };
+    let Some(Value::Object(map)) = parsed else {
+        return empty_arguments(arguments);
+    };
+    let kept: Map<String, Value> = map
+        .into_iter()
+        .filter(|(key, value)| evidence::is_path_key(key) && is_short_path_value(value))
+        .collect();
+    match arguments {
+        Value::String(_) => Value::String(Value::Object(kept).to_string()),
+        _ => Value::Object(kept),
+    }
+}
+
+/// Whether an argument's value is a path or a list of paths (not file contents).
+fn is_short_path_value(value: &Value) -> bool {
+    let is_path = |s: &str| !s.contains('\n') && s.len() <= 500;
+    match value {
+        Value::String(s) => is_path(s),
+        Value::Array(items) => items.iter().all(|i| i.as_str().is_some_and(is_path)),
+        _ => false,
+    }
 }

@@ -12,7 +12,7 @@
 //! counts: O(units), no tokenizing. Strategies return a `Plan`; [`apply`] is the only code that
 //! removes messages.
 
-mod fit;
+pub(crate) mod fit;
 pub(crate) mod tools;
 
 use std::ops::Range;

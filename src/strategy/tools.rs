@@ -16,10 +16,9 @@
 //! `clear_at_least` tokens (a cleared prefix spoils the prompt cache, so it must be worth it).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use super::Applied;
-use super::fit::{self, cap_text};
+use super::fit::{self, cap_text, clear_input};
 use crate::archive::Archive;
 use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
@@ -88,8 +87,17 @@ pub struct ToolTrim {
     pub excluded: usize,
     /// Results capped by `max_output`.
     pub truncated: usize,
+    /// Calls whose inputs were cleared to their path-like arguments.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub inputs_cleared: usize,
     /// Tokens freed by all of it.
     pub tokens_freed: usize,
+}
+
+/// Whether a count is 0 (to leave it out of the JSON).
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes fields by reference
+pub(crate) fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A tool round: the calling message and its result window.
@@ -170,7 +178,8 @@ pub(crate) fn trim(
         // clearing would free more than needed.
         let crossing =
             budget.filter(|&b| cap_crossing && plan.saved > 0 && total - plan.saved <= b);
-        if let Some(capped) = crossing.and_then(|b| fit(&state, &plan, total, b, counter)) {
+        let fitted = crossing.and_then(|b| fit(&state, &plan, (total, b), counter, archive));
+        if let Some(capped) = fitted {
             let (before, after) = capped.iter().fold((0, 0), |(b, a), (m, _, t)| {
                 (b + state.counts.messages[*m], a + t)
             });
@@ -211,19 +220,24 @@ pub(crate) fn trim(
         total = capped_total;
     }
     (report.cleared, report.dropped) = (cleared, dropped);
+    report.inputs_cleared = planned
+        .iter()
+        .flat_map(|e| &e.changes)
+        .filter(|c| matches!(c, Change::ClearInput { .. }))
+        .count();
     report.tokens_freed = untouched_total.saturating_sub(total);
     (apply_edits(state, planned), report)
 }
 
 /// The outputs a clearing plan would clear, capped instead so that the conversation, now of
-/// `total` tokens, takes at most `budget`; `None` when the plan does more than clear outputs or
-/// no cap fits ([`fit::cap_outputs`]).
+/// `total` tokens, takes at most `budget`, each cut naming its message's file in `archive`;
+/// `None` when the plan does more than clear outputs or no cap fits ([`fit::cap_outputs`]).
 fn fit(
     state: &Applied,
     plan: &RoundPlan,
-    total: usize,
-    budget: usize,
+    (total, budget): (usize, usize),
     counter: &dyn TokenCounter,
+    archive: Option<&Archive>,
 ) -> Option<Vec<fit::Capped>> {
     let mut outputs = Vec::new();
     for edit in &plan.edits {
@@ -241,7 +255,14 @@ fn fit(
             .iter()
             .map(|&m| state.counts.messages[m])
             .sum::<usize>();
-    fit::cap_outputs(state, &outputs, budget.checked_sub(others)?, counter)
+    let reference = |m: usize| fit::reference(state, m, archive);
+    fit::cap_outputs(
+        state,
+        &outputs,
+        budget.checked_sub(others)?,
+        counter,
+        &reference,
+    )
 }
 
 /// What trimming would start from, with nothing trimmed: how many tool rounds there are and how
@@ -406,10 +427,7 @@ fn plan_round(
             edits.push(plan_drop(index, message, counts, counting.counter));
             continue;
         }
-        let reference = planning.archive.and_then(|archive| {
-            let input = state.origin[index].input()?;
-            Some(note::reference(&archive.message_file(input), 1))
-        });
+        let reference = fit::reference(state, index, planning.archive);
         let clear = Clear {
             names: &names,
             excluded: &excluded,
@@ -659,52 +677,6 @@ fn filter_by<T: Copy>(items: &[T], removed: &[bool]) -> Vec<T> {
         .collect()
 }
 
-/// Empty arguments of the same shape: `"{}"` for a JSON-encoded string, `{}` for an object.
-fn empty_arguments(arguments: &Value) -> Value {
-    match arguments {
-        Value::String(_) => Value::String("{}".into()),
-        _ => Value::Object(Map::new()),
-    }
-}
-
-/// Replaces a call's arguments with ones of the same shape that keep only its path-like
-/// arguments (the evidence of which files it touched).
-fn clear_input(part: &mut Part) {
-    if let Part::ToolCall { arguments, .. } = part {
-        *arguments = path_arguments(arguments);
-    }
-}
-
-/// A call's arguments reduced to their path-like entries, in the same shape: a JSON-encoded
-/// string stays a string, an object stays an object.
-fn path_arguments(arguments: &Value) -> Value {
-    let parsed = match arguments {
-        Value::String(text) => serde_json::from_str::<Value>(text).ok(),
-        other => Some(other.clone()),
-    };
-    let Some(Value::Object(map)) = parsed else {
-        return empty_arguments(arguments);
-    };
-    let kept: Map<String, Value> = map
-        .into_iter()
-        .filter(|(key, value)| evidence::is_path_key(key) && is_short_path_value(value))
-        .collect();
-    match arguments {
-        Value::String(_) => Value::String(Value::Object(kept).to_string()),
-        _ => Value::Object(kept),
-    }
-}
-
-/// Whether an argument's value is a path or a list of paths (not file contents).
-fn is_short_path_value(value: &Value) -> bool {
-    let is_path = |s: &str| !s.contains('\n') && s.len() <= 500;
-    match value {
-        Value::String(s) => is_path(s),
-        Value::Array(items) => items.iter().all(|i| i.as_str().is_some_and(is_path)),
-        _ => false,
-    }
-}
-
 /// Whether a tool name is excluded.
 fn is_excluded(options: &ToolOptions, name: &str) -> bool {
     options.exclude.iter().any(|e| e == name)
@@ -725,13 +697,7 @@ fn is_cleared(content: &[Part]) -> bool {
 
 /// Whether an output is one [`cap_text`] wrote: a line of its own is the omission note.
 fn is_capped(text: &str) -> bool {
-    text.lines().any(|line| {
-        line.strip_prefix("[… ").is_some_and(|rest| {
-            [" lines omitted …]", " characters omitted …]"]
-                .iter()
-                .any(|end| rest.ends_with(end) && rest.contains(" of "))
-        })
-    })
+    text.lines().any(note::is_omitted)
 }
 
 /// Caps, in place, every result of a message longer than `cap` tokens; returns how many were
@@ -755,7 +721,8 @@ fn cap_results(message: &mut Message, cap: usize, counter: &dyn TokenCounter) ->
             continue;
         }
         // A cap below the size of the omission note itself would lengthen the output.
-        if let Some(short) = cap_text(text, cap, counter).filter(|s| counter.count_text(s) < tokens)
+        if let Some(short) =
+            cap_text(text, cap, counter, None).filter(|s| counter.count_text(s) < tokens)
         {
             *content = vec![Part::text(short)];
             *layout = Layout::Text;

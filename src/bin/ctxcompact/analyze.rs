@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use ctxcompact::Report;
 
-use crate::flags::{self, BudgetArgs, Input, MarkerArgs, StrategyArg, ToolArgs};
+use crate::flags::{self, BudgetArgs, Input, RemovalArgs};
 use crate::input::read_anchored;
 use crate::output::to_json;
 
@@ -20,13 +20,8 @@ pub(crate) struct AnalyzeArgs {
     pub(crate) input: Input,
     #[command(flatten)]
     pub(crate) budget: BudgetArgs,
-    /// Force a removal strategy instead of letting the selector choose.
-    #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
-    pub(crate) strategy: StrategyArg,
     #[command(flatten)]
-    pub(crate) marker: MarkerArgs,
-    #[command(flatten)]
-    pub(crate) tools: ToolArgs,
+    pub(crate) removal: RemovalArgs,
     /// Print the JSON report instead of text.
     #[arg(long)]
     pub(crate) json: bool,
@@ -37,13 +32,11 @@ pub(crate) fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     let AnalyzeArgs {
         input,
         budget,
-        strategy,
-        marker,
-        tools,
+        removal,
         json,
     } = args;
     let (conversation, anchor) = read_anchored(input)?;
-    let mut options = flags::options(budget, *strategy, marker, tools, None, Some(0.5))?;
+    let mut options = flags::options(budget, removal, None, Some(0.5))?;
     options.anchor = anchor;
     let report =
         ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;

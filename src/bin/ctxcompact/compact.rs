@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use crate::flags::{self, BudgetArgs, Input, MarkerArgs, Output, StrategyArg, ToolArgs};
+use crate::flags::{self, BudgetArgs, Input, Output, RemovalArgs};
 use crate::input::read_anchored;
 use crate::output::{check_paths, emit, exit_without_freeing};
 
@@ -17,13 +17,8 @@ pub(crate) struct CompactArgs {
     pub(crate) input: Input,
     #[command(flatten)]
     pub(crate) budget: BudgetArgs,
-    /// Force a removal strategy instead of letting the selector choose.
-    #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
-    pub(crate) strategy: StrategyArg,
     #[command(flatten)]
-    pub(crate) marker: MarkerArgs,
-    #[command(flatten)]
-    pub(crate) tools: ToolArgs,
+    pub(crate) removal: RemovalArgs,
     /// Archive each removed span and each message whose tool output is cleared in this
     /// folder (one JSON message a line), named in the markers and placeholders.
     #[arg(long, value_name = "DIR")]
@@ -37,15 +32,13 @@ pub(crate) fn run(args: CompactArgs) -> Result<ExitCode> {
     let CompactArgs {
         input,
         budget,
-        strategy,
-        marker,
-        tools,
+        removal,
         archive,
         output,
     } = args;
     check_paths(&input, &output)?;
     let (conversation, anchor) = read_anchored(&input)?;
-    let mut options = flags::options(&budget, strategy, &marker, &tools, archive, None)?;
+    let mut options = flags::options(&budget, &removal, archive, None)?;
     options.anchor = anchor;
     let compacted =
         ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;

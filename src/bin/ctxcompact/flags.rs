@@ -10,6 +10,30 @@ use ctxcompact::catalog::Catalog;
 use ctxcompact::format::Format;
 use ctxcompact::{MarkerMode, Options, Settings, Strategy, Tokenizer, ToolMode};
 
+/// What removal does: the strategy, the marker each removed span leaves, and tool-round
+/// trimming (`compact`, `analyze` and `proxy` alike).
+#[derive(Debug, Args)]
+pub(crate) struct RemovalArgs {
+    /// Force a removal strategy instead of letting the selector choose.
+    #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
+    pub(crate) strategy: StrategyArg,
+    #[command(flatten)]
+    pub(crate) marker: MarkerArgs,
+    #[command(flatten)]
+    pub(crate) tools: ToolArgs,
+}
+
+impl RemovalArgs {
+    /// Sets the strategy, marker and tool-trimming settings.
+    pub(crate) fn fill(&self, settings: &mut Settings) {
+        let (marker, digest_tokens) = self.marker.resolve();
+        settings.strategy = self.strategy.strategy();
+        settings.marker = marker;
+        settings.digest_tokens = digest_tokens;
+        self.tools.fill(settings);
+    }
+}
+
 /// What each removed span leaves at its place.
 #[derive(Debug, Args)]
 pub(crate) struct MarkerArgs {
@@ -106,14 +130,6 @@ impl ToolArgs {
         settings.clear_tool_inputs = self.clear_tool_inputs;
         settings.clear_at_least = self.clear_at_least;
         settings.max_tool_output = self.max_tool_output;
-    }
-
-    /// The tool-trimming options alone (the proxy's, whose budget is set per request).
-    #[cfg(feature = "proxy")]
-    pub(crate) fn settings(&self) -> Settings {
-        let mut settings = Settings::default();
-        self.fill(&mut settings);
-        settings
     }
 }
 
@@ -327,26 +343,20 @@ impl BudgetArgs {
 /// model (else that is a usage error).
 pub(crate) fn options(
     budget: &BudgetArgs,
-    strategy: StrategyArg,
-    marker: &MarkerArgs,
-    tools: &ToolArgs,
+    removal: &RemovalArgs,
     archive: Option<PathBuf>,
     fallback: Option<f64>,
 ) -> Result<Options> {
     let use_fallback = !budget.given() && budget.model.model.is_none();
-    let (marker, digest_tokens) = marker.resolve();
     let mut settings = Settings {
         target: budget.target,
         ratio: if use_fallback { fallback } else { budget.ratio },
         trigger: budget.trigger,
         target_ratio: budget.target_ratio,
-        strategy: strategy.strategy(),
-        marker,
-        digest_tokens,
         optimize_cost: budget.optimize == OptimizeArg::Cost,
         archive,
         ..budget.model.settings()
     };
-    tools.fill(&mut settings);
+    removal.fill(&mut settings);
     budget.model.options(&settings)
 }

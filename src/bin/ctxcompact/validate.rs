@@ -25,7 +25,11 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     let mut out = io::stdout().lock();
     // What a session log's reader repaired to read it as the agent sent it.
     for repair in conversation.repairs.iter().filter(|r| r.changed()) {
-        let call = repair.call_id.as_deref().unwrap_or_default();
+        let call = repair
+            .call_id
+            .as_deref()
+            .map(|id| format!(" `{id}`"))
+            .unwrap_or_default();
         // An API body's repairs name the message index, a log's its line.
         let at = if conversation.lines.is_empty() {
             "message"
@@ -34,7 +38,7 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
         };
         writeln!(
             out,
-            "{}: {at} {}: repaired: {} `{call}`",
+            "{}: {at} {}: repaired: {}{call}",
             input.file, repair.line, repair.kind
         )?;
     }

@@ -13,7 +13,7 @@ use ctxcompact::catalog::Catalog;
 use ctxcompact::request::Compactor;
 use ctxcompact::{Settings, Tokenizer};
 
-use crate::flags::{MarkerArgs, StrategyArg, ToolArgs};
+use crate::flags::RemovalArgs;
 
 /// Anthropic's public API origin.
 const ANTHROPIC: &str = "https://api.anthropic.com";
@@ -82,13 +82,8 @@ pub(crate) struct ProxyArgs {
     /// this proxy, and exit.
     #[arg(long)]
     pub(crate) print_env: bool,
-    /// Force a removal strategy instead of letting the selector choose.
-    #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
-    pub(crate) strategy: StrategyArg,
     #[command(flatten)]
-    pub(crate) marker: MarkerArgs,
-    #[command(flatten)]
-    pub(crate) tools: ToolArgs,
+    pub(crate) removal: RemovalArgs,
     /// The tokenizer (instead of each model's), by the names `--tokenizer` of `compact` takes.
     #[arg(long, value_parser = crate::flags::tokenizer_name)]
     pub(crate) tokenizer: Option<Tokenizer>,
@@ -141,17 +136,14 @@ impl Config {
                 Catalog::from_json(&text).with_context(|| path.display().to_string())?
             }
         };
-        let (marker, digest_tokens) = args.marker.resolve();
-        let settings = Settings {
+        let mut settings = Settings {
             trigger: args.trigger,
             target_ratio: args.target_ratio,
             tokenizer: args.tokenizer,
-            strategy: args.strategy.strategy(),
-            marker,
-            digest_tokens,
             archive: args.archive_dir.clone(),
-            ..args.tools.settings()
+            ..Settings::default()
         };
+        args.removal.fill(&mut settings);
         let compactor = Compactor::new(&settings, catalog, args.window, args.cache_entries)?;
         Ok(Self {
             listen: args.listen,
