@@ -1653,7 +1653,8 @@ proptest! {
 
     /// 4e. Large inputs go before their units (issue 34, item 3): when clearing every tool
     /// output but those of the round in progress, and one large input (a file written whole)
-    /// to its path, meets a fixed budget, the message holding that input is kept.
+    /// to its path, meets a fixed budget, the message holding that input is kept, unless the
+    /// output fills 60% of the budget without clearing it.
     #[test]
     fn a_large_input_is_cleared_before_its_message_goes(
         generated in conversation(),
@@ -1698,8 +1699,9 @@ proptest! {
         let n = input.messages.len();
         let out = ctxcompact::compact(input, &options).map_err(|err| TestCaseError::fail(err.to_string()))?;
         let kept = kept_indices(&out.report, n)?;
+        // Inputs are cleared only where removal alone leaves the output under 60% of the budget.
         prop_assert!(
-            kept.binary_search(&at).is_ok(),
+            kept.binary_search(&at).is_ok() || out.report.tokens_after * 10 >= budget * 6,
             "the message holding the large input went ({:?}) where clearing outputs and it leaves {} tokens of a budget of {}",
             out.report.removed, cleared.report.tokens_after, budget
         );
