@@ -17,7 +17,7 @@ use crate::{evidence, note};
 
 use super::Applied;
 
-/// One output of the round in progress cut to fit the budget ([`cut_in_progress`]).
+/// One output of the round in progress cut to fit the budget (by `cut_in_progress`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CutOutput {
     /// The input index of the message holding it.
