@@ -45,7 +45,7 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
     for path in &args.paths {
         if path.is_dir() {
             let mut found = Vec::new();
-            collect(path, &mut found)?;
+            crate::files::json_files(path, &mut found)?;
             files.extend(found.into_iter().map(|f| (f, false)));
         } else {
             files.push((path.clone(), true));
@@ -182,22 +182,4 @@ fn row(fit: &FamilyFit) -> String {
         fit.median_ape_pct,
         fit.p95_ape_pct
     )
-}
-
-/// The `.jsonl` and `.json` files under the folder `path`.
-fn collect(path: &PathBuf, files: &mut Vec<PathBuf>) -> Result<()> {
-    let entries = fs::read_dir(path).with_context(|| format!("{}: cannot list", path.display()))?;
-    for entry in entries {
-        let entry = entry.with_context(|| format!("{}: cannot list", path.display()))?;
-        let child = entry.path();
-        if child.is_dir() {
-            collect(&child, files)?;
-        } else if child
-            .extension()
-            .is_some_and(|e| e == "jsonl" || e == "json")
-        {
-            files.push(child);
-        }
-    }
-    Ok(())
 }
