@@ -302,18 +302,23 @@ pub enum Error {
         /// The price list's families.
         families: Vec<String>,
     },
-    /// A model catalog is malformed.
-    #[error("model catalog: {problem}")]
+    /// A model catalog cannot be read or is malformed.
+    #[error("{}model catalog: {problem}", in_file(file.as_deref()))]
     Catalog {
+        /// The file it was read from, when it was.
+        file: Option<std::path::PathBuf>,
         /// What is wrong with it.
         problem: String,
         /// The JSON error behind it, when the catalog is not valid JSON of the right shape.
         #[source]
         source: Option<serde_json::Error>,
     },
-    /// A calibration (the output of `ctxcompact calibrate --json`) is malformed.
-    #[error("calibration: {problem}")]
+    /// A calibration (the output of `ctxcompact calibrate --json`) cannot be read or is
+    /// malformed.
+    #[error("{}calibration: {problem}", in_file(file.as_deref()))]
     Calibration {
+        /// The file it was read from, when it was.
+        file: Option<std::path::PathBuf>,
         /// What is wrong with it.
         problem: String,
         /// The JSON error behind it, when it is not valid JSON of the right shape.
@@ -344,6 +349,12 @@ fn unlogged_suffix(unlogged: usize, budget: usize) -> String {
     }
 }
 
+/// The file an error is in, as the start of its message (empty when it is in no file).
+fn in_file(file: Option<&std::path::Path>) -> String {
+    file.map(|file| format!("{}: ", file.display()))
+        .unwrap_or_default()
+}
+
 fn more_suffix(count: usize) -> String {
     match count {
         0 | 1 => String::new(),
@@ -353,6 +364,14 @@ fn more_suffix(count: usize) -> String {
 }
 
 impl Error {
+    /// This error as found in `path`, when it is a catalog's or a calibration's.
+    pub(crate) fn in_file(mut self, path: &std::path::Path) -> Self {
+        if let Self::Catalog { file, .. } | Self::Calibration { file, .. } = &mut self {
+            *file = Some(path.to_path_buf());
+        }
+        self
+    }
+
     /// Builds a [`Error::Malformed`] for a field of a message.
     pub(crate) fn field(
         index: usize,

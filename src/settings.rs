@@ -1,7 +1,7 @@
 //! Run settings by name — what the CLI's flags, the proxy's flags and the Python package's
 //! keyword arguments give — and the one place they become [`Options`]: the budget from its
-//! parts, the model's profile, the tokenizer, the strategy, the marker, tool trimming and what
-//! the selector optimizes. Each field is named as its CLI flag (`target_ratio` for
+//! parts, the model's profile from the catalog, the tokenizer with its calibration, the anchor
+//! on recorded usage, the strategy, the marker, tool trimming and what the selector optimizes. Each field is named as its CLI flag (`target_ratio` for
 //! `--target-ratio`) and its Python keyword argument.
 
 use std::path::PathBuf;
@@ -13,11 +13,13 @@ use crate::catalog::Catalog;
 use crate::cost::CostModel;
 use crate::digest::MarkerMode;
 use crate::error::{Error, Result};
+use crate::format::RecordedUsage;
 use crate::options::Options;
 use crate::select::{Optimize, Policy};
 use crate::strategy::Strategy;
 use crate::strategy::tools::{ToolMode, ToolOptions};
 use crate::tokens::Tokenizer;
+use crate::tokens::calibration::Calibration;
 
 /// The settings of a run; [`Default`] leaves every one unset (the documented defaults, and no
 /// budget). Deserializes from an object of these names (unknown names are refused).
@@ -37,8 +39,14 @@ use crate::tokens::Tokenizer;
 pub struct Settings {
     /// The model's catalog name: its profile, tokenizer and window budget.
     pub model: Option<String>,
+    /// A model catalog file (the shape of `data/models.json`) to look models up in, instead
+    /// of the built-in catalog.
+    pub catalog: Option<PathBuf>,
     /// The tokenizer, instead of the model's.
     pub tokenizer: Option<Tokenizer>,
+    /// A calibration file (what `ctxcompact calibrate --json` writes) whose factors the
+    /// calibrated estimators count with, instead of the shipped ones.
+    pub calibration: Option<PathBuf>,
     /// The budget in tokens.
     pub target: Option<usize>,
     /// The budget as a share of the conversation's tokens.
@@ -67,6 +75,9 @@ pub struct Settings {
     pub max_tool_output: Option<usize>,
     /// Tokens every request carries that the conversation does not hold ([`Options::overhead`]).
     pub overhead: usize,
+    /// The input size a session log recorded for its last call ([`Options::anchor`]): the
+    /// CLI gives the one of the log it reads.
+    pub anchor: Option<RecordedUsage>,
     /// Whether the selector picks the lowest expected input cost over the next calls under
     /// prompt caching instead of the efficiency score (`--optimize cost`); needs `model`, whose
     /// price it reads.
@@ -77,12 +88,33 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The options these settings give, with models looked up in the built-in catalog.
+    /// The options these settings give, with models looked up in [`Settings::catalog`].
     ///
     /// # Errors
-    /// As [`Settings::options_in`].
+    /// As [`Settings::catalog`] and [`Settings::options_in`].
     pub fn options(&self) -> Result<Options> {
-        self.options_in(&Catalog::builtin())
+        self.options_in(&self.catalog()?)
+    }
+
+    /// The catalog models are looked up in: the `catalog` file, else the built-in one.
+    ///
+    /// # Errors
+    /// [`Error::Catalog`] naming the file, when it cannot be read or is no catalog.
+    pub fn catalog(&self) -> Result<Catalog> {
+        self.catalog
+            .as_deref()
+            .map_or_else(|| Ok(Catalog::builtin()), Catalog::from_file)
+    }
+
+    /// The `calibration` file's factors, when given.
+    ///
+    /// # Errors
+    /// [`Error::Calibration`] naming the file, when it cannot be read or is no calibration.
+    pub(crate) fn calibration(&self) -> Result<Option<Calibration>> {
+        self.calibration
+            .as_deref()
+            .map(Calibration::from_file)
+            .transpose()
     }
 
     /// These settings with no budget of their own, for what removes nothing for a budget
@@ -107,7 +139,9 @@ impl Settings {
     /// all (no `target`, `ratio` or `model`), for `optimize_cost` without `model`, and for an
     /// `archive` folder that has no absolute form;
     /// [`Error::UnknownModel`] for a model the catalog does not know; [`Error::Unpriced`] for
-    /// `optimize_cost` with a model the price list does not cover.
+    /// `optimize_cost` with a model the price list does not cover; [`Error::Calibration`] for
+    /// a `calibration` file that cannot be read. The `catalog` file is not read: `catalog` is
+    /// used instead.
     pub fn options_in(&self, catalog: &Catalog) -> Result<Options> {
         self.check_exclusive()?;
         let budget = Budget::from_parts(self.target, self.ratio, self.trigger, self.target_ratio);
@@ -129,7 +163,11 @@ impl Settings {
         if let Some(tokenizer) = self.tokenizer {
             options.tokenizer = tokenizer;
         }
+        if let Some(calibration) = self.calibration()? {
+            options.tokenizer = calibration.apply(options.tokenizer);
+        }
         options.overhead = self.overhead;
+        options.anchor.clone_from(&self.anchor);
         options.strategy = self.strategy;
         options.marker = self.marker;
         options.digest_tokens = self.digest_tokens;
@@ -281,5 +319,109 @@ mod tests {
     fn unknown_names_are_refused() {
         let err = serde_json::from_str::<Settings>(r#"{"tagret": 5}"#).unwrap_err();
         assert!(err.to_string().contains("tagret"), "{err}");
+    }
+
+    /// A file beside the test's others, written once per test name.
+    fn file(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ctxcompact-settings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_catalog_file_is_where_models_are_looked_up() {
+        let path = file(
+            "catalog.json",
+            r#"{"models": [{"name": "house-model", "provider": "openai",
+                "context_window": 9000, "tokenizer": "o200k", "strategy": "middle",
+                "reason": "a test"}]}"#,
+        );
+        let given = Settings {
+            model: Some("house-model".into()),
+            catalog: Some(path.clone()),
+            ..Settings::default()
+        };
+        assert_eq!(given.options().unwrap().profile.context_window, 9000);
+        let builtin = Settings {
+            catalog: None,
+            ..given.clone()
+        };
+        assert!(matches!(builtin.options(), Err(Error::UnknownModel { .. })));
+        let missing = Settings {
+            catalog: Some(path.with_file_name("absent.json")),
+            ..given
+        };
+        let err = missing.options().unwrap_err();
+        assert!(matches!(err, Error::Catalog { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .contains("absent.json: model catalog: cannot read"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_calibration_file_sets_the_calibrated_factors_and_names_itself_when_bad() {
+        let shipped = settings(r#"{"target": 10, "tokenizer": "claude-opus"}"#).unwrap();
+        let Tokenizer::Calibrated(factor) = shipped.tokenizer else {
+            panic!(
+                "claude-opus is a calibrated estimator: {:?}",
+                shipped.tokenizer
+            )
+        };
+        let path = file(
+            "calibration.json",
+            r#"{"families": [{"family": "claude-opus", "calls": 1, "sessions": 1,
+                "tokens_per_o200k": 2.0, "tokens_per_tool_call": 0.0, "tokens_per_char": 0.5,
+                "fixed_overhead": 0, "r2": 1.0, "median_ape_pct": 0.0, "p95_ape_pct": 0.0}]}"#,
+        );
+        let calibrated = Settings {
+            target: Some(10),
+            tokenizer: shipped_tokenizer(),
+            calibration: Some(path.clone()),
+            ..Settings::default()
+        };
+        let Tokenizer::Calibrated(fitted) = calibrated.options().unwrap().tokenizer else {
+            panic!("still a calibrated estimator")
+        };
+        assert_eq!(fitted.family, factor.family);
+        assert_ne!(fitted, factor, "the file's factor replaces the shipped one");
+        let bad = file("bad-calibration.json", "{}");
+        let err = Settings {
+            calibration: Some(bad),
+            ..calibrated
+        }
+        .options()
+        .unwrap_err();
+        assert!(matches!(err, Error::Calibration { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .contains("bad-calibration.json: calibration:"),
+            "{err}"
+        );
+    }
+
+    fn shipped_tokenizer() -> Option<Tokenizer> {
+        Tokenizer::from_name("claude-opus")
+    }
+
+    #[test]
+    fn an_anchor_reaches_the_options() {
+        let anchor: RecordedUsage = serde_json::from_str(
+            r#"{"message": 2, "input_tokens": 900, "model": "claude-opus-4-1", "line": 7}"#,
+        )
+        .unwrap();
+        let anchored = Settings {
+            target: Some(100),
+            anchor: Some(anchor.clone()),
+            ..Settings::default()
+        };
+        assert_eq!(anchored.options().unwrap().anchor, Some(anchor));
+        assert_eq!(
+            anchored.without_budget().options().unwrap().anchor,
+            anchored.anchor
+        );
     }
 }

@@ -172,6 +172,8 @@ def compact(
     marker: Optional[bool] = None,
     format: str = "auto",
     tokenizer: Optional[str] = None,
+    catalog: Optional[Union[str, "os.PathLike[str]"]] = None,
+    calibration: Optional[Union[str, "os.PathLike[str]"]] = None,
     archive: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> Compacted:
     """Compacts a conversation to a token budget, as ``ctxcompact compact`` does.
@@ -192,13 +194,17 @@ def compact(
     a family's calibrated estimate such as ``"claude-sonnet"``) overrides the model's.
     ``archive`` (a folder, as ``--archive``) keeps each removed span and each message whose
     tool output was cleared there, one JSON message a line, named by the markers and
-    placeholders.
+    placeholders. ``catalog`` (a file of the shape of ``data/models.json``, as ``--catalog``)
+    is where models are looked up instead of the built-in catalog; ``calibration`` (what
+    ``ctxcompact calibrate --json`` writes, as ``--calibration``) gives the calibrated
+    estimators its factors instead of the shipped ones.
 
     Returns a :class:`Compacted`; a conversation already within budget comes back unchanged.
     Raises :class:`InputError` on bad input, :class:`CannotFit` when even the pinned messages
     exceed the budget, :class:`OptionError` on bad options.
     """
     settings = _budget_settings(target, ratio, model, trigger, target_ratio, format, tokenizer)
+    settings.update(_file_settings(catalog, calibration))
     settings.update(
         _removal_settings(
             strategy,
@@ -230,6 +236,8 @@ def trim_tools(
     max_tool_output: Optional[int] = None,
     format: str = "auto",
     tokenizer: Optional[str] = None,
+    catalog: Optional[Union[str, "os.PathLike[str]"]] = None,
+    calibration: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> Compacted:
     """Trims old tool rounds alone, with no budget, as ``ctxcompact trim-tools`` does.
 
@@ -238,6 +246,7 @@ def trim_tools(
     options.
     """
     settings = _model_settings(model, format, tokenizer)
+    settings.update(_file_settings(catalog, calibration))
     settings.update(
         _tool_settings(
             tool_mode,
@@ -269,6 +278,8 @@ def analyze(
     max_tool_output: Optional[int] = None,
     format: str = "auto",
     tokenizer: Optional[str] = None,
+    catalog: Optional[Union[str, "os.PathLike[str]"]] = None,
+    calibration: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> Dict[str, Any]:
     """Reports what :func:`compact` would do, changing nothing, as ``ctxcompact analyze --json``.
 
@@ -278,6 +289,7 @@ def analyze(
     :class:`OptionError` on bad options.
     """
     settings = _budget_settings(target, ratio, model, trigger, target_ratio, format, tokenizer)
+    settings.update(_file_settings(catalog, calibration))
     settings.update(_strategy_settings(strategy))
     settings.update(
         _tool_settings(
@@ -297,6 +309,8 @@ def count(
     *,
     model: Optional[str] = None,
     tokenizer: Optional[str] = None,
+    catalog: Optional[Union[str, "os.PathLike[str]"]] = None,
+    calibration: Optional[Union[str, "os.PathLike[str]"]] = None,
     format: str = "auto",
 ) -> Dict[str, Any]:
     """Counts tokens as ``ctxcompact count --json`` does: ``{"total": N, "messages": [...]}``.
@@ -307,6 +321,7 @@ def count(
     :class:`OptionError` on an unknown model or tokenizer.
     """
     settings = _model_settings(model, format, tokenizer)
+    settings.update(_file_settings(catalog, calibration))
     return cast(Dict[str, Any], _call(_native.count, conversation, settings))
 
 
@@ -383,6 +398,8 @@ def compact_request(
     max_tool_output: Optional[int] = None,
     marker: Optional[bool] = None,
     tokenizer: Optional[str] = None,
+    catalog: Optional[Union[str, "os.PathLike[str]"]] = None,
+    calibration: Optional[Union[str, "os.PathLike[str]"]] = None,
     archive: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> ForwardedRequest:
     """Decides what to forward for a provider request body, as ``ctxcompact proxy`` does.
@@ -421,6 +438,7 @@ def compact_request(
             run[name] = _number(name, value)
     if tokenizer is not None:
         run["tokenizer"] = _choice("tokenizer", tokenizer, _TOKENIZERS)
+    run.update(_file_settings(catalog, calibration))
     run.update(
         _removal_settings(
             strategy,
@@ -498,6 +516,20 @@ def _removal_settings(
             raise OptionError(f"archive must be a folder path, not {type(archive).__name__}")
         settings["archive"] = os.fspath(archive)
     settings.update(tools)
+    return settings
+
+
+def _file_settings(
+    catalog: Optional[Union[str, "os.PathLike[str]"]],
+    calibration: Optional[Union[str, "os.PathLike[str]"]],
+) -> Dict[str, Any]:
+    """The settings of a catalog file and a calibration file, type-checked."""
+    settings: Dict[str, Any] = {}
+    for name, value in (("catalog", catalog), ("calibration", calibration)):
+        if value is not None:
+            if not isinstance(value, (str, os.PathLike)):
+                raise OptionError(f"{name} must be a file path, not {type(value).__name__}")
+            settings[name] = os.fspath(value)
     return settings
 
 

@@ -6,7 +6,6 @@
 //! does the CLI's flags, so a Python call and the CLI give the same output and report for the
 //! same input and options; counts and problems are the library's own JSON shapes.
 
-use ctxcompact::catalog::Catalog;
 use ctxcompact::format::{self, Format};
 use ctxcompact::request::{Agent, Compactor, Recognised};
 use ctxcompact::{Conversation, Error, Options, Problem};
@@ -95,7 +94,8 @@ impl Failure {
             | Error::BadSetting { .. }
             | Error::UnknownModel { .. }
             | Error::Unpriced { .. }
-            | Error::Catalog { .. } => Self::Options { message },
+            | Error::Catalog { .. }
+            | Error::Calibration { .. } => Self::Options { message },
             _ => Self::Input {
                 message,
                 message_index: None,
@@ -122,8 +122,8 @@ pub(crate) fn compact_request(
     settings: &RequestSettings,
 ) -> Result<(Option<Vec<u8>>, Value), Failure> {
     let format: Format = settings.format.parse().map_err(Failure::options)?;
-    let compactor = Compactor::new(&settings.run, Catalog::builtin(), settings.window, 0)
-        .map_err(Failure::from_library)?;
+    let compactor =
+        Compactor::new(&settings.run, settings.window, 0).map_err(Failure::from_library)?;
     let client = settings.client.map(|agent| Recognised {
         agent,
         by: "the caller",

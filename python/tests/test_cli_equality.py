@@ -127,3 +127,34 @@ def test_compact_is_deterministic_and_leaves_its_input_alone() -> None:
     assert first.report == second.report
     assert json.dumps(conversation) == before
     assert first.report["tokens_after"] <= first.report["budget"]
+
+
+def test_catalog_and_calibration_files_equal_the_clis_flags(cli: Path, tmp_path: Path) -> None:
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps({"models": [{
+        "name": "house-model", "provider": "anthropic", "context_window": 4000,
+        "tokenizer": "claude-opus", "strategy": "middle", "reason": "a house model",
+    }]}))
+    shipped = json.loads((Path(__file__).parents[2] / "data" / "calibration.json").read_text())
+    for family in shipped["families"]:
+        family["tokens_per_o200k"] *= 1.5
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text(json.dumps(shipped))
+    path = CONVERSATIONS[0]
+    conversation = load(path)
+    files = ["--model", "house-model", "--catalog", str(catalog), "--calibration",
+             str(calibration)]
+    code, out, err = run_cli(cli, ["count", str(path), *files, "--json"])
+    assert code == 0, err
+    counted = ctxcompact.count(conversation, model="house-model", catalog=catalog,
+                               calibration=calibration)
+    assert counted == json.loads(out)
+    assert counted != ctxcompact.count(conversation, model="house-model", catalog=catalog)
+    code, out, err = run_cli(cli, ["analyze", str(path), *files, "--json"])
+    assert code == 0, err
+    assert ctxcompact.analyze(conversation, model="house-model", catalog=str(catalog),
+                              calibration=str(calibration)) == json.loads(out)
+    with pytest.raises(ctxcompact.OptionError, match="absent.json: model catalog: cannot read"):
+        ctxcompact.count(conversation, model="house-model", catalog=tmp_path / "absent.json")
+    with pytest.raises(ctxcompact.OptionError, match="catalog must be a file path"):
+        ctxcompact.count(conversation, catalog=3)

@@ -152,6 +152,20 @@ impl Catalog {
         Self::from_json(BUILTIN).expect("the built-in catalog is valid; a unit test checks it")
     }
 
+    /// Reads a catalog from a file of the shape of `data/models.json`.
+    ///
+    /// # Errors
+    /// [`Error::Catalog`] naming the file, when it cannot be read or as [`Catalog::from_json`].
+    pub fn from_file(path: &std::path::Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|err| Error::Catalog {
+            file: None,
+            problem: format!("cannot read: {err}"),
+            source: None,
+        });
+        text.and_then(|text| Self::from_json(&text))
+            .map_err(|err| err.in_file(path))
+    }
+
     /// Reads a catalog from JSON text of the shape of `data/models.json`.
     ///
     /// # Errors
@@ -159,10 +173,12 @@ impl Catalog {
     /// window of 0 or a name (or alias) used twice.
     pub fn from_json(text: &str) -> Result<Self> {
         let catalog: Self = serde_json::from_str(text).map_err(|err| Error::Catalog {
+            file: None,
             problem: "not a catalog of the shape of data/models.json".into(),
             source: Some(err),
         })?;
         let problem = |problem: String| Error::Catalog {
+            file: None,
             problem,
             source: None,
         };

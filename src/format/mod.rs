@@ -137,7 +137,7 @@ pub(crate) trait Reader: Sync {
 }
 
 /// One model call's input size as the provider reported it, recorded in a session log.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RecordedUsage {
     /// Index of the first message the call produced: the request held the messages before it.
     pub message: usize,
@@ -150,7 +150,7 @@ pub struct RecordedUsage {
     /// Index of the first message the request held: 0, or, in a log read with
     /// [`ReadOptions::whole_history`], the first message after the last compaction before the
     /// call (its summary), since the request held the history as it was then.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub from: usize,
 }
 

@@ -37,6 +37,7 @@ use crate::options::Options;
 use crate::session::Session;
 use crate::settings::Settings;
 use crate::tokens::Tokenizer;
+use crate::tokens::calibration::Calibration;
 use cache::{Cache, Key, State};
 
 pub use agent::{Agent, Recognised};
@@ -140,12 +141,11 @@ impl Forward {
 ///
 /// # Example
 /// ```
-/// use ctxcompact::catalog::Catalog;
 /// use ctxcompact::format::Format;
 /// use ctxcompact::request::{Compactor, Handling};
 ///
 /// let settings = ctxcompact::Settings::default(); // compact past 70% of the window, to 50%
-/// let compactor = Compactor::new(&settings, Catalog::builtin(), None, 1024)?;
+/// let compactor = Compactor::new(&settings, None, 1024)?;
 /// let body = br#"{"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}"#;
 /// let forward = compactor.compact(body, Format::OpenAi, None, None);
 /// assert_eq!(forward.handling, Handling::Forwarded);
@@ -155,6 +155,8 @@ impl Forward {
 /// ```
 pub struct Compactor {
     catalog: Catalog,
+    /// The settings' calibration, for each request's calibrated estimator.
+    calibration: Option<Calibration>,
     /// The options every request starts from: budget, strategy, markers, tool trimming.
     template: Options,
     /// The context window for every model, instead of the catalog's.
@@ -182,18 +184,14 @@ struct Request {
 
 impl Compactor {
     /// A compactor for `settings` (a trigger and a target ratio of each model's window, the
-    /// engine settings; no model, no fixed budget), models looked up in `catalog`, every window
-    /// `window` when given, and at most `cache_entries` conversations cached (0 caches none).
+    /// engine settings; no model, no fixed budget), models looked up in the settings' catalog,
+    /// every window `window` when given, and at most `cache_entries` conversations cached (0
+    /// caches none).
     ///
     /// # Errors
     /// [`Error::BadSetting`] for a model, a fixed budget, a target above the trigger, or a
-    /// window of 0.
-    pub fn new(
-        settings: &Settings,
-        catalog: Catalog,
-        window: Option<usize>,
-        cache_entries: usize,
-    ) -> Result<Self> {
+    /// window of 0; [`Error::Catalog`] and [`Error::Calibration`] for their files.
+    pub fn new(settings: &Settings, window: Option<usize>, cache_entries: usize) -> Result<Self> {
         if settings.model.is_some() || settings.target.is_some() || settings.ratio.is_some() {
             return Err(Error::bad_setting(
                 "a request compactor takes each request's model and compacts by its window: \
@@ -213,6 +211,7 @@ impl Compactor {
         if window == Some(0) {
             return Err(Error::bad_setting("a window is a number of tokens above 0"));
         }
+        let catalog = settings.catalog()?;
         let template = Settings {
             trigger: Some(trigger),
             target_ratio: Some(target),
@@ -222,6 +221,7 @@ impl Compactor {
         .options_in(&catalog)?;
         Ok(Self {
             catalog,
+            calibration: settings.calibration()?,
             template,
             window,
             tokenizer: settings.tokenizer,
@@ -292,6 +292,9 @@ impl Compactor {
             None => (Profile::generic(Tokenizer::O200k), None),
         };
         options.tokenizer = self.tokenizer.unwrap_or(profile.tokenizer);
+        if let Some(calibration) = &self.calibration {
+            options.tokenizer = calibration.apply(options.tokenizer);
+        }
         options.profile = profile;
         if let Some(window) = self.window {
             options.profile.context_window = window;
@@ -601,7 +604,7 @@ mod tests {
             target_ratio: Some(0.3),
             ..Settings::default()
         };
-        let compactor = Compactor::new(&settings, Catalog::builtin(), Some(20_000), 0).unwrap();
+        let compactor = Compactor::new(&settings, Some(20_000), 0).unwrap();
         let body = codex_body(40);
         let forward = compactor.compact(&body, Format::Responses, None, None);
         assert_eq!(
@@ -626,7 +629,7 @@ mod tests {
 
     #[test]
     fn an_unknown_model_fails_open_and_is_named_for_the_caller() {
-        let compactor = Compactor::new(&Settings::default(), Catalog::builtin(), None, 0).unwrap();
+        let compactor = Compactor::new(&Settings::default(), None, 0).unwrap();
         let body = br#"{"model": "foo-1", "messages": [{"role": "user", "content": "hi"}]}"#;
         let forward = compactor.compact(body, Format::OpenAi, None, None);
         assert_eq!(forward.handling, Handling::FailedOpen);

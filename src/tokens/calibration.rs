@@ -149,6 +149,21 @@ impl Calibration {
         })
     }
 
+    /// Reads a calibration from a file `ctxcompact calibrate --json` wrote.
+    ///
+    /// # Errors
+    /// [`Error::Calibration`] naming the file, when it cannot be read or as
+    /// [`Calibration::from_json`].
+    pub fn from_file(path: &std::path::Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|err| Error::Calibration {
+            file: None,
+            problem: format!("cannot read: {err}"),
+            source: None,
+        });
+        text.and_then(|text| Self::from_json(&text))
+            .map_err(|err| err.in_file(path))
+    }
+
     /// Reads a calibration from JSON of the shape `ctxcompact calibrate --json` writes.
     ///
     /// # Errors
@@ -156,10 +171,12 @@ impl Calibration {
     /// or a factor is not a positive number.
     pub fn from_json(text: &str) -> Result<Self> {
         let calibration: Self = serde_json::from_str(text).map_err(|err| Error::Calibration {
+            file: None,
             problem: "not of the shape `ctxcompact calibrate --json` writes".into(),
             source: Some(err),
         })?;
         let problem = |problem: String| Error::Calibration {
+            file: None,
             problem,
             source: None,
         };
@@ -204,7 +221,6 @@ impl Calibration {
 
     /// `tokenizer` with this calibration's factor when it is a calibrated estimator of a family
     /// the calibration has; any other tokenizer unchanged.
-    #[cfg_attr(not(feature = "lab"), allow(dead_code))]
     pub fn apply(&self, tokenizer: Tokenizer) -> Tokenizer {
         match tokenizer {
             Tokenizer::Calibrated(factor) => {

@@ -36,8 +36,7 @@ pub(crate) fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         json,
     } = args;
     let (conversation, anchor) = read_anchored(input)?;
-    let mut options = flags::options(budget, removal, None, Some(0.5))?;
-    options.anchor = anchor;
+    let options = flags::options(budget, removal, None, Some(0.5), anchor)?;
     let report =
         ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
     let text = if *json {

@@ -31,13 +31,6 @@ pub(crate) struct CalibrateArgs {
     json: bool,
 }
 
-/// Reads a calibration file (the output of `calibrate --json`).
-pub(crate) fn load(path: &PathBuf) -> Result<Calibration> {
-    let text = fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read the calibration", path.display()))?;
-    Calibration::from_json(&text).with_context(|| path.display().to_string())
-}
-
 /// Fits (or evaluates) the logs under `args.paths` and prints the result.
 pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
     // (file, whether it was named itself rather than found in a folder)
@@ -69,7 +62,7 @@ pub(crate) fn run(args: &CalibrateArgs) -> Result<ExitCode> {
     let calls: usize = logs.iter().map(|l| l.usages.len()).sum();
     let families = if args.evaluate {
         let calibration = match &args.calibration {
-            Some(path) => load(path)?,
+            Some(path) => Calibration::from_file(path)?,
             None => Calibration::builtin().clone(),
         };
         calibrate::evaluate(&logs, &calibration)

@@ -38,8 +38,7 @@ pub(crate) fn run(args: CompactArgs) -> Result<ExitCode> {
     } = args;
     check_paths(&input, &output)?;
     let (conversation, anchor) = read_anchored(&input)?;
-    let mut options = flags::options(&budget, &removal, archive, None)?;
-    options.anchor = anchor;
+    let options = flags::options(&budget, &removal, archive, None, anchor)?;
     let compacted =
         ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
     let code = emit(

@@ -27,8 +27,7 @@ pub(crate) struct CountArgs {
 pub(crate) fn run(args: &CountArgs) -> Result<ExitCode> {
     let CountArgs { input, model, json } = args;
     let (conversation, anchor) = read_anchored(input)?;
-    let mut options = model.unbudgeted(None)?;
-    options.anchor = anchor;
+    let options = model.unbudgeted(None, anchor)?;
     let tokenizer = options.tokenizer;
     let counts = options.count(&conversation);
     let mut out = String::new();

@@ -4,10 +4,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
-use ctxcompact::catalog::Catalog;
-use ctxcompact::format::Format;
+use ctxcompact::format::{Format, RecordedUsage};
 use ctxcompact::{MarkerMode, Options, Settings, Strategy, Tokenizer, ToolMode};
 
 /// What removal does: the strategy, the marker each removed span leaves, and tool-round
@@ -287,44 +286,32 @@ impl FormatArg {
 }
 
 impl ModelArgs {
-    /// The catalog to look models up in: `--catalog FILE`, else the built-in one.
-    fn catalog(&self) -> Result<Catalog> {
-        let Some(path) = &self.catalog else {
-            return Ok(Catalog::builtin());
-        };
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read the catalog", path.display()))?;
-        Catalog::from_json(&text).with_context(|| path.display().to_string())
-    }
-
-    /// The settings of the model, the tokenizer and the overhead.
-    fn settings(&self) -> Settings {
+    /// The settings of the model, its catalog and calibration, the tokenizer, the overhead and
+    /// `anchor`, the input size the log read last recorded.
+    fn settings(&self, anchor: Option<RecordedUsage>) -> Settings {
         Settings {
             model: self.model.clone(),
+            catalog: self.catalog.clone(),
             tokenizer: self.tokenizer,
+            calibration: self.calibration.clone(),
             overhead: self.overhead,
+            anchor,
             ..Settings::default()
         }
     }
 
-    /// Library options for `settings`: models looked up in `--catalog`, counted with the
-    /// factors of `--calibration` when given.
-    fn options(&self, settings: &Settings) -> Result<Options> {
-        let mut options = settings.options_in(&self.catalog()?)?;
-        if let Some(path) = &self.calibration {
-            options.tokenizer = crate::calibrate::load(path)?.apply(options.tokenizer);
-        }
-        Ok(options)
-    }
-
     /// Options for a command that uses no budget (count, tool trimming, the bench, which sets
-    /// one per conversation), with `tools` when given.
-    pub(crate) fn unbudgeted(&self, tools: Option<&ToolArgs>) -> Result<Options> {
-        let mut settings = self.settings().without_budget();
+    /// one per conversation), with `tools` when given, anchored on `anchor`.
+    pub(crate) fn unbudgeted(
+        &self,
+        tools: Option<&ToolArgs>,
+        anchor: Option<RecordedUsage>,
+    ) -> Result<Options> {
+        let mut settings = self.settings(anchor).without_budget();
         if let Some(tools) = tools {
             tools.fill(&mut settings);
         }
-        self.options(&settings)
+        Ok(settings.options()?)
     }
 }
 
@@ -338,14 +325,15 @@ impl BudgetArgs {
     }
 }
 
-/// Builds library options from the budget, strategy, marker, tool and archive arguments; `fallback` is
-/// the ratio of the conversation's tokens used as the budget when none is given and there is no
-/// model (else that is a usage error).
+/// Builds library options from the budget, strategy, marker, tool and archive arguments,
+/// anchored on `anchor`; `fallback` is the ratio of the conversation's tokens used as the budget
+/// when none is given and there is no model (else that is a usage error).
 pub(crate) fn options(
     budget: &BudgetArgs,
     removal: &RemovalArgs,
     archive: Option<PathBuf>,
     fallback: Option<f64>,
+    anchor: Option<RecordedUsage>,
 ) -> Result<Options> {
     let use_fallback = !budget.given() && budget.model.model.is_none();
     let mut settings = Settings {
@@ -355,8 +343,8 @@ pub(crate) fn options(
         target_ratio: budget.target_ratio,
         optimize_cost: budget.optimize == OptimizeArg::Cost,
         archive,
-        ..budget.model.settings()
+        ..budget.model.settings(anchor)
     };
     removal.fill(&mut settings);
-    budget.model.options(&settings)
+    Ok(settings.options()?)
 }

@@ -33,8 +33,7 @@ pub(crate) fn run(args: &TrimToolsArgs) -> Result<ExitCode> {
     } = args;
     check_paths(input, output)?;
     let (conversation, anchor) = read_anchored(input)?;
-    let mut options = model.unbudgeted(Some(tools))?;
-    options.anchor = anchor;
+    let options = model.unbudgeted(Some(tools), anchor)?;
     let trimmed =
         ctxcompact::trim_tools(conversation, &options).with_context(|| input.file.clone())?;
     emit(

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use ctxcompact::catalog::Catalog;
 use ctxcompact::request::Compactor;
 use ctxcompact::{Settings, Tokenizer};
 
@@ -128,15 +127,8 @@ impl Config {
                 args.listen
             );
         }
-        let catalog = match &args.catalog {
-            None => Catalog::builtin(),
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("{}: cannot read the catalog", path.display()))?;
-                Catalog::from_json(&text).with_context(|| path.display().to_string())?
-            }
-        };
         let mut settings = Settings {
+            catalog: args.catalog.clone(),
             trigger: args.trigger,
             target_ratio: args.target_ratio,
             tokenizer: args.tokenizer,
@@ -144,7 +136,7 @@ impl Config {
             ..Settings::default()
         };
         args.removal.fill(&mut settings);
-        let compactor = Compactor::new(&settings, catalog, args.window, args.cache_entries)?;
+        let compactor = Compactor::new(&settings, args.window, args.cache_entries)?;
         Ok(Self {
             listen: args.listen,
             anthropic: origin(&args.anthropic_upstream, "--anthropic-upstream")?,
