@@ -171,6 +171,34 @@ fn origin(url: &str, flag: &str) -> Result<String> {
 mod tests {
     use super::*;
 
+    use crate::catalog::Catalog;
+    use crate::settings::Settings;
+
+    #[test]
+    fn a_remote_address_needs_allow_remote_and_the_upstreams_lose_their_slash() {
+        let compactor = Compactor::new(&Settings::default(), Catalog::builtin(), None, 0).unwrap();
+        let mut config = Config {
+            listen: "0.0.0.0:0".parse().unwrap(),
+            anthropic_upstream: "http://127.0.0.1:9000/".into(),
+            ..Config::new(compactor)
+        };
+        let err = config.check().unwrap_err().to_string();
+        assert!(
+            err.starts_with("--listen 0.0.0.0:0: not a loopback address"),
+            "{err}"
+        );
+        config.allow_remote = true;
+        let upstreams = config.upstreams().unwrap();
+        assert_eq!(
+            upstreams.url(Provider::Anthropic, "/v1/messages?beta=true"),
+            "http://127.0.0.1:9000/v1/messages?beta=true"
+        );
+        assert_eq!(
+            upstreams.url(Provider::Gemini, "/v1beta/models"),
+            "https://generativelanguage.googleapis.com/v1beta/models"
+        );
+    }
+
     #[test]
     fn an_origin_loses_its_trailing_slash_and_must_be_http() {
         assert_eq!(

@@ -250,6 +250,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_line_keeps_its_keys_in_order_and_names_an_agent_only_when_one_was_recognised() {
+        let mut entry = Entry::new(UNIX_EPOCH, "POST".into(), "/v1/messages".into());
+        let line = serde_json::to_string(&entry).unwrap();
+        assert_eq!(
+            line,
+            r#"{"time":"1970-01-01T00:00:00.000Z","method":"POST","path":"/v1/messages","model":null,"window":null,"window_source":null,"trigger":null,"trigger_reason":null,"status":null,"tokens_received":null,"tokens_forwarded":null,"action":"passthrough","reason":null,"compactions":null,"proxy_ms":0.0,"usage":null,"cost_usd":null,"response":null}"#
+        );
+        entry.client = Some(Agent::Codex);
+        entry.client_by = Some("originator header");
+        let line = serde_json::to_string(&entry).unwrap();
+        assert!(
+            line.contains(r#""window_source":null,"client":"codex","client_by":"originator header","trigger":null"#),
+            "{line}"
+        );
+    }
+
+    #[test]
     fn times_are_rfc3339_utc() {
         let time = UNIX_EPOCH + Duration::from_millis(1_764_584_883_123);
         assert_eq!(rfc3339(time), "2025-12-01T10:28:03.123Z");

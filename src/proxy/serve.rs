@@ -416,3 +416,22 @@ fn error(status: StatusCode, message: &str) -> Response<Body> {
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_event_reads_as_the_line_the_command_prints() {
+        let listening = Event::Listening("127.0.0.1:8787".parse().unwrap());
+        assert_eq!(listening.to_string(), "listening on http://127.0.0.1:8787");
+        let failed = Event::AcceptFailed(std::io::Error::other("too many open files"));
+        assert_eq!(failed.to_string(), "accept failed: too many open files");
+        let unknown = Event::UnknownModel("foo-1".into()).to_string();
+        assert!(
+            unknown.starts_with("unknown model `foo-1` (no catalog name")
+                && unknown.ends_with("pass --window N to compact them"),
+            "{unknown}"
+        );
+    }
+}
