@@ -6,7 +6,8 @@
 //! — an alias, a dated or prefixed name, a name read by its family's rule alike. A user's own
 //! table of the same shape is read with [`Prices::from_json`].
 
-// Without the `lab` feature the price table is public through the lab only.
+// Without the `lab` feature the price table is public through the lab only (the proxy's ledger
+// uses it within the crate).
 #![cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
 
 use serde::{Deserialize, Serialize};
@@ -55,6 +56,25 @@ pub struct PriceFamily {
     pub read: String,
 }
 
+impl PriceFamily {
+    /// What a call's reported tokens cost at these prices, in dollars: its uncached input, the
+    /// input read from and written to the cache, and its output (the proxy's ledger).
+    #[cfg(feature = "proxy")]
+    pub(crate) fn dollars(
+        &self,
+        uncached: u64,
+        cache_read: u64,
+        cache_write: u64,
+        output: u64,
+    ) -> f64 {
+        (uncached as f64 * self.input
+            + cache_read as f64 * self.cache_read
+            + cache_write as f64 * self.cache_write
+            + output as f64 * self.output)
+            / MILLION
+    }
+}
+
 /// A price list: model families and their prices.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Prices {
@@ -101,6 +121,11 @@ impl Prices {
         Ok(prices)
     }
 
+    /// The family named `name` (a catalog profile's `price`), if the list has it.
+    pub fn family(&self, name: &str) -> Option<&PriceFamily> {
+        self.families.iter().find(|f| f.family == name)
+    }
+
     /// The price family of a model the catalog resolved: the one its profile names.
     ///
     /// # Errors
@@ -109,7 +134,7 @@ impl Prices {
         profile
             .price
             .as_deref()
-            .and_then(|name| self.families.iter().find(|f| f.family == name))
+            .and_then(|name| self.family(name))
             .ok_or_else(|| Error::Unpriced {
                 model: profile.name.clone(),
                 families: self.families.iter().map(|f| f.family.clone()).collect(),

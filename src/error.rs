@@ -325,6 +325,16 @@ pub enum Error {
         #[source]
         source: Option<serde_json::Error>,
     },
+    /// The proxy could not start: its ledger, its runtime or its listening socket.
+    #[cfg(feature = "proxy")]
+    #[error("{what}")]
+    Proxy {
+        /// What could not be done, and with what (the ledger's path, the address).
+        what: String,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A bug in ctxcompact: the engine produced something its own checks reject. The input is
     /// not at fault.
     #[error(

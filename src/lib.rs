@@ -56,12 +56,15 @@
 //! 6. `select` (profile, rules, scoring); 7. `options`, then `settings` (options by name, from
 //!    the CLI, the proxy and Python); 8. `report`; 9. `planner`;
 //! 10. `compact` (the pipeline); 11. `session` (agent loops); 12. `request` (a provider
-//!     request body in, what to forward out: the proxy's compaction without the socket).
+//!     request body in, what to forward out: the proxy's compaction without the socket);
+//! 13. `proxy` (behind the `proxy` feature: the HTTP server around `request`; tokio and hyper
+//!     live only here).
 //!
 //! Above the engine, behind the `lab` feature (which the `cli` feature turns on), `lab` holds the
 //! measurements of the CLI's `bench`, `replay` and `calibrate`; it is not part of the stable
-//! API and is the only module that reads the clock. Public modules: [`mod@format`], [`report`]
-//! (every type a report holds), [`catalog`], [`tuning`], [`request`].
+//! API. It reads the clock, as the proxy does for its ledger's times only; no decision does.
+//! Public modules: [`mod@format`], [`report`] (every type a report holds), [`catalog`],
+//! [`tuning`], [`request`], `proxy`.
 //!
 //! # Example
 //! ```
@@ -110,6 +113,8 @@ mod note;
 mod options;
 mod parallel;
 mod planner;
+#[cfg(feature = "proxy")]
+pub mod proxy;
 pub mod report;
 pub mod request;
 mod select;

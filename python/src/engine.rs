@@ -7,7 +7,7 @@
 //! same input and options; counts and problems are the library's own JSON shapes.
 
 use ctxcompact::format::{self, Format};
-use ctxcompact::request::{Agent, Compactor, Recognised};
+use ctxcompact::request::{Agent, Compactor, Forward};
 use ctxcompact::{Conversation, Error, Options, Problem};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -124,10 +124,7 @@ pub(crate) fn compact_request(
     let format: Format = settings.format.parse().map_err(Failure::options)?;
     let compactor =
         Compactor::new(&settings.run, settings.window, 0).map_err(Failure::from_library)?;
-    let client = settings.client.map(|agent| Recognised {
-        agent,
-        by: "the caller",
-    });
+    let client = settings.client.map(|agent| (agent, "the caller"));
     let forward = compactor.compact(body, format, settings.path_model.as_deref(), client);
     let decision = json!({
         "action": forward.handling,
@@ -137,9 +134,26 @@ pub(crate) fn compact_request(
         "tokens_forwarded": forward.tokens_forwarded,
         "compactions": forward.compactions,
         "archive_error": forward.archive_error,
-        "facts": forward.facts,
+        "facts": facts(&forward),
     });
     Ok((forward.body, decision))
+}
+
+/// What was known of a request's model and agent, as the proxy's ledger line spells it: the
+/// window and where it came from, the agent and what told it (absent when none was
+/// recognised), the trigger and why.
+fn facts(forward: &Forward) -> Value {
+    let mut facts = json!({
+        "window": forward.window,
+        "window_source": forward.window_source,
+    });
+    if let (Some(agent), Some(by)) = (forward.client, forward.client_by) {
+        facts["client"] = json!(agent);
+        facts["client_by"] = json!(by);
+    }
+    facts["trigger"] = json!(forward.trigger);
+    facts["trigger_reason"] = json!(forward.trigger_reason);
+    facts
 }
 
 /// What [`compact`] gives when it runs to the end.

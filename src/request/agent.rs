@@ -64,37 +64,26 @@ impl Agent {
             Self::GeminiCli => "50% of the window",
         }
     }
-}
 
-/// An agent recognised, and by what.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Recognised {
-    /// The agent.
-    #[serde(rename = "client")]
-    pub agent: Agent,
-    /// What told it: a header, or a body field.
-    #[serde(rename = "client_by")]
-    pub by: &'static str,
-}
-
-impl Recognised {
     /// The agent a request's headers name (`header` gives a header's value by its lowercase
-    /// name): Claude Code's `user-agent: claude-cli/…` or `x-app: cli…`, Codex's `originator:
-    /// codex…` or `user-agent: codex…`, Gemini CLI's `user-agent: GeminiCLI…`.
-    pub fn from_headers<'a>(header: impl Fn(&str) -> Option<&'a str>) -> Option<Self> {
+    /// name), with the header that told it: Claude Code's `user-agent: claude-cli/…` or
+    /// `x-app: cli…`, Codex's `originator: codex…` or `user-agent: codex…`, Gemini CLI's
+    /// `user-agent: GeminiCLI…`.
+    pub fn from_headers<'a>(
+        header: impl Fn(&str) -> Option<&'a str>,
+    ) -> Option<(Self, &'static str)> {
         let header = |name: &str| header(name).unwrap_or("");
-        let agent = |agent, by| Some(Self { agent, by });
         let user_agent = header("user-agent");
         if user_agent.starts_with("claude-cli/") {
-            agent(Agent::ClaudeCode, "user-agent header")
+            Some((Self::ClaudeCode, "user-agent header"))
         } else if header("x-app").starts_with("cli") {
-            agent(Agent::ClaudeCode, "x-app header")
+            Some((Self::ClaudeCode, "x-app header"))
         } else if header("originator").starts_with("codex") {
-            agent(Agent::Codex, "originator header")
+            Some((Self::Codex, "originator header"))
         } else if user_agent.starts_with("codex") {
-            agent(Agent::Codex, "user-agent header")
+            Some((Self::Codex, "user-agent header"))
         } else if user_agent.starts_with("GeminiCLI") {
-            agent(Agent::GeminiCli, "user-agent header")
+            Some((Self::GeminiCli, "user-agent header"))
         } else {
             None
         }
@@ -103,26 +92,22 @@ impl Recognised {
 
 /// The agent a request body's shape names: Claude Code's `metadata.user_id` (a JSON string
 /// with its `device_id` and `session_id`), Codex's `client_metadata` with its `x-codex-…` keys.
-pub(super) fn from_body(format: Format, body: &Map<String, Value>) -> Option<Recognised> {
+pub(super) fn from_body(
+    format: Format,
+    body: &Map<String, Value>,
+) -> Option<(Agent, &'static str)> {
     match format {
         Format::Anthropic => {
             let user = body.get("metadata")?.get("user_id")?.as_str()?;
-            (user.contains("\"device_id\"") && user.contains("\"session_id\"")).then_some(
-                Recognised {
-                    agent: Agent::ClaudeCode,
-                    by: "body: metadata.user_id",
-                },
-            )
+            (user.contains("\"device_id\"") && user.contains("\"session_id\""))
+                .then_some((Agent::ClaudeCode, "body: metadata.user_id"))
         }
         Format::Responses => {
             let metadata = body.get("client_metadata")?.as_object()?;
             metadata
                 .keys()
                 .any(|key| key.starts_with("x-codex-"))
-                .then_some(Recognised {
-                    agent: Agent::Codex,
-                    by: "body: client_metadata",
-                })
+                .then_some((Agent::Codex, "body: client_metadata"))
         }
         _ => None,
     }
@@ -134,12 +119,12 @@ pub(super) fn from_body(format: Format, body: &Map<String, Value>) -> Option<Rec
 /// the target lowered in the same proportion, so that the space between the two stays the
 /// same share of the trigger. With why, in one line.
 pub(super) fn shares(
-    recognised: Option<Recognised>,
+    agent: Option<Agent>,
     window: usize,
     (trigger, target): (f64, f64),
     trigger_given: bool,
 ) -> ((f64, f64), String) {
-    let Some(Recognised { agent, .. }) = recognised else {
+    let Some(agent) = agent else {
         return (
             (trigger, target),
             format!("--trigger {trigger}: no agent recognised"),
@@ -174,7 +159,7 @@ mod tests {
 
     #[test]
     fn each_agent_is_told_by_its_headers() {
-        assert_eq!(Recognised::from_headers(|_| None), None);
+        assert_eq!(Agent::from_headers(|_| None), None);
         let cases = [
             (
                 "user-agent",
@@ -197,7 +182,7 @@ mod tests {
         for (name, value, agent) in cases {
             let header = |asked: &str| (asked == name).then_some(value);
             assert_eq!(
-                Recognised::from_headers(header).map(|r| r.agent),
+                Agent::from_headers(header).map(|(agent, _)| agent),
                 Some(agent),
                 "{value}"
             );
@@ -207,26 +192,17 @@ mod tests {
     #[test]
     #[allow(clippy::float_cmp)] // the shares are exact quotients of the figures written here
     fn the_trigger_goes_below_the_agents_own_point_unless_given() {
-        let gemini = Some(Recognised {
-            agent: Agent::GeminiCli,
-            by: "user-agent header",
-        });
+        let gemini = Some(Agent::GeminiCli);
         let ((trigger, target), _) = shares(gemini, 1_048_576, (0.7, 0.5), false);
         assert_eq!(trigger, 471_860.0 / 1_048_576.0);
         assert!((target - 0.5 * trigger / 0.7).abs() < 1e-12);
         assert_eq!(shares(gemini, 1_048_576, (0.7, 0.5), true).0, (0.7, 0.5));
         // Codex's 90% less the margin is above 70%: the default stays.
-        let codex = Some(Recognised {
-            agent: Agent::Codex,
-            by: "originator header",
-        });
+        let codex = Some(Agent::Codex);
         assert_eq!(shares(codex, 272_000, (0.7, 0.5), false).0, (0.7, 0.5));
         assert_eq!(shares(None, 272_000, (0.7, 0.5), false).0, (0.7, 0.5));
         // Claude Code in a 100,000-token window: 67,000 less 5,000.
-        let claude = Some(Recognised {
-            agent: Agent::ClaudeCode,
-            by: "x-app header",
-        });
+        let claude = Some(Agent::ClaudeCode);
         assert_eq!(shares(claude, 100_000, (0.7, 0.5), false).0.0, 0.62);
     }
 }

@@ -40,7 +40,7 @@ use crate::tokens::Tokenizer;
 use crate::tokens::calibration::Calibration;
 use cache::{Cache, Key, State};
 
-pub use agent::{Agent, Recognised};
+pub use agent::Agent;
 
 /// What was done with a request body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -78,48 +78,81 @@ pub struct Forward {
     /// Why the archive files of this request's compactions could not be written (the request
     /// goes on without them).
     pub archive_error: Option<String>,
-    /// The window, the agent and the trigger, once the model is known.
-    pub facts: Facts,
+    /// The context window the budget was taken from, once the model is known.
+    pub window: Option<usize>,
+    /// Where that window came from: `flag` (the compactor's window), `catalog` or `family`.
+    pub window_source: Option<WindowSource>,
+    /// The agent recognised, by the caller (its headers: [`Agent::from_headers`]) or by its
+    /// body's shape.
+    pub client: Option<Agent>,
+    /// What told the agent: a header, a body field, or whatever the caller said it was.
+    pub client_by: Option<&'static str>,
+    /// The trigger, in tokens, once the history was replayed.
+    pub trigger: Option<usize>,
+    /// Why that trigger: the shares given, or the agent's own compaction point below them.
+    pub trigger_reason: Option<String>,
+    /// The model's price family (`data/prices.json`), for the cost of the usage reported.
+    pub price: Option<String>,
     /// The model no catalog name or family naming rule reads, when that is why it failed open
     /// (a caller may name it once, with the remedy: a window for every model).
     pub unknown_model: Option<String>,
 }
 
-/// What was known of a request's model and agent: the window used and where it came from, the
-/// agent recognised and by what, and the trigger in tokens and why (the proxy's ledger line).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct Facts {
-    /// The context window the budget was taken from.
-    pub window: Option<usize>,
-    /// Where that window came from: `flag` (the compactor's window), `catalog` or `family`.
-    pub window_source: Option<WindowSource>,
-    /// The agent recognised, by its headers or its body's shape.
-    #[serde(flatten)]
-    pub client: Option<Recognised>,
-    /// The trigger, in tokens.
-    pub trigger: Option<usize>,
-    /// Why that trigger: the shares given, or the agent's own compaction point below them.
-    pub trigger_reason: Option<String>,
-    /// The model's price family (`data/prices.json`), for the cost of the usage reported.
-    #[serde(skip)]
-    pub price: Option<String>,
+/// What was known of a request's model and agent once its model was read: the window used and
+/// where it came from, the agent recognised and by what, the trigger and why (the fields of a
+/// [`Forward`] they fill).
+#[derive(Debug, Clone, Default)]
+struct Facts {
+    window: Option<usize>,
+    window_source: Option<WindowSource>,
+    client: Option<(Agent, &'static str)>,
+    trigger: Option<usize>,
+    trigger_reason: Option<String>,
+    price: Option<String>,
 }
 
 impl Forward {
-    /// The received body sent as it is, with `handling` and the reason.
-    pub fn unchanged(handling: Handling, model: Option<String>, reason: String) -> Self {
+    /// Nothing done yet: the received body, `handling`, no reason, nothing known.
+    fn new(handling: Handling, model: Option<String>) -> Self {
         Self {
             body: None,
             handling,
-            reason: Some(reason),
+            reason: None,
             model,
             tokens_received: None,
             tokens_forwarded: None,
             compactions: None,
             archive_error: None,
-            facts: Facts::default(),
+            window: None,
+            window_source: None,
+            client: None,
+            client_by: None,
+            trigger: None,
+            trigger_reason: None,
+            price: None,
             unknown_model: None,
+        }
+    }
+
+    /// The received body sent as it is, with `handling` and the reason.
+    pub fn unchanged(handling: Handling, model: Option<String>, reason: String) -> Self {
+        Self {
+            reason: Some(reason),
+            ..Self::new(handling, model)
+        }
+    }
+
+    /// With what was known of the model and agent.
+    fn with_facts(self, facts: Facts) -> Self {
+        Self {
+            window: facts.window,
+            window_source: facts.window_source,
+            client: facts.client.map(|(agent, _)| agent),
+            client_by: facts.client.map(|(_, by)| by),
+            trigger: facts.trigger,
+            trigger_reason: facts.trigger_reason,
+            price: facts.price,
+            ..self
         }
     }
 
@@ -129,10 +162,7 @@ impl Forward {
 
     /// Failed open, with what was known of the model and agent.
     fn failed_with(model: Option<String>, reason: String, facts: &Facts) -> Self {
-        Self {
-            facts: facts.clone(),
-            ..Self::failed_open(model, reason)
-        }
+        Self::failed_open(model, reason).with_facts(facts.clone())
     }
 }
 
@@ -238,7 +268,7 @@ impl Compactor {
 
     /// Decides what to forward for `body`, a request in `format`; `path_model` is the model
     /// the request's path names (Gemini), used when the body names none; `client` the agent
-    /// the request's headers name ([`Recognised::from_headers`]), else its body's shape is
+    /// the request's headers name and what told it ([`Agent::from_headers`]), else its body's shape is
     /// read for one. A recognised agent's own compaction point, less a margin, lowers the
     /// trigger unless the settings gave one.
     pub fn compact(
@@ -246,7 +276,7 @@ impl Compactor {
         body: &[u8],
         format: Format,
         path_model: Option<&str>,
-        client: Option<Recognised>,
+        client: Option<(Agent, &'static str)>,
     ) -> Forward {
         match self.read(format, (path_model, client), body) {
             Ok(request) => self.replay(request),
@@ -265,7 +295,7 @@ impl Compactor {
     fn options(
         &self,
         model: Option<&str>,
-        client: Option<Recognised>,
+        client: Option<(Agent, &'static str)>,
     ) -> std::result::Result<(Options, Facts), Box<Forward>> {
         let found = model.map(|name| self.catalog.resolve(name));
         let (resolved, source) = match (found, self.window) {
@@ -300,8 +330,12 @@ impl Compactor {
             options.profile.context_window = window;
         }
         let window = options.profile.context_window;
-        let ((trigger, target), reason) =
-            agent::shares(client, window, self.shares, self.trigger_given);
+        let ((trigger, target), reason) = agent::shares(
+            client.map(|(agent, _)| agent),
+            window,
+            self.shares,
+            self.trigger_given,
+        );
         options.model = model.map(str::to_string);
         options.model_match = model_match;
         options.window_source = Some(source);
@@ -322,7 +356,7 @@ impl Compactor {
     fn read(
         &self,
         format: Format,
-        (path_model, client): (Option<&str>, Option<Recognised>),
+        (path_model, client): (Option<&str>, Option<(Agent, &'static str)>),
         body: &[u8],
     ) -> std::result::Result<Request, Box<Forward>> {
         let failed = |model: &Option<String>, reason: String| {
@@ -456,17 +490,13 @@ impl Compactor {
         let forwarded = session.tokens();
         facts.trigger = Some(session.trigger());
         let mut forward = Forward {
-            body: None,
-            handling: Handling::Forwarded,
-            reason: None,
-            model,
             tokens_received: Some(received),
             tokens_forwarded: Some(received),
             compactions: Some(session.compactions()),
             archive_error,
-            facts,
-            unknown_model: None,
-        };
+            ..Forward::new(Handling::Forwarded, model)
+        }
+        .with_facts(facts);
         if forwarded > window {
             forward.handling = Handling::FailedOpen;
             forward.reason = Some(format!(
@@ -537,19 +567,15 @@ fn invalid(
         Ok(session) if session.tokens() <= session.trigger() => {
             facts.trigger = Some(session.trigger());
             Forward {
-                body: None,
-                handling: Handling::Forwarded,
                 reason: Some(format!(
                     "{reason}; under the trigger: forwarded as received"
                 )),
-                model,
                 tokens_received: Some(session.tokens()),
                 tokens_forwarded: Some(session.tokens()),
                 compactions: Some(0),
-                archive_error: None,
-                facts,
-                unknown_model: None,
+                ..Forward::new(Handling::Forwarded, model)
             }
+            .with_facts(facts)
         }
         _ => Forward::failed_with(model, reason, &facts),
     }
@@ -618,13 +644,12 @@ mod tests {
         assert!(text.contains("Never push to main. Run cargo fmt before every commit."));
         assert!(text.contains("Fix the parser bug"));
         assert!(forward.tokens_forwarded < forward.tokens_received);
-        assert_eq!(forward.facts.window, Some(20_000));
-        assert_eq!(forward.facts.window_source, Some(WindowSource::Flag));
+        assert_eq!(forward.window, Some(20_000));
+        assert_eq!(forward.window_source, Some(WindowSource::Flag));
         // Codex's headers name it; its trigger is then still the settings' (given).
-        let codex =
-            Recognised::from_headers(|name| (name == "originator").then_some("codex_cli_rs"));
+        let codex = Agent::from_headers(|name| (name == "originator").then_some("codex_cli_rs"));
         let forward = compactor.compact(&body, Format::Responses, None, codex);
-        assert_eq!(forward.facts.client.map(|c| c.agent), Some(Agent::Codex));
+        assert_eq!(forward.client, Some(Agent::Codex));
     }
 
     #[test]

@@ -13,12 +13,13 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ctxcompact::lab::replay::Prices;
-use ctxcompact::request::{Facts, Handling};
 use serde::Serialize;
 
 use super::relay::Ending;
 use super::usage::Usage;
+use crate::catalog::WindowSource;
+use crate::cost::Prices;
+use crate::request::{Agent, Forward, Handling};
 
 /// One request's line.
 #[derive(Debug, Clone, Serialize)]
@@ -29,9 +30,20 @@ pub(crate) struct Entry {
     /// The path, without the query.
     pub(crate) path: String,
     pub(crate) model: Option<String>,
-    /// The window, its source, the agent, the trigger and why.
-    #[serde(flatten)]
-    pub(crate) facts: Facts,
+    /// The context window the budget was taken from.
+    pub(crate) window: Option<usize>,
+    /// Where that window came from: `flag`, `catalog` or `family`.
+    pub(crate) window_source: Option<WindowSource>,
+    /// The agent recognised.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) client: Option<Agent>,
+    /// What told it: a header or a body field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) client_by: Option<&'static str>,
+    /// The trigger, in tokens.
+    pub(crate) trigger: Option<usize>,
+    /// Why that trigger.
+    pub(crate) trigger_reason: Option<String>,
     pub(crate) status: Option<u16>,
     pub(crate) tokens_received: Option<usize>,
     pub(crate) tokens_forwarded: Option<usize>,
@@ -49,6 +61,57 @@ pub(crate) struct Entry {
     /// went on without them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) archive_error: Option<String>,
+    /// The model's price family, for the cost of the usage reported.
+    #[serde(skip)]
+    pub(crate) price: Option<String>,
+}
+
+impl Entry {
+    /// A request's line before anything is known of it but its time, method and path.
+    pub(crate) fn new(time: SystemTime, method: String, path: String) -> Self {
+        Self {
+            time: rfc3339(time),
+            method,
+            path,
+            model: None,
+            window: None,
+            window_source: None,
+            client: None,
+            client_by: None,
+            trigger: None,
+            trigger_reason: None,
+            status: None,
+            tokens_received: None,
+            tokens_forwarded: None,
+            action: Handling::Passthrough,
+            reason: None,
+            compactions: None,
+            proxy_ms: 0.0,
+            usage: None,
+            cost_usd: None,
+            response: None,
+            archive_error: None,
+            price: None,
+        }
+    }
+
+    /// Fills in what the request's compaction did and knew.
+    pub(crate) fn decided(&mut self, forward: Forward) {
+        self.model = forward.model;
+        self.window = forward.window;
+        self.window_source = forward.window_source;
+        self.client = forward.client;
+        self.client_by = forward.client_by;
+        self.trigger = forward.trigger;
+        self.trigger_reason = forward.trigger_reason;
+        self.action = forward.handling;
+        self.reason = forward.reason;
+        self.tokens_received = forward.tokens_received;
+        self.tokens_forwarded = forward.tokens_forwarded;
+        self.compactions = forward.compactions;
+        self.archive_error = forward.archive_error;
+        self.price = forward.price;
+    }
 }
 
 /// The totals since the proxy started.
@@ -96,16 +159,13 @@ impl Ledger {
     /// The cost of `usage` at the price family `price` (the model's catalog profile's), when
     /// there is one.
     pub(crate) fn cost(&self, price: Option<&str>, usage: &Usage) -> Option<f64> {
-        let price = price?;
-        let family = self.prices.families.iter().find(|f| f.family == price)?;
-        let million = 1_000_000.0;
-        #[allow(clippy::cast_precision_loss)]
-        let dollars = (usage.input_tokens as f64 * family.input
-            + usage.cache_read_input_tokens as f64 * family.cache_read
-            + usage.cache_creation_input_tokens as f64 * family.cache_write
-            + usage.output_tokens as f64 * family.output)
-            / million;
-        Some(dollars)
+        let family = self.prices.family(price?)?;
+        Some(family.dollars(
+            usage.input_tokens,
+            usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
+            usage.output_tokens,
+        ))
     }
 
     /// Adds an entry to the totals and writes its line.
@@ -159,7 +219,7 @@ impl Ledger {
 }
 
 /// `time` as RFC 3339 in UTC with milliseconds (`2026-12-01T10:28:03.123Z`).
-pub(crate) fn rfc3339(time: SystemTime) -> String {
+fn rfc3339(time: SystemTime) -> String {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = since.as_secs();
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
@@ -188,6 +248,23 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn a_line_keeps_its_keys_in_order_and_names_an_agent_only_when_one_was_recognised() {
+        let mut entry = Entry::new(UNIX_EPOCH, "POST".into(), "/v1/messages".into());
+        let line = serde_json::to_string(&entry).unwrap();
+        assert_eq!(
+            line,
+            r#"{"time":"1970-01-01T00:00:00.000Z","method":"POST","path":"/v1/messages","model":null,"window":null,"window_source":null,"trigger":null,"trigger_reason":null,"status":null,"tokens_received":null,"tokens_forwarded":null,"action":"passthrough","reason":null,"compactions":null,"proxy_ms":0.0,"usage":null,"cost_usd":null,"response":null}"#
+        );
+        entry.client = Some(Agent::Codex);
+        entry.client_by = Some("originator header");
+        let line = serde_json::to_string(&entry).unwrap();
+        assert!(
+            line.contains(r#""window_source":null,"client":"codex","client_by":"originator header","trigger":null"#),
+            "{line}"
+        );
+    }
 
     #[test]
     fn times_are_rfc3339_utc() {

@@ -1,25 +1,17 @@
-//! `ctxcompact proxy`: deterministic compaction between an agent and its provider.
-//!
-//! One concept per file: `config` (flags and settings), `route` (which requests are read),
-//! `ledger` (one line per request, the totals), `usage` (what a response reports) and `relay`
-//! (streaming to and from upstream). What a read body becomes is the library's
-//! [`ctxcompact::request`]. This module accepts connections and runs each request through them.
+//! Serving: accepting connections and running each request through routing, the request's
+//! compaction and the relay; what the server has to say goes to the caller as an [`Event`].
 //!
 //! Fail-open: a body the proxy cannot read, validate or fit goes upstream unchanged, and
 //! whatever upstream answers (errors included) reaches the client unchanged. Credentials in
 //! headers are forwarded untouched and never written anywhere.
 
-mod config;
-mod ledger;
-mod relay;
-mod route;
-mod usage;
-
+use std::collections::BTreeSet;
 use std::convert::Infallible;
-use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{Context, Result};
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -31,12 +23,14 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-pub(crate) use config::ProxyArgs;
-use config::{Config, Provider};
-use ctxcompact::request::{Facts, Forward, Handling, Recognised};
-use ledger::{Entry, Ledger};
-use relay::{Body, Client, Ending, Prefixed, Relay};
-use route::Route;
+use super::config::{Config, Provider, Upstreams};
+use super::ledger::{Entry, Ledger};
+use super::relay::{self, Body, Client, Ending, Prefixed, Relay};
+use super::route::{self, Route};
+use super::usage::Usage;
+use crate::error::{Error, Result};
+use crate::format::Format;
+use crate::request::{Agent, Forward, Handling};
 
 /// Why a WebSocket upgrade is refused. Relaying the frames would leave the proxy incremental
 /// turns (`previous_response_id` and only the new items) it cannot compact; refused with 426,
@@ -45,64 +39,126 @@ use route::Route;
 const UPGRADE_REFUSED: &str =
     "WebSocket upgrade refused: ctxcompact proxy relays HTTP only; send the request as a POST";
 
+/// How long the server waits after a failed accept (out of file descriptors and the like)
+/// rather than spin.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
+
+/// What a running proxy has to tell its caller (the command line prints each on standard
+/// error, after `ctxcompact proxy: `); its `Display` is that line.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// The proxy listens on this address (the port chosen when `listen` asked for port 0).
+    Listening(SocketAddr),
+    /// Accepting a connection failed; the server waits a moment and goes on.
+    AcceptFailed(std::io::Error),
+    /// A model no catalog name or family naming rule reads: its requests go through unchanged.
+    /// Told once per model and server.
+    UnknownModel(String),
+}
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Listening(addr) => write!(f, "listening on http://{addr}"),
+            Self::AcceptFailed(err) => write!(f, "accept failed: {err}"),
+            Self::UnknownModel(model) => write!(
+                f,
+                "unknown model `{model}` (no catalog name or family naming rule reads it): its requests go through unchanged; pass --window N to compact them"
+            ),
+        }
+    }
+}
+
 /// What every connection shares.
 struct Shared {
     config: Config,
+    upstreams: Upstreams,
     ledger: Ledger,
     client: Client,
+    on_event: Box<dyn Fn(Event) + Send + Sync>,
+    /// The unknown models already told (once each per server).
+    told: Mutex<BTreeSet<String>>,
 }
 
-/// Runs the proxy until the process is stopped (or prints the environment lines).
-pub(crate) fn run(args: &ProxyArgs) -> Result<()> {
-    let config = Config::from_args(args)?;
-    if args.print_env {
-        print!("{}", config::env_lines(config.listen));
-        return Ok(());
+impl Shared {
+    /// Tells the caller of a model no catalog rule reads, the first time only.
+    fn unknown_model(&self, model: &str) {
+        let mut told = self
+            .told
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if told.insert(model.to_string()) {
+            (self.on_event)(Event::UnknownModel(model.to_string()));
+        }
     }
-    let ledger = Ledger::open(config.ledger.as_deref()).with_context(|| {
-        format!(
-            "{}: cannot open the ledger",
-            config
-                .ledger
-                .as_deref()
-                .unwrap_or(std::path::Path::new(""))
-                .display()
-        )
-    })?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the runtime")?;
-    runtime.block_on(async move {
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", config.listen))?;
-        let local = listener.local_addr().context("the listening address")?;
-        eprintln!("ctxcompact proxy: listening on http://{local}");
-        let shared = Arc::new(Shared {
-            ledger,
-            client: relay::client(),
-            config,
-        });
-        serve(listener, shared).await
-    })
+}
+
+impl Config {
+    /// Runs the proxy on a runtime of its own, blocking the calling thread until the process
+    /// stops; `on_event` is called with what the server has to tell (from any of its threads).
+    ///
+    /// # Errors
+    /// Only before it serves: what [`Config::check`] finds, then [`Error::Proxy`] when the
+    /// ledger cannot be opened, the runtime cannot start or the address cannot be listened on.
+    pub fn serve(self, on_event: impl Fn(Event) + Send + Sync + 'static) -> Result<Infallible> {
+        let upstreams = self.upstreams()?;
+        let ledger = Ledger::open(self.ledger.as_deref()).map_err(|source| Error::Proxy {
+            what: format!(
+                "{}: cannot open the ledger",
+                self.ledger
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(""))
+                    .display()
+            ),
+            source,
+        })?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|source| Error::Proxy {
+                what: "cannot start the runtime".into(),
+                source,
+            })?;
+        runtime.block_on(async move {
+            let listener = TcpListener::bind(self.listen)
+                .await
+                .map_err(|source| Error::Proxy {
+                    what: format!("cannot listen on {}", self.listen),
+                    source,
+                })?;
+            let local = listener.local_addr().map_err(|source| Error::Proxy {
+                what: "the listening address".into(),
+                source,
+            })?;
+            on_event(Event::Listening(local));
+            let shared = Arc::new(Shared {
+                config: self,
+                upstreams,
+                ledger,
+                client: relay::client(),
+                on_event: Box::new(on_event),
+                told: Mutex::new(BTreeSet::new()),
+            });
+            Ok(accept(listener, shared).await)
+        })
+    }
 }
 
 /// Accepts connections, at most `max_connections` served at once.
-async fn serve(listener: TcpListener, shared: Arc<Shared>) -> Result<()> {
-    let slots = Arc::new(Semaphore::new(shared.config.max_connections));
-    let timeout = shared.config.header_timeout;
+async fn accept(listener: TcpListener, shared: Arc<Shared>) -> Infallible {
+    let slots = Arc::new(Semaphore::new(shared.config.max_connections.max(1)));
+    let timeout = shared.config.header_timeout.max(Duration::from_secs(1));
     loop {
         let slot = Arc::clone(&slots)
             .acquire_owned()
             .await
-            .context("the connection slots closed")?;
+            .expect("the connection slots are never closed");
         let (stream, _) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(err) => {
-                // Out of file descriptors and the like: wait a moment rather than spin.
-                eprintln!("ctxcompact proxy: accept failed: {err}");
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                (shared.on_event)(Event::AcceptFailed(err));
+                tokio::time::sleep(ACCEPT_PAUSE).await;
                 continue;
             }
         };
@@ -132,24 +188,7 @@ async fn handle(
         .uri
         .path_and_query()
         .map_or_else(|| path.clone(), |p| p.as_str().to_string());
-    let mut entry = Entry {
-        time: ledger::rfc3339(time),
-        method: parts.method.to_string(),
-        path: path.clone(),
-        model: None,
-        facts: Facts::default(),
-        status: None,
-        tokens_received: None,
-        tokens_forwarded: None,
-        action: Handling::Passthrough,
-        reason: None,
-        compactions: None,
-        proxy_ms: 0.0,
-        usage: None,
-        cost_usd: None,
-        response: None,
-        archive_error: None,
-    };
+    let mut entry = Entry::new(time, parts.method.to_string(), path.clone());
     let (provider, upstream_body, started) =
         match route::route(&parts.method, &path, &parts.headers) {
             Route::Stats => {
@@ -192,7 +231,7 @@ async fn handle(
                 }
                 Ok(Capped::Whole(bytes)) => {
                     let started = Instant::now();
-                    let recognised = Recognised::from_headers(|name| {
+                    let recognised = Agent::from_headers(|name| {
                         parts.headers.get(name).and_then(|v| v.to_str().ok())
                     });
                     let body = decide_body(
@@ -223,13 +262,13 @@ async fn handle(
 /// Compacts a read body off the async threads, and fills the entry with what was done.
 async fn decide_body(
     shared: &Arc<Shared>,
-    format: ctxcompact::format::Format,
-    (model, recognised): (Option<String>, Option<Recognised>),
+    format: Format,
+    (model, recognised): (Option<String>, Option<(Agent, &'static str)>),
     bytes: Bytes,
     headers: &mut hyper::HeaderMap,
     entry: &mut Entry,
 ) -> Body {
-    let decision = {
+    let mut decision = {
         let shared = Arc::clone(shared);
         let bytes = bytes.clone();
         tokio::task::spawn_blocking(move || {
@@ -243,18 +282,12 @@ async fn decide_body(
             Forward::unchanged(Handling::FailedOpen, None, "the compaction panicked".into())
         })
     };
-    entry.model = decision.model;
-    entry.action = decision.handling;
-    entry.reason = decision.reason;
-    entry.tokens_received = decision.tokens_received;
-    entry.tokens_forwarded = decision.tokens_forwarded;
-    entry.compactions = decision.compactions;
-    entry.archive_error = decision.archive_error;
-    entry.facts = decision.facts;
     if let Some(model) = &decision.unknown_model {
-        shared.config.warn_once(model);
+        shared.unknown_model(model);
     }
-    match decision.body {
+    let body = decision.body.take();
+    entry.decided(decision);
+    match body {
         Some(body) => {
             headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
             relay::full(body)
@@ -305,7 +338,7 @@ async fn forward(
     started: Instant,
     mut entry: Entry,
 ) -> Response<Body> {
-    let url = shared.config.upstream(provider, path_and_query);
+    let url = shared.upstreams.url(provider, path_and_query);
     let Ok(uri) = url.parse::<hyper::Uri>() else {
         entry.reason = Some("the upstream URL of this path is not valid".into());
         shared.ledger.record(&entry);
@@ -348,10 +381,10 @@ async fn forward(
                 .unwrap_or("")
                 .to_string();
             let shared = Arc::clone(shared);
-            let on_end = Box::new(move |ending: Ending, usage: Option<usage::Usage>| {
+            let on_end = Box::new(move |ending: Ending, usage: Option<Usage>| {
                 entry.response = Some(ending);
                 if let Some(usage) = usage {
-                    entry.cost_usd = shared.ledger.cost(entry.facts.price.as_deref(), &usage);
+                    entry.cost_usd = shared.ledger.cost(entry.price.as_deref(), &usage);
                     entry.usage = Some(usage);
                 }
                 shared.ledger.record(&entry);
@@ -382,4 +415,23 @@ fn error(status: StatusCode, message: &str) -> Response<Body> {
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_event_reads_as_the_line_the_command_prints() {
+        let listening = Event::Listening("127.0.0.1:8787".parse().unwrap());
+        assert_eq!(listening.to_string(), "listening on http://127.0.0.1:8787");
+        let failed = Event::AcceptFailed(std::io::Error::other("too many open files"));
+        assert_eq!(failed.to_string(), "accept failed: too many open files");
+        let unknown = Event::UnknownModel("foo-1".into()).to_string();
+        assert!(
+            unknown.starts_with("unknown model `foo-1` (no catalog name")
+                && unknown.ends_with("pass --window N to compact them"),
+            "{unknown}"
+        );
+    }
 }

@@ -6,10 +6,10 @@
 //! the proxy reads; every other request passes through to the provider its path or headers
 //! name, unchanged.
 
-use ctxcompact::format::Format;
 use hyper::{HeaderMap, Method};
 
 use super::config::Provider;
+use crate::format::Format;
 
 /// What the proxy does with a request.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,123 @@
+//! `ctxcompact proxy`'s flags, and the library's proxy configured from them
+//! ([`ctxcompact::proxy`]); what the server tells is printed on standard error.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use ctxcompact::proxy::Config;
+use ctxcompact::request::Compactor;
+use ctxcompact::{Settings, Tokenizer};
+
+use crate::flags::RemovalArgs;
+
+/// Put ctxcompact between an agent and its provider: an HTTP reverse proxy that compacts
+/// request histories past a share of the model's window and forwards everything else as it
+/// came.
+///
+/// Under the trigger a body is forwarded byte for byte; past it, it is compacted to the target
+/// with the engine's defaults and forwarded in the same format. The body sent upstream is a
+/// deterministic function of the body received and these flags, so any number of proxies
+/// send the same bytes. Anything the proxy cannot read or fit goes through unchanged.
+#[derive(Debug, Args)]
+pub(crate) struct ProxyArgs {
+    /// The address to listen on; other than loopback needs --allow-remote.
+    #[arg(long, default_value_t = Config::LISTEN)]
+    pub(crate) listen: SocketAddr,
+    /// Accept a --listen address other than loopback (anyone who reaches it can use the
+    /// credentials its clients send).
+    #[arg(long)]
+    pub(crate) allow_remote: bool,
+    /// The origin Anthropic requests go to; the request's path and query are appended.
+    #[arg(long, default_value = Config::ANTHROPIC_UPSTREAM, value_name = "URL")]
+    pub(crate) anthropic_upstream: String,
+    /// The origin OpenAI (Chat Completions, Responses) requests go to.
+    #[arg(long, default_value = Config::OPENAI_UPSTREAM, value_name = "URL")]
+    pub(crate) openai_upstream: String,
+    /// The origin Gemini requests go to.
+    #[arg(long, default_value = Config::GEMINI_UPSTREAM, value_name = "URL")]
+    pub(crate) gemini_upstream: String,
+    /// The context window in tokens, for every model (instead of the catalog's).
+    #[arg(long, value_name = "N")]
+    pub(crate) window: Option<usize>,
+    /// Compact when a request passes this share of the window [default: 0.7, or below the
+    /// agent's own compaction point when the proxy recognises Claude Code, Codex or Gemini
+    /// CLI]. Given, it is used for every agent.
+    #[arg(long, value_name = "T")]
+    pub(crate) trigger: Option<f64>,
+    /// Compact down to this share of the window [default: 0.5].
+    #[arg(long, value_name = "R")]
+    pub(crate) target_ratio: Option<f64>,
+    /// Append one JSON line per request to this file (no message text, no credentials).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ledger: Option<PathBuf>,
+    /// Archive each compaction's removed history in this folder, as `compact --archive` does;
+    /// a file that cannot be written is noted in the ledger and the request goes on.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) archive_dir: Option<PathBuf>,
+    /// Bodies larger than this many bytes stream through untouched.
+    #[arg(long, value_name = "BYTES", default_value_t = Config::MAX_BODY)]
+    pub(crate) max_body: usize,
+    /// Connections served at once; more wait to be accepted.
+    #[arg(long, value_name = "N", default_value_t = Config::MAX_CONNECTIONS)]
+    pub(crate) max_connections: usize,
+    /// Conversations whose replayed state is kept, so that a request costs O(new messages).
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub(crate) cache_entries: usize,
+    /// Seconds a client may take to send a request's headers.
+    #[arg(long, value_name = "SECONDS", default_value_t = Config::HEADER_TIMEOUT.as_secs())]
+    pub(crate) header_timeout: u64,
+    /// Print the shell lines that point Claude Code, the OpenAI SDKs, Codex and Gemini CLI at
+    /// this proxy, and exit.
+    #[arg(long)]
+    pub(crate) print_env: bool,
+    #[command(flatten)]
+    pub(crate) removal: RemovalArgs,
+    /// The tokenizer (instead of each model's), by the names `--tokenizer` of `compact` takes.
+    #[arg(long, value_parser = crate::flags::tokenizer_name)]
+    pub(crate) tokenizer: Option<Tokenizer>,
+    /// A model catalog to use instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) catalog: Option<PathBuf>,
+}
+
+/// Runs the proxy until the process is stopped (or prints the environment lines).
+pub(crate) fn run(args: &ProxyArgs) -> Result<()> {
+    let config = config(args)?;
+    config.check()?;
+    if args.print_env {
+        print!("{}", config.env_lines());
+        return Ok(());
+    }
+    let never: Infallible = config.serve(|event| eprintln!("ctxcompact proxy: {event}"))?;
+    match never {}
+}
+
+/// The library's proxy configured by the flags.
+fn config(args: &ProxyArgs) -> Result<Config> {
+    let mut settings = Settings {
+        catalog: args.catalog.clone(),
+        trigger: args.trigger,
+        target_ratio: args.target_ratio,
+        tokenizer: args.tokenizer,
+        archive: args.archive_dir.clone(),
+        ..Settings::default()
+    };
+    args.removal.fill(&mut settings);
+    let compactor = Compactor::new(&settings, args.window, args.cache_entries)?;
+    Ok(Config {
+        listen: args.listen,
+        allow_remote: args.allow_remote,
+        anthropic_upstream: args.anthropic_upstream.clone(),
+        openai_upstream: args.openai_upstream.clone(),
+        gemini_upstream: args.gemini_upstream.clone(),
+        ledger: args.ledger.clone(),
+        max_body: args.max_body,
+        max_connections: args.max_connections,
+        header_timeout: Duration::from_secs(args.header_timeout),
+        compactor,
+    })
+}
