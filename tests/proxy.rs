@@ -978,6 +978,37 @@ fn credentials_go_upstream_untouched_and_nowhere_else() {
 }
 
 #[test]
+fn a_catalog_or_calibration_file_it_cannot_read_is_named_before_it_listens() {
+    let dir = std::env::temp_dir().join(format!("ctxcompact-proxy-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("calibration.json");
+    std::fs::write(&bad, "{}").unwrap();
+    for (flag, file, words) in [
+        (
+            "--catalog",
+            dir.join("absent.json"),
+            "absent.json: model catalog: cannot read",
+        ),
+        (
+            "--calibration",
+            bad.clone(),
+            "calibration.json: calibration: not of the shape",
+        ),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+            .args(["proxy", "--listen", "127.0.0.1:0", flag])
+            .arg(&file)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{flag}: {stderr}");
+        assert!(stderr.contains(words), "{flag}: {stderr}");
+        assert!(!stderr.contains("listening"), "{flag}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_non_loopback_listen_address_needs_allow_remote() {
     let output = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
         .args(["proxy", "--listen", "0.0.0.0:0"])

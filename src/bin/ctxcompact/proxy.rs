@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use ctxcompact::proxy::Config;
 use ctxcompact::request::Compactor;
@@ -82,6 +82,10 @@ pub(crate) struct ProxyArgs {
     /// A model catalog to use instead of the built-in one.
     #[arg(long, value_name = "FILE")]
     pub(crate) catalog: Option<PathBuf>,
+    /// Factors for the calibrated estimators (the output of `calibrate --json`) instead of
+    /// the shipped ones.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) calibration: Option<PathBuf>,
 }
 
 /// Runs the proxy until the process is stopped (or prints the environment lines).
@@ -100,6 +104,7 @@ pub(crate) fn run(args: &ProxyArgs) -> Result<()> {
 fn config(args: &ProxyArgs) -> Result<Config> {
     let mut settings = Settings {
         catalog: args.catalog.clone(),
+        calibration: args.calibration.clone(),
         trigger: args.trigger,
         target_ratio: args.target_ratio,
         tokenizer: args.tokenizer,
