@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use ctxcompact::{Budget, Conversation, Options, Part, Tokenizer, compact, count, format};
+use ctxcompact::{Budget, Conversation, Options, Part, Tokenizer, compact, count_with, format};
 use serde_json::{Value, json};
 
 /// The largest file of `data/conversations` whose name starts with `prefix`, read once.
@@ -100,7 +100,7 @@ fn count_group(c: &mut Criterion) {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     let name = name.unwrap_or_default();
     group.bench_function(BenchmarkId::new("ctxcompact_count", &name), |b| {
-        b.iter(|| count(black_box(&conversation), counter));
+        b.iter(|| count_with(black_box(&conversation), counter));
     });
     group.bench_function(BenchmarkId::new("tokenizer_count", &name), |b| {
         b.iter(|| Tokenizer::O200k.count(black_box(&conversation)));
@@ -153,7 +153,7 @@ fn count_group(c: &mut Criterion) {
     let mut group = c.benchmark_group("count_cores");
     group.throughput(Throughput::Bytes(4 * joined.len() as u64));
     group.bench_function(BenchmarkId::new("ctxcompact_one_thread", "4x"), |b| {
-        b.iter(|| count(black_box(&large), counter));
+        b.iter(|| count_with(black_box(&large), counter));
     });
     group.bench_function(BenchmarkId::new("ctxcompact_every_core", "4x"), |b| {
         b.iter(|| Tokenizer::O200k.count(black_box(&large)));

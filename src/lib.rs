@@ -137,5 +137,5 @@ pub use session::Session;
 pub use settings::Settings;
 pub use strategy::Strategy;
 pub use strategy::tools::{ToolMode, ToolOptions};
-pub use tokens::{Counts, TokenCounter, Tokenizer, count};
+pub use tokens::{Counts, TokenCounter, Tokenizer, count_with};
 pub use validate::check as validate;

@@ -134,9 +134,11 @@ impl Options {
         }
     }
 
-    /// Counts a conversation's messages once with the tokenizer, then adds the overhead
-    /// ([`Options::overhead`], or what the anchor measured: see [`Options::anchor`]).
-    pub fn count(&self, conversation: &Conversation) -> tokens::Counts {
+    /// The tokens of a request holding `conversation`, as `ctxcompact count` prints them: its
+    /// messages counted once with the tokenizer ([`Tokenizer::count`](crate::Tokenizer::count)),
+    /// plus what the request carries beyond them ([`Options::overhead`], or what the anchor
+    /// measured: see [`Options::anchor`]).
+    pub fn count_request(&self, conversation: &Conversation) -> tokens::Counts {
         let mut counts = self.tokenizer.count(conversation);
         counts.system += self.outside(&counts);
         counts
@@ -160,7 +162,7 @@ impl Options {
     }
 
     /// With an anchor (within the conversation), the tokens of `counts` (from
-    /// [`Options::count`]) that the reported usage holds beyond the conversation's own
+    /// [`Options::count_request`]) that the reported usage holds beyond the conversation's own
     /// messages and system prompt: what the log does not hold. `None` without an anchor.
     pub fn unlogged(&self, conversation: &Conversation, counts: &tokens::Counts) -> Option<usize> {
         let anchor = self.anchor.as_ref()?;

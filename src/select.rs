@@ -1,7 +1,7 @@
 //! The selector: which removal strategy runs, in three layers, each decision named.
 //!
 //! 1. **Profile**: a model profile that prefers `middle` or `oldest` decides outright.
-//! 2. **Rules** (profiles that prefer `hybrid`): `RULES` in order, the first match wins.
+//! 2. **Rules** (profiles that prefer `auto`): `RULES` in order, the first match wins.
 //! 3. **Scoring**: when no rule matches, or the winner's confidence is below
 //!    `CONFIDENCE_THRESHOLD`, both strategies run and the one with the higher
 //!    `efficiency = 0.6 × token_reduction + 0.4 × message_preservation` wins; only candidates that
@@ -303,7 +303,7 @@ pub(crate) fn decide(
     match profile.strategy {
         Preference::Middle => return single(Layer::Profile, Strategy::Middle, None),
         Preference::Oldest => return single(Layer::Profile, Strategy::Oldest, None),
-        Preference::Hybrid => {}
+        Preference::Auto => {}
     }
     let winner = RULES
         .iter()

@@ -86,7 +86,7 @@ impl Session {
         compaction: Compaction,
     ) -> Result<Self> {
         let trigger = trigger_tokens(&options)?;
-        let counts = options.count(&conversation);
+        let counts = options.count_request(&conversation);
         let mut session = Self {
             options,
             compaction,
@@ -434,7 +434,7 @@ mod tests {
         assert_eq!(report.budget, 280);
         assert!(s.tokens() <= 280, "{}", s.tokens());
         // The counts kept through the compaction are those of the output.
-        let recounted = crate::tokens::count(s.conversation(), &CharEstimate);
+        let recounted = crate::tokens::count_with(s.conversation(), &CharEstimate);
         assert_eq!(s.counts(), &recounted);
     }
 

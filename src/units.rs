@@ -119,11 +119,11 @@ mod tests {
 
     use super::*;
     use crate::format::parse_value;
-    use crate::tokens::{CharEstimate, count};
+    use crate::tokens::{CharEstimate, count_with};
 
     fn units_of(value: serde_json::Value) -> Vec<(Range<usize>, bool)> {
         let conversation = parse_value(value, None).unwrap();
-        let counts = count(&conversation, &CharEstimate);
+        let counts = count_with(&conversation, &CharEstimate);
         let instructions: Vec<usize> = crate::instructions::instruction_files(&conversation)
             .into_iter()
             .map(|(i, _)| i)

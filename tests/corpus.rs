@@ -170,7 +170,7 @@ fn compacting_to_half_is_valid_within_budget_and_keeps_what_is_pinned() {
             assert!(report.tokens_after <= report.budget, "{name}");
             assert_eq!(
                 report.tokens_after,
-                ctxcompact::count(output, Tokenizer::O200k.counter()).total(),
+                ctxcompact::count_with(output, Tokenizer::O200k.counter()).total(),
                 "{name}"
             );
             assert_eq!(report.messages_after, output.messages.len(), "{name}");

@@ -258,7 +258,7 @@ fn parallel_counting_gives_the_single_thread_counts() {
         large.messages.extend(conversation.messages.iter().cloned());
     }
     let parallel = Tokenizer::O200k.count(&large);
-    let single = ctxcompact::count(&large, Tokenizer::O200k.counter());
+    let single = ctxcompact::count_with(&large, Tokenizer::O200k.counter());
     assert_eq!(parallel, single);
     for index in [0, 1, large.messages.len() - 1] {
         assert_eq!(parallel.message_parts(index), single.message_parts(index));

@@ -99,7 +99,7 @@ fn parallel_counting_equals_counting_on_one_thread() {
         .collect();
     let conversation = format::parse_value(Value::Array(messages), None).unwrap();
     let parallel = Tokenizer::O200k.count(&conversation);
-    let sequential = ctxcompact::count(&conversation, Tokenizer::O200k.counter());
+    let sequential = ctxcompact::count_with(&conversation, Tokenizer::O200k.counter());
     assert_eq!(parallel, sequential);
 }
 

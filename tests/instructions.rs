@@ -134,7 +134,7 @@ fn a_task_shortened_to_fit_keeps_the_claude_md_block_beside_it_whole() {
         {"role": "assistant", "content": "Done."},
     ]});
     let input = parse(&body);
-    let total = ctxcompact::count(&input, Tokenizer::O200k.counter()).total();
+    let total = ctxcompact::count_with(&input, Tokenizer::O200k.counter()).total();
     let options = Options {
         tokenizer: Tokenizer::O200k,
         ..Options::with_budget(Budget::Tokens(total / 2))

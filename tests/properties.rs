@@ -942,7 +942,7 @@ fn run(generated: &Generated, settings: &Settings) -> Run {
 }
 
 fn total(conversation: &Conversation, tokenizer: Tokenizer) -> usize {
-    ctxcompact::count(conversation, tokenizer.counter()).total()
+    ctxcompact::count_with(conversation, tokenizer.counter()).total()
 }
 
 /// A unit of the input, grouped here independently of the engine: a tool round (the caller
@@ -1009,7 +1009,7 @@ fn units(conversation: &Conversation) -> Vec<Unit> {
 /// Tokens no compaction can remove: pinned units, the Anthropic system prompt, the reply
 /// priming.
 fn pinned_minimum(conversation: &Conversation, tokenizer: Tokenizer) -> usize {
-    let counts = ctxcompact::count(conversation, tokenizer.counter());
+    let counts = ctxcompact::count_with(conversation, tokenizer.counter());
     let pinned: usize = units(conversation)
         .iter()
         .filter(|u| u.pinned)
@@ -2165,7 +2165,7 @@ fn exercise(value: &Value) -> Result<(), TestCaseError> {
         };
         let problems = ctxcompact::validate(&conversation);
         let _ = crate::rendered(&conversation);
-        let counts = ctxcompact::count(&conversation, Tokenizer::Chars.counter());
+        let counts = ctxcompact::count_with(&conversation, Tokenizer::Chars.counter());
         let total = counts.total();
         for (budget, mode, strategy) in [
             (1, ToolMode::Clear, None),
@@ -2382,14 +2382,14 @@ proptest! {
     ) {
         let input = generated.parse();
         let options = Options { overhead, ..settings.options(1) };
-        let budget = (options.count(&input).total() * settings.percent / 100).max(1);
+        let budget = (options.count_request(&input).total() * settings.percent / 100).max(1);
         let options = Options { budget: Budget::Tokens(budget), ..options };
         if let Ok(out) = ctxcompact::compact(input, &options) {
             let bytes = crate::rendered(&out.conversation);
             let reread = format::parse(&bytes, Some(generated.format))
                 .map_err(|err| TestCaseError::fail(err.to_string()))?;
             prop_assert_eq!(out.report.overhead, overhead);
-            prop_assert_eq!(options.count(&reread).total(), out.report.tokens_after);
+            prop_assert_eq!(options.count_request(&reread).total(), out.report.tokens_after);
             if out.report.action == Action::Compacted {
                 prop_assert!(out.report.tokens_after <= budget);
             }

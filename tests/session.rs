@@ -232,7 +232,7 @@ fn check_session(
         prop_assert_eq!(session.tokens(), session.counts().total());
         prop_assert_eq!(
             session.tokens(),
-            ctxcompact::count(session.conversation(), Tokenizer::Chars.counter()).total()
+            ctxcompact::count_with(session.conversation(), Tokenizer::Chars.counter()).total()
         );
         sent = now;
     }

@@ -333,7 +333,7 @@ fn recompaction_folds_old_markers_and_never_takes_one_for_the_task() {
         .filter(|p| p.to_string_lossy().contains("openai-"))
     {
         let input = read(path);
-        let total = ctxcompact::count(&input, Tokenizer::O200k.counter()).total();
+        let total = ctxcompact::count_with(&input, Tokenizer::O200k.counter()).total();
         let Ok(first) = compact(input.clone(), &options(Budget::Ratio(0.5))) else {
             continue;
         };

@@ -39,8 +39,10 @@ pub enum Preference {
     Middle,
     /// Always oldest removal.
     Oldest,
-    /// Let the conversation rules, then scoring, decide.
-    Hybrid,
+    /// Let the conversation rules, then scoring, decide (`auto`, as `--strategy auto`;
+    /// catalogs may still spell it `hybrid`).
+    #[serde(alias = "hybrid")]
+    Auto,
 }
 
 /// One model's profile.
@@ -78,14 +80,14 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// The profile used when no model is named: hybrid, with no context window of its own.
+    /// The profile used when no model is named: `auto`, with no context window of its own.
     pub fn generic(tokenizer: Tokenizer) -> Self {
         Self {
             name: "generic".into(),
             provider: "none".into(),
             context_window: 0,
             tokenizer,
-            strategy: Preference::Hybrid,
+            strategy: Preference::Auto,
             reason: "no model given: let the conversation's shape decide".into(),
             aliases: Vec::new(),
             price: None,
@@ -401,6 +403,22 @@ mod tests {
     #[test]
     fn builtin_catalog_parses() {
         assert!(Catalog::builtin().models.len() >= 17);
+    }
+
+    #[test]
+    fn the_selectors_choice_is_auto_and_an_older_catalogs_hybrid_still_reads() {
+        let entry = |strategy: &str| {
+            format!(
+                r#"{{"models": [{{"name": "m-1", "provider": "openai", "context_window": 10,
+                    "tokenizer": "o200k", "strategy": "{strategy}", "reason": "r"}}]}}"#
+            )
+        };
+        for spelling in ["auto", "hybrid"] {
+            let catalog = Catalog::from_json(&entry(spelling)).unwrap();
+            assert_eq!(catalog.models[0].strategy, Preference::Auto, "{spelling}");
+        }
+        let written = serde_json::to_value(Preference::Auto).unwrap();
+        assert_eq!(written, "auto");
     }
 
     #[test]

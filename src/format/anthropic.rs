@@ -427,7 +427,7 @@ mod tests {
     #[test]
     fn a_system_message_inside_messages_is_pinned() {
         let conversation = parse_value(claude_code_body(), Some(Format::Anthropic)).unwrap();
-        let counts = crate::tokens::count(&conversation, &crate::tokens::CharEstimate);
+        let counts = crate::tokens::count_with(&conversation, &crate::tokens::CharEstimate);
         let units = crate::units::group(
             &conversation,
             &counts,

@@ -558,7 +558,8 @@ mod tests {
         assert_eq!(conversation.result_window(4), 5..6);
         assert_eq!(conversation.result_window(6), 7..8);
         // The tool definitions are counted with the messages.
-        let counts = crate::Options::with_budget(crate::Budget::Ratio(0.5)).count(&conversation);
+        let counts =
+            crate::Options::with_budget(crate::Budget::Ratio(0.5)).count_request(&conversation);
         assert!(counts.messages[0] > 50, "{:?}", counts.messages);
     }
 

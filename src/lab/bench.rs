@@ -685,7 +685,7 @@ mod tests {
 
     use super::*;
     use crate::format::parse_value;
-    use crate::tokens::{CharEstimate, count};
+    use crate::tokens::{CharEstimate, count_with};
 
     fn call(id: &str) -> serde_json::Value {
         json!({"id": id, "type": "function", "function": {"name": "read_file", "arguments": "{}"}})
@@ -710,7 +710,7 @@ mod tests {
     #[test]
     fn naive_drops_a_call_and_keeps_its_result() {
         let conversation = agent();
-        let counts = count(&conversation, &CharEstimate);
+        let counts = count_with(&conversation, &CharEstimate);
         // Enough to keep the tool output, not the call before it.
         let budget = counts.total() - counts.messages[1] - counts.messages[2];
         let naive = naive(&conversation, &counts, budget);
@@ -728,7 +728,7 @@ mod tests {
     #[test]
     fn the_table_has_one_row_per_contender_and_only_naive_breaks_pairing() {
         let conversation = agent();
-        let counts = count(&conversation, &CharEstimate);
+        let counts = count_with(&conversation, &CharEstimate);
         // Tight enough that naive drops the call, loose enough that it keeps the result.
         let budget = counts.total() - counts.messages[1] - counts.messages[2];
         let mut bench = Bench::new(Budget::Tokens(budget), Tokenizer::Chars).unwrap();

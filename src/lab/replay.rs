@@ -328,7 +328,7 @@ impl Replay {
                 count: problems.len(),
             });
         }
-        let counts = self.options.count(conversation);
+        let counts = self.options.count_request(conversation);
         if only_outgrowing && counts.total() <= self.window {
             return Ok(false);
         }

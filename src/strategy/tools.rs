@@ -738,7 +738,7 @@ mod tests {
 
     use super::*;
     use crate::format::parse_value;
-    use crate::tokens::{CharEstimate, count};
+    use crate::tokens::{CharEstimate, count_with};
     use crate::validate::check;
 
     /// `rounds` OpenAI rounds; round `i` calls `tools[i % len]` twice in parallel, with outputs
@@ -779,12 +779,12 @@ mod tests {
         budget: Option<usize>,
     ) -> (Applied, Applied, ToolTrim) {
         let conversation = parse_value(value, None).unwrap();
-        let counts = count(&conversation, &CharEstimate);
+        let counts = count_with(&conversation, &CharEstimate);
         let before = Applied::unchanged(conversation.clone(), counts.clone());
         let start = Applied::unchanged(conversation, counts);
         let (after, report) = trim(start, options, (budget, true), Tokenizer::Chars, None);
         assert_eq!(check(&after.conversation), Vec::new());
-        assert_eq!(after.counts, count(&after.conversation, &CharEstimate));
+        assert_eq!(after.counts, count_with(&after.conversation, &CharEstimate));
         (before, after, report)
     }
 
@@ -839,7 +839,7 @@ mod tests {
 
     fn plans_alike_on_one_thread_and_on_several(tokenizer: Tokenizer) {
         let conversation = parse_value(openai(600, &["read", "grep", "edit"]), None).unwrap();
-        let counts = count(&conversation, tokenizer.counter());
+        let counts = count_with(&conversation, tokenizer.counter());
         let state = Applied::unchanged(conversation, counts);
         let rounds = rounds(&state.conversation);
         for mode in [ToolMode::Clear, ToolMode::Drop] {

@@ -171,9 +171,11 @@ impl PartialEq for Counts {
 
 impl Eq for Counts {}
 
-/// Counts every message of a conversation once with `counter`, on this thread; see
-/// [`Tokenizer::count`](super::Tokenizer::count) for the parallel counting of the built-in tokenizers.
-pub fn count(conversation: &Conversation, counter: &dyn TokenCounter) -> Counts {
+/// Counts every message of a conversation once with a counter of the caller's, on this thread;
+/// [`Tokenizer::count`](super::Tokenizer::count) counts the same with a built-in tokenizer on
+/// all cores, and [`Options::count_request`](crate::Options::count_request) adds what a
+/// request carries beyond the messages.
+pub fn count_with(conversation: &Conversation, counter: &dyn TokenCounter) -> Counts {
     let system = fixed_tokens(conversation, counter);
     Counts::of(counter, &conversation.messages, system)
 }

@@ -4,7 +4,7 @@
 //! content, name, tool call id, …) plus [`NAME_OVERHEAD`] when it has a name; the reply costs
 //! [`REPLY_PRIMING`]. Tool calls add their name and arguments plus [`TOOL_CALL_OVERHEAD`]; opaque
 //! parts (images, thinking, …) are estimated. Encoders are built once per process (start them
-//! early with [`Tokenizer::prepare`]); each message is counted once by [`count`] or
+//! early with [`Tokenizer::prepare`]); each message is counted once by [`count_with`] or
 //! [`Tokenizer::count`], and every later stage reads the cached [`Counts`], down to the tokens of
 //! each part.
 //!
@@ -37,7 +37,7 @@ use crate::conversation::{Conversation, Message, Part};
 use crate::hash::FxBuild;
 use bpe::Bpe;
 use calibration::Family;
-pub use counts::{Counts, count};
+pub use counts::{Counts, count_with};
 use open_weight::{
     DEEPSEEK_V3, GLM4, KIMI_K2, LLAMA3, MINIMAX_M2, OpenWeight, QWEN2, TEKKEN, Template,
 };

@@ -29,7 +29,7 @@ pub(crate) fn run(args: &CountArgs) -> Result<ExitCode> {
     let (conversation, anchor) = read_anchored(input)?;
     let options = model.unbudgeted(None, anchor)?;
     let tokenizer = options.tokenizer;
-    let counts = options.count(&conversation);
+    let counts = options.count_request(&conversation);
     let mut out = String::new();
     if *json {
         out = serde_json::to_string(&counts).expect("counts always serialize");
