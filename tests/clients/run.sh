@@ -24,7 +24,6 @@ steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex gemini recall)
 work="$(mktemp -d)"
 pids=()
-upstream_args=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   rm -rf "$work"
@@ -57,7 +56,7 @@ start() {
   # The project's instruction files, each agent's own (issue 33, item 1).
   for file in CLAUDE.md AGENTS.md GEMINI.md; do echo "$rule" > "$work/$name/files/$file"; done
   "$py" "$here/upstream.py" --port-file "$work/$name/upstream.port" --record "$record" \
-    --workdir "$work/$name/files" --tool-calls 42 "${upstream_args[@]}" &
+    --workdir "$work/$name/files" --tool-calls 42 &
   pids+=($!)
   wait_for "$work/$name/upstream.port"
   local origin="http://127.0.0.1:$(cat "$work/$name/upstream.port")"
@@ -191,10 +190,12 @@ print("codex: first model request %.2f s after start" % (os.path.getmtime(os.pat
       # Issue 33, item 5: the agent reads its removed history back. A session of three typed
       # requests, each run as the person's next turn (Claude Code `-p --continue`, Codex `exec
       # resume --last`): the proxy archives what it removes (--archive-dir) and removes the
-      # second request; after the third one's reads, the scripted model opens the file the
-      # removal marker names, then the one a cleared output's placeholder names, with the
-      # client's own read tool (Claude Code's Read, Codex's exec running `cat`). recall.py
-      # checks the tool results: the removed request verbatim, the cleared output as sent.
+      # second request; after the third one's reads, the scripted model reads the file a
+      # cleared output's placeholder names, searches the marker's archive folder for the start
+      # of the request the digest names (`grep -n`, the client's shell tool) and reads the line
+      # the search names with the client's own read tool (Claude Code's Read with an offset,
+      # Codex's exec running `sed -n`). recall.py checks the tool results: the removed request
+      # verbatim, the cleared output as sent.
       start recall-claude --trigger 0.04 --target-ratio 0.02 --archive-dir "$work/recall-claude/archive"
       claude_session recall-claude "$first_turn"
       claude_session recall-claude "$second_turn" --continue
