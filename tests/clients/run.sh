@@ -9,8 +9,11 @@
 # Every upstream body must be valid and within the window the ledger names, no request may
 # fail open, and the CLIs' sessions must compact at least twice. `replay` replays recorded
 # sessions call by call with the SDKs (replay.py).
-# `recall` runs Claude Code and Codex once more with --archive-dir, the scripted model reading
-# its removed history back from the archive with the client's own read tool (issue 33).
+# The sessions' project folder holds a CLAUDE.md, AGENTS.md and GEMINI.md: every body sent
+# compacted must hold its rule verbatim (pinned.py, issue 33 item 1). `recall` runs Claude Code
+# and Codex through three typed requests with --archive-dir: the second is removed, and the
+# scripted model reads it back verbatim from the archive with the client's own read tool, and a
+# cleared output too (recall.py, issue 33 item 5).
 # Usage: tests/clients/run.sh [sdk|replay|claude|codex|gemini|recall]... (default: all six).
 # Needs python3 and npm; CTXCOMPACT names the binary (default target/release/ctxcompact).
 set -euo pipefail
@@ -21,7 +24,6 @@ steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex gemini recall)
 work="$(mktemp -d)"
 pids=()
-upstream_args=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   rm -rf "$work"
@@ -51,15 +53,17 @@ start() {
     for j in $(seq 1 60); do echo "part $i line $j: the quick brown fox jumps over the lazy dog $i$j"; done \
       > "$work/$name/files/part$i.txt"
   done
+  # The project's instruction files, each agent's own (issue 33, item 1).
+  for file in CLAUDE.md AGENTS.md GEMINI.md; do echo "$rule" > "$work/$name/files/$file"; done
   "$py" "$here/upstream.py" --port-file "$work/$name/upstream.port" --record "$record" \
-    --workdir "$work/$name/files" --tool-calls 42 "${upstream_args[@]}" &
+    --workdir "$work/$name/files" --tool-calls 42 &
   pids+=($!)
   wait_for "$work/$name/upstream.port"
   local origin="http://127.0.0.1:$(cat "$work/$name/upstream.port")"
   "$ctxcompact" proxy --listen 127.0.0.1:0 --ledger "$ledger" --anthropic-upstream "$origin" \
     --openai-upstream "$origin" --gemini-upstream "$origin" "$@" 2> "$work/$name/proxy.err" &
   pids+=($!)
-  for _ in $(seq 300); do grep -q "listening on" "$work/$name/proxy.err" && break; sleep 0.1; done
+  for _ in $(seq 300); do grep -qs "listening on" "$work/$name/proxy.err" && break; sleep 0.1; done
   proxy="$(sed -n 's/.*listening on //p' "$work/$name/proxy.err")"
   [ -n "$proxy" ] || { echo "clients: the proxy did not start" >&2; cat "$work/$name/proxy.err" >&2; exit 1; }
 }
@@ -76,32 +80,50 @@ readme_line() {
 }
 
 task="Read every part file here, then summarise them."
+# The rule of the project's instruction files, which every body sent compacted must hold.
+rule="Project rule CTX-4417: never edit a part file, and always name the part files you read."
+# The recall step's session (upstream.py reads the range of each turn's request). The second
+# request pastes review notes (about 3,000 tokens), as a person does, so that once it is old,
+# clearing old tool outputs alone no longer meets the budget and it is removed whole.
+first_turn="Read part files 01 to 10 here, then summarise them."
+second_turn="Now read part files 11 to 20 and check them against my review notes. Never rename a part file.$(
+  for i in $(seq 1 150); do printf ' Note %d: part %02d keeps its 60 lines, and line %d still says the fox is quick.' "$i" "$(( (i - 1) % 30 + 1 ))" "$i"; done)"
+third_turn="Read part files 21 to 30, then quote word for word, from the ctxcompact archive, what I asked in my request before this one."
 
-# Runs Claude Code as the README says through the proxy of step $1; sets $out.
+# Runs Claude Code as the README says through the proxy of step $1, with the prompt $2 and
+# the flags after it (`--continue`: the person's next turn); sets $out.
 claude_session() {
+  local name="$1" prompt="$2"
+  shift 2
   install @anthropic-ai/claude-code@2.1.328
   readme_line "ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude "
-  out="$(cd "$work/$1/files" && HOME="$work/$1/home" ANTHROPIC_API_KEY=sk-ant-dummy \
+  out="$(cd "$work/$name/files" && HOME="$work/$name/home" ANTHROPIC_API_KEY=sk-ant-dummy \
     DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
     ANTHROPIC_BASE_URL="$proxy" timeout 600 "$work/npm/node_modules/.bin/claude" \
-      -p "$task" --allowedTools "Read,Bash,Write" < /dev/null 2> "$work/$1/stderr")" \
-    || { tail -40 "$work/$1/stderr" >&2; exit 1; }
+      -p "$prompt" "$@" --allowedTools "Read,Bash,Write" < /dev/null 2> "$work/$name/stderr")" \
+    || { tail -40 "$work/$name/stderr" >&2; exit 1; }
   echo "claude: $out" | tail -3
   grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
 }
 
-# Runs Codex as the README says through the proxy of step $1; sets $out and $started.
+# Runs Codex as the README says through the proxy of step $1, `codex exec` with the arguments
+# after it (`resume --last …`: the person's next turn); sets $out and $started.
 codex_session() {
+  local name="$1"
+  shift
   install @openai/codex@0.169.0
   readme_line 'codex -c openai_base_url="http://127.0.0.1:8787/v1" '
-  # The user's own settings for a run without prompts; no provider entry, no model.
-  printf 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n' \
-    > "$work/$1/home/config.toml"
+  # The user's own settings for a run without prompts; no provider entry, no model; without
+  # the plugin and app features, which reach github.com and chatgpt.com at start-up (`git
+  # ls-remote https://github.com/openai/plugins.git`, DNS lookups of api.github.com and
+  # chatgpt.com, seen with strace).
+  printf 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n\n[features]\nplugins = false\nremote_plugin = false\napps = false\n' \
+    > "$work/$name/home/config.toml"
   started="$(date +%s.%N)"
-  out="$(cd "$work/$1/files" && CODEX_HOME="$work/$1/home" OPENAI_API_KEY=sk-dummy \
+  out="$(cd "$work/$name/files" && CODEX_HOME="$work/$name/home" OPENAI_API_KEY=sk-dummy \
     timeout 600 "$work/npm/node_modules/.bin/codex" -c openai_base_url="$proxy/v1" \
-      exec --skip-git-repo-check "$task" < /dev/null 2> "$work/$1/stderr")" \
-    || { tail -40 "$work/$1/stderr" >&2; exit 1; }
+      exec "$@" < /dev/null 2> "$work/$name/stderr")" \
+    || { tail -40 "$work/$name/stderr" >&2; exit 1; }
   echo "codex: $out" | tail -3
   grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
 }
@@ -121,14 +143,15 @@ for step in "${steps[@]}"; do
     claude)
       # claude-opus-5-5 (1,000,000 tokens): compact past 40,000, down to 25,000.
       start claude --trigger 0.04 --target-ratio 0.025
-      claude_session claude
+      claude_session claude "$task"
       [ -z "${CAPTURE:-}" ] || cp "$record"/*.json "$ledger" "$CAPTURE/"
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1000000 2 anthropic
+      "$py" "$here/pinned.py" "$ctxcompact" "$record" "$ledger" anthropic CLAUDE.md "$rule"
       ;;
     codex)
       # gpt-6.1-sol (272,000 tokens): compact past 40,800, down to 27,200.
       start codex --trigger 0.15 --target-ratio 0.1
-      codex_session codex
+      codex_session codex --skip-git-repo-check "$task"
       # Its WebSocket upgrade was refused by the proxy (426) and never reached upstream.
       grep -q '"status":426' "$ledger" || { echo "clients: no 426 for Codex's upgrade" >&2; exit 1; }
       ! grep -q websocket "$record/paths.log" || { echo "clients: an upgrade reached upstream" >&2; exit 1; }
@@ -137,15 +160,17 @@ print("codex: first model request %.2f s after start" % (os.path.getmtime(os.pat
         "$record" "$started"
       [ -z "${CAPTURE:-}" ] || cp "$record"/*.json "$ledger" "$CAPTURE/"
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 272000 2 responses
+      "$py" "$here/pinned.py" "$ctxcompact" "$record" "$ledger" responses AGENTS.md "$rule"
       ;;
     gemini)
       # The Gemini models (1,048,576 tokens): compact past 31,457, down to 20,971.
       start gemini --trigger 0.03 --target-ratio 0.02
       install @google/gemini-cli@0.61.0
       readme_line "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8787 gemini "
-      # API-key auth, as --print-env says; -p runs in a folder trusted by the environment.
+      # API-key auth, as --print-env says; -p runs in a folder trusted by the environment; no
+      # usage statistics (on by default: they would go to Google).
       mkdir -p "$work/gemini/home/.gemini"
-      echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}}' \
+      echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": false}}' \
         > "$work/gemini/home/.gemini/settings.json"
       out="$(cd "$work/gemini/files" && HOME="$work/gemini/home" GEMINI_API_KEY=dummy \
         GEMINI_CLI_TRUST_WORKSPACE=true GOOGLE_GEMINI_BASE_URL="$proxy" \
@@ -159,23 +184,32 @@ print("codex: first model request %.2f s after start" % (os.path.getmtime(os.pat
         || { grep 'Routing\]' "$work/gemini/stderr" >&2; exit 1; }
       [ -z "${CAPTURE:-}" ] || cp "$record"/*.json "$ledger" "$CAPTURE/"
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1048576 2 gemini
+      "$py" "$here/pinned.py" "$ctxcompact" "$record" "$ledger" gemini GEMINI.md "$rule"
       ;;
     recall)
-      # Issue 33: the agent reads its removed history back. The proxy archives what it
-      # removes (--archive-dir, a folder the agents can read); after its reads, the scripted
-      # model opens the first archive file a note names with the client's own read tool
-      # (Claude Code's Read, Codex's exec), and says whether the tool result held the
-      # archived message verbatim.
-      upstream_args=(--recall)
-      start recall-claude --trigger 0.04 --target-ratio 0.025 --archive-dir "$work/recall-claude/archive"
-      claude_session recall-claude
-      grep -q RECALL-VERBATIM <<< "$out"
+      # Issue 33, item 5: the agent reads its removed history back. A session of three typed
+      # requests, each run as the person's next turn (Claude Code `-p --continue`, Codex `exec
+      # resume --last`): the proxy archives what it removes (--archive-dir) and removes the
+      # second request; after the third one's reads, the scripted model reads the file a
+      # cleared output's placeholder names, searches the marker's archive folder for the start
+      # of the request the digest names (`grep -n`, the client's shell tool) and reads the line
+      # the search names with the client's own read tool (Claude Code's Read with an offset,
+      # Codex's exec running `sed -n`). recall.py checks the tool results: the removed request
+      # verbatim, the cleared output as sent.
+      start recall-claude --trigger 0.04 --target-ratio 0.02 --archive-dir "$work/recall-claude/archive"
+      claude_session recall-claude "$first_turn"
+      claude_session recall-claude "$second_turn" --continue
+      claude_session recall-claude "$third_turn" --continue
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1000000 2 anthropic
-      start recall-codex --trigger 0.15 --target-ratio 0.1 --archive-dir "$work/recall-codex/archive"
-      codex_session recall-codex
-      grep -q RECALL-VERBATIM <<< "$out"
+      "$py" "$here/recall.py" "$record" anthropic "$second_turn"
+      "$py" "$here/pinned.py" "$ctxcompact" "$record" "$ledger" anthropic CLAUDE.md "$rule"
+      start recall-codex --trigger 0.12 --target-ratio 0.075 --archive-dir "$work/recall-codex/archive"
+      codex_session recall-codex --skip-git-repo-check "$first_turn"
+      codex_session recall-codex resume --last --skip-git-repo-check "$second_turn"
+      codex_session recall-codex resume --last --skip-git-repo-check "$third_turn"
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 272000 2 responses
-      upstream_args=()
+      "$py" "$here/recall.py" "$record" responses "$second_turn"
+      "$py" "$here/pinned.py" "$ctxcompact" "$record" "$ledger" responses AGENTS.md "$rule"
       ;;
     *) echo "clients: unknown step $step" >&2; exit 2 ;;
   esac

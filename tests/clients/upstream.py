@@ -8,12 +8,18 @@ history holds --tool-calls results, the answer is one more tool call reading one
 files in --workdir; then the answer is the final text --final. Any other request (titles,
 quota checks) gets a short text answer.
 
-With --recall (issue 33), before the final text the scripted model reads back the first
-archive file a ctxcompact note in its history names (`archived in PATH, line 1`), with the
-client's own read tool, and its final text says whether the tool result held that file's
-first line (a removed message, as archived) verbatim: `RECALL-VERBATIM` or `RECALL-MISMATCH`.
+A request whose last typed request names a range (`part files 11 to 20`) is one turn of a
+session of several: the answer is a read of the next file of that range not read yet (the
+tool-call ids carry the file's number, so that the count survives a compaction removing the
+turn's first rounds), then the final text. When that request also says `ctxcompact archive`
+(issue 33), the scripted model then reads back what the proxy took out, with the client's own
+tools, as a model reading the notes would: the file a cleared output's placeholder names;
+then a search of the marker's archive folder for the start of the removed request its digest
+names, and a read of the line the search names. recall.py checks what those reads returned.
+Past --max-requests requests, a session's answer is the final text (a bound on a loop).
 
 Usage: upstream.py --port-file FILE --record DIR --workdir DIR [--tool-calls N] [--final TEXT]
+                   [--max-requests N]
 """
 
 import argparse
@@ -21,6 +27,7 @@ import itertools
 import json
 import os
 import re
+import shlex
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -51,22 +58,18 @@ USAGE_ANTHROPIC = {"input_tokens": 1000, "cache_read_input_tokens": 0,
                    "cache_creation_input_tokens": 0, "output_tokens": 20}
 
 
-RECALL_ID = "recall"
-ARCHIVED = re.compile(r"archived in (/[^\s,\]\"\\]+\.jsonl), lines? 1")
-
-
-def archive_reference(body):
-    """The first archive file a ctxcompact note in the request names."""
-    found = ARCHIVED.search(json.dumps(body))
-    return found.group(1) if found else None
-
-
-def recall_verdict(path, result):
-    """Whether a tool result holds the first line of the archive file at `path` verbatim."""
-    with open(path) as f:
-        first = f.readline().rstrip("\n")
-    verdict = "RECALL-VERBATIM" if first and first in result else "RECALL-MISMATCH"
-    return f"{ARGS.final} {verdict} ({len(first)} characters archived)"
+PART_RANGE = re.compile(r"part files (\d+) to (\d+)")
+RECALL_WORDS = "ctxcompact archive"
+# A removal marker's archive line, and a cleared output's placeholder (src/note.rs).
+SPAN_FILE = re.compile(r"\[ctxcompact: archived in (/[^\s,\]]+\.jsonl), lines? 1\b")
+CLEARED_FILE = re.compile(r"\[ctxcompact: output of [^\]]*? cleared [^\]]*?archived in (/[^\s,\]]+\.jsonl), line 1\]")
+# A search's first match: `PATH:LINE:`.
+FOUND = re.compile(r"^(/[^:\n]+\.jsonl):(\d+):", re.M)
+# Tool-call ids: what the call is, then the number of the request answered (unique: Claude Code
+# drops a call whose id it has seen, and a compaction may remove the calls before).
+READ_ID = re.compile(r"_p(\d+)_\d+$")
+# The characters of a request's short form searched for: the digest keeps at least its start.
+HEAD_CHARS = 40
 
 
 def text_of(content):
@@ -76,28 +79,108 @@ def text_of(content):
     return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
 
 
-def anthropic_recall(body):
-    """The recall step of an Anthropic session: a Read of the archive, or the verdict."""
+def digest_request(notes):
+    """The start of the newest removed request a marker's digest names (`Requests (N):`, one
+    `» ` line each, oldest first), or None."""
+    found, inside = None, False
+    for line in notes.splitlines():
+        if line.startswith("Requests ("):
+            inside = True
+        elif inside and line.startswith("» "):
+            found = line[2:].split(" … ")[0][:HEAD_CHARS]
+        else:
+            inside = False
+    return found
+
+
+def turn_step(typed, notes, calls, outputs):
+    """The next step of a turn of a session of several typed requests, or None when no typed
+    request names a range. `typed` are the texts of the user's messages (not tool results),
+    `notes` all user text outside tool results (where a marker is), `calls` the (id, target:
+    path or command) of the tool calls in order, `outputs` each call's result text by id. The
+    current request is the last typed text naming a range (the agents' own notes name none).
+
+    Returns ("read", key, path, line or None for the whole file), ("find", key, command) or
+    ("final",). After the reads, the recall a person asks for (issue 33) goes as a model
+    reading the notes would: read the file the first cleared output's placeholder names; then
+    search the conversation's archive folder (the marker's file's) for the start of the removed
+    request the marker's digest names (a JSON line holding it as a string), and read the line
+    the search names."""
+    current = next((t for t in reversed(typed) if PART_RANGE.search(t)), None)
+    if current is None:
+        return None
+    first, last = (int(x) for x in PART_RANGE.findall(current)[-1])
+    keys = [i for i, _ in calls]
+    read = [int(m.group(1)) for i in keys if (m := READ_ID.search(i))]
+    following = max([first - 1, *read]) + 1
+    # A recall call in the history says the reads are done, though a compaction removed them.
+    if following <= last and not any("_recall_" in i for i in keys):
+        return ("read", f"p{following:02d}", os.path.join(ARGS.workdir, f"part{following:02d}.txt"), None)
+    if RECALL_WORDS not in current:
+        return ("final",)
+    if not any("_recall_" in i for i in keys):
+        named = CLEARED_FILE.findall("\n".join(outputs.values()))
+        if named:
+            return ("read", "recall_cleared", named[0], None)
+    if any("_recall_span_" in i for i in keys):
+        return ("final",)
+    finds = [i for i in keys if "_recall_find_" in i and i in outputs]
+    if finds:
+        found = FOUND.search(outputs[finds[-1]])
+        return ("read", "recall_span", found.group(1), int(found.group(2))) if found else ("final",)
+    named, head = SPAN_FILE.findall(notes), digest_request(notes)
+    if not (named and head):
+        return ("final",)
+    pattern = shlex.quote(f'"{head}')
+    folder = shlex.quote(os.path.dirname(named[0]))
+    return ("find", "recall_find", f"grep -n -F -- {pattern} {folder}/*.jsonl | cut -c 1-300")
+
+
+def anthropic_turn(body):
+    """The typed texts, notes, calls and outputs of an Anthropic body, for `turn_step`."""
+    typed, notes, calls, outputs = [], [], [], {}
     for m in body.get("messages", []):
-        for b in m.get("content") if isinstance(m.get("content"), list) else []:
-            if b.get("type") == "tool_use" and b.get("id", "").endswith(RECALL_ID):
-                path = b["input"]["file_path"]
-            if b.get("type") == "tool_result" and b.get("tool_use_id", "").endswith(RECALL_ID):
-                return [{"type": "text", "text": recall_verdict(path, text_of(b.get("content")))}], "end_turn"
-    path = archive_reference(body)
-    if path is None:
-        return [{"type": "text", "text": f"{ARGS.final} RECALL-NO-ARCHIVE"}], "end_turn"
-    block = {"type": "tool_use", "id": f"toolu_{RECALL_ID}", "name": "Read", "input": {"file_path": path}}
-    return [{"type": "text", "text": "Reading my removed history back."}, block], "tool_use"
+        content = m.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        texts = [b.get("text", "") for b in blocks if b.get("type") == "text"]
+        if m.get("role") == "user":
+            notes += texts
+            if texts and not any(b.get("type") == "tool_result" for b in blocks):
+                typed.append("\n".join(texts))
+        for b in blocks:
+            if b.get("type") == "tool_use":
+                tool_input = b.get("input") or {}
+                calls.append((b.get("id", ""), tool_input.get("file_path") or tool_input.get("command", "")))
+            if b.get("type") == "tool_result":
+                outputs[b.get("tool_use_id", "")] = text_of(b.get("content"))
+    return typed, "\n".join(notes), calls, outputs
 
 
-def anthropic_answer(body):
-    """The content blocks and stop reason of the next Anthropic answer."""
+def anthropic_step(step, n):
+    """The content blocks and stop reason of a `turn_step` step: Read (a line of a file: its
+    offset and a limit of 1), Bash for a search, the final text."""
+    if step[0] == "final":
+        return [{"type": "text", "text": ARGS.final}], "end_turn"
+    if step[0] == "find":
+        tool = {"name": "Bash", "input": {"command": step[2], "description": "Find my earlier request"}}
+    else:
+        tool = {"name": "Read", "input": {"file_path": step[2]}}
+        if step[3] is not None:
+            tool["input"].update(offset=step[3], limit=1)
+    block = {"type": "tool_use", "id": f"toolu_{step[1]}_{n:04d}", **tool}
+    said = "Searching the archive." if step[0] == "find" else f"Reading {os.path.basename(step[2])}."
+    return [{"type": "text", "text": said}, block], "tool_use"
+
+
+def anthropic_answer(body, n):
+    """The content blocks and stop reason of the next Anthropic answer (`n`: the request's
+    number)."""
     names = [t.get("name") for t in body.get("tools") or []]
     results = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
                   for b in m["content"] if b.get("type") == "tool_result")
-    if "Read" in names and results >= ARGS.tool_calls and ARGS.recall:
-        return anthropic_recall(body)
+    step = turn_step(*anthropic_turn(body)) if "Read" in names and "Bash" in names else None
+    if step:
+        return anthropic_step(("final",) if n >= ARGS.max_requests else step, n)
     if "Read" in names and results < ARGS.tool_calls:
         if results % 5 == 4 and "Bash" in names:
             tool = {"name": "Bash", "input": {"command": f"wc -c {next_file(results)}",
@@ -167,8 +250,15 @@ def responses_items(body, n):
     names = responses_tools(body, items)
     shell = "exec" if "exec" in names else next((n for n in SHELL_TOOLS if n in names), None)
     results = sum(1 for i in items if i.get("type") in ("function_call_output", "custom_tool_call_output"))
-    if shell == "exec" and results >= ARGS.tool_calls and ARGS.recall:
-        return responses_recall(items, n)
+    step = turn_step(*responses_turn(items)) if shell == "exec" else None
+    if step and step[0] != "final" and n < ARGS.max_requests:
+        if step[0] == "find":
+            return [exec_call(f"{step[1]}_{n:04d}", step[2])]
+        command = f"cat {step[2]}" if step[3] is None else f"sed -n {step[3]}p {step[2]}"
+        budget = 40000 if step[1].startswith("recall_") else None
+        return [exec_call(f"{step[1]}_{n:04d}", command, budget)]
+    if step:
+        return [responses_message(ARGS.final, n)]
     if shell and results < ARGS.tool_calls:
         path = next_file(results)
         if shell == "exec":
@@ -184,9 +274,15 @@ def responses_items(body, n):
     return [responses_message(ARGS.final if shell else "scripted", n)]
 
 
-def exec_call(call_id, command):
-    """A Codex code-mode call: a script running `command` through `tools.exec_command`."""
-    script = f"const r = await tools.exec_command({{cmd: {json.dumps(command)}}});\ntext(r.output);"
+def exec_call(call_id, command, budget=None):
+    """A Codex code-mode call: a script running `command` through `tools.exec_command`. With a
+    token budget (an archive read back, which may be over the 10,000 tokens `exec` and
+    `exec_command` return by default), the script asks for it, as their descriptions say."""
+    if budget is None:
+        script = f"const r = await tools.exec_command({{cmd: {json.dumps(command)}}});\ntext(r.output);"
+    else:
+        script = (f"// @exec: {{\"max_output_tokens\": {budget}}}\nconst r = await tools.exec_command("
+                  f"{{cmd: {json.dumps(command)}, max_output_tokens: {budget}}});\ntext(r.output);")
     return {"type": "custom_tool_call", "id": f"ctc_{call_id}", "call_id": f"call_{call_id}",
             "name": "exec", "input": script, "status": "completed"}
 
@@ -196,18 +292,20 @@ def responses_message(text, n):
             "content": [{"type": "output_text", "text": text, "annotations": []}]}
 
 
-def responses_recall(items, n):
-    """The recall step of a Codex session: a `cat` of the archive, or the verdict."""
-    path = None
+def responses_turn(items):
+    """The typed texts, notes, calls and outputs of a Responses input, for `turn_step`: Codex's
+    code-mode calls, each a script whose `exec_command` runs the command it names."""
+    typed, calls, outputs = [], [], {}
     for item in items:
-        if item.get("type") == "custom_tool_call" and item.get("call_id") == f"call_{RECALL_ID}":
-            path = item["input"].split("cat ", 1)[1].split('"', 1)[0]
-        if item.get("type") == "custom_tool_call_output" and item.get("call_id") == f"call_{RECALL_ID}":
-            return [responses_message(recall_verdict(path, text_of(item.get("output"))), n)]
-    path = archive_reference({"input": items})
-    if path is None:
-        return [responses_message(f"{ARGS.final} RECALL-NO-ARCHIVE", n)]
-    return [exec_call(RECALL_ID, f"cat {path}")]
+        # A message item may leave out its type (the proxy's marker does).
+        if item.get("type", "message") == "message" and item.get("role") == "user":
+            typed.append(text_of(item.get("content")))
+        if item.get("type") == "custom_tool_call":
+            found = re.search(r'cmd: ("(?:[^"\\]|\\.)*")', item.get("input", ""))
+            calls.append((item.get("call_id", ""), json.loads(found.group(1)) if found else ""))
+        if item.get("type") == "custom_tool_call_output":
+            outputs[item.get("call_id", "")] = text_of(item.get("output"))
+    return typed, "\n".join(typed), calls, outputs
 
 
 RESPONSES_USAGE = {"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 0},
@@ -323,7 +421,7 @@ class Handler(BaseHTTPRequestHandler):
         stream = body.get("stream") is True
         if path == "/v1/messages":
             n = record("anthropic", raw, self.path)
-            blocks, stop = anthropic_answer(body)
+            blocks, stop = anthropic_answer(body, n)
             if stream:
                 return self.reply(200, "text/event-stream", anthropic_stream(body, blocks, stop, n))
             message = {"id": f"msg_{n:04d}", "type": "message", "role": "assistant",
@@ -370,7 +468,8 @@ def main():
     parser.add_argument("--workdir", default=".")
     parser.add_argument("--tool-calls", type=int, default=42)
     parser.add_argument("--final", default="SCRIPTED-FINAL-ANSWER")
-    parser.add_argument("--recall", action="store_true")
+    # A bound on a session's length: past this many requests, every answer is the final text.
+    parser.add_argument("--max-requests", type=int, default=300)
     ARGS = parser.parse_args()
     os.makedirs(ARGS.record, exist_ok=True)
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
