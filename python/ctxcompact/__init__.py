@@ -345,8 +345,10 @@ class ForwardedRequest:
     ``"compacted"`` or ``"failed_open"`` (unreadable, invalid, no window known, cannot fit:
     forwarded unchanged); ``reason`` says why when it went through unchanged past the trigger
     or failed open. ``model``, ``tokens_received``, ``tokens_forwarded``, ``compactions`` (in
-    the conversation so far), ``archive_error`` and ``facts`` (the window and where it came
-    from, the agent recognised, the trigger and why) are the proxy ledger's fields.
+    the conversation so far), ``archive_error``, ``instruction_files`` (when compacted: the
+    project instruction files the last compaction pinned, as the report lists them) and
+    ``facts`` (the window and where it came from, the agent recognised, the trigger and why)
+    are the proxy ledger's fields.
     """
 
     __slots__ = (
@@ -358,6 +360,7 @@ class ForwardedRequest:
         "tokens_forwarded",
         "compactions",
         "archive_error",
+        "instruction_files",
         "facts",
     )
 
@@ -370,6 +373,7 @@ class ForwardedRequest:
         self.tokens_forwarded: Optional[int] = decision["tokens_forwarded"]
         self.compactions: Optional[int] = decision["compactions"]
         self.archive_error: Optional[str] = decision["archive_error"]
+        self.instruction_files: List[Dict[str, Any]] = decision["instruction_files"]
         self.facts: Dict[str, Any] = decision["facts"]
 
     def __repr__(self) -> str:

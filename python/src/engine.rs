@@ -134,6 +134,7 @@ pub(crate) fn compact_request(
         "tokens_forwarded": forward.tokens_forwarded,
         "compactions": forward.compactions,
         "archive_error": forward.archive_error,
+        "instruction_files": forward.instruction_files,
         "facts": facts(&forward),
     });
     Ok((forward.body, decision))

@@ -19,6 +19,7 @@ use super::relay::Ending;
 use super::usage::Usage;
 use crate::catalog::WindowSource;
 use crate::cost::Prices;
+use crate::report::InstructionFile;
 use crate::request::{Agent, Forward, Handling};
 
 /// One request's line.
@@ -61,6 +62,9 @@ pub(crate) struct Entry {
     /// went on without them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) archive_error: Option<String>,
+    /// When compacted: the project instruction files the last compaction pinned.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) instruction_files: Vec<InstructionFile>,
     /// The model's price family, for the cost of the usage reported.
     #[serde(skip)]
     pub(crate) price: Option<String>,
@@ -91,6 +95,7 @@ impl Entry {
             cost_usd: None,
             response: None,
             archive_error: None,
+            instruction_files: Vec::new(),
             price: None,
         }
     }
@@ -110,6 +115,7 @@ impl Entry {
         self.tokens_forwarded = forward.tokens_forwarded;
         self.compactions = forward.compactions;
         self.archive_error = forward.archive_error;
+        self.instruction_files = forward.instruction_files;
         self.price = forward.price;
     }
 }

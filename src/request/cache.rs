@@ -11,6 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use crate::hash::{ContentHash, FxBuild};
+use crate::report::InstructionFile;
 use crate::session::Session;
 
 /// The key of a replayed state: the content hash of what produced it.
@@ -27,6 +28,8 @@ pub(crate) struct State {
     pub(crate) received_tokens: usize,
     /// The last compaction error, for the ledger.
     pub(crate) last_error: Option<String>,
+    /// The instruction files the last compaction pinned, as its report lists them.
+    pub(crate) instruction_files: Vec<InstructionFile>,
 }
 
 /// A bounded map from keys to states.

@@ -34,6 +34,7 @@ use crate::conversation::{Conversation, Role};
 use crate::error::{Error, Result};
 use crate::format::{self, Format};
 use crate::options::Options;
+use crate::report::InstructionFile;
 use crate::session::Session;
 use crate::settings::Settings;
 use crate::tokens::Tokenizer;
@@ -96,6 +97,9 @@ pub struct Forward {
     /// The model no catalog name or family naming rule reads, when that is why it failed open
     /// (a caller may name it once, with the remedy: a window for every model).
     pub unknown_model: Option<String>,
+    /// When compacted: the project instruction files the conversation's last compaction
+    /// pinned (`message` is the index in the history that compaction read).
+    pub instruction_files: Vec<InstructionFile>,
 }
 
 /// What was known of a request's model and agent once its model was read: the window used and
@@ -131,6 +135,7 @@ impl Forward {
             trigger_reason: None,
             price: None,
             unknown_model: None,
+            instruction_files: Vec::new(),
         }
     }
 
@@ -479,8 +484,10 @@ impl Compactor {
             let counts = &state.session.counts().messages;
             state.received_tokens += counts[counts.len() - count..].iter().sum::<usize>();
             state.pushed = boundary;
-            if let Err(err) = state.session.compact_if_needed() {
-                state.last_error = Some(err.to_string());
+            match state.session.compact_if_needed() {
+                Ok(Some(report)) => state.instruction_files = report.instruction_files,
+                Ok(None) => {}
+                Err(err) => state.last_error = Some(err.to_string()),
             }
         }
         // Written before the body that names them is sent; a failure fails nothing.
@@ -523,6 +530,9 @@ impl Compactor {
             forward.body = Some(serde_json::to_vec(&value).expect("a JSON value serializes"));
             forward.handling = Handling::Compacted;
             forward.tokens_forwarded = Some(forwarded);
+            forward
+                .instruction_files
+                .clone_from(&state.instruction_files);
         } else if received > session.trigger() {
             forward.reason = state.last_error.clone().or_else(|| {
                 Some("over the trigger, but the last round still waits for its results".into())
@@ -549,6 +559,7 @@ fn fresh(conversation: &Conversation, options: Options) -> Result<State> {
         session,
         pushed: 0,
         last_error: None,
+        instruction_files: Vec::new(),
     })
 }
 
@@ -643,6 +654,12 @@ mod tests {
         let text = sent.to_string();
         assert!(text.contains("Never push to main. Run cargo fmt before every commit."));
         assert!(text.contains("Fix the parser bug"));
+        let listed: Vec<_> = forward
+            .instruction_files
+            .iter()
+            .map(|file| (file.message, file.agent, file.file))
+            .collect();
+        assert_eq!(listed, [(0, "codex", "AGENTS.md")]);
         assert!(forward.tokens_forwarded < forward.tokens_received);
         assert_eq!(forward.window, Some(20_000));
         assert_eq!(forward.window_source, Some(WindowSource::Flag));
