@@ -269,8 +269,9 @@ fn is_hash(word: &str) -> bool {
 
 /// A name ending in a number after `_` or `-`: a user name (`noah_muller_9847`), a ticket
 /// (`ABC-123`, `PROJ-7`), a request id (`req-20931`, `r_4e4e3009`). The number has at least three digits,
-/// or at least one after an upper-case project key; the segments before it start with a
-/// letter. Names of standards (`UTF-16`, `SHA-256`) are not tickets.
+/// or at least one after an upper-case project key; the name before it starts with a letter
+/// (a model id such as `claude-sonnet-4-20250514` is one). Names of standards (`UTF-16`,
+/// `SHA-256`) are not tickets.
 fn is_numbered_name(word: &str) -> bool {
     let Some(at) = word.rfind(['_', '-']) else {
         return false;
@@ -284,10 +285,12 @@ fn is_numbered_name(word: &str) -> bool {
     {
         return false;
     }
-    let segments_ok = name.split(['_', '-']).all(|s| {
-        s.starts_with(|c: char| c.is_ascii_alphabetic())
-            && s.chars().all(|c| c.is_ascii_alphanumeric())
-    });
+    // The first segment starts with a letter; a later one may be a number (a model's version:
+    // `claude-sonnet-4-5-20250929`).
+    let segments_ok = name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .split(['_', '-'])
+            .all(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()));
     if !segments_ok {
         return false;
     }
@@ -364,6 +367,10 @@ mod tests {
         assert_eq!(
             found("request 123e4567-e89b-12d3-a456-426614174000 done"),
             ["123e4567-e89b-12d3-a456-426614174000"]
+        );
+        assert_eq!(
+            found("model claude-sonnet-4-5-20250929, not python-3-11 nor 2024-05-01"),
+            ["claude-sonnet-4-5-20250929"]
         );
     }
 
