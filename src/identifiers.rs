@@ -16,40 +16,60 @@ use serde_json::Value;
 
 use crate::hash::FxBuild;
 
-/// Identifiers counted as they are found: each once, with how many times it was seen.
+/// Identifiers counted as they are found: each once, with how many times it was seen and
+/// whether a person or a tool call wrote it (in a request or a call's arguments) rather than a
+/// tool's output: those are the scarce ones, which a digest names first.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tally {
     /// Each identifier's place in `entries` (looked up, never iterated).
     index: HashMap<String, usize, FxBuild>,
-    /// Identifiers in the order first seen, with their counts.
-    entries: Vec<(String, usize)>,
+    /// Identifiers in the order first seen.
+    entries: Vec<Counted>,
+}
+
+/// One identifier of a [`Tally`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Counted {
+    /// The identifier.
+    pub(crate) id: String,
+    /// How many times it was seen.
+    pub(crate) times: usize,
+    /// Whether a person or a tool call wrote it, at least once.
+    pub(crate) written: bool,
 }
 
 impl Tally {
-    /// Counts `id` `times` more times.
-    pub(crate) fn add(&mut self, id: &str, times: usize) {
+    /// Counts `id` `times` more times; `written` when a person or a tool call wrote it.
+    pub(crate) fn add(&mut self, id: &str, times: usize, written: bool) {
         if let Some(&at) = self.index.get(id) {
-            self.entries[at].1 += times;
+            let entry = &mut self.entries[at];
+            entry.times += times;
+            entry.written |= written;
         } else {
             self.index.insert(id.to_string(), self.entries.len());
-            self.entries.push((id.to_string(), times));
+            self.entries.push(Counted {
+                id: id.to_string(),
+                times,
+                written,
+            });
         }
     }
 
-    /// Counts every identifier of `text`.
-    pub(crate) fn add_text(&mut self, text: &str) {
+    /// Counts every identifier of `text`; `written` when a person wrote it (a request), not a
+    /// tool (a result).
+    pub(crate) fn add_text(&mut self, text: &str, written: bool) {
         for id in identifiers_in(text) {
-            self.add(id, 1);
+            self.add(id, 1, written);
         }
     }
 
-    /// Counts the identifiers of a tool call's arguments: the string and number values of its
-    /// JSON (never the keys), or its text when it is not JSON.
+    /// Counts the identifiers of a tool call's arguments, written by the call: the string and
+    /// number values of its JSON (never the keys), or its text when it is not JSON.
     pub(crate) fn add_arguments(&mut self, arguments: &Value) {
         match arguments {
             Value::String(text) => match serde_json::from_str::<Value>(text) {
                 Ok(parsed @ (Value::Object(_) | Value::Array(_))) => self.add_value(&parsed),
-                _ => self.add_text(text),
+                _ => self.add_text(text, true),
             },
             other => self.add_value(other),
         }
@@ -57,18 +77,19 @@ impl Tally {
 
     fn add_value(&mut self, value: &Value) {
         match value {
-            Value::String(text) => self.add_text(text),
-            Value::Number(number) => self.add_text(&number.to_string()),
+            Value::String(text) => self.add_text(text, true),
+            Value::Number(number) => self.add_text(&number.to_string(), true),
             Value::Array(items) => items.iter().for_each(|v| self.add_value(v)),
             Value::Object(map) => map.values().for_each(|v| self.add_value(v)),
             Value::Bool(_) | Value::Null => {}
         }
     }
 
-    /// The identifiers, most used first (ties in the order first seen), with their counts.
-    pub(crate) fn ranked(self) -> Vec<(String, usize)> {
+    /// The identifiers: those written by a person or a tool call first, then those of tool
+    /// outputs; in each, the most used first, ties in the order first seen.
+    pub(crate) fn ranked(self) -> Vec<Counted> {
         let mut entries = self.entries;
-        entries.sort_by_key(|e| std::cmp::Reverse(e.1));
+        entries.sort_by_key(|e| (!e.written, std::cmp::Reverse(e.times)));
         entries
     }
 }
@@ -116,9 +137,11 @@ pub(crate) fn is_identifier(word: &str) -> bool {
         return is_email(word);
     }
     if let Some(rest) = word.strip_prefix('#') {
-        return is_issue(rest);
+        return is_issue(rest) || is_colour(rest);
     }
     is_hash(word)
+        || is_hex_literal(word)
+        || is_version(word)
         || is_numbered_name(word)
         || is_code(word)
         || is_long_number(word)
@@ -195,6 +218,37 @@ fn is_issue(rest: &str) -> bool {
             .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
 }
 
+/// After a `#`: a colour (`#0d1117`, `#c0392b`): 3, 6 or 8 lowercase hex digits, a digit among
+/// them (`#fff` has none, and is a word as much as a colour).
+fn is_colour(rest: &str) -> bool {
+    matches!(rest.len(), 3 | 6 | 8) && is_hash_chars(rest)
+}
+
+/// A hex literal: `0x` and 4 to 16 hex digits (`0x40060d`, `0x5deece66d`), an address or a
+/// constant.
+fn is_hex_literal(word: &str) -> bool {
+    word.strip_prefix("0x").is_some_and(|digits| {
+        (4..=16).contains(&digits.len()) && digits.chars().all(|c| c.is_ascii_hexdigit())
+    })
+}
+
+/// A version: numbers joined by dots, three or more (`1.2.3`, the `4.1.2` of `==4.1.2`), or
+/// two or more after a `v` (`v1.2`), with an optional `-` suffix (`2.0.0-rc.1`). Two numbers
+/// alone (`3.14`, `49.99`) are a measure or a price.
+fn is_version(word: &str) -> bool {
+    let (core, suffix) = word.split_once('-').unwrap_or((word, ""));
+    let (numbers, least) = match core.strip_prefix(['v', 'V']) {
+        Some(rest) => (rest, 2),
+        None => (core, 3),
+    };
+    let number = |p: &str| (1..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_digit());
+    numbers.split('.').count() >= least
+        && numbers.split('.').all(number)
+        && suffix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.')
+}
+
 /// A commit hash or other hex digest: 7 to 64 lowercase hex digits, letters and digits mixed
 /// (a hex-only English word such as `defaced` has no digit); a UUID, dashes included.
 fn is_hash(word: &str) -> bool {
@@ -215,8 +269,9 @@ fn is_hash(word: &str) -> bool {
 
 /// A name ending in a number after `_` or `-`: a user name (`noah_muller_9847`), a ticket
 /// (`ABC-123`, `PROJ-7`), a request id (`req-20931`, `r_4e4e3009`). The number has at least three digits,
-/// or at least one after an upper-case project key; the segments before it start with a
-/// letter. Names of standards (`UTF-16`, `SHA-256`) are not tickets.
+/// or at least one after an upper-case project key; the name before it starts with a letter
+/// (a model id such as `claude-sonnet-4-20250514` is one). Names of standards (`UTF-16`,
+/// `SHA-256`) are not tickets.
 fn is_numbered_name(word: &str) -> bool {
     let Some(at) = word.rfind(['_', '-']) else {
         return false;
@@ -230,10 +285,12 @@ fn is_numbered_name(word: &str) -> bool {
     {
         return false;
     }
-    let segments_ok = name.split(['_', '-']).all(|s| {
-        s.starts_with(|c: char| c.is_ascii_alphabetic())
-            && s.chars().all(|c| c.is_ascii_alphanumeric())
-    });
+    // The first segment starts with a letter; a later one may be a number (a model's version:
+    // `claude-sonnet-4-5-20250929`).
+    let segments_ok = name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .split(['_', '-'])
+            .all(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()));
     if !segments_ok {
         return false;
     }
@@ -311,6 +368,10 @@ mod tests {
             found("request 123e4567-e89b-12d3-a456-426614174000 done"),
             ["123e4567-e89b-12d3-a456-426614174000"]
         );
+        assert_eq!(
+            found("model claude-sonnet-4-5-20250929, not python-3-11 nor 2024-05-01"),
+            ["claude-sonnet-4-5-20250929"]
+        );
     }
 
     #[test]
@@ -327,20 +388,26 @@ mod tests {
     }
 
     #[test]
-    fn a_tally_ranks_by_use_then_first_sight_and_reads_argument_values() {
+    fn a_tally_ranks_written_ones_first_then_by_use_then_first_sight() {
         let mut tally = Tally::default();
-        tally.add_text("order #W2378156 for mia_li_3668");
+        // A tool's output: ranked after what a person or a tool call wrote.
+        tally.add_text("order #W2378156 for mia_li_3668, order #W2378156", false);
         tally.add_arguments(&Value::String(
             r##"{"user_id": "mia_li_3668", "order_id": "#W7654321"}"##.into(),
         ));
         tally.add_arguments(&serde_json::json!({"item_ids": [1_008_292_230, "mia_li_3668"]}));
+        let ranked: Vec<(String, usize, bool)> = tally
+            .ranked()
+            .into_iter()
+            .map(|c| (c.id, c.times, c.written))
+            .collect();
         assert_eq!(
-            tally.ranked(),
+            ranked,
             [
-                ("mia_li_3668".to_string(), 3),
-                ("#W2378156".to_string(), 1),
-                ("#W7654321".to_string(), 1),
-                ("1008292230".to_string(), 1)
+                ("mia_li_3668".to_string(), 3, true),
+                ("#W7654321".to_string(), 1, true),
+                ("1008292230".to_string(), 1, true),
+                ("#W2378156".to_string(), 2, false)
             ]
         );
     }
@@ -371,7 +438,61 @@ mod tests {
     fn plain_words_numbers_paths_and_standards_are_not_identifiers() {
         let prose = "Please add a decade of facade tests: 200 OK in 2024 on port 8080, \
                      UTF-8 and UTF-16, SHA-256, x86_64, ISO-8601, HTTP, user_id, src/main_2024.rs, \
-                     version 1.2.3, a@b, size 65536, the deadbeef CONSTANT, snake_case_name.";
+                     pi 3.14 at $49.99, a@b, size 65536, the deadbeef CONSTANT, #fff, 0x1, snake_case_name.";
         assert_eq!(found(prose), Vec::<&str>::new());
+    }
+
+    // See: #33
+    #[test]
+    fn versions_hex_literals_and_colours_are_identifiers() {
+        assert_eq!(
+            found(
+                "pin django==4.1.2 (v1.2, 2.0.0-rc.1); seed 0x5deece66d at 0x40060d; bg #0d1117."
+            ),
+            [
+                "4.1.2",
+                "v1.2",
+                "2.0.0-rc.1",
+                "0x5deece66d",
+                "0x40060d",
+                "#0d1117"
+            ]
+        );
+    }
+
+    proptest::proptest! {
+        /// Over any texts, written or not: the ranking names each identifier once, with all
+        /// its sightings; those ever written come first; each tier runs from the most used
+        /// down; and the same additions give the same ranking.
+        #[test]
+        fn a_ranking_is_deduplicated_written_first_and_deterministic(
+            additions in proptest::collection::vec(
+                ("(ZFA04Y|HAT170|#W2378156|v1.2|4.1.2|0x40060d|plain|words| ){0,8}", proptest::bool::ANY),
+                0..12,
+            )
+        ) {
+            let tally = |additions: &[(String, bool)]| {
+                let mut tally = Tally::default();
+                for (text, written) in additions {
+                    tally.add_text(text, *written);
+                }
+                tally.ranked()
+            };
+            let ranked = tally(&additions);
+            proptest::prop_assert_eq!(&ranked, &tally(&additions));
+            let mut ids: Vec<&str> = ranked.iter().map(|c| c.id.as_str()).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            proptest::prop_assert_eq!(ids.len(), ranked.len());
+            for c in &ranked {
+                let seen: usize = additions.iter().map(|(t, _)| found(t).iter().filter(|f| **f == c.id).count()).sum();
+                let written = additions.iter().any(|(t, w)| *w && found(t).contains(&c.id.as_str()));
+                proptest::prop_assert_eq!((c.times, c.written), (seen, written));
+            }
+            for pair in ranked.windows(2) {
+                let key = |c: &Counted| (!c.written, std::cmp::Reverse(c.times));
+                proptest::prop_assert!(key(&pair[0]) <= key(&pair[1]));
+            }
+        }
     }
 }

@@ -79,7 +79,8 @@ fn figures(row: &Row) -> String {
     format!(
         "task kept {:.1}%, current {:.1}%, requests recall {:.1}% (named {:.1}%; {:.1}% with \
          room, {} runs tight), standing instructions {:.1}%, instruction files {:.1}%, \
-         identifiers recall {:.1}%, files recall {:.1}%, errors recall {:.1}%, utilization {:.3}",
+         identifiers recall {:.1}% (all {:.1}%), files recall {:.1}%, errors recall {:.1}%, \
+         utilization {:.3}",
         row.task_kept_pct,
         row.current_kept_pct,
         row.requests_recall_pct,
@@ -89,6 +90,7 @@ fn figures(row: &Row) -> String {
         row.standing_kept_pct,
         row.instruction_files_kept_pct,
         row.identifiers_recall_pct,
+        row.all_identifiers_recall_pct,
         row.files_recall_pct,
         row.errors_recall_pct,
         row.utilization
@@ -154,8 +156,12 @@ fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
         // tokens per removed request (100% reached at both ratios; the tight runs, 2 at 0.5 and
         // 1 at 0.25, are tau-bench sessions whose pinned units leave 38 to 275 tokens for 4 to
         // 24 requests); standing instructions 90% at 0.5 (100% of 13 reached) and 75% at 0.25
-        // (1 of 2, the other in the tight run); identifiers 80% / 50% (39.5%, open: CTF
-        // disassembly and base64 lines, and digests of 150 to 400 tokens in tau-bench; 53.7%).
+        // (1 of 2, the other in the tight run, whose 38 tokens of room cannot hold a marker's
+        // frame and the 20-token sentence); identifiers a person or a tool call wrote 80% / 50%
+        // (83.3% of 54 and 72.5% of 40 reached; the misses are tau-bench digests of 66 to 260
+        // tokens the requests fill, and words such as `base64` the bench's scan counts); the
+        // identifiers of every removed text, tool results too, 41.9% and 49.8% (most of the
+        // rest: disassembly addresses and base64 lines of CTF tool output).
         // Instruction files: the recordings hold none (the tests of `instructions` carry them).
         // These floors sit a little under what is reached, to catch a regression.
         assert!(row.named_with_room_pct >= 98.0, "{row:?}");
@@ -167,11 +173,13 @@ fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
             assert!(row.requests_recall_pct >= 55.0, "{row:?}");
             assert!(row.named_recall_pct >= 83.0, "{row:?}");
             assert!(row.standing_kept_pct >= 95.0, "{row:?}");
-            assert!(row.identifiers_recall_pct >= 37.0, "{row:?}");
+            assert!(row.identifiers_recall_pct >= 80.0, "{row:?}");
+            assert!(row.all_identifiers_recall_pct >= 40.0, "{row:?}");
         } else {
             assert!(row.named_recall_pct >= 60.0, "{row:?}");
             assert!(row.standing_kept_pct >= 45.0, "{row:?}");
-            assert!(row.identifiers_recall_pct >= 50.0, "{row:?}");
+            assert!(row.identifiers_recall_pct >= 70.0, "{row:?}");
+            assert!(row.all_identifiers_recall_pct >= 47.0, "{row:?}");
         }
         assert!(row.named_recall_pct >= row.requests_recall_pct, "{row:?}");
     }

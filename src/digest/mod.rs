@@ -25,7 +25,7 @@ use crate::evidence::{
     Touch, arguments_value, command_of, error_line_in, outcome_in, paths_of, sub, trim,
 };
 use crate::hash::FxBuild;
-use crate::identifiers::Tally;
+use crate::identifiers::{Counted, Tally};
 use crate::note::{
     DIGEST_END, LINE_CHARS, clip, clip_cow, header, marker_len, one_line, parse_header,
     tight_header,
@@ -135,7 +135,8 @@ struct Digest<'a> {
     touches: Vec<(&'a str, Touch)>,
     /// The identifiers of the span's requests, tool calls and results, as they are found.
     ids: Tally,
-    /// Each identifier once, most used first, with its count (none that is a file named).
+    /// Each identifier once, with its count (none that is a file named): those a person or a
+    /// tool call wrote first, then those of tool outputs, each most used first.
     identifiers: Vec<(Cow<'a, str>, usize)>,
     commands: Vec<Command<'a>>,
     /// Error lines, clipped, in order (repeats dropped at the end).
@@ -249,7 +250,7 @@ fn extract<'a>(
                     if classify::is_request_text(rest) {
                         digest.messages += 1;
                         digest.tokens += tokens;
-                        digest.ids.add_text(rest);
+                        digest.ids.add_text(rest, true);
                         let request = sub(&text, rest);
                         add_standing(&mut digest, &request);
                         digest.requests.push(request);
@@ -259,7 +260,7 @@ fn extract<'a>(
                 digest.messages += 1;
                 digest.tokens += tokens;
                 if classify::author_with_text(message, &text) == Some(Author::Request) {
-                    digest.ids.add_text(&text);
+                    digest.ids.add_text(&text, true);
                     add_standing(&mut digest, &text);
                     digest.requests.push(text);
                 }
@@ -296,7 +297,7 @@ fn extract<'a>(
             } = part
             {
                 let text = parts_text(content);
-                digest.ids.add_text(&text);
+                digest.ids.add_text(&text, false);
                 if let Some(line) = error_line_in(&text, *is_error) {
                     digest.errors.push(clip_cow(sub(&text, line), LINE_CHARS));
                 }
@@ -311,7 +312,7 @@ fn extract<'a>(
     digest.standing.reverse();
     keep_first(&mut digest.standing);
     for &(id, times) in cleared {
-        digest.ids.add(id, times);
+        digest.ids.add(id, times, false);
     }
     group_files(&mut digest);
     rank_identifiers(&mut digest);
@@ -332,7 +333,8 @@ fn add_standing<'a>(digest: &mut Digest<'a>, request: &Cow<'a, str>) {
     }
 }
 
-/// Ranks the identifiers found, most used first, leaving out those the files sections name.
+/// Ranks the identifiers found, those written by a person or a tool call first, leaving out
+/// those the files sections name.
 fn rank_identifiers(digest: &mut Digest<'_>) {
     let ids = std::mem::take(&mut digest.ids).ranked();
     // Looked up, never iterated.
@@ -342,13 +344,13 @@ fn rank_identifiers(digest: &mut Digest<'_>) {
         .flatten()
         .map(|(path, _)| path.as_ref())
         .collect();
-    let kept: Vec<(String, usize)> = ids
+    let kept: Vec<Counted> = ids
         .into_iter()
-        .filter(|(id, _)| !files.contains(id.as_str()))
+        .filter(|c| !files.contains(c.id.as_str()))
         .collect();
     digest.identifiers = kept
         .into_iter()
-        .map(|(id, n)| (Cow::Owned(id), n))
+        .map(|c| (Cow::Owned(c.id), c.times))
         .collect();
 }
 
@@ -565,7 +567,9 @@ fn fold_files(digest: &mut Digest<'_>, touch: usize, rest: &str) {
     }
 }
 
-/// Adds a folded identifiers line (`a ×2, b, +3 more`) to the identifiers found.
+/// Adds a folded identifiers line (`a ×2, b, +3 more`) to the identifiers found, as written
+/// ones: the earlier digest chose them, written ones first, and its line no longer says which
+/// were.
 fn fold_identifiers(digest: &mut Digest<'_>, rest: &str) {
     for item in rest.split(", ").filter(|i| !i.is_empty()) {
         if let Some(more) = item
@@ -577,8 +581,8 @@ fn fold_identifiers(digest: &mut Digest<'_>, rest: &str) {
             continue;
         }
         match item.rsplit_once(" ×") {
-            Some((id, n)) => digest.ids.add(id, n.parse::<usize>().unwrap_or(1)),
-            None => digest.ids.add(item, 1),
+            Some((id, n)) => digest.ids.add(id, n.parse::<usize>().unwrap_or(1), true),
+            None => digest.ids.add(item, 1, true),
         }
     }
 }
@@ -833,20 +837,29 @@ mod tests {
         assert!(at("noah_muller_9847") < at("ZFA04Y"), "{text}");
     }
 
-    #[test]
-    fn identifiers_of_requests_calls_and_results_are_named_once_most_used_first() {
-        let messages = parse_value(
+    /// A request, one tool call with `arguments` and its `result`, and a closing answer.
+    fn one_call(request: &str, arguments: &str, result: &str) -> Vec<Message> {
+        parse_value(
             json!([
-                {"role": "user", "content": "My user id is noah_muller_9847; cancel reservation ZFA04Y."},
+                {"role": "user", "content": request},
                 {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function",
-                    "function": {"name": "get_reservation_details", "arguments": "{\"reservation_id\": \"ZFA04Y\"}"}}]},
-                {"role": "tool", "tool_call_id": "a", "content": "{\"reservation_id\": \"ZFA04Y\", \"user_id\": \"noah_muller_9847\", \"flight\": \"HAT170\"}"},
+                    "function": {"name": "lookup", "arguments": arguments}}]},
+                {"role": "tool", "tool_call_id": "a", "content": result},
                 {"role": "assistant", "content": "Done."}
             ]),
             None,
         )
         .unwrap()
-        .messages;
+        .messages
+    }
+
+    #[test]
+    fn identifiers_of_requests_calls_and_results_are_named_once_most_used_first() {
+        let messages = one_call(
+            "My user id is noah_muller_9847; cancel reservation ZFA04Y.",
+            "{\"reservation_id\": \"ZFA04Y\"}",
+            "{\"reservation_id\": \"ZFA04Y\", \"user_id\": \"noah_muller_9847\", \"flight\": \"HAT170\"}",
+        );
         let tokens = vec![Some(10); messages.len()];
         let text = digest(&messages, &tokens, 500);
         assert!(
@@ -858,6 +871,22 @@ mod tests {
         assert!(
             again.contains("Identifiers (3): ZFA04Y ×3, noah_muller_9847 ×2, HAT170\n"),
             "{again}"
+        );
+    }
+
+    // See: #33
+    #[test]
+    fn identifiers_a_person_or_a_call_wrote_come_before_those_of_results() {
+        let messages = one_call(
+            "Upgrade to django==4.1.2 for ticket PROJ-7.",
+            "{\"commit\": \"9f3c2e1\"}",
+            "at 0x40060d 0x40060d 0x40060d HAT170 HAT170",
+        );
+        let tokens = vec![Some(10); messages.len()];
+        let text = digest(&messages, &tokens, 500);
+        assert!(
+            text.contains("Identifiers (5): 4.1.2, PROJ-7, 9f3c2e1, 0x40060d ×3, HAT170 ×2\n"),
+            "{text}"
         );
     }
 

@@ -236,9 +236,14 @@ pub struct Row {
     /// Percentage of the user messages carrying an instruction file (AGENTS.md, CLAUDE.md,
     /// GEMINI.md: see `is_instruction_file`) found verbatim in the output.
     pub instruction_files_kept_pct: f64,
-    /// Percentage of the identifiers of removed messages (words mixing letters and digits,
-    /// long numbers, e-mail addresses: see `identifier_words`) that appear in the output.
+    /// Percentage of the identifiers a person or a tool call wrote in removed messages (in the
+    /// requests, harness blocks left out, and the tool calls' arguments: words mixing letters
+    /// and digits, long numbers, e-mail addresses, versions; see `identifier_words`) that appear
+    /// in the output: the figure.
     pub identifiers_recall_pct: f64,
+    /// [`Row::identifiers_recall_pct`] over every removed text: harness messages and tool
+    /// results too.
+    pub all_identifiers_recall_pct: f64,
     /// Percentage of the paths named in removed tool calls that appear in the output.
     pub files_recall_pct: f64,
     /// Percentage of the removed results' error lines that appear in the output.
@@ -276,6 +281,7 @@ struct Tally {
     standing: Recall,
     instruction_files: Recall,
     identifiers: Recall,
+    all_identifiers: Recall,
     files: Recall,
     errors: Recall,
     elapsed: Duration,
@@ -300,6 +306,7 @@ impl Tally {
             (&mut self.standing, other.standing),
             (&mut self.instruction_files, other.instruction_files),
             (&mut self.identifiers, other.identifiers),
+            (&mut self.all_identifiers, other.all_identifiers),
             (&mut self.files, other.files),
             (&mut self.errors, other.errors),
         ] {
@@ -330,6 +337,7 @@ impl Tally {
             standing_kept_pct: self.standing.pct(),
             instruction_files_kept_pct: self.instruction_files.pct(),
             identifiers_recall_pct: self.identifiers.pct(),
+            all_identifiers_recall_pct: self.all_identifiers.pct(),
             files_recall_pct: self.files.pct(),
             errors_recall_pct: self.errors.pct(),
             ms_per_conversation: self.elapsed.as_secs_f64() * 1000.0 / n,
@@ -515,15 +523,18 @@ impl Bench {
             for file in &evidence.instruction_files {
                 tally.instruction_files.add(text.contains(file.as_str()));
             }
-            let removed = removed_evidence(conversation, &trial.kept);
+            let removed = removed_evidence(conversation, &trial.kept, &evidence.requests);
             for path in &removed.paths {
                 tally.files.add(text.contains(path.as_str()));
             }
             for error in &removed.errors {
                 tally.errors.add(text.contains(error.as_str()));
             }
-            for id in &removed.identifiers {
+            for id in &removed.written {
                 tally.identifiers.add(text.contains(id.as_str()));
+            }
+            for id in &removed.identifiers {
+                tally.all_identifiers.add(text.contains(id.as_str()));
             }
             tally.elapsed += trial.elapsed;
         }

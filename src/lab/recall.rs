@@ -1,6 +1,8 @@
 //! What the bench's recall figures look for: the requests of a conversation, the text a model
 //! reads in an output, and what its removed messages held (paths, error lines, identifiers).
 
+use std::collections::BTreeSet;
+
 use crate::classify;
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::evidence;
@@ -87,11 +89,9 @@ const IMPERATIVE_CUES: [&str; 7] = [
     "avoid",
 ];
 
-/// The imperative sentences of a request, by a scan of its own, simpler than the digest's so
-/// that the figure does not grade the digest by its own rule: `<tag>…</tag>` blocks and fenced
-/// code left out, the rest cut at line ends and after `.`, `!` or `?` before a blank, each
-/// piece of at least 3 words holding a cue of [`IMPERATIVE_CUES`] as whole words.
-fn imperatives(text: &str) -> Vec<String> {
+/// What a person typed of a request: its text without `<name>…</name>` blocks (the harness's
+/// reminders and context).
+fn typed_text(text: &str) -> String {
     let mut typed = String::new();
     let mut rest = text;
     // Blocks of machine text: from `<name>` to `</name>`.
@@ -111,6 +111,15 @@ fn imperatives(text: &str) -> Vec<String> {
         }
     }
     typed.push_str(rest);
+    typed
+}
+
+/// The imperative sentences of a request, by a scan of its own, simpler than the digest's so
+/// that the figure does not grade the digest by its own rule: `<tag>…</tag>` blocks and fenced
+/// code left out, the rest cut at line ends and after `.`, `!` or `?` before a blank, each
+/// piece of at least 3 words holding a cue of [`IMPERATIVE_CUES`] as whole words.
+fn imperatives(text: &str) -> Vec<String> {
+    let typed = typed_text(text);
     let mut out = Vec::new();
     let mut code = false;
     for line in typed.lines() {
@@ -196,9 +205,9 @@ pub(super) const NAMED_CHARS: usize = 40;
 /// than the digest's, so that the identifiers recall does not grade the digest by its own
 /// rule: words of letters, digits and `_-#@.` with at least 6 characters, holding both a digit
 /// and a letter (user names, order and booking numbers, hashes, tickets), or numbers of at
-/// least 7 digits (a leading `#` kept); a word with a `.` only as an e-mail address (never a
-/// file name or a version); never a JSON key, a date or a time stamp.
-fn identifier_words(text: &str, out: &mut std::collections::BTreeSet<String>) {
+/// least 7 digits (a leading `#` kept); a word with a `.` only as an e-mail address or a
+/// version ([`is_version`]), never a file name; never a JSON key, a date or a time stamp.
+fn identifier_words(text: &str, out: &mut BTreeSet<String>) {
     let words = text.split(|c: char| !(c.is_ascii_alphanumeric() || "_-#@.".contains(c)));
     for word in words {
         // Where the word ends in `text` (a slice of it): a JSON key is followed by `":`.
@@ -214,7 +223,7 @@ fn identifier_words(text: &str, out: &mut std::collections::BTreeSet<String>) {
         let digits = word.chars().filter(char::is_ascii_digit).count();
         let letters = word.chars().filter(char::is_ascii_alphabetic).count();
         let shaped = if word.contains('.') {
-            word.contains('@') && letters > 0
+            (word.contains('@') && letters > 0) || is_version(word)
         } else {
             let number = digits + usize::from(word.starts_with('#')) == word.len();
             (word.len() >= 6 && digits > 0 && letters > 0) || (number && digits >= 7)
@@ -225,25 +234,54 @@ fn identifier_words(text: &str, out: &mut std::collections::BTreeSet<String>) {
     }
 }
 
+/// A version: numbers joined by dots, three or more (`1.2.3`, `4.1.2` of `==4.1.2`), or two
+/// or more after a `v` (`v1.2`), with an optional `-` suffix (`2.0.0-rc.1`).
+fn is_version(word: &str) -> bool {
+    let core = word.split('-').next().unwrap_or(word);
+    let (numbers, least) = match core.strip_prefix(['v', 'V']) {
+        Some(rest) => (rest, 2),
+        None => (core, 3),
+    };
+    let parts: Vec<&str> = numbers.split('.').collect();
+    parts.len() >= least
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 8 && p.chars().all(|c| c.is_ascii_digit()))
+}
+
 /// What the removed messages held: the paths named in their tool calls, the error lines of
-/// their results, and the identifiers of their user messages, tool calls and results
-/// ([`identifier_words`]), each without repeats.
+/// their results, and their identifiers ([`identifier_words`]), each without repeats.
 pub(super) struct Removed {
     pub(super) paths: Vec<String>,
     pub(super) errors: Vec<String>,
+    /// The identifiers a person or a tool call wrote: those of the removed requests (harness
+    /// blocks left out, [`typed_text`]) and of the removed tool calls' arguments (the issue's
+    /// figure).
+    pub(super) written: Vec<String>,
+    /// Those and the identifiers of every other removed text: harness messages and tool results.
     pub(super) identifiers: Vec<String>,
 }
 
-pub(super) fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> Removed {
-    let mut paths = std::collections::BTreeSet::new();
-    let mut errors = std::collections::BTreeSet::new();
-    let mut identifiers = std::collections::BTreeSet::new();
-    let removed = conversation.messages.iter().zip(kept).filter(|(_, k)| !**k);
-    for (message, _) in removed {
+/// [`Removed`] of the messages not `kept`; `requests` are the input indices of the requests.
+pub(super) fn removed_evidence(
+    conversation: &Conversation,
+    kept: &[bool],
+    requests: &[usize],
+) -> Removed {
+    let mut paths = BTreeSet::new();
+    let mut errors = BTreeSet::new();
+    let mut written = BTreeSet::new();
+    let mut others = BTreeSet::new();
+    let removed = conversation.messages.iter().enumerate();
+    for (index, message) in removed.filter(|(i, _)| !kept[*i]) {
         if message.role == Role::User {
+            let request = requests.binary_search(&index).is_ok();
             for part in &message.parts {
                 if let Part::Text { text, .. } = part {
-                    identifier_words(text, &mut identifiers);
+                    if request {
+                        identifier_words(&typed_text(text), &mut written);
+                    }
+                    identifier_words(text, &mut others);
                 }
             }
         }
@@ -258,10 +296,8 @@ pub(super) fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> Re
                             .map(|(_, p)| p),
                     );
                     match arguments {
-                        serde_json::Value::String(text) => {
-                            identifier_words(text, &mut identifiers);
-                        }
-                        other => identifier_words(&other.to_string(), &mut identifiers),
+                        serde_json::Value::String(text) => identifier_words(text, &mut written),
+                        other => identifier_words(&other.to_string(), &mut written),
                     }
                 }
                 Part::ToolResult {
@@ -272,7 +308,7 @@ pub(super) fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> Re
                         ..Message::new_text(Role::Tool, "")
                     }
                     .text();
-                    identifier_words(&text, &mut identifiers);
+                    identifier_words(&text, &mut others);
                     errors.extend(evidence::error_line(&text, *is_error));
                 }
                 _ => {}
@@ -280,21 +316,18 @@ pub(super) fn removed_evidence(conversation: &Conversation, kept: &[bool]) -> Re
         }
     }
     // A path's words are the files recall's, not identifiers.
-    let identifiers = identifiers
-        .into_iter()
-        .filter(|id| !paths.iter().any(|p: &String| p.contains(id.as_str())))
-        .collect();
+    let not_a_path = |id: &String| !paths.iter().any(|p: &String| p.contains(id.as_str()));
+    others.extend(written.iter().cloned());
     Removed {
+        written: written.into_iter().filter(not_a_path).collect(),
+        identifiers: others.into_iter().filter(not_a_path).collect(),
         paths: paths.into_iter().collect(),
         errors: errors.into_iter().collect(),
-        identifiers,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
-
     use super::*;
 
     fn words(text: &str) -> Vec<String> {
@@ -329,6 +362,47 @@ mod tests {
                 "1008292230",
                 "noah.m@example.com",
                 "noah_muller_9847"
+            ]
+        );
+    }
+
+    // See: #33
+    #[test]
+    fn the_bench_counts_versions_and_never_file_names_or_prices() {
+        assert_eq!(
+            words(
+                "pip install django==4.1.2 then v1.2 of 2.0.0-rc.1; cost 49.99, file setup.py, main.rs"
+            ),
+            ["2.0.0-rc.1", "4.1.2", "v1.2"]
+        );
+    }
+
+    // See: #33
+    #[test]
+    fn written_identifiers_are_those_of_requests_and_calls_not_of_results_or_harness_blocks() {
+        let conversation = crate::format::parse_value(
+            serde_json::json!([
+                {"role": "user", "content": "<env>id host_9f3c2e1</env>Refund order #W2378156 now."},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function",
+                    "function": {"name": "lookup", "arguments": "{\"user_id\": \"mia_li_3668\"}"}}]},
+                {"role": "tool", "tool_call_id": "a", "content": "payment credit_card_4421486"},
+                {"role": "assistant", "content": "Done."},
+                {"role": "user", "content": "Thanks."}
+            ]),
+            None,
+        )
+        .unwrap();
+        let kept = [false, false, false, false, true];
+        let requests = classify::requests(&conversation);
+        let removed = removed_evidence(&conversation, &kept, &requests);
+        assert_eq!(removed.written, ["#W2378156", "mia_li_3668"]);
+        assert_eq!(
+            removed.identifiers,
+            [
+                "#W2378156",
+                "credit_card_4421486",
+                "host_9f3c2e1",
+                "mia_li_3668"
             ]
         );
     }

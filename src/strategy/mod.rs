@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::features::{Features, Thresholds};
 use crate::format::{Wire, wire};
-use crate::identifiers::Tally;
+use crate::identifiers::{Counted, Tally};
 use crate::tokens::{Counts, TokenCounter};
 use crate::units::Unit;
 
@@ -213,7 +213,7 @@ pub(crate) struct Discarded {
 struct Cleared {
     input: Option<usize>,
     parts: Vec<Part>,
-    identifiers: OnceLock<Vec<(String, usize)>>,
+    identifiers: OnceLock<Vec<Counted>>,
 }
 
 impl Discarded {
@@ -237,13 +237,13 @@ impl Discarded {
                     let mut tally = Tally::default();
                     for part in &c.parts {
                         if let Part::Text { text, .. } = part {
-                            tally.add_text(text);
+                            tally.add_text(text, false);
                         }
                     }
                     tally.ranked()
                 })
             })
-            .map(|(id, n)| (id.as_str(), *n))
+            .map(|c| (c.id.as_str(), c.times))
             .collect()
     }
 

@@ -169,7 +169,7 @@ fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer) -> String {
         format!("{source}: {conversations} conversations, budget {budget} ({tokenizer})\n\n");
     let _ = writeln!(
         out,
-        "{:<9} {:>6} {:>7} {:>7} {:>10} {:>11} {:>12} {:>11} {:>10} {:>10} {:>8} {:>12} {:>6} {:>11} {:>13} {:>6} {:>10} {:>10} {:>9}",
+        "{:<9} {:>6} {:>7} {:>7} {:>10} {:>11} {:>12} {:>11} {:>10} {:>10} {:>8} {:>12} {:>6} {:>11} {:>13} {:>6} {:>10} {:>10} {:>10} {:>9}",
         "strategy",
         "convs",
         "fit %",
@@ -186,6 +186,7 @@ fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer) -> String {
         "standing %",
         "instr files %",
         "ids %",
+        "all ids %",
         "files %",
         "errors %",
         "ms/conv"
@@ -193,7 +194,7 @@ fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer) -> String {
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>10.1} {:>10.1} {:>8.1} {:>12.1} {:>6} {:>11.1} {:>13.1} {:>6.1} {:>10.1} {:>10.1} {:>9.2}",
+            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>10.1} {:>10.1} {:>8.1} {:>12.1} {:>6} {:>11.1} {:>13.1} {:>6.1} {:>10.1} {:>10.1} {:>10.1} {:>9.2}",
             row.strategy.as_str(),
             row.conversations,
             row.fit_pct,
@@ -210,6 +211,7 @@ fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer) -> String {
             row.standing_kept_pct,
             row.instruction_files_kept_pct,
             row.identifiers_recall_pct,
+            row.all_identifiers_recall_pct,
             row.files_recall_pct,
             row.errors_recall_pct,
             row.ms_per_conversation
