@@ -8,18 +8,18 @@ use crate::archive::{self, Archive};
 use crate::budget::Budget;
 use crate::classify;
 use crate::conversation::Conversation;
-use crate::digest::DigestCap;
 use crate::error::{Error, Result};
 use crate::instructions;
 use crate::options::Options;
 use crate::parallel;
 use crate::planner::{self, Planner};
-use crate::report::{Action, HarnessMessage, Input, InstructionFile, Outcome, Report, Step};
+use crate::report::{Action, Outcome, Report, Step};
 use crate::select;
+use crate::state::{Applied, Discarded, HarnessMessage, Input, InstructionFile, Source};
+use crate::strategy;
 use crate::strategy::fit;
 use crate::strategy::tools::{self, ToolMode, ToolOptions};
-use crate::strategy::{self, Applied, Discarded, Source};
-use crate::tokens::{self, Memo};
+use crate::tokens;
 use crate::validate;
 
 /// Messages from which a conversation's pairing check runs on a thread of its own, beside the
@@ -113,15 +113,15 @@ pub(crate) fn trim_tools_counted(
     options: &Options,
 ) -> Result<Compacted> {
     let (input, start) = checked_start(conversation, counts, options)?;
+    let archive = archive_of(options, &start, &input);
     let budget = input.tokens;
     let features = start.measure(budget, &options.thresholds);
-    let archive = input.archive.as_ref();
     let (trimmed, tool_trim) = tools::trim(
         start,
         &options.tools,
         (None, false),
         options.tokenizer,
-        archive,
+        archive.as_ref(),
     );
     let changed = tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0;
     let action = if changed {
@@ -130,7 +130,7 @@ pub(crate) fn trim_tools_counted(
         Action::WithinBudget
     };
     let outcome = Outcome::new(action, budget, tool_trim, features);
-    finish(&input, trimmed, outcome, options)
+    finish((&input, archive.as_ref()), trimmed, outcome, options)
 }
 
 /// Counts the input and checks its pairing: the starting point of every run. The check and
@@ -186,16 +186,18 @@ fn checked_start(
             .collect(),
         task: requests.first().copied(),
         current: requests.last().copied(),
-        archive: options
-            .archive
-            .as_ref()
-            .map(|dir| Archive::new(dir, &conversation, requests.first().copied())),
         requests,
         instructions,
         repairs: conversation.repairs.clone(),
         unlogged_tokens: options.unlogged(&conversation, &counts),
     };
     Ok((input, Applied::unchanged(conversation, counts)))
+}
+
+/// Where the run archives what it removes, when [`Options::archive`] names a folder.
+fn archive_of(options: &Options, start: &Applied, input: &Input) -> Option<Archive> {
+    let dir = options.archive.as_ref()?;
+    Some(Archive::new(dir, &start.conversation, input.task))
 }
 
 /// The input's instruction files, as the report lists them.
@@ -235,6 +237,7 @@ fn run(
     options: &Options,
 ) -> Result<Run> {
     let (input, start) = checked_start(conversation, counts, options)?;
+    let archive = archive_of(options, &start, &input);
     let resolved = options
         .budget
         .resolve(input.tokens, options.profile.context_window)?;
@@ -246,28 +249,18 @@ fn run(
     if !needed {
         let rounds = tools::count_rounds(&start.conversation, &options.tools);
         let outcome = Outcome::new(Action::WithinBudget, budget, rounds, features);
-        return finish(&input, start, outcome, options)
+        return finish((&input, archive.as_ref()), start, outcome, options)
             .map(|compacted| Run::Done(Box::new(compacted)));
     }
-    let recent = Recent::new(budget, options, &input);
+    let recent = Recent::new(budget, options, archive.as_ref());
     let (mut state, mut tool_trim, mut steps) = recent.trim_first(start, input.tokens);
     if state.counts.total() <= budget {
         let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
         outcome.steps = steps;
-        return finish(&input, state, outcome, options)
+        return finish((&input, archive.as_ref()), state, outcome, options)
             .map(|compacted| Run::Done(Box::new(compacted)));
     }
-    let cap = options
-        .digest_tokens
-        .map_or_else(|| DigestCap::default_for(budget), DigestCap::fixed);
-    let planner = Planner {
-        options,
-        budget,
-        cap,
-        input: &input,
-        features: &features,
-        counter: Memo::new(options.tokenizer.counter()),
-    };
+    let planner = Planner::new(options, budget, (&input, archive.as_ref()), &features);
     let mut attempt = planner.attempt(&state, false);
     steps.push(Step::RemoveUnits);
     if !attempt.fits && !recent.fill && recent.clears() {
@@ -333,7 +326,8 @@ fn run(
         &attempt.markers,
         &planner.counter,
     );
-    finish(&input, applied, outcome, options).map(|compacted| Run::Done(Box::new(compacted)))
+    finish((&input, archive.as_ref()), applied, outcome, options)
+        .map(|compacted| Run::Done(Box::new(compacted)))
 }
 
 /// When `attempt`, which removed every unit it could, does not fit and outputs may be cleared
@@ -350,7 +344,7 @@ fn cut_in_progress(
         return (state, attempt, Vec::new());
     };
     let over = attempt.tokens_after.saturating_sub(planner.budget) + planner::MARKER_SLACK;
-    let archive = planner.input.archive.as_ref();
+    let archive = planner.archive;
     let messages = round.messages.clone();
     let (state, cut) = fit::cut_in_progress(state, messages, over, &planner.counter, archive);
     if cut.is_empty() {
@@ -378,14 +372,14 @@ impl<'a> Recent<'a> {
     /// headroom until the next compaction: there history goes first, the recent outputs (the
     /// agent's working evidence) only when removal alone cannot fit, and outputs are cleared
     /// whole. Nor is an output capped with an archive: the archive gives back what it changes.
-    fn new(budget: usize, options: &'a Options, input: &'a Input) -> Self {
+    fn new(budget: usize, options: &'a Options, archive: Option<&'a Archive>) -> Self {
         let fill = !matches!(options.budget, Budget::Window { .. });
         Self {
             budget,
             fill,
-            cap_crossing: fill && input.archive.is_none(),
+            cap_crossing: fill && archive.is_none(),
             options,
-            archive: input.archive.as_ref(),
+            archive,
         }
     }
 
@@ -511,7 +505,7 @@ fn is_in_progress(state: &Applied) -> bool {
 /// The last checks before output — valid pairing, never more tokens than the input nor, when
 /// compacted, than the budget — then the report.
 fn finish(
-    input: &Input,
+    (input, archive): (&Input, Option<&Archive>),
     output: Applied,
     mut outcome: Outcome,
     options: &Options,
@@ -558,9 +552,7 @@ fn finish(
             Source::Edited(_) | Source::Marker => None,
         })
         .collect();
-    let archive = input
-        .archive
-        .as_ref()
+    let archive = archive
         .map(|archive| planner::archive_files(archive, &spans, &output))
         .unwrap_or_default();
     report.archive = archive.iter().map(|(path, _)| path.clone()).collect();

@@ -51,8 +51,10 @@
 //! 2. `tokens` (counting, calibrated estimates);
 //! 3. `format` (one file per format), `budget`, `features`, `catalog` (model names);
 //! 4. `units` (the one grouping), `digest`, `validate`, `cost` (prices by catalog name, the
-//!    cost model), `archive` (the removed history's files);
-//! 5. `strategy` (plans, tool trimming, the working state and its one `apply`);
+//!    cost model), `archive` (the removed history's files), `state` (the run's state: its
+//!    input, the conversation as each step leaves it, where each message came from, what was
+//!    taken out);
+//! 5. `strategy` (plans, tool trimming, the one `apply`);
 //! 6. `select` (profile, rules, scoring); 7. `options`, then `settings` (options by name, from
 //!    the CLI, the proxy and Python); 8. `report`; 9. `planner`;
 //! 10. `compact` (the pipeline); 11. `session` (agent loops); 12. `request` (a provider
@@ -115,6 +117,7 @@ pub mod request;
 mod select;
 mod session;
 mod settings;
+mod state;
 mod strategy;
 mod tokens;
 pub mod tuning;

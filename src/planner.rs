@@ -16,9 +16,10 @@ use crate::features::Features;
 use crate::instructions;
 use crate::note;
 use crate::options::Options;
-use crate::report::{Input, MarkerNote, Shortened};
+use crate::report::{MarkerNote, Shortened};
 use crate::select;
-use crate::strategy::{self, Applied, Discarded, Limits, Plan, Source};
+use crate::state::{Applied, Discarded, Input, Source};
+use crate::strategy::{self, Limits, Plan};
 use crate::tokens::{Memo, TokenCounter};
 use crate::units::{self, Unit};
 
@@ -64,6 +65,8 @@ pub(crate) struct Planner<'a> {
     pub(crate) budget: usize,
     pub(crate) cap: DigestCap,
     pub(crate) input: &'a Input,
+    /// Where removed history goes, when it is archived.
+    pub(crate) archive: Option<&'a Archive>,
     /// The input's features, measured once: every attempt's rules and scores read them.
     pub(crate) features: &'a Features,
     /// The tokenizer's counter, remembering what it counted: attempts count the same digest
@@ -71,7 +74,29 @@ pub(crate) struct Planner<'a> {
     pub(crate) counter: Memo<'a>,
 }
 
-impl Planner<'_> {
+impl<'a> Planner<'a> {
+    /// The planner of one run to `budget`, its digests capped by [`Options::digest_tokens`] (or
+    /// the default cap for the budget).
+    pub(crate) fn new(
+        options: &'a Options,
+        budget: usize,
+        (input, archive): (&'a Input, Option<&'a Archive>),
+        features: &'a Features,
+    ) -> Self {
+        let cap = options
+            .digest_tokens
+            .map_or_else(|| DigestCap::default_for(budget), DigestCap::fixed);
+        Self {
+            options,
+            budget,
+            cap,
+            input,
+            archive,
+            features,
+            counter: Memo::new(options.tokenizer.counter()),
+        }
+    }
+
     /// Plans `state` (relaxing protections or not) with real markers. Each removed span costs
     /// its marker's header, and the digests together an allowance: first one cap, then what the
     /// digests of the last plan actually took, until the two agree (each digest stays within
@@ -121,7 +146,7 @@ impl Planner<'_> {
         };
         // With an archive every marker names its file, the least one being that line alone: a
         // span is never removed without it, so that nothing removed is out of reach.
-        let archived = self.input.archive.is_some();
+        let archived = self.archive.is_some();
         let flags = (relax, requests_last, archived);
         let mut last = None;
         let mut found = None;
@@ -274,7 +299,7 @@ impl Planner<'_> {
             self.input.tokens,
             mode == MarkerMode::Digest,
         );
-        if let Some(archive) = self.input.archive.as_ref().filter(|_| archived) {
+        if let Some(archive) = self.archive.filter(|_| archived) {
             let line = note::archive_line(&archive.longest_path(), self.input.messages);
             worst = match mode {
                 MarkerMode::None => line,
@@ -296,7 +321,7 @@ impl Planner<'_> {
         (mode, cap): (MarkerMode, DigestCap),
         allowance: usize,
     ) -> Attempt {
-        let archive = self.input.archive.as_ref().filter(|_| archived);
+        let archive = self.archive.filter(|_| archived);
         let each = match mode {
             MarkerMode::None if archive.is_none() => 0,
             _ => self.header_tokens(mode, archived),
@@ -444,7 +469,7 @@ impl Planner<'_> {
         let text_tokens = self.counter.count_text(text).max(1);
         let over = attempt.tokens_after.saturating_sub(self.budget);
         // With an archive, the note names the file the task is archived in whole.
-        let reference = self.input.archive.as_ref().and_then(|archive| {
+        let reference = self.archive.and_then(|archive| {
             let input = state.origin[index].input()?;
             Some(note::reference(&archive.message_file(input), 1))
         });

@@ -7,19 +7,20 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::archive::{Archive, SpanFile};
+use crate::archive::SpanFile;
 use crate::catalog::Profile;
 use crate::digest::MarkerMode;
 use crate::format::Format;
 
 use crate::options::Options;
-use crate::strategy::Applied;
+use crate::state::{Applied, Input};
 use crate::tokens::Tokenizer;
 
 pub use crate::conversation::Repair;
 pub use crate::error::{Location, ProblemKind};
 pub use crate::features::{Features, Severity};
 pub use crate::select::{Candidate, Decision, Layer, RuleCheck};
+pub use crate::state::{HarnessMessage, InstructionFile};
 pub use crate::strategy::Protection;
 pub use crate::strategy::fit::CutOutput;
 pub use crate::strategy::tools::ToolTrim;
@@ -84,36 +85,6 @@ pub struct Shortened {
     pub chars_before: usize,
     /// Characters of its text after, the note of the cut included.
     pub chars_after: usize,
-}
-
-/// A user message classified as harness text (machine text in a user turn).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HarnessMessage {
-    /// Its input index.
-    pub message: usize,
-    /// The agent whose harness writes it.
-    pub agent: &'static str,
-    /// The pattern of `data/harness.json` that matched, or the log's metadata field that
-    /// marked it (see `source`).
-    pub pattern: &'static str,
-    /// What marked it: `metadata` (the log says so) or `pattern` (its text matched).
-    pub source: &'static str,
-}
-
-/// A user message holding an instruction file: pinned like the system prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct InstructionFile {
-    /// Its input index.
-    pub message: usize,
-    /// The agent whose wrapper it is in.
-    pub agent: &'static str,
-    /// The file it carries (`AGENTS.md`, `CLAUDE.md`, `GEMINI.md`).
-    pub file: &'static str,
-    /// The wrapper of `data/instructions.json` that matched (a tag name or a prefix).
-    pub pattern: &'static str,
-    /// The paths the message names its files by, when it names them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub paths: Vec<String>,
 }
 
 /// The full account of one run.
@@ -296,40 +267,6 @@ impl Report {
             );
         }
         line
-    }
-}
-
-/// What the report needs to know of the input once the pipeline owns its working copy.
-pub(crate) struct Input {
-    pub(crate) format: crate::format::Format,
-    /// The overhead counted in: the one given, or what the anchor measured.
-    pub(crate) overhead: usize,
-    pub(crate) messages: usize,
-    pub(crate) tokens: usize,
-    /// Each input message's tokens: markers count what they replace in these.
-    pub(crate) counts: Vec<usize>,
-    /// The input messages that are harness text.
-    pub(crate) harness: Vec<HarnessMessage>,
-    /// The input indices of the requests, ascending: classified once, here.
-    pub(crate) requests: Vec<usize>,
-    /// The input messages holding an instruction file, ascending: found once, here.
-    pub(crate) instructions: Vec<InstructionFile>,
-    /// The input index of the task (the first request).
-    pub(crate) task: Option<usize>,
-    /// The input index of the current request (the last request).
-    pub(crate) current: Option<usize>,
-    /// What the session-log reader repaired.
-    pub(crate) repairs: Vec<Repair>,
-    /// The anchored count's part that is not in the log.
-    pub(crate) unlogged_tokens: Option<usize>,
-    /// Where removed history goes, when it is archived.
-    pub(crate) archive: Option<Archive>,
-}
-
-impl Input {
-    /// The input indices of the messages holding an instruction file, ascending.
-    pub(crate) fn instruction_indices(&self) -> Vec<usize> {
-        self.instructions.iter().map(|f| f.message).collect()
     }
 }
 
