@@ -14,7 +14,7 @@ use crate::options::Options;
 use crate::parallel;
 use crate::planner::{self, Planner};
 use crate::report::{Action, Outcome, Report, Step};
-use crate::select;
+use crate::select::{self, Selector};
 use crate::state::{Applied, Discarded, HarnessMessage, Input, InstructionFile, Source};
 use crate::strategy;
 use crate::strategy::fit;
@@ -116,6 +116,7 @@ pub(crate) fn trim_tools_counted(
     let archive = archive_of(options, &start, &input);
     let budget = input.tokens;
     let features = start.measure(budget, &options.thresholds);
+    let selector = Selector::new(&options.profile, None, &features, &options.policy);
     let (trimmed, tool_trim) = tools::trim(
         start,
         &options.tools,
@@ -129,7 +130,7 @@ pub(crate) fn trim_tools_counted(
     } else {
         Action::WithinBudget
     };
-    let outcome = Outcome::new(action, budget, tool_trim, features);
+    let outcome = Outcome::new(action, budget, tool_trim, &selector);
     finish((&input, archive.as_ref()), trimmed, outcome, options)
 }
 
@@ -246,21 +247,27 @@ fn run(
     let needed = resolved.compact && input.messages > 0;
     // The input's features, measured once: the rules and the scores read the input's figures.
     let features = start.measure(budget, &options.thresholds);
+    let selector = Selector::new(
+        &options.profile,
+        options.strategy,
+        &features,
+        &options.policy,
+    );
     if !needed {
         let rounds = tools::count_rounds(&start.conversation, &options.tools);
-        let outcome = Outcome::new(Action::WithinBudget, budget, rounds, features);
+        let outcome = Outcome::new(Action::WithinBudget, budget, rounds, &selector);
         return finish((&input, archive.as_ref()), start, outcome, options)
             .map(|compacted| Run::Done(Box::new(compacted)));
     }
     let recent = Recent::new(budget, options, archive.as_ref());
     let (mut state, mut tool_trim, mut steps) = recent.trim_first(start, input.tokens);
     if state.counts.total() <= budget {
-        let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, features);
+        let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, &selector);
         outcome.steps = steps;
         return finish((&input, archive.as_ref()), state, outcome, options)
             .map(|compacted| Run::Done(Box::new(compacted)));
     }
-    let planner = Planner::new(options, budget, (&input, archive.as_ref()), &features);
+    let planner = Planner::new(options, budget, (&input, archive.as_ref()), &selector);
     let mut attempt = planner.attempt(&state, false);
     steps.push(Step::RemoveUnits);
     if !attempt.fits && !recent.fill && recent.clears() {
@@ -302,7 +309,7 @@ fn run(
     if shortened.is_some() {
         steps.push(Step::ShortenTask);
     }
-    let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, features.clone());
+    let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, &selector);
     outcome.decision = Some(attempt.decision);
     outcome.relaxed.clone_from(&attempt.plan.relaxed);
     outcome.steps = steps;

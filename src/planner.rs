@@ -12,12 +12,11 @@ use crate::archive::{Archive, SpanFile};
 use crate::classify;
 use crate::conversation::{Layout, Message, Part, Role};
 use crate::digest::{self, DigestCap, MarkerMode};
-use crate::features::Features;
 use crate::instructions;
 use crate::note;
 use crate::options::Options;
 use crate::report::{MarkerNote, Shortened};
-use crate::select;
+use crate::select::{self, Selector};
 use crate::state::{Applied, Discarded, Input, Source};
 use crate::strategy::{self, Limits, Plan};
 use crate::tokens::{Memo, TokenCounter};
@@ -67,8 +66,9 @@ pub(crate) struct Planner<'a> {
     pub(crate) input: &'a Input,
     /// Where removed history goes, when it is archived.
     pub(crate) archive: Option<&'a Archive>,
-    /// The input's features, measured once: every attempt's rules and scores read them.
-    pub(crate) features: &'a Features,
+    /// The run's selector, its limit-independent layers decided once: every attempt plans
+    /// with it.
+    pub(crate) selector: &'a Selector<'a>,
     /// The tokenizer's counter, remembering what it counted: attempts count the same digest
     /// items and markers again, and each is tokenized once.
     pub(crate) counter: Memo<'a>,
@@ -81,7 +81,7 @@ impl<'a> Planner<'a> {
         options: &'a Options,
         budget: usize,
         (input, archive): (&'a Input, Option<&'a Archive>),
-        features: &'a Features,
+        selector: &'a Selector<'a>,
     ) -> Self {
         let cap = options
             .digest_tokens
@@ -92,7 +92,7 @@ impl<'a> Planner<'a> {
             cap,
             input,
             archive,
-            features,
+            selector,
             counter: Memo::new(options.tokenizer.counter()),
         }
     }
@@ -110,14 +110,13 @@ impl<'a> Planner<'a> {
         let requests = state.of_input(&self.input.requests);
         let instructions = state.of_input(&self.input.instruction_indices());
         let units = units::group(&state.conversation, &state.counts, &requests, &instructions);
-        let features = self.features;
-        let around = self.attempt_with(state, &units, features, relax, true);
+        let around = self.attempt_with(state, &units, relax, true);
         let spares_requests = around
             .plan
             .drop
             .iter()
             .all(|&u| !around.units[u].has_request);
-        let plain = self.attempt_with(state, &units, features, relax, false);
+        let plain = self.attempt_with(state, &units, relax, false);
         // Kept whole is better than named in a digest, unless the plain plan names every
         // removed request with fewer markers: one digest reads better than a note in every gap.
         let plain_reads_better = plain.fits
@@ -135,7 +134,6 @@ impl<'a> Planner<'a> {
         &self,
         state: &Applied,
         units: &[Unit],
-        features: &Features,
         relax: bool,
         requests_last: bool,
     ) -> Attempt {
@@ -154,8 +152,7 @@ impl<'a> Planner<'a> {
             // The removed requests' share of the digests is not known before the plan: start
             // from the other sections' cap, and follow what the digests take.
             let cap = (self.cap, self.cap.rest);
-            let Some(best) = self.settle(state, units, features, flags, mode, cap, &mut last)
-            else {
+            let Some(best) = self.settle(state, units, flags, mode, cap, &mut last) else {
                 continue;
             };
             if mode == MarkerMode::Brief && self.options.marker == MarkerMode::Digest {
@@ -168,15 +165,7 @@ impl<'a> Planner<'a> {
                 let smaller = (cap > 0)
                     .then(|| {
                         let cap = (DigestCap::fixed(cap), cap);
-                        self.settle(
-                            state,
-                            units,
-                            features,
-                            flags,
-                            MarkerMode::Digest,
-                            cap,
-                            &mut None,
-                        )
+                        self.settle(state, units, flags, MarkerMode::Digest, cap, &mut None)
                     })
                     .flatten();
                 if let Some(smaller) = smaller.filter(|s| s.plan.drop.len() <= best.plan.drop.len())
@@ -198,7 +187,7 @@ impl<'a> Planner<'a> {
         // the room they need, is better than losing them (requests first).
         // The protected head and tail may go too: their requests are named in the digest.
         let unnamed = |a: &Attempt| (a.unnamed, a.unnamed_files);
-        match self.roomier(state, units, features, (true, requests_last, archived)) {
+        match self.roomier(state, units, (true, requests_last, archived)) {
             Some(roomier) if unnamed(&roomier) < unnamed(&found) => roomier,
             _ => found,
         }
@@ -210,14 +199,12 @@ impl<'a> Planner<'a> {
         &self,
         state: &Applied,
         units: &[Unit],
-        features: &Features,
         flags: (bool, bool, bool),
     ) -> Option<Attempt> {
         let each = self.header_tokens(MarkerMode::Digest, flags.2);
         let probe = self.once(
             state,
             units,
-            features,
             flags,
             (MarkerMode::Digest, DigestCap::fixed(0)),
             self.budget,
@@ -231,15 +218,7 @@ impl<'a> Planner<'a> {
         }
         let room = room.min(self.cap.total);
         let cap = (DigestCap::fixed(room), room * probe.markers.len());
-        self.settle(
-            state,
-            units,
-            features,
-            flags,
-            MarkerMode::Digest,
-            cap,
-            &mut None,
-        )
+        self.settle(state, units, flags, MarkerMode::Digest, cap, &mut None)
     }
 
     /// Plans with markers of `mode` whose digests stay within `cap`, reserving for the digests
@@ -250,7 +229,6 @@ impl<'a> Planner<'a> {
         &self,
         state: &Applied,
         units: &[Unit],
-        features: &Features,
         flags: (bool, bool, bool),
         mode: MarkerMode,
         (cap, start): (DigestCap, usize),
@@ -259,7 +237,7 @@ impl<'a> Planner<'a> {
         let mut allowance = if mode == MarkerMode::Digest { start } else { 0 };
         let mut best: Option<Attempt> = None;
         for _ in 0..MARKER_ROUNDS {
-            let attempt = self.once(state, units, features, flags, (mode, cap), allowance);
+            let attempt = self.once(state, units, flags, (mode, cap), allowance);
             let used = attempt.digest_tokens;
             let fits = attempt.fits;
             if fits {
@@ -316,7 +294,6 @@ impl<'a> Planner<'a> {
         &self,
         state: &Applied,
         units: &[Unit],
-        features: &Features,
         (relax, requests_last, archived): (bool, bool, bool),
         (mode, cap): (MarkerMode, DigestCap),
         allowance: usize,
@@ -336,14 +313,7 @@ impl<'a> Planner<'a> {
             relax,
             requests_last,
         };
-        let (decision, plan) = select::decide(
-            &self.options.profile,
-            self.options.strategy,
-            features,
-            &self.options.policy,
-            units,
-            &limits,
-        );
+        let (decision, plan) = self.selector.decide(units, &limits);
         let spans = strategy::spans(&plan.drop);
         let mut markers = Vec::new();
         let mut notes = Vec::new();

@@ -19,13 +19,14 @@ use crate::tokens::Tokenizer;
 pub use crate::conversation::Repair;
 pub use crate::error::{Location, ProblemKind};
 pub use crate::features::{Features, Severity};
+use crate::select::{self, Selector};
 pub use crate::select::{Candidate, Decision, Layer, RuleCheck};
 pub use crate::state::{HarnessMessage, InstructionFile};
 pub use crate::strategy::Protection;
 pub use crate::strategy::fit::CutOutput;
 pub use crate::strategy::tools::ToolTrim;
 use crate::strategy::tools::is_zero;
-use crate::{select, strategy, units};
+use crate::{strategy, units};
 
 /// What the pipeline did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -276,6 +277,8 @@ pub(crate) struct Outcome {
     pub(crate) budget: usize,
     pub(crate) tool_trim: ToolTrim,
     pub(crate) features: Features,
+    /// Every rule's verdict over the features, as the selector found them.
+    pub(crate) rules: Vec<RuleCheck>,
     /// The minimum when the plan could not fit; else taken from the output's pinned units.
     pub(crate) pinned_tokens: Option<usize>,
     pub(crate) decision: Option<select::Decision>,
@@ -291,17 +294,20 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
+    /// A run's outcome before its later steps fill it in: the features and the rules' verdicts
+    /// are the run's selector's.
     pub(crate) fn new(
         action: Action,
         budget: usize,
         tool_trim: ToolTrim,
-        features: Features,
+        selector: &Selector<'_>,
     ) -> Self {
         Self {
             action,
             budget,
             tool_trim,
-            features,
+            features: selector.features.clone(),
+            rules: selector.checks.clone(),
             pinned_tokens: None,
             decision: None,
             relaxed: Vec::new(),
@@ -366,7 +372,7 @@ impl Outcome {
                 Vec::new()
             },
             pinned_tokens,
-            rules: select::verdicts(&self.features, &options.policy),
+            rules: self.rules,
             features: self.features,
             profile: options.profile.clone(),
             decision: self.decision,
