@@ -97,6 +97,7 @@ mod classify;
 mod compact;
 mod conversation;
 mod cost;
+mod degrade;
 mod digest;
 mod error;
 mod evidence;

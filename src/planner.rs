@@ -20,7 +20,7 @@ use crate::select::{self, Selector};
 use crate::state::{Applied, Discarded, Input, Source};
 use crate::strategy::{self, Limits, Plan};
 use crate::tokens::{Memo, TokenCounter};
-use crate::units::{self, Unit};
+use crate::units::Unit;
 
 /// Tokens added to the markers' reserve: an Anthropic marker merged into the next message is
 /// recounted with that message, which may differ from its count alone by a few tokens.
@@ -107,9 +107,7 @@ impl<'a> Planner<'a> {
     /// and none of them is taken when it fits, unless the plain plan (removal oldest first, the
     /// removed requests in the digest) names them all with fewer markers.
     pub(crate) fn attempt(&self, state: &Applied, relax: bool) -> Attempt {
-        let requests = state.of_input(&self.input.requests);
-        let instructions = state.of_input(&self.input.instruction_indices());
-        let units = units::group(&state.conversation, &state.counts, &requests, &instructions);
+        let units = state.units(self.input);
         let around = self.attempt_with(state, &units, relax, true);
         let spares_requests = around
             .plan

@@ -22,11 +22,11 @@ pub use crate::features::{Features, Severity};
 use crate::select::{self, Selector};
 pub use crate::select::{Candidate, Decision, Layer, RuleCheck};
 pub use crate::state::{HarnessMessage, InstructionFile};
+use crate::strategy;
 pub use crate::strategy::Protection;
 pub use crate::strategy::fit::CutOutput;
 pub use crate::strategy::tools::ToolTrim;
 use crate::strategy::tools::is_zero;
-use crate::{strategy, units};
 
 /// What the pipeline did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -279,8 +279,9 @@ pub(crate) struct Outcome {
     pub(crate) features: Features,
     /// Every rule's verdict over the features, as the selector found them.
     pub(crate) rules: Vec<RuleCheck>,
-    /// The minimum when the plan could not fit; else taken from the output's pinned units.
-    pub(crate) pinned_tokens: Option<usize>,
+    /// Tokens of what can never be removed: the minimum when the plan could not fit; else the
+    /// output's pinned messages, the system prompt and the reply priming.
+    pub(crate) pinned_tokens: usize,
     pub(crate) decision: Option<select::Decision>,
     pub(crate) relaxed: Vec<strategy::Protection>,
     pub(crate) marker: bool,
@@ -308,7 +309,7 @@ impl Outcome {
             tool_trim,
             features: selector.features.clone(),
             rules: selector.checks.clone(),
-            pinned_tokens: None,
+            pinned_tokens: 0,
             decision: None,
             relaxed: Vec::new(),
             marker: false,
@@ -324,18 +325,6 @@ impl Outcome {
     /// The report of this outcome for `output`, the pipeline's last state.
     pub(crate) fn report(self, input: &Input, output: &Applied, options: &Options) -> Report {
         let finished = self.action != Action::CannotFit;
-        let pinned_tokens = self.pinned_tokens.unwrap_or_else(|| {
-            let requests = output.of_input(&input.requests);
-            let instructions = output.of_input(&input.instruction_indices());
-            let units = units::group(
-                &output.conversation,
-                &output.counts,
-                &requests,
-                &instructions,
-            );
-            let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
-            pinned + output.counts.system + output.counts.priming()
-        });
         let tokens_after = if finished {
             output.counts.total()
         } else {
@@ -371,7 +360,7 @@ impl Outcome {
             } else {
                 Vec::new()
             },
-            pinned_tokens,
+            pinned_tokens: self.pinned_tokens,
             rules: self.rules,
             features: self.features,
             profile: options.profile.clone(),

@@ -10,10 +10,18 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 use crate::conversation::{Conversation, Message, Part, Repair};
+use crate::error::{Error, Result};
 use crate::features::{Features, Thresholds};
 use crate::format::Format;
 use crate::identifiers::Tally;
 use crate::tokens::Counts;
+use crate::units::{self, Unit};
+use crate::{classify, instructions, parallel, validate};
+
+/// Messages from which a conversation's pairing check runs on a thread of its own, beside the
+/// classification of the input's requests or the making of the output's report (each takes
+/// about 0.3 µs a message).
+pub(crate) const PARALLEL_CHECK_MESSAGES: usize = 1_000;
 
 /// What a run knows of its input once the pipeline owns the conversation: counted, checked and
 /// classified once, read by every later stage and by the report.
@@ -45,10 +53,81 @@ pub(crate) struct Input {
 }
 
 impl Input {
+    /// Checks `conversation`'s pairing and classifies its messages (requests, harness text,
+    /// instruction files), given its `counts` with the `overhead` counted in them and the
+    /// anchored count's part that is not in the log. The check and the classification follow
+    /// the count, beside each other, so that their walk through the whole conversation does not
+    /// compete with the tokenizer for memory.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the conversation breaks tool pairing.
+    pub(crate) fn checked(
+        conversation: &Conversation,
+        (counts, overhead): (&Counts, usize),
+        unlogged_tokens: Option<usize>,
+    ) -> Result<Self> {
+        let apart = conversation.messages.len() >= PARALLEL_CHECK_MESSAGES;
+        let (problems, (requests, (harness, instructions))) = parallel::beside(
+            apart,
+            || validate::check(conversation),
+            || {
+                (
+                    classify::requests(conversation),
+                    (
+                        classify::harness(conversation),
+                        instruction_files(conversation),
+                    ),
+                )
+            },
+        );
+        if let Some(first) = problems.first() {
+            return Err(Error::Invalid {
+                first: first.clone(),
+                count: problems.len(),
+            });
+        }
+        Ok(Self {
+            format: conversation.format,
+            overhead,
+            messages: conversation.messages.len(),
+            tokens: counts.total(),
+            counts: counts.messages.clone(),
+            harness: harness
+                .into_iter()
+                .map(|(message, agent, pattern, source)| HarnessMessage {
+                    message,
+                    agent,
+                    pattern,
+                    source,
+                })
+                .collect(),
+            task: requests.first().copied(),
+            current: requests.last().copied(),
+            requests,
+            instructions,
+            repairs: conversation.repairs.clone(),
+            unlogged_tokens,
+        })
+    }
+
     /// The input indices of the messages holding an instruction file, ascending.
     pub(crate) fn instruction_indices(&self) -> Vec<usize> {
         self.instructions.iter().map(|f| f.message).collect()
     }
+}
+
+/// The input's instruction files, as the report lists them.
+fn instruction_files(conversation: &Conversation) -> Vec<InstructionFile> {
+    instructions::instruction_files(conversation)
+        .into_iter()
+        .map(|(message, wrapper)| InstructionFile {
+            message,
+            agent: wrapper.agent.as_str(),
+            file: wrapper.file.as_str(),
+            pattern: wrapper.text.as_str(),
+            paths: instructions::paths_named(&conversation.messages[message].text()),
+        })
+        .collect()
 }
 
 /// A user message classified as harness text (machine text in a user turn).
@@ -229,6 +308,46 @@ impl Applied {
             .filter(|(_, o)| o.input().is_some_and(|i| input.binary_search(&i).is_ok()))
             .map(|(at, _)| at)
             .collect()
+    }
+
+    /// This state's units ([`units::group`]), the input's requests and instruction files,
+    /// classified once, found in it.
+    pub(crate) fn units(&self, input: &Input) -> Vec<Unit> {
+        let requests = self.of_input(&input.requests);
+        let instructions = self.of_input(&input.instruction_indices());
+        units::group(&self.conversation, &self.counts, &requests, &instructions)
+    }
+
+    /// The input indices of the messages of this state's pinned `units`, ascending: which
+    /// messages of a later state (the output this one's plan is applied into) are pinned.
+    pub(crate) fn pinned_inputs(&self, units: &[Unit]) -> Vec<usize> {
+        let mut pinned: Vec<usize> = units
+            .iter()
+            .filter(|u| u.pinned)
+            .flat_map(|u| self.origin[u.messages.clone()].iter())
+            .filter_map(|source| source.input())
+            .collect();
+        pinned.sort_unstable();
+        pinned.dedup();
+        pinned
+    }
+
+    /// Tokens of what can never be removed: this state's messages standing for the input
+    /// messages `pinned` (ascending, as [`Applied::pinned_inputs`] gives them), as counted here
+    /// (a marker merged into one counted with it), the system prompt and the reply priming.
+    pub(crate) fn pinned_tokens(&self, pinned: &[usize]) -> usize {
+        let messages: usize = self
+            .origin
+            .iter()
+            .zip(&self.counts.messages)
+            .filter(|(source, _)| {
+                source
+                    .input()
+                    .is_some_and(|i| pinned.binary_search(&i).is_ok())
+            })
+            .map(|(_, tokens)| tokens)
+            .sum();
+        messages + self.counts.system + self.counts.priming()
     }
 
     /// The input messages that no longer appear, as `[start, end)` ranges.
