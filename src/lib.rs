@@ -55,9 +55,11 @@
 //!    input, the conversation as each step leaves it, where each message came from, what was
 //!    taken out);
 //! 5. `strategy` (plans, tool trimming, the one `apply`);
-//! 6. `select` (profile, rules, scoring); 7. `options`, then `settings` (options by name, from
-//!    the CLI, the proxy and Python); 8. `report`; 9. `planner`;
-//! 10. `compact` (the pipeline); 11. `session` (agent loops); 12. `request` (a provider
+//! 6. `select` (profile, rules, scoring: the layers that read only the features decided once
+//!    per run); 7. `options`, then `settings` (options by name, from the CLI, the proxy and
+//!    Python); 8. `report` (built from the finished run); 9. `planner`, then `degrade` (the
+//!    degrade order under a tight budget);
+//! 10. `compact` (the pipeline, one stage a call); 11. `session` (agent loops); 12. `request` (a provider
 //!     request body in, what to forward out: the proxy's compaction without the socket).
 //!
 //! Above the engine, behind the `lab` feature (which the `cli` feature turns on), `lab` holds the

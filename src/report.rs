@@ -1,4 +1,6 @@
 //! The report: what was done, why, and how much. Its JSON is the contract other tools read.
+//! It is built from the finished run (an `Outcome`, the input and the last state) and
+//! re-derives nothing: the rules' verdicts are the selector's, the pinned tokens the run's.
 //!
 //! Every type a [`Report`] field holds is named here, with the problems [`crate::validate()`]
 //! lists.
