@@ -51,14 +51,18 @@
 //! 2. `tokens` (counting, calibrated estimates);
 //! 3. `format` (one file per format), `budget`, `features`, `catalog` (model names);
 //! 4. `units` (the one grouping), `digest`, `validate`, `cost` (prices by catalog name, the
-//!    cost model), `archive` (the removed history's files);
-//! 5. `strategy` (plans, tool trimming, the working state and its one `apply`);
-//! 6. `select` (profile, rules, scoring); 7. `options`, then `settings` (options by name, from
-//!    the CLI, the proxy and Python); 8. `report`; 9. `planner`;
-//! 10. `compact` (the pipeline); 11. `session` (agent loops); 12. `request` (a provider
-//!     request body in, what to forward out: the proxy's compaction without the socket);
-//! 13. `proxy` (behind the `proxy` feature: the HTTP server around `request`; tokio and hyper
-//!     live only here).
+//!    cost model), `archive` (the removed history's files), `state` (the run's state: its
+//!    input, the conversation as each step leaves it, where each message came from, what was
+//!    taken out);
+//! 5. `strategy` (plans, tool trimming, the one `apply`);
+//! 6. `select` (profile, rules, scoring: the layers that read only the features decided once
+//!    per run); 7. `options`, then `settings` (options by name, from the CLI, the proxy and
+//!    Python); 8. `report` (built from the finished run); 9. `planner`, then `degrade` (the
+//!    degrade order under a tight budget);
+//! 10. `compact` (the pipeline, one stage a call); 11. `session` (agent loops); 12. `request`
+//!     (a provider request body in, what to forward out: the proxy's compaction without the
+//!     socket); 13. `proxy` (behind the `proxy` feature: the HTTP server around `request`;
+//!     tokio and hyper live only here).
 //!
 //! Above the engine, behind the `lab` feature (which the `cli` feature turns on), `lab` holds the
 //! measurements of the CLI's `bench`, `replay` and `calibrate`; it is not part of the stable
@@ -98,6 +102,7 @@ mod classify;
 mod compact;
 mod conversation;
 mod cost;
+mod degrade;
 mod digest;
 mod error;
 mod evidence;
@@ -120,6 +125,7 @@ pub mod request;
 mod select;
 mod session;
 mod settings;
+mod state;
 mod strategy;
 mod tokens;
 pub mod tuning;

@@ -12,15 +12,15 @@ use crate::archive::{Archive, SpanFile};
 use crate::classify;
 use crate::conversation::{Layout, Message, Part, Role};
 use crate::digest::{self, DigestCap, MarkerMode};
-use crate::features::Features;
 use crate::instructions;
 use crate::note;
 use crate::options::Options;
-use crate::report::{Input, MarkerNote, Shortened};
-use crate::select;
-use crate::strategy::{self, Applied, Discarded, Limits, Plan, Source};
+use crate::report::{MarkerNote, Shortened};
+use crate::select::{self, Selector};
+use crate::state::{Applied, Discarded, Input, Source};
+use crate::strategy::{self, Limits, Plan};
 use crate::tokens::{Memo, TokenCounter};
-use crate::units::{self, Unit};
+use crate::units::Unit;
 
 /// Tokens added to the markers' reserve: an Anthropic marker merged into the next message is
 /// recounted with that message, which may differ from its count alone by a few tokens.
@@ -64,14 +64,39 @@ pub(crate) struct Planner<'a> {
     pub(crate) budget: usize,
     pub(crate) cap: DigestCap,
     pub(crate) input: &'a Input,
-    /// The input's features, measured once: every attempt's rules and scores read them.
-    pub(crate) features: &'a Features,
+    /// Where removed history goes, when it is archived.
+    pub(crate) archive: Option<&'a Archive>,
+    /// The run's selector, its limit-independent layers decided once: every attempt plans
+    /// with it.
+    pub(crate) selector: &'a Selector<'a>,
     /// The tokenizer's counter, remembering what it counted: attempts count the same digest
     /// items and markers again, and each is tokenized once.
     pub(crate) counter: Memo<'a>,
 }
 
-impl Planner<'_> {
+impl<'a> Planner<'a> {
+    /// The planner of one run to `budget`, its digests capped by [`Options::digest_tokens`] (or
+    /// the default cap for the budget).
+    pub(crate) fn new(
+        options: &'a Options,
+        budget: usize,
+        (input, archive): (&'a Input, Option<&'a Archive>),
+        selector: &'a Selector<'a>,
+    ) -> Self {
+        let cap = options
+            .digest_tokens
+            .map_or_else(|| DigestCap::default_for(budget), DigestCap::fixed);
+        Self {
+            options,
+            budget,
+            cap,
+            input,
+            archive,
+            selector,
+            counter: Memo::new(options.tokenizer.counter()),
+        }
+    }
+
     /// Plans `state` (relaxing protections or not) with real markers. Each removed span costs
     /// its marker's header, and the digests together an allowance: first one cap, then what the
     /// digests of the last plan actually took, until the two agree (each digest stays within
@@ -82,17 +107,14 @@ impl Planner<'_> {
     /// and none of them is taken when it fits, unless the plain plan (removal oldest first, the
     /// removed requests in the digest) names them all with fewer markers.
     pub(crate) fn attempt(&self, state: &Applied, relax: bool) -> Attempt {
-        let requests = state.of_input(&self.input.requests);
-        let instructions = state.of_input(&self.input.instruction_indices());
-        let units = units::group(&state.conversation, &state.counts, &requests, &instructions);
-        let features = self.features;
-        let around = self.attempt_with(state, &units, features, relax, true);
+        let units = state.units(self.input);
+        let around = self.attempt_with(state, &units, relax, true);
         let spares_requests = around
             .plan
             .drop
             .iter()
             .all(|&u| !around.units[u].has_request);
-        let plain = self.attempt_with(state, &units, features, relax, false);
+        let plain = self.attempt_with(state, &units, relax, false);
         // Kept whole is better than named in a digest, unless the plain plan names every
         // removed request with fewer markers: one digest reads better than a note in every gap.
         let plain_reads_better = plain.fits
@@ -110,7 +132,6 @@ impl Planner<'_> {
         &self,
         state: &Applied,
         units: &[Unit],
-        features: &Features,
         relax: bool,
         requests_last: bool,
     ) -> Attempt {
@@ -121,7 +142,7 @@ impl Planner<'_> {
         };
         // With an archive every marker names its file, the least one being that line alone: a
         // span is never removed without it, so that nothing removed is out of reach.
-        let archived = self.input.archive.is_some();
+        let archived = self.archive.is_some();
         let flags = (relax, requests_last, archived);
         let mut last = None;
         let mut found = None;
@@ -129,8 +150,7 @@ impl Planner<'_> {
             // The removed requests' share of the digests is not known before the plan: start
             // from the other sections' cap, and follow what the digests take.
             let cap = (self.cap, self.cap.rest);
-            let Some(best) = self.settle(state, units, features, flags, mode, cap, &mut last)
-            else {
+            let Some(best) = self.settle(state, units, flags, mode, cap, &mut last) else {
                 continue;
             };
             if mode == MarkerMode::Brief && self.options.marker == MarkerMode::Digest {
@@ -143,15 +163,7 @@ impl Planner<'_> {
                 let smaller = (cap > 0)
                     .then(|| {
                         let cap = (DigestCap::fixed(cap), cap);
-                        self.settle(
-                            state,
-                            units,
-                            features,
-                            flags,
-                            MarkerMode::Digest,
-                            cap,
-                            &mut None,
-                        )
+                        self.settle(state, units, flags, MarkerMode::Digest, cap, &mut None)
                     })
                     .flatten();
                 if let Some(smaller) = smaller.filter(|s| s.plan.drop.len() <= best.plan.drop.len())
@@ -173,7 +185,7 @@ impl Planner<'_> {
         // the room they need, is better than losing them (requests first).
         // The protected head and tail may go too: their requests are named in the digest.
         let unnamed = |a: &Attempt| (a.unnamed, a.unnamed_files);
-        match self.roomier(state, units, features, (true, requests_last, archived)) {
+        match self.roomier(state, units, (true, requests_last, archived)) {
             Some(roomier) if unnamed(&roomier) < unnamed(&found) => roomier,
             _ => found,
         }
@@ -185,14 +197,12 @@ impl Planner<'_> {
         &self,
         state: &Applied,
         units: &[Unit],
-        features: &Features,
         flags: (bool, bool, bool),
     ) -> Option<Attempt> {
         let each = self.header_tokens(MarkerMode::Digest, flags.2);
         let probe = self.once(
             state,
             units,
-            features,
             flags,
             (MarkerMode::Digest, DigestCap::fixed(0)),
             self.budget,
@@ -206,15 +216,7 @@ impl Planner<'_> {
         }
         let room = room.min(self.cap.total);
         let cap = (DigestCap::fixed(room), room * probe.markers.len());
-        self.settle(
-            state,
-            units,
-            features,
-            flags,
-            MarkerMode::Digest,
-            cap,
-            &mut None,
-        )
+        self.settle(state, units, flags, MarkerMode::Digest, cap, &mut None)
     }
 
     /// Plans with markers of `mode` whose digests stay within `cap`, reserving for the digests
@@ -225,7 +227,6 @@ impl Planner<'_> {
         &self,
         state: &Applied,
         units: &[Unit],
-        features: &Features,
         flags: (bool, bool, bool),
         mode: MarkerMode,
         (cap, start): (DigestCap, usize),
@@ -234,7 +235,7 @@ impl Planner<'_> {
         let mut allowance = if mode == MarkerMode::Digest { start } else { 0 };
         let mut best: Option<Attempt> = None;
         for _ in 0..MARKER_ROUNDS {
-            let attempt = self.once(state, units, features, flags, (mode, cap), allowance);
+            let attempt = self.once(state, units, flags, (mode, cap), allowance);
             let used = attempt.digest_tokens;
             let fits = attempt.fits;
             if fits {
@@ -274,7 +275,7 @@ impl Planner<'_> {
             self.input.tokens,
             mode == MarkerMode::Digest,
         );
-        if let Some(archive) = self.input.archive.as_ref().filter(|_| archived) {
+        if let Some(archive) = self.archive.filter(|_| archived) {
             let line = note::archive_line(&archive.longest_path(), self.input.messages);
             worst = match mode {
                 MarkerMode::None => line,
@@ -291,12 +292,11 @@ impl Planner<'_> {
         &self,
         state: &Applied,
         units: &[Unit],
-        features: &Features,
         (relax, requests_last, archived): (bool, bool, bool),
         (mode, cap): (MarkerMode, DigestCap),
         allowance: usize,
     ) -> Attempt {
-        let archive = self.input.archive.as_ref().filter(|_| archived);
+        let archive = self.archive.filter(|_| archived);
         let each = match mode {
             MarkerMode::None if archive.is_none() => 0,
             _ => self.header_tokens(mode, archived),
@@ -311,14 +311,7 @@ impl Planner<'_> {
             relax,
             requests_last,
         };
-        let (decision, plan) = select::decide(
-            &self.options.profile,
-            self.options.strategy,
-            features,
-            &self.options.policy,
-            units,
-            &limits,
-        );
+        let (decision, plan) = self.selector.decide(units, &limits);
         let spans = strategy::spans(&plan.drop);
         let mut markers = Vec::new();
         let mut notes = Vec::new();
@@ -444,7 +437,7 @@ impl Planner<'_> {
         let text_tokens = self.counter.count_text(text).max(1);
         let over = attempt.tokens_after.saturating_sub(self.budget);
         // With an archive, the note names the file the task is archived in whole.
-        let reference = self.input.archive.as_ref().and_then(|archive| {
+        let reference = self.archive.and_then(|archive| {
             let input = state.origin[index].input()?;
             Some(note::reference(&archive.message_file(input), 1))
         });

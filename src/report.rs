@@ -1,4 +1,6 @@
 //! The report: what was done, why, and how much. Its JSON is the contract other tools read.
+//! It is built from the finished run (an `Outcome`, the input and the last state) and
+//! re-derives nothing: the rules' verdicts are the selector's, the pinned tokens the run's.
 //!
 //! Every type a [`Report`] field holds is named here, with the problems [`crate::validate()`]
 //! lists.
@@ -7,24 +9,26 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::archive::{Archive, SpanFile};
+use crate::archive::SpanFile;
 use crate::catalog::Profile;
 use crate::digest::MarkerMode;
 use crate::format::Format;
 
 use crate::options::Options;
-use crate::strategy::Applied;
+use crate::state::{Applied, Input};
 use crate::tokens::Tokenizer;
 
 pub use crate::conversation::Repair;
 pub use crate::error::{Location, ProblemKind};
 pub use crate::features::{Features, Severity};
+use crate::select::{self, Selector};
 pub use crate::select::{Candidate, Decision, Layer, RuleCheck};
+pub use crate::state::{HarnessMessage, InstructionFile};
+use crate::strategy;
 pub use crate::strategy::Protection;
 pub use crate::strategy::fit::CutOutput;
 pub use crate::strategy::tools::ToolTrim;
 use crate::strategy::tools::is_zero;
-use crate::{select, strategy, units};
 
 /// What the pipeline did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -84,36 +88,6 @@ pub struct Shortened {
     pub chars_before: usize,
     /// Characters of its text after, the note of the cut included.
     pub chars_after: usize,
-}
-
-/// A user message classified as harness text (machine text in a user turn).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HarnessMessage {
-    /// Its input index.
-    pub message: usize,
-    /// The agent whose harness writes it.
-    pub agent: &'static str,
-    /// The pattern of `data/harness.json` that matched, or the log's metadata field that
-    /// marked it (see `source`).
-    pub pattern: &'static str,
-    /// What marked it: `metadata` (the log says so) or `pattern` (its text matched).
-    pub source: &'static str,
-}
-
-/// A user message holding an instruction file: pinned like the system prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct InstructionFile {
-    /// Its input index.
-    pub message: usize,
-    /// The agent whose wrapper it is in.
-    pub agent: &'static str,
-    /// The file it carries (`AGENTS.md`, `CLAUDE.md`, `GEMINI.md`).
-    pub file: &'static str,
-    /// The wrapper of `data/instructions.json` that matched (a tag name or a prefix).
-    pub pattern: &'static str,
-    /// The paths the message names its files by, when it names them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub paths: Vec<String>,
 }
 
 /// The full account of one run.
@@ -299,48 +273,17 @@ impl Report {
     }
 }
 
-/// What the report needs to know of the input once the pipeline owns its working copy.
-pub(crate) struct Input {
-    pub(crate) format: crate::format::Format,
-    /// The overhead counted in: the one given, or what the anchor measured.
-    pub(crate) overhead: usize,
-    pub(crate) messages: usize,
-    pub(crate) tokens: usize,
-    /// Each input message's tokens: markers count what they replace in these.
-    pub(crate) counts: Vec<usize>,
-    /// The input messages that are harness text.
-    pub(crate) harness: Vec<HarnessMessage>,
-    /// The input indices of the requests, ascending: classified once, here.
-    pub(crate) requests: Vec<usize>,
-    /// The input messages holding an instruction file, ascending: found once, here.
-    pub(crate) instructions: Vec<InstructionFile>,
-    /// The input index of the task (the first request).
-    pub(crate) task: Option<usize>,
-    /// The input index of the current request (the last request).
-    pub(crate) current: Option<usize>,
-    /// What the session-log reader repaired.
-    pub(crate) repairs: Vec<Repair>,
-    /// The anchored count's part that is not in the log.
-    pub(crate) unlogged_tokens: Option<usize>,
-    /// Where removed history goes, when it is archived.
-    pub(crate) archive: Option<Archive>,
-}
-
-impl Input {
-    /// The input indices of the messages holding an instruction file, ascending.
-    pub(crate) fn instruction_indices(&self) -> Vec<usize> {
-        self.instructions.iter().map(|f| f.message).collect()
-    }
-}
-
 /// What a run decided, before it becomes a [`Report`].
 pub(crate) struct Outcome {
     pub(crate) action: Action,
     pub(crate) budget: usize,
     pub(crate) tool_trim: ToolTrim,
     pub(crate) features: Features,
-    /// The minimum when the plan could not fit; else taken from the output's pinned units.
-    pub(crate) pinned_tokens: Option<usize>,
+    /// Every rule's verdict over the features, as the selector found them.
+    pub(crate) rules: Vec<RuleCheck>,
+    /// Tokens of what can never be removed: the minimum when the plan could not fit; else the
+    /// output's pinned messages, the system prompt and the reply priming.
+    pub(crate) pinned_tokens: usize,
     pub(crate) decision: Option<select::Decision>,
     pub(crate) relaxed: Vec<strategy::Protection>,
     pub(crate) marker: bool,
@@ -354,18 +297,21 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
+    /// A run's outcome before its later steps fill it in: the features and the rules' verdicts
+    /// are the run's selector's.
     pub(crate) fn new(
         action: Action,
         budget: usize,
         tool_trim: ToolTrim,
-        features: Features,
+        selector: &Selector<'_>,
     ) -> Self {
         Self {
             action,
             budget,
             tool_trim,
-            features,
-            pinned_tokens: None,
+            features: selector.features.clone(),
+            rules: selector.checks.clone(),
+            pinned_tokens: 0,
             decision: None,
             relaxed: Vec::new(),
             marker: false,
@@ -381,18 +327,6 @@ impl Outcome {
     /// The report of this outcome for `output`, the pipeline's last state.
     pub(crate) fn report(self, input: &Input, output: &Applied, options: &Options) -> Report {
         let finished = self.action != Action::CannotFit;
-        let pinned_tokens = self.pinned_tokens.unwrap_or_else(|| {
-            let requests = output.of_input(&input.requests);
-            let instructions = output.of_input(&input.instruction_indices());
-            let units = units::group(
-                &output.conversation,
-                &output.counts,
-                &requests,
-                &instructions,
-            );
-            let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
-            pinned + output.counts.system + output.counts.priming()
-        });
         let tokens_after = if finished {
             output.counts.total()
         } else {
@@ -428,8 +362,8 @@ impl Outcome {
             } else {
                 Vec::new()
             },
-            pinned_tokens,
-            rules: select::verdicts(&self.features, &options.policy),
+            pinned_tokens: self.pinned_tokens,
+            rules: self.rules,
             features: self.features,
             profile: options.profile.clone(),
             decision: self.decision,

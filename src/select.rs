@@ -205,7 +205,7 @@ pub struct Decision {
 
 /// Every rule's verdict over `features`, in order (whichever layer decides, and also when no
 /// removal is needed).
-pub(crate) fn verdicts(features: &Features, policy: &Policy) -> Vec<RuleCheck> {
+fn verdicts(features: &Features, policy: &Policy) -> Vec<RuleCheck> {
     RULES
         .iter()
         .map(|rule| RuleCheck {
@@ -240,95 +240,124 @@ fn efficiency_scaled(tokens_before: usize, tokens_after: usize, kept: usize, tot
     REDUCTION_WEIGHT * before.saturating_sub(after) * total + PRESERVATION_WEIGHT * kept * before
 }
 
-/// Decides a strategy and returns its plan.
-pub(crate) fn decide(
-    profile: &Profile,
-    forced: Option<Strategy>,
-    features: &Features,
-    policy: &Policy,
-    units: &[Unit],
-    limits: &Limits,
-) -> (Decision, Plan) {
-    let candidate = |plan: &Plan| Candidate {
-        strategy: plan.strategy,
-        tokens_after: plan.tokens_after,
-        messages_after: plan.messages_kept,
-        efficiency: efficiency(
-            features.tokens,
-            plan.tokens_after,
-            plan.messages_kept,
-            features.messages,
-        ),
-        fits: plan.fits,
-        estimated_cost: match policy.optimize {
-            Optimize::Cost(model) => {
-                Some(model.expected(cached_prefix(units, limits, plan), plan.tokens_after))
+/// The selector of one run: the layers that do not depend on the limits — a forced strategy,
+/// the cost optimization, the profile's preference, the rules' verdicts — decided once, when
+/// the features are measured; [`Selector::decide`] then only plans, for each set of limits the
+/// planner tries.
+pub(crate) struct Selector<'a> {
+    /// The input's features, which the rules and the scores read.
+    pub(crate) features: &'a Features,
+    policy: &'a Policy,
+    /// Every rule's verdict over the features, in order: the report's `rules`.
+    pub(crate) checks: Vec<RuleCheck>,
+    choice: Choice,
+}
+
+/// What the limit-independent layers chose.
+#[derive(Clone, Copy)]
+enum Choice {
+    /// One strategy, by the layer that chose it (and the rule, when one did).
+    One(Layer, Strategy, Option<&'static Rule>),
+    /// Both strategies, priced (`--optimize cost`).
+    Priced,
+    /// Both strategies, scored (no confident rule).
+    Scored,
+}
+
+impl<'a> Selector<'a> {
+    /// Runs the layers that read only the profile, the options and the features, in order: a
+    /// forced strategy, the cost optimization, the profile's preference, the first matching
+    /// rule (when confident enough); else both strategies are to be scored.
+    pub(crate) fn new(
+        profile: &Profile,
+        forced: Option<Strategy>,
+        features: &'a Features,
+        policy: &'a Policy,
+    ) -> Self {
+        let checks = verdicts(features, policy);
+        let winner = RULES
+            .iter()
+            .zip(&checks)
+            .find(|(_, check)| check.matched)
+            .map(|(rule, _)| rule)
+            .filter(|r| r.confidence >= policy.confidence_threshold);
+        let choice = match (forced, policy.optimize, profile.strategy, winner) {
+            (Some(strategy), ..) => Choice::One(Layer::Forced, strategy, None),
+            (None, Optimize::Cost(_), ..) => Choice::Priced,
+            (None, _, Preference::Middle, _) => Choice::One(Layer::Profile, Strategy::Middle, None),
+            (None, _, Preference::Oldest, _) => Choice::One(Layer::Profile, Strategy::Oldest, None),
+            (None, _, Preference::Auto, Some(rule)) => {
+                Choice::One(Layer::Rule, rule.then, Some(rule))
             }
-            Optimize::Efficiency => None,
-        },
-    };
-    let checks = verdicts(features, policy);
-    let single = |layer, strategy, rule: Option<&Rule>| {
-        let plan = strategy::plan(strategy, units, limits);
-        let decision = Decision {
-            layer,
-            strategy,
-            rule: rule.map(|r| r.number),
-            confidence: rule.map(|r| r.confidence),
-            candidates: vec![candidate(&plan)],
+            (None, _, Preference::Auto, None) => Choice::Scored,
         };
-        (decision, plan)
-    };
-    if let Some(strategy) = forced {
-        return single(Layer::Forced, strategy, None);
+        Self {
+            features,
+            policy,
+            checks,
+            choice,
+        }
     }
-    if let Optimize::Cost(_) = policy.optimize {
+
+    /// The decision and its plan over `units` within `limits`: the chosen strategy's plan, or
+    /// both strategies' plans and the one that wins on price or score.
+    pub(crate) fn decide(&self, units: &[Unit], limits: &Limits) -> (Decision, Plan) {
+        let (features, policy) = (self.features, self.policy);
+        let candidate = |plan: &Plan| Candidate {
+            strategy: plan.strategy,
+            tokens_after: plan.tokens_after,
+            messages_after: plan.messages_kept,
+            efficiency: efficiency(
+                features.tokens,
+                plan.tokens_after,
+                plan.messages_kept,
+                features.messages,
+            ),
+            fits: plan.fits,
+            estimated_cost: match policy.optimize {
+                Optimize::Cost(model) => {
+                    Some(model.expected(cached_prefix(units, limits, plan), plan.tokens_after))
+                }
+                Optimize::Efficiency => None,
+            },
+        };
+        let layer = match self.choice {
+            Choice::One(layer, strategy, rule) => {
+                let plan = strategy::plan(strategy, units, limits);
+                let decision = Decision {
+                    layer,
+                    strategy,
+                    rule: rule.map(|r| r.number),
+                    confidence: rule.map(|r| r.confidence),
+                    candidates: vec![candidate(&plan)],
+                };
+                return (decision, plan);
+            }
+            Choice::Priced => Layer::Cost,
+            Choice::Scored => Layer::Scored,
+        };
         let middle = strategy::plan(Strategy::Middle, units, limits);
         let oldest = strategy::plan(Strategy::Oldest, units, limits);
         let candidates = vec![candidate(&middle), candidate(&oldest)];
-        let cost = |c: &Candidate| c.estimated_cost.unwrap_or(f64::INFINITY);
-        // Only fitting candidates compete; middle wins ties and stands when neither fits.
-        let oldest_wins = candidates[1].fits
-            && (!candidates[0].fits || cost(&candidates[1]) < cost(&candidates[0]));
+        let oldest_wins = match layer {
+            Layer::Cost => {
+                let cost = |c: &Candidate| c.estimated_cost.unwrap_or(f64::INFINITY);
+                // Only fitting candidates compete; middle wins ties and stands when neither fits.
+                candidates[1].fits
+                    && (!candidates[0].fits || cost(&candidates[1]) < cost(&candidates[0]))
+            }
+            _ => choose(features, &middle, &oldest) == Strategy::Oldest,
+        };
         let chosen = if oldest_wins { oldest } else { middle };
         let decision = Decision {
-            layer: Layer::Cost,
+            layer,
             strategy: chosen.strategy,
             rule: None,
             confidence: None,
             candidates,
         };
-        return (decision, chosen);
+        (decision, chosen)
     }
-    match profile.strategy {
-        Preference::Middle => return single(Layer::Profile, Strategy::Middle, None),
-        Preference::Oldest => return single(Layer::Profile, Strategy::Oldest, None),
-        Preference::Auto => {}
-    }
-    let winner = RULES
-        .iter()
-        .zip(&checks)
-        .find(|(_, check)| check.matched)
-        .map(|(rule, _)| rule);
-    if let Some(rule) = winner.filter(|r| r.confidence >= policy.confidence_threshold) {
-        return single(Layer::Rule, rule.then, Some(rule));
-    }
-    let middle = strategy::plan(Strategy::Middle, units, limits);
-    let oldest = strategy::plan(Strategy::Oldest, units, limits);
-    let candidates = vec![candidate(&middle), candidate(&oldest)];
-    let chosen = if choose(features, &middle, &oldest) == Strategy::Oldest {
-        oldest
-    } else {
-        middle
-    };
-    let decision = Decision {
-        layer: Layer::Scored,
-        strategy: chosen.strategy,
-        rule: None,
-        confidence: None,
-        candidates,
-    };
-    (decision, chosen)
 }
 
 /// Tokens at the head that a plan leaves unchanged: the system prompt and every unit before the
@@ -548,14 +577,9 @@ mod tests {
             relax: true,
             requests_last: false,
         };
-        let (decision, plan) = decide(
-            &Profile::generic(crate::tokens::Tokenizer::Chars),
-            None,
-            &f,
-            &Policy::default(),
-            &units,
-            &limits,
-        );
+        let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
+        let policy = Policy::default();
+        let (decision, plan) = Selector::new(&profile, None, &f, &policy).decide(&units, &limits);
         assert_eq!(decision.layer, Layer::Scored);
         assert_eq!(decision.candidates.len(), 2);
         // Both remove the same number of equal units, so they tie and middle wins.
@@ -577,14 +601,9 @@ mod tests {
             requests_last: false,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
-        let (decision, plan) = decide(
-            &profile,
-            Some(Strategy::Oldest),
-            &f,
-            &Policy::default(),
-            &units,
-            &limits,
-        );
+        let policy = Policy::default();
+        let selector = Selector::new(&profile, Some(Strategy::Oldest), &f, &policy);
+        let (decision, plan) = selector.decide(&units, &limits);
         assert_eq!(
             (decision.layer, plan.strategy),
             (Layer::Forced, Strategy::Oldest)
@@ -629,7 +648,7 @@ mod tests {
             requests_last: false,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
-        decide(&profile, None, &f, &policy, &units(tokens), &limits)
+        Selector::new(&profile, None, &f, &policy).decide(&units(tokens), &limits)
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::conversation::{Layout, Part, joined_text};
 use crate::tokens::TokenCounter;
 use crate::{evidence, note};
 
-use super::Applied;
+use crate::state::Applied;
 
 /// One output of the round in progress cut to fit the budget (by `cut_in_progress`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -16,14 +16,12 @@ pub(crate) mod fit;
 pub(crate) mod tools;
 
 use std::ops::Range;
-use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::conversation::{Conversation, Message, Part, Role};
-use crate::features::{Features, Thresholds};
+use crate::conversation::{Conversation, Message, Role};
 use crate::format::{Wire, wire};
-use crate::identifiers::{Counted, Tally};
+use crate::state::{Applied, Source};
 use crate::tokens::{Counts, TokenCounter};
 use crate::units::Unit;
 
@@ -179,173 +177,6 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
     }
     plan.drop.sort_unstable();
     plan
-}
-
-/// A conversation after a step changed it, with its exact counts and where each message came
-/// from.
-#[derive(Debug)]
-pub(crate) struct Applied {
-    /// The changed conversation.
-    pub conversation: Conversation,
-    /// Exact counts of its messages: cached ones for unchanged messages, fresh ones for the rest.
-    pub counts: Counts,
-    /// Where each message came from.
-    pub origin: Vec<Source>,
-    /// What the steps so far took out of the conversation.
-    pub discarded: Discarded,
-}
-
-/// What steps took out of a conversation (cleared outputs, removed messages), held rather than
-/// freed as each step goes: freeing thousands of allocations one by one is a tenth of what a
-/// compaction does after counting. They are freed with the result that holds them, once it has
-/// been used; the CLI exits without freeing them at all.
-///
-/// A cleared tool output is also where the identifiers of its message are read from when that
-/// message is later removed: its placeholder no longer holds them.
-#[derive(Default)]
-pub(crate) struct Discarded {
-    parts: Vec<Cleared>,
-    messages: Vec<Message>,
-}
-
-/// A cleared tool output: the input message it belonged to, and its identifiers, found once
-/// when first asked for.
-struct Cleared {
-    input: Option<usize>,
-    parts: Vec<Part>,
-    identifiers: OnceLock<Vec<Counted>>,
-}
-
-impl Discarded {
-    /// Holds parts a step replaced in the message read from input message `input`.
-    pub(crate) fn parts(&mut self, input: Option<usize>, parts: Vec<Part>) {
-        self.parts.push(Cleared {
-            input,
-            parts,
-            identifiers: OnceLock::new(),
-        });
-    }
-
-    /// The identifiers of the outputs cleared from the input messages `inputs` (ascending), with
-    /// their counts.
-    pub(crate) fn identifiers_of(&self, inputs: &[usize]) -> Vec<(&str, usize)> {
-        self.parts
-            .iter()
-            .filter(|c| c.input.is_some_and(|i| inputs.binary_search(&i).is_ok()))
-            .flat_map(|c| {
-                c.identifiers.get_or_init(|| {
-                    let mut tally = Tally::default();
-                    for part in &c.parts {
-                        if let Part::Text { text, .. } = part {
-                            tally.add_text(text, false);
-                        }
-                    }
-                    tally.ranked()
-                })
-            })
-            .map(|c| (c.id.as_str(), c.times))
-            .collect()
-    }
-
-    /// Holds a message a step removed.
-    pub(crate) fn message(&mut self, message: Message) {
-        self.messages.push(message);
-    }
-}
-
-/// A copy holds nothing: what was discarded is never read again.
-impl Clone for Discarded {
-    fn clone(&self) -> Self {
-        Self::default()
-    }
-}
-
-impl std::fmt::Debug for Discarded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Discarded({} part lists, {} messages)",
-            self.parts.len(),
-            self.messages.len()
-        )
-    }
-}
-
-/// Where a message of a step's output came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Source {
-    /// Input message `i`, as it was read.
-    Input(usize),
-    /// Input message `i`, changed: an output cleared or capped, text kept from a dropped round,
-    /// the task shortened, or a marker merged into it.
-    Edited(usize),
-    /// A marker standing alone: no input message.
-    Marker,
-}
-
-impl Source {
-    /// The input message this one is or was changed from.
-    pub(crate) fn input(self) -> Option<usize> {
-        match self {
-            Self::Input(index) | Self::Edited(index) => Some(index),
-            Self::Marker => None,
-        }
-    }
-
-    /// The same origin, once the message is changed.
-    pub(crate) fn edited(self) -> Self {
-        match self {
-            Self::Input(index) => Self::Edited(index),
-            other => other,
-        }
-    }
-}
-
-impl Applied {
-    /// The starting point: a conversation as read, with its counts.
-    pub(crate) fn unchanged(conversation: Conversation, counts: Counts) -> Self {
-        let origin = (0..conversation.messages.len())
-            .map(Source::Input)
-            .collect();
-        Self {
-            conversation,
-            counts,
-            origin,
-            discarded: Discarded::default(),
-        }
-    }
-
-    /// The features of this state against `budget`.
-    pub(crate) fn measure(&self, budget: usize, thresholds: &Thresholds) -> Features {
-        Features::measure(&self.conversation, &self.counts, budget, thresholds)
-    }
-
-    /// The indices of this state's messages that stand for one of `input` (input indices,
-    /// ascending): the input's requests, classified once, found in a later state.
-    pub(crate) fn of_input(&self, input: &[usize]) -> Vec<usize> {
-        self.origin
-            .iter()
-            .enumerate()
-            .filter(|(_, o)| o.input().is_some_and(|i| input.binary_search(&i).is_ok()))
-            .map(|(at, _)| at)
-            .collect()
-    }
-
-    /// The input messages that no longer appear, as `[start, end)` ranges.
-    pub(crate) fn removed(&self, input_messages: usize) -> Vec<[usize; 2]> {
-        let mut present = vec![false; input_messages];
-        for index in self.origin.iter().filter_map(|s| s.input()) {
-            present[index] = true;
-        }
-        let mut ranges: Vec<[usize; 2]> = Vec::new();
-        for (index, _) in present.iter().enumerate().filter(|(_, p)| !**p) {
-            match ranges.last_mut() {
-                Some(range) if range[1] == index => range[1] = index + 1,
-                _ => ranges.push([index, index + 1]),
-            }
-        }
-        ranges
-    }
 }
 
 /// Builds the output of a step from its messages, each with its origin and its count when it is

@@ -17,12 +17,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Applied;
 use super::fit::{self, cap_text, clear_input};
 use crate::archive::Archive;
 use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
 use crate::parallel;
+use crate::state::Applied;
 use crate::tokens::{Counts, TokenCounter, Tokenizer};
 use crate::{evidence, instructions, note, units};
 

@@ -1,0 +1,271 @@
+//! The degrade order: what a run does, step by step, when trimming old tool outputs has not
+//! brought the conversation within its budget.
+//!
+//! Clear old rounds' outputs → clear outputs inside the protected recent rounds (not the round
+//! in progress) → remove units by the chosen strategy → relax the head, then the tail → cut the
+//! outputs of the round in progress (unless tool outputs are left alone) → shorten the task →
+//! cannot fit. Outputs go before units; the round whose clearing meets the budget is capped to
+//! just meet it. A window budget keeps history first ([`Trimming::new`] says why). Each step
+//! taken is named in the report, in order.
+
+use crate::archive::Archive;
+use crate::budget::Budget;
+use crate::options::Options;
+use crate::planner::{self, Attempt, Planner};
+use crate::report::{Action, Outcome, Step};
+use crate::select;
+use crate::state::{Applied, Discarded};
+use crate::strategy::Protection;
+use crate::strategy::fit;
+use crate::strategy::tools::{self, ToolMode, ToolOptions, ToolTrim};
+
+/// Fits `state`, over the budget once [`Trimming::trim_first`] has trimmed it (`done`: what
+/// that did), in the degrade order: the last state, its attempt (which fits, or is the least
+/// that could not) and the run's outcome so far (its action, decision, steps, markers).
+pub(crate) fn fit(
+    mut state: Applied,
+    trimming: &Trimming<'_>,
+    planner: &Planner<'_>,
+    (mut tool_trim, mut steps): (ToolTrim, Vec<Step>),
+) -> (Applied, Attempt, Outcome) {
+    let mut attempt = planner.attempt(&state, false);
+    steps.push(Step::RemoveUnits);
+    if !attempt.fits && !trimming.fill && trimming.clears() {
+        let freed = tool_trim.tokens_freed;
+        state = trimming.clear(state, (&mut tool_trim, &mut steps));
+        if tool_trim.tokens_freed > freed {
+            attempt = planner.attempt(&state, false);
+        }
+    }
+    if !attempt.fits {
+        attempt = planner.attempt(&state, true);
+    }
+    if trimming.fill && trimming.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
+        let done = (&mut tool_trim, &mut steps);
+        (state, attempt) = trimming.clear_inputs(state, attempt, planner, done);
+    }
+    let outputs_cut;
+    (state, attempt, outputs_cut) = cut_in_progress(state, attempt, planner, trimming.clears());
+    let mut shortened = None;
+    if !attempt.fits {
+        if let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) {
+            let retry = planner.attempt(&shorter, true);
+            if retry.fits {
+                state = shorter;
+                attempt = retry;
+                shortened = Some(cut);
+            }
+        }
+    }
+    for protection in &attempt.plan.relaxed {
+        steps.push(match protection {
+            Protection::Head => Step::RelaxHead,
+            Protection::Tail => Step::RelaxTail,
+        });
+    }
+    if !outputs_cut.is_empty() {
+        steps.push(Step::CutCurrentOutputs);
+    }
+    if shortened.is_some() {
+        steps.push(Step::ShortenTask);
+    }
+    let mut outcome = Outcome::new(
+        Action::Compacted,
+        planner.budget,
+        tool_trim,
+        planner.selector,
+    );
+    outcome.decision = Some(attempt.decision.clone());
+    outcome.relaxed.clone_from(&attempt.plan.relaxed);
+    outcome.steps = steps;
+    outcome.shortened = shortened;
+    outcome.outputs_cut = outputs_cut;
+    if attempt.fits {
+        outcome.marker = !attempt.markers.is_empty();
+        outcome.marker_mode = attempt.mode;
+        outcome.markers = std::mem::take(&mut attempt.notes);
+        outcome.archive = std::mem::take(&mut attempt.archive);
+    } else {
+        outcome.action = Action::CannotFit;
+        outcome.steps.push(Step::CannotFit);
+        outcome.pinned_tokens = attempt.tokens_after;
+    }
+    (state, attempt, outcome)
+}
+
+/// When `attempt`, which removed every unit it could, does not fit and outputs may be cleared
+/// (`clears`): the state with the outputs of its round in progress cut by what `attempt` is
+/// over the budget, and its plan; else both as they are (or when the last unit is no round).
+fn cut_in_progress(
+    state: Applied,
+    attempt: Attempt,
+    planner: &Planner<'_>,
+    clears: bool,
+) -> (Applied, Attempt, Vec<fit::CutOutput>) {
+    let round = attempt.units.last().filter(|u| u.is_round);
+    let Some(round) = round.filter(|_| clears && !attempt.fits) else {
+        return (state, attempt, Vec::new());
+    };
+    let over = attempt.tokens_after.saturating_sub(planner.budget) + planner::MARKER_SLACK;
+    let archive = planner.archive;
+    let messages = round.messages.clone();
+    let (state, cut) = fit::cut_in_progress(state, messages, over, &planner.counter, archive);
+    if cut.is_empty() {
+        return (state, attempt, cut);
+    }
+    let attempt = planner.attempt(&state, true);
+    (state, attempt, cut)
+}
+
+/// How tool outputs are trimmed under a run's budget, and the recent rounds' cleared when they
+/// are.
+pub(crate) struct Trimming<'a> {
+    budget: usize,
+    /// Whether the recent rounds' outputs go before any unit.
+    fill: bool,
+    /// Whether the round that meets the budget is capped to just meet it.
+    cap_crossing: bool,
+    options: &'a Options,
+    archive: Option<&'a Archive>,
+}
+
+impl<'a> Trimming<'a> {
+    /// A fixed budget is room the caller gives to fill: the recent rounds' outputs go before any
+    /// unit, and the round whose clearing meets the budget is capped to just meet it. A window
+    /// budget's target is where an agent loop compacts down to, and the room left under it is
+    /// headroom until the next compaction: there history goes first, the recent outputs (the
+    /// agent's working evidence) only when removal alone cannot fit, and outputs are cleared
+    /// whole. Nor is an output capped with an archive: the archive gives back what it changes.
+    pub(crate) fn new(budget: usize, options: &'a Options, archive: Option<&'a Archive>) -> Self {
+        let fill = !matches!(options.budget, Budget::Window { .. });
+        Self {
+            budget,
+            fill,
+            cap_crossing: fill && archive.is_none(),
+            options,
+            archive,
+        }
+    }
+
+    /// Whether tool outputs may be cleared at all.
+    fn clears(&self) -> bool {
+        self.options.tools.mode != ToolMode::Off
+    }
+
+    /// The trimming before any unit goes: the old rounds' outputs, then, with a fixed budget, the
+    /// recent rounds'. `tokens` is the input's size (what cost-optimized trimming weighs).
+    pub(crate) fn trim_first(
+        &self,
+        start: Applied,
+        tokens: usize,
+    ) -> (Applied, tools::ToolTrim, Vec<Step>) {
+        let options = self.options;
+        let tool_options = select::tool_options(&options.policy, &options.tools, tokens);
+        let stop = (Some(self.budget), self.cap_crossing);
+        let (mut state, mut tool_trim) =
+            tools::trim(start, &tool_options, stop, options.tokenizer, self.archive);
+        let mut steps = Vec::new();
+        if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
+            steps.push(Step::ClearOldOutputs);
+        }
+        if self.fill && self.clears() && state.counts.total() > self.budget {
+            state = self.clear(state, (&mut tool_trim, &mut steps));
+        }
+        (state, tool_trim, steps)
+    }
+
+    /// With a fixed budget and no archive, where `attempt` does not fit or fills less than 60%
+    /// of the budget, the large tool-call inputs of the units `attempt` removes (of all but the last when it does not fit; [`fit::clear_large_inputs`]), oldest
+    /// first, cleared to their path-like
+    /// arguments until the conversation fits, when the plan over that state fits and keeps more
+    /// messages than `attempt` (or as many, using more of the budget), or `attempt` does not
+    /// fit: a file written whole in one call no longer takes its unit with it, nor leaves a
+    /// pinned unit over the budget;
+    /// else `state` and `attempt` as they are. What was cleared is added to the trimming figures
+    /// and its step to the steps, before unit removal.
+    fn clear_inputs(
+        &self,
+        mut state: Applied,
+        attempt: Attempt,
+        planner: &Planner<'_>,
+        (trim, steps): (&mut tools::ToolTrim, &mut Vec<Step>),
+    ) -> (Applied, Attempt) {
+        // With an archive, nothing is changed that the archive would not give back.
+        if self.options.tools.clear_inputs || self.archive.is_some() {
+            return (state, attempt);
+        }
+        // Only where removal alone leaves the budget mostly empty (under 60% of it) or cannot
+        // fit: a cleared input loses what it named, which the digest of a removed unit keeps.
+        if attempt.fits && attempt.tokens_after * 10 >= self.budget * 6 {
+            return (state, attempt);
+        }
+        let copy = Applied {
+            conversation: state.conversation.clone(),
+            counts: state.counts.clone(),
+            origin: state.origin.clone(),
+            discarded: Discarded::default(),
+        };
+        // Only the units the plan removes (the inputs of those it keeps stay whole), or, when it
+        // cannot fit, every unit but the last.
+        let units = &attempt.units;
+        let candidates: Vec<usize> = if attempt.fits {
+            let dropped = attempt.plan.drop.iter().map(|&u| units[u].messages.clone());
+            dropped.flatten().collect()
+        } else {
+            (0..units.last().map_or(0, |u| u.messages.start)).collect()
+        };
+        let counter = &planner.counter;
+        let (mut cleared, inputs, freed) =
+            fit::clear_large_inputs(copy, candidates.into_iter(), self.budget, counter);
+        if inputs == 0 {
+            return (state, attempt);
+        }
+        let mut better = planner.attempt(&cleared, false);
+        if !better.fits {
+            better = planner.attempt(&cleared, true);
+        }
+        // More messages kept, or as many and more of the budget used.
+        let (kept, was) = (better.plan.messages_kept, attempt.plan.messages_kept);
+        let keeps_more = !attempt.fits
+            || kept > was
+            || (kept == was && better.tokens_after > attempt.tokens_after);
+        if !better.fits || !keeps_more {
+            return (state, attempt);
+        }
+        // Only inputs changed: what earlier steps discarded stays with the state.
+        cleared.discarded = std::mem::take(&mut state.discarded);
+        trim.inputs_cleared += inputs;
+        trim.tokens_freed += freed;
+        let at = steps.iter().position(|s| *s == Step::RemoveUnits);
+        steps.insert(at.unwrap_or(steps.len()), Step::ClearOldInputs);
+        (cleared, better)
+    }
+
+    /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.
+    /// The last round is spared only when it is the round in progress (the last unit). What was
+    /// cleared is added to `done`'s trimming figures and steps.
+    fn clear(&self, state: Applied, done: (&mut tools::ToolTrim, &mut Vec<Step>)) -> Applied {
+        let recent = ToolOptions {
+            mode: ToolMode::Clear,
+            keep: usize::from(is_in_progress(&state)),
+            ..self.options.tools.clone()
+        };
+        let stop = (Some(self.budget), self.cap_crossing);
+        let tokenizer = self.options.tokenizer;
+        let (cleared, more) = tools::trim(state, &recent, stop, tokenizer, self.archive);
+        let (trim, steps) = done;
+        if more.cleared + more.truncated > 0 {
+            steps.push(Step::ClearRecentOutputs);
+            trim.cleared += more.cleared;
+            trim.truncated += more.truncated;
+            trim.tokens_freed += more.tokens_freed;
+        }
+        cleared
+    }
+}
+
+/// Whether the conversation ends in a tool round (the round in progress).
+fn is_in_progress(state: &Applied) -> bool {
+    let last = state.conversation.messages.last();
+    last.is_some_and(|m| m.has_results() || m.has_calls())
+}

@@ -1,0 +1,425 @@
+//! The run's state: what the pipeline knows of its input, and the conversation as each step
+//! leaves it — exact counts, where each message came from, and what the steps took out.
+//!
+//! A step takes an [`Applied`] and returns the next one; no step copies the conversation. Every
+//! output message keeps its [`Source`] (an input message as read, one changed, or a marker), so
+//! that the report, the archive and a caller holding the input's bytes can tell them apart.
+
+use std::sync::OnceLock;
+
+use serde::Serialize;
+
+use crate::conversation::{Conversation, Message, Part, Repair};
+use crate::error::{Error, Result};
+use crate::features::{Features, Thresholds};
+use crate::format::Format;
+use crate::identifiers::{Counted, Tally};
+use crate::tokens::Counts;
+use crate::units::{self, Unit};
+use crate::{classify, instructions, parallel, validate};
+
+/// Messages from which a conversation's pairing check runs on a thread of its own, beside the
+/// classification of the input's requests or the making of the output's report (each takes
+/// about 0.3 µs a message).
+pub(crate) const PARALLEL_CHECK_MESSAGES: usize = 1_000;
+
+/// What a run knows of its input once the pipeline owns the conversation: counted, checked and
+/// classified once, read by every later stage and by the report.
+pub(crate) struct Input {
+    /// The wire format read.
+    pub(crate) format: Format,
+    /// The overhead counted in: the one given, or what the anchor measured.
+    pub(crate) overhead: usize,
+    /// Its messages.
+    pub(crate) messages: usize,
+    /// Its tokens, the overhead included.
+    pub(crate) tokens: usize,
+    /// Each input message's tokens: markers count what they replace in these.
+    pub(crate) counts: Vec<usize>,
+    /// The input messages that are harness text.
+    pub(crate) harness: Vec<HarnessMessage>,
+    /// The input indices of the requests, ascending: classified once, here.
+    pub(crate) requests: Vec<usize>,
+    /// The input messages holding an instruction file, ascending: found once, here.
+    pub(crate) instructions: Vec<InstructionFile>,
+    /// The input index of the task (the first request).
+    pub(crate) task: Option<usize>,
+    /// The input index of the current request (the last request).
+    pub(crate) current: Option<usize>,
+    /// What the session-log reader repaired.
+    pub(crate) repairs: Vec<Repair>,
+    /// The anchored count's part that is not in the log.
+    pub(crate) unlogged_tokens: Option<usize>,
+}
+
+impl Input {
+    /// Checks `conversation`'s pairing and classifies its messages (requests, harness text,
+    /// instruction files), given its `counts` with the `overhead` counted in them and the
+    /// anchored count's part that is not in the log. The check and the classification follow
+    /// the count, beside each other, so that their walk through the whole conversation does not
+    /// compete with the tokenizer for memory.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the conversation breaks tool pairing.
+    pub(crate) fn checked(
+        conversation: &Conversation,
+        (counts, overhead): (&Counts, usize),
+        unlogged_tokens: Option<usize>,
+    ) -> Result<Self> {
+        let apart = conversation.messages.len() >= PARALLEL_CHECK_MESSAGES;
+        let (problems, (requests, (harness, instructions))) = parallel::beside(
+            apart,
+            || validate::check(conversation),
+            || {
+                (
+                    classify::requests(conversation),
+                    (
+                        classify::harness(conversation),
+                        instruction_files(conversation),
+                    ),
+                )
+            },
+        );
+        if let Some(first) = problems.first() {
+            return Err(Error::Invalid {
+                first: first.clone(),
+                count: problems.len(),
+            });
+        }
+        Ok(Self {
+            format: conversation.format,
+            overhead,
+            messages: conversation.messages.len(),
+            tokens: counts.total(),
+            counts: counts.messages.clone(),
+            harness: harness
+                .into_iter()
+                .map(|(message, agent, pattern, source)| HarnessMessage {
+                    message,
+                    agent,
+                    pattern,
+                    source,
+                })
+                .collect(),
+            task: requests.first().copied(),
+            current: requests.last().copied(),
+            requests,
+            instructions,
+            repairs: conversation.repairs.clone(),
+            unlogged_tokens,
+        })
+    }
+
+    /// The input indices of the messages holding an instruction file, ascending.
+    pub(crate) fn instruction_indices(&self) -> Vec<usize> {
+        self.instructions.iter().map(|f| f.message).collect()
+    }
+}
+
+/// The input's instruction files, as the report lists them.
+fn instruction_files(conversation: &Conversation) -> Vec<InstructionFile> {
+    instructions::instruction_files(conversation)
+        .into_iter()
+        .map(|(message, wrapper)| InstructionFile {
+            message,
+            agent: wrapper.agent.as_str(),
+            file: wrapper.file.as_str(),
+            pattern: wrapper.text.as_str(),
+            paths: instructions::paths_named(&conversation.messages[message].text()),
+        })
+        .collect()
+}
+
+/// A user message classified as harness text (machine text in a user turn).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HarnessMessage {
+    /// Its input index.
+    pub message: usize,
+    /// The agent whose harness writes it.
+    pub agent: &'static str,
+    /// The pattern of `data/harness.json` that matched, or the log's metadata field that
+    /// marked it (see `source`).
+    pub pattern: &'static str,
+    /// What marked it: `metadata` (the log says so) or `pattern` (its text matched).
+    pub source: &'static str,
+}
+
+/// A user message holding an instruction file: pinned like the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InstructionFile {
+    /// Its input index.
+    pub message: usize,
+    /// The agent whose wrapper it is in.
+    pub agent: &'static str,
+    /// The file it carries (`AGENTS.md`, `CLAUDE.md`, `GEMINI.md`).
+    pub file: &'static str,
+    /// The wrapper of `data/instructions.json` that matched (a tag name or a prefix).
+    pub pattern: &'static str,
+    /// The paths the message names its files by, when it names them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+}
+
+/// A conversation after a step changed it, with its exact counts and where each message came
+/// from.
+#[derive(Debug)]
+pub(crate) struct Applied {
+    /// The changed conversation.
+    pub conversation: Conversation,
+    /// Exact counts of its messages: cached ones for unchanged messages, fresh ones for the rest.
+    pub counts: Counts,
+    /// Where each message came from.
+    pub origin: Vec<Source>,
+    /// What the steps so far took out of the conversation.
+    pub discarded: Discarded,
+}
+
+/// What steps took out of a conversation (cleared outputs, removed messages), held rather than
+/// freed as each step goes: freeing thousands of allocations one by one is a tenth of what a
+/// compaction does after counting. They are freed with the result that holds them, once it has
+/// been used; the CLI exits without freeing them at all.
+///
+/// A cleared tool output is also where the identifiers of its message are read from when that
+/// message is later removed: its placeholder no longer holds them.
+#[derive(Default)]
+pub(crate) struct Discarded {
+    parts: Vec<Cleared>,
+    messages: Vec<Message>,
+}
+
+/// A cleared tool output: the input message it belonged to, and its identifiers, found once
+/// when first asked for.
+struct Cleared {
+    input: Option<usize>,
+    parts: Vec<Part>,
+    identifiers: OnceLock<Vec<Counted>>,
+}
+
+impl Discarded {
+    /// Holds parts a step replaced in the message read from input message `input`.
+    pub(crate) fn parts(&mut self, input: Option<usize>, parts: Vec<Part>) {
+        self.parts.push(Cleared {
+            input,
+            parts,
+            identifiers: OnceLock::new(),
+        });
+    }
+
+    /// The identifiers of the outputs cleared from the input messages `inputs` (ascending), with
+    /// their counts.
+    pub(crate) fn identifiers_of(&self, inputs: &[usize]) -> Vec<(&str, usize)> {
+        self.parts
+            .iter()
+            .filter(|c| c.input.is_some_and(|i| inputs.binary_search(&i).is_ok()))
+            .flat_map(|c| {
+                c.identifiers.get_or_init(|| {
+                    let mut tally = Tally::default();
+                    for part in &c.parts {
+                        if let Part::Text { text, .. } = part {
+                            tally.add_text(text, false);
+                        }
+                    }
+                    tally.ranked()
+                })
+            })
+            .map(|c| (c.id.as_str(), c.times))
+            .collect()
+    }
+
+    /// Holds a message a step removed.
+    pub(crate) fn message(&mut self, message: Message) {
+        self.messages.push(message);
+    }
+}
+
+/// A copy holds nothing: what was discarded is never read again.
+impl Clone for Discarded {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl std::fmt::Debug for Discarded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Discarded({} part lists, {} messages)",
+            self.parts.len(),
+            self.messages.len()
+        )
+    }
+}
+
+/// Where a message of a step's output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// Input message `i`, as it was read.
+    Input(usize),
+    /// Input message `i`, changed: an output cleared or capped, text kept from a dropped round,
+    /// the task shortened, or a marker merged into it.
+    Edited(usize),
+    /// A marker standing alone: no input message.
+    Marker,
+}
+
+impl Source {
+    /// The input message this one is or was changed from.
+    pub(crate) fn input(self) -> Option<usize> {
+        match self {
+            Self::Input(index) | Self::Edited(index) => Some(index),
+            Self::Marker => None,
+        }
+    }
+
+    /// The same origin, once the message is changed.
+    pub(crate) fn edited(self) -> Self {
+        match self {
+            Self::Input(index) => Self::Edited(index),
+            other => other,
+        }
+    }
+}
+
+impl Applied {
+    /// The starting point: a conversation as read, with its counts.
+    pub(crate) fn unchanged(conversation: Conversation, counts: Counts) -> Self {
+        let origin = (0..conversation.messages.len())
+            .map(Source::Input)
+            .collect();
+        Self {
+            conversation,
+            counts,
+            origin,
+            discarded: Discarded::default(),
+        }
+    }
+
+    /// The features of this state against `budget`.
+    pub(crate) fn measure(&self, budget: usize, thresholds: &Thresholds) -> Features {
+        Features::measure(&self.conversation, &self.counts, budget, thresholds)
+    }
+
+    /// The indices of this state's messages that stand for one of `input` (input indices,
+    /// ascending): the input's requests, classified once, found in a later state.
+    pub(crate) fn of_input(&self, input: &[usize]) -> Vec<usize> {
+        self.origin
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.input().is_some_and(|i| input.binary_search(&i).is_ok()))
+            .map(|(at, _)| at)
+            .collect()
+    }
+
+    /// This state's units ([`units::group`]), the input's requests and instruction files,
+    /// classified once, found in it.
+    pub(crate) fn units(&self, input: &Input) -> Vec<Unit> {
+        let requests = self.of_input(&input.requests);
+        let instructions = self.of_input(&input.instruction_indices());
+        units::group(&self.conversation, &self.counts, &requests, &instructions)
+    }
+
+    /// The input indices of the messages of this state's pinned `units`, ascending: which
+    /// messages of a later state (the output this one's plan is applied into) are pinned.
+    pub(crate) fn pinned_inputs(&self, units: &[Unit]) -> Vec<usize> {
+        let mut pinned: Vec<usize> = units
+            .iter()
+            .filter(|u| u.pinned)
+            .flat_map(|u| self.origin[u.messages.clone()].iter())
+            .filter_map(|source| source.input())
+            .collect();
+        pinned.sort_unstable();
+        pinned.dedup();
+        pinned
+    }
+
+    /// Tokens of what can never be removed: this state's messages standing for the input
+    /// messages `pinned` (ascending, as [`Applied::pinned_inputs`] gives them), as counted here
+    /// (a marker merged into one counted with it), the system prompt and the reply priming.
+    pub(crate) fn pinned_tokens(&self, pinned: &[usize]) -> usize {
+        let messages: usize = self
+            .origin
+            .iter()
+            .zip(&self.counts.messages)
+            .filter(|(source, _)| {
+                source
+                    .input()
+                    .is_some_and(|i| pinned.binary_search(&i).is_ok())
+            })
+            .map(|(_, tokens)| tokens)
+            .sum();
+        messages + self.counts.system + self.counts.priming()
+    }
+
+    /// The input messages that no longer appear, as `[start, end)` ranges.
+    pub(crate) fn removed(&self, input_messages: usize) -> Vec<[usize; 2]> {
+        let mut present = vec![false; input_messages];
+        for index in self.origin.iter().filter_map(|s| s.input()) {
+            present[index] = true;
+        }
+        let mut ranges: Vec<[usize; 2]> = Vec::new();
+        for (index, _) in present.iter().enumerate().filter(|(_, p)| !**p) {
+            match ranges.last_mut() {
+                Some(range) if range[1] == index => range[1] = index + 1,
+                _ => ranges.push([index, index + 1]),
+            }
+        }
+        ranges
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::format::parse_value;
+    use crate::strategy;
+    use crate::tokens::{CharEstimate, count_with};
+
+    /// The pinned tokens of `input` with `drop` applied (a marker in each span), as the run
+    /// finds them and as grouping the output again would, and the output's messages.
+    fn pinned_both_ways(format: Format, drop: &[usize]) -> (usize, usize, usize) {
+        let conversation = parse_value(five_turns(), Some(format)).unwrap();
+        let counts = count_with(&conversation, &CharEstimate);
+        let facts = Input::checked(&conversation, (&counts, 0), None).unwrap();
+        let state = Applied::unchanged(conversation, counts);
+        let units = state.units(&facts);
+        let pinned = state.pinned_inputs(&units);
+        let markers = vec!["[3 earlier messages removed]".to_string(); drop.len()];
+        let output = strategy::apply(state, &units, drop, &markers, &CharEstimate);
+        let regrouped = output.units(&facts);
+        let again: usize = regrouped
+            .iter()
+            .filter(|u| u.pinned)
+            .map(|u| u.tokens)
+            .sum();
+        let again = again + output.counts.system + output.counts.priming();
+        let messages = output.conversation.messages.len();
+        (output.pinned_tokens(&pinned), again, messages)
+    }
+
+    fn five_turns() -> serde_json::Value {
+        json!({"model": "m", "max_tokens": 100, "messages": [
+            {"role": "user", "content": "fix the parser in src/parse.rs"},
+            {"role": "assistant", "content": "looking at it now"},
+            {"role": "user", "content": "also keep the old error names"},
+            {"role": "assistant", "content": "done, the names are kept"},
+            {"role": "user", "content": "now run the tests"}
+        ]})
+    }
+
+    #[test]
+    fn pinned_tokens_from_the_plans_units_equal_the_outputs_grouped_again() {
+        // A marker merged into the current request (Anthropic) is counted with it either way;
+        // one standing alone (OpenAI) is pinned neither way.
+        for format in [Format::Anthropic, Format::OpenAi] {
+            for drop in [&[1, 2, 3][..], &[1][..], &[3][..], &[]] {
+                let (run, regrouped, _) = pinned_both_ways(format, drop);
+                assert_eq!(run, regrouped, "{format:?} {drop:?}");
+            }
+            let (_, _, messages) = pinned_both_ways(format, &[1, 2, 3]);
+            let merged = format == Format::Anthropic;
+            assert_eq!(messages, if merged { 2 } else { 3 }, "{format:?}");
+        }
+    }
+}
