@@ -113,7 +113,7 @@ pub(crate) fn trim_tools_counted(
     let archive = archive_of(options, &start, &input);
     let budget = input.tokens;
     let features = start.measure(budget, &options.thresholds);
-    let selector = Selector::new(&options.profile, None, &features, &options.policy);
+    let selector = Selector::new(&options.profile, None, &features, &options.selector);
     let (trimmed, tool_trim) = tools::trim(
         start,
         &options.tools,
@@ -202,7 +202,7 @@ fn run(
         &options.profile,
         options.strategy,
         &features,
-        &options.policy,
+        &options.selector,
     );
     // Nothing can be removed from an empty conversation: it is within any budget.
     if !resolved.compact || input.messages == 0 {

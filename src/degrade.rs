@@ -160,7 +160,7 @@ impl<'a> Trimming<'a> {
         tokens: usize,
     ) -> (Applied, tools::ToolTrim, Vec<Step>) {
         let options = self.options;
-        let tool_options = select::tool_options(&options.policy, &options.tools, tokens);
+        let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
         let stop = (Some(self.budget), self.cap_crossing);
         let (mut state, mut tool_trim) =
             tools::trim(start, &tool_options, stop, options.tokenizer, self.archive);

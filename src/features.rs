@@ -1,7 +1,7 @@
 //! Features: plain numbers that describe a conversation against its budget. No decisions here.
 //!
-//! Every figure is computed once from the cached per-message counts. Thresholds are named
-//! constants with defaults in [`Thresholds`], overridable through the compaction options.
+//! Every figure is computed once from the cached per-message counts. The thresholds are named
+//! constants with defaults in [`FeatureThresholds`], overridable through the compaction options.
 
 use serde::Serialize;
 
@@ -19,7 +19,7 @@ pub(crate) const RECENT_MESSAGES: usize = 5;
 
 /// The feature thresholds; [`Default`] gives the documented constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Thresholds {
+pub struct FeatureThresholds {
     /// See `LONG_MESSAGE_TOKENS`.
     pub long_message_tokens: usize,
     /// See `LIGHT_ABOVE_PCT`.
@@ -30,7 +30,7 @@ pub struct Thresholds {
     pub recent_messages: usize,
 }
 
-impl Default for Thresholds {
+impl Default for FeatureThresholds {
     fn default() -> Self {
         Self {
             long_message_tokens: LONG_MESSAGE_TOKENS,
@@ -92,7 +92,7 @@ impl Features {
         conversation: &Conversation,
         counts: &Counts,
         budget: usize,
-        thresholds: &Thresholds,
+        thresholds: &FeatureThresholds,
     ) -> Self {
         let messages = conversation.messages.len();
         let tokens = counts.total();

@@ -9,9 +9,9 @@ use crate::catalog::{Catalog, Profile, WindowSource};
 use crate::conversation::Conversation;
 use crate::digest::MarkerMode;
 use crate::error::Result;
-use crate::features::Thresholds;
+use crate::features::FeatureThresholds;
 use crate::format::RecordedUsage;
-use crate::select::Policy;
+use crate::select::SelectorTuning;
 use crate::strategy::Strategy;
 use crate::strategy::tools::ToolOptions;
 use crate::tokens::{self, Tokenizer};
@@ -38,10 +38,10 @@ pub struct Options {
     pub preserve_start: usize,
     /// Units kept at the tail while the budget allows.
     pub preserve_end: usize,
-    /// Feature thresholds.
-    pub thresholds: Thresholds,
-    /// Selector settings.
-    pub policy: Policy,
+    /// What the conversation's features are measured against (long messages, severity).
+    pub thresholds: FeatureThresholds,
+    /// The selector's rule constants and what it optimizes.
+    pub selector: SelectorTuning,
     /// The model profile (the generic one when no model is named).
     pub profile: Profile,
     /// The model name asked for, as given.
@@ -120,8 +120,8 @@ impl Options {
             digest_tokens: None,
             preserve_start: PRESERVE_START,
             preserve_end: PRESERVE_END,
-            thresholds: Thresholds::default(),
-            policy: Policy::default(),
+            thresholds: FeatureThresholds::default(),
+            selector: SelectorTuning::default(),
             profile: Profile::generic(Tokenizer::O200k),
             model: None,
             model_match: None,

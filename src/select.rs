@@ -49,9 +49,13 @@ pub enum Optimize {
 
 /// The tool-trimming options a run uses: under [`Optimize::Cost`], clearing happens only in
 /// batches that repay their cache write ([`CostModel::min_clearing`]).
-pub(crate) fn tool_options(policy: &Policy, tools: &ToolOptions, total: usize) -> ToolOptions {
+pub(crate) fn tool_options(
+    tuning: &SelectorTuning,
+    tools: &ToolOptions,
+    total: usize,
+) -> ToolOptions {
     let mut tools = tools.clone();
-    if let Optimize::Cost(model) = policy.optimize {
+    if let Optimize::Cost(model) = tuning.optimize {
         tools.clear_at_least = tools.clear_at_least.max(model.min_clearing(total));
     }
     tools
@@ -59,7 +63,7 @@ pub(crate) fn tool_options(policy: &Policy, tools: &ToolOptions, total: usize) -
 
 /// Selector settings; [`Default`] gives the documented constants.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Policy {
+pub struct SelectorTuning {
     /// See `CONFIDENCE_THRESHOLD`.
     pub confidence_threshold: f64,
     /// See `SMALL_CONVERSATION`.
@@ -72,7 +76,7 @@ pub struct Policy {
     pub optimize: Optimize,
 }
 
-impl Default for Policy {
+impl Default for SelectorTuning {
     fn default() -> Self {
         Self {
             confidence_threshold: CONFIDENCE_THRESHOLD,
@@ -91,7 +95,7 @@ pub(crate) struct Rule {
     /// What it checks and why, in one line.
     pub description: &'static str,
     /// The condition over the features.
-    pub when: fn(&Features, &Policy) -> bool,
+    pub when: fn(&Features, &SelectorTuning) -> bool,
     /// The strategy it picks.
     pub then: Strategy,
     /// How sure it is.
@@ -205,13 +209,13 @@ pub struct Decision {
 
 /// Every rule's verdict over `features`, in order (whichever layer decides, and also when no
 /// removal is needed).
-fn verdicts(features: &Features, policy: &Policy) -> Vec<RuleCheck> {
+fn verdicts(features: &Features, tuning: &SelectorTuning) -> Vec<RuleCheck> {
     RULES
         .iter()
         .map(|rule| RuleCheck {
             number: rule.number,
             description: rule.description,
-            matched: (rule.when)(features, policy),
+            matched: (rule.when)(features, tuning),
             strategy: rule.then,
             confidence: rule.confidence,
         })
@@ -247,7 +251,7 @@ fn efficiency_scaled(tokens_before: usize, tokens_after: usize, kept: usize, tot
 pub(crate) struct Selector<'a> {
     /// The input's features, which the rules and the scores read.
     pub(crate) features: &'a Features,
-    policy: &'a Policy,
+    tuning: &'a SelectorTuning,
     /// Every rule's verdict over the features, in order: the report's `rules`.
     pub(crate) checks: Vec<RuleCheck>,
     choice: Choice,
@@ -272,16 +276,16 @@ impl<'a> Selector<'a> {
         profile: &Profile,
         forced: Option<Strategy>,
         features: &'a Features,
-        policy: &'a Policy,
+        tuning: &'a SelectorTuning,
     ) -> Self {
-        let checks = verdicts(features, policy);
+        let checks = verdicts(features, tuning);
         let winner = RULES
             .iter()
             .zip(&checks)
             .find(|(_, check)| check.matched)
             .map(|(rule, _)| rule)
-            .filter(|r| r.confidence >= policy.confidence_threshold);
-        let choice = match (forced, policy.optimize, profile.strategy, winner) {
+            .filter(|r| r.confidence >= tuning.confidence_threshold);
+        let choice = match (forced, tuning.optimize, profile.strategy, winner) {
             (Some(strategy), ..) => Choice::One(Layer::Forced, strategy, None),
             (None, Optimize::Cost(_), ..) => Choice::Priced,
             (None, _, Preference::Middle, _) => Choice::One(Layer::Profile, Strategy::Middle, None),
@@ -293,7 +297,7 @@ impl<'a> Selector<'a> {
         };
         Self {
             features,
-            policy,
+            tuning,
             checks,
             choice,
         }
@@ -302,7 +306,7 @@ impl<'a> Selector<'a> {
     /// The decision and its plan over `units` within `limits`: the chosen strategy's plan, or
     /// both strategies' plans and the one that wins on price or score.
     pub(crate) fn decide(&self, units: &[Unit], limits: &Limits) -> (Decision, Plan) {
-        let (features, policy) = (self.features, self.policy);
+        let (features, tuning) = (self.features, self.tuning);
         let candidate = |plan: &Plan| Candidate {
             strategy: plan.strategy,
             tokens_after: plan.tokens_after,
@@ -314,7 +318,7 @@ impl<'a> Selector<'a> {
                 features.messages,
             ),
             fits: plan.fits,
-            estimated_cost: match policy.optimize {
+            estimated_cost: match tuning.optimize {
                 Optimize::Cost(model) => {
                     Some(model.expected(cached_prefix(units, limits, plan), plan.tokens_after))
                 }
@@ -393,7 +397,7 @@ fn choose(features: &Features, middle: &Plan, oldest: &Plan) -> Strategy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::Thresholds;
+    use crate::features::FeatureThresholds;
 
     #[test]
     fn efficiency_matches_the_worked_example() {
@@ -458,7 +462,7 @@ mod tests {
         long: bool,
         tools: bool,
     ) -> Features {
-        let severity = Thresholds::default();
+        let severity = FeatureThresholds::default();
         let severity = if budget * 100 > tokens * severity.light_above_pct {
             Severity::Light
         } else if budget * 100 > tokens * severity.moderate_above_pct {
@@ -484,10 +488,10 @@ mod tests {
     }
 
     fn first_match(f: &Features) -> Option<u8> {
-        let policy = Policy::default();
+        let tuning = SelectorTuning::default();
         RULES
             .iter()
-            .find(|r| (r.when)(f, &policy))
+            .find(|r| (r.when)(f, &tuning))
             .map(|r| r.number)
     }
 
@@ -578,8 +582,8 @@ mod tests {
             requests_last: false,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
-        let policy = Policy::default();
-        let (decision, plan) = Selector::new(&profile, None, &f, &policy).decide(&units, &limits);
+        let tuning = SelectorTuning::default();
+        let (decision, plan) = Selector::new(&profile, None, &f, &tuning).decide(&units, &limits);
         assert_eq!(decision.layer, Layer::Scored);
         assert_eq!(decision.candidates.len(), 2);
         // Both remove the same number of equal units, so they tie and middle wins.
@@ -601,8 +605,8 @@ mod tests {
             requests_last: false,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
-        let policy = Policy::default();
-        let selector = Selector::new(&profile, Some(Strategy::Oldest), &f, &policy);
+        let tuning = SelectorTuning::default();
+        let selector = Selector::new(&profile, Some(Strategy::Oldest), &f, &tuning);
         let (decision, plan) = selector.decide(&units, &limits);
         assert_eq!(
             (decision.layer, plan.strategy),
@@ -633,9 +637,9 @@ mod tests {
 
     fn priced(tokens: &[usize], budget: usize) -> (Decision, Plan) {
         let f = features(tokens.len(), budget, tokens.iter().sum(), 0, false, false);
-        let policy = Policy {
+        let tuning = SelectorTuning {
             optimize: Optimize::Cost(sonnet()),
-            ..Policy::default()
+            ..SelectorTuning::default()
         };
         let limits = Limits {
             budget,
@@ -648,7 +652,7 @@ mod tests {
             requests_last: false,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
-        Selector::new(&profile, None, &f, &policy).decide(&units(tokens), &limits)
+        Selector::new(&profile, None, &f, &tuning).decide(&units(tokens), &limits)
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::digest::MarkerMode;
 use crate::error::{Error, Result};
 use crate::format::RecordedUsage;
 use crate::options::Options;
-use crate::select::{Optimize, Policy};
+use crate::select::{Optimize, SelectorTuning};
 use crate::strategy::Strategy;
 use crate::strategy::tools::{ToolMode, ToolOptions};
 use crate::tokens::Tokenizer;
@@ -183,9 +183,9 @@ impl Settings {
                     "optimizing for cost needs a model, to price the calls",
                 ));
             }
-            options.policy = Policy {
+            options.selector = SelectorTuning {
                 optimize: Optimize::Cost(CostModel::for_profile(&options.profile)?),
-                ..Policy::default()
+                ..SelectorTuning::default()
             };
         }
         Ok(options)
@@ -247,7 +247,7 @@ mod tests {
         assert_eq!(options.tools, defaults.tools);
         assert_eq!(options.strategy, None);
         assert_eq!(options.tokenizer, defaults.tokenizer);
-        assert_eq!(options.policy, defaults.policy);
+        assert_eq!(options.selector, defaults.selector);
     }
 
     #[test]
@@ -276,7 +276,7 @@ mod tests {
         };
         assert_eq!(options.tools, tools);
         assert_eq!(options.overhead, 12);
-        assert!(matches!(options.policy.optimize, Optimize::Cost(_)));
+        assert!(matches!(options.selector.optimize, Optimize::Cost(_)));
         let archive = options.archive.unwrap();
         assert!(
             archive.is_absolute() && archive.ends_with("history"),

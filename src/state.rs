@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::conversation::{Conversation, Message, Part, Repair};
 use crate::error::{Error, Result};
-use crate::features::{Features, Thresholds};
+use crate::features::{FeatureThresholds, Features};
 use crate::format::Format;
 use crate::identifiers::{Counted, Tally};
 use crate::tokens::Counts;
@@ -295,7 +295,7 @@ impl Applied {
     }
 
     /// The features of this state against `budget`.
-    pub(crate) fn measure(&self, budget: usize, thresholds: &Thresholds) -> Features {
+    pub(crate) fn measure(&self, budget: usize, thresholds: &FeatureThresholds) -> Features {
         Features::measure(&self.conversation, &self.counts, budget, thresholds)
     }
 

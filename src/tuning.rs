@@ -4,5 +4,5 @@
 //! constants.
 
 pub use crate::cost::CostModel;
-pub use crate::features::Thresholds;
-pub use crate::select::{Optimize, Policy};
+pub use crate::features::FeatureThresholds;
+pub use crate::select::{Optimize, SelectorTuning};

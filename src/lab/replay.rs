@@ -384,7 +384,7 @@ impl Replay {
             }
             Policy::Tools => compaction = Compaction::ToolsOnly,
             Policy::Cost => {
-                options.policy.optimize =
+                options.selector.optimize =
                     Optimize::Cost(CostModel::new(&self.family, COST_HORIZON));
             }
             Policy::None | Policy::Naive | Policy::Default => {}
