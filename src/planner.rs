@@ -326,8 +326,9 @@ impl<'a> Planner<'a> {
                 .map(|o| o.input().map(|i| self.input.counts[i]))
                 .collect();
             let cleared = cleared_identifiers(state, messages.clone());
+            let after_current = units[..span.start].iter().any(|u| u.is_current);
             let built = digest::build(
-                mode,
+                (mode, after_current),
                 (&state.conversation.messages[messages.clone()], &cleared),
                 &input_tokens,
                 cap,

@@ -431,3 +431,64 @@ fn brief_and_no_markers_are_honoured_and_the_digest_cap_holds() {
         }
     }
 }
+
+/// A span removed after the current request (rounds of the current turn) leaves a marker that is
+/// itself a later user message: its header says the request is above it, never that it is the
+/// last user message.
+#[test]
+fn a_marker_after_the_current_request_says_the_request_is_above_it() {
+    let mut messages = vec![
+        serde_json::json!({"role": "system", "content": "You are a coding agent."}),
+        serde_json::json!({"role": "user", "content": "Fix the parser bug in src/parse.rs."}),
+        serde_json::json!({"role": "assistant", "content": "I will look at it."}),
+        serde_json::json!({"role": "user", "content": "Now run the full test suite and fix what fails."}),
+    ];
+    for i in 0..12 {
+        let arguments = serde_json::json!({"command": format!("cargo test part{i}")}).to_string();
+        messages.push(
+            serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": format!("c{i}"), "type": "function",
+             "function": {"name": "bash", "arguments": arguments}}]}),
+        );
+        let output = format!("test output line {i} ok\n").repeat(40);
+        messages.push(
+            serde_json::json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": output}),
+        );
+    }
+    messages.push(serde_json::json!({"role": "assistant", "content": "All tests pass now."}));
+    let body = serde_json::json!({ "messages": messages }).to_string();
+    let input = format::parse(body.as_bytes(), None).unwrap();
+    let mut options = Options::with_budget(Budget::Tokens(1500));
+    options.tools.mode = ctxcompact::ToolMode::Off;
+    let out = compact(input, &options).unwrap();
+    let texts: Vec<String> = out
+        .conversation
+        .messages
+        .iter()
+        .map(ctxcompact::Message::text)
+        .collect();
+    let current = texts
+        .iter()
+        .position(|t| t.starts_with("Now run the full test suite"))
+        .expect("the current request is kept");
+    let markers: Vec<(usize, &String)> = texts
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.starts_with("[ctxcompact:") && t.contains("removed here"))
+        .collect();
+    assert!(
+        markers.iter().any(|(at, _)| *at > current),
+        "a span after the current request is removed: {texts:#?}"
+    );
+    for (at, text) in markers {
+        let first = text.lines().next().unwrap_or_default();
+        if at > current {
+            assert!(first.ends_with("the current request is above]"), "{first}");
+        } else {
+            assert!(
+                first.contains("the current request is the last user message"),
+                "{first}"
+            );
+        }
+    }
+}

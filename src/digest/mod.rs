@@ -176,10 +176,12 @@ impl Command<'_> {
 /// The marker for a removed span: `messages` are its messages (in the state they were removed
 /// from), `cleared` the identifiers (and counts) of the outputs cleared from them before, which
 /// their placeholders no longer hold, `input_tokens` each one's tokens in the input (`None`
-/// for a message that was not in the input). `None` in [`MarkerMode::None`]; else the marker and how many of the span's
-/// requests, and of its files, it does not name (left out for room, or all without a digest).
+/// for a message that was not in the input), `after_current` whether the span follows the
+/// current request (its header then says the request is above it). `None` in
+/// [`MarkerMode::None`]; else the marker and how many of the span's requests, and of its files,
+/// it does not name (left out for room, or all without a digest).
 pub(crate) fn build(
-    mode: MarkerMode,
+    (mode, after_current): (MarkerMode, bool),
     (messages, cleared): (&[Message], &[(&str, usize)]),
     input_tokens: &[Option<usize>],
     cap: DigestCap,
@@ -199,7 +201,12 @@ pub(crate) fn build(
             ],
         ),
     };
-    let mut header = header(digest.messages, digest.tokens, !body.is_empty());
+    let mut header = header(
+        digest.messages,
+        digest.tokens,
+        !body.is_empty(),
+        after_current,
+    );
     let mut body = body;
     let mut unnamed = unnamed;
     if mode == MarkerMode::Digest && unnamed[0] > 0 {
@@ -656,7 +663,7 @@ mod tests {
     /// The digest marker of `messages` under a cap of `cap` tokens, counted in characters.
     fn digest(messages: &[Message], tokens: &[Option<usize>], cap: usize) -> String {
         build(
-            MarkerMode::Digest,
+            (MarkerMode::Digest, false),
             (messages, &[]),
             tokens,
             DigestCap::fixed(cap),
@@ -826,7 +833,7 @@ mod tests {
         ];
         let tokens = vec![Some(10), Some(5)];
         let (text, _) = build(
-            MarkerMode::Digest,
+            (MarkerMode::Digest, false),
             (&messages, &[("noah_muller_9847", 2), ("ZFA04Y", 1)]),
             &tokens,
             DigestCap::fixed(400),

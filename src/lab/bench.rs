@@ -675,7 +675,7 @@ pub fn span_marker(
         .map(Some)
         .collect();
     digest::build(
-        digest::MarkerMode::Digest,
+        (digest::MarkerMode::Digest, false),
         (&conversation.messages[span], &[]),
         &input_tokens,
         digest::DigestCap::fixed(cap),
