@@ -339,7 +339,10 @@ pub(crate) fn analyze(input: Value, settings: &Settings) -> Result<Value, Failur
 pub(crate) fn count(input: Value, settings: &Settings) -> Result<Value, Failure> {
     let options = unbudgeted(settings)?;
     let conversation = parse(input, settings)?;
-    Ok(serde_json::to_value(options.count_request(&conversation)).expect("counts always serialize"))
+    Ok(
+        serde_json::to_value(options.count_request(&conversation))
+            .expect("counts always serialize"),
+    )
 }
 
 /// Every pairing and placement problem, as a JSON array of objects with the message index, the
