@@ -1077,12 +1077,13 @@ fn bench_takes_a_model_a_strategy_and_tool_options() {
             .unwrap()
             .clone()
     };
-    // Keeping no tool round whole lets the `tools` contender clear more.
-    let kept_3 = row(&[])["utilization"].as_f64().unwrap();
-    let kept_0 = row(&["--keep-tool-rounds", "0"])["utilization"]
+    // Keeping no tool round whole lets the `tools` contender clear more: a larger token
+    // reduction, every message kept, so a higher efficiency score.
+    let kept_3 = row(&[])["efficiency"].as_f64().unwrap();
+    let kept_0 = row(&["--keep-tool-rounds", "0"])["efficiency"]
         .as_f64()
         .unwrap();
-    assert!(kept_0 < kept_3, "{kept_0} vs {kept_3}");
+    assert!(kept_0 > kept_3, "{kept_0} vs {kept_3}");
     let forced = ctxcompact(&["bench", file, "--strategy", "oldest"], None);
     assert!(forced.status.success(), "{}", stderr(&forced));
 }

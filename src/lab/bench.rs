@@ -212,7 +212,8 @@ pub struct Row {
     pub valid_pct: f64,
     /// Mean efficiency score (see `efficiency`).
     pub efficiency: f64,
-    /// Mean tokens after ÷ budget.
+    /// Mean tokens after ÷ budget, over the outputs within the budget (those of `fit_pct`):
+    /// how much of the room given is used where the budget is met.
     pub utilization: f64,
     /// Mean percentage of user turns kept.
     pub user_kept_pct: f64,
@@ -326,7 +327,7 @@ impl Tally {
             fit_pct: pct(self.fit),
             valid_pct: pct(self.valid),
             efficiency: self.efficiency / n,
-            utilization: self.utilization / n,
+            utilization: self.utilization / self.fit.max(1) as f64,
             user_kept_pct: self.user_kept / n,
             task_kept_pct: pct(self.task_kept),
             current_kept_pct: pct(self.current_kept),
@@ -484,10 +485,13 @@ impl Bench {
             let kept = trial.kept.iter().filter(|k| **k).count();
             let users_kept = users.iter().filter(|&&u| trial.kept[u]).count();
             tally.conversations += 1;
-            tally.fit += usize::from(trial.sound && after <= budget);
+            let fits = trial.sound && after <= budget;
+            tally.fit += usize::from(fits);
             tally.valid += usize::from(trial.sound && check(output).is_empty());
             tally.efficiency += efficiency(before, after, kept, total);
-            tally.utilization += after as f64 / budget as f64;
+            if fits {
+                tally.utilization += after as f64 / budget as f64;
+            }
             tally.user_kept += if users.is_empty() {
                 100.0
             } else {
