@@ -373,6 +373,19 @@ fn more_suffix(count: usize) -> String {
     }
 }
 
+/// A settings file (a model catalog, a calibration) parsed by `parse`; `unreadable` makes the
+/// error of a file that cannot be read. Every error names the file.
+pub(crate) fn read_settings_file<T>(
+    path: &std::path::Path,
+    unreadable: impl FnOnce(String) -> Error,
+    parse: impl FnOnce(&str) -> Result<T>,
+) -> Result<T> {
+    std::fs::read_to_string(path)
+        .map_err(|err| unreadable(format!("cannot read: {err}")))
+        .and_then(|text| parse(&text))
+        .map_err(|err| err.in_file(path))
+}
+
 impl Error {
     /// This error as found in `path`, when it is a catalog's or a calibration's.
     pub(crate) fn in_file(mut self, path: &std::path::Path) -> Self {

@@ -159,13 +159,12 @@ impl Catalog {
     /// # Errors
     /// [`Error::Catalog`] naming the file, when it cannot be read or as [`Catalog::from_json`].
     pub fn from_file(path: &std::path::Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|err| Error::Catalog {
+        let unreadable = |problem| Error::Catalog {
             file: None,
-            problem: format!("cannot read: {err}"),
+            problem,
             source: None,
-        });
-        text.and_then(|text| Self::from_json(&text))
-            .map_err(|err| err.in_file(path))
+        };
+        crate::error::read_settings_file(path, unreadable, Self::from_json)
     }
 
     /// Reads a catalog from JSON text of the shape of `data/models.json`.

@@ -247,10 +247,13 @@ impl Compactor {
             return Err(Error::bad_setting("a window is a number of tokens above 0"));
         }
         let catalog = settings.catalog()?;
+        // Each request's tokenizer replaces the template's, calibrated then: the calibration
+        // file is read once, below, not for the template too.
         let template = Settings {
             trigger: Some(trigger),
             target_ratio: Some(target),
             tokenizer: None,
+            calibration: None,
             ..settings.clone()
         }
         .options_in(&catalog)?;

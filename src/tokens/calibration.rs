@@ -155,13 +155,12 @@ impl Calibration {
     /// [`Error::Calibration`] naming the file, when it cannot be read or as
     /// [`Calibration::from_json`].
     pub fn from_file(path: &std::path::Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|err| Error::Calibration {
+        let unreadable = |problem| Error::Calibration {
             file: None,
-            problem: format!("cannot read: {err}"),
+            problem,
             source: None,
-        });
-        text.and_then(|text| Self::from_json(&text))
-            .map_err(|err| err.in_file(path))
+        };
+        crate::error::read_settings_file(path, unreadable, Self::from_json)
     }
 
     /// Reads a calibration from JSON of the shape `ctxcompact calibrate --json` writes.
