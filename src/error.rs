@@ -107,6 +107,13 @@ pub enum ProblemKind {
         /// The message that used it first.
         first: usize,
     },
+    /// A call no result answers yet, at the very end: a session read while the call runs, which
+    /// ctxcompact reads as state but a provider refuses as a request
+    /// ([`Conversation::request_problems`](crate::Conversation::request_problems)).
+    InProgress {
+        /// The call id.
+        call_id: String,
+    },
 }
 
 impl ProblemKind {
@@ -121,6 +128,7 @@ impl ProblemKind {
             Self::Misplaced { .. } => "misplaced",
             Self::AnsweredTwice { .. } => "answered_twice",
             Self::DuplicateCallId { .. } => "duplicate_call_id",
+            Self::InProgress { .. } => "call_in_progress",
         }
     }
 
@@ -132,7 +140,8 @@ impl ProblemKind {
             | Self::Orphan { call_id }
             | Self::Misplaced { call_id, .. }
             | Self::AnsweredTwice { call_id, .. }
-            | Self::DuplicateCallId { call_id, .. } => Some(call_id),
+            | Self::DuplicateCallId { call_id, .. }
+            | Self::InProgress { call_id } => Some(call_id),
         }
     }
 }
@@ -170,6 +179,10 @@ impl fmt::Display for Problem {
             ProblemKind::DuplicateCallId { call_id, first } => {
                 write!(f, "call id `{call_id}` is already used by message {first}")
             }
+            ProblemKind::InProgress { call_id } => write!(
+                f,
+                "tool call `{call_id}` is still in progress: no result follows it, and a provider refuses a request that ends so"
+            ),
         }
     }
 }

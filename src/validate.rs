@@ -22,13 +22,7 @@ use crate::hash::FxBuild;
 pub fn check(conversation: &Conversation) -> Vec<Problem> {
     let messages = &conversation.messages;
     let wire = wire(conversation.format);
-    let at = |index: usize, field: String| {
-        let mut at = Location::message(index, field);
-        if conversation.lines.len() == messages.len() {
-            at.line = conversation.lines.get(index).copied();
-        }
-        at
-    };
+    let at = |index: usize, field: String| location(conversation, index, field);
     let mut problems = Vec::new();
     if let Some(first) = messages.first() {
         if first.role == Role::Tool {
@@ -126,6 +120,43 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
     problems
 }
 
+/// Where message `index`'s `field` is, with its log line when the conversation was read from a
+/// log.
+fn location(conversation: &Conversation, index: usize, field: String) -> Location {
+    let mut at = Location::message(index, field);
+    if conversation.lines.len() == conversation.messages.len() {
+        at.line = conversation.lines.get(index).copied();
+    }
+    at
+}
+
+impl Conversation {
+    /// The problems a provider refuses this conversation for when it is sent as a request:
+    /// [`crate::validate()`]'s, and each call still in progress at the end
+    /// ([`ProblemKind::InProgress`]), which `validate()` accepts because a session read while a
+    /// call runs is valid state. `ctxcompact validate` reports these.
+    pub fn request_problems(&self) -> Vec<Problem> {
+        let mut problems = check(self);
+        let wire = wire(self.format);
+        for (m, id) in self.calls_in_progress() {
+            let message = &self.messages[m];
+            let part = message
+                .parts
+                .iter()
+                .position(|part| matches!(part, Part::ToolCall { id: call, .. } if call == id))
+                .unwrap_or(0);
+            problems.push(Problem {
+                at: location(self, m, wire.call_field(message, part)),
+                kind: ProblemKind::InProgress {
+                    call_id: id.to_string(),
+                },
+            });
+        }
+        problems.sort_by_key(|p| p.at.message);
+        problems
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -193,6 +224,36 @@ mod tests {
                 found.iter().any(|p| p == expected),
                 "expected {expected:?} in {found:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_call_in_progress_is_state_to_check_and_a_problem_as_a_request() {
+        let openai = json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": null, "tool_calls": [call("a")]},
+            {"role": "tool", "tool_call_id": "a", "content": "1"},
+            {"role": "assistant", "content": null, "tool_calls": [call("b"), call("c")]},
+            {"role": "tool", "tool_call_id": "b", "content": "2"}
+        ]);
+        let anthropic = json!({"messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "text", "text": "x"},
+                {"type": "tool_use", "id": "c", "name": "f", "input": {}}]}
+        ]});
+        let expected = [
+            "message 3: tool_calls[1].id: tool call `c` is still in progress: no result follows it, and a provider refuses a request that ends so",
+            "message 1: content[1].id: tool call `c` is still in progress: no result follows it, and a provider refuses a request that ends so",
+        ];
+        for (value, expected) in [openai, anthropic].into_iter().zip(expected) {
+            let conversation = parse_value(value, None).unwrap();
+            assert!(check(&conversation).is_empty());
+            let as_request: Vec<String> = conversation
+                .request_problems()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            assert_eq!(as_request, vec![expected.to_string()]);
         }
     }
 

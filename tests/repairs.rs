@@ -467,7 +467,7 @@ fn every_body_with_results_dropped_or_sent_twice_validates_once_repaired() {
 
 // See: #23, #34 (item 2)
 #[test]
-fn a_log_output_ending_on_a_call_in_progress_validates_as_a_body_and_names_the_call() {
+fn a_log_output_ending_on_a_call_in_progress_reads_back_as_state_and_validate_refuses_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
     for agent in ["claude-code", "codex", "gemini-cli", "pi"] {
         let log = root.join(format!("{agent}-call_in_progress.jsonl"));
@@ -477,14 +477,36 @@ fn a_log_output_ending_on_a_call_in_progress_validates_as_a_body_and_names_the_c
         let compacted =
             crate::cli::ctxcompact(&["compact", log, "--target", "100000", "-o", out], None);
         assert!(compacted.status.success(), "{agent}");
-        // Read back as a body, the call is in progress as it was in the log: named, and no
-        // problem, with --strict too.
+        // Read back as a body, the call is in progress as it was in the log: the commands that
+        // read session state take it, with --strict too.
+        let state: [&[&str]; 4] = [
+            &["compact", "--target", "100000", "-o", "-"],
+            &["trim-tools"],
+            &["count"],
+            &["analyze"],
+        ];
+        for command in state {
+            for flags in [&[][..], &["--strict"], &["--repair"]] {
+                let mut args = vec![command[0], out];
+                args.extend_from_slice(&command[1..]);
+                args.extend_from_slice(flags);
+                let read = crate::cli::ctxcompact(&args, None);
+                let said = String::from_utf8_lossy(&read.stderr).to_string();
+                assert!(read.status.success(), "{agent} {args:?}: {said}");
+            }
+        }
+        // As a request, a provider refuses it: validate names the call and its message.
         for flags in [&[][..], &["--strict"], &["--repair"]] {
             let mut args = vec!["validate", out];
             args.extend_from_slice(flags);
             let read = crate::cli::ctxcompact(&args, None);
             let said = String::from_utf8_lossy(&read.stdout).to_string();
-            assert!(read.status.success(), "{agent} {flags:?}: {said}");
+            assert_eq!(read.status.code(), Some(2), "{agent} {flags:?}: {said}");
+            assert!(
+                said.lines().any(|l| l.contains(": message ")
+                    && l.contains("is still in progress: no result follows it")),
+                "{agent} {flags:?}: {said}"
+            );
         }
     }
 }

@@ -326,11 +326,14 @@ def count(
 
 
 def validate(conversation: Conversation, *, format: str = "auto") -> List[Dict[str, Any]]:
-    """Lists every tool-call pairing and placement problem, as ``ctxcompact validate`` does.
+    """Lists every problem a provider refuses the conversation for as a request, as
+    ``ctxcompact validate`` does: tool-call pairing and placement, and a call still in progress
+    at the end (which :func:`compact` and the other functions read as session state).
 
     Each problem is a dict with ``message_index``, ``field``, ``kind`` (``"orphan"``,
     ``"unanswered"``, ``"misplaced"``, ``"answered_twice"``, ``"duplicate_call_id"``,
-    ``"tool_first"``), ``call_id`` (or ``None``) and ``text``. An empty list means the
+    ``"tool_first"``, ``"first_not_user"``, ``"call_in_progress"``), ``call_id`` (or ``None``)
+    and ``text``. An empty list means the
     conversation is valid. Raises :class:`InputError` when the input cannot be read at all.
     """
     settings = {"format": _choice("format", format, _FORMATS)}

@@ -349,7 +349,8 @@ pub(crate) fn count(input: Value, settings: &Settings) -> Result<Value, Failure>
 /// field, the kind, the call id and the text.
 pub(crate) fn validate(input: Value, settings: &Settings) -> Result<Value, Failure> {
     let conversation = parse(input, settings)?;
-    Ok(ctxcompact::validate(&conversation)
+    Ok(conversation
+        .request_problems()
         .iter()
         .map(problem_json)
         .collect())

@@ -17,11 +17,12 @@ pub(crate) struct ValidateArgs {
     pub(crate) input: Input,
 }
 
-/// Prints every pairing problem with its message and field; exit 2 when there is one.
+/// Prints every problem a provider refuses the body for as a request (pairing, placement, a
+/// call still in progress) with its message and field; exit 2 when there is one.
 pub(crate) fn run(args: &ValidateArgs) -> Result<ExitCode> {
     let input = &args.input;
     let conversation = read(input)?;
-    let problems = ctxcompact::validate(&conversation);
+    let problems = conversation.request_problems();
     let mut out = io::stdout().lock();
     // What a session log's reader repaired to read it as the agent sent it.
     for repair in conversation.repairs.iter().filter(|r| r.changed()) {
