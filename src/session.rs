@@ -53,14 +53,21 @@ pub struct Session {
 }
 
 impl Session {
-    /// The budget of a session's compaction whose target the pinned units (`pinned` tokens)
-    /// exceed: the trigger when they fit it, else the whole window.
-    pub fn fallback_budget(pinned: usize, trigger: usize, options: &Options) -> usize {
-        if pinned <= trigger {
-            trigger
-        } else {
-            options.profile.context_window
+    /// The budgets to try, lowest first, for a session's compaction whose target the pinned
+    /// units (`pinned` tokens) exceed. When they fit the trigger: an eighth of the way from
+    /// them to the trigger (as far down as they allow, less a margin for the marker), then
+    /// halfway, then the trigger itself; else the whole window. A budget at the trigger would
+    /// leave no room, so the next call passes the trigger again and every call compacts
+    /// (rewriting what the provider's prompt cache holds): the low budgets keep the calls that
+    /// follow appending.
+    pub fn fallback_budgets(pinned: usize, trigger: usize, options: &Options) -> Vec<usize> {
+        if pinned > trigger {
+            return vec![options.profile.context_window];
         }
+        let room = trigger - pinned;
+        let mut budgets = vec![pinned + room / 8, pinned + room / 2, trigger];
+        budgets.dedup();
+        budgets
     }
 
     /// Starts a session from `conversation` (its format, envelope and system prompt, and any
@@ -198,8 +205,8 @@ impl Session {
 
     /// Compacts when usage is above the trigger (and no tool round is waiting for results),
     /// down to the target; returns what to send. With a window budget, when the pinned units
-    /// alone exceed the target, it compacts down to the trigger, or else the window, instead
-    /// ([`Session::fallback_budget`]; the report's budget says which). Returns the compaction's
+    /// alone exceed the target, it compacts as far below the trigger as they allow, or else to
+    /// the window, instead ([`Session::fallback_budgets`]; the report's budget says which). Returns the compaction's
     /// report, or `None` when this call only appended; what to send is then
     /// [`Session::conversation`].
     ///
@@ -217,15 +224,7 @@ impl Session {
                 if pinned <= self.options.profile.context_window
                     && matches!(self.options.budget, Budget::Window { .. }) =>
             {
-                let fallback = Options {
-                    budget: Budget::Tokens(Self::fallback_budget(
-                        pinned,
-                        self.trigger,
-                        &self.options,
-                    )),
-                    ..self.options.clone()
-                };
-                self.run(&fallback)?
+                self.run_fallback(pinned)?
             }
             other => other?,
         };
@@ -253,6 +252,23 @@ impl Session {
         let created = crate::archive::write(&self.archive)?;
         self.archive.clear();
         Ok(created)
+    }
+
+    /// The compaction at the lowest of [`Session::fallback_budgets`] that fits.
+    fn run_fallback(&self, pinned: usize) -> Result<crate::compact::Compacted> {
+        let budgets = Self::fallback_budgets(pinned, self.trigger, &self.options);
+        let mut last = None;
+        for budget in budgets {
+            let fallback = Options {
+                budget: Budget::Tokens(budget),
+                ..self.options.clone()
+            };
+            match self.run(&fallback) {
+                Err(error @ Error::BudgetTooSmall { .. }) => last = Some(error),
+                other => return other,
+            }
+        }
+        Err(last.expect("at least one fallback budget"))
     }
 
     /// One compaction of the session's conversation under `options`, from its cached counts;
@@ -311,8 +327,13 @@ mod tests {
     use serde_json::json;
 
     fn session(budget: Budget) -> Session {
+        session_with_system("be brief", budget)
+    }
+
+    /// A session of window 400 counted in characters, with `system` as its system prompt.
+    fn session_with_system(system: &str, budget: Budget) -> Session {
         let conversation =
-            parse_value(json!([{"role": "system", "content": "be brief"}]), None).expect("valid");
+            parse_value(json!([{"role": "system", "content": system}]), None).expect("valid");
         let mut profile = Profile::generic(Tokenizer::Chars);
         profile.context_window = 400;
         let options = Options {
@@ -413,8 +434,9 @@ mod tests {
         assert_eq!(s.units(), 3);
     }
 
+    // See: #41 (defect 1).
     #[test]
-    fn pinned_units_above_the_target_compact_down_to_the_trigger() {
+    fn pinned_units_above_the_target_compact_below_the_trigger_and_then_append() {
         let mut s = session(Budget::Window {
             trigger: 0.7,
             target: 0.5,
@@ -429,13 +451,47 @@ mod tests {
         assert!(s.tokens() > s.trigger());
         let report = s
             .compact_if_needed()
-            .expect("fits the trigger")
+            .expect("fits below the trigger")
             .expect("compacted");
-        assert_eq!(report.budget, 280);
-        assert!(s.tokens() <= 280, "{}", s.tokens());
+        assert!(report.budget < 280, "{}", report.budget);
+        assert!(s.tokens() <= report.budget, "{}", s.tokens());
         // The counts kept through the compaction are those of the output.
         let recounted = crate::tokens::count_with(s.conversation(), &CharEstimate);
         assert_eq!(s.counts(), &recounted);
+    }
+
+    // See: #41 (defect 1).
+    #[test]
+    fn a_fixed_part_above_the_target_leaves_room_so_the_calls_after_a_compaction_append() {
+        // A system prompt of about 220 tokens: above the target of 200, below the trigger of
+        // 280, as an agent's instructions and tools can be.
+        let mut s = session_with_system(
+            &"rule ".repeat(176),
+            Budget::Window {
+                trigger: 0.7,
+                target: 0.5,
+            },
+        );
+        s.push(user("the task"));
+        let (mut calls, mut compacted) = (0, 0);
+        for i in 0..40 {
+            s.push(Message::new_text(Role::Assistant, format!("answer {i}")));
+            s.push(user(&format!("next {i}")));
+            if let Some(report) = s.compact_if_needed().expect("fits below the trigger") {
+                assert!(report.budget < s.trigger(), "{}", report.budget);
+                compacted += 1;
+            }
+            assert!(s.tokens() <= s.trigger(), "{}", s.tokens());
+            if compacted > 0 {
+                calls += 1;
+            }
+        }
+        assert!(compacted > 1, "{compacted}");
+        // The first compaction's call and those after it: at most one compaction in two.
+        assert!(
+            2 * compacted <= calls,
+            "{compacted} compactions in {calls} calls"
+        );
     }
 
     // See: #31 (item 5).

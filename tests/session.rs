@@ -188,16 +188,21 @@ fn check_session(
         if let (Err(ctxcompact::Error::BudgetTooSmall { pinned, .. }), Budget::Window { .. }) =
             (&reference, options.budget)
         {
-            // Pinned units above the target: the session compacts down to its trigger, or
-            // else its window.
+            // Pinned units above the target: the session compacts to the lowest of its
+            // fallback budgets that fits (below its trigger), or else its window.
             if *pinned <= options.profile.context_window {
-                let budget =
-                    ctxcompact::Session::fallback_budget(*pinned, session.trigger(), &options);
-                let fallback = Options {
-                    budget: Budget::Tokens(budget),
-                    ..options.clone()
-                };
-                reference = compact(expected.clone(), &fallback);
+                let budgets =
+                    ctxcompact::Session::fallback_budgets(*pinned, session.trigger(), &options);
+                for budget in budgets {
+                    let fallback = Options {
+                        budget: Budget::Tokens(budget),
+                        ..options.clone()
+                    };
+                    reference = compact(expected.clone(), &fallback);
+                    if !matches!(reference, Err(ctxcompact::Error::BudgetTooSmall { .. })) {
+                        break;
+                    }
+                }
             }
         }
         let (report, conversation) = match session.compact_if_needed() {
