@@ -55,7 +55,7 @@ pub struct Session {
 impl Session {
     /// The budgets to try, lowest first, for a session's compaction whose target the pinned
     /// units (`pinned` tokens) exceed. When they fit the trigger: an eighth of the way from
-    /// them to the trigger (as far down as they allow, less a margin for the marker), then
+    /// them to the trigger (as far down as they allow, with a margin for the marker), then
     /// halfway, then the trigger itself; else the whole window. A budget at the trigger would
     /// leave no room, so the next call passes the trigger again and every call compacts
     /// (rewriting what the provider's prompt cache holds): the low budgets keep the calls that
@@ -206,9 +206,9 @@ impl Session {
     /// Compacts when usage is above the trigger (and no tool round is waiting for results),
     /// down to the target; returns what to send. With a window budget, when the pinned units
     /// alone exceed the target, it compacts as far below the trigger as they allow, or else to
-    /// the window, instead ([`Session::fallback_budgets`]; the report's budget says which). Returns the compaction's
-    /// report, or `None` when this call only appended; what to send is then
-    /// [`Session::conversation`].
+    /// the window, instead ([`Session::fallback_budgets`]; the report's budget says which).
+    /// Returns the compaction's report, or `None` when this call only appended; what to send
+    /// is then [`Session::conversation`].
     ///
     /// # Errors
     /// As [`crate::compact()`]: then the session is left as it was, over its trigger.
