@@ -68,12 +68,13 @@ def fit(
     *,
     model: Optional[str] = None,
     envelope: Optional[Dict[str, Any]] = None,
-) -> Tuple[Optional[List[Any]], ForwardedRequest]:
-    """What to send for one model call: ``(items, decision)``.
+) -> Tuple[Optional[Dict[str, Any]], ForwardedRequest]:
+    """What to send for one model call: ``(body, decision)``, the body a dict holding the items
+    under ``"messages"`` (``"openai"``) or ``"input"`` (``"responses"``).
 
     ``items`` are JSON-ready dicts in ``format`` (``"openai"`` or ``"responses"``); ``model`` the
     name the framework's model object gives (``settings.model`` wins over it); ``envelope`` the
-    body's other fields (Responses ``instructions``). The items are ``None`` when the input goes
+    body's other fields (Responses ``instructions``). The body is ``None`` when the input goes
     as it is (under the trigger, or failed open: see the decision's ``action`` and ``reason``).
     """
     texts = [json.dumps(item, ensure_ascii=False) for item in items]
@@ -95,8 +96,7 @@ def fit(
     )
     if decision.action != "compacted":
         return None, decision
-    output = json.loads(decision.body)[_ITEMS_KEY[format]]
-    return output, decision
+    return json.loads(decision.body), decision
 
 
 def match(items: Sequence[Any], output: Sequence[Any]) -> List[Optional[int]]:

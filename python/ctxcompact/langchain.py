@@ -523,11 +523,12 @@ if AgentMiddleware is not None:
             system = [request.system_message] if request.system_message is not None else []
             originals: List[BaseMessage] = system + list(request.messages)
             dicts = convert_to_openai_messages(originals)
-            output, self.last_decision = _hooks.fit(
+            body, self.last_decision = _hooks.fit(
                 dicts, "openai", self.settings, model=_model_name(request.model)
             )
-            if output is None:
+            if body is None:
                 return request
+            output = body["messages"]
             messages = _rebuild(originals, output, _hooks.match(dicts, output))
             if system and messages and messages[0] is system[0]:
                 return request.override(messages=messages[1:])
