@@ -159,6 +159,8 @@ def test_compaction_middleware_runs_a_long_agent_loop_within_the_window_and_cach
     first = next(k for k, asked_k in enumerate(asked) if tokens(asked_k) > TRIGGER * WINDOW)
     assert all(a is b for k in range(first) for a, b in zip(sent[k], asked[k]))
     assert middleware.last_decision.action == "compacted"
+    print(f"\nLangChain loop, {TOOL_CALLS} tool calls, window {WINDOW}: compactions at calls "
+          f"{compactions}; largest input {max(map(tokens, sent))}, history {tokens(history)}")
 
     # The same loop run asynchronously (awrap_model_call) sends the same messages.
     _, sent_async, _ = run(CompactionMiddleware(window=WINDOW, trigger=TRIGGER),
