@@ -13,6 +13,7 @@ item that came out unchanged.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import ForwardedRequest, OptionError, compact_request
@@ -75,7 +76,8 @@ def fit(
     ``items`` are JSON-ready dicts in ``format`` (``"openai"`` or ``"responses"``); ``model`` the
     name the framework's model object gives (``settings.model`` wins over it); ``envelope`` the
     body's other fields (Responses ``instructions``). The body is ``None`` when the input goes
-    as it is (under the trigger, or failed open: see the decision's ``action`` and ``reason``).
+    as it is: under the trigger, or failed open (no window known, cannot fit), which also
+    warns with the decision's ``reason``.
     """
     texts = [json.dumps(item, ensure_ascii=False) for item in items]
     head: Dict[str, Any] = {}
@@ -94,6 +96,14 @@ def fit(
         target_ratio=settings.target_ratio,
         **settings.options,
     )
+    if decision.action == "failed_open":
+        # The call still goes, as it is; say why once, as the proxy's ledger would.
+        warnings.warn(
+            f"ctxcompact sent a model call as it is: {decision.reason} "
+            "(an adapter takes model= or window=)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     if decision.action != "compacted":
         return None, decision
     return json.loads(decision.body), decision

@@ -52,7 +52,7 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
 from . import InputError, OptionError, compact, count
 from . import _hooks
 
-__all__ = ["CompactionMiddleware", "trim_messages"]
+__all__ = ["trim_messages"]
 
 # LangChain's strategies, in ctxcompact's terms: "last" keeps the end, i.e. drops the oldest.
 _LANGCHAIN_STRATEGIES = {"last": "oldest"}
@@ -544,6 +544,8 @@ if AgentMiddleware is not None:
         ) -> Any:
             """Calls the model with the compacted request (async agents)."""
             return await handler(self.compact_request(request))
+
+    __all__ = ["CompactionMiddleware", "trim_messages"]
 
     def _model_name(model: Any) -> Optional[str]:
         """The model name a LangChain chat model carries, if any."""
