@@ -44,6 +44,7 @@ try:
     )
     from langchain_core.messages.utils import count_tokens_approximately
     from langchain_core.runnables import RunnableLambda
+    from langchain_core.utils.function_calling import convert_to_openai_tool
 except ImportError as err:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         'ctxcompact.langchain needs langchain-core: pip install "ctxcompact[langchain]"'
@@ -488,7 +489,8 @@ if AgentMiddleware is not None:
 
         ``create_agent(model, tools, middleware=[CompactionMiddleware()])``: before every
         model call, the system message and the messages go through
-        :func:`ctxcompact.compact_request` as an OpenAI Chat body. Under ``trigger`` of the
+        :func:`ctxcompact.compact_request` as an OpenAI Chat body, the tools' definitions
+        counted with them. Under ``trigger`` of the
         model's window (0.7) they go as they are; past it, the history is compacted down to
         ``target_ratio`` of it (0.5) — old tool outputs cleared, then whole units removed with
         a marker, a tool call never without its results. The decision is a function of the
@@ -524,7 +526,11 @@ if AgentMiddleware is not None:
             originals: List[BaseMessage] = system + list(request.messages)
             dicts = convert_to_openai_messages(originals)
             body, self.last_decision = _hooks.fit(
-                dicts, "openai", self.settings, model=_model_name(request.model)
+                dicts,
+                "openai",
+                self.settings,
+                model=_model_name(request.model),
+                envelope=_tools(request.tools),
             )
             if body is None:
                 return request
@@ -546,6 +552,17 @@ if AgentMiddleware is not None:
             return await handler(self.compact_request(request))
 
     __all__ = ["CompactionMiddleware", "trim_messages"]
+
+    def _tools(tools: Sequence[Any]) -> Dict[str, Any]:
+        """The request's tool definitions as an OpenAI body's ``tools``, counted with the
+        messages (a tool that cannot be converted is left out of the count)."""
+        definitions = []
+        for definition in tools:
+            try:
+                definitions.append(convert_to_openai_tool(definition))
+            except (TypeError, ValueError, NotImplementedError):
+                continue
+        return {"tools": definitions} if definitions else {}
 
     def _model_name(model: Any) -> Optional[str]:
         """The model name a LangChain chat model carries, if any."""

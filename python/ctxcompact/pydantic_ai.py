@@ -9,7 +9,8 @@
 
 Before every model request (the capability's ``before_model_request``) the request's messages
 — ``ModelRequest`` and ``ModelResponse``, with ``ToolCallPart`` and ``ToolReturnPart`` paired
-by ``tool_call_id`` — are read as an OpenAI Chat body (the instructions in front, counted) and
+by ``tool_call_id`` — are read as an OpenAI Chat body (the instructions in front and the tools' definitions
+counted) and
 go through :func:`ctxcompact.compact_request`, as ``ctxcompact proxy`` decides. Under the
 trigger they go as they are; past it, the history is compacted to the target, a tool call
 never without its return. Between compactions what is sent only grows at its end, so the
@@ -280,7 +281,11 @@ class Compaction(AbstractCapability[Any]):
         messages = list(request_context.messages)
         dicts, origins = to_openai(messages, _instructions(request_context))
         body, self.last_decision = _hooks.fit(
-            dicts, "openai", self._settings, model=_model_name(request_context.model)
+            dicts,
+            "openai",
+            self._settings,
+            model=_model_name(request_context.model),
+            envelope=_tools(request_context),
         )
         if body is None:
             return request_context
@@ -294,6 +299,26 @@ def _instructions(request_context: Any) -> Optional[str]:
     parts = getattr(parameters, "instruction_parts", None) or []
     text = "\n\n".join(part.content for part in parts if getattr(part, "content", None))
     return text or None
+
+
+def _tools(request_context: Any) -> Dict[str, Any]:
+    """The request's tool definitions as an OpenAI body's ``tools``, counted with the messages."""
+    parameters = getattr(request_context, "model_request_parameters", None)
+    definitions = [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description or "",
+                "parameters": tool.parameters_json_schema,
+            },
+        }
+        for tool in [
+            *getattr(parameters, "function_tools", ()),
+            *getattr(parameters, "output_tools", ()),
+        ]
+    ]
+    return {"tools": definitions} if definitions else {}
 
 
 def _model_name(model: Any) -> Optional[str]:
