@@ -81,8 +81,8 @@ def trim_messages(messages: Optional[Iterable[Any]] = None, **options: Any) -> A
     result starts and ends on; ``include_system`` keeps a leading system message with
     ``strategy="last"``. Without ``token_counter``, ``"first"`` and ``allow_partial`` use
     LangChain's trimming with ctxcompact's counts; otherwise the system messages are always
-    kept. The tool options, ``model``, ``tokenizer`` and ``marker`` are those of
-    :func:`ctxcompact.compact`.
+    kept. ``model`` and ``tokenizer`` choose ctxcompact's counts; the tool options and
+    ``marker`` are those of :func:`ctxcompact.compact`, used without ``token_counter``.
 
     Raises ``ValueError`` (:class:`ctxcompact.OptionError`) on bad options, as langchain-core
     does for the same ones; :class:`ctxcompact.InputError` when a tool message answers no
@@ -126,6 +126,10 @@ def _trim(
         if strategy == "middle":
             raise OptionError(
                 'strategy "middle" is ctxcompact\'s own: leave token_counter and allow_partial out'
+            )
+        if strategy not in ("first", "last", "auto", "oldest"):
+            raise OptionError(
+                f"Unrecognized strategy={strategy!r}. Supported strategies are 'last' and 'first'."
             )
         if token_counter is None:
             counter = _ctxcompact_counter(model, tokenizer)
