@@ -48,7 +48,12 @@ def test_langchain_cores_own_trim_messages_tests_pass_with_the_import_swapped() 
     # A folder of its own: pytest's -k also matches the names of the folders above a test.
     folder = Path(tempfile.mkdtemp(prefix="upstream-"))
     swapped = folder / "test_upstream.py"
-    swapped.write_text(source.replace(IMPORT, SWAPPED), encoding="utf-8")
+    text = source.replace(IMPORT, SWAPPED)
+    # The one name bound to trim_messages is ctxcompact's.
+    assert "trim_messages," not in text and "import trim_messages" not in text.replace(
+        "from ctxcompact.langchain import trim_messages", ""
+    )
+    swapped.write_text(text, encoding="utf-8")
     report = folder / "report.xml"
     subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "trim_messages",
