@@ -155,6 +155,11 @@ def test_compaction_middleware_runs_a_long_agent_loop_within_the_window_and_cach
     assert compactions, "nothing was ever compacted"
     for k in compactions:
         assert tokens(asked[k]) > TRIGGER * WINDOW, f"call {k} was compacted under the trigger"
+    # Between compactions, what a call adds is what the agent added since the previous call.
+    for k in range(1, len(sent)):
+        if k not in compactions:
+            added = as_dicts(asked[k])[len(asked[k - 1]):]
+            assert as_dicts(sent[k])[len(sent[k - 1]):] == added, f"call {k} added other messages"
     # Under the trigger the messages go as the agent asked, the very objects.
     first = next(k for k, asked_k in enumerate(asked) if tokens(asked_k) > TRIGGER * WINDOW)
     assert all(a is b for k in range(first) for a, b in zip(sent[k], asked[k]))

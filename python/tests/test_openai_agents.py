@@ -142,6 +142,10 @@ def test_compaction_filter_runs_a_long_agents_sdk_loop_within_the_window_and_cac
         if previous is not None and sent[: len(previous)] != previous:
             compactions.append(k)
             assert tokens(*asked[k]) > TRIGGER * WINDOW, f"call {k} compacted under the trigger"
+        elif previous is not None:
+            # What the call adds is what the run added since the previous call.
+            added = as_dicts(asked[k][1])[len(asked[k - 1][1]):]
+            assert sent[len(previous):] == added, f"call {k} added other items"
         previous = sent
     assert compactions, "nothing was ever compacted"
     under = [k for k, call in enumerate(asked) if tokens(*call) <= TRIGGER * WINDOW]

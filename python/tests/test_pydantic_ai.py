@@ -118,6 +118,10 @@ def test_compaction_capability_runs_a_long_pydantic_ai_loop_within_the_window_ca
         if k and now[: len(previous)] != previous:
             compactions.append(k)
             assert tokens(asked[k]) > TRIGGER * WINDOW, f"request {k} compacted under the trigger"
+        elif k:
+            # What the request adds is what the run added since the previous request.
+            added = to_openai(asked[k])[0][len(to_openai(asked[k - 1])[0]):]
+            assert now[len(previous):] == added, f"request {k} added other messages"
         previous = now
     assert compactions, "nothing was ever compacted"
     under = [k for k, messages in enumerate(asked) if tokens(messages) <= TRIGGER * WINDOW]
