@@ -20,7 +20,8 @@ def session(rounds: int, lines: int = 80) -> List[Dict[str, Any]]:
             "id": f"call_{i}", "type": "function",
             "function": {"name": "read_file", "arguments": json.dumps({"path": f"m{i}.rs"})}}]})
         messages.append({"role": "tool", "tool_call_id": f"call_{i}",
-                         "content": "\n".join(f"m{i}.rs:{n}: let v = f({n});" for n in range(lines))})
+                         "content": "\n".join(f"m{i}.rs:{n}: let v = f({n});"
+                                               for n in range(lines))})
     return messages
 
 

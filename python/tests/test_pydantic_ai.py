@@ -93,7 +93,7 @@ def assert_pairs_whole(messages: List[ModelMessage]) -> None:
     assert ctxcompact.validate(to_openai(messages, SYSTEM)[0]) == []
 
 
-def test_compaction_capability_runs_a_long_pydantic_ai_loop_within_the_window_cache_stable() -> None:
+def test_compaction_capability_runs_a_long_pydantic_ai_loop_in_the_window_cache_stable() -> None:
     capability = Compaction(window=WINDOW, trigger=TRIGGER)
     result, sent, asked = run(capability)
 
