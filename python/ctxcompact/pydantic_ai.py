@@ -13,8 +13,8 @@ by ``tool_call_id`` — are read as an OpenAI Chat body (the instructions in fro
 tools' definitions counted) and go through :func:`ctxcompact.compact_request`, as
 ``ctxcompact proxy`` decides. Under the trigger they go as they are; past it, the history is
 compacted to the target, a tool call never without its return. Between compactions what is
-sent only grows at its end, so the provider's prompt cache keeps hitting. Only this request's messages change
-(``dataclasses.replace(request_context, messages=...)``): the run's history
+sent only grows at its end, so the provider's prompt cache keeps hitting. Only this request's
+messages change (``dataclasses.replace(request_context, messages=...)``): the run's history
 (``ctx.messages``, ``result.all_messages()``) keeps every message.
 
 The messages sent are pydantic-ai's own: a message left whole is the very object that went in;
