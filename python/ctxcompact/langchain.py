@@ -64,7 +64,27 @@ MessageTypes = Union[str, type, Sequence[Union[str, type]], None]
 ListCounter = Callable[[List[BaseMessage]], int]
 
 
-def trim_messages(messages: Optional[Iterable[Any]] = None, **options: Any) -> Any:
+def trim_messages(
+    messages: Optional[Iterable[Any]] = None,
+    *,
+    max_tokens: int,
+    token_counter: Any = None,
+    strategy: str = "auto",
+    allow_partial: bool = False,
+    end_on: MessageTypes = None,
+    start_on: MessageTypes = None,
+    include_system: bool = False,
+    text_splitter: Any = None,
+    model: Optional[str] = None,
+    tokenizer: Optional[str] = None,
+    tool_mode: str = "clear",
+    keep_tool_rounds: int = 3,
+    exclude_tools: Iterable[str] = (),
+    clear_tool_inputs: bool = False,
+    clear_at_least: int = 0,
+    max_tool_output: Optional[int] = None,
+    marker: Optional[bool] = None,
+) -> Any:
     """Trims LangChain messages to ``max_tokens``, never leaving a tool result without its call.
 
     With ``messages`` it returns the trimmed list; without, a ``Runnable`` doing the same to
@@ -89,6 +109,25 @@ def trim_messages(messages: Optional[Iterable[Any]] = None, **options: Any) -> A
     earlier call; and, without ``token_counter``, :class:`ctxcompact.CannotFit` when even the
     system messages, the task, the last request and the last turn exceed ``max_tokens``.
     """
+    options: Dict[str, Any] = {
+        "max_tokens": max_tokens,
+        "token_counter": token_counter,
+        "strategy": strategy,
+        "allow_partial": allow_partial,
+        "end_on": end_on,
+        "start_on": start_on,
+        "include_system": include_system,
+        "text_splitter": text_splitter,
+        "model": model,
+        "tokenizer": tokenizer,
+        "tool_mode": tool_mode,
+        "keep_tool_rounds": keep_tool_rounds,
+        "exclude_tools": exclude_tools,
+        "clear_tool_inputs": clear_tool_inputs,
+        "clear_at_least": clear_at_least,
+        "max_tool_output": max_tool_output,
+        "marker": marker,
+    }
     if messages is None:
         return RunnableLambda(partial(_trim, **options), name="trim_messages")
     return _trim(messages, **options)
