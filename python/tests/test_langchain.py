@@ -89,8 +89,8 @@ def test_adapter_takes_langchain_keywords_and_returns_input_objects_when_within_
                          token_counter=len, include_system=True, start_on="human")
     assert len(kept) == len(session)
     assert all(a is b for a, b in zip(kept, session))
-    with pytest.raises(ctxcompact.OptionError, match="first"):
-        trim_messages(session, max_tokens=500, strategy="first")
+    with pytest.raises(ctxcompact.OptionError, match="middle"):
+        trim_messages(session, max_tokens=500, strategy="middle", token_counter=len)
     with pytest.raises(ctxcompact.CannotFit):
         trim_messages(session, max_tokens=10)
 
@@ -101,3 +101,47 @@ def test_adapter_accepts_message_like_tuples(tmp_path: Any) -> None:
     assert [type(m).__name__ for m in kept][0] == "SystemMessage"
     assert kept[-1].content == "bye"
     assert tokens(kept) <= 60
+
+
+def test_counting_messages_keeps_whole_tool_rounds_where_langchain_keeps_a_result_alone() -> None:
+    # See: #39 — langchain-core returns [ToolMessage, AIMessage] here.
+    session: List[BaseMessage] = [
+        SystemMessage("sys"),
+        HumanMessage("task"),
+        AIMessage("", tool_calls=[{"id": "c1", "name": "ls", "args": {}}]),
+        ToolMessage("out", tool_call_id="c1"),
+        AIMessage("done"),
+    ]
+    assert [m.type for m in langchain_trim(session, max_tokens=2, token_counter=len)] == [
+        "tool",
+        "ai",
+    ]
+    kept = trim_messages(session, max_tokens=2, token_counter=len)
+    assert kept == [session[-1]] and kept[0] is session[-1]
+    kept = trim_messages(session, max_tokens=3, token_counter=len)
+    assert [m is o for m, o in zip(kept, session[2:])] == [True, True, True]
+    # strategy="first" stops before a round that does not fit whole, and allow_partial never
+    # cuts a tool message or a call.
+    kept = trim_messages(session, max_tokens=3, token_counter=len, strategy="first",
+                         allow_partial=True)
+    assert [m.type for m in kept] == ["system", "human"]
+    assert orphans(trim_messages(agent_session(), max_tokens=7, token_counter=len)) == []
+
+
+def test_the_runnable_form_trims_what_it_is_invoked_with() -> None:
+    session = agent_session()
+    trimmer = trim_messages(max_tokens=5, token_counter=len, strategy="last")
+    assert trimmer.invoke(session) == trim_messages(session, max_tokens=5, token_counter=len)
+    assert len(trimmer.invoke(session)) <= 5
+    engine = trim_messages(max_tokens=1500)
+    assert tokens(engine.invoke(session)) <= 1500
+
+
+def test_bad_token_counters_raise_value_errors_as_langchain_does() -> None:
+    with pytest.raises(ValueError, match="Invalid token_counter shortcut 'words'"):
+        trim_messages(agent_session(), max_tokens=5, token_counter="words")
+    with pytest.raises(ValueError, match="expected to be a model"):
+        trim_messages(agent_session(), max_tokens=5, token_counter=3)
+    with pytest.raises(ctxcompact.InputError, match="unknown call id `nope`"):
+        trim_messages([HumanMessage("hi"), ToolMessage("x", tool_call_id="nope")],
+                      max_tokens=5, token_counter=len)

@@ -1,0 +1,129 @@
+"""What the framework adapters share: one model call's history through :func:`compact_request`.
+
+An adapter turns the messages of one model call into provider-format items (OpenAI Chat
+messages or Responses items), and :func:`fit` decides what to send as ``ctxcompact proxy``
+does: under the trigger the items as they are; past it, the history compacted down to the
+target, replayed at its own call boundaries so that between compactions what is sent only
+grows at its end. The decision is a function of the items alone, so an agent's state is never
+touched and the provider's prompt cache keeps hitting. :func:`match` then tells which output
+item is which input item, so that an adapter hands back its framework's own objects for every
+item that came out unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from . import ForwardedRequest, OptionError, compact_request
+
+# Each request format's key for the list of items in a body.
+_ITEMS_KEY = {"openai": "messages", "responses": "input"}
+
+
+class Settings:
+    """What an adapter was given: the model (or its window), the trigger, the target, options.
+
+    ``model`` names the model for the catalog's window and tokenizer when the framework's own
+    model object names none (or to override it); ``window`` is the context window in tokens
+    for every model; ``trigger`` and ``target_ratio`` are fractions of it (0.7 and 0.5 unless
+    given). ``options`` are :func:`ctxcompact.compact_request`'s other keywords.
+    """
+
+    __slots__ = ("model", "window", "trigger", "target_ratio", "options")
+
+    def __init__(
+        self,
+        model: Optional[str],
+        window: Optional[int],
+        trigger: Optional[float],
+        target_ratio: Optional[float],
+        options: Dict[str, Any],
+    ) -> None:
+        if model is not None and not isinstance(model, str):
+            raise OptionError(f"model must be a string, not {type(model).__name__}")
+        for name in options:
+            if name in ("body", "format", "path_model", "client"):
+                raise OptionError(f"{name} is set by the adapter, not by its caller")
+        self.model = model
+        self.window = window
+        self.trigger = trigger
+        self.target_ratio = target_ratio
+        self.options = options
+        # Check the options once, on an empty request, so that a mistake shows at construction.
+        compact_request(
+            b'{"messages": []}',
+            "openai",
+            window=window,
+            trigger=trigger,
+            target_ratio=target_ratio,
+            **options,
+        )
+
+
+def fit(
+    items: Sequence[Any],
+    format: str,
+    settings: Settings,
+    *,
+    model: Optional[str] = None,
+    envelope: Optional[Dict[str, Any]] = None,
+) -> Tuple[Optional[Dict[str, Any]], ForwardedRequest]:
+    """What to send for one model call: ``(body, decision)``, the body a dict holding the items
+    under ``"messages"`` (``"openai"``) or ``"input"`` (``"responses"``).
+
+    ``items`` are JSON-ready dicts in ``format`` (``"openai"`` or ``"responses"``); ``model`` the
+    name the framework's model object gives (``settings.model`` wins over it); ``envelope`` the
+    body's other fields (Responses ``instructions``). The body is ``None`` when the input goes
+    as it is: under the trigger, or failed open (no window known, cannot fit), which also
+    warns with the decision's ``reason``.
+    """
+    texts = [json.dumps(item, ensure_ascii=False) for item in items]
+    head: Dict[str, Any] = {}
+    name = settings.model or model
+    if name:
+        head["model"] = name
+    head.update(envelope or {})
+    prefix = json.dumps(head, ensure_ascii=False)[:-1]
+    separator = ", " if head else ""
+    body = f'{prefix}{separator}"{_ITEMS_KEY[format]}": [{", ".join(texts)}]}}'
+    decision = compact_request(
+        body.encode("utf-8"),
+        format,
+        window=settings.window,
+        trigger=settings.trigger,
+        target_ratio=settings.target_ratio,
+        **settings.options,
+    )
+    if decision.action == "failed_open":
+        # The call still goes, as it is; say why once, as the proxy's ledger would.
+        warnings.warn(
+            f"ctxcompact sent a model call as it is: {decision.reason} "
+            "(an adapter takes model= or window=)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    if decision.action != "compacted":
+        return None, decision
+    return json.loads(decision.body), decision
+
+
+def match(items: Sequence[Any], output: Sequence[Any]) -> List[Optional[int]]:
+    """For each output item, the index of the input item it equals, or ``None`` for a new one.
+
+    The output keeps the input's order (removal, clearing, a marker where history went), so
+    each item is looked for after the last one found: the same text twice maps to two inputs.
+    """
+    positions: Dict[str, List[int]] = {}
+    for index, item in enumerate(items):
+        positions.setdefault(json.dumps(item, ensure_ascii=False), []).append(index)
+    found: List[Optional[int]] = []
+    after = -1
+    for item in output:
+        candidates = positions.get(json.dumps(item, ensure_ascii=False), [])
+        index = next((i for i in candidates if i > after), None)
+        if index is not None:
+            after = index
+        found.append(index)
+    return found

@@ -1,0 +1,193 @@
+"""CompactionMiddleware in a real LangChain 1.x agent loop (create_agent, a scripted model),
+side by side with LangChain's ContextEditingMiddleware(ClearToolUsesEdit()) at the same trigger."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable, Dict, List
+
+import pytest
+
+pytest.importorskip("langchain.agents", reason="the langchain package (1.x) is not installed")
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain.agents.middleware import (  # noqa: E402
+    AgentMiddleware,
+    ClearToolUsesEdit,
+    ContextEditingMiddleware,
+)
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
+from langchain_core.messages import (  # noqa: E402
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+    convert_to_openai_messages,
+)
+from langchain_core.tools import tool  # noqa: E402
+
+import ctxcompact  # noqa: E402
+from ctxcompact.langchain import CompactionMiddleware  # noqa: E402
+
+WINDOW = 48_000
+TRIGGER = 0.7
+TOOL_CALLS = 60
+FINAL = "Read all 60 modules: the overflow is in src/mod7.rs, line 42."
+SYSTEM = "You are a coding agent. Read the files you need, then answer."
+TASK = "Find where the integer overflow happens in this crate."
+
+
+@tool
+def read_file(path: str) -> str:
+    """Reads a source file of the crate."""
+    return "\n".join(f"{path}:{n}: let value_{n} = compute({n}) * factor_{n};" for n in range(60))
+
+
+class ScriptedModel(GenericFakeChatModel):
+    """A chat model that calls read_file TOOL_CALLS times, one file a call, then answers; it
+    records what each call was sent."""
+
+    sent: List[List[BaseMessage]] = []
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> "ScriptedModel":
+        return self
+
+    def _generate(self, messages: List[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.sent.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+def scripted_model() -> ScriptedModel:
+    script: List[Any] = [
+        AIMessage(
+            "",
+            tool_calls=[{"id": f"call_{i}", "name": "read_file",
+                         "args": {"path": f"src/mod{i}.rs"}}],
+        )
+        for i in range(TOOL_CALLS)
+    ]
+    script.append(AIMessage(FINAL))
+    return ScriptedModel(messages=iter(script), sent=[])
+
+
+class Recorder(AgentMiddleware):  # type: ignore[misc]
+    """The outermost middleware: what the agent asked each call to send, before any edit."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: List[List[BaseMessage]] = []
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        self.asked.append([request.system_message, *request.messages])
+        return handler(request)
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        self.asked.append([request.system_message, *request.messages])
+        return await handler(request)
+
+
+def as_dicts(messages: List[BaseMessage]) -> List[Dict[str, Any]]:
+    return convert_to_openai_messages(messages)
+
+
+def tokens(messages: List[BaseMessage]) -> int:
+    return int(ctxcompact.count(as_dicts(messages))["total"])
+
+
+def run(middleware: AgentMiddleware, *, asynchronous: bool = False) -> Any:
+    model = scripted_model()
+    recorder = Recorder()
+    agent = create_agent(model, tools=[read_file], system_prompt=SYSTEM,
+                         middleware=[recorder, middleware])
+    state = {"messages": [HumanMessage(TASK)]}
+    config = {"recursion_limit": 4 * TOOL_CALLS}
+    if asynchronous:
+        result = asyncio.run(agent.ainvoke(state, config))
+    else:
+        result = agent.invoke(state, config)
+    return result, model.sent, recorder.asked
+
+
+def breaks(sent: List[List[BaseMessage]]) -> List[int]:
+    """The calls whose input is not the previous call's input with messages added at its end."""
+    found = []
+    for k in range(1, len(sent)):
+        before, now = as_dicts(sent[k - 1]), as_dicts(sent[k])
+        if now[: len(before)] != before:
+            found.append(k)
+    return found
+
+
+def assert_pairs_whole(messages: List[BaseMessage]) -> None:
+    """Every tool result follows its call, and every call before the end has its result."""
+    called: Dict[str, int] = {}
+    answered = set()
+    for message in messages:
+        if isinstance(message, AIMessage):
+            called.update((call["id"], 0) for call in message.tool_calls)
+        if isinstance(message, ToolMessage):
+            assert message.tool_call_id in called, f"result {message.tool_call_id} without call"
+            answered.add(message.tool_call_id)
+    assert set(called) == answered, f"calls without results: {set(called) - answered}"
+    assert ctxcompact.validate(as_dicts(messages)) == []
+
+
+def test_compaction_middleware_runs_a_long_agent_loop_within_the_window_and_cache_stable() -> None:
+    middleware = CompactionMiddleware(window=WINDOW, trigger=TRIGGER)
+    result, sent, asked = run(middleware)
+
+    assert len(sent) == TOOL_CALLS + 1
+    assert result["messages"][-1].content == FINAL
+    # The agent's own history is whole: every call and every full tool output, in order.
+    history = result["messages"]
+    assert len(history) == 2 + 2 * TOOL_CALLS
+    outputs = [m for m in history if isinstance(m, ToolMessage)]
+    assert [m.content for m in outputs] == [
+        read_file.invoke({"path": f"src/mod{i}.rs"}) for i in range(TOOL_CALLS)
+    ]
+    assert max(tokens(asked[-1]), tokens(history)) > WINDOW, "the loop never outgrew the window"
+
+    for k, messages in enumerate(sent):
+        assert tokens(messages) <= WINDOW, f"call {k} was sent more than the window"
+        assert_pairs_whole(messages)
+        assert messages[0].content == SYSTEM and messages[1].content == TASK
+    compactions = breaks(sent)
+    assert compactions, "nothing was ever compacted"
+    for k in compactions:
+        assert tokens(asked[k]) > TRIGGER * WINDOW, f"call {k} was compacted under the trigger"
+    # Between compactions, what a call adds is what the agent added since the previous call.
+    for k in range(1, len(sent)):
+        if k not in compactions:
+            added = as_dicts(asked[k])[len(asked[k - 1]):]
+            assert as_dicts(sent[k])[len(sent[k - 1]):] == added, f"call {k} added other messages"
+    # Under the trigger the messages go as the agent asked, the very objects.
+    first = next(k for k, asked_k in enumerate(asked) if tokens(asked_k) > TRIGGER * WINDOW)
+    assert all(a is b for k in range(first) for a, b in zip(sent[k], asked[k]))
+    assert middleware.last_decision.action == "compacted"
+    print(f"\nLangChain loop, {TOOL_CALLS} tool calls, window {WINDOW}: compactions at calls "
+          f"{compactions}; largest input {max(map(tokens, sent))}, history {tokens(history)}")
+
+    # The same loop run asynchronously (awrap_model_call) sends the same messages.
+    _, sent_async, _ = run(CompactionMiddleware(window=WINDOW, trigger=TRIGGER),
+                           asynchronous=True)
+    assert [as_dicts(m) for m in sent_async] == [as_dicts(m) for m in sent]
+
+
+def test_compaction_breaks_the_prompt_cache_a_fifth_as_often_as_clear_tool_uses() -> None:
+    trigger_tokens = int(TRIGGER * WINDOW)
+    editing = ContextEditingMiddleware(
+        edits=[ClearToolUsesEdit(trigger=trigger_tokens)],
+        token_counter=lambda messages: tokens([m for m in messages if m is not None]),
+    )
+    _, theirs, _ = run(editing)
+    _, ours, _ = run(CompactionMiddleware(window=WINDOW, trigger=TRIGGER))
+    their_breaks, our_breaks = breaks(theirs), breaks(ours)
+    print(
+        f"\nLangChain loop, {TOOL_CALLS} tool calls, window {WINDOW}, trigger {trigger_tokens}: "
+        f"calls not extending the previous input: ctxcompact {len(our_breaks)} {our_breaks}, "
+        f"ClearToolUsesEdit {len(their_breaks)}; largest input: ctxcompact "
+        f"{max(map(tokens, ours))}, ClearToolUsesEdit {max(map(tokens, theirs))}"
+    )
+    assert their_breaks, "ClearToolUsesEdit never cleared"
+    assert 5 * len(our_breaks) <= len(their_breaks)
+    assert max(map(tokens, ours)) <= WINDOW
