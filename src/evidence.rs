@@ -493,7 +493,7 @@ pub(crate) fn command_of<'a>(parsed: Option<&Args<'a>>) -> Option<Cow<'a, str>> 
 
 /// A word of a shell command that looks like a path: it has a `/` or a file extension, and is
 /// neither an option, a URL nor a number.
-fn path_word(word: &str) -> Option<&str> {
+pub(crate) fn path_word(word: &str) -> Option<&str> {
     let word = word.trim_matches(|c: char| "\"'`()[]{},;:<>|&".contains(c));
     let word = word.trim_end_matches('.');
     if word.len() < 3

@@ -49,7 +49,8 @@
 //!    `identifiers` (the tokens things are named by: user names, order numbers, hashes, URLs),
 //!    `instructions` (the instruction files agents inject);
 //! 2. `tokens` (counting, calibrated estimates);
-//! 3. `format` (one file per format), `budget`, `features`, `catalog` (model names);
+//! 3. `format` (one file per format), `budget`, `features`, `catalog` (model names), `gist`
+//!    (what a cleared tool output keeps);
 //! 4. `units` (the one grouping), `digest`, `validate`, `cost` (prices by catalog name, the
 //!    cost model), `archive` (the removed history's files), `state` (the run's state: its
 //!    input, the conversation as each step leaves it, where each message came from, what was
@@ -108,6 +109,7 @@ mod error;
 mod evidence;
 mod features;
 pub mod format;
+mod gist;
 mod hash;
 mod identifiers;
 mod instructions;

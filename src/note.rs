@@ -188,6 +188,41 @@ pub(crate) fn cleared_output(tool: &str, tokens: usize, outcome: Option<&str>) -
     placeholder
 }
 
+/// A placeholder with the gist of its output below it: how many of the output's lines the gist
+/// keeps (none: only names), then the gist's text.
+pub(crate) fn with_gist(placeholder: &str, kept: usize, lines: usize, gist: &str) -> String {
+    let body = placeholder.strip_suffix(']').unwrap_or(placeholder);
+    if kept == 0 {
+        format!("{body}; its names below]\n{gist}")
+    } else {
+        format!(
+            "{body}; {kept} of {} lines below]\n{gist}",
+            thousands(lines)
+        )
+    }
+}
+
+/// A placeholder with a gist below it ([`with_gist`]) as the bare placeholder: its first line
+/// without the words naming the gist; `None` when `text` has no gist.
+pub(crate) fn without_gist(text: &str) -> Option<String> {
+    let (first, _) = text.split_once('\n')?;
+    if !is_cleared_output(first) {
+        return None;
+    }
+    let body = first.strip_suffix(']')?;
+    let at = body.rfind("; ")?;
+    let named = &body[at + 2..];
+    (named == "its names below" || named.ends_with(" lines below"))
+        .then(|| format!("{}]", &body[..at]))
+}
+
+/// A placeholder of an output that a later call of the same tool with the same arguments
+/// repeats, saying so.
+pub(crate) fn superseded(placeholder: &str) -> String {
+    let body = placeholder.strip_suffix(']').unwrap_or(placeholder);
+    format!("{body}; a later call repeats it]")
+}
+
 /// How every placeholder of a cleared output starts, before the tool's name.
 pub(crate) const CLEARED_START: &str = "[ctxcompact: output of ";
 

@@ -548,10 +548,13 @@ fn cleared_identifiers(state: &Applied, messages: std::ops::Range<usize>) -> Vec
 /// or the note of a shortened task.
 fn names_its_archive(message: &Message) -> bool {
     message.parts.iter().any(|part| match part {
+        // The note is a line of its own: a placeholder's first, or the line standing for a
+        // capped output's middle (a gist's lines follow either).
         Part::ToolResult { content, .. } => content.iter().any(|p| {
-            matches!(p, Part::Text { text, .. }
-                if (note::is_cleared_output(text) || text.lines().any(note::is_omitted))
-                    && note::parse_reference(text).is_some())
+            matches!(p, Part::Text { text, .. } if text.lines().any(|line| {
+                (note::is_cleared_output(line) || note::is_omitted(line))
+                    && note::parse_reference(line).is_some()
+            }))
         }),
         Part::Text { text, .. } => {
             note::is_shortened(text) && note::parse_reference(text).is_some()

@@ -1250,7 +1250,8 @@ fn rewritten(input: &Message, output: &Message, settings: &Settings) -> Result<(
 }
 
 /// Whether `text` is `original` (a single text) cut to its head and tail around a line naming
-/// the cut.
+/// the cut, the gist of the middle after that line: lines of the original (clipped, a repeat's
+/// count after them), `…` gaps, and a `names:` line of its words.
 fn keeps_head_and_tail(original: &[Part], text: &str) -> bool {
     let [Part::Text { text: original, .. }] = original else {
         return false;
@@ -1258,7 +1259,7 @@ fn keeps_head_and_tail(original: &[Part], text: &str) -> bool {
     let Some((head, rest)) = text.split_once("[… ") else {
         return false;
     };
-    let Some((_, tail)) = rest.split_once(" omitted …]\n") else {
+    let Some((_, after)) = rest.split_once(" omitted …]\n") else {
         return false;
     };
     // A head cut inside a line gets a line break of its own before the note.
@@ -1267,9 +1268,35 @@ fn keeps_head_and_tail(original: &[Part], text: &str) -> bool {
     } else {
         head.strip_suffix('\n').unwrap_or(head)
     };
-    original.starts_with(head)
-        && original.ends_with(tail)
-        && head.len() + tail.len() < original.len()
+    if !original.starts_with(head) {
+        return false;
+    }
+    // The tail starts at a line boundary of what follows the note; every line before it is
+    // the middle's gist.
+    let starts = std::iter::once(0).chain(after.match_indices('\n').map(|(at, _)| at + 1));
+    let starts: Vec<usize> = starts.collect();
+    starts.iter().any(|&at| {
+        let (gist, tail) = after.split_at(at);
+        original.ends_with(tail)
+            && head.len() + tail.len() < original.len()
+            && gist.lines().all(|line| is_gist_line(original, line))
+    })
+}
+
+/// Whether `line` is a line a gist of `original` may hold.
+fn is_gist_line(original: &str, line: &str) -> bool {
+    if line == "…" {
+        return true;
+    }
+    if let Some(names) = line.strip_prefix("names: ") {
+        return names.split(", ").all(|name| original.contains(name));
+    }
+    let line = match line.rfind(" (×") {
+        Some(at) if line.ends_with(')') => &line[..at],
+        _ => line,
+    };
+    let line = line.strip_suffix('…').unwrap_or(line);
+    original.contains(line)
 }
 
 /// `output` with its shortened text part restored from `input`, when that part keeps the

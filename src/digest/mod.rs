@@ -24,8 +24,9 @@ use serde_json::Value;
 use crate::evidence::{
     Touch, arguments_value, command_of, error_line_in, outcome_in, paths_of, sub, trim,
 };
+use crate::gist;
 use crate::hash::FxBuild;
-use crate::identifiers::{Counted, Tally};
+use crate::identifiers::{self, Counted, Tally};
 use crate::note::{
     DIGEST_END, LINE_CHARS, clip, clip_cow, header, marker_len, one_line, parse_header,
     tight_header,
@@ -135,6 +136,9 @@ struct Digest<'a> {
     touches: Vec<(&'a str, Touch)>,
     /// The identifiers of the span's requests, tool calls and results, as they are found.
     ids: Tally,
+    /// The other names of its tool results (paths, code names: [`gist::for_each_name`]),
+    /// named after every identifier, as room allows.
+    names: Tally,
     /// Each identifier once, with its count (none that is a file named): those a person or a
     /// tool call wrote first, then those of tool outputs, each most used first.
     identifiers: Vec<(Cow<'a, str>, usize)>,
@@ -305,6 +309,12 @@ fn extract<'a>(
             {
                 let text = parts_text(content);
                 digest.ids.add_text(&text, false);
+                // The paths and code names a later step may read off the output too.
+                gist::for_each_name(&text, |name| {
+                    if !identifiers::is_identifier(name) {
+                        digest.names.add(name, 1, false);
+                    }
+                });
                 if let Some(line) = error_line_in(&text, *is_error) {
                     digest.errors.push(clip_cow(sub(&text, line), LINE_CHARS));
                 }
@@ -340,8 +350,8 @@ fn add_standing<'a>(digest: &mut Digest<'a>, request: &Cow<'a, str>) {
     }
 }
 
-/// Ranks the identifiers found, those written by a person or a tool call first, leaving out
-/// those the files sections name.
+/// Ranks the identifiers found, those written by a person or a tool call first, then the other
+/// names of the tool results, leaving out those the files sections name.
 fn rank_identifiers(digest: &mut Digest<'_>) {
     let ids = std::mem::take(&mut digest.ids).ranked();
     // Looked up, never iterated.
@@ -351,8 +361,10 @@ fn rank_identifiers(digest: &mut Digest<'_>) {
         .flatten()
         .map(|(path, _)| path.as_ref())
         .collect();
+    let names = std::mem::take(&mut digest.names).ranked();
     let kept: Vec<Counted> = ids
         .into_iter()
+        .chain(names)
         .filter(|c| !files.contains(c.id.as_str()))
         .collect();
     digest.identifiers = kept

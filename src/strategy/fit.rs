@@ -11,9 +11,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::archive::Archive;
-use crate::conversation::{Layout, Part, joined_text};
+use crate::conversation::{Layout, Message, Part, joined_text};
 use crate::tokens::TokenCounter;
-use crate::{evidence, note};
+use crate::{evidence, gist, note};
 
 use crate::state::Applied;
 
@@ -89,8 +89,9 @@ pub(super) fn reference(
 /// Cuts the outputs of the round in progress, the messages `round` at the end of `state`, so
 /// that they take at least `over` tokens fewer: head and tail kept at one cap, the largest that
 /// does it ([`cap_outputs`]), or, when no cap is that small, each cleared to its placeholder.
-/// With an `archive`, each note names the file holding its whole message. Outputs already cut
-/// or cleared are left as they are. The last resort before a conversation cannot fit: these
+/// With an `archive`, each note names the file holding its whole message. The gists of outputs
+/// cleared before go first (each leaves its bare placeholder); outputs already cut, or cleared
+/// to a bare placeholder, are left as they are. The last resort before a conversation cannot fit: these
 /// outputs are what the agent is working from.
 pub(crate) fn cut_in_progress(
     mut state: Applied,
@@ -99,6 +100,44 @@ pub(crate) fn cut_in_progress(
     counter: &dyn TokenCounter,
     archive: Option<&Archive>,
 ) -> (Applied, Vec<CutOutput>) {
+    // Gists of outputs cleared before go first: each becomes its bare placeholder.
+    let mut cut = Vec::new();
+    let mut over = over;
+    for index in round.clone() {
+        if over == 0 {
+            break;
+        }
+        let before = state.counts.messages[index];
+        let input = state.origin[index].input();
+        let message = &mut state.conversation.messages[index];
+        for part in &mut message.parts {
+            if let Part::ToolResult {
+                call_id, content, ..
+            } = part
+                && let [Part::Text { text, .. }] = content.as_slice()
+                && let Some(bare) = note::without_gist(text)
+            {
+                let tokens_before = counter.count_text(text);
+                let tokens_after = counter.count_text(&bare);
+                *content = vec![Part::text(bare)];
+                cut.push(CutOutput {
+                    message: input,
+                    call_id: call_id.clone(),
+                    tokens_before,
+                    tokens_after,
+                });
+            }
+        }
+        let after = counter.count_message(message);
+        if after < before {
+            state.counts.messages[index] = after;
+            state.origin[index] = state.origin[index].edited();
+            over = over.saturating_sub(before - after);
+        }
+    }
+    if over == 0 {
+        return (state, cut);
+    }
     let messages = &state.conversation.messages;
     let mut outputs = Vec::new();
     for index in round.clone() {
@@ -129,7 +168,6 @@ pub(crate) fn cut_in_progress(
             .filter_map(|&(m, p)| placeholder(&state, (m, p), counter, refer(m)).map(|t| (m, p, t)))
             .collect(),
     };
-    let mut cut = Vec::with_capacity(texts.len());
     for (index, part, text) in texts {
         let input = state.origin[index].input();
         let message = &mut state.conversation.messages[index];
@@ -307,11 +345,16 @@ pub(super) fn cap_outputs(
     best.map(|(_, fitted)| fitted)
 }
 
+/// Share of a cap, in percent, that the names of a capped output's middle may take
+/// ([`gist::names_line`]): its head and tail take the rest.
+const NAMES_PCT: usize = 50;
+
 /// Characters per piece when a capped output has too few lines to cut by line.
 const CHUNK_CHARS: usize = 200;
 
 /// Keeps the head and tail lines of `text` within about `cap` tokens, with a line saying how
-/// many were omitted between them (and, with a `reference`, which archive file holds them). An
+/// many were omitted between them (and, with a `reference`, which archive file holds them)
+/// followed by the names the middle holds (paths, identifiers, code names), as room allows. An
 /// output of one or two long lines is cut the same way in pieces of [`CHUNK_CHARS`]
 /// characters. `None` when there is nothing to cut.
 pub(super) fn cap_text(
@@ -340,7 +383,10 @@ pub(super) fn cap_text(
         None => note::omitted(omitted, total, unit),
     };
     let note_cost = counter.count_text(&omitted(text.len(), text.len())) + 1;
-    let mut room = cap.saturating_sub(note_cost);
+    let whole_room = cap.saturating_sub(note_cost);
+    // The names of the middle take up to a share of the room; the ends what they leave.
+    let names_room = gist::names_cost(text).min(whole_room * NAMES_PCT / 100);
+    let mut room = whole_room - names_room;
     let (mut head, mut tail) = (0, 0);
     // Alternate head and tail pieces while they fit: both ends of an output usually matter.
     loop {
@@ -360,8 +406,18 @@ pub(super) fn cap_text(
             tail += 1;
         }
     }
+    // The head's first piece whenever the whole room holds it: it says what the output is.
+    if head == 0 && tail + 1 < pieces.len() && costs[0] <= whole_room {
+        head = 1;
+    }
     let kept_head = pieces[..head].concat();
     let kept_tail = pieces[pieces.len() - tail..].concat();
+    let ends: usize = costs[..head]
+        .iter()
+        .chain(&costs[pieces.len() - tail..])
+        .sum();
+    let middle = pieces[head..pieces.len() - tail].concat();
+    let names = gist::names_line(&middle, whole_room.saturating_sub(ends + 1), counter);
     let (omitted_count, total) = if unit == "lines" {
         (pieces.len() - head - tail, pieces.len())
     } else {
@@ -377,6 +433,10 @@ pub(super) fn cap_text(
     }
     out.push_str(&omitted(omitted_count, total));
     out.push('\n');
+    if let Some(names) = names {
+        out.push_str(&names);
+        out.push('\n');
+    }
     out.push_str(&kept_tail);
     Some(out)
 }
@@ -441,4 +501,69 @@ fn is_short_path_value(value: &Value) -> bool {
         Value::Array(items) => items.iter().all(|i| i.as_str().is_some_and(is_path)),
         _ => false,
     }
+}
+
+/// Caps every oversize result in place; returns how many were capped.
+pub(super) fn cap_all(state: &mut Applied, cap: usize, counter: &dyn TokenCounter) -> usize {
+    let mut truncated = 0;
+    let messages = state.conversation.messages.iter_mut();
+    let with_counts = messages.zip(&mut state.counts.messages);
+    for ((message, tokens), origin) in with_counts.zip(&mut state.origin) {
+        // A message's count bounds each of its results': most need no look.
+        if *tokens <= cap || !message.has_results() {
+            continue;
+        }
+        // Capping shortens a result's text but may rewrite its wire shape (a Gemini JSON
+        // response becomes `{"output": …}`): a message it would not make smaller is kept.
+        let before = message.clone();
+        let capped = cap_results(message, cap, counter);
+        if capped > 0 {
+            let after = counter.count_message(message);
+            if after >= *tokens {
+                *message = before;
+                continue;
+            }
+            truncated += capped;
+            *tokens = after;
+            *origin = origin.edited();
+        }
+    }
+    truncated
+}
+
+/// Whether an output is one [`cap_text`] wrote: a line of its own is the omission note.
+pub(super) fn is_capped(text: &str) -> bool {
+    text.lines().any(note::is_omitted)
+}
+
+/// Caps, in place, every result of a message longer than `cap` tokens; returns how many were
+/// capped.
+pub(super) fn cap_results(message: &mut Message, cap: usize, counter: &dyn TokenCounter) -> usize {
+    let mut capped = 0;
+    for part in &mut message.parts {
+        let Part::ToolResult {
+            content, layout, ..
+        } = part
+        else {
+            continue;
+        };
+        let [Part::Text { text, .. }] = content.as_slice() else {
+            continue;
+        };
+        let tokens = counter.count_text(text);
+        // An output capped or cleared before is not cut again: its note (or placeholder) may
+        // alone exceed a small cap.
+        if tokens <= cap || is_capped(text) || note::is_cleared_output(text) {
+            continue;
+        }
+        // A cap below the size of the omission note itself would lengthen the output.
+        if let Some(short) =
+            cap_text(text, cap, counter, None).filter(|s| counter.count_text(s) < tokens)
+        {
+            *content = vec![Part::text(short)];
+            *layout = Layout::Text;
+            capped += 1;
+        }
+    }
+    capped
 }

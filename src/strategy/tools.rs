@@ -15,16 +15,19 @@
 //! stops as soon as an optional budget is met, and trims nothing when it would free fewer than
 //! `clear_at_least` tokens (a cleared prefix spoils the prompt cache, so it must be worth it).
 
+use std::collections::{HashMap, HashSet};
+
 use serde::{Deserialize, Serialize};
 
-use super::fit::{self, cap_text, clear_input};
+use super::fit::{self, clear_input};
 use crate::archive::Archive;
 use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
+use crate::hash::FxBuild;
 use crate::parallel;
 use crate::state::Applied;
 use crate::tokens::{Counts, TokenCounter, Tokenizer};
-use crate::{evidence, instructions, note, units};
+use crate::{evidence, gist, instructions, note, units};
 
 /// Rounds kept whole by default (Anthropic's context editing keeps the last 3 tool uses).
 pub(crate) const KEEP_ROUNDS: usize = 3;
@@ -144,7 +147,7 @@ pub(crate) fn trim(
     let mut report = census(&rounds, options);
     let untouched_total = state.counts.total();
     if let Some(cap) = options.max_output {
-        report.truncated = cap_all(&mut state, cap, counter);
+        report.truncated = fit::cap_all(&mut state, cap, counter);
     }
     let capped_total = state.counts.total();
     let mut total = capped_total;
@@ -160,12 +163,21 @@ pub(crate) fn trim(
     } else {
         1
     };
-    let planning = Planning {
+    let mut planning = Planning {
         options,
         tokenizer,
         archive,
+        gist: GistSize::Full,
+        superseded: superseded(&state.conversation),
     };
-    for plan in plan_rounds(&state, older, needed, &planning, threads) {
+    let mut plans = plan_rounds(&state, older, needed, &planning, threads);
+    // When full gists of every older output cannot meet the budget, the oldest keep small ones.
+    if budget.is_some() && saved(&plans) < needed {
+        planning.gist = GistSize::Small;
+        let small = plan_rounds(&state, older, usize::MAX, &planning, threads);
+        plans = oldest_small(plans, small, needed);
+    }
+    for plan in plans {
         if budget.is_some_and(|b| total <= b) {
             break;
         }
@@ -227,6 +239,35 @@ pub(crate) fn trim(
         .count();
     report.tokens_freed = untouched_total.saturating_sub(total);
     (apply_edits(state, planned), report)
+}
+
+/// Tokens a list of round plans saves.
+fn saved(plans: &[Option<RoundPlan>]) -> usize {
+    plans.iter().flatten().map(|plan| plan.saved).sum()
+}
+
+/// Each round's plan with full gists (`full`) or small ones (`small`), the oldest rounds small
+/// until full gists of the rest save the `needed` tokens left: the oldest outputs give most.
+fn oldest_small(
+    full: Vec<Option<RoundPlan>>,
+    small: Vec<Option<RoundPlan>>,
+    needed: usize,
+) -> Vec<Option<RoundPlan>> {
+    let mut rest = saved(&full);
+    let mut deficit = needed;
+    let mut plans = Vec::with_capacity(full.len());
+    for (full, small) in full.into_iter().zip(small) {
+        let full_saved = full.as_ref().map_or(0, |p| p.saved);
+        rest -= full_saved;
+        let plan = if rest + full_saved >= deficit {
+            full
+        } else {
+            small
+        };
+        deficit = deficit.saturating_sub(plan.as_ref().map_or(0, |p| p.saved));
+        plans.push(plan);
+    }
+    plans
 }
 
 /// The outputs a clearing plan would clear, capped instead so that the conversation, now of
@@ -297,34 +338,6 @@ fn rounds(conversation: &Conversation) -> Vec<Round> {
         .collect()
 }
 
-/// Caps every oversize result in place; returns how many were capped.
-fn cap_all(state: &mut Applied, cap: usize, counter: &dyn TokenCounter) -> usize {
-    let mut truncated = 0;
-    let messages = state.conversation.messages.iter_mut();
-    let with_counts = messages.zip(&mut state.counts.messages);
-    for ((message, tokens), origin) in with_counts.zip(&mut state.origin) {
-        // A message's count bounds each of its results': most need no look.
-        if *tokens <= cap || !message.has_results() {
-            continue;
-        }
-        // Capping shortens a result's text but may rewrite its wire shape (a Gemini JSON
-        // response becomes `{"output": …}`): a message it would not make smaller is kept.
-        let before = message.clone();
-        let capped = cap_results(message, cap, counter);
-        if capped > 0 {
-            let after = counter.count_message(message);
-            if after >= *tokens {
-                *message = before;
-                continue;
-            }
-            truncated += capped;
-            *tokens = after;
-            *origin = origin.edited();
-        }
-    }
-    truncated
-}
-
 /// Rounds planned by one job of [`plan_rounds`] when it plans on several threads.
 const ROUNDS_PER_JOB: usize = 32;
 /// Rounds that repay planning them on several threads (a round takes 5–10 µs, mostly reading
@@ -357,11 +370,8 @@ fn plan_rounds(
             .map(|round| plan_round(state, round, last_user_turn, planning, &mut counting))
             .collect()
     };
-    let saved = |plans: &Vec<Option<RoundPlan>>| -> usize {
-        plans.iter().flatten().map(|plan| plan.saved).sum()
-    };
     let jobs = rounds.len().div_ceil(per_job);
-    parallel::prefix_in_turn(jobs, threads, needed, saved, job)
+    parallel::prefix_in_turn(jobs, threads, needed, |plans| saved(plans), job)
         .into_iter()
         .flatten()
         .collect()
@@ -373,6 +383,65 @@ struct Planning<'a> {
     tokenizer: Tokenizer,
     /// Where cleared outputs' messages are archived, if they are.
     archive: Option<&'a Archive>,
+    /// How much of each cleared output its gist keeps.
+    gist: GistSize,
+    /// The ids of calls that a later call repeats (the same tool with the same arguments):
+    /// their outputs are stale, and cleared without a gist.
+    superseded: HashSet<String, FxBuild>,
+}
+
+/// How much of a cleared output its gist keeps ([`gist::gist`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GistSize {
+    /// Up to a [`GIST_SHARE`]th of the output, at most [`GIST_MAX`] tokens.
+    Full,
+    /// Up to a [`SMALL_SHARE`]th of it, at most [`SMALL_MAX`] tokens: mostly its names.
+    Small,
+}
+
+/// A full gist takes up to this share of its output (its inverse) …
+const GIST_SHARE: usize = 6;
+/// … and at most this many tokens.
+const GIST_MAX: usize = 400;
+/// Outputs under this many tokens are cleared only for small gists (or when stale).
+const SMALL_OUTPUT: usize = 64;
+/// A small gist takes up to this share of its output (its inverse) …
+const SMALL_SHARE: usize = 16;
+/// … at least this many (a few names) …
+const SMALL_MIN: usize = 24;
+/// … and at most this many tokens.
+const SMALL_MAX: usize = 96;
+
+impl GistSize {
+    /// The room of the gist of an output of `tokens` tokens.
+    fn room(self, tokens: usize) -> usize {
+        match self {
+            Self::Full => (tokens / GIST_SHARE).min(GIST_MAX),
+            Self::Small => (tokens / SMALL_SHARE).clamp(SMALL_MIN, SMALL_MAX),
+        }
+    }
+}
+
+/// The ids of the calls of `conversation` that a later call repeats: the same tool with the
+/// same arguments (a file read again, a command run again).
+fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild> {
+    let mut last: HashMap<(&str, String), &str, FxBuild> = HashMap::with_hasher(FxBuild::default());
+    let mut stale = HashSet::with_hasher(FxBuild::default());
+    for part in conversation.messages.iter().flat_map(|m| &m.parts) {
+        if let Part::ToolCall {
+            id,
+            name,
+            arguments,
+            ..
+        } = part
+        {
+            let key = (name.as_str(), arguments.to_string());
+            if let Some(earlier) = last.insert(key, id.as_str()) {
+                stale.insert(earlier.to_owned());
+            }
+        }
+    }
+    stale
 }
 
 /// The planned changes to one round.
@@ -433,6 +502,8 @@ fn plan_round(
             excluded: &excluded,
             options,
             reference: reference.as_deref(),
+            gist: planning.gist,
+            superseded: &planning.superseded,
         };
         edits.extend(plan_clear(index, message, counts, &clear, counting));
     }
@@ -491,6 +562,10 @@ struct Clear<'a> {
     options: &'a ToolOptions,
     /// The reference to the message's archive file, when archived.
     reference: Option<&'a str>,
+    /// How much of each output its gist keeps.
+    gist: GistSize,
+    /// The ids of calls a later call repeats.
+    superseded: &'a HashSet<String, FxBuild>,
 }
 
 /// The changes that clear a message's results (and inputs, when asked), if any. Parts are
@@ -507,6 +582,8 @@ fn plan_clear(
         excluded,
         options,
         reference,
+        gist: size,
+        superseded,
     } = *clear;
     let counter = counting.counter;
     let name_of = |id: &str| {
@@ -537,6 +614,11 @@ fn plan_clear(
                 } else {
                     counter.count_parts(content)
                 };
+                let stale = superseded.contains(call_id.as_str());
+                // A small output gives little: only a tight budget (small gists) clears it.
+                if size == GistSize::Full && !stale && content_tokens < SMALL_OUTPUT {
+                    continue;
+                }
                 let tool = name_of(call_id);
                 let text = joined_text(content);
                 let mut placeholder = note::cleared_output(
@@ -547,12 +629,27 @@ fn plan_clear(
                 if let Some(reference) = reference {
                     placeholder = note::with_reference(&placeholder, reference);
                 }
+                let kept = if stale {
+                    placeholder = note::superseded(&placeholder);
+                    None
+                } else {
+                    let room = size.room(content_tokens);
+                    gist::gist(&text, *is_error, room, counter)
+                };
+                if let Some(kept) = &kept {
+                    placeholder =
+                        note::with_gist(&placeholder, kept.lines_kept, kept.lines, &kept.text);
+                }
                 // An instruction file the output carries is never cleared: it follows the
                 // placeholder.
                 if let Some(carried) = instructions::carried_in_output(&text) {
                     placeholder.push_str(carried);
                 }
-                let placeholder_tokens = counting.placeholder(tool, &placeholder);
+                let placeholder_tokens = if kept.is_some() || stale {
+                    counter.count_text(&placeholder)
+                } else {
+                    counting.placeholder(tool, &placeholder)
+                };
                 if placeholder_tokens < content_tokens {
                     after -= content_tokens - placeholder_tokens;
                     changes.push(Change::ClearResult { part, placeholder });
@@ -695,43 +792,6 @@ fn is_cleared(content: &[Part]) -> bool {
     matches!(content, [Part::Text { text, .. }] if note::is_cleared_output(text))
 }
 
-/// Whether an output is one [`cap_text`] wrote: a line of its own is the omission note.
-fn is_capped(text: &str) -> bool {
-    text.lines().any(note::is_omitted)
-}
-
-/// Caps, in place, every result of a message longer than `cap` tokens; returns how many were
-/// capped.
-fn cap_results(message: &mut Message, cap: usize, counter: &dyn TokenCounter) -> usize {
-    let mut capped = 0;
-    for part in &mut message.parts {
-        let Part::ToolResult {
-            content, layout, ..
-        } = part
-        else {
-            continue;
-        };
-        let [Part::Text { text, .. }] = content.as_slice() else {
-            continue;
-        };
-        let tokens = counter.count_text(text);
-        // An output capped or cleared before is not cut again: its note (or placeholder) may
-        // alone exceed a small cap.
-        if tokens <= cap || is_capped(text) || note::is_cleared_output(text) {
-            continue;
-        }
-        // A cap below the size of the omission note itself would lengthen the output.
-        if let Some(short) =
-            cap_text(text, cap, counter, None).filter(|s| counter.count_text(s) < tokens)
-        {
-            *content = vec![Part::text(short)];
-            *layout = Layout::Text;
-            capped += 1;
-        }
-    }
-    capped
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
@@ -747,7 +807,7 @@ mod tests {
         let mut messages = vec![json!({"role": "user", "content": "go"})];
         for i in 0..rounds {
             let name = tools[i % tools.len()];
-            let call = |c: usize| json!({"id": format!("r{i}c{c}"), "type": "function", "function": {"name": name, "arguments": "{\"path\": \"src/lib.rs\"}"}});
+            let call = |c: usize| json!({"id": format!("r{i}c{c}"), "type": "function", "function": {"name": name, "arguments": format!("{{\"path\": \"src/m{i}_{c}.rs\"}}")}});
             messages.push(json!({"role": "assistant", "content": format!("step {i}"), "tool_calls": [call(0), call(1)]}));
             for c in 0..2 {
                 messages.push(json!({"role": "tool", "tool_call_id": format!("r{i}c{c}"), "content": format!("line of output {i}\n").repeat(50)}));
@@ -755,6 +815,22 @@ mod tests {
         }
         messages.push(json!({"role": "assistant", "content": "done"}));
         Value::Array(messages)
+    }
+
+    /// `conversation` with each line of each output numbered, so that no two are the same.
+    fn numbered(mut conversation: Value) -> Value {
+        for message in conversation.as_array_mut().unwrap() {
+            if message["role"] == "tool" {
+                let text = message["content"].as_str().unwrap();
+                let mut lines = String::new();
+                for (k, line) in text.lines().enumerate() {
+                    lines.push_str(&line.replacen("line", &format!("line {k}"), 1));
+                    lines.push('\n');
+                }
+                message["content"] = Value::String(lines);
+            }
+        }
+        conversation
     }
 
     fn anthropic(rounds: usize) -> Value {
@@ -853,6 +929,8 @@ mod tests {
                     options: &options,
                     tokenizer,
                     archive: None,
+                    gist: GistSize::Full,
+                    superseded: superseded(&state.conversation),
                 };
                 let one = plan_rounds(&state, &rounds, needed, &planning, 1);
                 let many = plan_rounds(&state, &rounds, needed, &planning, 4);
@@ -963,12 +1041,16 @@ mod tests {
             });
             // The output's own ⌈chars ÷ 4⌉: 50 lines of 17 characters.
             let tokens = (50 * 17usize).div_ceil(4);
-            let expected = format!("[ctxcompact: output of read cleared ({tokens} tokens)]");
+            // Its one line, repeated, is its gist.
+            let expected = format!(
+                "[ctxcompact: output of read cleared ({tokens} tokens); 1 of 1 lines below]\n\
+                 line of output 0 (×50)"
+            );
             assert_eq!(text.unwrap(), vec![Part::text(expected)]);
         }
         // Cleared inputs keep their path-like arguments: here, all there is.
         assert!(messages[1].parts.iter().all(
-            |p| !matches!(p, Part::ToolCall { arguments, .. } if arguments != "{\"path\": \"src/lib.rs\"}")
+            |p| !matches!(p, Part::ToolCall { arguments, .. } if !arguments.to_string().contains("src/m0_"))
         ));
     }
 
@@ -1047,14 +1129,15 @@ mod tests {
             keep: 0,
             ..ToolOptions::default()
         };
-        let (before, _, _) = run(openai(5, &["read"]), &options, None);
+        let (before, _, _) = run(numbered(openai(5, &["read"])), &options, None);
         // Half of one round's two outputs must go.
         let budget = before.counts.total() - 110;
-        let (_, after, report) = run(openai(5, &["read"]), &options, Some(budget));
+        let (_, after, report) = run(numbered(openai(5, &["read"])), &options, Some(budget));
         assert_eq!((report.cleared, report.truncated), (0, 2), "{report:?}");
         let total = after.counts.total();
+        // Within a few lines of each capped output (the gist of a middle keeps whole lines).
         assert!(
-            total <= budget && total + 20 >= budget,
+            total <= budget && total + 32 >= budget,
             "{total} for {budget}"
         );
         let text = after.conversation.messages[2]
@@ -1065,7 +1148,7 @@ mod tests {
                 _ => None,
             })
             .unwrap();
-        assert!(text.starts_with("line of output 0\n"), "{text}");
+        assert!(text.starts_with("line 0 of output 0\n"), "{text}");
         assert!(text.contains(" of 50 lines omitted …]\n"), "{text}");
     }
 
@@ -1123,7 +1206,7 @@ mod tests {
             {"role": "tool", "tool_call_id": "a", "content": placeholder}]);
         let mut tool = parse_value(value, None).unwrap().messages.remove(2);
         let before = tool.clone();
-        assert_eq!(cap_results(&mut tool, 1, &CharEstimate), 0);
+        assert_eq!(fit::cap_results(&mut tool, 1, &CharEstimate), 0);
         assert_eq!(tool, before);
     }
 
@@ -1131,8 +1214,8 @@ mod tests {
     fn a_capped_output_is_recognised_and_not_cut_again() {
         for unit in ["lines", "characters"] {
             let text = format!("head\n{}\ntail", note::omitted(1_200, 1_300, unit));
-            assert!(is_capped(&text), "{text}");
+            assert!(fit::is_capped(&text), "{text}");
         }
-        assert!(!is_capped("[… a line of output …]"));
+        assert!(!fit::is_capped("[… a line of output …]"));
     }
 }

@@ -1,0 +1,635 @@
+//! The gist of a cleared tool output: the part of it that later steps tend to use, in a form
+//! read as plainly as the output itself.
+//!
+//! An agent reads ids, paths and names off its tool outputs and writes them in its next calls
+//! (a user's payment id from a lookup, a file from a listing, a function from a disassembly). A
+//! placeholder alone loses them; the gist keeps them within the tokens its caller gives:
+//! - the names it holds — paths, identifiers, code names — each once, on a `names:` line, as
+//!   many as fit (a name costs less than the line around it);
+//! - then its lines, by how many names not seen before each adds per token, its error and exit
+//!   lines first, written in their order with `…` where lines were left out; a kept line takes
+//!   its names off the names line;
+//! - a line repeated is kept once, with its count (`(×12)`);
+//! - a JSON output is read as its scalar leaves, one `path: value` line each, and each long
+//!   array's length.
+//!
+//! The gist is a function of the output's text and its room alone, so the same output always
+//! gives the same bytes (the proxy's prompt cache relies on it).
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::evidence;
+use crate::hash::FxBuild;
+use crate::identifiers;
+use crate::tokens::TokenCounter;
+
+/// A line of the output longer than this many characters is clipped in the gist (its names
+/// still count, and those past the clip may go to the names line).
+const LINE_CHARS: usize = 240;
+/// A JSON string value is clipped to this many characters in its `path: value` line.
+const VALUE_CHARS: usize = 160;
+/// Lines read from one output at most (a gist of a larger one reads its first lines).
+const MAX_LINES: usize = 20_000;
+/// An array longer than this gets a line with its length.
+const LONG_ARRAY: usize = 4;
+/// Estimated tokens of the names line's own words.
+const NAMES_LINE: usize = 2;
+/// Tries at fitting the room: each one shrinks the estimate by the overshoot of the last.
+const TRIES: usize = 6;
+/// A gist of less room than this many tokens is not written.
+pub(crate) const MIN_ROOM: usize = 8;
+
+/// A gist: its text and what it kept, for the placeholder above it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Gist {
+    /// The kept lines, then the names line.
+    pub(crate) text: String,
+    /// Lines of the output kept.
+    pub(crate) lines_kept: usize,
+    /// Distinct lines of the output (a JSON output's leaves).
+    pub(crate) lines: usize,
+}
+
+/// The gist of `text` (an output flagged an error when `is_error`) within `room` tokens of
+/// `counter`, or `None` when the room is under [`MIN_ROOM`] or nothing of it fits.
+pub(crate) fn gist(
+    text: &str,
+    is_error: bool,
+    room: usize,
+    counter: &dyn TokenCounter,
+) -> Option<Gist> {
+    if room < MIN_ROOM {
+        return None;
+    }
+    let lines = read_lines(text);
+    let scored = score(&lines, is_error);
+    let mut estimate = room;
+    let mut best: Option<Gist> = None;
+    for _ in 0..TRIES {
+        let gist = select(&lines, &scored, estimate);
+        if gist.text.is_empty() {
+            break;
+        }
+        let tokens = counter.count_text(&gist.text);
+        if tokens <= room {
+            // Within a sixteenth of the room, or nothing more to take: done.
+            let whole = gist.lines_kept == gist.lines;
+            let close = room - tokens <= room / 32 + 1;
+            best = Some(gist);
+            if close || whole {
+                break;
+            }
+        } else if best.is_some() {
+            break;
+        }
+        // Scale the estimate by the share it missed the room by, a little short of it.
+        let next = estimate * room / tokens.max(1);
+        estimate = next.saturating_sub(next / 16 + 1);
+        if estimate < MIN_ROOM {
+            break;
+        }
+    }
+    best
+}
+
+/// The distinct names of `lines` (a run of an output's lines, read as text), in order.
+fn distinct_names(lines: &str) -> Vec<&str> {
+    let mut seen: HashSet<&str, FxBuild> = HashSet::with_hasher(FxBuild::default());
+    plain_lines(lines)
+        .flat_map(names_in)
+        .filter(|name| seen.insert(name))
+        .collect()
+}
+
+/// Estimated tokens of the names line of `lines` ([`names_line`]) holding every name.
+pub(crate) fn names_cost(lines: &str) -> usize {
+    NAMES_LINE
+        + distinct_names(lines)
+            .iter()
+            .map(|n| name_cost(n))
+            .sum::<usize>()
+}
+
+/// The line naming the distinct names of `lines` in order, `names: a, b`, as many as fit
+/// `room` tokens of `counter`; `None` when there are none or none fits.
+pub(crate) fn names_line(lines: &str, room: usize, counter: &dyn TokenCounter) -> Option<String> {
+    let names = distinct_names(lines);
+    let mut take = 0;
+    let mut used = NAMES_LINE;
+    for name in &names {
+        used += name_cost(name);
+        if used > room {
+            break;
+        }
+        take += 1;
+    }
+    for _ in 0..TRIES {
+        if take == 0 {
+            return None;
+        }
+        let line = format!("names: {}", names[..take].join(", "));
+        let tokens = counter.count_text(&line);
+        if tokens <= room {
+            return Some(line);
+        }
+        // Fewer names by the share the line is over, and one more.
+        take = (take * room / tokens).min(take - 1);
+    }
+    None
+}
+
+/// One distinct line of an output: its text, how often it occurs, where its names start (after
+/// a JSON leaf's path, which names a key rather than a thing), and whether it gives a long
+/// array's length (the shape of the data).
+struct Line {
+    text: String,
+    times: usize,
+    names_at: usize,
+    shape: bool,
+}
+
+impl Line {
+    fn new(text: String, names_at: usize, shape: bool) -> Self {
+        Self {
+            text,
+            times: 1,
+            names_at,
+            shape,
+        }
+    }
+
+    /// The part of the line whose words may be names.
+    fn named(&self) -> &str {
+        &self.text[self.names_at..]
+    }
+}
+
+/// The distinct non-blank lines of `output` in order of first occurrence, with their counts;
+/// a JSON output's `path: value` leaves.
+fn read_lines(output: &str) -> Vec<Line> {
+    let read = match json_of(output) {
+        Some(value) => {
+            let mut out = Vec::new();
+            flatten(&value, &mut String::new(), &mut out);
+            out
+        }
+        None => plain_lines(output)
+            .map(|l| Line::new(l.to_owned(), 0, false))
+            .collect(),
+    };
+    let mut lines: Vec<Line> = Vec::with_capacity(read.len());
+    let mut seen = HashMap::with_hasher(FxBuild::default());
+    for line in read {
+        if let Some(&at) = seen.get(&line.text) {
+            let first: &mut Line = &mut lines[at];
+            first.times += 1;
+            continue;
+        }
+        seen.insert(line.text.clone(), lines.len());
+        lines.push(line);
+    }
+    lines
+}
+
+/// The JSON value an output is, when it is one.
+fn json_of(output: &str) -> Option<Value> {
+    let trimmed = output.trim_start();
+    trimmed
+        .starts_with(['{', '['])
+        .then(|| serde_json::from_str::<Value>(trimmed).ok())
+        .flatten()
+}
+
+/// Calls `f` with each name of `output` ([`names_in`]), repeats included: in a JSON output,
+/// those of its values only (its keys are the schema's words, not things).
+pub(crate) fn for_each_name(output: &str, mut f: impl FnMut(&str)) {
+    match json_of(output) {
+        Some(value) => {
+            let mut out = Vec::new();
+            flatten(&value, &mut String::new(), &mut out);
+            for line in &out {
+                names_in(line.named()).for_each(&mut f);
+            }
+        }
+        None => plain_lines(output).flat_map(names_in).for_each(f),
+    }
+}
+
+/// The non-blank lines of a text output, their trailing blanks trimmed (a line is clipped only
+/// where it is written, so that the names past the clip still count).
+fn plain_lines(output: &str) -> impl Iterator<Item = &str> {
+    output
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .take(MAX_LINES)
+}
+
+/// Appends a `path: value` line for each scalar leaf of `value` under `path`, and a
+/// `path: N items` line for each long array.
+fn flatten(value: &Value, path: &mut String, out: &mut Vec<Line>) {
+    if out.len() >= MAX_LINES {
+        return;
+    }
+    let at = path.len();
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+                flatten(item, path, out);
+                path.truncate(at);
+            }
+        }
+        Value::Array(items) => {
+            if items.len() > LONG_ARRAY {
+                let head = format!("{}: ", label(path));
+                let text = format!("{head}{} items", items.len());
+                out.push(Line::new(text, head.len(), true));
+            }
+            for (i, item) in items.iter().enumerate() {
+                let _ = write!(path, "[{i}]");
+                flatten(item, path, out);
+                path.truncate(at);
+            }
+        }
+        Value::String(text) => {
+            let head = format!("{}: ", label(path));
+            for (n, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+                let line = clip(line.trim(), VALUE_CHARS);
+                out.push(if n == 0 {
+                    Line::new(format!("{head}{line}"), head.len(), false)
+                } else {
+                    Line::new(line, 0, false)
+                });
+            }
+        }
+        scalar => {
+            let head = format!("{}: ", label(path));
+            out.push(Line::new(format!("{head}{scalar}"), head.len(), false));
+        }
+    }
+}
+
+/// The path of a leaf, `value` at the root.
+fn label(path: &str) -> &str {
+    if path.is_empty() { "value" } else { path }
+}
+
+/// The part of a line a gist shows.
+fn shown(text: &str) -> &str {
+    text.char_indices()
+        .nth(LINE_CHARS)
+        .map_or(text, |(at, _)| &text[..at])
+}
+
+/// `text` clipped to `max` characters, with `…` when it was longer.
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// What selecting a line weighs: the names it adds and its estimated tokens.
+struct Scored<'a> {
+    /// The names the line holds that no earlier line did, in order.
+    new_names: Vec<&'a str>,
+    /// Its worth: new names, plus more for a long array's length and the first and last lines.
+    worth: usize,
+    /// Whether it is the output's error or exit line.
+    outcome: bool,
+    tokens: usize,
+}
+
+/// Each line's new names and worth, in order.
+fn score(lines: &[Line], is_error: bool) -> Vec<Scored<'_>> {
+    let mut seen: HashSet<&str, FxBuild> = HashSet::with_hasher(FxBuild::default());
+    let last = lines.len().saturating_sub(1);
+    let mut outcome_seen = false;
+    lines
+        .iter()
+        .enumerate()
+        .map(|(index, line)| {
+            let mut new_names = Vec::new();
+            for name in names_in(line.named()) {
+                if seen.insert(name) {
+                    new_names.push(name);
+                }
+            }
+            let mut worth = new_names.len() * 2 + if line.shape { 2 } else { 0 };
+            let outcome =
+                !outcome_seen && evidence::outcome_in(&line.text, is_error && index == 0).is_some();
+            outcome_seen |= outcome;
+            if index == 0 || index == last {
+                worth += 1;
+            }
+            Scored {
+                new_names,
+                worth,
+                outcome,
+                tokens: estimate(line.text.len().min(LINE_CHARS), line.times) + 1,
+            }
+        })
+        .collect()
+}
+
+/// Tokens a text is estimated at before it is counted: about three characters a token (code
+/// and ids run denser than prose), plus the repeat count.
+fn estimate(bytes: usize, times: usize) -> usize {
+    bytes / 3 + 1 + if times > 1 { 3 } else { 0 }
+}
+
+/// The gist within about `room` estimated tokens. The output's names come first, in order,
+/// as many as fit (a name costs less than the line around it); then lines, by worth per token,
+/// each kept line taking its names off the names line and giving their room back; then, while
+/// room is left, the other lines in order. The error or exit line goes before all of them.
+fn select(lines: &[Line], scored: &[Scored<'_>], room: usize) -> Gist {
+    let mut order: Vec<usize> = (0..lines.len()).filter(|&i| scored[i].worth > 0).collect();
+    // By worth per token, the earlier line first among equals.
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&scored[a], &scored[b]);
+        (y.worth * x.tokens)
+            .cmp(&(x.worth * y.tokens))
+            .then(a.cmp(&b))
+    });
+    let mut kept = vec![false; lines.len()];
+    let mut used = NAMES_LINE;
+    // The error or exit line first.
+    if let Some(i) = scored.iter().position(|s| s.outcome) {
+        if scored[i].tokens + 1 + used <= room {
+            kept[i] = true;
+            used += scored[i].tokens + 1;
+        }
+    }
+    // The names, each with its line and cost, in order of first appearance.
+    let mut names: Vec<(usize, &str, usize)> = Vec::new();
+    'names: for (i, s) in scored.iter().enumerate() {
+        let visible = if kept[i] { shown(&lines[i].text) } else { "" };
+        for name in s.new_names.iter().filter(|n| !visible.contains(**n)) {
+            let cost = name_cost(name);
+            if used + cost > room {
+                break 'names;
+            }
+            names.push((i, name, cost));
+            used += cost;
+        }
+    }
+    let mut listed = vec![false; lines.len()];
+    for &(i, _, _) in &names {
+        listed[i] = true;
+    }
+    for &i in &order {
+        let s = &scored[i];
+        if kept[i] {
+            continue;
+        }
+        // A line gives back the room of its names that it shows.
+        let visible = shown(&lines[i].text);
+        let freed: usize = if listed[i] {
+            names
+                .iter()
+                .filter(|(at, name, _)| *at == i && visible.contains(*name))
+                .map(|(_, _, cost)| cost)
+                .sum()
+        } else {
+            0
+        };
+        if used + s.tokens + 1 > room + freed {
+            continue;
+        }
+        kept[i] = true;
+        used = used + s.tokens + 1 - freed;
+        if freed > 0 {
+            names.retain(|(at, name, _)| *at != i || !visible.contains(*name));
+        }
+    }
+    // Room still left takes the other lines, in order: context around what was kept.
+    for (i, s) in scored.iter().enumerate() {
+        if !kept[i] && used + s.tokens < room {
+            kept[i] = true;
+            used += s.tokens + 1;
+        }
+    }
+    let names: Vec<&str> = names.into_iter().map(|(_, name, _)| name).collect();
+    render(lines, &kept, &names)
+}
+
+/// Estimated tokens of a name on the names line, its separator included.
+fn name_cost(name: &str) -> usize {
+    name.len() / 3 + 2
+}
+
+/// The kept lines in order, `…` where lines were left out between them, then the names line.
+fn render(lines: &[Line], kept: &[bool], names: &[&str]) -> Gist {
+    let mut text = String::new();
+    let mut lines_kept = 0;
+    let mut gap = false;
+    for (line, &keep) in lines.iter().zip(kept) {
+        if !keep {
+            gap = lines_kept > 0;
+            continue;
+        }
+        if gap {
+            text.push_str("…\n");
+            gap = false;
+        }
+        text.push_str(&clip(&line.text, LINE_CHARS));
+        if line.times > 1 {
+            let _ = write!(text, " (×{})", line.times);
+        }
+        text.push('\n');
+        lines_kept += 1;
+    }
+    if lines_kept > 0 && kept.last() == Some(&false) {
+        text.push_str("…\n");
+    }
+    if !names.is_empty() {
+        text.push_str("names: ");
+        text.push_str(&names.join(", "));
+        text.push('\n');
+    }
+    if text.ends_with('\n') {
+        text.pop();
+    }
+    Gist {
+        text,
+        lines_kept,
+        lines: lines.len(),
+    }
+}
+
+/// The names in a line of output: the words a later step may write again — paths,
+/// identifiers ([`identifiers::is_identifier`]), code names — each a slice of `line`.
+pub(crate) fn names_in(line: &str) -> impl Iterator<Item = &str> {
+    line.split(is_break)
+        .map(|word| word.trim_matches(is_edge))
+        .filter(|word| is_name(word))
+}
+
+/// Characters between words.
+fn is_break(c: char) -> bool {
+    c.is_whitespace() || "\"'`()[]{}<>,;|=→".contains(c)
+}
+
+/// Punctuation trimmed from both ends of a word.
+fn is_edge(c: char) -> bool {
+    ".,:;!?*&+~-#".contains(c)
+}
+
+/// Whether a word names a thing: a path, an identifier or a code name, of 3 to 160 characters.
+fn is_name(word: &str) -> bool {
+    (3..=160).contains(&word.len())
+        && (identifiers::is_identifier(word)
+            || evidence::path_word(word).is_some()
+            || is_code_name(word))
+}
+
+/// A name in code or data: letters with `_`, `::`, an inner capital (`HttpServer`), digits
+/// (`HAT138`, `utf8_decode`), or dotted capitalised segments (`MyApp.Accounts`); never a plain
+/// word.
+fn is_code_name(word: &str) -> bool {
+    if !word
+        .chars()
+        .all(|c| c.is_alphanumeric() || "_.:$-".contains(c))
+        || !word.chars().any(char::is_alphabetic)
+    {
+        return false;
+    }
+    let has_digit = word.chars().any(|c| c.is_ascii_digit());
+    let inner_capital = word
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    let dotted = word.contains('.')
+        && word
+            .split('.')
+            .all(|s| s.chars().next().is_some_and(char::is_alphabetic))
+        && word.split('.').any(|s| s.starts_with(char::is_uppercase));
+    word.contains('_') || word.contains("::") || inner_capital || has_digit || dotted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::Tokenizer;
+
+    fn counter() -> &'static dyn TokenCounter {
+        Tokenizer::O200k.counter()
+    }
+
+    #[test]
+    fn names_are_paths_identifiers_and_code_names_not_words() {
+        let line = "Read src/lib.rs: user noah_muller_9847 paid with credit_card_7407366 on HAT138, \
+                    see MyApp.Accounts and HttpServer::bind at 0x401a2f; the value is fine.";
+        let names: Vec<&str> = names_in(line).collect();
+        assert_eq!(
+            names,
+            [
+                "src/lib.rs",
+                "noah_muller_9847",
+                "credit_card_7407366",
+                "HAT138",
+                "MyApp.Accounts",
+                "HttpServer::bind",
+                "0x401a2f"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_gist_keeps_the_naming_lines_and_errors_within_its_room() {
+        let mut output = String::new();
+        for i in 0..200 {
+            let _ = writeln!(output, "just some ordinary words on line number {i}");
+            if i % 40 == 7 {
+                let _ = writeln!(output, "found src/module_{i}.rs with handler_{i}");
+            }
+        }
+        output.push_str("error: build failed\n");
+        let total = counter().count_text(&output);
+        let gist = gist(&output, false, 90, counter()).unwrap();
+        assert!(counter().count_text(&gist.text) <= 90);
+        assert!(counter().count_text(&gist.text) < total / 10);
+        for i in [7, 47, 87, 127, 167] {
+            assert!(
+                gist.text.contains(&format!("src/module_{i}.rs")),
+                "{}",
+                gist.text
+            );
+        }
+        assert!(gist.text.contains("error: build failed"));
+        assert!(gist.lines_kept < gist.lines);
+    }
+
+    #[test]
+    fn json_keeps_its_leaves_and_the_length_of_long_arrays() {
+        let output = r#"{"user_id": "mia_li_3668", "payment_methods": {"credit_card_4421486": {"source": "credit_card", "id": "credit_card_4421486"}}, "reservations": ["NO6JO3", "AIXC49", "HKEG34", "8JX2WO", "SI1P7Q"]}"#;
+        let gist = gist(output, false, 200, counter()).unwrap();
+        assert!(gist.text.contains("user_id: mia_li_3668"), "{}", gist.text);
+        assert!(gist.text.contains("reservations: 5 items"), "{}", gist.text);
+        for id in ["credit_card_4421486", "NO6JO3", "8JX2WO", "SI1P7Q"] {
+            assert!(gist.text.contains(id), "{}", gist.text);
+        }
+    }
+
+    #[test]
+    fn repeated_lines_are_kept_once_with_their_count() {
+        let output = "warning: unused_variable x1\n".repeat(30) + "done in build_42\n";
+        let gist = gist(&output, false, 100, counter()).unwrap();
+        assert!(
+            gist.text.contains("warning: unused_variable x1 (×30)"),
+            "{}",
+            gist.text
+        );
+        assert_eq!(gist.lines, 2);
+    }
+
+    #[test]
+    fn names_that_do_not_fit_as_lines_go_on_the_names_line() {
+        let mut output = String::new();
+        for i in 0..50 {
+            let _ = writeln!(
+                output,
+                "a long line of prose that only mentions one thing, item_{i}, among many words"
+            );
+        }
+        let gist = gist(&output, false, 120, counter()).unwrap();
+        assert!(gist.text.contains("names: "), "{}", gist.text);
+        let kept = (0..50)
+            .filter(|i| {
+                gist.text.contains(&format!("item_{i},"))
+                    || gist.text.contains(&format!("item_{i}\n"))
+                    || gist.text.ends_with(&format!("item_{i}"))
+            })
+            .count();
+        assert!(kept > 20, "{kept}: {}", gist.text);
+    }
+
+    #[test]
+    fn a_names_line_holds_the_names_in_order_within_its_room() {
+        let lines = "use src/a.rs\nfn handle_event() at 0x401a2f\nplain words\nuse src/a.rs\n";
+        let line = names_line(lines, 40, counter()).unwrap();
+        assert_eq!(line, "names: src/a.rs, handle_event, 0x401a2f");
+        assert!(counter().count_text(&line) <= 40);
+        assert!(names_cost(lines) >= counter().count_text(&line));
+        let short = names_line(lines, 8, counter()).unwrap();
+        assert!(counter().count_text(&short) <= 8, "{short}");
+        assert_eq!(names_line("plain words only", 40, counter()), None);
+    }
+
+    #[test]
+    fn no_gist_below_its_least_room_and_the_same_bytes_each_time() {
+        let output = "src/a.rs\nsrc/b.rs\n";
+        assert_eq!(gist(output, false, MIN_ROOM - 1, counter()), None);
+        assert_eq!(
+            gist(output, false, 40, counter()),
+            gist(output, false, 40, counter())
+        );
+    }
+}
