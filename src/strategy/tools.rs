@@ -171,11 +171,20 @@ pub(crate) fn trim(
         superseded: superseded(&state.conversation),
     };
     let mut plans = plan_rounds(&state, older, needed, &planning, threads);
-    // When full gists of every older output cannot meet the budget, the oldest keep small ones.
+    // When full gists of every older output cannot meet the budget, the oldest keep less: small
+    // gists, then none.
     if budget.is_some() && saved(&plans) < needed {
-        planning.gist = GistSize::Small;
-        let small = plan_rounds(&state, older, usize::MAX, &planning, threads);
-        plans = oldest_small(plans, small, needed);
+        let mut levels = vec![plans];
+        for size in [GistSize::Small, GistSize::Bare] {
+            planning.gist = size;
+            let poorer = plan_rounds(&state, older, usize::MAX, &planning, threads);
+            let enough = saved(&poorer) >= needed;
+            levels.push(poorer);
+            if enough {
+                break;
+            }
+        }
+        plans = oldest_poorest(levels, needed);
     }
     for plan in plans {
         if budget.is_some_and(|b| total <= b) {
@@ -246,24 +255,24 @@ fn saved(plans: &[Option<RoundPlan>]) -> usize {
     plans.iter().flatten().map(|plan| plan.saved).sum()
 }
 
-/// Each round's plan with full gists (`full`) or small ones (`small`), the oldest rounds small
-/// until full gists of the rest save the `needed` tokens left: the oldest outputs give most.
-fn oldest_small(
-    full: Vec<Option<RoundPlan>>,
-    small: Vec<Option<RoundPlan>>,
-    needed: usize,
-) -> Vec<Option<RoundPlan>> {
-    let mut rest = saved(&full);
+/// Each round's plan from one of `levels` (every round's plans with full gists, then with
+/// poorer ones), the oldest rounds at the poorest level needed so that full gists of the rounds
+/// after them save the `needed` tokens left: the oldest outputs give most.
+fn oldest_poorest(levels: Vec<Vec<Option<RoundPlan>>>, needed: usize) -> Vec<Option<RoundPlan>> {
+    let worth = |plan: &Option<RoundPlan>| plan.as_ref().map_or(0, |p| p.saved);
+    let mut rest = saved(&levels[0]);
     let mut deficit = needed;
-    let mut plans = Vec::with_capacity(full.len());
-    for (full, small) in full.into_iter().zip(small) {
-        let full_saved = full.as_ref().map_or(0, |p| p.saved);
-        rest -= full_saved;
-        let plan = if rest + full_saved >= deficit {
-            full
-        } else {
-            small
-        };
+    let rounds = levels[0].len();
+    let mut levels: Vec<_> = levels.into_iter().map(Vec::into_iter).collect();
+    let mut plans = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let choices: Vec<Option<RoundPlan>> = levels.iter_mut().flat_map(Iterator::next).collect();
+        rest -= worth(&choices[0]);
+        let at = choices
+            .iter()
+            .position(|plan| worth(plan) + rest >= deficit)
+            .unwrap_or(choices.len() - 1);
+        let plan = choices.into_iter().nth(at).flatten();
         deficit = deficit.saturating_sub(plan.as_ref().map_or(0, |p| p.saved));
         plans.push(plan);
     }
@@ -397,13 +406,16 @@ enum GistSize {
     Full,
     /// Up to a [`SMALL_SHARE`]th of it, at most [`SMALL_MAX`] tokens: mostly its names.
     Small,
+    /// None: the bare placeholder.
+    Bare,
 }
 
 /// A full gist takes up to this share of its output (its inverse) …
 const GIST_SHARE: usize = 6;
 /// … and at most this many tokens.
 const GIST_MAX: usize = 400;
-/// Outputs under this many tokens are cleared only for small gists (or when stale).
+/// Outputs under this many tokens are cleared only for poorer gists than full ones (or when
+/// stale).
 const SMALL_OUTPUT: usize = 64;
 /// A small gist takes up to this share of its output (its inverse) …
 const SMALL_SHARE: usize = 16;
@@ -418,6 +430,7 @@ impl GistSize {
         match self {
             Self::Full => (tokens / GIST_SHARE).min(GIST_MAX),
             Self::Small => (tokens / SMALL_SHARE).clamp(SMALL_MIN, SMALL_MAX),
+            Self::Bare => 0,
         }
     }
 }
