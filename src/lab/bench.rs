@@ -258,8 +258,8 @@ pub struct Row {
     /// Percentage of the references the next assistant messages after each cut use, held only
     /// in removable history before it ([`next::pending`]), that the compacted prefix holds:
     /// pooled over the cuts whose compaction fits, as the other recall figures count the
-    /// compactions that fit.
-    pub next_pct: f64,
+    /// compactions that fit; `None` when no reference was looked up (no cut, or none that fit).
+    pub next_pct: Option<f64>,
     /// Cuts made ([`next::cuts`]).
     pub next_cuts: usize,
     /// References to look up over those cuts.
@@ -367,7 +367,7 @@ impl Tally {
             all_identifiers_recall_pct: self.all_identifiers.pct(),
             files_recall_pct: self.files.pct(),
             errors_recall_pct: self.errors.pct(),
-            next_pct: self.next.pct(),
+            next_pct: (self.next.removed > 0).then(|| self.next.pct()),
             next_cuts: self.next_cuts,
             next_references: self.next_references,
             next_unfit: self.next_unfit,

@@ -211,16 +211,17 @@ fn raw(arguments: &serde_json::Value) -> String {
     }
 }
 
-/// The string and number values of a call's arguments, one a line, without the keys (a key
-/// names a parameter, not a thing); arguments that are not JSON are taken whole.
+/// The string values of a call's arguments, one a line: not the keys, which name parameters,
+/// nor numbers, which set them (`"timeout": 120000`, `"limit": 600`) where an id would be a
+/// string; arguments that are not JSON are taken whole.
 fn argument_values(arguments: &serde_json::Value) -> String {
     fn leaves(value: &serde_json::Value, out: &mut String) {
         match value {
             serde_json::Value::String(text) => out.push_str(text),
-            serde_json::Value::Number(number) => out.push_str(&number.to_string()),
             serde_json::Value::Array(items) => items.iter().for_each(|v| leaves(v, out)),
             serde_json::Value::Object(fields) => fields.values().for_each(|v| leaves(v, out)),
-            serde_json::Value::Bool(_) | serde_json::Value::Null => {}
+            serde_json::Value::Number(_) | serde_json::Value::Bool(_) | serde_json::Value::Null => {
+            }
         }
         out.push('\n');
     }
@@ -319,7 +320,7 @@ mod tests {
             "b",
             "book",
             &json!({"reservation_id": "ZFA04Y", "flight": "HAT138",
-                    "payment_id": "credit_card_7407366"}),
+                    "payment_id": "credit_card_7407366", "timeout": 120_000}),
         );
         parse_value(
             json!([
@@ -327,7 +328,8 @@ mod tests {
                 {"role": "user", "content": "Please move reservation ZFA04Y to a later flight."},
                 {"role": "assistant", "content": null, "tool_calls": [lookup]},
                 {"role": "tool", "tool_call_id": "a",
-                 "content": format!("payment methods: credit_card_7407366. {}", "x ".repeat(400))},
+                 "content": format!("payment methods: credit_card_7407366. timeout 120000 {}",
+                                    "x ".repeat(400))},
                 {"role": "assistant", "content": "The later flight is HAT138."},
                 {"role": "user", "content": "Book it with my card."},
                 {"role": "assistant", "content": null, "tool_calls": [book]},
@@ -351,7 +353,8 @@ mod tests {
     fn pending_references_are_those_only_removable_history_holds() {
         let conversation = airline();
         let pending = pending(&conversation, 6, NEXT_MESSAGES);
-        // ZFA04Y is in the task; the tool names and argument keys are not written references.
+        // ZFA04Y is in the task; the tool names, argument keys and numbers are not written
+        // references.
         assert_eq!(
             pending,
             [
@@ -392,7 +395,7 @@ mod tests {
             .unwrap();
         // Naive drops the task, the lookup and its output, and keeps the answer.
         assert_eq!((naive.next_cuts, naive.next_references), (2, 2));
-        assert!((naive.next_pct - 50.0).abs() < f64::EPSILON, "{naive:?}");
+        assert_eq!(naive.next_pct, Some(50.0), "{naive:?}");
     }
 
     #[test]

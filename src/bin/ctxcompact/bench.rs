@@ -212,7 +212,7 @@ fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer, next: usize) 
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>10.1} {:>10.1} {:>8.1} {:>12.1} {:>6} {:>11.1} {:>13.1} {:>6.1} {:>10.1} {:>10.1} {:>10.1} {:>6.1} {:>5} {:>9.2}",
+            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>10.1} {:>10.1} {:>8.1} {:>12.1} {:>6} {:>11.1} {:>13.1} {:>6.1} {:>10.1} {:>10.1} {:>10.1} {:>6} {:>5} {:>9.2}",
             row.strategy.as_str(),
             row.conversations,
             row.fit_pct,
@@ -232,7 +232,8 @@ fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer, next: usize) 
             row.all_identifiers_recall_pct,
             row.files_recall_pct,
             row.errors_recall_pct,
-            row.next_pct,
+            row.next_pct
+                .map_or_else(|| "-".into(), |pct| format!("{pct:.1}")),
             row.next_unfit,
             row.ms_per_conversation
         );
