@@ -264,6 +264,9 @@ pub struct Row {
     pub next_cuts: usize,
     /// References to look up over those cuts.
     pub next_references: usize,
+    /// Those the outputs hold: `next_pct` of the references of the cuts that fit, and of all
+    /// `next_references` when a cut that cannot fit counts as losing its references.
+    pub next_found: usize,
     /// Cuts holding references whose prefix could not be compacted to its budget: left out of
     /// `next_pct`.
     pub next_unfit: usize,
@@ -370,6 +373,7 @@ impl Tally {
             next_pct: (self.next.removed > 0).then(|| self.next.pct()),
             next_cuts: self.next_cuts,
             next_references: self.next_references,
+            next_found: self.next.found,
             next_unfit: self.next_unfit,
             ms_per_conversation: self.elapsed.as_secs_f64() * 1000.0 / n,
         }

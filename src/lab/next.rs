@@ -394,7 +394,10 @@ mod tests {
             .find(|r| r.strategy == Contender::Naive)
             .unwrap();
         // Naive drops the task, the lookup and its output, and keeps the answer.
-        assert_eq!((naive.next_cuts, naive.next_references), (2, 2));
+        assert_eq!(
+            (naive.next_cuts, naive.next_references, naive.next_found),
+            (2, 2, 1)
+        );
         assert_eq!(naive.next_pct, Some(50.0), "{naive:?}");
     }
 
