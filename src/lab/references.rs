@@ -42,7 +42,8 @@ pub(super) fn holds(text: &str, reference: &str) -> bool {
 }
 
 /// A word as it names something: trailing punctuation off (`main.rs.` → `main.rs`), a line
-/// number after a file off (`lib/a.ex:42:7` → `lib/a.ex`), a leading `#`, `@`, `:` or `-` off
+/// number after a file off (`lib/a.ex:42:7` → `lib/a.ex`), a glob stem's trailing `_` off
+/// (`ash_*` → `ash`), a leading `#`, `@`, `:` or `-` off
 /// (`#W2378156` → `W2378156`), and a leading `./` or `../` off; a leading `/`, `~` or a dot
 /// file's `.` stays.
 fn normalise(word: &str) -> &str {
@@ -63,7 +64,14 @@ fn normalise(word: &str) -> &str {
         {
             word = &word[1..];
         } else {
-            return word.trim_end_matches(trailing);
+            // A `_` ends a glob's stem (`ash_*`), not a name, unless the name opens with one
+            // (`__init__`).
+            let word = word.trim_end_matches(trailing);
+            return if word.starts_with('_') {
+                word
+            } else {
+                word.trim_end_matches(|c| trailing(c) || c == '_')
+            };
         }
     }
 }
@@ -146,8 +154,18 @@ mod tests {
             ]
         );
         assert_eq!(
-            references("pip install django==4.1.2, v1.2; on 2024-05-01 see main.rs or `std::fs`."),
-            ["2024-05-01", "4.1.2", "main.rs", "std::fs", "v1.2"]
+            references(
+                "pip install django==4.1.2, v1.2; on 2024-05-01 see main.rs or `std::fs`, \
+                 __init__, not ash_*."
+            ),
+            [
+                "2024-05-01",
+                "4.1.2",
+                "__init__",
+                "main.rs",
+                "std::fs",
+                "v1.2"
+            ]
         );
     }
 
