@@ -23,6 +23,8 @@ mod formats;
 mod instructions;
 /// The library's structure: no import cycle, short modules, a short README (issue 24).
 mod layers;
+/// The next-step measure against Claude Code's own summary (issue 38).
+mod next;
 /// Property tests of the invariants over generated conversations.
 mod properties;
 /// `ctxcompact proxy` between scripted clients and a scripted upstream, and its faults (issue 22).

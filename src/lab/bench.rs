@@ -11,6 +11,11 @@
 //! are kept per source as well as over all of them, so that figures of different kinds of data
 //! need not be pooled.
 //!
+//! Each conversation is also cut before model calls ([`next::cuts`]), and every contender
+//! compacts each prefix at the same budget rule: the `next %` figure is the share of the
+//! references the next assistant messages use, held only in the prefix's removable history,
+//! that the output still holds ([`next::pending`]).
+//!
 //! Every figure is deterministic except the timings, which are the only reason this module reads
 //! a clock; they never influence an output.
 
@@ -32,6 +37,7 @@ use crate::strategy::tools::{ToolMode, ToolOptions};
 use crate::tokens::{Counts, Tokenizer};
 use crate::validate::check;
 
+use super::next::{self, NEXT_MESSAGES, Pending};
 use super::recall::{
     Evidence, NAMED_CHARS, RECALL_CHARS, Recall, first_chars, removed_evidence, searchable,
 };
@@ -249,6 +255,21 @@ pub struct Row {
     pub files_recall_pct: f64,
     /// Percentage of the removed results' error lines that appear in the output.
     pub errors_recall_pct: f64,
+    /// Percentage of the references the next assistant messages after each cut use, held only
+    /// in removable history before it ([`next::pending`]), that the compacted prefix holds:
+    /// pooled over the cuts whose compaction fits, as the other recall figures count the
+    /// compactions that fit; `None` when no reference was looked up (no cut, or none that fit).
+    pub next_pct: Option<f64>,
+    /// Cuts made ([`next::cuts`]).
+    pub next_cuts: usize,
+    /// References to look up over those cuts.
+    pub next_references: usize,
+    /// Those the outputs hold: `next_pct` of the references of the cuts that fit, and of all
+    /// `next_references` when a cut that cannot fit counts as losing its references.
+    pub next_found: usize,
+    /// Cuts holding references whose prefix could not be compacted to its budget: left out of
+    /// `next_pct`.
+    pub next_unfit: usize,
     /// Mean wall time per conversation, in milliseconds.
     pub ms_per_conversation: f64,
 }
@@ -285,6 +306,10 @@ struct Tally {
     all_identifiers: Recall,
     files: Recall,
     errors: Recall,
+    next: Recall,
+    next_cuts: usize,
+    next_references: usize,
+    next_unfit: usize,
     elapsed: Duration,
 }
 
@@ -300,6 +325,9 @@ impl Tally {
         self.task_kept += other.task_kept;
         self.current_kept += other.current_kept;
         self.tight += other.tight;
+        self.next_cuts += other.next_cuts;
+        self.next_references += other.next_references;
+        self.next_unfit += other.next_unfit;
         for (mine, theirs) in [
             (&mut self.requests, other.requests),
             (&mut self.named, other.named),
@@ -310,6 +338,7 @@ impl Tally {
             (&mut self.all_identifiers, other.all_identifiers),
             (&mut self.files, other.files),
             (&mut self.errors, other.errors),
+            (&mut self.next, other.next),
         ] {
             merge_recall(mine, theirs);
         }
@@ -341,6 +370,11 @@ impl Tally {
             all_identifiers_recall_pct: self.all_identifiers.pct(),
             files_recall_pct: self.files.pct(),
             errors_recall_pct: self.errors.pct(),
+            next_pct: (self.next.removed > 0).then(|| self.next.pct()),
+            next_cuts: self.next_cuts,
+            next_references: self.next_references,
+            next_found: self.next.found,
+            next_unfit: self.next_unfit,
             ms_per_conversation: self.elapsed.as_secs_f64() * 1000.0 / n,
         }
     }
@@ -359,6 +393,16 @@ struct Trial {
     elapsed: Duration,
 }
 
+/// A conversation cut before a model call, compacted by every contender for `next %`.
+struct CutRun {
+    /// The messages before the cut.
+    prefix: Conversation,
+    /// The prefix's budget, by the bench's rule.
+    budget: usize,
+    /// The references the next steps use that only the prefix's removable history holds.
+    pending: Vec<Pending>,
+}
+
 /// The budget of every conversation: fixed, or a share of its own total.
 #[derive(Debug, Clone, Copy)]
 enum Target {
@@ -371,6 +415,8 @@ enum Target {
 pub struct Bench {
     target: Target,
     base: Options,
+    /// Assistant messages after each cut whose references are looked up.
+    next: usize,
     /// Over every source.
     tallies: [Tally; 6],
     /// Per source, in the order first added.
@@ -415,9 +461,17 @@ impl Bench {
         Ok(Self {
             target,
             base,
+            next: NEXT_MESSAGES,
             tallies: Default::default(),
             sources: Vec::new(),
         })
+    }
+
+    /// This bench, looking up the references of the `next` assistant messages after each cut
+    /// instead of [`NEXT_MESSAGES`]; 0 looks up none and makes no cut runs.
+    #[must_use]
+    pub fn with_next(self, next: usize) -> Self {
+        Self { next, ..self }
     }
 
     /// Runs every contender over one conversation and adds their figures; returns what went
@@ -474,6 +528,8 @@ impl Bench {
             .collect();
         let evidence = Evidence::of(conversation);
         let mut failures = Vec::new();
+        let cuts = next::cuts(conversation);
+        let cut_runs = self.cut_runs(conversation, &cuts);
         for (contender, tally) in Contender::ALL.into_iter().zip(&mut tallies) {
             let trial = run(contender, conversation, budget, &self.base, &mut failures);
             let output = trial.output.as_ref().unwrap_or(conversation);
@@ -541,8 +597,29 @@ impl Bench {
                 tally.all_identifiers.add(text.contains(id.as_str()));
             }
             tally.elapsed += trial.elapsed;
+            tally.next_cuts += cuts.len();
+            look_ahead(contender, &cut_runs, &self.base, tally, &mut failures);
         }
         Ok((tallies, failures))
+    }
+
+    /// The runs of the `next %` figure: each of `cuts` whose next steps use references that
+    /// only its removable history holds, with its prefix and the prefix's budget.
+    fn cut_runs(&self, conversation: &Conversation, cuts: &[usize]) -> Vec<CutRun> {
+        cuts.iter()
+            .filter(|_| self.next > 0)
+            .map(|&cut| (cut, next::pending(conversation, cut, self.next)))
+            .filter(|(_, pending)| !pending.is_empty())
+            .map(|(cut, pending)| {
+                let prefix = next::prefix(conversation, cut);
+                let budget = self.resolve(self.base.tokenizer.count(&prefix).total());
+                CutRun {
+                    prefix,
+                    budget,
+                    pending,
+                }
+            })
+            .collect()
     }
 
     /// Conversations run so far.
@@ -582,6 +659,28 @@ impl Bench {
             // `compact` does for `Budget::Ratio`.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             Target::Ratio(ratio) => ((total as f64 * ratio).floor() as usize).max(1),
+        }
+    }
+}
+
+/// Runs `contender` over each cut's prefix and adds to `tally` which references its outputs
+/// still hold; a cut whose prefix cannot fit its budget counts apart (`next_unfit`).
+fn look_ahead(
+    contender: Contender,
+    cut_runs: &[CutRun],
+    base: &Options,
+    tally: &mut Tally,
+    failures: &mut Vec<Failure>,
+) {
+    for cut in cut_runs {
+        tally.next_references += cut.pending.len();
+        let trial = run(contender, &cut.prefix, cut.budget, base, failures);
+        let Some(output) = trial.output else {
+            tally.next_unfit += 1;
+            continue;
+        };
+        for found in next::kept(&cut.pending, &output) {
+            tally.next.add(found);
         }
     }
 }

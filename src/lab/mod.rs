@@ -8,7 +8,9 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod next;
 mod recall;
+mod references;
 pub mod replay;
 
 pub use recall::{first_chars, searchable};

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use ctxcompact::lab::bench::{Bench, Row};
+use ctxcompact::lab::next::NEXT_MESSAGES;
 use ctxcompact::{Budget, Options, Tokenizer, format};
 
 use crate::files::json_files;
@@ -36,6 +37,11 @@ pub(crate) struct BenchArgs {
     pub(crate) strategy: StrategyArg,
     #[command(flatten)]
     pub(crate) tools: ToolArgs,
+    /// Cut each conversation before model calls at 50% and 75% of its messages and look up
+    /// the references of the next N assistant messages in each compacted prefix (`next %`);
+    /// 0 turns the cuts off.
+    #[arg(long, value_name = "N", default_value_t = NEXT_MESSAGES)]
+    pub(crate) next: usize,
     /// Print `{"strategies": [...]}` instead of a table.
     #[arg(long)]
     pub(crate) json: bool,
@@ -47,7 +53,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
     let budget = budget(args.ratio, args.target);
     let (paths, json) = (&args.paths, args.json);
     let tokenizer = base.tokenizer;
-    let mut bench = Bench::with_options(budget, base)?;
+    let mut bench = Bench::with_options(budget, base)?.with_next(args.next);
     // Each file with the path given that holds it: its source, which has rows of its own.
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     for path in paths {
@@ -122,12 +128,17 @@ pub(crate) fn run(args: &BenchArgs) -> Result<ExitCode> {
         // One table per path given, never pooled: real recordings and generated data differ.
         let tables: Vec<String> = sources
             .iter()
-            .map(|rows| bench_table(rows, budget, tokenizer))
+            .map(|rows| bench_table(rows, budget, tokenizer, args.next))
             .collect();
         tables.join("\n")
     } else {
         // One path: its rows are those over all, headed by its name.
-        bench_table(sources.first().unwrap_or(&rows), budget, tokenizer)
+        bench_table(
+            sources.first().unwrap_or(&rows),
+            budget,
+            tokenizer,
+            args.next,
+        )
     };
     io::stdout().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
@@ -156,7 +167,7 @@ fn clear(progress: bool) -> &'static str {
 }
 
 /// The bench rows as an aligned text table.
-fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer) -> String {
+fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer, next: usize) -> String {
     let budget = match budget {
         Budget::Tokens(tokens) => format!("{tokens} tokens"),
         Budget::Ratio(ratio) => format!("{ratio} of each conversation's tokens"),
@@ -165,11 +176,16 @@ fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer) -> String {
     let conversations = rows.first().map_or(0, |r| r.conversations);
     let source = rows.first().map_or("", |r| r.source.as_str());
     let tokenizer = tokenizer.as_str();
-    let mut out =
-        format!("{source}: {conversations} conversations, budget {budget} ({tokenizer})\n\n");
+    let (cuts, references) = rows
+        .first()
+        .map_or((0, 0), |r| (r.next_cuts, r.next_references));
+    let mut out = format!(
+        "{source}: {conversations} conversations, budget {budget} ({tokenizer}); next {next}: \
+         {cuts} cuts, {references} refs\n\n"
+    );
     let _ = writeln!(
         out,
-        "{:<9} {:>6} {:>7} {:>7} {:>10} {:>11} {:>12} {:>11} {:>10} {:>10} {:>8} {:>12} {:>6} {:>11} {:>13} {:>6} {:>10} {:>10} {:>10} {:>9}",
+        "{:<9} {:>6} {:>7} {:>7} {:>10} {:>11} {:>12} {:>11} {:>10} {:>10} {:>8} {:>12} {:>6} {:>11} {:>13} {:>6} {:>10} {:>10} {:>10} {:>6} {:>5} {:>9}",
         "strategy",
         "convs",
         "fit %",
@@ -189,12 +205,14 @@ fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer) -> String {
         "all ids %",
         "files %",
         "errors %",
+        "next %",
+        "unfit",
         "ms/conv"
     );
     for row in rows {
         let _ = writeln!(
             out,
-            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>10.1} {:>10.1} {:>8.1} {:>12.1} {:>6} {:>11.1} {:>13.1} {:>6.1} {:>10.1} {:>10.1} {:>10.1} {:>9.2}",
+            "{:<9} {:>6} {:>7.1} {:>7.1} {:>10.3} {:>11.3} {:>12.1} {:>11.1} {:>10.1} {:>10.1} {:>8.1} {:>12.1} {:>6} {:>11.1} {:>13.1} {:>6.1} {:>10.1} {:>10.1} {:>10.1} {:>6} {:>5} {:>9.2}",
             row.strategy.as_str(),
             row.conversations,
             row.fit_pct,
@@ -214,6 +232,9 @@ fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer) -> String {
             row.all_identifiers_recall_pct,
             row.files_recall_pct,
             row.errors_recall_pct,
+            row.next_pct
+                .map_or_else(|| "-".into(), |pct| format!("{pct:.1}")),
+            row.next_unfit,
             row.ms_per_conversation
         );
     }
