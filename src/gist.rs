@@ -16,6 +16,7 @@
 //! The gist is a function of the output's text and its room alone, so the same output always
 //! gives the same bytes (the proxy's prompt cache relies on it).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -38,7 +39,7 @@ const LONG_ARRAY: usize = 4;
 /// Estimated tokens of the names line's own words.
 const NAMES_LINE: usize = 2;
 /// Tries at fitting the room: each one shrinks the estimate by the overshoot of the last.
-const TRIES: usize = 6;
+const TRIES: usize = 4;
 /// A gist of less room than this many tokens is not written.
 pub(crate) const MIN_ROOM: usize = 8;
 
@@ -65,34 +66,26 @@ pub(crate) fn gist(
         return None;
     }
     let lines = read_lines(text);
-    let scored = score(&lines, is_error);
+    let scored = score(&lines, evidence::outcome_in(text, is_error));
+    // The estimate runs high (about three bytes a token), so the first selection usually fits
+    // and is counted once; one over its room is selected again, smaller.
     let mut estimate = room;
-    let mut best: Option<Gist> = None;
     for _ in 0..TRIES {
         let gist = select(&lines, &scored, estimate);
         if gist.text.is_empty() {
-            break;
+            return None;
         }
         let tokens = counter.count_text(&gist.text);
         if tokens <= room {
-            // Within a sixteenth of the room, or nothing more to take: done.
-            let whole = gist.lines_kept == gist.lines;
-            let close = room - tokens <= room / 32 + 1;
-            best = Some(gist);
-            if close || whole {
-                break;
-            }
-        } else if best.is_some() {
-            break;
+            return Some(gist);
         }
-        // Scale the estimate by the share it missed the room by, a little short of it.
-        let next = estimate * room / tokens.max(1);
+        let next = estimate * room / tokens;
         estimate = next.saturating_sub(next / 16 + 1);
         if estimate < MIN_ROOM {
-            break;
+            return None;
         }
     }
-    best
+    None
 }
 
 /// The distinct names of `lines` (a run of an output's lines, read as text), in order.
@@ -144,17 +137,17 @@ pub(crate) fn names_line(lines: &str, room: usize, counter: &dyn TokenCounter) -
 /// One distinct line of an output: its text, how often it occurs, where its names start (after
 /// a JSON leaf's path, which names a key rather than a thing), and whether it gives a long
 /// array's length (the shape of the data).
-struct Line {
-    text: String,
+struct Line<'a> {
+    text: Cow<'a, str>,
     times: usize,
     names_at: usize,
     shape: bool,
 }
 
-impl Line {
-    fn new(text: String, names_at: usize, shape: bool) -> Self {
+impl<'a> Line<'a> {
+    fn new(text: impl Into<Cow<'a, str>>, names_at: usize, shape: bool) -> Self {
         Self {
-            text,
+            text: text.into(),
             times: 1,
             names_at,
             shape,
@@ -169,7 +162,7 @@ impl Line {
 
 /// The distinct non-blank lines of `output` in order of first occurrence, with their counts;
 /// a JSON output's `path: value` leaves.
-fn read_lines(output: &str) -> Vec<Line> {
+fn read_lines(output: &str) -> Vec<Line<'_>> {
     let read = match json_of(output) {
         Some(value) => {
             let mut out = Vec::new();
@@ -177,14 +170,14 @@ fn read_lines(output: &str) -> Vec<Line> {
             out
         }
         None => plain_lines(output)
-            .map(|l| Line::new(l.to_owned(), 0, false))
+            .map(|l| Line::new(l, 0, false))
             .collect(),
     };
-    let mut lines: Vec<Line> = Vec::with_capacity(read.len());
+    let mut lines: Vec<Line<'_>> = Vec::with_capacity(read.len());
     let mut seen = HashMap::with_hasher(FxBuild::default());
     for line in read {
         if let Some(&at) = seen.get(&line.text) {
-            let first: &mut Line = &mut lines[at];
+            let first: &mut Line<'_> = &mut lines[at];
             first.times += 1;
             continue;
         }
@@ -230,7 +223,7 @@ fn plain_lines(output: &str) -> impl Iterator<Item = &str> {
 
 /// Appends a `path: value` line for each scalar leaf of `value` under `path`, and a
 /// `path: N items` line for each long array.
-fn flatten(value: &Value, path: &mut String, out: &mut Vec<Line>) {
+fn flatten(value: &Value, path: &mut String, out: &mut Vec<Line<'static>>) {
     if out.len() >= MAX_LINES {
         return;
     }
@@ -283,6 +276,9 @@ fn label(path: &str) -> &str {
 
 /// The part of a line a gist shows.
 fn shown(text: &str) -> &str {
+    if text.len() <= LINE_CHARS {
+        return text;
+    }
     text.char_indices()
         .nth(LINE_CHARS)
         .map_or(text, |(at, _)| &text[..at])
@@ -308,7 +304,7 @@ struct Scored<'a> {
 }
 
 /// Each line's new names and worth, in order.
-fn score(lines: &[Line], is_error: bool) -> Vec<Scored<'_>> {
+fn score<'a>(lines: &'a [Line<'_>], outcome: Option<&str>) -> Vec<Scored<'a>> {
     let mut seen: HashSet<&str, FxBuild> = HashSet::with_hasher(FxBuild::default());
     let last = lines.len().saturating_sub(1);
     let mut outcome_seen = false;
@@ -323,16 +319,15 @@ fn score(lines: &[Line], is_error: bool) -> Vec<Scored<'_>> {
                 }
             }
             let mut worth = new_names.len() * 2 + if line.shape { 2 } else { 0 };
-            let outcome =
-                !outcome_seen && evidence::outcome_in(&line.text, is_error && index == 0).is_some();
-            outcome_seen |= outcome;
+            let is_outcome = !outcome_seen && outcome.is_some_and(|o| line.text.trim() == o.trim());
+            outcome_seen |= is_outcome;
             if index == 0 || index == last {
                 worth += 1;
             }
             Scored {
                 new_names,
                 worth,
-                outcome,
+                outcome: is_outcome,
                 tokens: estimate(line.text.len().min(LINE_CHARS), line.times) + 1,
             }
         })
@@ -349,7 +344,7 @@ fn estimate(bytes: usize, times: usize) -> usize {
 /// as many as fit (a name costs less than the line around it); then lines, by worth per token,
 /// each kept line taking its names off the names line and giving their room back; then, while
 /// room is left, the other lines in order. The error or exit line goes before all of them.
-fn select(lines: &[Line], scored: &[Scored<'_>], room: usize) -> Gist {
+fn select(lines: &[Line<'_>], scored: &[Scored<'_>], room: usize) -> Gist {
     let mut order: Vec<usize> = (0..lines.len()).filter(|&i| scored[i].worth > 0).collect();
     // By worth per token, the earlier line first among equals.
     order.sort_by(|&a, &b| {
@@ -426,7 +421,7 @@ fn name_cost(name: &str) -> usize {
 }
 
 /// The kept lines in order, `…` where lines were left out between them, then the names line.
-fn render(lines: &[Line], kept: &[bool], names: &[&str]) -> Gist {
+fn render(lines: &[Line<'_>], kept: &[bool], names: &[&str]) -> Gist {
     let mut text = String::new();
     let mut lines_kept = 0;
     let mut gap = false;
@@ -467,27 +462,46 @@ fn render(lines: &[Line], kept: &[bool], names: &[&str]) -> Gist {
 /// The names in a line of output: the words a later step may write again — paths,
 /// identifiers ([`identifiers::is_identifier`]), code names — each a slice of `line`.
 pub(crate) fn names_in(line: &str) -> impl Iterator<Item = &str> {
-    line.split(is_break)
+    line.as_bytes()
+        .split(|&b| is_break(b))
+        .filter(|word| word.len() >= 3)
+        // Words hold ASCII bytes only (every other byte is a break), so each is a `str`.
+        .filter_map(|word| std::str::from_utf8(word).ok())
         .map(|word| word.trim_matches(is_edge))
         .filter(|word| is_name(word))
 }
 
-/// Characters between words.
-fn is_break(c: char) -> bool {
-    c.is_whitespace() || "\"'`()[]{}<>,;|=→".contains(c)
+/// Bytes between words: blanks and control bytes, quotes, brackets, separators, and every byte
+/// of a character outside ASCII (names are ASCII; `→` after a line number is a break).
+fn is_break(b: u8) -> bool {
+    b <= b' ' || b >= 0x80 || b"\"'`()[]{}<>,;|=".contains(&b)
 }
 
 /// Punctuation trimmed from both ends of a word.
 fn is_edge(c: char) -> bool {
-    ".,:;!?*&+~-#".contains(c)
+    matches!(
+        c,
+        '.' | ',' | ':' | ';' | '!' | '?' | '*' | '&' | '+' | '~' | '-' | '#'
+    )
 }
 
 /// Whether a word names a thing: a path, an identifier or a code name, of 3 to 160 characters.
 fn is_name(word: &str) -> bool {
     (3..=160).contains(&word.len())
-        && (identifiers::is_identifier(word)
+        && has_mark(word)
+        // The cheapest test first: most names in code are code names.
+        && (is_code_name(word)
             || evidence::path_word(word).is_some()
-            || is_code_name(word))
+            || identifiers::is_identifier(word))
+}
+
+/// Whether a word has what every name has one of: a digit, one of `_ . / : @ # \\ $`, or a
+/// capital after its first character. Most words of an output have none, and are passed over
+/// at the cost of one look at their bytes.
+fn has_mark(word: &str) -> bool {
+    word.bytes().enumerate().any(|(at, b)| {
+        b.is_ascii_digit() || b"_./:@#\\$".contains(&b) || (at > 0 && b.is_ascii_uppercase())
+    })
 }
 
 /// A name in code or data: letters with `_`, `::`, an inner capital (`HttpServer`), digits

@@ -171,20 +171,8 @@ pub(crate) fn trim(
         superseded: superseded(&state.conversation),
     };
     let mut plans = plan_rounds(&state, older, needed, &planning, threads);
-    // When full gists of every older output cannot meet the budget, the oldest keep less: small
-    // gists, then none.
     if budget.is_some() && saved(&plans) < needed {
-        let mut levels = vec![plans];
-        for size in [GistSize::Small, GistSize::Bare] {
-            planning.gist = size;
-            let poorer = plan_rounds(&state, older, usize::MAX, &planning, threads);
-            let enough = saved(&poorer) >= needed;
-            levels.push(poorer);
-            if enough {
-                break;
-            }
-        }
-        plans = oldest_poorest(levels, needed);
+        plans = with_poorer_gists(&state, older, needed, (&mut planning, threads), plans);
     }
     for plan in plans {
         if budget.is_some_and(|b| total <= b) {
@@ -255,18 +243,51 @@ fn saved(plans: &[Option<RoundPlan>]) -> usize {
     plans.iter().flatten().map(|plan| plan.saved).sum()
 }
 
-/// Each round's plan from one of `levels` (every round's plans with full gists, then with
-/// poorer ones), the oldest rounds at the poorest level needed so that full gists of the rounds
-/// after them save the `needed` tokens left: the oldest outputs give most.
+/// When full gists of every older output (`full`, each round's plan) cannot save the `needed`
+/// tokens, the oldest keep less: the rounds with gists planned again with small ones, then with
+/// none, as far as needed, and each round's plan chosen by [`oldest_poorest`].
+fn with_poorer_gists(
+    state: &Applied,
+    rounds: &[Round],
+    needed: usize,
+    (planning, threads): (&mut Planning<'_>, usize),
+    full: Vec<Option<RoundPlan>>,
+) -> Vec<Option<RoundPlan>> {
+    // Only the newest rounds have gists to shrink; older ones are bare already.
+    let start = rounds.len().saturating_sub(GIST_ROUNDS);
+    let bare = saved(&full[..start]);
+    let mut levels = vec![full];
+    for size in [GistSize::Small, GistSize::Bare] {
+        planning.gist = size;
+        let poorer = plan_rounds(state, &rounds[start..], usize::MAX, planning, threads);
+        let enough = bare + saved(&poorer) >= needed;
+        levels.push(poorer);
+        if enough {
+            break;
+        }
+    }
+    oldest_poorest(levels, needed)
+}
+
+/// Each round's plan from one of `levels` (every round's plans with full gists, then the
+/// newest rounds' with poorer ones, aligned at the end), the oldest rounds at the poorest level
+/// needed so that full gists of the rounds after them save the `needed` tokens left: the
+/// oldest outputs give most.
 fn oldest_poorest(levels: Vec<Vec<Option<RoundPlan>>>, needed: usize) -> Vec<Option<RoundPlan>> {
     let worth = |plan: &Option<RoundPlan>| plan.as_ref().map_or(0, |p| p.saved);
     let mut rest = saved(&levels[0]);
     let mut deficit = needed;
     let rounds = levels[0].len();
+    let starts: Vec<usize> = levels.iter().map(|level| rounds - level.len()).collect();
     let mut levels: Vec<_> = levels.into_iter().map(Vec::into_iter).collect();
     let mut plans = Vec::with_capacity(rounds);
-    for _ in 0..rounds {
-        let choices: Vec<Option<RoundPlan>> = levels.iter_mut().flat_map(Iterator::next).collect();
+    for round in 0..rounds {
+        let choices: Vec<Option<RoundPlan>> = levels
+            .iter_mut()
+            .zip(&starts)
+            .filter(|(_, start)| round >= **start)
+            .filter_map(|(level, _)| level.next())
+            .collect();
         rest -= worth(&choices[0]);
         let at = choices
             .iter()
@@ -374,9 +395,20 @@ fn plan_rounds(
             let span = first.caller..last.end.max(first.caller);
             warm(&state.conversation.messages[span], Warmth::Texts);
         }
-        rounds[at * per_job..end]
+        let first = at * per_job;
+        rounds[first..end]
             .iter()
-            .map(|round| plan_round(state, round, last_user_turn, planning, &mut counting))
+            .enumerate()
+            .map(|(k, round)| {
+                // Only the newest rounds' outputs keep gists: what an agent uses next sits
+                // mostly in its latest outputs, and a gist reads its output whole.
+                let size = if first + k + GIST_ROUNDS < rounds.len() {
+                    GistSize::Bare
+                } else {
+                    planning.gist
+                };
+                plan_round(state, round, last_user_turn, planning, size, &mut counting)
+            })
             .collect()
     };
     let jobs = rounds.len().div_ceil(per_job);
@@ -410,6 +442,8 @@ enum GistSize {
     Bare,
 }
 
+/// Trimmed rounds, the newest, whose outputs keep gists; older ones clear to bare placeholders.
+const GIST_ROUNDS: usize = 48;
 /// A full gist takes up to this share of its output (its inverse) …
 const GIST_SHARE: usize = 6;
 /// … and at most this many tokens.
@@ -474,6 +508,7 @@ fn plan_round(
     round: &Round,
     last_user_turn: Option<usize>,
     planning: &Planning<'_>,
+    size: GistSize,
     counting: &mut Counting,
 ) -> Option<RoundPlan> {
     let options = planning.options;
@@ -515,7 +550,7 @@ fn plan_round(
             excluded: &excluded,
             options,
             reference: reference.as_deref(),
-            gist: planning.gist,
+            gist: size,
             superseded: &planning.superseded,
         };
         edits.extend(plan_clear(index, message, counts, &clear, counting));
