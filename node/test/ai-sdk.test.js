@@ -1,0 +1,234 @@
+// The AI SDK adapter: ModelMessages through the compactor and back losslessly, and a real
+// generateText loop of 40 tool steps against the SDK's MockLanguageModelV4, with tool results
+// large enough to pass a small window.
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+
+import { count } from "../index.js";
+import { fromOpenAI, toOpenAI } from "../openai-messages.js";
+
+let ai;
+let aiTest;
+let adapter;
+try {
+  ai = await import("ai");
+  aiTest = await import("ai/test");
+  adapter = await import("../ai-sdk.js");
+} catch {
+  // The SDK is a development dependency: `npm ci` in node/ installs it.
+}
+const skip = ai ? false : "the `ai` package is not installed (npm ci in node/)";
+
+/** A conversation with every kind of part ModelMessages have. */
+function everyPart() {
+  return [
+    { role: "system", content: "You are a careful agent.", providerOptions: { openai: { x: 1 } } },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "Fix the build." },
+        { type: "file", data: "aGVsbG8=", mediaType: "text/plain", filename: "notes.txt" },
+        { type: "image", image: "https://example.test/a.png" },
+      ],
+    },
+    {
+      role: "assistant",
+      content: [
+        { type: "reasoning", text: "Look at the log first.", providerOptions: { anthropic: { signature: "sig" } } },
+        { type: "text", text: "Reading the log." },
+        { type: "tool-call", toolCallId: "c1", toolName: "read", input: { path: "build.log" } },
+        { type: "tool-call", toolCallId: "c2", toolName: "run", input: { cmd: "cargo build" } },
+        { type: "tool-call", toolCallId: "c3", toolName: "rm", input: { path: "/" } },
+        { type: "tool-approval-request", approvalId: "a1", toolCallId: "c3" },
+      ],
+    },
+    {
+      role: "tool",
+      content: [{ type: "tool-approval-response", approvalId: "a1", approved: false, reason: "no" }],
+    },
+    {
+      role: "tool",
+      content: [
+        { type: "tool-result", toolCallId: "c1", toolName: "read", output: { type: "text", value: "error[E0425]" } },
+        { type: "tool-result", toolCallId: "c2", toolName: "run", output: { type: "json", value: { code: 101 } } },
+        { type: "tool-result", toolCallId: "c3", toolName: "rm", output: { type: "execution-denied", reason: "no" } },
+      ],
+    },
+    {
+      role: "assistant",
+      content: [{ type: "tool-call", toolCallId: "c4", toolName: "view", input: {} }],
+    },
+    {
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId: "c4",
+          toolName: "view",
+          output: { type: "content", value: [{ type: "text", text: "screen" }, { type: "file-data", data: "AA==", mediaType: "image/png" }] },
+        },
+      ],
+    },
+    {
+      role: "assistant",
+      content: [{ type: "tool-call", toolCallId: "c5", toolName: "run", input: { cmd: "false" } }],
+    },
+    {
+      role: "tool",
+      content: [
+        { type: "tool-result", toolCallId: "c5", toolName: "run", output: { type: "error-text", value: "exit 1" } },
+      ],
+    },
+    { role: "assistant", content: "Fixed: a missing import." },
+    { role: "user", content: "Thanks." },
+  ];
+}
+
+describe("ModelMessages through the compactor", () => {
+  it("come back as the very objects that went in when nothing changes", () => {
+    const messages = everyPart();
+    const copy = structuredClone(messages);
+    const { openai, from } = toOpenAI(messages);
+    const back = fromOpenAI(openai, openai.map((_, i) => i), messages, from);
+    assert.equal(back.length, messages.length);
+    back.forEach((message, i) => assert.equal(message, messages[i]));
+    assert.deepStrictEqual(messages, copy);
+  });
+
+  it("keep every part but the rewritten ones when a tool result is cleared", () => {
+    const messages = everyPart();
+    const { openai, from } = toOpenAI(messages);
+    const unchanged = openai.map((_, i) => i);
+    const cleared = openai.findIndex((m) => m.tool_call_id === "c2");
+    const output = openai.map((m, i) => (i === cleared ? { ...m, content: "[cleared]" } : m));
+    unchanged[cleared] = -1;
+    const back = fromOpenAI(output, unchanged, messages, from);
+    assert.equal(back.length, messages.length);
+    const results = back[4];
+    assert.deepStrictEqual(results.content.map((p) => p.output), [
+      { type: "text", value: "error[E0425]" },
+      { type: "text", value: "[cleared]" },
+      { type: "execution-denied", reason: "no" },
+    ]);
+    assert.equal(results.content[1].toolName, "run");
+    back.forEach((message, i) => {
+      if (i !== 4) assert.equal(message, messages[i]);
+    });
+  });
+
+  it("count and pair as OpenAI Chat messages", () => {
+    const { openai } = toOpenAI(everyPart());
+    assert.deepStrictEqual(
+      openai.map((m) => m.role),
+      ["system", "user", "assistant", "tool", "tool", "tool", "assistant", "tool", "assistant", "tool", "assistant", "user"],
+    );
+    assert.ok(count(openai).total > 0);
+  });
+});
+
+/** About `tokens` tokens of source-like text, different for each `seed`. */
+function fileText(seed, tokens) {
+  const lines = [];
+  for (let i = 0; lines.length * 12 < tokens; i += 1) {
+    lines.push(`fn step_${seed}_${i}(value: u64) -> u64 { value.wrapping_mul(${(seed * 7919 + i * 104729) % 1000003}) }`);
+  }
+  return lines.join("\n");
+}
+
+/** The OpenAI messages of a prompt the model received, with its tool calls' arguments as text. */
+function promptMessages(prompt) {
+  return toOpenAI(
+    prompt.map((message) => ({
+      ...message,
+      content: Array.isArray(message.content)
+        ? message.content.filter((part) => part.type !== "file" || message.role !== "assistant")
+        : message.content,
+    })),
+  ).openai;
+}
+
+describe("a generateText loop with prepareStep", { skip }, () => {
+  it("keeps 40 tool steps within a 16k window, pairs every call, compacts a few times", async () => {
+    const WINDOW = 16_000;
+    const STEPS = 40;
+    const prompts = [];
+    let step = 0;
+    const model = new aiTest.MockLanguageModelV4({
+      doGenerate: async ({ prompt }) => {
+        prompts.push(prompt);
+        step += 1;
+        const usage = {
+          inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+          outputTokens: { total: 10, text: 10, reasoning: 0 },
+        };
+        if (step > STEPS) {
+          return { content: [{ type: "text", text: "All 40 files read." }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
+        }
+        return {
+          content: [
+            { type: "text", text: `Reading file ${step}.` },
+            { type: "tool-call", toolCallId: `call_${step}`, toolName: "read_file", input: JSON.stringify({ path: `src/f${step}.rs` }) },
+          ],
+          finishReason: { unified: "tool-calls", raw: "tool_calls" },
+          usage,
+          warnings: [],
+        };
+      },
+    });
+    const compactions = [];
+    const result = await ai.generateText({
+      model,
+      instructions: "You read files one by one and report when all are read.",
+      messages: [{ role: "user", content: "Read src/f1.rs to src/f40.rs, one at a time." }],
+      tools: {
+        read_file: ai.tool({
+          description: "Reads a file",
+          inputSchema: ai.jsonSchema({ type: "object", properties: { path: { type: "string" } }, required: ["path"] }),
+          execute: async ({ path }) => fileText(Number(path.replace(/\D/g, "")), 500),
+        }),
+      },
+      stopWhen: ai.stepCountIs(STEPS + 5),
+      prepareStep: adapter.prepareStep({
+        window: WINDOW,
+        overhead: 200,
+        onCompaction: (report, stepNumber) => compactions.push({ report, stepNumber }),
+      }),
+    });
+
+    assert.equal(result.text, "All 40 files read.");
+    assert.equal(prompts.length, STEPS + 1);
+    const sizes = prompts.map((prompt) => count(promptMessages(prompt)).total);
+    for (const [i, size] of sizes.entries()) {
+      assert.ok(size + 200 <= WINDOW, `prompt ${i}: ${size} tokens and 200 of tools, over the ${WINDOW}-token window`);
+    }
+    for (const [i, prompt] of prompts.entries()) {
+      const calls = prompt.flatMap((m) => (m.role === "assistant" ? m.content.filter((p) => p.type === "tool-call") : []));
+      const results = prompt.flatMap((m) => (m.role === "tool" ? m.content.filter((p) => p.type === "tool-result") : []));
+      assert.deepStrictEqual(
+        results.map((r) => r.toolCallId),
+        calls.map((c) => c.toolCallId),
+        `prompt ${i}: every call with its result`,
+      );
+    }
+    // Past the trigger only, a few times, never twice in a row (stable on its own output).
+    assert.ok(compactions.length >= 2, `${compactions.length} compactions`);
+    assert.ok(compactions.length <= STEPS / 4, `${compactions.length} compactions in ${STEPS} steps`);
+    for (const { report } of compactions) {
+      assert.ok(report.tokens_before > WINDOW * 0.7, `compacted at ${report.tokens_before} tokens`);
+      assert.ok(report.tokens_after <= WINDOW * 0.5);
+    }
+    // A prompt that does not hold the one before it, and more, follows a compaction.
+    const rewrites = prompts.filter((prompt, i) => {
+      const before = i > 0 ? prompts[i - 1] : [];
+      return !before.every((m, k) => JSON.stringify(m) === JSON.stringify(prompt[k]));
+    }).length;
+    assert.equal(rewrites, compactions.length);
+    for (let i = 1; i < compactions.length; i += 1) {
+      assert.ok(compactions[i].stepNumber > compactions[i - 1].stepNumber + 1);
+    }
+    console.log(
+      `ai-sdk loop: ${prompts.length} model calls, ${compactions.length} compactions (steps ${compactions.map((c) => c.stepNumber).join(", ")}), largest prompt ${Math.max(...sizes) + 200} of ${WINDOW} tokens`,
+    );
+  });
+});
