@@ -137,8 +137,9 @@ function toolNames(name, value) {
   return names;
 }
 
-// The settings object the addon reads, from the options of a call that takes `allowed`.
-function settings(options, allowed) {
+// The settings object the addon reads, from the options of a call that takes `allowed`;
+// `data` is the conversation when it is data, whose list lengths the addon is told.
+function settings(options, allowed, data) {
   if (options === undefined || options === null) {
     options = {};
   }
@@ -161,7 +162,14 @@ function settings(options, allowed) {
       run[key] = check(name, value);
     }
   }
+  if (data !== undefined) call.lists = lists(data);
   return JSON.stringify({ ...call, run });
+}
+
+// The lengths of the lists in conversation data: the top level's, or those under its keys.
+function lists(data) {
+  if (Array.isArray(data)) return { top: data.length };
+  return { keys: Object.entries(data).filter(([, v]) => Array.isArray(v)).map(([k, v]) => [k, v.length]) };
 }
 
 const TOOL_OPTIONS = [
@@ -210,27 +218,43 @@ function unwrap(outcome) {
   return outcome;
 }
 
-function compacted(outcome, asText) {
+// The output data: whole, or the input's own unchanged messages put back among the changed.
+function outputData(outcome, data) {
+  if (outcome.changed === undefined || outcome.changed === null) return JSON.parse(outcome.output);
+  const shell = JSON.parse(outcome.output);
+  const changed = JSON.parse(outcome.changed);
+  const source = outcome.listKey === "" ? data : data[outcome.listKey];
+  let next = 0;
+  const messages = outcome.unchanged.map((index) => (index >= 0 ? source[index] : changed[next++]));
+  if (outcome.listKey === "") return messages;
+  shell[outcome.listKey] = messages;
+  return shell;
+}
+
+function compacted(outcome, conversation, asText) {
   const done = unwrap(outcome);
   return {
-    body: asText ? done.output : JSON.parse(done.output),
+    body: asText ? done.output : outputData(done, conversation),
     report: JSON.parse(done.value),
   };
 }
 
 /**
  * Compacts a conversation to a token budget, as `ctxcompact compact` does: `{ body, report }`,
- * `body` in the input's shape (text for text). Nothing is written on error.
+ * `body` in the input's shape (text for text). In output data, every message that came out
+ * unchanged is the input's own object. Nothing is written on error.
  */
 export function compact(conversation, options) {
   const [json, asText] = input(conversation);
-  return compacted(native.compact(json, settings(options, COMPACT_OPTIONS)), asText);
+  const data = asText ? undefined : conversation;
+  return compacted(native.compact(json, settings(options, COMPACT_OPTIONS, data)), conversation, asText);
 }
 
 /** Trims old tool rounds alone, with no budget, as `ctxcompact trim-tools` does. */
 export function trimTools(conversation, options) {
   const [json, asText] = input(conversation);
-  return compacted(native.trimTools(json, settings(options, TRIM_OPTIONS)), asText);
+  const data = asText ? undefined : conversation;
+  return compacted(native.trimTools(json, settings(options, TRIM_OPTIONS, data)), conversation, asText);
 }
 
 /** What `compact` would do, as `ctxcompact analyze --json` reports it; changes nothing. */
@@ -353,9 +377,9 @@ export class Session {
  * @internal
  */
 export function compactMessages(messages, options) {
-  const outcome = unwrap(native.compact(JSON.stringify(messages), settings(options, COMPACT_OPTIONS)));
+  const outcome = unwrap(native.compact(JSON.stringify(messages), settings(options, COMPACT_OPTIONS, messages)));
   return {
-    messages: JSON.parse(outcome.output),
+    messages: outputData(outcome, messages),
     report: JSON.parse(outcome.value),
     unchanged: outcome.unchanged,
   };

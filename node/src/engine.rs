@@ -29,9 +29,37 @@ pub(crate) struct Settings {
     /// `strict`: refuse a session log that needs a repair (`--strict`).
     #[serde(default)]
     strict: bool,
+    /// For JavaScript data: the lengths of its lists, to tell whether message `i` read is
+    /// element `i` of its list, so that the output's unchanged messages need not be rendered.
+    lists: Option<Lists>,
     /// Every other option, by the library's names.
     #[serde(default)]
     run: ctxcompact::Settings,
+}
+
+/// The lengths of the lists in the input data.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Lists {
+    /// The length of the top level, when it is a list.
+    top: Option<usize>,
+    /// The length of each list under a key of a top-level object.
+    #[serde(default)]
+    keys: Vec<(String, usize)>,
+}
+
+impl Lists {
+    /// Whether `conversation`'s messages are, one for one, the elements of the list they were
+    /// read from (not so for a session log, whose records are not messages).
+    fn aligned(&self, conversation: &Conversation) -> bool {
+        let length = if conversation.envelope.is_none() {
+            self.top
+        } else {
+            let key = conversation.format.list_key();
+            self.keys.iter().find(|(k, _)| k == key).map(|(_, n)| *n)
+        };
+        conversation.lines.is_empty() && length == Some(conversation.messages.len())
+    }
 }
 
 /// A request compaction's settings: the body's API format, the model its path names, the
@@ -115,16 +143,34 @@ impl Failure {
     }
 }
 
-/// A compaction's result: the output as the CLI writes it, the report, and for each output
-/// message the index of the input message it is unchanged from, when the input is a list of
-/// messages read one for one.
+/// A compaction's result: the output, the report, and for each output message the index of the
+/// input message it is unchanged from, when the input is a list of messages read one for one.
 pub(crate) struct Compaction {
-    /// The bytes `ctxcompact compact -o FILE` writes.
-    pub(crate) output: Vec<u8>,
+    /// The output.
+    pub(crate) output: Output,
     /// The report, as `--report` writes it.
     pub(crate) report: Value,
     /// Per output message, the input message it is unchanged from.
     pub(crate) unchanged: Vec<Option<usize>>,
+}
+
+/// A compaction's output conversation.
+pub(crate) enum Output {
+    /// The bytes `ctxcompact compact -o FILE` writes.
+    Bytes(Vec<u8>),
+    /// For data whose messages are its list's elements one for one: the output without its
+    /// messages (an empty list where they go, under `list_key` or at the top), and the
+    /// messages that are not unchanged input messages, rendered, in order. The JavaScript
+    /// layer puts the input's own objects where `unchanged` names them: the same data the
+    /// bytes hold, without rendering and parsing again what did not change.
+    Pieces {
+        /// The output without its messages.
+        shell: Value,
+        /// The key of the list of messages; `None` for a top-level list.
+        list_key: Option<&'static str>,
+        /// The new or changed messages, rendered.
+        changed: Vec<Value>,
+    },
 }
 
 /// Parses the settings object the JavaScript layer sent.
@@ -142,20 +188,22 @@ pub(crate) fn request_settings(json: &str) -> Result<RequestSettings, Failure> {
 pub(crate) fn compact(input: &[u8], settings: &Settings) -> Result<Compaction, Failure> {
     let (conversation, options) = read(input, settings, false)?;
     let aligned = conversation.lines.is_empty();
+    let pieces = settings
+        .lists
+        .as_ref()
+        .is_some_and(|lists| lists.aligned(&conversation));
     match ctxcompact::compact(conversation, &options) {
         Ok(compacted) => {
-            let output = rendered(&compacted.conversation, &compacted.report, settings)?;
+            checked(&compacted.conversation, &compacted.report, settings)?;
             compacted.write_archive().map_err(|err| {
                 Failure::options(format!("archive: cannot write the archive: {err}"))
             })?;
+            let report = to_value(&compacted.report);
+            let (output, unchanged) = output(compacted, aligned, pieces);
             Ok(Compaction {
                 output,
-                report: to_value(&compacted.report),
-                unchanged: if aligned {
-                    compacted.unchanged
-                } else {
-                    Vec::new()
-                },
+                report,
+                unchanged,
             })
         }
         Err(err) if err.is_cannot_fit() => Err(cannot_fit(input, settings, err.to_string())),
@@ -182,15 +230,18 @@ fn cannot_fit(input: &[u8], settings: &Settings, message: String) -> Failure {
 pub(crate) fn trim_tools(input: &[u8], settings: &Settings) -> Result<Compaction, Failure> {
     let (conversation, options) = read(input, settings, true)?;
     let aligned = conversation.lines.is_empty();
+    let pieces = settings
+        .lists
+        .as_ref()
+        .is_some_and(|lists| lists.aligned(&conversation));
     let trimmed = ctxcompact::trim_tools(conversation, &options).map_err(Failure::from_library)?;
+    checked(&trimmed.conversation, &trimmed.report, settings)?;
+    let report = to_value(&trimmed.report);
+    let (output, unchanged) = output(trimmed, aligned, pieces);
     Ok(Compaction {
-        output: rendered(&trimmed.conversation, &trimmed.report, settings)?,
-        report: to_value(&trimmed.report),
-        unchanged: if aligned {
-            trimmed.unchanged
-        } else {
-            Vec::new()
-        },
+        output,
+        report,
+        unchanged,
     })
 }
 
@@ -337,20 +388,73 @@ impl Session {
     }
 }
 
-/// The bytes the CLI writes for an output: checked to read back as it was read, when changed.
-fn rendered(
+/// Checks, as the CLI does before writing, that a changed output reads back as it was read.
+fn checked(
     conversation: &Conversation,
     report: &Report,
     settings: &Settings,
-) -> Result<Vec<u8>, Failure> {
+) -> Result<(), Failure> {
     if report.action != ctxcompact::report::Action::WithinBudget {
         conversation
             .check_reads_back(forced_format(settings)?)
             .map_err(Failure::from_library)?;
     }
-    let mut bytes = Vec::new();
-    format::write(conversation, &mut bytes).expect("a Vec takes every write");
-    Ok(bytes)
+    Ok(())
+}
+
+/// A compaction's output (in pieces when `pieces`) and, when `aligned`, the input index each
+/// output message is unchanged from.
+fn output(
+    compacted: ctxcompact::Compacted,
+    aligned: bool,
+    pieces: bool,
+) -> (Output, Vec<Option<usize>>) {
+    let unchanged = if aligned {
+        compacted.unchanged
+    } else {
+        Vec::new()
+    };
+    let mut conversation = compacted.conversation;
+    if !pieces {
+        let mut bytes = Vec::new();
+        format::write(&conversation, &mut bytes).expect("a Vec takes every write");
+        return (Output::Bytes(bytes), unchanged);
+    }
+    let messages = std::mem::take(&mut conversation.messages);
+    let list_key = conversation
+        .envelope
+        .is_some()
+        .then(|| conversation.format.list_key());
+    let shell = format::render(&conversation);
+    let format = conversation.format;
+    let changed = messages
+        .into_iter()
+        .zip(&unchanged)
+        .filter(|(_, source)| source.is_none())
+        .map(|(message, _)| render_message(format, message))
+        .collect();
+    let output = Output::Pieces {
+        shell,
+        list_key,
+        changed,
+    };
+    (output, unchanged)
+}
+
+/// One message as its format writes it.
+fn render_message(format: Format, message: ctxcompact::Message) -> Value {
+    let alone = Conversation {
+        format,
+        system: None,
+        messages: vec![message],
+        envelope: None,
+        lines: Vec::new(),
+        repairs: Vec::new(),
+    };
+    match format::render(&alone) {
+        Value::Array(mut items) if items.len() == 1 => items.remove(0),
+        other => unreachable!("a conversation without an envelope renders as its list: {other}"),
+    }
 }
 
 /// Reads the input as the CLI reads a file, and the options, anchored on the usage a session

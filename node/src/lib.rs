@@ -2,13 +2,14 @@
 //!
 //! Each function takes the conversation as the text a file would hold (the JavaScript layer
 //! sends data as its `JSON.stringify` text) and the settings as JSON text, and returns an
-//! [`Outcome`]: the output as the CLI writes it and the report, or the failure sorted by kind.
+//! [`Outcome`]: the output as the CLI writes it (for data, only what changed, beside the
+//! indices of the input messages that did not) and the report, or the failure sorted by kind.
 //! Failures are returned, not thrown, so that the JavaScript layer (`index.js`) builds its own
 //! `Error`s with their codes. Every call into the library sits in [`engine`].
 
 mod engine;
 
-use engine::{Compaction, Failure};
+use engine::{Compaction, Failure, Output};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
 use serde_json::Value;
@@ -17,8 +18,14 @@ use serde_json::Value;
 #[napi(object)]
 #[derive(Default)]
 pub struct Outcome {
-    /// The output conversation, as the CLI writes it (compact, trim-tools, a session's state).
+    /// The output conversation, as the CLI writes it (compact, trim-tools, a session's state);
+    /// for data read one message for one element, the output without its messages.
     pub output: Option<String>,
+    /// With the output without its messages: the key of their list (absent: the top level).
+    pub list_key: Option<String>,
+    /// With the output without its messages: the JSON text of the list of new or changed
+    /// messages, in order; the others are the input messages `unchanged` names.
+    pub changed: Option<String>,
     /// The result as JSON text: the report, the counts, the problems or a request's decision.
     pub value: Option<String>,
     /// Per output message, the index of the input message it is unchanged from (-1: changed
@@ -68,18 +75,34 @@ impl From<Failure> for Outcome {
 impl From<Result<Compaction, Failure>> for Outcome {
     fn from(result: Result<Compaction, Failure>) -> Self {
         match result {
-            Ok(compaction) => Self {
-                output: Some(text(compaction.output)),
-                value: Some(compaction.report.to_string()),
-                unchanged: Some(
-                    compaction
-                        .unchanged
-                        .into_iter()
-                        .map(|index| index.and_then(|i| i64::try_from(i).ok()).unwrap_or(-1))
-                        .collect(),
-                ),
-                ..Self::default()
-            },
+            Ok(compaction) => {
+                let (output, list_key, changed) = match compaction.output {
+                    Output::Bytes(bytes) => (text(bytes), None, None),
+                    Output::Pieces {
+                        shell,
+                        list_key,
+                        changed,
+                    } => (
+                        shell.to_string(),
+                        Some(list_key.unwrap_or_default().to_string()),
+                        Some(Value::Array(changed).to_string()),
+                    ),
+                };
+                Self {
+                    output: Some(output),
+                    list_key,
+                    changed,
+                    value: Some(compaction.report.to_string()),
+                    unchanged: Some(
+                        compaction
+                            .unchanged
+                            .into_iter()
+                            .map(|index| index.and_then(|i| i64::try_from(i).ok()).unwrap_or(-1))
+                            .collect(),
+                    ),
+                    ..Self::default()
+                }
+            }
             Err(failure) => failure.into(),
         }
     }
