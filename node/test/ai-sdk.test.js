@@ -1,6 +1,6 @@
-// The AI SDK adapter: ModelMessages through the compactor and back losslessly, and a real
-// generateText loop of 40 tool steps against the SDK's MockLanguageModelV4, with tool results
-// large enough to pass a small window.
+// The AI SDK adapter: ModelMessages through the compactor and back losslessly, and real
+// generateText and streamText loops of 40 tool steps against the SDK's MockLanguageModelV4,
+// with tool results large enough to pass a small window.
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -148,87 +148,121 @@ function promptMessages(prompt) {
   ).openai;
 }
 
-describe("a generateText loop with prepareStep", { skip }, () => {
-  it("keeps 40 tool steps within a 16k window, pairs every call, compacts a few times", async () => {
-    const WINDOW = 16_000;
-    const STEPS = 40;
-    const prompts = [];
-    let step = 0;
-    const model = new aiTest.MockLanguageModelV4({
+/** The content of step `step` of the scripted model: a tool call, then the final answer. */
+function scripted(step, steps) {
+  if (step > steps) return [{ type: "text", text: "All 40 files read." }];
+  return [
+    { type: "text", text: `Reading file ${step}.` },
+    { type: "tool-call", toolCallId: `call_${step}`, toolName: "read_file", input: JSON.stringify({ path: `src/f${step}.rs` }) },
+  ];
+}
+
+const USAGE = {
+  inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 10, text: 10, reasoning: 0 },
+};
+
+/** A MockLanguageModelV4 that records each prompt and answers by `scripted`, or streams it. */
+function mockModel(prompts, steps, streaming) {
+  const finish = (content) => (content.some((p) => p.type === "tool-call")
+    ? { unified: "tool-calls", raw: "tool_calls" }
+    : { unified: "stop", raw: "stop" });
+  if (!streaming) {
+    return new aiTest.MockLanguageModelV4({
       doGenerate: async ({ prompt }) => {
         prompts.push(prompt);
-        step += 1;
-        const usage = {
-          inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
-          outputTokens: { total: 10, text: 10, reasoning: 0 },
-        };
-        if (step > STEPS) {
-          return { content: [{ type: "text", text: "All 40 files read." }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] };
+        const content = scripted(prompts.length, steps);
+        return { content, finishReason: finish(content), usage: USAGE, warnings: [] };
+      },
+    });
+  }
+  return new aiTest.MockLanguageModelV4({
+    doStream: async ({ prompt }) => {
+      prompts.push(prompt);
+      const content = scripted(prompts.length, steps);
+      const chunks = [{ type: "stream-start", warnings: [] }];
+      for (const [i, part] of content.entries()) {
+        if (part.type === "text") {
+          chunks.push({ type: "text-start", id: `t${i}` }, { type: "text-delta", id: `t${i}`, delta: part.text }, { type: "text-end", id: `t${i}` });
+        } else {
+          chunks.push(part);
         }
-        return {
-          content: [
-            { type: "text", text: `Reading file ${step}.` },
-            { type: "tool-call", toolCallId: `call_${step}`, toolName: "read_file", input: JSON.stringify({ path: `src/f${step}.rs` }) },
-          ],
-          finishReason: { unified: "tool-calls", raw: "tool_calls" },
-          usage,
-          warnings: [],
-        };
-      },
-    });
-    const compactions = [];
-    const result = await ai.generateText({
-      model,
-      instructions: "You read files one by one and report when all are read.",
-      messages: [{ role: "user", content: "Read src/f1.rs to src/f40.rs, one at a time." }],
-      tools: {
-        read_file: ai.tool({
-          description: "Reads a file",
-          inputSchema: ai.jsonSchema({ type: "object", properties: { path: { type: "string" } }, required: ["path"] }),
-          execute: async ({ path }) => fileText(Number(path.replace(/\D/g, "")), 500),
-        }),
-      },
-      stopWhen: ai.stepCountIs(STEPS + 5),
-      prepareStep: adapter.prepareStep({
-        window: WINDOW,
-        overhead: 200,
-        onCompaction: (report, stepNumber) => compactions.push({ report, stepNumber }),
-      }),
-    });
-
-    assert.equal(result.text, "All 40 files read.");
-    assert.equal(prompts.length, STEPS + 1);
-    const sizes = prompts.map((prompt) => count(promptMessages(prompt)).total);
-    for (const [i, size] of sizes.entries()) {
-      assert.ok(size + 200 <= WINDOW, `prompt ${i}: ${size} tokens and 200 of tools, over the ${WINDOW}-token window`);
-    }
-    for (const [i, prompt] of prompts.entries()) {
-      const calls = prompt.flatMap((m) => (m.role === "assistant" ? m.content.filter((p) => p.type === "tool-call") : []));
-      const results = prompt.flatMap((m) => (m.role === "tool" ? m.content.filter((p) => p.type === "tool-result") : []));
-      assert.deepStrictEqual(
-        results.map((r) => r.toolCallId),
-        calls.map((c) => c.toolCallId),
-        `prompt ${i}: every call with its result`,
-      );
-    }
-    // Past the trigger only, a few times, never twice in a row (stable on its own output).
-    assert.ok(compactions.length >= 2, `${compactions.length} compactions`);
-    assert.ok(compactions.length <= STEPS / 4, `${compactions.length} compactions in ${STEPS} steps`);
-    for (const { report } of compactions) {
-      assert.ok(report.tokens_before > WINDOW * 0.7, `compacted at ${report.tokens_before} tokens`);
-      assert.ok(report.tokens_after <= WINDOW * 0.5);
-    }
-    // A prompt that does not hold the one before it, and more, follows a compaction.
-    const rewrites = prompts.filter((prompt, i) => {
-      const before = i > 0 ? prompts[i - 1] : [];
-      return !before.every((m, k) => JSON.stringify(m) === JSON.stringify(prompt[k]));
-    }).length;
-    assert.equal(rewrites, compactions.length);
-    for (let i = 1; i < compactions.length; i += 1) {
-      assert.ok(compactions[i].stepNumber > compactions[i - 1].stepNumber + 1);
-    }
-    console.log(
-      `ai-sdk loop: ${prompts.length} model calls, ${compactions.length} compactions (steps ${compactions.map((c) => c.stepNumber).join(", ")}), largest prompt ${Math.max(...sizes) + 200} of ${WINDOW} tokens`,
-    );
+      }
+      chunks.push({ type: "finish", finishReason: finish(content), usage: USAGE });
+      return { stream: aiTest.convertArrayToReadableStream(chunks) };
+    },
   });
-});
+}
+
+for (const streaming of [false, true]) {
+  const name = streaming ? "streamText" : "generateText";
+  describe(`a ${name} loop with prepareStep`, { skip }, () => {
+    it("keeps 40 tool steps within a 16k window, pairs every call, compacts a few times", async () => {
+      const WINDOW = 16_000;
+      const STEPS = 40;
+      const prompts = [];
+      const compactions = [];
+      const settings = {
+        model: mockModel(prompts, STEPS, streaming),
+        instructions: "You read files one by one and report when all are read.",
+        messages: [{ role: "user", content: "Read src/f1.rs to src/f40.rs, one at a time." }],
+        tools: {
+          read_file: ai.tool({
+            description: "Reads a file",
+            inputSchema: ai.jsonSchema({ type: "object", properties: { path: { type: "string" } }, required: ["path"] }),
+            execute: async ({ path }) => fileText(Number(path.replace(/\D/g, "")), 500),
+          }),
+        },
+        stopWhen: ai.stepCountIs(STEPS + 5),
+        prepareStep: adapter.prepareStep({
+          window: WINDOW,
+          overhead: 200,
+          onCompaction: (report, stepNumber) => compactions.push({ report, stepNumber }),
+        }),
+      };
+      let text;
+      if (streaming) {
+        const result = ai.streamText(settings);
+        await result.consumeStream();
+        text = await result.text;
+      } else {
+        text = (await ai.generateText(settings)).text;
+      }
+
+      assert.equal(text, "All 40 files read.");
+      assert.equal(prompts.length, STEPS + 1);
+      const sizes = prompts.map((prompt) => count(promptMessages(prompt)).total);
+      for (const [i, size] of sizes.entries()) {
+        assert.ok(size + 200 <= WINDOW, `prompt ${i}: ${size} tokens and 200 of tools, over the ${WINDOW}-token window`);
+      }
+      for (const [i, prompt] of prompts.entries()) {
+        const calls = prompt.flatMap((m) => (m.role === "assistant" ? m.content.filter((p) => p.type === "tool-call") : []));
+        const results = prompt.flatMap((m) => (m.role === "tool" ? m.content.filter((p) => p.type === "tool-result") : []));
+        assert.deepStrictEqual(
+          results.map((r) => r.toolCallId),
+          calls.map((c) => c.toolCallId),
+          `prompt ${i}: every call with its result`,
+        );
+      }
+      // Past the trigger only, a few times, never twice in a row (stable on its own output).
+      assert.ok(compactions.length >= 2, `${compactions.length} compactions`);
+      assert.ok(compactions.length <= STEPS / 4, `${compactions.length} compactions in ${STEPS} steps`);
+      for (const { report } of compactions) {
+        assert.ok(report.tokens_before > WINDOW * 0.7, `compacted at ${report.tokens_before} tokens`);
+        assert.ok(report.tokens_after <= WINDOW * 0.5);
+      }
+      // A prompt that does not hold the one before it, and more, follows a compaction.
+      const rewrites = prompts.filter((prompt, i) => {
+        const before = i > 0 ? prompts[i - 1] : [];
+        return !before.every((m, k) => JSON.stringify(m) === JSON.stringify(prompt[k]));
+      }).length;
+      assert.equal(rewrites, compactions.length);
+      for (let i = 1; i < compactions.length; i += 1) {
+        assert.ok(compactions[i].stepNumber > compactions[i - 1].stepNumber + 1);
+      }
+      console.log(
+        `ai-sdk ${name} loop: ${prompts.length} model calls, ${compactions.length} compactions (steps ${compactions.map((c) => c.stepNumber).join(", ")}), largest prompt ${Math.max(...sizes) + 200} of ${WINDOW} tokens`,
+      );
+    });
+  });
+}
