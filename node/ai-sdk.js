@@ -5,11 +5,10 @@
 // the compaction acts only past the trigger (70% of the window by default) and brings the
 // history down to the target (50%): the steps that follow append to what it returned, under
 // the trigger, and pass through untouched until the history crosses it again. ModelMessages
-// are read as OpenAI Chat messages (`openai-messages.js`); every message the compaction keeps
+// are read and written by the library's `ai-sdk` format; every message the compaction keeps
 // is returned as the very object the loop gave.
 
 import { compactMessages, CtxcompactError, codes } from "./index.js";
-import { fromOpenAI, toOpenAI } from "./openai-messages.js";
 
 /**
  * Compacts a ModelMessage list as `compact()` does: `{ messages, report }`. `instructions`
@@ -19,19 +18,16 @@ export function compactModelMessages(messages, options = {}) {
   const { instructions, ...rest } = options;
   const system = instructionsText(instructions);
   const list = system === null ? messages : [{ role: "system", content: system }, ...messages];
-  const { openai, from } = toOpenAI(list);
-  const result = compactMessages(openai, rest);
+  const result = compactMessages(list, { ...rest, format: "ai-sdk" });
   if (result.report.action === "within_budget") {
     return { messages, report: result.report };
   }
-  let out = fromOpenAI(result.messages, result.unchanged, list, from);
-  if (system !== null) {
-    if (out[0] !== list[0]) {
-      throw new CtxcompactError(codes.input, "the instructions did not come through the compaction unchanged");
-    }
-    out = out.slice(1);
+  if (system === null) return { messages: result.messages, report: result.report };
+  // The instructions are a system message, pinned: they come out first, unchanged.
+  if (result.unchanged[0] !== 0) {
+    throw new CtxcompactError(codes.input, "the instructions did not come through the compaction unchanged");
   }
-  return { messages: out, report: result.report };
+  return { messages: result.messages.slice(1), report: result.report };
 }
 
 /**

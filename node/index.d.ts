@@ -39,7 +39,7 @@ export declare class CtxcompactError extends Error {
 }
 
 export type Format =
-  | "auto" | "openai" | "anthropic" | "responses" | "gemini" | "bedrock"
+  | "auto" | "openai" | "anthropic" | "responses" | "gemini" | "bedrock" | "ai-sdk"
   | "claude-code" | "codex" | "gemini-cli" | "pi";
 export type RequestFormat = "openai" | "anthropic" | "responses" | "gemini" | "bedrock";
 export type Tokenizer =

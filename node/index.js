@@ -46,7 +46,7 @@ export class CtxcompactError extends Error {
 }
 
 const FORMATS = [
-  "auto", "openai", "anthropic", "responses", "gemini", "bedrock",
+  "auto", "openai", "anthropic", "responses", "gemini", "bedrock", "ai-sdk",
   "claude-code", "codex", "gemini-cli", "pi",
 ];
 const REQUEST_FORMATS = ["openai", "anthropic", "responses", "gemini", "bedrock"];
