@@ -23,10 +23,11 @@ export const codes = Object.freeze({
   options: "ERR_CTXCOMPACT_OPTIONS",
 });
 
+// The addon's kinds of failure, by their codes.
 const KINDS = {
-  input: [codes.input, 2],
-  cannot_fit: [codes.cannotFit, 3],
-  options: [codes.options, 2],
+  input: codes.input,
+  cannot_fit: codes.cannotFit,
+  options: codes.options,
 };
 
 /** Every error ctxcompact throws: `code` names the kind, `exitCode` is the command line's. */
@@ -208,7 +209,7 @@ function input(conversation) {
 // The outcome's value, or its failure thrown as a CtxcompactError.
 function unwrap(outcome) {
   if (outcome.errorKind) {
-    const [code] = KINDS[outcome.errorKind];
+    const code = KINDS[outcome.errorKind];
     throw new CtxcompactError(code, outcome.errorMessage, {
       messageIndex: outcome.messageIndex ?? undefined,
       field: outcome.field ?? undefined,
