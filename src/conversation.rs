@@ -17,8 +17,9 @@ use serde_json::{Map, Value};
 /// prose, and what it is. Adding a format is one line here and one in `format::reader`.
 macro_rules! formats {
     ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal ($title:literal),)+) => {
-        /// A format a conversation can be read from. The first five are API request bodies and
-        /// are also written; session logs are read into the API format they hold.
+        /// A format a conversation can be read from. The first six are API request bodies (or,
+        /// for the AI SDK, an SDK's message list) and are also written; session logs are read
+        /// into the API format they hold.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Format {
             $($(#[doc = $doc])+ $variant,)+
@@ -56,6 +57,8 @@ formats! {
     Gemini = "gemini" ("Gemini"),
     /// AWS Bedrock Converse (`toolUse` and `toolResult` blocks).
     Bedrock = "bedrock" ("Bedrock"),
+    /// The Vercel AI SDK's `ModelMessage` list (`tool-call` and `tool-result` parts).
+    AiSdk = "ai-sdk" ("AI SDK"),
     /// Claude Code session JSONL, read as Anthropic Messages.
     ClaudeCode = "claude-code" ("Claude Code"),
     /// Codex rollout JSONL, read as Responses input.

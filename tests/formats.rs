@@ -126,6 +126,10 @@ fn one_of_each() -> Vec<(Format, &'static str)> {
             Format::Bedrock,
             r#"{"messages": [{"role": "user", "content": [{"text": "go"}]}, {"role": "assistant", "content": [{"toolUse": {"toolUseId": "a", "name": "ls", "input": {}}}]}, {"role": "user", "content": [{"toolResult": {"toolUseId": "a", "content": [{"text": "x"}]}}]}]}"#,
         ),
+        (
+            Format::AiSdk,
+            r#"[{"role": "user", "content": "go"}, {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "a", "toolName": "ls", "input": {}}]}, {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "a", "toolName": "ls", "output": {"type": "text", "value": "x"}}]}]"#,
+        ),
     ]
 }
 

@@ -57,6 +57,7 @@ _FORMATS = (
     "responses",
     "gemini",
     "bedrock",
+    "ai-sdk",
     "claude-code",
     "codex",
     "gemini-cli",
@@ -188,8 +189,8 @@ def compact(
     trims nothing unless that many tokens are freed; ``max_tool_output`` caps every tool result.
     ``marker=False`` leaves no marker where history was removed (the default leaves one).
     ``format`` is ``"auto"`` or a format name as the CLI spells it (``"openai"``,
-    ``"anthropic"``, ``"responses"``, ``"gemini"``, ``"bedrock"``, ``"claude-code"``, ``"codex"``,
-    ``"gemini-cli"``, ``"pi"``); ``tokenizer`` (``"o200k"``,
+    ``"anthropic"``, ``"responses"``, ``"gemini"``, ``"bedrock"``, ``"ai-sdk"``, ``"claude-code"``,
+    ``"codex"``, ``"gemini-cli"``, ``"pi"``); ``tokenizer`` (``"o200k"``,
     ``"cl100k"``, ``"chars"``, an open-weight vocabulary such as ``"llama3"`` or ``"qwen2"``, or
     a family's calibrated estimate such as ``"claude-sonnet"``) overrides the model's.
     ``archive`` (a folder, as ``--archive``) keeps each removed span and each message whose

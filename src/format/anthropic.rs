@@ -49,10 +49,15 @@ impl Reader for Anthropic {
                 .into_iter()
                 .flatten()
             {
+                // Anthropic's `image` and `document` blocks hold a `source`; the AI SDK's
+                // `image` parts an `image`.
+                let kind = block.get("type").and_then(Value::as_str).filter(|kind| {
+                    !matches!(*kind, "document" | "image") || block.get("source").is_some()
+                });
                 if let Some(
                     kind @ ("tool_use" | "tool_result" | "thinking" | "redacted_thinking"
                     | "document" | "image"),
-                ) = block.get("type").and_then(Value::as_str)
+                ) = kind
                 {
                     evidence.add(true, || format!("message {index} (a `{kind}` block)"));
                 }

@@ -18,6 +18,7 @@
 //! (and `Wire` if it is an API request format), then add one line to the `formats!` list in
 //! `conversation.rs` and one to `reader` here.
 
+mod ai_sdk;
 mod anthropic;
 mod bedrock;
 mod claude_code;
@@ -60,6 +61,7 @@ pub(crate) fn reader(format: Format) -> &'static dyn Reader {
         Format::Responses => &responses::Responses,
         Format::Gemini => &gemini::Gemini,
         Format::Bedrock => &bedrock::Bedrock,
+        Format::AiSdk => &ai_sdk::AiSdk,
         Format::ClaudeCode => &claude_code::ClaudeCode,
         Format::Codex => &codex::Codex,
         Format::GeminiCli => &gemini_cli::GeminiCli,
@@ -412,7 +414,12 @@ fn noted(
 fn is_api(format: Format) -> bool {
     matches!(
         format,
-        Format::OpenAi | Format::Anthropic | Format::Responses | Format::Gemini | Format::Bedrock
+        Format::OpenAi
+            | Format::Anthropic
+            | Format::Responses
+            | Format::Gemini
+            | Format::Bedrock
+            | Format::AiSdk
     )
 }
 
@@ -423,7 +430,8 @@ fn repair_body(
     records: &mut [Record],
     options: &ReadOptions,
 ) -> Option<Vec<crate::conversation::Repair>> {
-    if !options.repair || !is_api(format) {
+    // The AI SDK's lists come from the SDK itself, never from a log that needs mending.
+    if !options.repair || !is_api(format) || format == Format::AiSdk {
         return None;
     }
     let [record] = records else {

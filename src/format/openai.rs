@@ -39,7 +39,11 @@ impl Reader for OpenAi {
             }
             let at = |what: &str| format!("message {index} ({what})");
             match object.get("role").and_then(Value::as_str) {
-                Some(role @ ("tool" | "function")) => {
+                // An AI SDK `tool` message holds its results as parts, with no `tool_call_id`.
+                Some(role @ ("tool" | "function"))
+                    if has_value(object, "tool_call_id")
+                        || !object.get("content").is_some_and(Value::is_array) =>
+                {
                     evidence.add(true, || at(&format!("role `{role}`")));
                 }
                 Some(role @ ("system" | "developer")) => {
@@ -58,9 +62,12 @@ impl Reader for OpenAi {
                 .into_iter()
                 .flatten()
             {
-                if let Some(kind @ ("image_url" | "input_audio" | "file" | "refusal")) =
-                    part.get("type").and_then(Value::as_str)
-                {
+                // OpenAI's `file` parts hold a `file` object; the AI SDK's have a `mediaType`.
+                let kind = part
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .filter(|kind| *kind != "file" || part.get("file").is_some());
+                if let Some(kind @ ("image_url" | "input_audio" | "file" | "refusal")) = kind {
                     evidence.add(true, || at(&format!("a `{kind}` part")));
                 }
             }

@@ -263,6 +263,7 @@ pub(crate) enum FormatArg {
     Responses,
     Gemini,
     Bedrock,
+    AiSdk,
     ClaudeCode,
     Codex,
     GeminiCli,

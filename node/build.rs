@@ -1,0 +1,5 @@
+//! Links the addon against Node-API as napi-rs needs on each platform.
+
+fn main() {
+    napi_build::setup();
+}

@@ -1,0 +1,200 @@
+// Types of the `ctxcompact` Node package (index.js).
+
+/** A conversation: a list of messages, a request body, or the text of a file (body or session log). */
+export type Conversation = unknown[] | Record<string, unknown> | string | Uint8Array;
+
+/** A report, as `ctxcompact compact --report` writes it (snake_case, as the command line's JSON). */
+export interface Report {
+  action: "compacted" | "within_budget" | "cannot_fit" | string;
+  format: string;
+  tokens_before: number;
+  tokens_after: number;
+  messages_before: number;
+  messages_after: number;
+  budget: number;
+  [key: string]: unknown;
+}
+
+/** The error codes, one per kind of failure. */
+export declare const codes: Readonly<{
+  /** The conversation is malformed, breaks tool-call pairing, or its format cannot be told (exit 2). */
+  input: "ERR_CTXCOMPACT_INPUT";
+  /** Even the pinned messages (system, task, last request, last unit) exceed the budget (exit 3). */
+  cannotFit: "ERR_CTXCOMPACT_CANNOT_FIT";
+  /** An option has an unusable value, conflicts with another, or names an unknown model (exit 2). */
+  options: "ERR_CTXCOMPACT_OPTIONS";
+}>;
+
+/** Every error ctxcompact throws. */
+export declare class CtxcompactError extends Error {
+  readonly code: "ERR_CTXCOMPACT_INPUT" | "ERR_CTXCOMPACT_CANNOT_FIT" | "ERR_CTXCOMPACT_OPTIONS";
+  /** The command line's exit code for the same failure: 2 or 3. */
+  readonly exitCode: 2 | 3;
+  /** The index into the input's messages, when one message is at fault. */
+  readonly messageIndex?: number;
+  /** The field path inside it, when one field is at fault. */
+  readonly field?: string;
+  /** For `ERR_CTXCOMPACT_CANNOT_FIT`: the report of the attempt. */
+  readonly report?: Report;
+}
+
+export type Format =
+  | "auto" | "openai" | "anthropic" | "responses" | "gemini" | "bedrock" | "ai-sdk"
+  | "claude-code" | "codex" | "gemini-cli" | "pi";
+export type RequestFormat = "openai" | "anthropic" | "responses" | "gemini" | "bedrock";
+export type Tokenizer =
+  | "o200k" | "cl100k" | "chars" | "llama3" | "qwen2" | "deepseek-v3" | "tekken" | "kimi-k2"
+  | "glm4" | "minimax-m2" | "claude-opus" | "claude-sonnet" | "claude-haiku" | "gemini";
+
+/** How the input is read: the command line's `--format`, `--repair` and `--strict`. */
+export interface ReadOptions {
+  format?: Format;
+  repair?: boolean;
+  strict?: boolean;
+}
+
+/** The model and how tokens are counted. */
+export interface ModelOptions {
+  /** A model's catalog name: its window, tokenizer and profile. */
+  model?: string;
+  /** The context window in tokens, instead of the model's (with no budget: its trigger and target). */
+  window?: number;
+  tokenizer?: Tokenizer;
+  /** A model catalog file, instead of the built-in one (`--catalog`). */
+  catalog?: string;
+  /** A calibration file, as `ctxcompact calibrate --json` writes (`--calibration`). */
+  calibration?: string;
+}
+
+/** Tool-round trimming: the command line's tool options. */
+export interface ToolOptions {
+  toolMode?: "clear" | "drop" | "off";
+  keepToolRounds?: number;
+  excludeTools?: string[] | string;
+  clearToolInputs?: boolean;
+  clearAtLeast?: number;
+  maxToolOutput?: number;
+}
+
+/** The options of `compact`: the command line's flags in camelCase. */
+export interface CompactOptions extends ReadOptions, ModelOptions, ToolOptions {
+  /** The budget in tokens. */
+  target?: number;
+  /** The budget as a share of the conversation's tokens. */
+  ratio?: number;
+  /** With a model or a window: compact past this share of it (0.7)… */
+  trigger?: number;
+  /** …down to this share of it (0.5). */
+  targetRatio?: number;
+  strategy?: "auto" | "middle" | "oldest";
+  /** What a removed span leaves: `true`/`"digest"` (default), `"brief"`, `false`/`"none"`. */
+  marker?: boolean | "digest" | "brief" | "none";
+  digestTokens?: number;
+  /** A folder where removed history is kept, named by the markers (`--archive`). */
+  archiveDir?: string;
+  /** `"cost"`: choose by the expected input cost under prompt caching (needs `model`). */
+  optimize?: "cost" | "efficiency";
+  /** Tokens every request carries that the messages do not hold (tool definitions). */
+  overhead?: number;
+}
+
+export interface Compacted<T> {
+  /** The output, in the input's shape: text for text (the command line's bytes), data for data. */
+  body: T;
+  report: Report;
+}
+
+/** Compacts a conversation to a token budget, as `ctxcompact compact` does. Nothing is written on error. */
+export declare function compact<T extends Conversation>(
+  conversation: T,
+  options: CompactOptions,
+): Compacted<T extends string | Uint8Array ? string : T>;
+
+/** Trims old tool rounds alone, with no budget, as `ctxcompact trim-tools` does. */
+export declare function trimTools<T extends Conversation>(
+  conversation: T,
+  options?: ReadOptions & ModelOptions & ToolOptions,
+): Compacted<T extends string | Uint8Array ? string : T>;
+
+/** What `compact` would do, as `ctxcompact analyze --json` reports it. */
+export declare function analyze(conversation: Conversation, options: Omit<CompactOptions, "archiveDir">): Report;
+
+/** Tokens as `ctxcompact count --json` counts them. */
+export declare function count(
+  conversation: Conversation,
+  options?: ReadOptions & ModelOptions,
+): { total: number; messages: number[]; [key: string]: unknown };
+
+/** A problem a provider refuses the conversation for as a request. */
+export interface Problem {
+  messageIndex: number | null;
+  field: string;
+  kind:
+    | "orphan" | "unanswered" | "misplaced" | "answered_twice" | "duplicate_call_id"
+    | "tool_first" | "first_not_user" | "call_in_progress";
+  callId: string | null;
+  text: string;
+}
+
+/** Every problem a provider refuses the conversation for, as `ctxcompact validate` finds them. */
+export declare function validate(conversation: Conversation, options?: ReadOptions): Problem[];
+
+/** The options of `compactRequest`. */
+export interface RequestOptions extends ToolOptions {
+  /** The model the request's path names (Gemini), when the body names none. */
+  pathModel?: string;
+  /** The agent that sent the body, as the proxy tells it from its headers. */
+  client?: "claude-code" | "codex" | "gemini-cli";
+  /** The context window for every model, instead of the catalog's (`--window`). */
+  window?: number;
+  trigger?: number;
+  targetRatio?: number;
+  strategy?: "auto" | "middle" | "oldest";
+  marker?: boolean | "digest" | "brief" | "none";
+  digestTokens?: number;
+  tokenizer?: Tokenizer;
+  catalog?: string;
+  calibration?: string;
+  /** The proxy's `--archive-dir`. */
+  archiveDir?: string;
+}
+
+/** What to forward for a request body, and why: the proxy ledger's fields. */
+export interface ForwardedRequest {
+  /** The bytes to send: the received ones when nothing changed. */
+  body: Buffer;
+  action: "forwarded" | "compacted" | "failed_open";
+  reason: string | null;
+  model: string | null;
+  tokensReceived: number | null;
+  tokensForwarded: number | null;
+  compactions: number | null;
+  archiveError: string | null;
+  instructionFiles: unknown[];
+  facts: Record<string, unknown>;
+}
+
+/** Decides what to forward for a provider request body, as `ctxcompact proxy` does; never throws for the body. */
+export declare function compactRequest(
+  body: Uint8Array | string,
+  format: RequestFormat,
+  options?: RequestOptions,
+): ForwardedRequest;
+
+/** An agent's conversation across its model calls, compacted past the trigger only. */
+export declare class Session<T extends Conversation = unknown[]> {
+  /** `options` need a `model`, a `window` or a `target`. */
+  constructor(conversation?: T, options?: CompactOptions);
+  /** Appends messages (one, or lists) in the session's format. */
+  push(...messages: unknown[]): void;
+  /** Compacts past the trigger: the report, or `null` when the session only appended. */
+  compactIfNeeded(): Report | null;
+  /** Records the input size the provider reported for the conversation as it is now. */
+  observeUsage(inputTokens: number): void;
+  /** The conversation as it would be sent now, in the shape it was given. */
+  readonly body: T extends string | Uint8Array ? string : T;
+  readonly tokens: number;
+  readonly trigger: number;
+  readonly compactions: number;
+  readonly length: number;
+}

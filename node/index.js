@@ -1,0 +1,387 @@
+// Deterministic compaction of LLM conversation histories, from JavaScript.
+//
+// Every function takes a conversation in a format the library reads: a list of message objects
+// (OpenAI Chat Completions), a request body object (OpenAI, Anthropic, Responses, Gemini,
+// Bedrock), or the text of a file (a body, or a session log such as a Claude Code JSONL
+// transcript). Data is sent to the Rust addon as its JSON text and read there as the command
+// line reads a file, so results equal `ctxcompact compact` on the same file and options: a
+// string in gives the very bytes the command line writes, data in gives the same data. Options
+// are the command line's flags in camelCase. Errors are `CtxcompactError`s whose `code` names
+// their kind.
+
+import { createRequire } from "node:module";
+
+const native = createRequire(import.meta.url)("./ctxcompact.node");
+
+/** The error codes, one per kind of failure, with the command line's exit code for each. */
+export const codes = Object.freeze({
+  /** The conversation is malformed, breaks tool-call pairing, or its format cannot be told. */
+  input: "ERR_CTXCOMPACT_INPUT",
+  /** Even the pinned messages (system, task, last request, last unit) exceed the budget. */
+  cannotFit: "ERR_CTXCOMPACT_CANNOT_FIT",
+  /** An option has an unusable value, conflicts with another, or names an unknown model. */
+  options: "ERR_CTXCOMPACT_OPTIONS",
+});
+
+// The addon's kinds of failure, by their codes.
+const KINDS = {
+  input: codes.input,
+  cannot_fit: codes.cannotFit,
+  options: codes.options,
+};
+
+/** Every error ctxcompact throws: `code` names the kind, `exitCode` is the command line's. */
+export class CtxcompactError extends Error {
+  constructor(code, message, details = {}) {
+    super(message);
+    this.name = "CtxcompactError";
+    this.code = code;
+    this.exitCode = code === codes.cannotFit ? 3 : 2;
+    /** The index into the input's messages, when one message is at fault. */
+    this.messageIndex = details.messageIndex;
+    /** The field path inside it, when one field is at fault. */
+    this.field = details.field;
+    /** For `ERR_CTXCOMPACT_CANNOT_FIT`: the report of the attempt (`action` `cannot_fit`). */
+    this.report = details.report;
+  }
+}
+
+const FORMATS = [
+  "auto", "openai", "anthropic", "responses", "gemini", "bedrock", "ai-sdk",
+  "claude-code", "codex", "gemini-cli", "pi",
+];
+const REQUEST_FORMATS = ["openai", "anthropic", "responses", "gemini", "bedrock"];
+const TOKENIZERS = [
+  "o200k", "cl100k", "chars", "llama3", "qwen2", "deepseek-v3", "tekken", "kimi-k2", "glm4",
+  "minimax-m2", "claude-opus", "claude-sonnet", "claude-haiku", "gemini",
+];
+const CLIENTS = ["claude-code", "codex", "gemini-cli"];
+const STRATEGIES = ["auto", "middle", "oldest"];
+const TOOL_MODES = ["clear", "drop", "off"];
+const MARKERS = ["digest", "brief", "none"];
+
+function optionError(message) {
+  return new CtxcompactError(codes.options, message);
+}
+
+function choice(name, value, allowed) {
+  if (!allowed.includes(value)) {
+    throw optionError(`${name} must be one of ${allowed.join(", ")}; got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function whole(name, value) {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw optionError(`${name} must be a whole number of 0 or more, not ${String(value)}`);
+  }
+  return value;
+}
+
+function share(name, value) {
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    throw optionError(`${name} must be a finite number, not ${String(value)}`);
+  }
+  return value;
+}
+
+function flag(name, value) {
+  if (typeof value !== "boolean") {
+    throw optionError(`${name} must be true or false, not ${String(value)}`);
+  }
+  return value;
+}
+
+function text(name, value) {
+  if (typeof value !== "string") {
+    throw optionError(`${name} must be a string, not ${typeof value}`);
+  }
+  return value;
+}
+
+// Each option: its name in the library's settings, and its check. `null` means "the call's own".
+const RUN_OPTIONS = {
+  model: ["model", text],
+  target: ["target", whole],
+  ratio: ["ratio", share],
+  trigger: ["trigger", share],
+  targetRatio: ["target_ratio", share],
+  strategy: ["strategy", (n, v) => choice(n, v, STRATEGIES)],
+  marker: ["marker", (n, v) => (typeof v === "boolean" ? (v ? "digest" : "none") : choice(n, v, MARKERS))],
+  digestTokens: ["digest_tokens", whole],
+  toolMode: ["tool_mode", (n, v) => choice(n, v, TOOL_MODES)],
+  keepToolRounds: ["keep_tool_rounds", whole],
+  excludeTools: ["exclude_tools", toolNames],
+  clearToolInputs: ["clear_tool_inputs", flag],
+  clearAtLeast: ["clear_at_least", whole],
+  maxToolOutput: ["max_tool_output", whole],
+  tokenizer: ["tokenizer", (n, v) => choice(n, v, TOKENIZERS)],
+  catalog: ["catalog", text],
+  calibration: ["calibration", text],
+  archiveDir: ["archive", text],
+  overhead: ["overhead", whole],
+  optimize: ["optimize_cost", (n, v) => choice(n, v, ["cost", "efficiency"]) === "cost"],
+};
+const CALL_OPTIONS = {
+  format: (n, v) => choice(n, v, FORMATS),
+  window: whole,
+  repair: flag,
+  strict: flag,
+};
+
+// One tool name, the command line's comma-separated list, or an array of names.
+function toolNames(name, value) {
+  const names = typeof value === "string" ? value.split(",") : value;
+  if (!Array.isArray(names) || names.some((n) => typeof n !== "string")) {
+    throw optionError(`${name} must be tool names`);
+  }
+  return names;
+}
+
+// The settings object the addon reads, from the options of a call that takes `allowed`;
+// `data` is the conversation when it is data, whose list lengths the addon is told.
+function settings(options, allowed, data) {
+  if (options === undefined || options === null) {
+    options = {};
+  }
+  if (typeof options !== "object" || Array.isArray(options)) {
+    throw optionError("the options must be an object");
+  }
+  const call = {};
+  const run = {};
+  for (const [name, value] of Object.entries(options)) {
+    if (value === undefined) continue;
+    if (!allowed.includes(name)) {
+      throw optionError(`unknown option ${JSON.stringify(name)}; known: ${allowed.join(", ")}`);
+    }
+    if (name in CALL_OPTIONS) {
+      call[name] = CALL_OPTIONS[name](name, value);
+    } else if (name === "strategy" && value === "auto") {
+      choice(name, value, STRATEGIES);
+    } else {
+      const [key, check] = RUN_OPTIONS[name];
+      run[key] = check(name, value);
+    }
+  }
+  if (data !== undefined) call.lists = lists(data);
+  return JSON.stringify({ ...call, run });
+}
+
+// The lengths of the lists in conversation data: the top level's, or those under its keys.
+function lists(data) {
+  if (Array.isArray(data)) return { top: data.length };
+  return { keys: Object.entries(data).filter(([, v]) => Array.isArray(v)).map(([k, v]) => [k, v.length]) };
+}
+
+const TOOL_OPTIONS = [
+  "toolMode", "keepToolRounds", "excludeTools", "clearToolInputs", "clearAtLeast", "maxToolOutput",
+];
+const READ_OPTIONS = ["format", "repair", "strict"];
+const MODEL_OPTIONS = ["model", "tokenizer", "catalog", "calibration", "window"];
+const BUDGET_OPTIONS = ["target", "ratio", "trigger", "targetRatio"];
+const COMPACT_OPTIONS = [
+  ...READ_OPTIONS, ...MODEL_OPTIONS, ...BUDGET_OPTIONS, ...TOOL_OPTIONS,
+  "strategy", "marker", "digestTokens", "archiveDir", "optimize", "overhead",
+];
+const ANALYZE_OPTIONS = COMPACT_OPTIONS.filter((name) => name !== "archiveDir");
+const TRIM_OPTIONS = [...READ_OPTIONS, ...MODEL_OPTIONS, ...TOOL_OPTIONS];
+const COUNT_OPTIONS = [...READ_OPTIONS, ...MODEL_OPTIONS];
+
+// The text the addon reads for a conversation, and whether the caller gave text.
+function input(conversation) {
+  if (typeof conversation === "string") return [conversation, true];
+  if (conversation instanceof Uint8Array) return [Buffer.from(conversation).toString("utf8"), true];
+  if (conversation === null || typeof conversation !== "object") {
+    throw new CtxcompactError(
+      codes.input,
+      `the conversation must be a list of messages, a request body or its text, not ${conversation === null ? "null" : typeof conversation}`,
+    );
+  }
+  let json;
+  try {
+    json = JSON.stringify(conversation);
+  } catch (err) {
+    throw new CtxcompactError(codes.input, `the conversation is not JSON data: ${err.message}`);
+  }
+  return [json, false];
+}
+
+// The outcome's value, or its failure thrown as a CtxcompactError.
+function unwrap(outcome) {
+  if (outcome.errorKind) {
+    const code = KINDS[outcome.errorKind];
+    throw new CtxcompactError(code, outcome.errorMessage, {
+      messageIndex: outcome.messageIndex ?? undefined,
+      field: outcome.field ?? undefined,
+      report: outcome.value ? JSON.parse(outcome.value) : undefined,
+    });
+  }
+  return outcome;
+}
+
+// The output data: whole, or the input's own unchanged messages put back among the changed.
+function outputData(outcome, data) {
+  if (outcome.changed === undefined || outcome.changed === null) return JSON.parse(outcome.output);
+  const shell = JSON.parse(outcome.output);
+  const changed = JSON.parse(outcome.changed);
+  const source = outcome.listKey === "" ? data : data[outcome.listKey];
+  let next = 0;
+  const messages = outcome.unchanged.map((index) => (index >= 0 ? source[index] : changed[next++]));
+  if (outcome.listKey === "") return messages;
+  shell[outcome.listKey] = messages;
+  return shell;
+}
+
+function compacted(outcome, conversation, asText) {
+  const done = unwrap(outcome);
+  return {
+    body: asText ? done.output : outputData(done, conversation),
+    report: JSON.parse(done.value),
+  };
+}
+
+/**
+ * Compacts a conversation to a token budget, as `ctxcompact compact` does: `{ body, report }`,
+ * `body` in the input's shape (text for text). In output data, every message that came out
+ * unchanged is the input's own object. Nothing is written on error.
+ */
+export function compact(conversation, options) {
+  const [json, asText] = input(conversation);
+  const data = asText ? undefined : conversation;
+  return compacted(native.compact(json, settings(options, COMPACT_OPTIONS, data)), conversation, asText);
+}
+
+/** Trims old tool rounds alone, with no budget, as `ctxcompact trim-tools` does. */
+export function trimTools(conversation, options) {
+  const [json, asText] = input(conversation);
+  const data = asText ? undefined : conversation;
+  return compacted(native.trimTools(json, settings(options, TRIM_OPTIONS, data)), conversation, asText);
+}
+
+/** What `compact` would do, as `ctxcompact analyze --json` reports it; changes nothing. */
+export function analyze(conversation, options) {
+  const [json] = input(conversation);
+  return JSON.parse(unwrap(native.analyze(json, settings(options, ANALYZE_OPTIONS))).value);
+}
+
+/** Tokens as `ctxcompact count --json` counts them: `{ total, messages, ... }`. */
+export function count(conversation, options) {
+  const [json] = input(conversation);
+  return JSON.parse(unwrap(native.count(json, settings(options, COUNT_OPTIONS))).value);
+}
+
+/**
+ * Every problem a provider refuses the conversation for as a request, as `ctxcompact validate`
+ * finds them: `{ messageIndex, field, kind, callId, text }` objects; empty when valid.
+ */
+export function validate(conversation, options) {
+  const [json] = input(conversation);
+  return JSON.parse(unwrap(native.validate(json, settings(options, READ_OPTIONS))).value);
+}
+
+/**
+ * Decides what to forward for a provider request body, as `ctxcompact proxy` does: `{ body,
+ * action, reason, model, tokensReceived, tokensForwarded, compactions, archiveError,
+ * instructionFiles, facts }`, `body` the bytes to send (a Buffer; the received ones when
+ * nothing changed). Never throws for the body: what cannot be read or fitted comes back
+ * unchanged with `action` `failed_open`.
+ */
+export function compactRequest(body, format, options = {}) {
+  const bytes = typeof body === "string" ? Buffer.from(body, "utf8")
+    : body instanceof Uint8Array ? Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+    : null;
+  if (bytes === null) {
+    throw optionError(`body must be a Buffer or a string, not ${typeof body}`);
+  }
+  const { pathModel, client, window, ...rest } = options ?? {};
+  const call = { format: choice("format", format, REQUEST_FORMATS) };
+  if (pathModel !== undefined) call.path_model = text("pathModel", pathModel);
+  if (client !== undefined) call.client = choice("client", client, CLIENTS);
+  if (window !== undefined) call.window = whole("window", window);
+  const run = JSON.parse(settings(rest, [
+    "trigger", "targetRatio", "strategy", "marker", "digestTokens", "tokenizer", "catalog",
+    "calibration", "archiveDir", ...TOOL_OPTIONS,
+  ])).run;
+  const outcome = unwrap(native.compactRequest(bytes, JSON.stringify({ ...call, run })));
+  return { body: outcome.body ?? bytes, ...JSON.parse(outcome.value) };
+}
+
+/**
+ * An agent's conversation across its model calls: messages are counted once as they are
+ * pushed, and `compactIfNeeded` compacts only past the trigger (70% of the window), down to the
+ * target (50%), so between compactions the conversation only grows at its end and a provider's
+ * prompt cache keeps hitting.
+ */
+export class Session {
+  #native;
+  #asText;
+
+  /**
+   * `conversation` is the start (a body, a list of messages, possibly empty, or its text);
+   * `options` are those of `compact` with a `model` or a `window` (or a `target`: trigger and
+   * target both that number).
+   */
+  constructor(conversation = [], options = {}) {
+    const [json, asText] = input(conversation);
+    this.#asText = asText;
+    this.#native = new native.NativeSession();
+    unwrap(this.#native.start(json, settings(options, COMPACT_OPTIONS)));
+  }
+
+  /** Appends messages (one, or a list) in the session's format. */
+  push(...messages) {
+    const list = messages.flat();
+    unwrap(this.#native.push(JSON.stringify(list)));
+  }
+
+  /** Compacts past the trigger: the report, or `null` when the session only appended. */
+  compactIfNeeded() {
+    const outcome = unwrap(this.#native.compactIfNeeded());
+    return outcome.value ? JSON.parse(outcome.value) : null;
+  }
+
+  /** Records the input size the provider reported for the conversation as it is now. */
+  observeUsage(inputTokens) {
+    this.#native.observeUsage(whole("inputTokens", inputTokens));
+  }
+
+  /** The conversation as it would be sent now, in the shape it was given (text for text). */
+  get body() {
+    const rendered = this.#native.render();
+    return this.#asText ? rendered : JSON.parse(rendered);
+  }
+
+  /** The tokens the conversation costs now. */
+  get tokens() {
+    return this.#native.figures()[0];
+  }
+
+  /** The token count above which `compactIfNeeded` compacts. */
+  get trigger() {
+    return this.#native.figures()[1];
+  }
+
+  /** How many times the session has compacted. */
+  get compactions() {
+    return this.#native.figures()[2];
+  }
+
+  /** How many messages the conversation holds. */
+  get length() {
+    return this.#native.figures()[3];
+  }
+}
+
+/**
+ * For the adapters: compacts a list of OpenAI Chat messages, giving for each output message the
+ * index of the input message it is unchanged from (-1 when it is new or changed).
+ * @internal
+ */
+export function compactMessages(messages, options) {
+  const outcome = unwrap(native.compact(JSON.stringify(messages), settings(options, COMPACT_OPTIONS, messages)));
+  return {
+    messages: outputData(outcome, messages),
+    report: JSON.parse(outcome.value),
+    unchanged: outcome.unchanged,
+  };
+}

@@ -1,0 +1,272 @@
+//! The Rust side of the Node package `ctxcompact`: a Node-API addon.
+//!
+//! Each function takes the conversation as the text a file would hold (the JavaScript layer
+//! sends data as its `JSON.stringify` text) and the settings as JSON text, and returns an
+//! [`Outcome`]: the output as the CLI writes it (for data, only what changed, beside the
+//! indices of the input messages that did not) and the report, or the failure sorted by kind.
+//! Failures are returned, not thrown, so that the JavaScript layer (`index.js`) builds its own
+//! `Error`s with their codes. Every call into the library sits in [`engine`].
+
+mod engine;
+
+use engine::{Compaction, Failure, Output};
+use napi::bindgen_prelude::Buffer;
+use napi_derive::napi;
+use serde_json::Value;
+
+/// What a call gives: a result, or a failure (`errorKind` set).
+#[napi(object)]
+#[derive(Default)]
+pub struct Outcome {
+    /// The output conversation, as the CLI writes it (compact, trim-tools, a session's state);
+    /// for data read one message for one element, the output without its messages.
+    pub output: Option<String>,
+    /// With the output without its messages: the key of their list (absent: the top level).
+    pub list_key: Option<String>,
+    /// With the output without its messages: the JSON text of the list of new or changed
+    /// messages, in order; the others are the input messages `unchanged` names.
+    pub changed: Option<String>,
+    /// The result as JSON text: the report, the counts, the problems or a request's decision.
+    pub value: Option<String>,
+    /// Per output message, the index of the input message it is unchanged from (-1: changed
+    /// or new); empty when the input's list is not read one message for one element.
+    pub unchanged: Option<Vec<i64>>,
+    /// `input`, `cannot_fit` or `options`, when the call failed.
+    pub error_kind: Option<String>,
+    /// What went wrong.
+    pub error_message: Option<String>,
+    /// The message index, when the problem is inside one message.
+    pub message_index: Option<u32>,
+    /// The field path, when one field is at fault.
+    pub field: Option<String>,
+    /// The request body to forward, when it differs from the one received.
+    pub body: Option<Buffer>,
+}
+
+impl From<Failure> for Outcome {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Input {
+                message,
+                message_index,
+                field,
+            } => Self {
+                error_kind: Some("input".into()),
+                error_message: Some(message),
+                message_index: message_index.and_then(|i| u32::try_from(i).ok()),
+                field,
+                ..Self::default()
+            },
+            Failure::CannotFit { message, report } => Self {
+                error_kind: Some("cannot_fit".into()),
+                error_message: Some(message),
+                value: (!report.is_null()).then(|| report.to_string()),
+                ..Self::default()
+            },
+            Failure::Options { message } => Self {
+                error_kind: Some("options".into()),
+                error_message: Some(message),
+                ..Self::default()
+            },
+        }
+    }
+}
+
+impl From<Result<Compaction, Failure>> for Outcome {
+    fn from(result: Result<Compaction, Failure>) -> Self {
+        match result {
+            Ok(compaction) => {
+                let (output, list_key, changed) = match compaction.output {
+                    Output::Bytes(bytes) => (text(bytes), None, None),
+                    Output::Pieces {
+                        shell,
+                        list_key,
+                        changed,
+                    } => (
+                        shell.to_string(),
+                        Some(list_key.unwrap_or_default().to_string()),
+                        Some(Value::Array(changed).to_string()),
+                    ),
+                };
+                Self {
+                    output: Some(output),
+                    list_key,
+                    changed,
+                    value: Some(compaction.report.to_string()),
+                    unchanged: Some(
+                        compaction
+                            .unchanged
+                            .into_iter()
+                            .map(|index| index.and_then(|i| i64::try_from(i).ok()).unwrap_or(-1))
+                            .collect(),
+                    ),
+                    ..Self::default()
+                }
+            }
+            Err(failure) => failure.into(),
+        }
+    }
+}
+
+impl From<Result<Value, Failure>> for Outcome {
+    fn from(result: Result<Value, Failure>) -> Self {
+        match result {
+            Ok(value) => Self {
+                value: Some(value.to_string()),
+                ..Self::default()
+            },
+            Err(failure) => failure.into(),
+        }
+    }
+}
+
+/// The library writes JSON, which is UTF-8.
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).expect("the library writes UTF-8 JSON")
+}
+
+/// Runs `work` on the input with the settings parsed.
+fn with_settings<T>(
+    settings: &str,
+    work: impl FnOnce(&engine::Settings) -> Result<T, Failure>,
+) -> Result<T, Failure> {
+    work(&engine::settings(settings)?)
+}
+
+/// Compacts a conversation to its budget, as `ctxcompact compact` does.
+#[napi]
+pub fn compact(input: String, settings: String) -> Outcome {
+    with_settings(&settings, |s| engine::compact(input.as_bytes(), s)).into()
+}
+
+/// Trims old tool rounds alone, as `ctxcompact trim-tools` does.
+#[napi]
+pub fn trim_tools(input: String, settings: String) -> Outcome {
+    with_settings(&settings, |s| engine::trim_tools(input.as_bytes(), s)).into()
+}
+
+/// What `compact` would do: the report of `ctxcompact analyze --json`.
+#[napi]
+pub fn analyze(input: String, settings: String) -> Outcome {
+    with_settings(&settings, |s| engine::analyze(input.as_bytes(), s)).into()
+}
+
+/// Each message's tokens and the total, as `ctxcompact count --json` prints them.
+#[napi]
+pub fn count(input: String, settings: String) -> Outcome {
+    with_settings(&settings, |s| engine::count(input.as_bytes(), s)).into()
+}
+
+/// Every problem a provider refuses the conversation for as a request.
+#[napi]
+pub fn validate(input: String, settings: String) -> Outcome {
+    with_settings(&settings, |s| engine::validate(input.as_bytes(), s)).into()
+}
+
+/// What to forward for a provider request body, as `ctxcompact proxy` decides it: `body` when
+/// it differs from the received bytes, and the decision as `value`.
+#[napi]
+pub fn compact_request(body: Buffer, settings: String) -> Outcome {
+    let result = engine::request_settings(&settings)
+        .and_then(|settings| engine::compact_request(&body, &settings));
+    match result {
+        Ok((forwarded, decision)) => Outcome {
+            body: forwarded.map(Buffer::from),
+            value: Some(decision.to_string()),
+            ..Outcome::default()
+        },
+        Err(failure) => failure.into(),
+    }
+}
+
+/// A conversation kept across an agent's calls (`ctxcompact::Session`).
+#[napi]
+pub struct NativeSession {
+    inner: Option<engine::Session>,
+}
+
+#[napi]
+impl NativeSession {
+    /// An empty session, to be started by [`NativeSession::start`].
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        Self { inner: None }
+    }
+
+    /// Starts the session from `input` (a body or a list of messages, possibly empty).
+    #[napi]
+    pub fn start(&mut self, input: String, settings: String) -> Outcome {
+        match with_settings(&settings, |s| engine::Session::new(input.as_bytes(), s)) {
+            Ok(session) => {
+                self.inner = Some(session);
+                Outcome::default()
+            }
+            Err(failure) => failure.into(),
+        }
+    }
+
+    /// Appends a JSON list of messages in the session's format.
+    #[napi]
+    pub fn push(&mut self, list: String) -> Outcome {
+        match self.session_mut().and_then(|s| s.push(list.as_bytes())) {
+            Ok(()) => Outcome::default(),
+            Err(failure) => failure.into(),
+        }
+    }
+
+    /// Compacts past the trigger: the report as `value`, absent when nothing changed.
+    #[napi]
+    pub fn compact_if_needed(&mut self) -> Outcome {
+        match self
+            .session_mut()
+            .and_then(engine::Session::compact_if_needed)
+        {
+            Ok(report) => Outcome {
+                value: report.map(|report| report.to_string()),
+                ..Outcome::default()
+            },
+            Err(failure) => failure.into(),
+        }
+    }
+
+    /// The conversation as it would be sent now, as the CLI writes it.
+    #[napi]
+    pub fn render(&self) -> String {
+        self.inner
+            .as_ref()
+            .map_or_else(String::new, |session| text(session.render()))
+    }
+
+    /// `[tokens, trigger, compactions, messages]` of the session now.
+    #[napi]
+    pub fn figures(&self) -> Vec<i64> {
+        let Some(session) = &self.inner else {
+            return Vec::new();
+        };
+        let inner = session.inner();
+        [
+            inner.tokens(),
+            inner.trigger(),
+            inner.compactions(),
+            inner.conversation().messages.len(),
+        ]
+        .into_iter()
+        .map(|n| i64::try_from(n).unwrap_or(i64::MAX))
+        .collect()
+    }
+
+    /// Records the input size the provider reported for the conversation as it is now.
+    #[napi]
+    pub fn observe_usage(&mut self, input_tokens: i64) {
+        if let (Some(session), Ok(tokens)) = (&mut self.inner, usize::try_from(input_tokens)) {
+            session.observe_usage(tokens);
+        }
+    }
+
+    fn session_mut(&mut self) -> Result<&mut engine::Session, Failure> {
+        self.inner
+            .as_mut()
+            .ok_or_else(|| Failure::options("the session was not started"))
+    }
+}
