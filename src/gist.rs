@@ -625,6 +625,44 @@ mod tests {
         assert!(kept > 20, "{kept}: {}", gist.text);
     }
 
+    proptest::proptest! {
+        /// Over outputs of code, paths, ids, JSON and repeats: a gist fits its room, is the
+        /// same each time, and holds only the output's own lines (clipped, with a repeat's
+        /// count), `…` gaps and a names line of its words.
+        #[test]
+        fn a_gist_fits_its_room_is_deterministic_and_holds_only_the_outputs_words(
+            lines in proptest::collection::vec(
+                "(src/[a-z]{1,8}\\.rs|handle_[a-z]{1,6}|HAT[0-9]{3}|0x[0-9a-f]{6}|error: [a-z ]{1,20}|\\{\"id\": \"[a-z]{2}_[0-9]{4}\"\\}|plain words|  |é→ü){1,6}",
+                0..60,
+            ),
+            room in 0_usize..300,
+        ) {
+            let output = lines.join("\n");
+            let first = gist(&output, false, room, counter());
+            proptest::prop_assert_eq!(&first, &gist(&output, false, room, counter()));
+            let Some(first) = first else {
+                return Ok(());
+            };
+            proptest::prop_assert!(counter().count_text(&first.text) <= room);
+            proptest::prop_assert!(first.lines_kept <= first.lines);
+            for line in first.text.lines() {
+                let line = line.strip_suffix('…').unwrap_or(line);
+                let line = match line.rfind(" (×") {
+                    Some(at) if line.ends_with(')') => &line[..at],
+                    _ => line,
+                };
+                let own = line.is_empty()
+                    || output.contains(line)
+                    || line.strip_prefix("names: ").is_some_and(|names| {
+                        names.split(", ").all(|name| output.contains(name))
+                    })
+                    // A JSON output's leaves: `path: value`, the value its own.
+                    || line.split_once(": ").is_some_and(|(_, value)| output.contains(value));
+                proptest::prop_assert!(own, "{line:?} is not the output's: {output:?}");
+            }
+        }
+    }
+
     #[test]
     fn a_names_line_holds_the_names_in_order_within_its_room() {
         let lines = "use src/a.rs\nfn handle_event() at 0x401a2f\nplain words\nuse src/a.rs\n";

@@ -1,5 +1,5 @@
 //! The next-step measure: whether a compacted history still holds what the agent went on to
-//! use. A recording is cut before a model call; the references ([`super::references`]) that
+//! use. A recording is cut before a model call; the references (the `references` module) that
 //! the next assistant messages of the recording write, and that the history before the cut
 //! holds only where compaction may remove it, are looked up in the compacted history.
 //!
@@ -58,7 +58,7 @@ pub struct Pending {
     pub holders: BTreeSet<Holder>,
 }
 
-/// The cut points of a conversation: for each of [`CUT_PERCENTS`], the first message index at
+/// The cut points of a conversation: for each of `CUT_PERCENTS`, the first message index at
 /// or after that share of its messages where the agent calls the model — the next message is
 /// an assistant's, the one before it a user or tool message, and every call before it has its
 /// result. A share with no such index has no cut; the cuts are distinct and in order.
@@ -255,7 +255,7 @@ pub struct SummaryComparison {
 }
 
 /// On a Claude Code session holding Claude Code's own summary (a user message opening with
-/// [`CLAUDE_CODE_SUMMARY`]), which of the references the `next` assistant messages after it
+/// `CLAUDE_CODE_SUMMARY`), which of the references the `next` assistant messages after it
 /// use the summary keeps, and which `compact` keeps of the history before it, run with `base`
 /// at a budget of the tokens Claude Code sent in its place: the system messages and the summary
 /// message (its system prompt and tool definitions are not in the recording, and it does not

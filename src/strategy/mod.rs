@@ -13,6 +13,7 @@
 //! removes messages.
 
 pub(crate) mod fit;
+mod gist_size;
 pub(crate) mod tools;
 
 use std::ops::Range;

@@ -15,11 +15,12 @@
 //! stops as soon as an optional budget is met, and trims nothing when it would free fewer than
 //! `clear_at_least` tokens (a cleared prefix spoils the prompt cache, so it must be worth it).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
 use super::fit::{self, clear_input};
+use super::gist_size::{GIST_ROUNDS, GistSize, SMALL_OUTPUT, oldest_poorest, superseded};
 use crate::archive::Archive;
 use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
@@ -266,38 +267,7 @@ fn with_poorer_gists(
             break;
         }
     }
-    oldest_poorest(levels, needed)
-}
-
-/// Each round's plan from one of `levels` (every round's plans with full gists, then the
-/// newest rounds' with poorer ones, aligned at the end), the oldest rounds at the poorest level
-/// needed so that full gists of the rounds after them save the `needed` tokens left: the
-/// oldest outputs give most.
-fn oldest_poorest(levels: Vec<Vec<Option<RoundPlan>>>, needed: usize) -> Vec<Option<RoundPlan>> {
-    let worth = |plan: &Option<RoundPlan>| plan.as_ref().map_or(0, |p| p.saved);
-    let mut rest = saved(&levels[0]);
-    let mut deficit = needed;
-    let rounds = levels[0].len();
-    let starts: Vec<usize> = levels.iter().map(|level| rounds - level.len()).collect();
-    let mut levels: Vec<_> = levels.into_iter().map(Vec::into_iter).collect();
-    let mut plans = Vec::with_capacity(rounds);
-    for round in 0..rounds {
-        let choices: Vec<Option<RoundPlan>> = levels
-            .iter_mut()
-            .zip(&starts)
-            .filter(|(_, start)| round >= **start)
-            .filter_map(|(level, _)| level.next())
-            .collect();
-        rest -= worth(&choices[0]);
-        let at = choices
-            .iter()
-            .position(|plan| worth(plan) + rest >= deficit)
-            .unwrap_or(choices.len() - 1);
-        let plan = choices.into_iter().nth(at).flatten();
-        deficit = deficit.saturating_sub(plan.as_ref().map_or(0, |p| p.saved));
-        plans.push(plan);
-    }
-    plans
+    oldest_poorest(levels, needed, |plan: &RoundPlan| plan.saved)
 }
 
 /// The outputs a clearing plan would clear, capped instead so that the conversation, now of
@@ -429,66 +399,6 @@ struct Planning<'a> {
     /// The ids of calls that a later call repeats (the same tool with the same arguments):
     /// their outputs are stale, and cleared without a gist.
     superseded: HashSet<String, FxBuild>,
-}
-
-/// How much of a cleared output its gist keeps ([`gist::gist`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum GistSize {
-    /// Up to a [`GIST_SHARE`]th of the output, at most [`GIST_MAX`] tokens.
-    Full,
-    /// Up to a [`SMALL_SHARE`]th of it, at most [`SMALL_MAX`] tokens: mostly its names.
-    Small,
-    /// None: the bare placeholder.
-    Bare,
-}
-
-/// Trimmed rounds, the newest, whose outputs keep gists; older ones clear to bare placeholders.
-const GIST_ROUNDS: usize = 48;
-/// A full gist takes up to this share of its output (its inverse) …
-const GIST_SHARE: usize = 6;
-/// … and at most this many tokens.
-const GIST_MAX: usize = 400;
-/// Outputs under this many tokens are cleared only for poorer gists than full ones (or when
-/// stale).
-const SMALL_OUTPUT: usize = 64;
-/// A small gist takes up to this share of its output (its inverse) …
-const SMALL_SHARE: usize = 16;
-/// … at least this many (a few names) …
-const SMALL_MIN: usize = 24;
-/// … and at most this many tokens.
-const SMALL_MAX: usize = 96;
-
-impl GistSize {
-    /// The room of the gist of an output of `tokens` tokens.
-    fn room(self, tokens: usize) -> usize {
-        match self {
-            Self::Full => (tokens / GIST_SHARE).min(GIST_MAX),
-            Self::Small => (tokens / SMALL_SHARE).clamp(SMALL_MIN, SMALL_MAX),
-            Self::Bare => 0,
-        }
-    }
-}
-
-/// The ids of the calls of `conversation` that a later call repeats: the same tool with the
-/// same arguments (a file read again, a command run again).
-fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild> {
-    let mut last: HashMap<(&str, String), &str, FxBuild> = HashMap::with_hasher(FxBuild::default());
-    let mut stale = HashSet::with_hasher(FxBuild::default());
-    for part in conversation.messages.iter().flat_map(|m| &m.parts) {
-        if let Part::ToolCall {
-            id,
-            name,
-            arguments,
-            ..
-        } = part
-        {
-            let key = (name.as_str(), arguments.to_string());
-            if let Some(earlier) = last.insert(key, id.as_str()) {
-                stale.insert(earlier.to_owned());
-            }
-        }
-    }
-    stale
 }
 
 /// The planned changes to one round.

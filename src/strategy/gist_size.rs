@@ -1,0 +1,103 @@
+//! How much of each cleared tool output stays: the size of its gist ([`crate::gist`]) at each
+//! level, which outputs are stale, and which rounds give most when the budget is tight (the
+//! oldest).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::conversation::{Conversation, Part};
+use crate::hash::FxBuild;
+
+/// How much of a cleared output its gist keeps ([`crate::gist::gist`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum GistSize {
+    /// Up to a [`GIST_SHARE`]th of the output, at most [`GIST_MAX`] tokens.
+    Full,
+    /// Up to a [`SMALL_SHARE`]th of it, at most [`SMALL_MAX`] tokens: mostly its names.
+    Small,
+    /// None: the bare placeholder.
+    Bare,
+}
+
+/// Trimmed rounds, the newest, whose outputs keep gists; older ones clear to bare placeholders.
+pub(super) const GIST_ROUNDS: usize = 48;
+/// A full gist takes up to this share of its output (its inverse) …
+const GIST_SHARE: usize = 6;
+/// … and at most this many tokens.
+const GIST_MAX: usize = 400;
+/// Outputs under this many tokens are cleared only for poorer gists than full ones (or when
+/// stale).
+pub(super) const SMALL_OUTPUT: usize = 64;
+/// A small gist takes up to this share of its output (its inverse) …
+const SMALL_SHARE: usize = 16;
+/// … at least this many (a few names) …
+const SMALL_MIN: usize = 24;
+/// … and at most this many tokens.
+const SMALL_MAX: usize = 96;
+
+impl GistSize {
+    /// The room of the gist of an output of `tokens` tokens.
+    pub(super) fn room(self, tokens: usize) -> usize {
+        match self {
+            Self::Full => (tokens / GIST_SHARE).min(GIST_MAX),
+            Self::Small => (tokens / SMALL_SHARE).clamp(SMALL_MIN, SMALL_MAX),
+            Self::Bare => 0,
+        }
+    }
+}
+
+/// The ids of the calls of `conversation` that a later call repeats: the same tool with the
+/// same arguments (a file read again, a command run again).
+pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild> {
+    let mut last: HashMap<(&str, String), &str, FxBuild> = HashMap::with_hasher(FxBuild::default());
+    let mut stale = HashSet::with_hasher(FxBuild::default());
+    for part in conversation.messages.iter().flat_map(|m| &m.parts) {
+        if let Part::ToolCall {
+            id,
+            name,
+            arguments,
+            ..
+        } = part
+        {
+            let key = (name.as_str(), arguments.to_string());
+            if let Some(earlier) = last.insert(key, id.as_str()) {
+                stale.insert(earlier.to_owned());
+            }
+        }
+    }
+    stale
+}
+
+/// Each round's plan from one of `levels` (every round's plans with full gists, then the
+/// newest rounds' with poorer ones, aligned at the end; `saves` is a plan's tokens saved), the oldest rounds at the poorest level
+/// needed so that full gists of the rounds after them save the `needed` tokens left: the
+/// oldest outputs give most.
+pub(super) fn oldest_poorest<P>(
+    levels: Vec<Vec<Option<P>>>,
+    needed: usize,
+    saves: impl Fn(&P) -> usize,
+) -> Vec<Option<P>> {
+    let worth = |plan: &Option<P>| plan.as_ref().map_or(0, &saves);
+    let mut rest: usize = levels[0].iter().map(worth).sum();
+    let mut deficit = needed;
+    let rounds = levels[0].len();
+    let starts: Vec<usize> = levels.iter().map(|level| rounds - level.len()).collect();
+    let mut levels: Vec<_> = levels.into_iter().map(Vec::into_iter).collect();
+    let mut plans = Vec::with_capacity(rounds);
+    for round in 0..rounds {
+        let choices: Vec<Option<P>> = levels
+            .iter_mut()
+            .zip(&starts)
+            .filter(|(_, start)| round >= **start)
+            .filter_map(|(level, _)| level.next())
+            .collect();
+        rest -= worth(&choices[0]);
+        let at = choices
+            .iter()
+            .position(|plan| worth(plan) + rest >= deficit)
+            .unwrap_or(choices.len() - 1);
+        let plan = choices.into_iter().nth(at).flatten();
+        deficit = deficit.saturating_sub(worth(&plan));
+        plans.push(plan);
+    }
+    plans
+}
