@@ -65,6 +65,10 @@ pub(crate) struct Entry {
     /// When compacted: the project instruction files the last compaction pinned.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) instruction_files: Vec<InstructionFile>,
+    /// When compacted: the budget the last compaction compacted to (a fallback above the
+    /// target when the pinned part exceeds it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) budget: Option<usize>,
     /// The model's price family, for the cost of the usage reported.
     #[serde(skip)]
     pub(crate) price: Option<String>,
@@ -96,6 +100,7 @@ impl Entry {
             response: None,
             archive_error: None,
             instruction_files: Vec::new(),
+            budget: None,
             price: None,
         }
     }
@@ -116,6 +121,7 @@ impl Entry {
         self.compactions = forward.compactions;
         self.archive_error = forward.archive_error;
         self.instruction_files = forward.instruction_files;
+        self.budget = forward.budget;
         self.price = forward.price;
     }
 }

@@ -30,6 +30,9 @@ pub(crate) struct State {
     pub(crate) last_error: Option<String>,
     /// The instruction files the last compaction pinned, as its report lists them.
     pub(crate) instruction_files: Vec<InstructionFile>,
+    /// The budget the last compaction compacted to: the target, or the fallback above it when
+    /// the pinned part exceeds it.
+    pub(crate) budget: Option<usize>,
 }
 
 /// A bounded map from keys to states.

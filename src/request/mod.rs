@@ -100,6 +100,9 @@ pub struct Forward {
     /// When compacted: the project instruction files the conversation's last compaction
     /// pinned (`message` is the index in the history that compaction read).
     pub instruction_files: Vec<InstructionFile>,
+    /// When compacted: the budget the conversation's last compaction compacted to, the target
+    /// or, when the pinned part exceeds it, the fallback it used ([`crate::Session`]).
+    pub budget: Option<usize>,
 }
 
 /// What was known of a request's model and agent once its model was read: the window used and
@@ -136,6 +139,7 @@ impl Forward {
             price: None,
             unknown_model: None,
             instruction_files: Vec::new(),
+            budget: None,
         }
     }
 
@@ -488,7 +492,10 @@ impl Compactor {
             state.received_tokens += counts[counts.len() - count..].iter().sum::<usize>();
             state.pushed = boundary;
             match state.session.compact_if_needed() {
-                Ok(Some(report)) => state.instruction_files = report.instruction_files,
+                Ok(Some(report)) => {
+                    state.budget = Some(report.budget);
+                    state.instruction_files = report.instruction_files;
+                }
                 Ok(None) => {}
                 Err(err) => state.last_error = Some(err.to_string()),
             }
@@ -536,6 +543,7 @@ impl Compactor {
             forward
                 .instruction_files
                 .clone_from(&state.instruction_files);
+            forward.budget = state.budget;
         } else if received > session.trigger() {
             forward.reason = state.last_error.clone().or_else(|| {
                 Some("over the trigger, but the last round still waits for its results".into())
@@ -563,6 +571,7 @@ fn fresh(conversation: &Conversation, options: Options) -> Result<State> {
         pushed: 0,
         last_error: None,
         instruction_files: Vec::new(),
+        budget: None,
     })
 }
 
@@ -670,6 +679,50 @@ mod tests {
         let codex = Agent::from_headers(|name| (name == "originator").then_some("codex_cli_rs"));
         let forward = compactor.compact(&body, Format::Responses, None, codex);
         assert_eq!(forward.client, Some(Agent::Codex));
+    }
+
+    /// The proxy's side of a pinned part above the target: an agent whose system prompt is
+    /// over the target (under the trigger) gets at most one compaction for every two requests
+    /// compacted, each compacted body within the fallback budget the ledger names.
+    #[test]
+    fn a_system_prompt_above_the_target_leaves_room_so_the_requests_after_a_compaction_append() {
+        let settings = Settings {
+            trigger: Some(0.1),
+            target_ratio: Some(0.05),
+            ..Settings::default()
+        };
+        let compactor = Compactor::new(&settings, Some(40_000), 0).unwrap();
+        let system = "Follow the house rules of this repository with care. ".repeat(250);
+        let mut messages = vec![
+            json!({"role": "system", "content": system}),
+            json!({"role": "user", "content": "Fix the failing tests."}),
+        ];
+        let (mut compacted, mut compactions) = (0, 0);
+        for i in 0..60 {
+            let call = json!({"id": format!("call_{i}"), "type": "function", "function": {"name": "read", "arguments": format!("{{\"path\": \"src/m{i}.rs\"}}")}});
+            messages.push(json!({"role": "assistant", "content": null, "tool_calls": [call]}));
+            let output = format!("fn item_{i}() {{ compute(); }}\n").repeat(25);
+            messages.push(
+                json!({"role": "tool", "tool_call_id": format!("call_{i}"), "content": output}),
+            );
+            let body =
+                serde_json::to_vec(&json!({"model": "gpt-4o", "messages": messages})).unwrap();
+            let forward = compactor.compact(&body, Format::OpenAi, None, None);
+            if forward.handling == Handling::Compacted {
+                compacted += 1;
+                let budget = forward
+                    .budget
+                    .expect("a compacted request names its budget");
+                assert!(budget > 2_000, "the fallback is above the target: {budget}");
+                assert!(forward.tokens_forwarded.unwrap() <= forward.trigger.unwrap());
+            }
+            compactions = forward.compactions.unwrap_or(compactions);
+        }
+        assert!(compacted >= 10, "{compacted} requests compacted");
+        assert!(
+            2 * compactions <= compacted,
+            "{compactions} compactions for {compacted}"
+        );
     }
 
     #[test]
