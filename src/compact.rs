@@ -117,7 +117,7 @@ pub(crate) fn trim_tools_counted(
     let (trimmed, tool_trim) = tools::trim(
         start,
         &options.tools,
-        (None, false),
+        tools::Stop::ALL,
         options.tokenizer,
         archive.as_ref(),
     );

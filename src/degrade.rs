@@ -147,6 +147,17 @@ impl<'a> Trimming<'a> {
         }
     }
 
+    /// Where trimming stops: at the budget, the crossing round capped when the budget is room to
+    /// fill, and cleared outputs keeping gists there too (not under a window's target, whose
+    /// room is the headroom until the next compaction).
+    fn stop(&self) -> tools::Stop {
+        tools::Stop {
+            budget: Some(self.budget),
+            cap_crossing: self.cap_crossing,
+            gists: self.fill,
+        }
+    }
+
     /// Whether tool outputs may be cleared at all.
     fn clears(&self) -> bool {
         self.options.tools.mode != ToolMode::Off
@@ -161,7 +172,7 @@ impl<'a> Trimming<'a> {
     ) -> (Applied, tools::ToolTrim, Vec<Step>) {
         let options = self.options;
         let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
-        let stop = (Some(self.budget), self.cap_crossing);
+        let stop = self.stop();
         let (mut state, mut tool_trim) =
             tools::trim(start, &tool_options, stop, options.tokenizer, self.archive);
         let mut steps = Vec::new();
@@ -250,7 +261,7 @@ impl<'a> Trimming<'a> {
             keep: usize::from(is_in_progress(&state)),
             ..self.options.tools.clone()
         };
-        let stop = (Some(self.budget), self.cap_crossing);
+        let stop = self.stop();
         let tokenizer = self.options.tokenizer;
         let (cleared, more) = tools::trim(state, &recent, stop, tokenizer, self.archive);
         let (trim, steps) = done;

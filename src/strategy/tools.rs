@@ -131,18 +131,45 @@ struct Edit {
     tokens: usize,
 }
 
-/// Trims tool rounds; with a `budget`, stops as soon as the conversation fits it, the round that
-/// meets it capped to just meet it when `cap_crossing` (else cleared whole). Rounds are planned
-/// first and changed only once `clear_at_least` is known to be met, so nothing has to be
-/// undone; messages are changed in place, never copied. With an `archive`, each placeholder
-/// names the file its message is archived in.
+/// When tool trimming stops, and what a cleared output keeps.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stop {
+    /// Stop as soon as the conversation takes at most this many tokens; `None` trims every
+    /// older round.
+    pub(crate) budget: Option<usize>,
+    /// Whether the round that meets the budget is capped to just meet it (else cleared whole).
+    pub(crate) cap_crossing: bool,
+    /// Whether cleared outputs keep their gists (else bare placeholders). A window's target
+    /// keeps the room under it as headroom for the calls after a compaction, and gists would
+    /// take it: there outputs clear bare.
+    pub(crate) gists: bool,
+}
+
+impl Stop {
+    /// Trimming every older round, each cleared output keeping its gist.
+    pub(crate) const ALL: Self = Self {
+        budget: None,
+        cap_crossing: false,
+        gists: true,
+    };
+}
+
+/// Trims tool rounds as `stop` says: with a budget, stops as soon as the conversation fits it.
+/// Rounds are planned first and changed only once `clear_at_least` is known to be met, so
+/// nothing has to be undone; messages are changed in place, never copied. With an `archive`,
+/// each placeholder names the file its message is archived in.
 pub(crate) fn trim(
     mut state: Applied,
     options: &ToolOptions,
-    (budget, cap_crossing): (Option<usize>, bool),
+    stop: Stop,
     tokenizer: Tokenizer,
     archive: Option<&Archive>,
 ) -> (Applied, ToolTrim) {
+    let Stop {
+        budget,
+        cap_crossing,
+        gists,
+    } = stop;
     let counter = tokenizer.counter();
     let rounds = rounds(&state.conversation);
     let mut report = census(&rounds, options);
@@ -168,11 +195,15 @@ pub(crate) fn trim(
         options,
         tokenizer,
         archive,
-        gist: GistSize::Full,
+        gist: if gists {
+            GistSize::Full
+        } else {
+            GistSize::Bare
+        },
         superseded: superseded(&state.conversation),
     };
     let mut plans = plan_rounds(&state, older, needed, &planning, threads);
-    if budget.is_some() && saved(&plans) < needed {
+    if gists && budget.is_some() && saved(&plans) < needed {
         plans = with_poorer_gists(&state, older, needed, (&mut planning, threads), plans);
     }
     for plan in plans {
@@ -816,7 +847,12 @@ mod tests {
         let counts = count_with(&conversation, &CharEstimate);
         let before = Applied::unchanged(conversation.clone(), counts.clone());
         let start = Applied::unchanged(conversation, counts);
-        let (after, report) = trim(start, options, (budget, true), Tokenizer::Chars, None);
+        let stop = Stop {
+            budget,
+            cap_crossing: true,
+            gists: true,
+        };
+        let (after, report) = trim(start, options, stop, Tokenizer::Chars, None);
         assert_eq!(check(&after.conversation), Vec::new());
         assert_eq!(after.counts, count_with(&after.conversation, &CharEstimate));
         (before, after, report)
@@ -1118,7 +1154,7 @@ mod tests {
         };
         let (_, once, _) = run(openai(3, &["read"]), &options, None);
         let expected = once.conversation.clone();
-        let (twice, report) = trim(once, &options, (None, false), Tokenizer::Chars, None);
+        let (twice, report) = trim(once, &options, Stop::ALL, Tokenizer::Chars, None);
         assert_eq!(twice.conversation, expected);
         assert_eq!(report.tokens_freed, 0);
     }
