@@ -1,15 +1,15 @@
 //! Token budgets: where a run's budget comes from, and the one place it is resolved.
 //!
 //! A budget is an explicit token count, a share of the conversation's own total, or a model's
-//! context window with a trigger and a target (DESIGN §9: the gap between the two keeps
+//! context window with a trigger and a target (docs/replay.md: the gap between the two keeps
 //! compaction from running on every turn). [`Budget::resolve`] turns any of them into a number
 //! of tokens and says whether compaction is needed at all; every caller goes through it.
 
 use crate::error::{Error, Result};
 
-/// Compact when usage passes this share of the model's window (DESIGN §9).
+/// Compact when usage passes this share of the model's window (docs/replay.md).
 pub(crate) const TRIGGER: f64 = 0.7;
-/// Compact down to this share of the model's window (DESIGN §9).
+/// Compact down to this share of the model's window (docs/replay.md).
 pub(crate) const TARGET_RATIO: f64 = 0.5;
 
 /// Where the token budget comes from.

@@ -8,13 +8,13 @@ use serde::Serialize;
 use crate::conversation::{Conversation, Role};
 use crate::tokens::Counts;
 
-/// A message longer than this many tokens is "long" (DESIGN §5; cipher's hybrid rule 4 uses 300).
+/// A message longer than this many tokens is "long" (docs/decisions.md; cipher's hybrid rule 4 uses 300).
 pub(crate) const LONG_MESSAGE_TOKENS: usize = 300;
-/// Target ratio above which severity is light, in percent (DESIGN §5: light > 0.8).
+/// Target ratio above which severity is light, in percent (docs/decisions.md: light > 0.8).
 pub(crate) const LIGHT_ABOVE_PCT: usize = 80;
-/// Target ratio above which severity is moderate, in percent (DESIGN §5: moderate > 0.6).
+/// Target ratio above which severity is moderate, in percent (docs/decisions.md: moderate > 0.6).
 pub(crate) const MODERATE_ABOVE_PCT: usize = 60;
-/// How many trailing messages rule 3 looks at (DESIGN §7).
+/// How many trailing messages rule 3 looks at (docs/decisions.md).
 pub(crate) const RECENT_MESSAGES: usize = 5;
 
 /// The feature thresholds; [`Default`] gives the documented constants.

@@ -16,10 +16,10 @@ use crate::strategy::Strategy;
 use crate::strategy::tools::ToolOptions;
 use crate::tokens::{self, Tokenizer};
 
-/// Middle removal keeps this many non-system units at the head (DESIGN §6: the task and what
+/// Middle removal keeps this many non-system units at the head (docs/decisions.md: the task and what
 /// answered it).
 pub(crate) const PRESERVE_START: usize = 2;
-/// Units kept at the tail while the budget allows (DESIGN §6).
+/// Units kept at the tail while the budget allows (docs/decisions.md).
 pub(crate) const PRESERVE_END: usize = 4;
 
 /// Everything a run needs besides the conversation.

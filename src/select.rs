@@ -24,22 +24,22 @@ use crate::strategy::{self, Limits, Plan, Strategy};
 use crate::tokens::REPLY_PRIMING;
 use crate::units::Unit;
 
-/// A winning rule's confidence below this sends the decision to scoring (DESIGN §7).
+/// A winning rule's confidence below this sends the decision to scoring (docs/decisions.md).
 pub(crate) const CONFIDENCE_THRESHOLD: f64 = 0.6;
-/// Rule 1 applies below this many messages (DESIGN §7).
+/// Rule 1 applies below this many messages (docs/decisions.md).
 pub(crate) const SMALL_CONVERSATION: usize = 20;
-/// Rule 2 applies above this many messages (DESIGN §7).
+/// Rule 2 applies above this many messages (docs/decisions.md).
 pub(crate) const LARGE_CONVERSATION: usize = 30;
 /// Rule 3 applies when the last messages hold more than this percentage of the tokens.
 pub(crate) const RECENT_SHARE_PCT: usize = 40;
-/// Weight of token reduction in the efficiency score, in tenths (DESIGN §7: 0.6).
+/// Weight of token reduction in the efficiency score, in tenths (docs/decisions.md: 0.6).
 const REDUCTION_WEIGHT: u128 = 6;
-/// Weight of message preservation in the efficiency score, in tenths (DESIGN §7: 0.4).
+/// Weight of message preservation in the efficiency score, in tenths (docs/decisions.md: 0.4).
 const PRESERVATION_WEIGHT: u128 = 4;
 /// What the selector optimizes once the provider layer has not decided.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Optimize {
-    /// The rules, then the efficiency score (DESIGN §7).
+    /// The rules, then the efficiency score (docs/decisions.md).
     #[default]
     Efficiency,
     /// The lowest expected input cost over the next calls; rules and profile preferences give
@@ -102,7 +102,7 @@ pub(crate) struct Rule {
     pub confidence: f64,
 }
 
-/// The conversation rules of DESIGN §7, in order; the first match wins.
+/// The conversation rules (docs/decisions.md), in order; the first match wins.
 pub(crate) const RULES: &[Rule] = &[
     Rule {
         number: 1,
@@ -222,7 +222,7 @@ fn verdicts(features: &Features, tuning: &SelectorTuning) -> Vec<RuleCheck> {
         .collect()
 }
 
-/// The efficiency score of DESIGN §7, as a float for the report.
+/// The efficiency score (docs/decisions.md), as a float for the report.
 pub(crate) fn efficiency(
     tokens_before: usize,
     tokens_after: usize,
