@@ -411,6 +411,45 @@ fn every_raw_recording_reads_validates_and_compacts_to_half_in_its_api_format() 
     );
 }
 
+/// Issue 41: a compaction fills its budget. A Codex session whose tail unit held 17,708 tokens
+/// of encrypted reasoning, more than its budget at 0.25, kept 2,368 tokens of 16,764: every
+/// unit before that one had gone first. Over every recording, OpenAI-format and raw, at half
+/// and a quarter: each compaction keeps at least 0.6 of its budget (of ten messages or more:
+/// below that, one unit can be most of the budget).
+#[test]
+fn every_compaction_of_the_corpus_uses_most_of_its_budget() {
+    let (Some((valid, _)), Some(raw)) = (corpus(), raw_corpus()) else {
+        return;
+    };
+    let mut compacted = 0;
+    for path in valid.iter().chain(&raw) {
+        let Ok(input) = format::parse(&std::fs::read(path).unwrap(), None) else {
+            continue;
+        };
+        if !validate(&input).is_empty() || input.messages.len() < 10 {
+            continue;
+        }
+        for ratio in [0.5, 0.25] {
+            let Ok(result) = compact(input.clone(), &options(Budget::Ratio(ratio))) else {
+                continue;
+            };
+            let report = &result.report;
+            if report.action != Action::Compacted {
+                continue;
+            }
+            compacted += 1;
+            let name = path.display();
+            assert!(
+                report.utilization >= 0.6,
+                "{name} at {ratio}: {}",
+                report.summary()
+            );
+        }
+    }
+    eprintln!("corpus utilization: {compacted} compactions, each at 0.6 of its budget or more");
+    assert!(compacted >= 100, "{compacted}");
+}
+
 #[test]
 fn raw_api_bodies_round_trip_to_the_same_json() {
     let Some(files) = raw_corpus() else { return };

@@ -14,14 +14,15 @@
 # and Codex through three typed requests with --archive-dir: the second is removed, and the
 # scripted model reads it back verbatim from the archive with the client's own read tool, and a
 # cleared output too (recall.py, issue 33 item 5).
-# Usage: tests/clients/run.sh [sdk|replay|claude|codex|gemini|recall]... (default: all six).
+# Usage: tests/clients/run.sh [sdk|replay|claude|codex|codex-low-target|gemini|recall]...
+# (default: all seven).
 # Needs python3 and npm; CTXCOMPACT names the binary (default target/release/ctxcompact).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$root/tests/clients"
 ctxcompact="${CTXCOMPACT:-$root/target/release/ctxcompact}"
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex gemini recall)
+[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex codex-low-target gemini recall)
 work="$(mktemp -d)"
 pids=()
 cleanup() {
@@ -161,6 +162,15 @@ print("codex: first model request %.2f s after start" % (os.path.getmtime(os.pat
       [ -z "${CAPTURE:-}" ] || cp "$record"/*.json "$ledger" "$CAPTURE/"
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 272000 2 responses
       "$py" "$here/pinned.py" "$ctxcompact" "$record" "$ledger" responses AGENTS.md "$rule"
+      ;;
+    codex-low-target)
+      # Issue 41: a target below the agent's own part. Codex's instructions, tools and AGENTS.md
+      # come to about 14,700 tokens, over this target (13,600): a compaction must still leave
+      # room under the trigger (27,200), so that the calls after it only append.
+      start codex-low-target --trigger 0.1 --target-ratio 0.05
+      codex_session codex-low-target --skip-git-repo-check "$task"
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 272000 2 responses
+      "$py" "$here/rewrites.py" "$ledger"
       ;;
     gemini)
       # The Gemini models (1,048,576 tokens): compact past 31,457, down to 20,971.

@@ -3,9 +3,10 @@
 Serves Anthropic Messages, OpenAI Chat Completions and OpenAI Responses on 127.0.0.1, as JSON
 or SSE as each request asks, and records every request body it receives in --record DIR.
 
-A request that offers a file-reading or shell tool is driven as an agent session: until the
-history holds --tool-calls results, the answer is one more tool call reading one of the large
-files in --workdir; then the answer is the final text --final. Any other request (titles,
+A request that offers a file-reading or shell tool is driven as an agent session: until
+--tool-calls reads are done (numbered by the ids of the results the history holds, which a
+compaction does not renumber), the answer is one more tool call reading one of the large files
+in --workdir; then the answer is the final text --final. Any other request (titles,
 quota checks) gets a short text answer.
 
 A request whose last typed request names a range (`part files 11 to 20`) is one turn of a
@@ -70,6 +71,18 @@ FOUND = re.compile(r"^(/[^:\n]+\.jsonl):(\d+):", re.M)
 READ_ID = re.compile(r"_p(\d+)_\d+$")
 # The characters of a request's short form searched for: the digest keeps at least its start.
 HEAD_CHARS = 40
+
+
+# A generic read's call id: its number in the session (`toolu_0012`, `call_0012`).
+GENERIC_ID = re.compile(r"^(?:toolu|call)_(\d{4})$")
+
+
+def reads_done(result_ids):
+    """How many generic reads the session has done: one past the highest number the ids of its
+    results carry, else their count. A compaction may remove earlier rounds: a count would
+    then fall, and the next call would repeat an id the client has already seen."""
+    numbers = [int(m.group(1)) for i in result_ids for m in [GENERIC_ID.match(i or "")] if m]
+    return max(max(numbers) + 1, len(result_ids)) if numbers else len(result_ids)
 
 
 def text_of(content):
@@ -176,8 +189,9 @@ def anthropic_answer(body, n):
     """The content blocks and stop reason of the next Anthropic answer (`n`: the request's
     number)."""
     names = [t.get("name") for t in body.get("tools") or []]
-    results = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
-                  for b in m["content"] if b.get("type") == "tool_result")
+    results = reads_done([b.get("tool_use_id") for m in body.get("messages", [])
+                          if isinstance(m.get("content"), list)
+                          for b in m["content"] if b.get("type") == "tool_result"])
     step = turn_step(*anthropic_turn(body)) if "Read" in names and "Bash" in names else None
     if step:
         return anthropic_step(("final",) if n >= ARGS.max_requests else step, n)
@@ -249,7 +263,8 @@ def responses_items(body, n):
     items = body.get("input") if isinstance(body.get("input"), list) else []
     names = responses_tools(body, items)
     shell = "exec" if "exec" in names else next((n for n in SHELL_TOOLS if n in names), None)
-    results = sum(1 for i in items if i.get("type") in ("function_call_output", "custom_tool_call_output"))
+    results = reads_done([i.get("call_id") for i in items
+                          if i.get("type") in ("function_call_output", "custom_tool_call_output")])
     step = turn_step(*responses_turn(items)) if shell == "exec" else None
     if step and step[0] != "final" and n < ARGS.max_requests:
         if step[0] == "find":
