@@ -155,6 +155,7 @@ impl<'a> Trimming<'a> {
             budget: Some(self.budget),
             cap_crossing: self.cap_crossing,
             gists: self.fill,
+            widen_to: None,
         }
     }
 
@@ -172,12 +173,22 @@ impl<'a> Trimming<'a> {
     ) -> (Applied, tools::ToolTrim, Vec<Step>) {
         let options = self.options;
         let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
-        let stop = self.stop();
+        // With a fixed budget that the old rounds' outputs cannot meet, the recent rounds'
+        // outputs keep gists before the old ones' go bare: trimmed with them, oldest poorest.
+        let widen_to = (self.fill && self.clears()).then(|| usize::from(is_in_progress(&start)));
+        let stop = tools::Stop {
+            widen_to,
+            ..self.stop()
+        };
+        let protected = tool_options.keep;
         let (mut state, mut tool_trim) =
             tools::trim(start, &tool_options, stop, options.tokenizer, self.archive);
         let mut steps = Vec::new();
         if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
             steps.push(Step::ClearOldOutputs);
+        }
+        if tool_trim.kept < tool_trim.rounds.min(protected) {
+            steps.push(Step::ClearRecentOutputs);
         }
         if self.fill && self.clears() && state.counts.total() > self.budget {
             state = self.clear(state, (&mut tool_trim, &mut steps));

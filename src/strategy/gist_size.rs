@@ -67,11 +67,37 @@ pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild
     stale
 }
 
+/// When full gists of every round's output (`full`, each round's plan; `saves`, a plan's
+/// tokens saved) cannot save the `needed` tokens, the oldest keep less: the newest
+/// [`GIST_ROUNDS`] (those with gists) planned again by `plan_from(size, first round)` with small
+/// gists, then with none, as far as needed, and each round's plan chosen by [`oldest_poorest`].
+pub(super) fn with_poorer_gists<P>(
+    full: Vec<Option<P>>,
+    needed: usize,
+    saves: impl Fn(&P) -> usize,
+    mut plan_from: impl FnMut(GistSize, usize) -> Vec<Option<P>>,
+) -> Vec<Option<P>> {
+    let total = |plans: &[Option<P>]| plans.iter().flatten().map(&saves).sum::<usize>();
+    // Only the newest rounds have gists to shrink; older ones are bare already.
+    let start = full.len().saturating_sub(GIST_ROUNDS);
+    let bare = total(&full[..start]);
+    let mut levels = vec![full];
+    for size in [GistSize::Small, GistSize::Bare] {
+        let poorer = plan_from(size, start);
+        let enough = bare + total(&poorer) >= needed;
+        levels.push(poorer);
+        if enough {
+            break;
+        }
+    }
+    oldest_poorest(levels, needed, saves)
+}
+
 /// Each round's plan from one of `levels` (every round's plans with full gists, then the
 /// newest rounds' with poorer ones, aligned at the end; `saves` is a plan's tokens saved), the oldest rounds at the poorest level
 /// needed so that full gists of the rounds after them save the `needed` tokens left: the
 /// oldest outputs give most.
-pub(super) fn oldest_poorest<P>(
+fn oldest_poorest<P>(
     levels: Vec<Vec<Option<P>>>,
     needed: usize,
     saves: impl Fn(&P) -> usize,

@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use super::fit::{self, clear_input};
-use super::gist_size::{GIST_ROUNDS, GistSize, SMALL_OUTPUT, oldest_poorest, superseded};
+use super::gist_size::{GIST_ROUNDS, GistSize, SMALL_OUTPUT, superseded, with_poorer_gists};
 use crate::archive::Archive;
 use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
@@ -143,6 +143,11 @@ pub(crate) struct Stop {
     /// keeps the room under it as headroom for the calls after a compaction, and gists would
     /// take it: there outputs clear bare.
     pub(crate) gists: bool,
+    /// The rounds to keep whole, fewer than the options', when clearing every older round
+    /// cannot meet the budget: the recent rounds are then planned with the older ones, so that
+    /// their outputs keep gists before the older outputs lose theirs (`None`: the options'
+    /// rounds stay whole).
+    pub(crate) widen_to: Option<usize>,
 }
 
 impl Stop {
@@ -151,6 +156,7 @@ impl Stop {
         budget: None,
         cap_crossing: false,
         gists: true,
+        widen_to: None,
     };
 }
 
@@ -169,6 +175,7 @@ pub(crate) fn trim(
         budget,
         cap_crossing,
         gists,
+        ..
     } = stop;
     let counter = tokenizer.counter();
     let rounds = rounds(&state.conversation);
@@ -181,17 +188,8 @@ pub(crate) fn trim(
     let mut total = capped_total;
     let mut planned = Vec::new();
     let (mut cleared, mut dropped) = (0, 0);
-    let older = match options.mode {
-        ToolMode::Off => &[][..],
-        _ => &rounds[..rounds.len() - report.kept],
-    };
     let needed = budget.map_or(usize::MAX, |b| capped_total.saturating_sub(b));
-    let threads = if older.len() >= PARALLEL_MIN_ROUNDS {
-        parallel::cores()
-    } else {
-        1
-    };
-    let mut planning = Planning {
+    let planning = Planning {
         options,
         tokenizer,
         archive,
@@ -202,10 +200,7 @@ pub(crate) fn trim(
         },
         superseded: superseded(&state.conversation),
     };
-    let mut plans = plan_rounds(&state, older, needed, &planning, threads);
-    if gists && budget.is_some() && saved(&plans) < needed {
-        plans = with_poorer_gists(&state, older, needed, (&mut planning, threads), plans);
-    }
+    let plans = plan_trim(&state, &rounds, (planning, &mut report), stop, needed);
     for plan in plans {
         if budget.is_some_and(|b| total <= b) {
             break;
@@ -270,35 +265,51 @@ pub(crate) fn trim(
     (apply_edits(state, planned), report)
 }
 
+/// The plans of the rounds `stop` lets trimming touch, oldest first, to save `needed` tokens:
+/// the rounds before the kept ones (`report.kept`), or, when those cannot save enough and
+/// `stop.widen_to` says so, the rounds before fewer kept ones (and `report.kept` set to it).
+fn plan_trim(
+    state: &Applied,
+    rounds: &[Round],
+    (mut planning, report): (Planning<'_>, &mut ToolTrim),
+    stop: Stop,
+    needed: usize,
+) -> Vec<Option<RoundPlan>> {
+    let older = |kept: usize| match planning.options.mode {
+        ToolMode::Off => &[][..],
+        _ => &rounds[..rounds.len() - kept],
+    };
+    let threads = if older(report.kept).len() >= PARALLEL_MIN_ROUNDS {
+        parallel::cores()
+    } else {
+        1
+    };
+    let gist = planning.gist;
+    let plan = |planning: &mut Planning<'_>, rounds: &[Round]| {
+        planning.gist = gist;
+        let plans = plan_rounds(state, rounds, needed, planning, threads);
+        if stop.gists && stop.budget.is_some() && saved(&plans) < needed {
+            let saves = |plan: &RoundPlan| plan.saved;
+            return with_poorer_gists(plans, needed, saves, |size, start| {
+                planning.gist = size;
+                plan_rounds(state, &rounds[start..], usize::MAX, planning, threads)
+            });
+        }
+        plans
+    };
+    let plans = plan(&mut planning, older(report.kept));
+    match stop.widen_to {
+        Some(kept) if kept < report.kept && saved(&plans) < needed => {
+            report.kept = kept;
+            plan(&mut planning, older(kept))
+        }
+        _ => plans,
+    }
+}
+
 /// Tokens a list of round plans saves.
 fn saved(plans: &[Option<RoundPlan>]) -> usize {
     plans.iter().flatten().map(|plan| plan.saved).sum()
-}
-
-/// When full gists of every older output (`full`, each round's plan) cannot save the `needed`
-/// tokens, the oldest keep less: the rounds with gists planned again with small ones, then with
-/// none, as far as needed, and each round's plan chosen by [`oldest_poorest`].
-fn with_poorer_gists(
-    state: &Applied,
-    rounds: &[Round],
-    needed: usize,
-    (planning, threads): (&mut Planning<'_>, usize),
-    full: Vec<Option<RoundPlan>>,
-) -> Vec<Option<RoundPlan>> {
-    // Only the newest rounds have gists to shrink; older ones are bare already.
-    let start = rounds.len().saturating_sub(GIST_ROUNDS);
-    let bare = saved(&full[..start]);
-    let mut levels = vec![full];
-    for size in [GistSize::Small, GistSize::Bare] {
-        planning.gist = size;
-        let poorer = plan_rounds(state, &rounds[start..], usize::MAX, planning, threads);
-        let enough = bare + saved(&poorer) >= needed;
-        levels.push(poorer);
-        if enough {
-            break;
-        }
-    }
-    oldest_poorest(levels, needed, |plan: &RoundPlan| plan.saved)
 }
 
 /// The outputs a clearing plan would clear, capped instead so that the conversation, now of
@@ -851,6 +862,7 @@ mod tests {
             budget,
             cap_crossing: true,
             gists: true,
+            widen_to: None,
         };
         let (after, report) = trim(start, options, stop, Tokenizer::Chars, None);
         assert_eq!(check(&after.conversation), Vec::new());
@@ -1115,6 +1127,43 @@ mod tests {
         let (_, after, report) = run(openai(5, &["read"]), &options, Some(budget));
         assert_eq!((report.cleared, report.truncated), (1, 0), "{report:?}");
         assert!(after.counts.total() <= budget);
+    }
+
+    #[test]
+    fn recent_outputs_keep_gists_before_older_ones_go_bare() {
+        // Every round's outputs cleared with full gists fit the budget; the old rounds'
+        // cleared bare do not, the three recent ones kept whole.
+        let conversation = || numbered(openai(10, &["read"]));
+        let all = ToolOptions {
+            keep: 0,
+            ..ToolOptions::default()
+        };
+        let (_, gisted, _) = run(conversation(), &all, None);
+        let budget = gisted.counts.total() + 20;
+        let trimmed = |widen_to| {
+            let conversation = parse_value(conversation(), None).unwrap();
+            let counts = count_with(&conversation, &CharEstimate);
+            let stop = Stop {
+                budget: Some(budget),
+                cap_crossing: true,
+                gists: true,
+                widen_to,
+            };
+            let start = Applied::unchanged(conversation, counts);
+            trim(start, &ToolOptions::default(), stop, Tokenizer::Chars, None)
+        };
+        let (kept_whole, report) = trimmed(None);
+        assert!(kept_whole.counts.total() > budget);
+        assert_eq!(report.kept, 3);
+        let (widened, report) = trimmed(Some(0));
+        assert!(widened.counts.total() <= budget, "{report:?}");
+        assert_eq!(report.kept, 0);
+        // The oldest output keeps lines of its own under its placeholder.
+        let first = match &widened.conversation.messages[2].parts[0] {
+            Part::ToolResult { content, .. } => joined_text(content),
+            other => panic!("{other:?}"),
+        };
+        assert!(first.contains("line 0 of output 0"), "{first}");
     }
 
     #[test]
