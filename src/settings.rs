@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::budget::Budget;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, WindowSource};
 use crate::cost::CostModel;
 use crate::digest::MarkerMode;
 use crate::error::{Error, Result};
@@ -87,6 +87,21 @@ pub struct Settings {
     pub archive: Option<PathBuf>,
 }
 
+/// What a run adds to the settings: the catalog its model is looked up in, the calibration
+/// read once from the settings' file, the model (a request's own, or the settings'), and a
+/// window for every model, when given.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Run<'a> {
+    /// Where the model is looked up.
+    pub(crate) catalog: &'a Catalog,
+    /// The calibration the tokenizer is calibrated with.
+    pub(crate) calibration: Option<&'a Calibration>,
+    /// The model's name.
+    pub(crate) model: Option<&'a str>,
+    /// The context window for every model, instead of the catalog's.
+    pub(crate) window: Option<usize>,
+}
+
 impl Settings {
     /// The options these settings give, with models looked up in [`Settings::catalog`].
     ///
@@ -143,11 +158,38 @@ impl Settings {
     /// a `calibration` file that cannot be read. The `catalog` file is not read: `catalog` is
     /// used instead.
     pub fn options_in(&self, catalog: &Catalog) -> Result<Options> {
+        let calibration = self.calibration()?;
+        let run = Run {
+            catalog,
+            calibration: calibration.as_ref(),
+            model: self.model.as_deref(),
+            window: None,
+        };
+        self.options_for(&run)
+    }
+
+    /// The options these settings give for one run of `run`: its model instead of `model`,
+    /// and its window, when given, instead of the profile's (a model no catalog rule reads
+    /// then counts with the generic profile). The one resolution of model, profile,
+    /// tokenizer, calibration and window, for the CLI, the proxy and the bindings alike.
+    ///
+    /// # Errors
+    /// As [`Settings::options_in`]; with a window, an unknown model is no error.
+    pub(crate) fn options_for(&self, run: &Run<'_>) -> Result<Options> {
         self.check_exclusive()?;
         let budget = Budget::from_parts(self.target, self.ratio, self.trigger, self.target_ratio);
-        let mut options = match (&self.model, budget) {
-            (Some(name), budget) => {
-                let mut options = Options::for_model_in(catalog, name)?;
+        let profile = match run
+            .model
+            .map(|name| Options::for_model_in(run.catalog, name))
+        {
+            Some(Err(Error::UnknownModel { .. })) if run.window.is_some() => Some(Options {
+                model: run.model.map(str::to_string),
+                ..Options::with_budget(Budget::window())
+            }),
+            found => found.transpose()?,
+        };
+        let mut options = match (profile, budget) {
+            (Some(mut options), budget) => {
                 if let Some(budget) = budget {
                     options.budget = budget;
                 }
@@ -160,10 +202,14 @@ impl Settings {
                 ));
             }
         };
+        if let Some(window) = run.window {
+            options.profile.context_window = window;
+            options.window_source = Some(WindowSource::Flag);
+        }
         if let Some(tokenizer) = self.tokenizer {
             options.tokenizer = tokenizer;
         }
-        if let Some(calibration) = self.calibration()? {
+        if let Some(calibration) = run.calibration {
             options.tokenizer = calibration.apply(options.tokenizer);
         }
         options.overhead = self.overhead;
@@ -178,7 +224,7 @@ impl Settings {
             options.archive = Some(absolute);
         }
         if self.optimize_cost {
-            if self.model.is_none() {
+            if run.model.is_none() {
                 return Err(Error::bad_setting(
                     "optimizing for cost needs a model, to price the calls",
                 ));

@@ -1501,7 +1501,10 @@ fn a_model_of_no_known_family_fails_open_and_is_named_once_per_process() {
     for line in &ledger {
         assert_eq!(line["action"], "failed_open", "{line}");
         assert!(
-            line["reason"].as_str().unwrap().contains("pass --window"),
+            line["reason"]
+                .as_str()
+                .unwrap()
+                .contains("no window is known"),
             "{line}"
         );
         assert!(line.get("window").is_none_or(Value::is_null), "{line}");
