@@ -11,9 +11,9 @@
 //!
 //! Anthropic `cache_control` breakpoints are left out of what the replay sees (a client moves
 //! them from call to call) and put back on every marked message that survives unchanged, at most
-//! four in the body (Anthropic's limit). Tool definitions are counted as overhead nothing removes. A
-//! Responses body naming a `previous_response_id` is forwarded unread: the provider holds its
-//! history.
+//! four in the body (Anthropic's limit). Tool definitions are counted as `ctxcompact count` counts
+//! them, outside the messages, and nothing removes them. A Responses body naming a
+//! `previous_response_id` is forwarded unread: the provider holds its history.
 //!
 //! Usage reported in responses is not used to anchor counts: it reaches one caller only, and
 //! counts that depend on it would make another caller, or a restarted one, send other bytes.
@@ -37,6 +37,7 @@ use crate::options::Options;
 use crate::report::InstructionFile;
 use crate::session::Session;
 use crate::settings::{Run, Settings};
+use crate::tokens;
 use crate::tokens::calibration::Calibration;
 use cache::{Cache, Key, State};
 
@@ -385,14 +386,11 @@ impl Compactor {
             )));
         }
         let client = client.or_else(|| agent::from_body(format, &object));
-        let (mut options, facts) = self.options(model.as_deref(), client)?;
+        let (options, facts) = self.options(model.as_deref(), client)?;
         // Past here the model is known: what fails still names its window and agent.
         let failed = |model: &Option<String>, reason: String| {
             Box::new(Forward::failed_with(model.clone(), reason, &facts))
         };
-        options.overhead = object
-            .get("tools")
-            .map_or(0, |tools| options.tokenizer.counter().count_opaque(tools));
         let Some(Value::Array(messages)) = object.get_mut(format.list_key()) else {
             let reason = format!("the body has no `{}` list", format.list_key());
             return Err(failed(&model, reason));
@@ -424,9 +422,13 @@ impl Compactor {
                 facts,
             )));
         }
-        let base = Key::of(format.as_str().as_bytes())
+        // A replay depends on the options and on what lies outside the messages.
+        let mut base = Key::of(format.as_str().as_bytes())
             .then(format!("{options:?}").as_bytes())
             .then(format!("{:?}", conversation.system).as_bytes());
+        for tools in tokens::tool_definitions(&conversation) {
+            base = base.then(tools.to_string().as_bytes());
+        }
         let mut keys = Vec::with_capacity(encoded.len() + 1);
         keys.push(base);
         for bytes in &encoded {
@@ -542,13 +544,15 @@ impl Compactor {
     }
 }
 
-/// The state of a replay from the start: a session holding the system prompt alone.
+/// The state of a replay from the start: a session holding what lies outside the messages
+/// alone (the system prompt, and the envelope with the tool definitions), counted as `count`
+/// counts it.
 fn fresh(conversation: &Conversation, options: Options) -> Result<State> {
     let start = Conversation {
         format: conversation.format,
         system: conversation.system.clone(),
         messages: Vec::new(),
-        envelope: None,
+        envelope: conversation.envelope.clone(),
         lines: Vec::new(),
         repairs: Vec::new(),
     };

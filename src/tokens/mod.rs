@@ -340,15 +340,19 @@ pub(crate) fn fixed_tokens(conversation: &Conversation, counter: &dyn TokenCount
         .system
         .as_ref()
         .map_or(0, |s| counter.count_message(s));
-    let tools: usize = conversation.envelope.as_ref().map_or(0, |envelope| {
-        ["tools", "toolConfig"]
-            .iter()
-            .filter_map(|key| envelope.get(*key))
-            .filter(|value| !value.is_null())
-            .map(|value| counter.count_text(&value.to_string()))
-            .sum()
-    });
+    let tools: usize = tool_definitions(conversation)
+        .map(|value| counter.count_text(&value.to_string()))
+        .sum();
     system + tools
+}
+
+/// The tool definitions a request holds beside its messages (`tools`, Bedrock's `toolConfig`).
+pub(crate) fn tool_definitions(conversation: &Conversation) -> impl Iterator<Item = &Value> {
+    let envelope = conversation.envelope.as_ref();
+    ["tools", "toolConfig"]
+        .into_iter()
+        .filter_map(move |key| envelope?.get(key))
+        .filter(|value| !value.is_null())
 }
 
 /// Most threads counting uses; beyond this the gain is small.
