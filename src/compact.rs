@@ -144,15 +144,11 @@ fn checked_start(
     counts: Option<tokens::Counts>,
     options: &Options,
 ) -> Result<(Input, Applied)> {
-    let (counts, overhead) = if let Some(counts) = counts {
-        (counts, options.overhead)
-    } else {
-        let mut counts = options.tokenizer.count(&conversation);
-        let overhead = options.outside(&counts);
-        counts.system += overhead;
-        (counts, overhead)
+    let (counts, overhead) = match counts {
+        Some(counts) => (counts, options.overhead),
+        None => options.add_unlogged(options.tokenizer.count(&conversation)),
     };
-    let unlogged = options.unlogged(&conversation, &counts);
+    let unlogged = options.anchored_unlogged(&conversation, &counts);
     let input = Input::checked(&conversation, (&counts, overhead), unlogged)?;
     Ok((input, Applied::unchanged(conversation, counts)))
 }

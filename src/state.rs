@@ -347,7 +347,7 @@ impl Applied {
             })
             .map(|(_, tokens)| tokens)
             .sum();
-        messages + self.counts.system + self.counts.priming()
+        messages + self.counts.outside + self.counts.priming()
     }
 
     /// The input messages that no longer appear, as `[start, end)` ranges.
@@ -393,7 +393,7 @@ mod tests {
             .filter(|u| u.pinned)
             .map(|u| u.tokens)
             .sum();
-        let again = again + output.counts.system + output.counts.priming();
+        let again = again + output.counts.outside + output.counts.priming();
         let messages = output.conversation.messages.len();
         (output.pinned_tokens(&pinned), again, messages)
     }

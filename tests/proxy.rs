@@ -599,10 +599,7 @@ fn replay_through_proxy(recording: &Conversation, path: &str, model: &str, limit
         let problems = ctxcompact::validate(&conversation);
         assert!(problems.is_empty(), "call {n}: {}", problems[0]);
         let value = request.json();
-        let tools = value
-            .get("tools")
-            .map_or(0, |t| options.tokenizer.counter().count_opaque(t));
-        let tokens = options.count_request(&conversation).total() + tools;
+        let tokens = options.count_body(&conversation).total();
         assert!(tokens <= WINDOW, "call {n}: {tokens} tokens");
         assert!(
             ctxcompact_breakpoints(&value) <= 4,
@@ -1395,7 +1392,7 @@ fn body_of(format: Format, model: &str, tokens: usize) -> Vec<u8> {
     let options = Options::for_model(model).unwrap();
     let count = |body: &[u8]| {
         options
-            .count_request(&format::parse(body, Some(format)).unwrap())
+            .count_body(&format::parse(body, Some(format)).unwrap())
             .total()
     };
     let per_round = count(&tool_body(format, model, 2)) - count(&tool_body(format, model, 1));

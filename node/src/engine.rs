@@ -255,7 +255,7 @@ pub(crate) fn analyze(input: &[u8], settings: &Settings) -> Result<Value, Failur
 /// Each message's tokens and the total, as `ctxcompact count --json` prints them.
 pub(crate) fn count(input: &[u8], settings: &Settings) -> Result<Value, Failure> {
     let (conversation, options) = read(input, settings, true)?;
-    Ok(serde_json::to_value(options.count_request(&conversation)).expect("counts serialize"))
+    Ok(serde_json::to_value(options.count_body(&conversation)).expect("counts serialize"))
 }
 
 /// Every problem a provider refuses the conversation for as a request, as `ctxcompact

@@ -340,7 +340,7 @@ pub(crate) fn count(input: Value, settings: &Settings) -> Result<Value, Failure>
     let options = unbudgeted(settings)?;
     let conversation = parse(input, settings)?;
     Ok(
-        serde_json::to_value(options.count_request(&conversation))
+        serde_json::to_value(options.count_body(&conversation))
             .expect("counts always serialize"),
     )
 }

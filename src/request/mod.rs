@@ -70,7 +70,8 @@ pub struct Forward {
     pub reason: Option<String>,
     /// The model the body (or the path) names.
     pub model: Option<String>,
-    /// The request's tokens as received (history, system prompt and tool definitions).
+    /// The body's tokens as received (the messages and what lies outside them), as
+    /// `ctxcompact count` counts them.
     pub tokens_received: Option<usize>,
     /// The tokens of what is forwarded.
     pub tokens_forwarded: Option<usize>,
