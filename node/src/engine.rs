@@ -194,7 +194,9 @@ pub(crate) fn compact(input: &[u8], settings: &Settings) -> Result<Compaction, F
         .is_some_and(|lists| lists.aligned(&conversation));
     match ctxcompact::compact(conversation, &options) {
         Ok(compacted) => {
-            checked(&compacted.conversation, &compacted.report, settings)?;
+            compacted
+                .check_reads_back(forced_format(settings)?)
+                .map_err(Failure::from_library)?;
             compacted.write_archive().map_err(|err| {
                 Failure::options(format!("archive: cannot write the archive: {err}"))
             })?;
@@ -235,7 +237,9 @@ pub(crate) fn trim_tools(input: &[u8], settings: &Settings) -> Result<Compaction
         .as_ref()
         .is_some_and(|lists| lists.aligned(&conversation));
     let trimmed = ctxcompact::trim_tools(conversation, &options).map_err(Failure::from_library)?;
-    checked(&trimmed.conversation, &trimmed.report, settings)?;
+    trimmed
+        .check_reads_back(forced_format(settings)?)
+        .map_err(Failure::from_library)?;
     let report = to_value(&trimmed.report);
     let (output, unchanged) = output(trimmed, aligned, pieces);
     Ok(Compaction {
@@ -386,20 +390,6 @@ impl Session {
     pub(crate) fn observe_usage(&mut self, input_tokens: usize) {
         self.inner.observe_usage(input_tokens);
     }
-}
-
-/// Checks, as the CLI does before writing, that a changed output reads back as it was read.
-fn checked(
-    conversation: &Conversation,
-    report: &Report,
-    settings: &Settings,
-) -> Result<(), Failure> {
-    if report.action != ctxcompact::report::Action::WithinBudget {
-        conversation
-            .check_reads_back(forced_format(settings)?)
-            .map_err(Failure::from_library)?;
-    }
-    Ok(())
 }
 
 /// A compaction's output (in pieces when `pieces`) and, when `aligned`, the input index each

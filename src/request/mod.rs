@@ -17,9 +17,10 @@
 //!
 //! Usage reported in responses is not used to anchor counts: it reaches one caller only, and
 //! counts that depend on it would make another caller, or a restarted one, send other bytes.
-//! Anything that cannot be read, validated or fitted within the window is forwarded unchanged
-//! (fail-open), with the reason; a body that breaks a pairing rule but is under the trigger
-//! needs no compaction and is forwarded as it came, the rule named.
+//! Anything that cannot be read, validated, fitted within the window or read back once compacted
+//! ([`crate::Compacted::check_reads_back`]'s check) is forwarded unchanged (fail-open), with the
+//! reason; a body that breaks a pairing rule but is under the trigger needs no compaction and is
+//! forwarded as it came, the rule named.
 
 mod agent;
 mod breakpoints;
@@ -53,8 +54,8 @@ pub enum Handling {
     Compacted,
     /// Not read (another path, a body over the caller's size cap): forwarded unchanged.
     Passthrough,
-    /// Read but not usable (not JSON, invalid, no window known, cannot fit): forwarded
-    /// unchanged.
+    /// Read but not usable (not JSON, invalid, no window known, cannot fit, a compaction that
+    /// would not read back as the body was read): forwarded unchanged.
     FailedOpen,
 }
 
@@ -524,17 +525,23 @@ impl Compactor {
                 lines: Vec::new(),
                 repairs: Vec::new(),
             };
-            let mut value = format::render(&output);
-            if format == Format::Anthropic {
-                breakpoints::restore(&mut value, marked);
+            // What is forwarded must read back as the body was read, as what the CLI writes.
+            if let Err(err) = output.check_reads_back(Some(format)) {
+                forward.handling = Handling::FailedOpen;
+                forward.reason = Some(err.to_string());
+            } else {
+                let mut value = format::render(&output);
+                if format == Format::Anthropic {
+                    breakpoints::restore(&mut value, marked);
+                }
+                forward.body = Some(serde_json::to_vec(&value).expect("a JSON value serializes"));
+                forward.handling = Handling::Compacted;
+                forward.tokens_forwarded = Some(forwarded);
+                forward
+                    .instruction_files
+                    .clone_from(&state.instruction_files);
+                forward.budget = state.budget;
             }
-            forward.body = Some(serde_json::to_vec(&value).expect("a JSON value serializes"));
-            forward.handling = Handling::Compacted;
-            forward.tokens_forwarded = Some(forwarded);
-            forward
-                .instruction_files
-                .clone_from(&state.instruction_files);
-            forward.budget = state.budget;
         } else if received > session.trigger() {
             forward.reason = state.last_error.clone().or_else(|| {
                 Some("over the trigger, but the last round still waits for its results".into())
