@@ -111,6 +111,23 @@ impl Settings {
         self.options_in(&self.catalog()?)
     }
 
+    /// As [`Settings::options`], with every model's context window `window` when given (the
+    /// Node package's `window`): with no budget given, the window's (compact past 70% of it,
+    /// down to 50%), and a model no catalog rule reads counts with the generic profile.
+    ///
+    /// # Errors
+    /// As [`Settings::options`]; with a window, an unknown model and no budget are no errors.
+    pub fn options_with_window(&self, window: Option<usize>) -> Result<Options> {
+        let catalog = self.catalog()?;
+        let calibration = self.calibration()?;
+        self.options_for(&Run {
+            catalog: &catalog,
+            calibration: calibration.as_ref(),
+            model: self.model.as_deref(),
+            window,
+        })
+    }
+
     /// The catalog models are looked up in: the `catalog` file, else the built-in one.
     ///
     /// # Errors
@@ -170,11 +187,11 @@ impl Settings {
 
     /// The options these settings give for one run of `run`: its model instead of `model`,
     /// and its window, when given, instead of the profile's (a model no catalog rule reads
-    /// then counts with the generic profile). The one resolution of model, profile,
+    /// then counts with the generic profile; no budget is the window's). The one resolution of model, profile,
     /// tokenizer, calibration and window, for the CLI, the proxy and the bindings alike.
     ///
     /// # Errors
-    /// As [`Settings::options_in`]; with a window, an unknown model is no error.
+    /// As [`Settings::options_in`]; with a window, an unknown model and no budget are no errors.
     pub(crate) fn options_for(&self, run: &Run<'_>) -> Result<Options> {
         self.check_exclusive()?;
         let budget = Budget::from_parts(self.target, self.ratio, self.trigger, self.target_ratio);
@@ -196,6 +213,7 @@ impl Settings {
                 options
             }
             (None, Some(budget)) => Options::with_budget(budget),
+            (None, None) if run.window.is_some() => Options::with_budget(Budget::window()),
             (None, None) => {
                 return Err(Error::bad_setting(
                     "no budget: give a target in tokens, a ratio or a model",
@@ -359,6 +377,28 @@ mod tests {
             settings(r#"{"model": "foo-1"}"#).unwrap_err(),
             Error::UnknownModel { .. }
         ));
+    }
+
+    #[test]
+    fn a_window_replaces_every_models_and_alone_is_the_budget() {
+        let window = |json: &str| {
+            serde_json::from_str::<Settings>(json)
+                .unwrap()
+                .options_with_window(Some(9_000))
+                .unwrap()
+        };
+        let alone = window("{}");
+        assert_eq!(alone.budget, Budget::window());
+        assert_eq!(alone.profile.context_window, 9_000);
+        assert_eq!(alone.window_source, Some(WindowSource::Flag));
+        let known = window(r#"{"model": "gpt-4o", "target": 500}"#);
+        assert_eq!(known.budget, Budget::Tokens(500));
+        assert_eq!(known.profile.context_window, 9_000);
+        assert!(known.model_match.is_some());
+        let unknown = window(r#"{"model": "foo-1"}"#);
+        assert_eq!(unknown.model.as_deref(), Some("foo-1"));
+        assert_eq!(unknown.tokenizer, Tokenizer::O200k);
+        assert_eq!(unknown.profile.context_window, 9_000);
     }
 
     #[test]

@@ -7,10 +7,9 @@
 //! conversion of settings into options, shared with the CLI, the proxy and Python), so a call
 //! from JavaScript and the CLI give the same output and report for the same input and options.
 
-use ctxcompact::catalog::WindowSource;
 use ctxcompact::format::{self, Format, ReadOptions};
 use ctxcompact::request::{Agent, Compactor, Forward};
-use ctxcompact::{Budget, Conversation, Error, Options, Problem, Report};
+use ctxcompact::{Conversation, Error, Options, Problem, Report};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -485,33 +484,11 @@ fn parse(input: &[u8], settings: &Settings) -> Result<Conversation, Failure> {
         .map_err(Failure::from_library)
 }
 
-/// The library's options, with the window given for the model (and, when no budget is
-/// given, the window's budget).
+/// The library's options, with the window given for every model (and, when no budget is
+/// given, the window's budget): the library's one resolution.
 fn options(run: &ctxcompact::Settings, window: Option<usize>) -> Result<Options, Failure> {
-    let Some(window) = window else {
-        return run.options().map_err(Failure::from_library);
-    };
-    let budgeted = run.target.is_some()
-        || run.ratio.is_some()
-        || run.trigger.is_some()
-        || run.target_ratio.is_some()
-        || run.model.is_some();
-    let mut options = if budgeted {
-        run.options()
-    } else {
-        ctxcompact::Settings {
-            target: Some(window),
-            ..run.clone()
-        }
-        .options()
-    }
-    .map_err(Failure::from_library)?;
-    if !budgeted {
-        options.budget = Budget::window();
-    }
-    options.profile.context_window = window;
-    options.window_source = Some(WindowSource::Flag);
-    Ok(options)
+    run.options_with_window(window)
+        .map_err(Failure::from_library)
 }
 
 fn forced_format(settings: &Settings) -> Result<Option<Format>, Failure> {
