@@ -160,12 +160,12 @@ fn checked_start(
     counts: Option<tokens::Counts>,
     options: &Options,
 ) -> Result<(Input, Applied)> {
-    let (counts, overhead) = match counts {
+    let (counts, unlogged) = match counts {
         Some(counts) => (counts, options.overhead),
         None => options.add_unlogged(options.tokenizer.count(&conversation)),
     };
-    let unlogged = options.anchored_unlogged(&conversation, &counts);
-    let input = Input::checked(&conversation, (&counts, overhead), unlogged)?;
+    let anchored = options.anchored_unlogged(&conversation, &counts);
+    let input = Input::checked(&conversation, (&counts, unlogged), anchored)?;
     Ok((input, Applied::unchanged(conversation, counts)))
 }
 

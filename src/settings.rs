@@ -73,7 +73,8 @@ pub struct Settings {
     pub clear_at_least: usize,
     /// Cap every single tool result at this many tokens.
     pub max_tool_output: Option<usize>,
-    /// Tokens every request carries that the conversation does not hold ([`Options::overhead`]).
+    /// Tokens every body carries that the conversation does not hold: the unlogged part of what
+    /// lies outside the messages ([`Options::overhead`]).
     pub overhead: usize,
     /// The input size a session log recorded for its last call ([`Options::anchor`]): the
     /// CLI gives the one of the log it reads.
