@@ -130,18 +130,26 @@ impl Budget {
         }
     }
 
-    /// Checks the budget's values without a conversation (for tools that resolve it later).
+    /// Checks the budget's values without a conversation, for what resolves it later (the
+    /// bench, a request compactor): as [`Budget::resolve`] checks them, and a window's trigger
+    /// at most the whole window (a trigger past it is never reached before the window is).
     ///
     /// # Errors
-    /// As [`Budget::resolve`], for the values that can be checked alone.
-    #[cfg_attr(not(feature = "lab"), allow(dead_code))]
+    /// As [`Budget::resolve`], for the values that can be checked alone; a trigger above 1.
     pub(crate) fn check(self) -> Result<()> {
         match self {
             Self::Tokens(_) => self.resolve(0, 0).map(|_| ()),
             Self::Ratio(ratio) => share("ratio", ratio, 0).map(|_| ()),
-            Self::Window { trigger, target } => {
-                share("trigger", trigger, 0)?;
-                share("target", target, 0).map(|_| ())
+            Self::Window { trigger, .. } => {
+                self.resolve(0, 1)?;
+                if trigger > 1.0 {
+                    return Err(Error::bad_budget(
+                        "trigger",
+                        trigger,
+                        "a share of the window is at most 1",
+                    ));
+                }
+                Ok(())
             }
         }
     }

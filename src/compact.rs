@@ -13,6 +13,7 @@ use crate::archive::{self, Archive};
 use crate::conversation::Conversation;
 use crate::degrade::{self, Trimming};
 use crate::error::{Error, Result};
+use crate::format::Format;
 use crate::options::Options;
 use crate::parallel;
 use crate::planner::{self, Planner};
@@ -54,6 +55,21 @@ impl Compacted {
     /// a folder or write a file; no file this call created is then left behind.
     pub fn write_archive(&self) -> std::io::Result<Vec<std::path::PathBuf>> {
         archive::write(&self.archive)
+    }
+
+    /// Checks that the output, once written, reads back as its input was read: by detection
+    /// when `forced` is `None`, else as the format the input was read as
+    /// ([`Conversation::check_reads_back`]). An unchanged output always does. Every caller that
+    /// writes an output checks it here: the CLI, the Python and Node packages, and a request
+    /// compactor before it forwards a body.
+    ///
+    /// # Errors
+    /// [`Error::Unreadable`] saying why the output would be read otherwise.
+    pub fn check_reads_back(&self, forced: Option<Format>) -> Result<()> {
+        if self.report.action == Action::WithinBudget {
+            return Ok(());
+        }
+        self.conversation.check_reads_back(forced)
     }
 }
 
@@ -144,16 +160,12 @@ fn checked_start(
     counts: Option<tokens::Counts>,
     options: &Options,
 ) -> Result<(Input, Applied)> {
-    let (counts, overhead) = if let Some(counts) = counts {
-        (counts, options.overhead)
-    } else {
-        let mut counts = options.tokenizer.count(&conversation);
-        let overhead = options.outside(&counts);
-        counts.system += overhead;
-        (counts, overhead)
+    let (counts, unlogged) = match counts {
+        Some(counts) => (counts, options.overhead),
+        None => options.add_unlogged(options.tokenizer.count(&conversation)),
     };
-    let unlogged = options.unlogged(&conversation, &counts);
-    let input = Input::checked(&conversation, (&counts, overhead), unlogged)?;
+    let anchored = options.anchored_unlogged(&conversation, &counts);
+    let input = Input::checked(&conversation, (&counts, unlogged), anchored)?;
     Ok((input, Applied::unchanged(conversation, counts)))
 }
 

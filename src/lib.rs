@@ -10,6 +10,14 @@
 //!
 //! # Glossary
 //! - **request**: a user message holding a person's words (not only harness text or tool results).
+//! - **body**: a provider request — what a client sends a model's API: the messages, and outside
+//!   them a system prompt, tool definitions and other fields. What `ctxcompact count`,
+//!   [`Options::count_body`] and the [`request`] module (named for the provider request) read;
+//!   one of its user messages may be a *request* above.
+//! - **outside** (the messages): a body's tokens beyond its messages — its own system prompt and
+//!   tool definitions, and the **unlogged** part the conversation does not hold (an agent's own
+//!   prompt and tools: the `overhead` setting, or what an anchor measured); [`Counts::outside`],
+//!   `"system"` in `count --json`.
 //! - **harness text**: machine text an agent puts in a user turn (environment notes, command
 //!   echoes, reminders, interruption notes, ctxcompact's own markers); told from requests by the
 //!   patterns of `data/harness.json`.

@@ -54,15 +54,16 @@ pub struct Options {
     pub tokenizer: Tokenizer,
     /// Tool-round trimming settings.
     pub tools: ToolOptions,
-    /// Tokens every request carries that the conversation does not hold (an agent's system
-    /// prompt and tool definitions): added to the count of what is outside the messages.
-    /// When given (not 0), it is what is outside the messages, and `anchor` is not used.
+    /// The unlogged part of what lies outside the messages, given (the `overhead` setting and
+    /// `--overhead`): tokens every body carries that the conversation does not hold (an
+    /// agent's own system prompt and tool definitions). When given (not 0), `anchor` is not
+    /// used.
     pub overhead: usize,
-    /// The size a provider reported for an earlier call on this conversation (the request
-    /// held the messages before `anchor.message`): what it held beyond the estimate of those
-    /// messages (never less than 0) is then the overhead, counted like `overhead` — in the
-    /// input, the budget, the report and so in every output, which carries no anchor of its
-    /// own. Not used when `overhead` is given.
+    /// The size a provider reported for an earlier call on this conversation (the body held
+    /// the messages before `anchor.message`): what it held beyond the estimate of those
+    /// messages (never less than 0) is then the unlogged part, counted like `overhead` — in
+    /// the input, the budget, the report and so in every output, which carries no anchor of
+    /// its own. Not used when `overhead` is given.
     pub anchor: Option<RecordedUsage>,
     /// The folder removed history is archived in (`None`: no archive). Each removed span and
     /// each message whose tool output was cleared is returned in [`Compacted::archive`] as a
@@ -134,23 +135,32 @@ impl Options {
         }
     }
 
-    /// The tokens of a request holding `conversation`, as `ctxcompact count` prints them: its
-    /// messages counted once with the tokenizer ([`Tokenizer::count`](crate::Tokenizer::count)),
-    /// plus what the request carries beyond them ([`Options::overhead`], or what the anchor
-    /// measured: see [`Options::anchor`]).
-    pub fn count_request(&self, conversation: &Conversation) -> tokens::Counts {
-        let mut counts = self.tokenizer.count(conversation);
-        counts.system += self.outside(&counts);
-        counts
+    /// The tokens of a provider body holding `conversation`, as `ctxcompact count` prints them:
+    /// its messages counted once with the tokenizer ([`Tokenizer::count`](crate::Tokenizer::count)),
+    /// and what lies outside them — the conversation's own system prompt and tool definitions,
+    /// and the unlogged part ([`Options::overhead`], or what the anchor measured: see
+    /// [`Options::anchor`]).
+    pub fn count_body(&self, conversation: &Conversation) -> tokens::Counts {
+        self.add_unlogged(self.tokenizer.count(conversation)).0
     }
 
-    /// The overhead added to `counts` (the tokenizer's, before any is added): the one given,
-    /// else the tokens the anchor's reported size holds beyond the estimate of what it held.
-    pub(crate) fn outside(&self, counts: &tokens::Counts) -> usize {
+    /// `counts` (the tokenizer's, of a conversation) with the unlogged part added to what lies
+    /// outside the messages, and that part: the one count of `count`, `compact`, a
+    /// [`Session`](crate::Session) and a request compactor.
+    pub(crate) fn add_unlogged(&self, mut counts: tokens::Counts) -> (tokens::Counts, usize) {
+        let unlogged = self.unlogged(&counts);
+        counts.outside += unlogged;
+        (counts, unlogged)
+    }
+
+    /// The unlogged part of what lies outside the messages of `counts` (the tokenizer's, before
+    /// it is added): the overhead given, else the tokens the anchor's reported size holds
+    /// beyond the estimate of what it held.
+    fn unlogged(&self, counts: &tokens::Counts) -> usize {
         match &self.anchor {
             Some(anchor) if self.overhead == 0 && anchor.message <= counts.messages.len() => {
                 let before: usize = counts.messages[..anchor.message].iter().sum();
-                anchor.input_tokens.saturating_sub(counts.system + before)
+                anchor.input_tokens.saturating_sub(counts.outside + before)
             }
             _ => self.overhead,
         }
@@ -161,15 +171,19 @@ impl Options {
         self.anchor.as_ref().filter(|_| self.overhead == 0)
     }
 
-    /// With an anchor (within the conversation), the tokens of `counts` (from
-    /// [`Options::count_request`]) that the reported usage holds beyond the conversation's own
-    /// messages and system prompt: what the log does not hold. `None` without an anchor.
-    pub fn unlogged(&self, conversation: &Conversation, counts: &tokens::Counts) -> Option<usize> {
+    /// With an anchor (within the conversation), the unlogged part of `counts` (from
+    /// [`Options::count_body`]): what lies outside the messages beyond the conversation's own
+    /// system prompt and tool definitions. `None` without an anchor.
+    pub(crate) fn anchored_unlogged(
+        &self,
+        conversation: &Conversation,
+        counts: &tokens::Counts,
+    ) -> Option<usize> {
         let anchor = self.anchor.as_ref()?;
         if anchor.message > counts.messages.len() {
             return None;
         }
-        let own = tokens::fixed_tokens(conversation, self.tokenizer.counter());
-        Some(counts.system.saturating_sub(own))
+        let own = tokens::count_outside(conversation, self.tokenizer.counter());
+        Some(counts.outside.saturating_sub(own))
     }
 }

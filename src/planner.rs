@@ -303,7 +303,7 @@ impl<'a> Planner<'a> {
         };
         let limits = Limits {
             budget: self.budget,
-            fixed: state.counts.system + state.counts.priming(),
+            fixed: state.counts.outside + state.counts.priming(),
             marker: allowance,
             marker_each: each,
             preserve_start: self.options.preserve_start,

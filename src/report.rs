@@ -341,7 +341,7 @@ impl Outcome {
             window_source: options.window_source,
             tokenizer: options.tokenizer,
             estimator: options.tokenizer.describe(),
-            overhead: input.overhead,
+            overhead: input.unlogged,
             anchor: options.used_anchor().cloned(),
             budget: self.budget,
             tokens_before: input.tokens,
@@ -380,7 +380,7 @@ impl Outcome {
             instruction_files: input.instructions.clone(),
             tool_trim: self.tool_trim,
             repairs: input.repairs.clone(),
-            unlogged_tokens: input.unlogged_tokens,
+            unlogged_tokens: input.anchored_unlogged,
             archive: Vec::new(),
         }
     }

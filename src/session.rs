@@ -93,7 +93,7 @@ impl Session {
         compaction: Compaction,
     ) -> Result<Self> {
         let trigger = trigger_tokens(&options)?;
-        let counts = options.count_request(&conversation);
+        let counts = options.count_body(&conversation);
         let mut session = Self {
             options,
             compaction,
@@ -276,7 +276,7 @@ impl Session {
     fn run(&self, options: &Options) -> Result<crate::compact::Compacted> {
         let input = self.conversation.clone();
         let mut counts = self.counts.clone();
-        counts.system = counts.system.saturating_add_signed(self.offset.max(0));
+        counts.outside = counts.outside.saturating_add_signed(self.offset.max(0));
         let counts = Some(counts);
         match self.compaction {
             Compaction::Full => compact_counted(input, counts, options),
@@ -298,7 +298,7 @@ impl Session {
                 None => counter.count_message(message),
             })
             .collect();
-        Counts::from_totals(messages, self.counts.system).with_priming_of(&self.counts)
+        Counts::from_totals(messages, self.counts.outside).with_priming_of(&self.counts)
     }
 
     /// Groups the messages from the start of the last unit on: the only unit a new message can

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::budget::Budget;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, WindowSource};
 use crate::cost::CostModel;
 use crate::digest::MarkerMode;
 use crate::error::{Error, Result};
@@ -73,7 +73,8 @@ pub struct Settings {
     pub clear_at_least: usize,
     /// Cap every single tool result at this many tokens.
     pub max_tool_output: Option<usize>,
-    /// Tokens every request carries that the conversation does not hold ([`Options::overhead`]).
+    /// Tokens every body carries that the conversation does not hold: the unlogged part of what
+    /// lies outside the messages ([`Options::overhead`]).
     pub overhead: usize,
     /// The input size a session log recorded for its last call ([`Options::anchor`]): the
     /// CLI gives the one of the log it reads.
@@ -87,6 +88,21 @@ pub struct Settings {
     pub archive: Option<PathBuf>,
 }
 
+/// What a run adds to the settings: the catalog its model is looked up in, the calibration
+/// read once from the settings' file, the model (a request's own, or the settings'), and a
+/// window for every model, when given.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Run<'a> {
+    /// Where the model is looked up.
+    pub(crate) catalog: &'a Catalog,
+    /// The calibration the tokenizer is calibrated with.
+    pub(crate) calibration: Option<&'a Calibration>,
+    /// The model's name.
+    pub(crate) model: Option<&'a str>,
+    /// The context window for every model, instead of the catalog's.
+    pub(crate) window: Option<usize>,
+}
+
 impl Settings {
     /// The options these settings give, with models looked up in [`Settings::catalog`].
     ///
@@ -94,6 +110,23 @@ impl Settings {
     /// As [`Settings::catalog`] and [`Settings::options_in`].
     pub fn options(&self) -> Result<Options> {
         self.options_in(&self.catalog()?)
+    }
+
+    /// As [`Settings::options`], with every model's context window `window` when given (the
+    /// Node package's `window`): with no budget given, the window's (compact past 70% of it,
+    /// down to 50%), and a model no catalog rule reads counts with the generic profile.
+    ///
+    /// # Errors
+    /// As [`Settings::options`]; with a window, an unknown model and no budget are no errors.
+    pub fn options_with_window(&self, window: Option<usize>) -> Result<Options> {
+        let catalog = self.catalog()?;
+        let calibration = self.calibration()?;
+        self.options_for(&Run {
+            catalog: &catalog,
+            calibration: calibration.as_ref(),
+            model: self.model.as_deref(),
+            window,
+        })
     }
 
     /// The catalog models are looked up in: the `catalog` file, else the built-in one.
@@ -143,27 +176,59 @@ impl Settings {
     /// a `calibration` file that cannot be read. The `catalog` file is not read: `catalog` is
     /// used instead.
     pub fn options_in(&self, catalog: &Catalog) -> Result<Options> {
+        let calibration = self.calibration()?;
+        let run = Run {
+            catalog,
+            calibration: calibration.as_ref(),
+            model: self.model.as_deref(),
+            window: None,
+        };
+        self.options_for(&run)
+    }
+
+    /// The options these settings give for one run of `run`: its model instead of `model`,
+    /// and its window, when given, instead of the profile's (a model no catalog rule reads
+    /// then counts with the generic profile; no budget is the window's). The one resolution of model, profile,
+    /// tokenizer, calibration and window, for the CLI, the proxy and the bindings alike.
+    ///
+    /// # Errors
+    /// As [`Settings::options_in`]; with a window, an unknown model and no budget are no errors.
+    pub(crate) fn options_for(&self, run: &Run<'_>) -> Result<Options> {
         self.check_exclusive()?;
         let budget = Budget::from_parts(self.target, self.ratio, self.trigger, self.target_ratio);
-        let mut options = match (&self.model, budget) {
-            (Some(name), budget) => {
-                let mut options = Options::for_model_in(catalog, name)?;
+        let profile = match run
+            .model
+            .map(|name| Options::for_model_in(run.catalog, name))
+        {
+            Some(Err(Error::UnknownModel { .. })) if run.window.is_some() => Some(Options {
+                model: run.model.map(str::to_string),
+                ..Options::with_budget(Budget::window())
+            }),
+            found => found.transpose()?,
+        };
+        let mut options = match (profile, budget) {
+            (Some(mut options), budget) => {
                 if let Some(budget) = budget {
                     options.budget = budget;
                 }
                 options
             }
             (None, Some(budget)) => Options::with_budget(budget),
+            (None, None) if run.window.is_some() => Options::with_budget(Budget::window()),
             (None, None) => {
                 return Err(Error::bad_setting(
                     "no budget: give a target in tokens, a ratio or a model",
                 ));
             }
         };
+        if let Some(window) = run.window {
+            options.profile.context_window = window;
+            options.window_source = Some(WindowSource::Flag);
+        }
         if let Some(tokenizer) = self.tokenizer {
             options.tokenizer = tokenizer;
         }
-        if let Some(calibration) = self.calibration()? {
+        if let Some(calibration) = run.calibration {
             options.tokenizer = calibration.apply(options.tokenizer);
         }
         options.overhead = self.overhead;
@@ -178,7 +243,7 @@ impl Settings {
             options.archive = Some(absolute);
         }
         if self.optimize_cost {
-            if self.model.is_none() {
+            if run.model.is_none() {
                 return Err(Error::bad_setting(
                     "optimizing for cost needs a model, to price the calls",
                 ));
@@ -313,6 +378,28 @@ mod tests {
             settings(r#"{"model": "foo-1"}"#).unwrap_err(),
             Error::UnknownModel { .. }
         ));
+    }
+
+    #[test]
+    fn a_window_replaces_every_models_and_alone_is_the_budget() {
+        let window = |json: &str| {
+            serde_json::from_str::<Settings>(json)
+                .unwrap()
+                .options_with_window(Some(9_000))
+                .unwrap()
+        };
+        let alone = window("{}");
+        assert_eq!(alone.budget, Budget::window());
+        assert_eq!(alone.profile.context_window, 9_000);
+        assert_eq!(alone.window_source, Some(WindowSource::Flag));
+        let known = window(r#"{"model": "gpt-4o", "target": 500}"#);
+        assert_eq!(known.budget, Budget::Tokens(500));
+        assert_eq!(known.profile.context_window, 9_000);
+        assert!(known.model_match.is_some());
+        let unknown = window(r#"{"model": "foo-1"}"#);
+        assert_eq!(unknown.model.as_deref(), Some("foo-1"));
+        assert_eq!(unknown.tokenizer, Tokenizer::O200k);
+        assert_eq!(unknown.profile.context_window, 9_000);
     }
 
     #[test]

@@ -28,11 +28,12 @@ pub(crate) const PARALLEL_CHECK_MESSAGES: usize = 1_000;
 pub(crate) struct Input {
     /// The wire format read.
     pub(crate) format: Format,
-    /// The overhead counted in: the one given, or what the anchor measured.
-    pub(crate) overhead: usize,
+    /// The unlogged part of what lies outside the messages, counted in: the `overhead` given,
+    /// or what the anchor measured (the report's `overhead`).
+    pub(crate) unlogged: usize,
     /// Its messages.
     pub(crate) messages: usize,
-    /// Its tokens, the overhead included.
+    /// Its tokens, the unlogged part included.
     pub(crate) tokens: usize,
     /// Each input message's tokens: markers count what they replace in these.
     pub(crate) counts: Vec<usize>,
@@ -48,14 +49,14 @@ pub(crate) struct Input {
     pub(crate) current: Option<usize>,
     /// What the session-log reader repaired.
     pub(crate) repairs: Vec<Repair>,
-    /// The anchored count's part that is not in the log.
-    pub(crate) unlogged_tokens: Option<usize>,
+    /// With an anchor, the unlogged part its count found (the report's `unlogged_tokens`).
+    pub(crate) anchored_unlogged: Option<usize>,
 }
 
 impl Input {
     /// Checks `conversation`'s pairing and classifies its messages (requests, harness text,
-    /// instruction files), given its `counts` with the `overhead` counted in them and the
-    /// anchored count's part that is not in the log. The check and the classification follow
+    /// instruction files), given its `counts` with the `unlogged` part counted in them and,
+    /// with an anchor, the part its count found. The check and the classification follow
     /// the count, beside each other, so that their walk through the whole conversation does not
     /// compete with the tokenizer for memory.
     ///
@@ -63,8 +64,8 @@ impl Input {
     /// [`Error::Invalid`] when the conversation breaks tool pairing.
     pub(crate) fn checked(
         conversation: &Conversation,
-        (counts, overhead): (&Counts, usize),
-        unlogged_tokens: Option<usize>,
+        (counts, unlogged): (&Counts, usize),
+        anchored_unlogged: Option<usize>,
     ) -> Result<Self> {
         let apart = conversation.messages.len() >= PARALLEL_CHECK_MESSAGES;
         let (problems, (requests, (harness, instructions))) = parallel::beside(
@@ -88,7 +89,7 @@ impl Input {
         }
         Ok(Self {
             format: conversation.format,
-            overhead,
+            unlogged,
             messages: conversation.messages.len(),
             tokens: counts.total(),
             counts: counts.messages.clone(),
@@ -106,7 +107,7 @@ impl Input {
             requests,
             instructions,
             repairs: conversation.repairs.clone(),
-            unlogged_tokens,
+            anchored_unlogged,
         })
     }
 
@@ -347,7 +348,7 @@ impl Applied {
             })
             .map(|(_, tokens)| tokens)
             .sum();
-        messages + self.counts.system + self.counts.priming()
+        messages + self.counts.outside + self.counts.priming()
     }
 
     /// The input messages that no longer appear, as `[start, end)` ranges.
@@ -393,7 +394,7 @@ mod tests {
             .filter(|u| u.pinned)
             .map(|u| u.tokens)
             .sum();
-        let again = again + output.counts.system + output.counts.priming();
+        let again = again + output.counts.outside + output.counts.priming();
         let messages = output.conversation.messages.len();
         (output.pinned_tokens(&pinned), again, messages)
     }

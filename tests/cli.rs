@@ -1307,3 +1307,52 @@ fn the_readmes_bench_table_is_what_its_first_command_prints() {
         "README.md's bench table differs from `cargo run --release -- bench data/conversations`"
     );
 }
+
+/// `count` and a request compactor (the proxy's ledger, Python's and Node's `compact_request`)
+/// count the same body alike, its tool definitions and system prompt included.
+// See: #42
+#[test]
+fn count_and_compact_request_count_a_body_with_tools_alike() {
+    use ctxcompact::format::Format;
+    use ctxcompact::request::Compactor;
+
+    let description = "Reads a file of the repository and returns its text with line numbers, \
+        so that the model can quote the lines it changes; it refuses paths outside the \
+        repository, binary files and files over one megabyte, and says which rule it applied \
+        when it refuses, with the path it was given and the size it found on the disk today.";
+    assert_eq!(description.split_whitespace().count(), 60);
+    let tool = json!({"type": "function", "function": {"name": "read_file",
+        "description": description,
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}});
+    let openai = json!({"model": "gpt-4o", "tools": [tool],
+        "messages": [{"role": "user", "content": "hi"}]});
+    let anthropic = json!({"model": "claude-sonnet-4-5", "system": "You are terse.",
+        "tools": [{"name": "read_file", "description": description,
+            "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}],
+        "messages": [{"role": "user", "content": "hi"}]});
+    let compactor = Compactor::new(&ctxcompact::Settings::default(), None, 0).unwrap();
+    for (body, format) in [(openai, Format::OpenAi), (anthropic, Format::Anthropic)] {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let model = body["model"].as_str().unwrap();
+        let output = ctxcompact(
+            &[
+                "count",
+                "--json",
+                "--model",
+                model,
+                "--format",
+                format.as_str(),
+                "-",
+            ],
+            Some(&bytes),
+        );
+        assert!(output.status.success(), "{output:?}");
+        let counted: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let forward = compactor.compact(&bytes, format, None, None);
+        assert_eq!(
+            forward.tokens_received.map(|total| total as u64),
+            counted["total"].as_u64(),
+            "{model}"
+        );
+    }
+}

@@ -2412,14 +2412,14 @@ proptest! {
     ) {
         let input = generated.parse();
         let options = Options { overhead, ..settings.options(1) };
-        let budget = (options.count_request(&input).total() * settings.percent / 100).max(1);
+        let budget = (options.count_body(&input).total() * settings.percent / 100).max(1);
         let options = Options { budget: Budget::Tokens(budget), ..options };
         if let Ok(out) = ctxcompact::compact(input, &options) {
             let bytes = crate::rendered(&out.conversation);
             let reread = format::parse(&bytes, Some(generated.format))
                 .map_err(|err| TestCaseError::fail(err.to_string()))?;
             prop_assert_eq!(out.report.overhead, overhead);
-            prop_assert_eq!(options.count_request(&reread).total(), out.report.tokens_after);
+            prop_assert_eq!(options.count_body(&reread).total(), out.report.tokens_after);
             if out.report.action == Action::Compacted {
                 prop_assert!(out.report.tokens_after <= budget);
             }

@@ -599,10 +599,7 @@ fn replay_through_proxy(recording: &Conversation, path: &str, model: &str, limit
         let problems = ctxcompact::validate(&conversation);
         assert!(problems.is_empty(), "call {n}: {}", problems[0]);
         let value = request.json();
-        let tools = value
-            .get("tools")
-            .map_or(0, |t| options.tokenizer.counter().count_opaque(t));
-        let tokens = options.count_request(&conversation).total() + tools;
+        let tokens = options.count_body(&conversation).total();
         assert!(tokens <= WINDOW, "call {n}: {tokens} tokens");
         assert!(
             ctxcompact_breakpoints(&value) <= 4,
@@ -1395,7 +1392,7 @@ fn body_of(format: Format, model: &str, tokens: usize) -> Vec<u8> {
     let options = Options::for_model(model).unwrap();
     let count = |body: &[u8]| {
         options
-            .count_request(&format::parse(body, Some(format)).unwrap())
+            .count_body(&format::parse(body, Some(format)).unwrap())
             .total()
     };
     let per_round = count(&tool_body(format, model, 2)) - count(&tool_body(format, model, 1));
@@ -1501,7 +1498,10 @@ fn a_model_of_no_known_family_fails_open_and_is_named_once_per_process() {
     for line in &ledger {
         assert_eq!(line["action"], "failed_open", "{line}");
         assert!(
-            line["reason"].as_str().unwrap().contains("pass --window"),
+            line["reason"]
+                .as_str()
+                .unwrap()
+                .contains("no window is known"),
             "{line}"
         );
         assert!(line.get("window").is_none_or(Value::is_null), "{line}");

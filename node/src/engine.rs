@@ -7,10 +7,9 @@
 //! conversion of settings into options, shared with the CLI, the proxy and Python), so a call
 //! from JavaScript and the CLI give the same output and report for the same input and options.
 
-use ctxcompact::catalog::WindowSource;
 use ctxcompact::format::{self, Format, ReadOptions};
 use ctxcompact::request::{Agent, Compactor, Forward};
-use ctxcompact::{Budget, Conversation, Error, Options, Problem, Report};
+use ctxcompact::{Conversation, Error, Options, Problem, Report};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -194,7 +193,9 @@ pub(crate) fn compact(input: &[u8], settings: &Settings) -> Result<Compaction, F
         .is_some_and(|lists| lists.aligned(&conversation));
     match ctxcompact::compact(conversation, &options) {
         Ok(compacted) => {
-            checked(&compacted.conversation, &compacted.report, settings)?;
+            compacted
+                .check_reads_back(forced_format(settings)?)
+                .map_err(Failure::from_library)?;
             compacted.write_archive().map_err(|err| {
                 Failure::options(format!("archive: cannot write the archive: {err}"))
             })?;
@@ -235,7 +236,9 @@ pub(crate) fn trim_tools(input: &[u8], settings: &Settings) -> Result<Compaction
         .as_ref()
         .is_some_and(|lists| lists.aligned(&conversation));
     let trimmed = ctxcompact::trim_tools(conversation, &options).map_err(Failure::from_library)?;
-    checked(&trimmed.conversation, &trimmed.report, settings)?;
+    trimmed
+        .check_reads_back(forced_format(settings)?)
+        .map_err(Failure::from_library)?;
     let report = to_value(&trimmed.report);
     let (output, unchanged) = output(trimmed, aligned, pieces);
     Ok(Compaction {
@@ -255,7 +258,7 @@ pub(crate) fn analyze(input: &[u8], settings: &Settings) -> Result<Value, Failur
 /// Each message's tokens and the total, as `ctxcompact count --json` prints them.
 pub(crate) fn count(input: &[u8], settings: &Settings) -> Result<Value, Failure> {
     let (conversation, options) = read(input, settings, true)?;
-    Ok(serde_json::to_value(options.count_request(&conversation)).expect("counts serialize"))
+    Ok(serde_json::to_value(options.count_body(&conversation)).expect("counts serialize"))
 }
 
 /// Every problem a provider refuses the conversation for as a request, as `ctxcompact
@@ -388,20 +391,6 @@ impl Session {
     }
 }
 
-/// Checks, as the CLI does before writing, that a changed output reads back as it was read.
-fn checked(
-    conversation: &Conversation,
-    report: &Report,
-    settings: &Settings,
-) -> Result<(), Failure> {
-    if report.action != ctxcompact::report::Action::WithinBudget {
-        conversation
-            .check_reads_back(forced_format(settings)?)
-            .map_err(Failure::from_library)?;
-    }
-    Ok(())
-}
-
 /// A compaction's output (in pieces when `pieces`) and, when `aligned`, the input index each
 /// output message is unchanged from.
 fn output(
@@ -495,33 +484,11 @@ fn parse(input: &[u8], settings: &Settings) -> Result<Conversation, Failure> {
         .map_err(Failure::from_library)
 }
 
-/// The library's options, with the window given for the model (and, when no budget is
-/// given, the window's budget).
+/// The library's options, with the window given for every model (and, when no budget is
+/// given, the window's budget): the library's one resolution.
 fn options(run: &ctxcompact::Settings, window: Option<usize>) -> Result<Options, Failure> {
-    let Some(window) = window else {
-        return run.options().map_err(Failure::from_library);
-    };
-    let budgeted = run.target.is_some()
-        || run.ratio.is_some()
-        || run.trigger.is_some()
-        || run.target_ratio.is_some()
-        || run.model.is_some();
-    let mut options = if budgeted {
-        run.options()
-    } else {
-        ctxcompact::Settings {
-            target: Some(window),
-            ..run.clone()
-        }
-        .options()
-    }
-    .map_err(Failure::from_library)?;
-    if !budgeted {
-        options.budget = Budget::window();
-    }
-    options.profile.context_window = window;
-    options.window_source = Some(WindowSource::Flag);
-    Ok(options)
+    run.options_with_window(window)
+        .map_err(Failure::from_library)
 }
 
 fn forced_format(settings: &Settings) -> Result<Option<Format>, Failure> {

@@ -289,7 +289,11 @@ pub(crate) fn compact(input: Value, settings: &Settings) -> Result<Compaction, F
     let aligned = lists.aligned(&conversation);
     match ctxcompact::compact(conversation, &options) {
         Ok(compacted) => {
-            // As the CLI: the archive files, before the output that names them is returned.
+            // As the CLI: a changed output reads back as it was read, and the archive files
+            // are written before the output that names them is returned.
+            compacted
+                .check_reads_back(forced_format(settings)?)
+                .map_err(Failure::from_library)?;
             compacted.write_archive().map_err(|err| {
                 Failure::options(format!("archive: cannot write the archive: {err}"))
             })?;
@@ -323,6 +327,9 @@ pub(crate) fn trim_tools(input: Value, settings: &Settings) -> Result<(Output, V
     let conversation = parse(input, settings)?;
     let aligned = lists.aligned(&conversation);
     let trimmed = ctxcompact::trim_tools(conversation, &options).map_err(Failure::from_library)?;
+    trimmed
+        .check_reads_back(forced_format(settings)?)
+        .map_err(Failure::from_library)?;
     let report = to_value(&trimmed.report);
     Ok((output(trimmed, aligned), report))
 }
@@ -339,10 +346,7 @@ pub(crate) fn analyze(input: Value, settings: &Settings) -> Result<Value, Failur
 pub(crate) fn count(input: Value, settings: &Settings) -> Result<Value, Failure> {
     let options = unbudgeted(settings)?;
     let conversation = parse(input, settings)?;
-    Ok(
-        serde_json::to_value(options.count_request(&conversation))
-            .expect("counts always serialize"),
-    )
+    Ok(serde_json::to_value(options.count_body(&conversation)).expect("counts always serialize"))
 }
 
 /// Every pairing and placement problem, as a JSON array of objects with the message index, the
@@ -370,11 +374,15 @@ fn problem_json(problem: &Problem) -> Value {
 }
 
 fn parse(input: Value, settings: &Settings) -> Result<Conversation, Failure> {
-    let format = match settings.format.as_deref() {
-        None | Some("auto") => None,
-        Some(name) => Some(name.parse::<Format>().map_err(Failure::options)?),
-    };
-    format::parse_value(input, format).map_err(Failure::from_library)
+    format::parse_value(input, forced_format(settings)?).map_err(Failure::from_library)
+}
+
+/// The format `format=` forces, `None` for detection.
+fn forced_format(settings: &Settings) -> Result<Option<Format>, Failure> {
+    match settings.format.as_deref() {
+        None | Some("auto") => Ok(None),
+        Some(name) => name.parse::<Format>().map(Some).map_err(Failure::options),
+    }
 }
 
 fn to_value(report: &ctxcompact::Report) -> Value {

@@ -559,7 +559,7 @@ mod tests {
         assert_eq!(conversation.result_window(6), 7..8);
         // The tool definitions are counted with the messages.
         let counts =
-            crate::Options::with_budget(crate::Budget::Ratio(0.5)).count_request(&conversation);
+            crate::Options::with_budget(crate::Budget::Ratio(0.5)).count_body(&conversation);
         assert!(counts.messages[0] > 50, "{:?}", counts.messages);
     }
 

@@ -328,7 +328,7 @@ impl Replay {
                 count: problems.len(),
             });
         }
-        let counts = self.options.count_request(conversation);
+        let counts = self.options.count_body(conversation);
         if only_outgrowing && counts.total() <= self.window {
             return Ok(false);
         }
@@ -417,8 +417,9 @@ impl Replay {
             .copied()
             .or_else(|| messages.iter().position(is_user_turn));
         // Counts of the messages sent, as totals, with the recording's system and reply priming.
-        let cut =
-            |totals: Vec<usize>| Counts::from_totals(totals, counts.system).with_priming_of(counts);
+        let cut = |totals: Vec<usize>| {
+            Counts::from_totals(totals, counts.outside).with_priming_of(counts)
+        };
         let mut fed = 0;
         // The calls the recording answered: the request module's boundaries, each run of
         // assistant messages being one call's answer (not the call still in progress).
@@ -494,7 +495,7 @@ impl Replay {
                 continue;
             }
             let priming = sent_counts.priming();
-            let system = sent.system.clone().map(|s| (s, sent_counts.system));
+            let system = sent.system.clone().map(|s| (s, sent_counts.outside));
             let items = system
                 .into_iter()
                 .chain(sent.messages.into_iter().zip(sent_counts.messages))

@@ -11,15 +11,16 @@
 //!
 //! Anthropic `cache_control` breakpoints are left out of what the replay sees (a client moves
 //! them from call to call) and put back on every marked message that survives unchanged, at most
-//! four in the body (Anthropic's limit). Tool definitions are counted as overhead nothing removes. A
-//! Responses body naming a `previous_response_id` is forwarded unread: the provider holds its
-//! history.
+//! four in the body (Anthropic's limit). Tool definitions are counted as `ctxcompact count` counts
+//! them, outside the messages, and nothing removes them. A Responses body naming a
+//! `previous_response_id` is forwarded unread: the provider holds its history.
 //!
 //! Usage reported in responses is not used to anchor counts: it reaches one caller only, and
 //! counts that depend on it would make another caller, or a restarted one, send other bytes.
-//! Anything that cannot be read, validated or fitted within the window is forwarded unchanged
-//! (fail-open), with the reason; a body that breaks a pairing rule but is under the trigger
-//! needs no compaction and is forwarded as it came, the rule named.
+//! Anything that cannot be read, validated, fitted within the window or read back once compacted
+//! ([`crate::Compacted::check_reads_back`]'s check) is forwarded unchanged (fail-open), with the
+//! reason; a body that breaks a pairing rule but is under the trigger needs no compaction and is
+//! forwarded as it came, the rule named.
 
 mod agent;
 mod breakpoints;
@@ -29,15 +30,15 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::budget::Budget;
-use crate::catalog::{Catalog, Profile, WindowSource};
+use crate::catalog::{Catalog, WindowSource};
 use crate::conversation::{Conversation, Role};
 use crate::error::{Error, Result};
 use crate::format::{self, Format};
 use crate::options::Options;
 use crate::report::InstructionFile;
 use crate::session::Session;
-use crate::settings::Settings;
-use crate::tokens::Tokenizer;
+use crate::settings::{Run, Settings};
+use crate::tokens;
 use crate::tokens::calibration::Calibration;
 use cache::{Cache, Key, State};
 
@@ -53,8 +54,8 @@ pub enum Handling {
     Compacted,
     /// Not read (another path, a body over the caller's size cap): forwarded unchanged.
     Passthrough,
-    /// Read but not usable (not JSON, invalid, no window known, cannot fit): forwarded
-    /// unchanged.
+    /// Read but not usable (not JSON, invalid, no window known, cannot fit, a compaction that
+    /// would not read back as the body was read): forwarded unchanged.
     FailedOpen,
 }
 
@@ -70,7 +71,8 @@ pub struct Forward {
     pub reason: Option<String>,
     /// The model the body (or the path) names.
     pub model: Option<String>,
-    /// The request's tokens as received (history, system prompt and tool definitions).
+    /// The body's tokens as received (the messages and what lies outside them), as
+    /// `ctxcompact count` counts them.
     pub tokens_received: Option<usize>,
     /// The tokens of what is forwarded.
     pub tokens_forwarded: Option<usize>,
@@ -193,15 +195,14 @@ impl Forward {
 /// # Ok::<(), ctxcompact::Error>(())
 /// ```
 pub struct Compactor {
+    /// The settings every request's options come from: the trigger and target given or
+    /// defaulted, the archive folder made absolute once.
+    settings: Settings,
     catalog: Catalog,
-    /// The settings' calibration, for each request's calibrated estimator.
+    /// The settings' calibration, read once.
     calibration: Option<Calibration>,
-    /// The options every request starts from: budget, strategy, markers, tool trimming.
-    template: Options,
     /// The context window for every model, instead of the catalog's.
     window: Option<usize>,
-    /// The tokenizer for every model, instead of each model's.
-    tokenizer: Option<Tokenizer>,
     /// The trigger and target shares (the settings', else the defaults).
     shares: (f64, f64),
     /// Whether the trigger was given (it then wins over an agent's own point).
@@ -228,8 +229,10 @@ impl Compactor {
     /// caches none).
     ///
     /// # Errors
-    /// [`Error::BadSetting`] for a model, a fixed budget, a target above the trigger, or a
-    /// window of 0; [`Error::Catalog`] and [`Error::Calibration`] for their files.
+    /// [`Error::BadSetting`] for a model, a fixed budget, a window of 0, or settings
+    /// [`Settings::options`] refuses; [`Error::BadBudget`] for a trigger or target that is no
+    /// share of the window, or a target above the trigger; [`Error::Catalog`] and
+    /// [`Error::Calibration`] for their files.
     pub fn new(settings: &Settings, window: Option<usize>, cache_entries: usize) -> Result<Self> {
         if settings.model.is_some() || settings.target.is_some() || settings.ratio.is_some() {
             return Err(Error::bad_setting(
@@ -237,38 +240,37 @@ impl Compactor {
                  give a trigger and a target ratio, not a model, target or ratio",
             ));
         }
-        let Budget::Window { trigger, target } =
-            Budget::window_with(settings.trigger, settings.target_ratio)
-        else {
+        let budget = Budget::window_with(settings.trigger, settings.target_ratio);
+        budget.check()?;
+        let Budget::Window { trigger, target } = budget else {
             unreachable!("a window budget is a trigger and a target")
         };
-        if !(target > 0.0 && target <= trigger && trigger <= 1.0) {
-            return Err(Error::bad_setting(format!(
-                "trigger {trigger} and target ratio {target}: expected 0 < target ≤ trigger ≤ 1"
-            )));
-        }
         if window == Some(0) {
             return Err(Error::bad_setting("a window is a number of tokens above 0"));
         }
         let catalog = settings.catalog()?;
-        // Each request's tokenizer replaces the template's, calibrated then: the calibration
-        // file is read once, below, not for the template too.
-        let template = Settings {
+        let calibration = settings.calibration()?;
+        let trigger_given = settings.trigger.is_some();
+        let mut settings = Settings {
             trigger: Some(trigger),
             target_ratio: Some(target),
-            tokenizer: None,
-            calibration: None,
             ..settings.clone()
-        }
-        .options_in(&catalog)?;
+        };
+        // Every setting is checked here, so that no request's options fail on one.
+        let checked = settings.options_for(&Run {
+            catalog: &catalog,
+            calibration: calibration.as_ref(),
+            model: None,
+            window,
+        })?;
+        settings.archive = checked.archive;
         Ok(Self {
             catalog,
-            calibration: settings.calibration()?,
-            template,
+            calibration,
             window,
-            tokenizer: settings.tokenizer,
             shares: (trigger, target),
-            trigger_given: settings.trigger.is_some(),
+            trigger_given,
+            settings,
             cache: Cache::new(cache_entries),
         })
     }
@@ -296,10 +298,10 @@ impl Compactor {
         }
     }
 
-    /// The library options for a request naming `model` from the agent `client` (if any):
-    /// the catalog's profile (its window replaced by the compactor's), the trigger and target
-    /// (below the agent's own compaction point unless a trigger was given), and the engine
-    /// settings; with what is known of them.
+    /// The library options for a body naming `model` from the agent `client` (if any): the
+    /// settings' options for that model and the compactor's window ([`Settings::options`]'s
+    /// one resolution), with the trigger and target below the agent's own compaction point
+    /// unless a trigger was given; with what is known of them.
     ///
     /// # Errors
     /// What to forward when no window is known: no model, or one no catalog rule reads,
@@ -309,38 +311,30 @@ impl Compactor {
         model: Option<&str>,
         client: Option<(Agent, &'static str)>,
     ) -> std::result::Result<(Options, Facts), Box<Forward>> {
-        let found = model.map(|name| self.catalog.resolve(name));
-        let (resolved, source) = match (found, self.window) {
-            (Some(Ok(resolved)), None) => {
-                let source = resolved.window_source;
-                (Some(resolved), source)
-            }
-            (Some(Ok(resolved)), Some(_)) => (Some(resolved), WindowSource::Flag),
-            (Some(Err(err)), None) => {
-                let reason = format!("{err}; pass --window to proxy it");
-                let mut forward = Forward::failed_open(model.map(str::to_string), reason);
+        let failed =
+            |reason: String| Box::new(Forward::failed_open(model.map(str::to_string), reason));
+        if model.is_none() && self.window.is_none() {
+            return Err(failed(
+                "the body names no model, and no window was given".into(),
+            ));
+        }
+        let run = Run {
+            catalog: &self.catalog,
+            calibration: self.calibration.as_ref(),
+            model,
+            window: self.window,
+        };
+        let mut options = match self.settings.options_for(&run) {
+            Ok(options) => options,
+            Err(err @ Error::UnknownModel { .. }) => {
+                let mut forward = failed(format!(
+                    "{err}; no window is known for it, and none was given"
+                ));
                 forward.unknown_model = model.map(str::to_string);
-                return Err(Box::new(forward));
+                return Err(forward);
             }
-            (None, None) => {
-                let reason = "the body names no model; pass --window to proxy it".into();
-                return Err(Box::new(Forward::failed_open(None, reason)));
-            }
-            (_, Some(_)) => (None, WindowSource::Flag),
+            Err(err) => return Err(failed(format!("options: {err}"))),
         };
-        let mut options = self.template.clone();
-        let (profile, model_match) = match resolved {
-            Some(resolved) => (resolved.profile, Some(resolved.how)),
-            None => (Profile::generic(Tokenizer::O200k), None),
-        };
-        options.tokenizer = self.tokenizer.unwrap_or(profile.tokenizer);
-        if let Some(calibration) = &self.calibration {
-            options.tokenizer = calibration.apply(options.tokenizer);
-        }
-        options.profile = profile;
-        if let Some(window) = self.window {
-            options.profile.context_window = window;
-        }
         let window = options.profile.context_window;
         let ((trigger, target), reason) = agent::shares(
             client.map(|(agent, _)| agent),
@@ -348,13 +342,10 @@ impl Compactor {
             self.shares,
             self.trigger_given,
         );
-        options.model = model.map(str::to_string);
-        options.model_match = model_match;
-        options.window_source = Some(source);
         options.budget = Budget::Window { trigger, target };
         let facts = Facts {
             window: Some(window),
-            window_source: Some(source),
+            window_source: options.window_source,
             client,
             trigger: None,
             trigger_reason: Some(reason),
@@ -397,14 +388,11 @@ impl Compactor {
             )));
         }
         let client = client.or_else(|| agent::from_body(format, &object));
-        let (mut options, facts) = self.options(model.as_deref(), client)?;
+        let (options, facts) = self.options(model.as_deref(), client)?;
         // Past here the model is known: what fails still names its window and agent.
         let failed = |model: &Option<String>, reason: String| {
             Box::new(Forward::failed_with(model.clone(), reason, &facts))
         };
-        options.overhead = object
-            .get("tools")
-            .map_or(0, |tools| options.tokenizer.counter().count_opaque(tools));
         let Some(Value::Array(messages)) = object.get_mut(format.list_key()) else {
             let reason = format!("the body has no `{}` list", format.list_key());
             return Err(failed(&model, reason));
@@ -436,9 +424,13 @@ impl Compactor {
                 facts,
             )));
         }
-        let base = Key::of(format.as_str().as_bytes())
+        // A replay depends on the options and on what lies outside the messages.
+        let mut base = Key::of(format.as_str().as_bytes())
             .then(format!("{options:?}").as_bytes())
             .then(format!("{:?}", conversation.system).as_bytes());
+        for tools in tokens::tool_definitions(&conversation) {
+            base = base.then(tools.to_string().as_bytes());
+        }
         let mut keys = Vec::with_capacity(encoded.len() + 1);
         keys.push(base);
         for bytes in &encoded {
@@ -533,17 +525,23 @@ impl Compactor {
                 lines: Vec::new(),
                 repairs: Vec::new(),
             };
-            let mut value = format::render(&output);
-            if format == Format::Anthropic {
-                breakpoints::restore(&mut value, marked);
+            // What is forwarded must read back as the body was read, as what the CLI writes.
+            if let Err(err) = output.check_reads_back(Some(format)) {
+                forward.handling = Handling::FailedOpen;
+                forward.reason = Some(err.to_string());
+            } else {
+                let mut value = format::render(&output);
+                if format == Format::Anthropic {
+                    breakpoints::restore(&mut value, marked);
+                }
+                forward.body = Some(serde_json::to_vec(&value).expect("a JSON value serializes"));
+                forward.handling = Handling::Compacted;
+                forward.tokens_forwarded = Some(forwarded);
+                forward
+                    .instruction_files
+                    .clone_from(&state.instruction_files);
+                forward.budget = state.budget;
             }
-            forward.body = Some(serde_json::to_vec(&value).expect("a JSON value serializes"));
-            forward.handling = Handling::Compacted;
-            forward.tokens_forwarded = Some(forwarded);
-            forward
-                .instruction_files
-                .clone_from(&state.instruction_files);
-            forward.budget = state.budget;
         } else if received > session.trigger() {
             forward.reason = state.last_error.clone().or_else(|| {
                 Some("over the trigger, but the last round still waits for its results".into())
@@ -554,13 +552,15 @@ impl Compactor {
     }
 }
 
-/// The state of a replay from the start: a session holding the system prompt alone.
+/// The state of a replay from the start: a session holding what lies outside the messages
+/// alone (the system prompt, and the envelope with the tool definitions), counted as `count`
+/// counts it.
 fn fresh(conversation: &Conversation, options: Options) -> Result<State> {
     let start = Conversation {
         format: conversation.format,
         system: conversation.system.clone(),
         messages: Vec::new(),
-        envelope: None,
+        envelope: conversation.envelope.clone(),
         lines: Vec::new(),
         repairs: Vec::new(),
     };

@@ -252,7 +252,7 @@ fn rebuild(before: Applied, kept: Vec<Kept>, counter: &dyn TokenCounter) -> Appl
     };
     Applied {
         conversation,
-        counts: Counts::from_totals(counts, before.counts.system).with_priming_of(&before.counts),
+        counts: Counts::from_totals(counts, before.counts.outside).with_priming_of(&before.counts),
         origin,
         discarded: before.discarded,
     }

@@ -1,6 +1,6 @@
 //! Cached counts of a conversation, per message, per field and per part.
 
-use super::{REPLY_PRIMING, TokenCounter, fixed_tokens};
+use super::{REPLY_PRIMING, TokenCounter, count_outside};
 use crate::conversation::{Conversation, Message, Part};
 
 /// Cached counts of one conversation: computed once, read by every later stage. Besides each
@@ -10,9 +10,11 @@ use crate::conversation::{Conversation, Message, Part};
 pub struct Counts {
     /// Tokens of each message, by index.
     pub messages: Vec<usize>,
-    /// Tokens the request holds outside its messages: a top-level system prompt, the tool
-    /// definitions, and any overhead the caller added (`Options::overhead`); 0 when none.
-    pub system: usize,
+    /// Tokens the body holds outside its messages (`system` in the JSON, as `count --json`
+    /// has always printed it): the conversation's own — a top-level system prompt and the tool
+    /// definitions — and the unlogged part ([`Options::overhead`](crate::Options::overhead),
+    /// or what an anchor measured); 0 when none.
+    pub outside: usize,
     /// Tokens that prime the reply, once (the counter's [`TokenCounter::reply_priming`]).
     pub(super) priming: usize,
     /// Tokens of each message less its parts ([`TokenCounter::count_fields`]), as counted.
@@ -34,18 +36,18 @@ impl serde::Serialize for Counts {
         use serde::ser::SerializeStruct as _;
         let mut out = serializer.serialize_struct("Counts", 3)?;
         out.serialize_field("total", &self.total())?;
-        out.serialize_field("system", &self.system)?;
+        out.serialize_field("system", &self.outside)?;
         out.serialize_field("messages", &self.messages)?;
         out.end()
     }
 }
 
-/// No messages, no system tokens, and the reply priming of OpenAI's recipe.
+/// No messages, nothing outside them, and the reply priming of OpenAI's recipe.
 impl Default for Counts {
     fn default() -> Self {
         Self {
             messages: Vec::new(),
-            system: 0,
+            outside: 0,
             priming: REPLY_PRIMING,
             fields: Vec::new(),
             part_starts: Vec::new(),
@@ -58,18 +60,18 @@ impl Default for Counts {
 impl Counts {
     /// Counts for messages whose totals are known but not their parts (a step that rebuilt a
     /// conversation): [`Counts::message_parts`] answers `None` for them.
-    pub fn from_totals(messages: Vec<usize>, system: usize) -> Self {
+    pub fn from_totals(messages: Vec<usize>, outside: usize) -> Self {
         Self {
             messages,
-            system,
+            outside,
             ..Self::default()
         }
     }
 
     /// Counts `messages` with `counter`, part by part.
-    pub(super) fn of(counter: &dyn TokenCounter, messages: &[Message], system: usize) -> Self {
+    pub(super) fn of(counter: &dyn TokenCounter, messages: &[Message], outside: usize) -> Self {
         let mut counts = Self {
-            system,
+            outside,
             priming: counter.reply_priming(),
             messages: Vec::with_capacity(messages.len()),
             fields: Vec::with_capacity(messages.len()),
@@ -117,9 +119,9 @@ impl Counts {
         self.call_ids.extend(next.call_ids);
     }
 
-    /// The conversation's total: every message, the system prompt and the reply priming.
+    /// The body's total: every message, what lies outside them and the reply priming.
     pub fn total(&self) -> usize {
-        self.messages.iter().sum::<usize>() + self.system + self.priming
+        self.messages.iter().sum::<usize>() + self.outside + self.priming
     }
 
     /// Tokens that prime the reply, counted once in the total.
@@ -164,7 +166,7 @@ impl Counts {
 impl PartialEq for Counts {
     fn eq(&self, other: &Self) -> bool {
         self.messages == other.messages
-            && self.system == other.system
+            && self.outside == other.outside
             && self.priming == other.priming
     }
 }
@@ -173,9 +175,9 @@ impl Eq for Counts {}
 
 /// Counts every message of a conversation once with a counter of the caller's, on this thread;
 /// [`Tokenizer::count`](super::Tokenizer::count) counts the same with a built-in tokenizer on
-/// all cores, and [`Options::count_request`](crate::Options::count_request) adds what a
-/// request carries beyond the messages.
+/// all cores, and [`Options::count_body`](crate::Options::count_body) adds the unlogged part
+/// of what lies outside the messages.
 pub fn count_with(conversation: &Conversation, counter: &dyn TokenCounter) -> Counts {
-    let system = fixed_tokens(conversation, counter);
-    Counts::of(counter, &conversation.messages, system)
+    let outside = count_outside(conversation, counter);
+    Counts::of(counter, &conversation.messages, outside)
 }

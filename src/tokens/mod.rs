@@ -19,8 +19,8 @@
 //! Which text is counted is the same for every tokenizer; how it is counted differs: exactly by
 //! a BPE counter, as ⌈chars ÷ 4⌉ by `chars`, or as `o200k` tokens × a family's fitted factor
 //! by a calibrated estimator (which reads tool-call arguments as their unescaped keys and values, and
-//! thinking blocks as their text). What a request holds outside its messages — a top-level
-//! system prompt and the tool definitions, as JSON — is counted in [`Counts::system`].
+//! thinking blocks as their text). What a body holds outside its messages — a top-level
+//! system prompt and the tool definitions, as JSON — is counted in [`Counts::outside`].
 
 mod bpe;
 pub(crate) mod calibration;
@@ -272,21 +272,21 @@ impl Tokenizer {
     pub fn count(self, conversation: &Conversation) -> Counts {
         let messages = &conversation.messages;
         let counter = self.counter();
-        let system = fixed_tokens(conversation, counter);
+        let outside = count_outside(conversation, counter);
         let sizes: Vec<usize> = messages.iter().map(text_bytes).collect();
         let total_bytes: usize = sizes.iter().sum();
         let threads = crate::parallel::cores()
             .min(MAX_THREADS)
             .min(total_bytes / PARALLEL_MIN_BYTES + 1);
         if threads <= 1 || matches!(self, Self::Chars | Self::Calibrated(_)) {
-            return Counts::of(counter, messages, system);
+            return Counts::of(counter, messages, outside);
         }
         let bounds = slice_bounds(&sizes, threads);
         let slices = crate::parallel::in_turn(bounds.len() - 1, threads, |slice| {
             Counts::of(counter, &messages[bounds[slice]..bounds[slice + 1]], 0)
         });
         let mut counts = Counts::default();
-        counts.system = system;
+        counts.outside = outside;
         counts.priming = counter.reply_priming();
         for slice in slices {
             counts.append(slice);
@@ -333,22 +333,26 @@ fn calibrated(factor: Factor) -> &'static dyn TokenCounter {
         })
 }
 
-/// Tokens of what a request holds besides its messages: the top-level system prompt and the
-/// tool definitions (`tools`, Bedrock's `toolConfig`), counted as their JSON text.
-pub(crate) fn fixed_tokens(conversation: &Conversation, counter: &dyn TokenCounter) -> usize {
+/// Tokens of what a conversation holds outside its messages: the top-level system prompt and
+/// the tool definitions (`tools`, Bedrock's `toolConfig`), counted as their JSON text.
+pub(crate) fn count_outside(conversation: &Conversation, counter: &dyn TokenCounter) -> usize {
     let system = conversation
         .system
         .as_ref()
         .map_or(0, |s| counter.count_message(s));
-    let tools: usize = conversation.envelope.as_ref().map_or(0, |envelope| {
-        ["tools", "toolConfig"]
-            .iter()
-            .filter_map(|key| envelope.get(*key))
-            .filter(|value| !value.is_null())
-            .map(|value| counter.count_text(&value.to_string()))
-            .sum()
-    });
+    let tools: usize = tool_definitions(conversation)
+        .map(|value| counter.count_text(&value.to_string()))
+        .sum();
     system + tools
+}
+
+/// The tool definitions a request holds beside its messages (`tools`, Bedrock's `toolConfig`).
+pub(crate) fn tool_definitions(conversation: &Conversation) -> impl Iterator<Item = &Value> {
+    let envelope = conversation.envelope.as_ref();
+    ["tools", "toolConfig"]
+        .into_iter()
+        .filter_map(move |key| envelope?.get(key))
+        .filter(|value| !value.is_null())
 }
 
 /// Most threads counting uses; beyond this the gain is small.

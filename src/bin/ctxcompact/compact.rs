@@ -42,12 +42,11 @@ pub(crate) fn run(args: CompactArgs) -> Result<ExitCode> {
     let compacted =
         ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
     let code = emit(
-        &compacted.conversation,
-        &compacted.report,
+        &compacted,
         &compacted.report.summary(),
         &input,
         &output,
-        Some(&compacted),
+        true,
     );
     exit_without_freeing(compacted);
     code

@@ -29,14 +29,14 @@ pub(crate) fn run(args: &CountArgs) -> Result<ExitCode> {
     let (conversation, anchor) = read_anchored(input)?;
     let options = model.unbudgeted(None, anchor)?;
     let tokenizer = options.tokenizer;
-    let counts = options.count_request(&conversation);
+    let counts = options.count_body(&conversation);
     let mut out = String::new();
     if *json {
         out = serde_json::to_string(&counts).expect("counts always serialize");
         out.push('\n');
     } else {
-        if counts.system > 0 {
-            let _ = writeln!(out, "system prompt  {:>8}", counts.system);
+        if counts.outside > 0 {
+            let _ = writeln!(out, "system prompt  {:>8}", counts.outside);
         }
         let rows = conversation
             .messages

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
 use ctxcompact::report::Action;
-use ctxcompact::{Compacted, Conversation, Report, format};
+use ctxcompact::{Compacted, Report, format};
 
 use crate::flags::{Input, Output};
 
@@ -184,22 +184,24 @@ pub(crate) fn exit_without_freeing(conversation: impl Sized) {
 }
 
 /// Writes the output conversation and the report, both staged in full before either is moved
-/// into place, then the summary line. The archive files of `archived` are written once both
-/// are staged, and removed again when they cannot be moved into place.
+/// into place, then the summary line; a changed output must first read back as it was read
+/// ([`Compacted::check_reads_back`]). With `archive`, the compaction's archive files are
+/// written once both are staged, and removed again when they cannot be moved into place.
 pub(crate) fn emit(
-    conversation: &Conversation,
-    report: &Report,
+    compacted: &Compacted,
     summary: &str,
     input: &Input,
     output: &Output,
-    archived: Option<&Compacted>,
+    archive: bool,
 ) -> Result<ExitCode> {
-    // What is written must read back as it was read (an unchanged input always does).
-    if report.action != Action::WithinBudget {
-        conversation
-            .check_reads_back(input.format.format())
-            .with_context(|| input.file.clone())?;
-    }
+    let Compacted {
+        conversation,
+        report,
+        ..
+    } = compacted;
+    compacted
+        .check_reads_back(input.format.format())
+        .with_context(|| input.file.clone())?;
     let report_json = to_json(report);
     let staged_report = match output.report.as_deref() {
         None | Some("-") => None,
@@ -227,11 +229,12 @@ pub(crate) fn emit(
             .and_then(|()| stderr.flush())
             .context("standard error: cannot write the report")?;
     }
-    let created = match archived {
-        Some(compacted) => compacted
+    let created = if archive {
+        compacted
             .write_archive()
-            .context("cannot write the archive")?,
-        None => Vec::new(),
+            .context("cannot write the archive")?
+    } else {
+        Vec::new()
     };
     let committed = staged_output
         .map_or(Ok(()), Staged::commit)

@@ -37,12 +37,11 @@ pub(crate) fn run(args: &TrimToolsArgs) -> Result<ExitCode> {
     let trimmed =
         ctxcompact::trim_tools(conversation, &options).with_context(|| input.file.clone())?;
     emit(
-        &trimmed.conversation,
-        &trimmed.report,
+        &trimmed,
         &trim_summary(&trimmed.report),
         input,
         output,
-        None,
+        false,
     )
 }
 
