@@ -175,7 +175,9 @@ impl<'a> Trimming<'a> {
         let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
         // With a fixed budget that the old rounds' outputs cannot meet, the recent rounds'
         // outputs keep gists before the old ones' go bare: trimmed with them, oldest poorest.
-        let widen_to = (self.fill && self.clears()).then(|| usize::from(is_in_progress(&start)));
+        // Only where trimming clears: the recent rounds are never dropped whole.
+        let clears_only = tool_options.mode == ToolMode::Clear;
+        let widen_to = (self.fill && clears_only).then(|| usize::from(is_in_progress(&start)));
         let stop = tools::Stop {
             widen_to,
             ..self.stop()
