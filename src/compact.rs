@@ -9,6 +9,7 @@
 //! tokens than the input; the output is validated before it is returned; when even the pinned
 //! units exceed the budget, nothing is returned but [`Error::BudgetTooSmall`].
 
+use crate::account::Action;
 use crate::archive::{self, Archive};
 use crate::conversation::Conversation;
 use crate::degrade::{self, Trimming};
@@ -16,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::parallel;
 use crate::planner::{self, Planner};
-use crate::report::{Action, Outcome, Report};
+use crate::report::{Outcome, Report};
 use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input, PARALLEL_CHECK_MESSAGES, Source};
 use crate::strategy;

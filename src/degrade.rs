@@ -8,16 +8,16 @@
 //! just meet it. A window budget keeps history first ([`Trimming::new`] says why). Each step
 //! taken is named in the report, in order.
 
+use crate::account::{Action, CutOutput, Protection, Step, ToolTrim};
 use crate::archive::Archive;
 use crate::budget::Budget;
 use crate::options::Options;
 use crate::planner::{self, Attempt, Planner};
-use crate::report::{Action, Outcome, Step};
+use crate::report::Outcome;
 use crate::select;
 use crate::state::{Applied, Discarded};
-use crate::strategy::Protection;
 use crate::strategy::fit;
-use crate::strategy::tools::{self, ToolMode, ToolOptions, ToolTrim};
+use crate::strategy::tools::{self, ToolMode, ToolOptions};
 
 /// Fits `state`, over the budget once [`Trimming::trim_first`] has trimmed it (`done`: what
 /// that did), in the degrade order: the last state, its attempt (which fits, or is the least
@@ -101,7 +101,7 @@ fn cut_in_progress(
     attempt: Attempt,
     planner: &Planner<'_>,
     clears: bool,
-) -> (Applied, Attempt, Vec<fit::CutOutput>) {
+) -> (Applied, Attempt, Vec<CutOutput>) {
     let round = attempt.units.last().filter(|u| u.is_round);
     let Some(round) = round.filter(|_| clears && !attempt.fits) else {
         return (state, attempt, Vec::new());
@@ -169,7 +169,7 @@ impl<'a> Trimming<'a> {
         &self,
         start: Applied,
         tokens: usize,
-    ) -> (Applied, tools::ToolTrim, Vec<Step>) {
+    ) -> (Applied, ToolTrim, Vec<Step>) {
         let options = self.options;
         let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
         let stop = self.stop();
@@ -199,7 +199,7 @@ impl<'a> Trimming<'a> {
         mut state: Applied,
         attempt: Attempt,
         planner: &Planner<'_>,
-        (trim, steps): (&mut tools::ToolTrim, &mut Vec<Step>),
+        (trim, steps): (&mut ToolTrim, &mut Vec<Step>),
     ) -> (Applied, Attempt) {
         // With an archive, nothing is changed that the archive would not give back.
         if self.options.tools.clear_inputs || self.archive.is_some() {
@@ -255,7 +255,7 @@ impl<'a> Trimming<'a> {
     /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.
     /// The last round is spared only when it is the round in progress (the last unit). What was
     /// cleared is added to `done`'s trimming figures and steps.
-    fn clear(&self, state: Applied, done: (&mut tools::ToolTrim, &mut Vec<Step>)) -> Applied {
+    fn clear(&self, state: Applied, done: (&mut ToolTrim, &mut Vec<Step>)) -> Applied {
         let recent = ToolOptions {
             mode: ToolMode::Clear,
             keep: usize::from(is_in_progress(&state)),

@@ -43,7 +43,8 @@
 //!
 //! # Layers
 //! Each module imports only from the layers below it (bottom to top); the data flows up:
-//! 0. `conversation` (the neutral model), `note` (the wording of every note), `parallel`
+//! 0. `account` (every type of the report's JSON a run computes, in one place),
+//!    `conversation` (the neutral model), `note` (the wording of every note), `parallel`
 //!    (threads), `hash` (the one hasher);
 //! 1. `error`, `classify` (who wrote a user message), `evidence` (paths, commands, outcomes),
 //!    `identifiers` (the tokens things are named by: user names, order numbers, hashes, URLs),
@@ -96,6 +97,7 @@
 //! The model profile first, then rules over the conversation's features, then —
 //! when no rule is confident — both strategies are run and scored.
 
+mod account;
 mod archive;
 mod budget;
 pub mod catalog;
@@ -134,6 +136,7 @@ pub mod tuning;
 mod units;
 mod validate;
 
+pub use account::Strategy;
 pub use budget::Budget;
 pub use compact::{Compacted, analyze, compact, trim_tools};
 pub use conversation::{Conversation, Message, Part, Role};
@@ -143,7 +146,6 @@ pub use options::Options;
 pub use report::Report;
 pub use session::Session;
 pub use settings::Settings;
-pub use strategy::Strategy;
 pub use strategy::tools::{ToolMode, ToolOptions};
 pub use tokens::{Counts, TokenCounter, Tokenizer, count_with};
 pub use validate::check as validate;

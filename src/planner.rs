@@ -8,6 +8,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::account::{Decision, MarkerNote, Shortened};
 use crate::archive::{Archive, SpanFile};
 use crate::classify;
 use crate::conversation::{Layout, Message, Part, Role};
@@ -15,8 +16,7 @@ use crate::digest::{self, DigestCap, MarkerMode};
 use crate::instructions;
 use crate::note;
 use crate::options::Options;
-use crate::report::{MarkerNote, Shortened};
-use crate::select::{self, Selector};
+use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input, Source};
 use crate::strategy::{self, Limits, Plan};
 use crate::tokens::{Memo, TokenCounter};
@@ -35,7 +35,7 @@ const MARKER_ROUNDS: usize = 4;
 /// One plan of a state, with its markers.
 pub(crate) struct Attempt {
     pub(crate) units: Vec<Unit>,
-    pub(crate) decision: select::Decision,
+    pub(crate) decision: Decision,
     pub(crate) plan: Plan,
     /// One marker per removed span, in order (none in [`MarkerMode::None`]).
     pub(crate) markers: Vec<String>,

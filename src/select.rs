@@ -14,13 +14,11 @@
 //! The reference is the hybrid compression strategy of the agent framework cipher; unlike it,
 //! a candidate that misses the budget never wins, and units (not single messages) are removed.
 
-use serde::Serialize;
-
+use crate::account::{Candidate, Decision, Features, Layer, RuleCheck, Severity, Strategy};
 use crate::catalog::{Preference, Profile};
 use crate::cost::CostModel;
-use crate::features::{Features, Severity};
 use crate::strategy::tools::ToolOptions;
-use crate::strategy::{self, Limits, Plan, Strategy};
+use crate::strategy::{self, Limits, Plan};
 use crate::tokens::REPLY_PRIMING;
 use crate::units::Unit;
 
@@ -143,69 +141,6 @@ pub(crate) const RULES: &[Rule] = &[
         confidence: 0.7,
     },
 ];
-
-/// Which layer made the decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Layer {
-    /// `--strategy` forced it.
-    Forced,
-    /// The model profile's preference.
-    Profile,
-    /// A conversation rule.
-    Rule,
-    /// Both strategies were run and scored.
-    Scored,
-    /// Both strategies were run and priced (`--optimize cost`).
-    Cost,
-}
-
-/// One strategy's figures, as the report shows them.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Candidate {
-    /// The strategy.
-    pub strategy: Strategy,
-    /// Tokens after removal.
-    pub tokens_after: usize,
-    /// Input messages kept.
-    pub messages_after: usize,
-    /// `0.6 × token_reduction + 0.4 × message_preservation`.
-    pub efficiency: f64,
-    /// Whether it fits the budget.
-    pub fits: bool,
-    /// Expected input cost in dollars over the next calls (`--optimize cost` only).
-    pub estimated_cost: Option<f64>,
-}
-
-/// Whether a rule matched, for the report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RuleCheck {
-    /// The rule's number.
-    pub number: u8,
-    /// What it checks.
-    pub description: &'static str,
-    /// Whether it matched.
-    pub matched: bool,
-    /// What it would pick.
-    pub strategy: Strategy,
-    /// How sure it is.
-    pub confidence: f64,
-}
-
-/// The selector's decision, with everything that led to it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Decision {
-    /// The layer that decided.
-    pub layer: Layer,
-    /// The strategy chosen.
-    pub strategy: Strategy,
-    /// The number of the rule that decided, if one did.
-    pub rule: Option<u8>,
-    /// The deciding rule's confidence, if one decided.
-    pub confidence: Option<f64>,
-    /// The figures of every strategy that was run.
-    pub candidates: Vec<Candidate>,
-}
 
 /// Every rule's verdict over `features`, in order (whichever layer decides, and also when no
 /// removal is needed).

@@ -42,6 +42,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
+use crate::account::is_zero;
 use crate::conversation::{Conversation, Message, Role};
 pub use crate::conversation::{Format, Layout};
 use crate::error::Result;
@@ -154,12 +155,6 @@ pub struct RecordedUsage {
     /// call (its summary), since the request held the history as it was then.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub from: usize,
-}
-
-/// Whether a count is zero (a field left out of the JSON when it is).
-#[allow(clippy::trivially_copy_pass_by_ref)]
-fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// Writing one API format, and the rules the engine must follow in it.
@@ -389,7 +384,7 @@ fn read(mut records: Vec<Record>, options: &ReadOptions) -> Result<Conversation>
 fn noted(
     format: Format,
     mut conversation: Conversation,
-    repairs: Option<Vec<crate::conversation::Repair>>,
+    repairs: Option<Vec<crate::account::Repair>>,
     usages: &mut [RecordedUsage],
 ) -> Conversation {
     if let Some(repairs) = repairs {
@@ -399,9 +394,7 @@ fn noted(
         let notes: Vec<_> = conversation
             .calls_in_progress()
             .into_iter()
-            .map(|(message, id)| {
-                repair::named(message, crate::conversation::Repair::IN_PROGRESS, id)
-            })
+            .map(|(message, id)| repair::named(message, crate::account::Repair::IN_PROGRESS, id))
             .collect();
         conversation.repairs.extend(notes);
         return conversation;
@@ -429,7 +422,7 @@ fn repair_body(
     format: Format,
     records: &mut [Record],
     options: &ReadOptions,
-) -> Option<Vec<crate::conversation::Repair>> {
+) -> Option<Vec<crate::account::Repair>> {
     // The AI SDK's lists come from the SDK itself, never from a log that needs mending.
     if !options.repair || !is_api(format) || format == Format::AiSdk {
         return None;

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::Strategy;
 use crate::budget::Budget;
 use crate::catalog::Profile;
 use crate::compact::{Compacted, compact, trim_tools};
@@ -32,7 +33,6 @@ use crate::digest;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::select::efficiency;
-use crate::strategy::Strategy;
 use crate::strategy::tools::{ToolMode, ToolOptions};
 use crate::tokens::{Counts, Tokenizer};
 use crate::validate::check;

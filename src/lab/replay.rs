@@ -18,6 +18,7 @@
 
 use serde::Serialize;
 
+use crate::Strategy;
 use crate::budget::Budget;
 use crate::catalog::Profile;
 use crate::classify::is_user_turn;
@@ -28,7 +29,6 @@ use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::select::Optimize;
 use crate::session::{Compaction, Session};
-use crate::strategy::Strategy;
 use crate::strategy::tools::ToolMode;
 use crate::tokens::Counts;
 use crate::validate;

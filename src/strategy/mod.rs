@@ -18,43 +18,12 @@ pub(crate) mod tools;
 
 use std::ops::Range;
 
-use serde::{Deserialize, Serialize};
-
+use crate::account::{Protection, Strategy};
 use crate::conversation::{Conversation, Message, Role};
 use crate::format::{Wire, wire};
 use crate::state::{Applied, Source};
 use crate::tokens::{Counts, TokenCounter};
 use crate::units::Unit;
-
-/// A message-removal strategy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Strategy {
-    /// Keep the head (system, task) and the tail; remove from the middle.
-    Middle,
-    /// Keep system units and the tail; remove from the start.
-    Oldest,
-}
-
-impl Strategy {
-    /// The strategy's name as the CLI and the report spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Middle => "middle",
-            Self::Oldest => "oldest",
-        }
-    }
-}
-
-/// A protection a plan gave up to fit the budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Protection {
-    /// Middle removal's kept head.
-    Head,
-    /// The protected tail of `preserve_end` units.
-    Tail,
-}
 
 /// What a plan must fit into, and what it must keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
