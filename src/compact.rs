@@ -16,7 +16,7 @@ use crate::degrade::{self, Trimming};
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::parallel;
-use crate::planner::{self, Planner};
+use crate::planner::Planner;
 use crate::report::{Outcome, Report};
 use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input, PARALLEL_CHECK_MESSAGES, Source};
@@ -290,7 +290,7 @@ fn finish(
         })
         .collect();
     let archive = archive
-        .map(|archive| planner::archive_files(archive, &spans, &output))
+        .map(|archive| archive::files(archive, &spans, &output))
         .unwrap_or_default();
     report.archive = archive.iter().map(|(path, _)| path.clone()).collect();
     Ok(Compacted {

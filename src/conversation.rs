@@ -15,9 +15,9 @@ use serde_json::{Map, Value};
 use crate::account::Repair;
 
 /// Lists every format: its variant, its name as the CLI and the report spell it, its name in
-/// prose, and what it is. Adding a format is one line here and one in `format::reader`.
+/// prose, its message list's key in a request body, and what it is. Adding a format is one line here and one in `format::reader`.
 macro_rules! formats {
-    ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal ($title:literal),)+) => {
+    ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal ($title:literal) [$list:literal],)+) => {
         /// A format a conversation can be read from. The first six are API request bodies (or,
         /// for the AI SDK, an SDK's message list) and are also written; session logs are read
         /// into the API format they hold.
@@ -43,31 +43,42 @@ macro_rules! formats {
                     $(Format::$variant => $title,)+
                 }
             }
+
+            /// The request body's key that holds the message list (`messages`, `input`,
+            /// `contents`): where [`render`](crate::format::render) puts the messages when the
+            /// conversation has an envelope (for a session log, the key of the API format it is
+            /// read as). Message `i` of a conversation read from a body is element `i` of this
+            /// list.
+            pub fn list_key(self) -> &'static str {
+                match self {
+                    $(Format::$variant => $list,)+
+                }
+            }
         }
     };
 }
 
 formats! {
     /// OpenAI Chat Completions (`messages` with `tool_calls` and `role: "tool"`).
-    OpenAi = "openai" ("OpenAI"),
+    OpenAi = "openai" ("OpenAI") ["messages"],
     /// Anthropic Messages (top-level `system`, `tool_use` and `tool_result` blocks).
-    Anthropic = "anthropic" ("Anthropic"),
+    Anthropic = "anthropic" ("Anthropic") ["messages"],
     /// OpenAI Responses API input items (`function_call` and `function_call_output`).
-    Responses = "responses" ("OpenAI Responses"),
+    Responses = "responses" ("OpenAI Responses") ["input"],
     /// Gemini API `contents` (`functionCall` and `functionResponse` parts).
-    Gemini = "gemini" ("Gemini"),
+    Gemini = "gemini" ("Gemini") ["contents"],
     /// AWS Bedrock Converse (`toolUse` and `toolResult` blocks).
-    Bedrock = "bedrock" ("Bedrock"),
+    Bedrock = "bedrock" ("Bedrock") ["messages"],
     /// The Vercel AI SDK's `ModelMessage` list (`tool-call` and `tool-result` parts).
-    AiSdk = "ai-sdk" ("AI SDK"),
+    AiSdk = "ai-sdk" ("AI SDK") ["messages"],
     /// Claude Code session JSONL, read as Anthropic Messages.
-    ClaudeCode = "claude-code" ("Claude Code"),
+    ClaudeCode = "claude-code" ("Claude Code") ["messages"],
     /// Codex rollout JSONL, read as Responses input.
-    Codex = "codex" ("Codex"),
+    Codex = "codex" ("Codex") ["input"],
     /// Gemini CLI session files, read as Gemini contents.
-    GeminiCli = "gemini-cli" ("Gemini CLI"),
+    GeminiCli = "gemini-cli" ("Gemini CLI") ["contents"],
     /// pi session JSONL, read as Anthropic Messages.
-    Pi = "pi" ("pi"),
+    Pi = "pi" ("pi") ["messages"],
 }
 
 impl std::str::FromStr for Format {

@@ -17,7 +17,7 @@ use crate::report::Outcome;
 use crate::select;
 use crate::state::{Applied, Discarded};
 use crate::strategy::fit;
-use crate::strategy::tools::{self, ToolMode, ToolOptions};
+use crate::strategy::tools::{self, ToolMode};
 
 /// Fits `state`, over the budget once [`Trimming::trim_first`] has trimmed it (`done`: what
 /// that did), in the degrade order: the last state, its attempt (which fits, or is the least
@@ -256,14 +256,9 @@ impl<'a> Trimming<'a> {
     /// The last round is spared only when it is the round in progress (the last unit). What was
     /// cleared is added to `done`'s trimming figures and steps.
     fn clear(&self, state: Applied, done: (&mut ToolTrim, &mut Vec<Step>)) -> Applied {
-        let recent = ToolOptions {
-            mode: ToolMode::Clear,
-            keep: usize::from(is_in_progress(&state)),
-            ..self.options.tools.clone()
-        };
-        let stop = self.stop();
-        let tokenizer = self.options.tokenizer;
-        let (cleared, more) = tools::trim(state, &recent, stop, tokenizer, self.archive);
+        let (tools, tokenizer) = (&self.options.tools, self.options.tokenizer);
+        let (cleared, more) =
+            tools::clear_recent(state, tools, self.stop(), tokenizer, self.archive);
         let (trim, steps) = done;
         if more.cleared + more.truncated > 0 {
             steps.push(Step::ClearRecentOutputs);
@@ -273,10 +268,4 @@ impl<'a> Trimming<'a> {
         }
         cleared
     }
-}
-
-/// Whether the conversation ends in a tool round (the round in progress).
-fn is_in_progress(state: &Applied) -> bool {
-    let last = state.conversation.messages.last();
-    last.is_some_and(|m| m.has_results() || m.has_calls())
 }

@@ -42,7 +42,8 @@
 //!   [`Options::anchor`]).
 //!
 //! # Layers
-//! Each module imports only from the layers below it (bottom to top); the data flows up:
+//! Each module imports only from the modules listed before it (bottom to top; the order of
+//! `docs/architecture.md`, which `tests/layers.rs` checks); the data flows up:
 //! 0. `account` (every type of the report's JSON a run computes, in one place),
 //!    `conversation` (the neutral model), `note` (the wording of every note), `parallel`
 //!    (threads), `hash` (the one hasher);
@@ -53,12 +54,12 @@
 //! 3. `format` (one file per format), `budget`, `features`, `catalog` (model names), `gist`
 //!    (what a cleared tool output keeps);
 //! 4. `units` (the one grouping), `digest`, `validate`, `cost` (prices by catalog name, the
-//!    cost model), `archive` (the removed history's files), `state` (the run's state: its
-//!    input, the conversation as each step leaves it, where each message came from, what was
-//!    taken out);
+//!    cost model), `state` (the run's state: its input, the conversation as each step leaves
+//!    it, where each message came from, what was taken out), `archive` (the removed history's
+//!    files);
 //! 5. `strategy` (plans, tool trimming, the one `apply`);
 //! 6. `select` (profile, rules, scoring: the layers that read only the features decided once
-//!    per run); 7. `options`, then `settings` (options by name, from the CLI, the proxy and
+//!    per run), `tuning` (its thresholds, public); 7. `options`, then `settings` (options by name, from the CLI, the proxy and
 //!    Python); 8. `report` (built from the finished run); 9. `planner`, then `degrade` (the
 //!    degrade order under a tight budget);
 //! 10. `compact` (the pipeline, one stage a call); 11. `session` (agent loops); 12. `request`

@@ -6,8 +6,6 @@
 //! When the asked marker cannot fit, a digest gives way to a brief marker and a brief marker to
 //! none; when nothing fits, the protections are relaxed and, last, the task is shortened.
 
-use std::collections::BTreeSet;
-
 use crate::account::{Decision, MarkerNote, Shortened};
 use crate::archive::{Archive, SpanFile};
 use crate::classify;
@@ -17,7 +15,7 @@ use crate::instructions;
 use crate::note;
 use crate::options::Options;
 use crate::select::Selector;
-use crate::state::{Applied, Discarded, Input, Source};
+use crate::state::{Applied, Discarded, Input};
 use crate::strategy::{self, Limits, Plan};
 use crate::tokens::{Memo, TokenCounter};
 use crate::units::Unit;
@@ -486,54 +484,6 @@ impl<'a> Planner<'a> {
     }
 }
 
-/// The archive files of a run's output: each removed span's (ending with the message its marker
-/// was merged into, as it was, when it was), then each kept message whose cleared outputs' placeholders
-/// name its own file.
-pub(crate) fn archive_files(
-    archive: &Archive,
-    spans: &[SpanFile],
-    output: &Applied,
-) -> Vec<(String, String)> {
-    let mut at = Vec::new();
-    for (position, source) in output.origin.iter().enumerate() {
-        if let Some(input) = source.input() {
-            if at.len() <= input {
-                at.resize(input + 1, None);
-            }
-            at[input] = Some(position);
-        }
-    }
-    let mut seen = BTreeSet::new();
-    let mut files = Vec::new();
-    for span in spans {
-        // A marker stands alone just before the span's next message, or was merged into it.
-        let merged = span
-            .next
-            .filter(|&next| match at.get(next).copied().flatten() {
-                Some(position) => position == 0 || output.origin[position - 1] != Source::Marker,
-                None => false,
-            });
-        let mut inputs = span.inputs.clone();
-        inputs.extend(merged);
-        if seen.insert(span.path.clone()) {
-            files.push((span.path.clone(), archive.content(inputs)));
-        }
-    }
-    for (message, source) in output.conversation.messages.iter().zip(&output.origin) {
-        let Source::Edited(input) = *source else {
-            continue;
-        };
-        if !names_its_archive(message) {
-            continue;
-        }
-        let path = archive.message_file(input);
-        if seen.insert(path.clone()) {
-            files.push((path, archive.content([input])));
-        }
-    }
-    files
-}
-
 /// The identifiers of the outputs cleared from the messages `messages` of `state` before (their
 /// placeholders no longer hold them), with their counts.
 fn cleared_identifiers(state: &Applied, messages: std::ops::Range<usize>) -> Vec<(&str, usize)> {
@@ -542,25 +492,6 @@ fn cleared_identifiers(state: &Applied, messages: std::ops::Range<usize>) -> Vec
         .filter_map(|o| o.input())
         .collect();
     state.discarded.identifiers_of(&inputs)
-}
-
-/// Whether a message holds a note naming its own archive file: a cleared output's placeholder,
-/// or the note of a shortened task.
-fn names_its_archive(message: &Message) -> bool {
-    message.parts.iter().any(|part| match part {
-        // The note is a line of its own: a placeholder's first, or the line standing for a
-        // capped output's middle (a gist's lines follow either).
-        Part::ToolResult { content, .. } => content.iter().any(|p| {
-            matches!(p, Part::Text { text, .. } if text.lines().any(|line| {
-                (note::is_cleared_output(line) || note::is_omitted(line))
-                    && note::parse_reference(line).is_some()
-            }))
-        }),
-        Part::Text { text, .. } => {
-            note::is_shortened(text) && note::parse_reference(text).is_some()
-        }
-        _ => false,
-    })
 }
 
 /// The characters of part `part` of `message`.

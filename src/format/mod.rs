@@ -159,8 +159,6 @@ pub struct RecordedUsage {
 
 /// Writing one API format, and the rules the engine must follow in it.
 pub(crate) trait Wire: Sync {
-    /// The request body's key for the message list (`messages`, `input`, `contents`).
-    fn list_key(&self) -> &'static str;
     /// The request body's key for a system prompt held outside the list.
     fn system_key(&self) -> &'static str {
         "system"
@@ -186,16 +184,6 @@ pub(crate) trait Wire: Sync {
     fn call_field(&self, message: &Message, part: usize) -> String;
     /// The wire field of the result in part `part` of `message`.
     fn result_field(&self, message: &Message, part: usize) -> String;
-}
-
-impl Format {
-    /// The request body's key that holds the message list (`messages`, `input`, `contents`):
-    /// where [`render`] puts the messages when the conversation has an
-    /// envelope (for a session log, the key of the API format it is read as). Message `i` of a
-    /// conversation read from a body is element `i` of this list.
-    pub fn list_key(self) -> &'static str {
-        wire(self).list_key()
-    }
 }
 
 impl Conversation {
@@ -432,7 +420,7 @@ fn repair_body(
     };
     let list = match &mut record.value {
         Value::Array(list) => list,
-        Value::Object(body) => match body.get_mut(wire(format).list_key()) {
+        Value::Object(body) => match body.get_mut(format.list_key()) {
             Some(Value::Array(list)) => list,
             _ => return Some(Vec::new()),
         },

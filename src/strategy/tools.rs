@@ -754,6 +754,30 @@ fn is_cleared(content: &[Part]) -> bool {
     matches!(content, [Part::Text { text, .. }] if note::is_cleared_output(text))
 }
 
+/// Clears the recent rounds' outputs, oldest first, until `stop` is met: every round's but the
+/// round in progress (the conversation's last unit, when it is a tool round). `tools` names the
+/// excluded tools and the caps; the mode and the rounds kept are this step's own.
+pub(crate) fn clear_recent(
+    state: Applied,
+    tools: &ToolOptions,
+    stop: Stop,
+    tokenizer: Tokenizer,
+    archive: Option<&Archive>,
+) -> (Applied, ToolTrim) {
+    let recent = ToolOptions {
+        mode: ToolMode::Clear,
+        keep: usize::from(is_in_progress(&state)),
+        ..tools.clone()
+    };
+    trim(state, &recent, stop, tokenizer, archive)
+}
+
+/// Whether the conversation ends in a tool round (the round in progress).
+fn is_in_progress(state: &Applied) -> bool {
+    let last = state.conversation.messages.last();
+    last.is_some_and(|m| m.has_results() || m.has_calls())
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
