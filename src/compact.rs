@@ -16,7 +16,7 @@ use crate::degrade::{self, Trimming};
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::parallel;
-use crate::planner::Planner;
+use crate::planner::{Context, Planner};
 use crate::report::{Outcome, Report};
 use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input, PARALLEL_CHECK_MESSAGES, Source};
@@ -213,7 +213,12 @@ fn run(
         return finished(start, &pinned, outcome);
     }
     // Trim tools.
-    let trimming = Trimming::new(budget, options, archive.as_ref());
+    let context = Context {
+        options,
+        budget,
+        archive: archive.as_ref(),
+    };
+    let trimming = Trimming::new(context);
     let (state, tool_trim, steps) = trimming.trim_first(start, input.tokens);
     if state.counts.total() <= budget {
         let pinned = state.pinned_inputs(&state.units(&input));
@@ -222,7 +227,7 @@ fn run(
         return finished(state, &pinned, outcome);
     }
     // Group, select, plan with markers, in the degrade order.
-    let planner = Planner::new(options, budget, (&input, archive.as_ref()), &selector);
+    let planner = Planner::new(context, &input, &selector);
     let (state, attempt, outcome) = degrade::fit(state, &trimming, &planner, (tool_trim, steps));
     if !attempt.fits {
         let report = outcome.report(&input, &state, options);

@@ -12,7 +12,7 @@ use crate::account::{Action, CutOutput, Protection, Step, ToolTrim};
 use crate::archive::Archive;
 use crate::budget::Budget;
 use crate::options::Options;
-use crate::planner::{self, Attempt, Planner};
+use crate::planner::{self, Attempt, Context, Planner, Protections};
 use crate::report::Outcome;
 use crate::select;
 use crate::state::{Applied, Discarded};
@@ -28,17 +28,17 @@ pub(crate) fn fit(
     planner: &Planner<'_>,
     (mut tool_trim, mut steps): (ToolTrim, Vec<Step>),
 ) -> (Applied, Attempt, Outcome) {
-    let mut attempt = planner.attempt(&state, false);
+    let mut attempt = planner.attempt(&state, Protections::Keep);
     steps.push(Step::RemoveUnits);
     if !attempt.fits && !trimming.fill && trimming.clears() {
         let freed = tool_trim.tokens_freed;
         state = trimming.clear(state, (&mut tool_trim, &mut steps));
         if tool_trim.tokens_freed > freed {
-            attempt = planner.attempt(&state, false);
+            attempt = planner.attempt(&state, Protections::Keep);
         }
     }
     if !attempt.fits {
-        attempt = planner.attempt(&state, true);
+        attempt = planner.attempt(&state, Protections::Relax);
     }
     if trimming.fill && trimming.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
         let done = (&mut tool_trim, &mut steps);
@@ -49,7 +49,7 @@ pub(crate) fn fit(
     let mut shortened = None;
     if !attempt.fits {
         if let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) {
-            let retry = planner.attempt(&shorter, true);
+            let retry = planner.attempt(&shorter, Protections::Relax);
             if retry.fits {
                 state = shorter;
                 attempt = retry;
@@ -113,7 +113,7 @@ fn cut_in_progress(
     if cut.is_empty() {
         return (state, attempt, cut);
     }
-    let attempt = planner.attempt(&state, true);
+    let attempt = planner.attempt(&state, Protections::Relax);
     (state, attempt, cut)
 }
 
@@ -136,7 +136,12 @@ impl<'a> Trimming<'a> {
     /// headroom until the next compaction: there history goes first, the recent outputs (the
     /// agent's working evidence) only when removal alone cannot fit, and outputs are cleared
     /// whole. Nor is an output capped with an archive: the archive gives back what it changes.
-    pub(crate) fn new(budget: usize, options: &'a Options, archive: Option<&'a Archive>) -> Self {
+    pub(crate) fn new(context: Context<'a>) -> Self {
+        let Context {
+            options,
+            budget,
+            archive,
+        } = context;
         let fill = !matches!(options.budget, Budget::Window { .. });
         Self {
             budget,
@@ -231,9 +236,9 @@ impl<'a> Trimming<'a> {
         if inputs == 0 {
             return (state, attempt);
         }
-        let mut better = planner.attempt(&cleared, false);
+        let mut better = planner.attempt(&cleared, Protections::Keep);
         if !better.fits {
-            better = planner.attempt(&cleared, true);
+            better = planner.attempt(&cleared, Protections::Relax);
         }
         // More messages kept, or as many and more of the budget used.
         let (kept, was) = (better.plan.messages_kept, attempt.plan.messages_kept);

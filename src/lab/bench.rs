@@ -26,6 +26,7 @@ use serde::Serialize;
 
 use crate::catalog::Profile;
 use crate::digest;
+use crate::note::Place;
 use crate::select::efficiency;
 use crate::{
     Budget, Compacted, Conversation, Counts, Error, Options, Result, Role, Strategy, Tokenizer,
@@ -773,7 +774,8 @@ pub fn span_marker(
         .map(Some)
         .collect();
     digest::build(
-        (digest::MarkerMode::Digest, false),
+        digest::MarkerMode::Digest,
+        Place::BeforeCurrent,
         (&conversation.messages[span], &[]),
         &input_tokens,
         digest::DigestCap::fixed(cap),

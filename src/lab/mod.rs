@@ -10,7 +10,7 @@
 //! `Session`, `Counts`…); beyond them it reads only what a measurement needs and a caller has no
 //! use for, each a crate-visible function of the module that owns the concept: who wrote a
 //! message (`classify`), the paths and errors in calls and results (`evidence`), the efficiency
-//! score (`select`), prices (`cost`), a span's marker (`digest`), the compaction kinds
+//! score (`select`), prices (`cost`), a span's marker (`digest`, `note`), the compaction kinds
 //! `replay` compares (`session`) and the counter's pieces that calibration fits (`tokens`).
 
 pub mod bench;

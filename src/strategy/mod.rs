@@ -247,12 +247,12 @@ fn place_marker(
 mod tests {
     use super::*;
 
-    fn unit(start: usize, tokens: usize, pinned: bool, is_system: bool) -> Unit {
+    fn unit(start: usize, tokens: usize, pinned: bool) -> Unit {
         Unit {
             messages: start..start + 1,
             tokens,
             pinned,
-            is_system,
+            is_system: false,
             is_round: false,
             is_task: false,
             is_current: false,
@@ -263,7 +263,10 @@ mod tests {
     /// system, task, answer, 5 middle units, 4 tail units (the last pinned); 10 tokens each.
     fn twelve() -> Vec<Unit> {
         (0..12)
-            .map(|i| unit(i, 10, i == 0 || i == 11, i == 0))
+            .map(|i| Unit {
+                is_system: i == 0,
+                ..unit(i, 10, i == 0 || i == 11)
+            })
             .collect()
     }
 
