@@ -11,13 +11,15 @@
 //! compaction only adds files beside the earlier ones. Writing is not done here: the run returns
 //! the files, and [`write`] is called once the output itself is known to be good.
 
+use std::collections::BTreeSet;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::conversation::{Conversation, Message, Role};
+use crate::conversation::{Conversation, Message, Part, Role};
 use crate::format::wire;
 use crate::hash::ContentHash;
 use crate::note;
+use crate::state::{Applied, Source};
 
 /// Characters of the task that name a conversation: a shortened task keeps at least its first
 /// 200 (the planner's `MIN_TASK_CHARS`), and a later run sees the same head.
@@ -137,6 +139,73 @@ impl Archive {
             .to_string_lossy()
             .into_owned()
     }
+}
+
+/// The archive files of a run's output: each removed span's (ending with the message its marker
+/// was merged into, as it was, when it was), then each kept message whose cleared outputs' placeholders
+/// name its own file.
+pub(crate) fn files(
+    archive: &Archive,
+    spans: &[SpanFile],
+    output: &Applied,
+) -> Vec<(String, String)> {
+    let mut at = Vec::new();
+    for (position, source) in output.origin.iter().enumerate() {
+        if let Some(input) = source.input() {
+            if at.len() <= input {
+                at.resize(input + 1, None);
+            }
+            at[input] = Some(position);
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut files = Vec::new();
+    for span in spans {
+        // A marker stands alone just before the span's next message, or was merged into it.
+        let merged = span
+            .next
+            .filter(|&next| match at.get(next).copied().flatten() {
+                Some(position) => position == 0 || output.origin[position - 1] != Source::Marker,
+                None => false,
+            });
+        let mut inputs = span.inputs.clone();
+        inputs.extend(merged);
+        if seen.insert(span.path.clone()) {
+            files.push((span.path.clone(), archive.content(inputs)));
+        }
+    }
+    for (message, source) in output.conversation.messages.iter().zip(&output.origin) {
+        let Source::Edited(input) = *source else {
+            continue;
+        };
+        if !names_its_archive(message) {
+            continue;
+        }
+        let path = archive.message_file(input);
+        if seen.insert(path.clone()) {
+            files.push((path, archive.content([input])));
+        }
+    }
+    files
+}
+
+/// Whether a message holds a note naming its own archive file: a cleared output's placeholder,
+/// or the note of a shortened task.
+fn names_its_archive(message: &Message) -> bool {
+    message.parts.iter().any(|part| match part {
+        // The note is a line of its own: a placeholder's first, or the line standing for a
+        // capped output's middle (a gist's lines follow either).
+        Part::ToolResult { content, .. } => content.iter().any(|p| {
+            matches!(p, Part::Text { text, .. } if text.lines().any(|line| {
+                (note::is_cleared_output(line) || note::is_omitted(line))
+                    && note::parse_reference(line).is_some()
+            }))
+        }),
+        Part::Text { text, .. } => {
+            note::is_shortened(text) && note::parse_reference(text).is_some()
+        }
+        _ => false,
+    })
 }
 
 /// Writes archive files (path and content): each new file to a temporary file beside it, then

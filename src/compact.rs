@@ -9,6 +9,7 @@
 //! tokens than the input; the output is validated before it is returned; when even the pinned
 //! units exceed the budget, nothing is returned but [`Error::BudgetTooSmall`].
 
+use crate::account::Action;
 use crate::archive::{self, Archive};
 use crate::conversation::Conversation;
 use crate::degrade::{self, Trimming};
@@ -16,8 +17,8 @@ use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::options::Options;
 use crate::parallel;
-use crate::planner::{self, Planner};
-use crate::report::{Action, Outcome, Report};
+use crate::planner::{Context, Planner};
+use crate::report::{Outcome, Report};
 use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input, PARALLEL_CHECK_MESSAGES, Source};
 use crate::strategy;
@@ -224,7 +225,12 @@ fn run(
         return finished(start, &pinned, outcome);
     }
     // Trim tools.
-    let trimming = Trimming::new(budget, options, archive.as_ref());
+    let context = Context {
+        options,
+        budget,
+        archive: archive.as_ref(),
+    };
+    let trimming = Trimming::new(context);
     let (state, tool_trim, steps) = trimming.trim_first(start, input.tokens);
     if state.counts.total() <= budget {
         let pinned = state.pinned_inputs(&state.units(&input));
@@ -233,7 +239,7 @@ fn run(
         return finished(state, &pinned, outcome);
     }
     // Group, select, plan with markers, in the degrade order.
-    let planner = Planner::new(options, budget, (&input, archive.as_ref()), &selector);
+    let planner = Planner::new(context, &input, &selector);
     let (state, attempt, outcome) = degrade::fit(state, &trimming, &planner, (tool_trim, steps));
     if !attempt.fits {
         let report = outcome.report(&input, &state, options);
@@ -301,7 +307,7 @@ fn finish(
         })
         .collect();
     let archive = archive
-        .map(|archive| planner::archive_files(archive, &spans, &output))
+        .map(|archive| archive::files(archive, &spans, &output))
         .unwrap_or_default();
     report.archive = archive.iter().map(|(path, _)| path.clone()).collect();
     Ok(Compacted {

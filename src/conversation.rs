@@ -10,13 +10,14 @@
 
 use std::borrow::Cow;
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::account::Repair;
+
 /// Lists every format: its variant, its name as the CLI and the report spell it, its name in
-/// prose, and what it is. Adding a format is one line here and one in `format::reader`.
+/// prose, its message list's key in a request body, and what it is. Adding a format is one line here and one in `format::reader`.
 macro_rules! formats {
-    ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal ($title:literal),)+) => {
+    ($($(#[doc = $doc:literal])+ $variant:ident = $name:literal ($title:literal) [$list:literal],)+) => {
         /// A format a conversation can be read from. The first six are API request bodies (or,
         /// for the AI SDK, an SDK's message list) and are also written; session logs are read
         /// into the API format they hold.
@@ -42,31 +43,42 @@ macro_rules! formats {
                     $(Format::$variant => $title,)+
                 }
             }
+
+            /// The request body's key that holds the message list (`messages`, `input`,
+            /// `contents`): where [`render`](crate::format::render) puts the messages when the
+            /// conversation has an envelope (for a session log, the key of the API format it is
+            /// read as). Message `i` of a conversation read from a body is element `i` of this
+            /// list.
+            pub fn list_key(self) -> &'static str {
+                match self {
+                    $(Format::$variant => $list,)+
+                }
+            }
         }
     };
 }
 
 formats! {
     /// OpenAI Chat Completions (`messages` with `tool_calls` and `role: "tool"`).
-    OpenAi = "openai" ("OpenAI"),
+    OpenAi = "openai" ("OpenAI") ["messages"],
     /// Anthropic Messages (top-level `system`, `tool_use` and `tool_result` blocks).
-    Anthropic = "anthropic" ("Anthropic"),
+    Anthropic = "anthropic" ("Anthropic") ["messages"],
     /// OpenAI Responses API input items (`function_call` and `function_call_output`).
-    Responses = "responses" ("OpenAI Responses"),
+    Responses = "responses" ("OpenAI Responses") ["input"],
     /// Gemini API `contents` (`functionCall` and `functionResponse` parts).
-    Gemini = "gemini" ("Gemini"),
+    Gemini = "gemini" ("Gemini") ["contents"],
     /// AWS Bedrock Converse (`toolUse` and `toolResult` blocks).
-    Bedrock = "bedrock" ("Bedrock"),
+    Bedrock = "bedrock" ("Bedrock") ["messages"],
     /// The Vercel AI SDK's `ModelMessage` list (`tool-call` and `tool-result` parts).
-    AiSdk = "ai-sdk" ("AI SDK"),
+    AiSdk = "ai-sdk" ("AI SDK") ["messages"],
     /// Claude Code session JSONL, read as Anthropic Messages.
-    ClaudeCode = "claude-code" ("Claude Code"),
+    ClaudeCode = "claude-code" ("Claude Code") ["messages"],
     /// Codex rollout JSONL, read as Responses input.
-    Codex = "codex" ("Codex"),
+    Codex = "codex" ("Codex") ["input"],
     /// Gemini CLI session files, read as Gemini contents.
-    GeminiCli = "gemini-cli" ("Gemini CLI"),
+    GeminiCli = "gemini-cli" ("Gemini CLI") ["contents"],
     /// pi session JSONL, read as Anthropic Messages.
-    Pi = "pi" ("pi"),
+    Pi = "pi" ("pi") ["messages"],
 }
 
 impl std::str::FromStr for Format {
@@ -372,39 +384,4 @@ pub struct Conversation {
     /// For a conversation read from a session log, what its reader repaired so that it reads
     /// as the agent sent it, in log order; empty otherwise.
     pub repairs: Vec<Repair>,
-}
-
-/// A change a session-log reader made so that the log reads as the agent would have sent it,
-/// or a call it left as it is because it is still in progress (`kind` `call_in_progress`).
-///
-/// Kinds: `interrupted_call` (a call whose result was never logged gets the agent's own
-/// interruption result), `duplicate_result` (a result logged again, identical, read once),
-/// `differing_duplicate_result` (a second, different result of a call: the first is kept, this
-/// one dropped), `result_without_call` (a leading result whose call is in an earlier file of the
-/// session, dropped), `null_arguments` (a call's `null` arguments read as `{}`) and
-/// `call_in_progress` (a call unanswered at the very end of the log: it stays, pinned in the
-/// last unit; reading it with `strict` is no error) and `missing_first_request` (a log that
-/// opens with the model's message, its prompt not logged: read as it is, and, in a format whose
-/// first message must be a user message, given the one the agent sends in its place).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Repair {
-    /// The log line of the record repaired (for an added result, the line of its call).
-    pub line: usize,
-    /// What was repaired (see above).
-    pub kind: &'static str,
-    /// The tool call it concerns.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub call_id: Option<String>,
-}
-
-impl Repair {
-    /// The kind of a call left in progress: named, but no repair of the log.
-    pub const IN_PROGRESS: &'static str = "call_in_progress";
-    /// The kind of a log that opens with the model's message, its first request missing.
-    pub const MISSING_FIRST_REQUEST: &'static str = "missing_first_request";
-
-    /// Whether this changed what was read (every kind but the call in progress).
-    pub fn changed(&self) -> bool {
-        self.kind != Self::IN_PROGRESS
-    }
 }

@@ -8,16 +8,16 @@
 //! just meet it. A window budget keeps history first ([`Trimming::new`] says why). Each step
 //! taken is named in the report, in order.
 
+use crate::account::{Action, CutOutput, Protection, Step, ToolTrim};
 use crate::archive::Archive;
 use crate::budget::Budget;
 use crate::options::Options;
-use crate::planner::{self, Attempt, Planner};
-use crate::report::{Action, Outcome, Step};
+use crate::planner::{self, Attempt, Context, Planner, Protections};
+use crate::report::Outcome;
 use crate::select;
 use crate::state::{Applied, Discarded};
-use crate::strategy::Protection;
 use crate::strategy::fit;
-use crate::strategy::tools::{self, ToolMode, ToolOptions, ToolTrim};
+use crate::strategy::tools::{self, ToolMode};
 
 /// Fits `state`, over the budget once [`Trimming::trim_first`] has trimmed it (`done`: what
 /// that did), in the degrade order: the last state, its attempt (which fits, or is the least
@@ -28,17 +28,17 @@ pub(crate) fn fit(
     planner: &Planner<'_>,
     (mut tool_trim, mut steps): (ToolTrim, Vec<Step>),
 ) -> (Applied, Attempt, Outcome) {
-    let mut attempt = planner.attempt(&state, false);
+    let mut attempt = planner.attempt(&state, Protections::Keep);
     steps.push(Step::RemoveUnits);
     if !attempt.fits && !trimming.fill && trimming.clears() {
         let freed = tool_trim.tokens_freed;
         state = trimming.clear(state, (&mut tool_trim, &mut steps));
         if tool_trim.tokens_freed > freed {
-            attempt = planner.attempt(&state, false);
+            attempt = planner.attempt(&state, Protections::Keep);
         }
     }
     if !attempt.fits {
-        attempt = planner.attempt(&state, true);
+        attempt = planner.attempt(&state, Protections::Relax);
     }
     if trimming.fill && trimming.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
         let done = (&mut tool_trim, &mut steps);
@@ -49,7 +49,7 @@ pub(crate) fn fit(
     let mut shortened = None;
     if !attempt.fits {
         if let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) {
-            let retry = planner.attempt(&shorter, true);
+            let retry = planner.attempt(&shorter, Protections::Relax);
             if retry.fits {
                 state = shorter;
                 attempt = retry;
@@ -101,7 +101,7 @@ fn cut_in_progress(
     attempt: Attempt,
     planner: &Planner<'_>,
     clears: bool,
-) -> (Applied, Attempt, Vec<fit::CutOutput>) {
+) -> (Applied, Attempt, Vec<CutOutput>) {
     let round = attempt.units.last().filter(|u| u.is_round);
     let Some(round) = round.filter(|_| clears && !attempt.fits) else {
         return (state, attempt, Vec::new());
@@ -113,7 +113,7 @@ fn cut_in_progress(
     if cut.is_empty() {
         return (state, attempt, cut);
     }
-    let attempt = planner.attempt(&state, true);
+    let attempt = planner.attempt(&state, Protections::Relax);
     (state, attempt, cut)
 }
 
@@ -136,7 +136,12 @@ impl<'a> Trimming<'a> {
     /// headroom until the next compaction: there history goes first, the recent outputs (the
     /// agent's working evidence) only when removal alone cannot fit, and outputs are cleared
     /// whole. Nor is an output capped with an archive: the archive gives back what it changes.
-    pub(crate) fn new(budget: usize, options: &'a Options, archive: Option<&'a Archive>) -> Self {
+    pub(crate) fn new(context: Context<'a>) -> Self {
+        let Context {
+            options,
+            budget,
+            archive,
+        } = context;
         let fill = !matches!(options.budget, Budget::Window { .. });
         Self {
             budget,
@@ -170,14 +175,15 @@ impl<'a> Trimming<'a> {
         &self,
         start: Applied,
         tokens: usize,
-    ) -> (Applied, tools::ToolTrim, Vec<Step>) {
+    ) -> (Applied, ToolTrim, Vec<Step>) {
         let options = self.options;
         let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
         // With a fixed budget that the old rounds' outputs cannot meet, the recent rounds'
         // outputs keep gists before the old ones' go bare: trimmed with them, oldest poorest.
         // Only where trimming clears: the recent rounds are never dropped whole.
         let clears_only = tool_options.mode == ToolMode::Clear;
-        let widen_to = (self.fill && clears_only).then(|| usize::from(is_in_progress(&start)));
+        let widen_to =
+            (self.fill && clears_only).then(|| usize::from(tools::is_in_progress(&start)));
         let stop = tools::Stop {
             widen_to,
             ..self.stop()
@@ -212,7 +218,7 @@ impl<'a> Trimming<'a> {
         mut state: Applied,
         attempt: Attempt,
         planner: &Planner<'_>,
-        (trim, steps): (&mut tools::ToolTrim, &mut Vec<Step>),
+        (trim, steps): (&mut ToolTrim, &mut Vec<Step>),
     ) -> (Applied, Attempt) {
         // With an archive, nothing is changed that the archive would not give back.
         if self.options.tools.clear_inputs || self.archive.is_some() {
@@ -244,9 +250,9 @@ impl<'a> Trimming<'a> {
         if inputs == 0 {
             return (state, attempt);
         }
-        let mut better = planner.attempt(&cleared, false);
+        let mut better = planner.attempt(&cleared, Protections::Keep);
         if !better.fits {
-            better = planner.attempt(&cleared, true);
+            better = planner.attempt(&cleared, Protections::Relax);
         }
         // More messages kept, or as many and more of the budget used.
         let (kept, was) = (better.plan.messages_kept, attempt.plan.messages_kept);
@@ -268,15 +274,10 @@ impl<'a> Trimming<'a> {
     /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.
     /// The last round is spared only when it is the round in progress (the last unit). What was
     /// cleared is added to `done`'s trimming figures and steps.
-    fn clear(&self, state: Applied, done: (&mut tools::ToolTrim, &mut Vec<Step>)) -> Applied {
-        let recent = ToolOptions {
-            mode: ToolMode::Clear,
-            keep: usize::from(is_in_progress(&state)),
-            ..self.options.tools.clone()
-        };
-        let stop = self.stop();
-        let tokenizer = self.options.tokenizer;
-        let (cleared, more) = tools::trim(state, &recent, stop, tokenizer, self.archive);
+    fn clear(&self, state: Applied, done: (&mut ToolTrim, &mut Vec<Step>)) -> Applied {
+        let (tools, tokenizer) = (&self.options.tools, self.options.tokenizer);
+        let (cleared, more) =
+            tools::clear_recent(state, tools, self.stop(), tokenizer, self.archive);
         let (trim, steps) = done;
         if more.cleared + more.truncated > 0 {
             steps.push(Step::ClearRecentOutputs);
@@ -286,10 +287,4 @@ impl<'a> Trimming<'a> {
         }
         cleared
     }
-}
-
-/// Whether the conversation ends in a tool round (the round in progress).
-fn is_in_progress(state: &Applied) -> bool {
-    let last = state.conversation.messages.last();
-    last.is_some_and(|m| m.has_results() || m.has_calls())
 }

@@ -3,8 +3,7 @@
 //! Every figure is computed once from the cached per-message counts. The thresholds are named
 //! constants with defaults in [`FeatureThresholds`], overridable through the compaction options.
 
-use serde::Serialize;
-
+use crate::account::{Features, Severity};
 use crate::conversation::{Conversation, Role};
 use crate::tokens::Counts;
 
@@ -39,51 +38,6 @@ impl Default for FeatureThresholds {
             recent_messages: RECENT_MESSAGES,
         }
     }
-}
-
-/// How hard the budget squeezes: by the target ratio (budget ÷ current tokens).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Target ratio above 0.8.
-    Light,
-    /// Target ratio above 0.6, up to 0.8.
-    Moderate,
-    /// Target ratio 0.6 or less.
-    Heavy,
-}
-
-/// The measured features of a conversation against a budget.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Features {
-    /// Number of messages.
-    pub messages: usize,
-    /// Total tokens (the conversation total, with system prompt and reply priming).
-    pub tokens: usize,
-    /// Mean tokens per message.
-    pub average_tokens: f64,
-    /// Budget ÷ tokens.
-    pub target_ratio: f64,
-    /// The severity class of the target ratio.
-    pub severity: Severity,
-    /// Tokens in the last quarter of the messages ÷ message tokens.
-    pub recent_ratio: f64,
-    /// Tokens in the last `RECENT_MESSAGES` messages ÷ message tokens.
-    pub last_messages_ratio: f64,
-    /// Whether some message exceeds `LONG_MESSAGE_TOKENS`.
-    pub has_long_messages: bool,
-    /// Whether there are tool calls or results.
-    pub has_tool_messages: bool,
-    /// Whether there are system messages (or an Anthropic system prompt).
-    pub has_system_messages: bool,
-    /// Tokens of tool rounds' messages ÷ message tokens.
-    pub tool_token_share: f64,
-    /// Exact inputs of the ratios, for integer comparisons: `[budget, tokens]`.
-    #[serde(skip)]
-    pub budget_over_tokens: [usize; 2],
-    /// `[tokens of the last RECENT_MESSAGES messages, message tokens]`.
-    #[serde(skip)]
-    pub last_over_tokens: [usize; 2],
 }
 
 impl Features {

@@ -50,8 +50,10 @@
 //!   [`Options::anchor`]).
 //!
 //! # Layers
-//! Each module imports only from the layers below it (bottom to top); the data flows up:
-//! 0. `conversation` (the neutral model), `note` (the wording of every note), `parallel`
+//! Each module imports only from the modules listed before it (bottom to top; the order of
+//! `docs/architecture.md`, which `tests/layers.rs` checks); the data flows up:
+//! 0. `account` (every type of the report's JSON a run computes, in one place),
+//!    `conversation` (the neutral model), `note` (the wording of every note), `parallel`
 //!    (threads), `hash` (the one hasher);
 //! 1. `error`, `classify` (who wrote a user message), `evidence` (paths, commands, outcomes),
 //!    `identifiers` (the tokens things are named by: user names, order numbers, hashes, URLs),
@@ -60,12 +62,12 @@
 //! 3. `format` (one file per format), `budget`, `features`, `catalog` (model names), `gist`
 //!    (what a cleared tool output keeps);
 //! 4. `units` (the one grouping), `digest`, `validate`, `cost` (prices by catalog name, the
-//!    cost model), `archive` (the removed history's files), `state` (the run's state: its
-//!    input, the conversation as each step leaves it, where each message came from, what was
-//!    taken out);
+//!    cost model), `state` (the run's state: its input, the conversation as each step leaves
+//!    it, where each message came from, what was taken out), `archive` (the removed history's
+//!    files);
 //! 5. `strategy` (plans, tool trimming, the one `apply`);
 //! 6. `select` (profile, rules, scoring: the layers that read only the features decided once
-//!    per run); 7. `options`, then `settings` (options by name, from the CLI, the proxy and
+//!    per run), `tuning` (its thresholds, public); 7. `options`, then `settings` (options by name, from the CLI, the proxy and
 //!    Python); 8. `report` (built from the finished run); 9. `planner`, then `degrade` (the
 //!    degrade order under a tight budget);
 //! 10. `compact` (the pipeline, one stage a call); 11. `session` (agent loops); 12. `request`
@@ -104,6 +106,7 @@
 //! The model profile first, then rules over the conversation's features, then —
 //! when no rule is confident — both strategies are run and scored.
 
+mod account;
 mod archive;
 mod budget;
 pub mod catalog;
@@ -142,6 +145,7 @@ pub mod tuning;
 mod units;
 mod validate;
 
+pub use account::Strategy;
 pub use budget::Budget;
 pub use compact::{Compacted, analyze, compact, trim_tools};
 pub use conversation::{Conversation, Message, Part, Role};
@@ -151,7 +155,6 @@ pub use options::Options;
 pub use report::Report;
 pub use session::Session;
 pub use settings::Settings;
-pub use strategy::Strategy;
 pub use strategy::tools::{ToolMode, ToolOptions};
 pub use tokens::{Counts, TokenCounter, Tokenizer, count_with};
 pub use validate::check as validate;

@@ -24,7 +24,7 @@ pub(crate) const DIGEST_FOLLOWS: &str = "; digest below";
 /// The longest marker this run could write with `messages` and `tokens` at most, without its
 /// digest: what each marker reserves besides the shared digest allowance.
 pub(crate) fn worst_header(messages: usize, tokens: usize, digest: bool) -> String {
-    let header = header(messages, tokens, digest, false);
+    let header = header(messages, tokens, digest, Place::BeforeCurrent);
     if digest {
         format!("{header}\n\n{DIGEST_END}")
     } else {
@@ -43,17 +43,25 @@ pub(crate) fn tight_header(messages: usize, tokens: usize) -> String {
     )
 }
 
+/// Where a removed span lies relative to the current request, which its marker's header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// Before it: the current request is the last user message.
+    BeforeCurrent,
+    /// After it (rounds of the current turn): the current request is above the marker, which is
+    /// then a later user message itself.
+    AfterCurrent,
+}
+
 /// The first line of every removal marker. Its closing clause tells the model where the current
-/// request is: the last user message, or, for a span removed after it (rounds of the current
-/// turn), above the marker, which is then a later user message itself. The second clause is the
-/// shorter, so that [`worst_header`] is the first's.
-pub(crate) fn header(messages: usize, tokens: usize, digest: bool, after_current: bool) -> String {
+/// request is, by the span's `place`. The clause after the current request is the shorter, so
+/// that [`worst_header`] is one before it.
+pub(crate) fn header(messages: usize, tokens: usize, digest: bool, place: Place) -> String {
     let noun = if messages == 1 { "message" } else { "messages" };
     let follows = if digest { DIGEST_FOLLOWS } else { "" };
-    let current = if after_current {
-        "is above"
-    } else {
-        "is the last user message"
+    let current = match place {
+        Place::AfterCurrent => "is above",
+        Place::BeforeCurrent => "is the last user message",
     };
     format!(
         "[ctxcompact: {} earlier {noun} ({} input tokens) removed here{follows}; the current \
@@ -323,13 +331,13 @@ mod tests {
             "[… 100 of 1,000 lines omitted …]"
         );
         assert_eq!(
-            parse_header(&header(1234, 56789, true, false)),
+            parse_header(&header(1234, 56789, true, Place::BeforeCurrent)),
             Some((1234, 56789))
         );
-        let after = header(1234, 56789, true, true);
+        let after = header(1234, 56789, true, Place::AfterCurrent);
         assert_eq!(parse_header(&after), Some((1234, 56789)));
         assert!(after.ends_with("the current request is above]"), "{after}");
-        assert!(after.len() < header(1234, 56789, true, false).len());
+        assert!(after.len() < header(1234, 56789, true, Place::BeforeCurrent).len());
         let tight = format!(
             "{}\nRequests (1):\n» Go.\n{DIGEST_END}\n\nNext.",
             tight_header(3, 90)
@@ -341,7 +349,7 @@ mod tests {
     #[test]
     fn archive_references_read_back() {
         let marker = with_archive_line(
-            &header(3, 120, false, false),
+            &header(3, 120, false, Place::BeforeCurrent),
             &archive_line("/a/b/c.jsonl", 3),
         );
         assert_eq!(marker_len(&marker), Some(marker.len()));

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use crate::account::Strategy;
 use crate::budget::Budget;
 use crate::catalog::{Catalog, Profile, WindowSource};
 use crate::conversation::Conversation;
@@ -12,7 +13,6 @@ use crate::error::Result;
 use crate::features::FeatureThresholds;
 use crate::format::RecordedUsage;
 use crate::select::SelectorTuning;
-use crate::strategy::Strategy;
 use crate::strategy::tools::ToolOptions;
 use crate::tokens::{self, Tokenizer};
 

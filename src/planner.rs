@@ -6,18 +6,16 @@
 //! When the asked marker cannot fit, a digest gives way to a brief marker and a brief marker to
 //! none; when nothing fits, the protections are relaxed and, last, the task is shortened.
 
-use std::collections::BTreeSet;
-
+use crate::account::{Decision, MarkerNote, Shortened};
 use crate::archive::{Archive, SpanFile};
 use crate::classify;
 use crate::conversation::{Layout, Message, Part, Role};
 use crate::digest::{self, DigestCap, MarkerMode};
 use crate::instructions;
-use crate::note;
+use crate::note::{self, Place};
 use crate::options::Options;
-use crate::report::{MarkerNote, Shortened};
-use crate::select::{self, Selector};
-use crate::state::{Applied, Discarded, Input, Source};
+use crate::select::Selector;
+use crate::state::{Applied, Discarded, Input};
 use crate::strategy::{self, Limits, Plan};
 use crate::tokens::{Memo, TokenCounter};
 use crate::units::Unit;
@@ -35,7 +33,7 @@ const MARKER_ROUNDS: usize = 4;
 /// One plan of a state, with its markers.
 pub(crate) struct Attempt {
     pub(crate) units: Vec<Unit>,
-    pub(crate) decision: select::Decision,
+    pub(crate) decision: Decision,
     pub(crate) plan: Plan,
     /// One marker per removed span, in order (none in [`MarkerMode::None`]).
     pub(crate) markers: Vec<String>,
@@ -58,6 +56,32 @@ pub(crate) struct Attempt {
     pub(crate) fits: bool,
 }
 
+/// What every step of one run reads, borrowed once: its options, its budget in tokens and,
+/// when removed history is archived, the archive.
+#[derive(Clone, Copy)]
+pub(crate) struct Context<'a> {
+    pub(crate) options: &'a Options,
+    pub(crate) budget: usize,
+    pub(crate) archive: Option<&'a Archive>,
+}
+
+/// Whether an attempt may give up the head and tail protections to fit the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Protections {
+    /// Keep them: a plan that cannot fit with them does not fit.
+    Keep,
+    /// Give them up, the head first, then the tail unit by unit, where the plan needs to.
+    Relax,
+}
+
+/// How an attempt's plans remove units: whether they may give up the protections, and whether
+/// units holding a request go only after the others of their region.
+#[derive(Debug, Clone, Copy)]
+struct Order {
+    protections: Protections,
+    requests_last: bool,
+}
+
 /// What every attempt of one run shares.
 pub(crate) struct Planner<'a> {
     pub(crate) options: &'a Options,
@@ -75,14 +99,14 @@ pub(crate) struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
-    /// The planner of one run to `budget`, its digests capped by [`Options::digest_tokens`] (or
-    /// the default cap for the budget).
-    pub(crate) fn new(
-        options: &'a Options,
-        budget: usize,
-        (input, archive): (&'a Input, Option<&'a Archive>),
-        selector: &'a Selector<'a>,
-    ) -> Self {
+    /// The planner of one run (`context`) over `input`, choosing with `selector`, its digests
+    /// capped by [`Options::digest_tokens`] (or the default cap for the run's budget).
+    pub(crate) fn new(context: Context<'a>, input: &'a Input, selector: &'a Selector<'a>) -> Self {
+        let Context {
+            options,
+            budget,
+            archive,
+        } = context;
         let cap = options
             .digest_tokens
             .map_or_else(|| DigestCap::default_for(budget), DigestCap::fixed);
@@ -106,15 +130,19 @@ impl<'a> Planner<'a> {
     /// Requests are kept whole where they can be: a plan that removes units around the requests
     /// and none of them is taken when it fits, unless the plain plan (removal oldest first, the
     /// removed requests in the digest) names them all with fewer markers.
-    pub(crate) fn attempt(&self, state: &Applied, relax: bool) -> Attempt {
+    pub(crate) fn attempt(&self, state: &Applied, protections: Protections) -> Attempt {
         let units = state.units(self.input);
-        let around = self.attempt_with(state, &units, relax, true);
+        let order = |requests_last| Order {
+            protections,
+            requests_last,
+        };
+        let around = self.attempt_with(state, &units, order(true));
         let spares_requests = around
             .plan
             .drop
             .iter()
             .all(|&u| !around.units[u].has_request);
-        let plain = self.attempt_with(state, &units, relax, false);
+        let plain = self.attempt_with(state, &units, order(false));
         // Kept whole is better than named in a digest, unless the plain plan names every
         // removed request with fewer markers: one digest reads better than a note in every gap.
         let plain_reads_better = plain.fits
@@ -128,42 +156,31 @@ impl<'a> Planner<'a> {
     }
 
     /// [`Planner::attempt`] with requests removed last or not.
-    fn attempt_with(
-        &self,
-        state: &Applied,
-        units: &[Unit],
-        relax: bool,
-        requests_last: bool,
-    ) -> Attempt {
+    fn attempt_with(&self, state: &Applied, units: &[Unit], order: Order) -> Attempt {
         let modes: &[MarkerMode] = match self.options.marker {
             MarkerMode::Digest => &[MarkerMode::Digest, MarkerMode::Brief, MarkerMode::None],
             MarkerMode::Brief => &[MarkerMode::Brief, MarkerMode::None],
             MarkerMode::None => &[MarkerMode::None],
         };
-        // With an archive every marker names its file, the least one being that line alone: a
-        // span is never removed without it, so that nothing removed is out of reach.
-        let archived = self.archive.is_some();
-        let flags = (relax, requests_last, archived);
         let mut last = None;
         let mut found = None;
         for &mode in modes {
             // The removed requests' share of the digests is not known before the plan: start
             // from the other sections' cap, and follow what the digests take.
             let cap = (self.cap, self.cap.rest);
-            let Some(best) = self.settle(state, units, flags, mode, cap, &mut last) else {
+            let Some(best) = self.settle(state, units, order, mode, cap, &mut last) else {
                 continue;
             };
             if mode == MarkerMode::Brief && self.options.marker == MarkerMode::Digest {
                 // The digest did not fit at its cap: give it the room the brief markers leave.
                 let spare = self.budget.saturating_sub(best.tokens_after);
-                let extra = self.header_tokens(MarkerMode::Digest, archived)
-                    - self.header_tokens(mode, archived);
+                let extra = self.header_tokens(MarkerMode::Digest) - self.header_tokens(mode);
                 let cap =
                     spare.saturating_sub(extra * best.markers.len()) / best.markers.len().max(1);
                 let smaller = (cap > 0)
                     .then(|| {
                         let cap = (DigestCap::fixed(cap), cap);
-                        self.settle(state, units, flags, MarkerMode::Digest, cap, &mut None)
+                        self.settle(state, units, order, MarkerMode::Digest, cap, &mut None)
                     })
                     .flatten();
                 if let Some(smaller) = smaller.filter(|s| s.plan.drop.len() <= best.plan.drop.len())
@@ -185,7 +202,11 @@ impl<'a> Planner<'a> {
         // the room they need, is better than losing them (requests first).
         // The protected head and tail may go too: their requests are named in the digest.
         let unnamed = |a: &Attempt| (a.unnamed, a.unnamed_files);
-        match self.roomier(state, units, (true, requests_last, archived)) {
+        let relaxed = Order {
+            protections: Protections::Relax,
+            ..order
+        };
+        match self.roomier(state, units, relaxed) {
             Some(roomier) if unnamed(&roomier) < unnamed(&found) => roomier,
             _ => found,
         }
@@ -193,17 +214,12 @@ impl<'a> Planner<'a> {
 
     /// The plan that gives the digests the most room the budget allows (within the cap):
     /// every unit that may go goes. `None` when there is no room for a digest at all.
-    fn roomier(
-        &self,
-        state: &Applied,
-        units: &[Unit],
-        flags: (bool, bool, bool),
-    ) -> Option<Attempt> {
-        let each = self.header_tokens(MarkerMode::Digest, flags.2);
+    fn roomier(&self, state: &Applied, units: &[Unit], order: Order) -> Option<Attempt> {
+        let each = self.header_tokens(MarkerMode::Digest);
         let probe = self.once(
             state,
             units,
-            flags,
+            order,
             (MarkerMode::Digest, DigestCap::fixed(0)),
             self.budget,
         );
@@ -216,7 +232,7 @@ impl<'a> Planner<'a> {
         }
         let room = room.min(self.cap.total);
         let cap = (DigestCap::fixed(room), room * probe.markers.len());
-        self.settle(state, units, flags, MarkerMode::Digest, cap, &mut None)
+        self.settle(state, units, order, MarkerMode::Digest, cap, &mut None)
     }
 
     /// Plans with markers of `mode` whose digests stay within `cap`, reserving for the digests
@@ -227,7 +243,7 @@ impl<'a> Planner<'a> {
         &self,
         state: &Applied,
         units: &[Unit],
-        flags: (bool, bool, bool),
+        order: Order,
         mode: MarkerMode,
         (cap, start): (DigestCap, usize),
         last: &mut Option<Attempt>,
@@ -235,7 +251,7 @@ impl<'a> Planner<'a> {
         let mut allowance = if mode == MarkerMode::Digest { start } else { 0 };
         let mut best: Option<Attempt> = None;
         for _ in 0..MARKER_ROUNDS {
-            let attempt = self.once(state, units, flags, (mode, cap), allowance);
+            let attempt = self.once(state, units, order, (mode, cap), allowance);
             let used = attempt.digest_tokens;
             let fits = attempt.fits;
             if fits {
@@ -267,15 +283,16 @@ impl<'a> Planner<'a> {
         best
     }
 
-    /// Tokens of the longest marker without its digest this run could write (with its archive
-    /// line when `archived`).
-    fn header_tokens(&self, mode: MarkerMode, archived: bool) -> usize {
+    /// Tokens of the longest marker without its digest this run could write. With an archive
+    /// every marker names its file, the least one being that line alone: a span is never
+    /// removed without it, so that nothing removed is out of reach.
+    fn header_tokens(&self, mode: MarkerMode) -> usize {
         let mut worst = note::worst_header(
             self.input.messages,
             self.input.tokens,
             mode == MarkerMode::Digest,
         );
-        if let Some(archive) = self.archive.filter(|_| archived) {
+        if let Some(archive) = self.archive {
             let line = note::archive_line(&archive.longest_path(), self.input.messages);
             worst = match mode {
                 MarkerMode::None => line,
@@ -292,14 +309,14 @@ impl<'a> Planner<'a> {
         &self,
         state: &Applied,
         units: &[Unit],
-        (relax, requests_last, archived): (bool, bool, bool),
+        order: Order,
         (mode, cap): (MarkerMode, DigestCap),
         allowance: usize,
     ) -> Attempt {
-        let archive = self.archive.filter(|_| archived);
+        let archive = self.archive;
         let each = match mode {
             MarkerMode::None if archive.is_none() => 0,
-            _ => self.header_tokens(mode, archived),
+            _ => self.header_tokens(mode),
         };
         let limits = Limits {
             budget: self.budget,
@@ -308,8 +325,8 @@ impl<'a> Planner<'a> {
             marker_each: each,
             preserve_start: self.options.preserve_start,
             preserve_end: self.options.preserve_end,
-            relax,
-            requests_last,
+            relax: order.protections == Protections::Relax,
+            requests_last: order.requests_last,
         };
         let (decision, plan) = self.selector.decide(units, &limits);
         let spans = strategy::spans(&plan.drop);
@@ -326,9 +343,14 @@ impl<'a> Planner<'a> {
                 .map(|o| o.input().map(|i| self.input.counts[i]))
                 .collect();
             let cleared = cleared_identifiers(state, messages.clone());
-            let after_current = units[..span.start].iter().any(|u| u.is_current);
+            let place = if units[..span.start].iter().any(|u| u.is_current) {
+                Place::AfterCurrent
+            } else {
+                Place::BeforeCurrent
+            };
             let built = digest::build(
-                (mode, after_current),
+                mode,
+                place,
                 (&state.conversation.messages[messages.clone()], &cleared),
                 &input_tokens,
                 cap,
@@ -486,54 +508,6 @@ impl<'a> Planner<'a> {
     }
 }
 
-/// The archive files of a run's output: each removed span's (ending with the message its marker
-/// was merged into, as it was, when it was), then each kept message whose cleared outputs' placeholders
-/// name its own file.
-pub(crate) fn archive_files(
-    archive: &Archive,
-    spans: &[SpanFile],
-    output: &Applied,
-) -> Vec<(String, String)> {
-    let mut at = Vec::new();
-    for (position, source) in output.origin.iter().enumerate() {
-        if let Some(input) = source.input() {
-            if at.len() <= input {
-                at.resize(input + 1, None);
-            }
-            at[input] = Some(position);
-        }
-    }
-    let mut seen = BTreeSet::new();
-    let mut files = Vec::new();
-    for span in spans {
-        // A marker stands alone just before the span's next message, or was merged into it.
-        let merged = span
-            .next
-            .filter(|&next| match at.get(next).copied().flatten() {
-                Some(position) => position == 0 || output.origin[position - 1] != Source::Marker,
-                None => false,
-            });
-        let mut inputs = span.inputs.clone();
-        inputs.extend(merged);
-        if seen.insert(span.path.clone()) {
-            files.push((span.path.clone(), archive.content(inputs)));
-        }
-    }
-    for (message, source) in output.conversation.messages.iter().zip(&output.origin) {
-        let Source::Edited(input) = *source else {
-            continue;
-        };
-        if !names_its_archive(message) {
-            continue;
-        }
-        let path = archive.message_file(input);
-        if seen.insert(path.clone()) {
-            files.push((path, archive.content([input])));
-        }
-    }
-    files
-}
-
 /// The identifiers of the outputs cleared from the messages `messages` of `state` before (their
 /// placeholders no longer hold them), with their counts.
 fn cleared_identifiers(state: &Applied, messages: std::ops::Range<usize>) -> Vec<(&str, usize)> {
@@ -542,25 +516,6 @@ fn cleared_identifiers(state: &Applied, messages: std::ops::Range<usize>) -> Vec
         .filter_map(|o| o.input())
         .collect();
     state.discarded.identifiers_of(&inputs)
-}
-
-/// Whether a message holds a note naming its own archive file: a cleared output's placeholder,
-/// or the note of a shortened task.
-fn names_its_archive(message: &Message) -> bool {
-    message.parts.iter().any(|part| match part {
-        // The note is a line of its own: a placeholder's first, or the line standing for a
-        // capped output's middle (a gist's lines follow either).
-        Part::ToolResult { content, .. } => content.iter().any(|p| {
-            matches!(p, Part::Text { text, .. } if text.lines().any(|line| {
-                (note::is_cleared_output(line) || note::is_omitted(line))
-                    && note::parse_reference(line).is_some()
-            }))
-        }),
-        Part::Text { text, .. } => {
-            note::is_shortened(text) && note::parse_reference(text).is_some()
-        }
-        _ => false,
-    })
 }
 
 /// The characters of part `part` of `message`.

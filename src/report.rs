@@ -3,92 +3,29 @@
 //! re-derives nothing: the rules' verdicts are the selector's, the pinned tokens the run's.
 //!
 //! Every type a [`Report`] field holds is named here, with the problems [`crate::validate()`]
-//! lists.
+//! lists. Those a run computes are defined in one private module below every module that
+//! fills them (so the JSON's shape lives in one file); those the report shares with the options
+//! (format, tokenizer, profile, marker mode) are the options' own.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::account::is_zero;
 use crate::archive::SpanFile;
 use crate::catalog::Profile;
 use crate::digest::MarkerMode;
 use crate::format::Format;
-
 use crate::options::Options;
 use crate::state::{Applied, Input};
 use crate::tokens::Tokenizer;
 
-pub use crate::conversation::Repair;
+pub use crate::account::{
+    Action, Candidate, CutOutput, Decision, Features, HarnessMessage, InstructionFile, Layer,
+    MarkerNote, Protection, Repair, RuleCheck, Severity, Shortened, Step, ToolTrim,
+};
 pub use crate::error::{Location, ProblemKind};
-pub use crate::features::{Features, Severity};
-use crate::select::{self, Selector};
-pub use crate::select::{Candidate, Decision, Layer, RuleCheck};
-pub use crate::state::{HarnessMessage, InstructionFile};
-use crate::strategy;
-pub use crate::strategy::Protection;
-pub use crate::strategy::fit::CutOutput;
-pub use crate::strategy::tools::ToolTrim;
-use crate::strategy::tools::is_zero;
-
-/// What the pipeline did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Action {
-    /// The conversation already fits: output equals input.
-    WithinBudget,
-    /// Tool results were trimmed and/or units removed to fit the budget.
-    Compacted,
-    /// Even the pinned units exceed the budget: nothing is written.
-    CannotFit,
-}
-
-/// One step of the degradation order a run took, in the order taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Step {
-    /// Old tool rounds' outputs were cleared (or dropped, or capped).
-    ClearOldOutputs,
-    /// Old tool-call inputs were cleared to their path-like arguments, oldest first, because
-    /// that keeps more messages than removing their units whole (fixed budgets).
-    ClearOldInputs,
-    /// Whole units were removed by the chosen strategy.
-    RemoveUnits,
-    /// Outputs inside the protected recent rounds were cleared, oldest first, until the budget
-    /// was met, the one that met it capped to fit (never the round in progress).
-    ClearRecentOutputs,
-    /// Middle removal's kept head was given up.
-    RelaxHead,
-    /// The protected tail was given up, unit by unit.
-    RelaxTail,
-    /// The outputs of the round in progress were cut to fit, head and tail kept (or cleared
-    /// when no cut was small enough): only the system prompt, the tool definitions, the task
-    /// and the current request are never cut.
-    CutCurrentOutputs,
-    /// The task was shortened, its head and tail kept.
-    ShortenTask,
-    /// Even the pinned units exceed the budget.
-    CannotFit,
-}
-
-/// One marker left where a span was removed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MarkerNote {
-    /// Messages of the span it replaces, as they were when removed.
-    pub removed: usize,
-    /// The marker's own tokens, counted as a message.
-    pub tokens: usize,
-}
-
-/// How the task was shortened to fit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Shortened {
-    /// The input index of the task message.
-    pub message: Option<usize>,
-    /// Characters of its text before.
-    pub chars_before: usize,
-    /// Characters of its text after, the note of the cut included.
-    pub chars_after: usize,
-}
+use crate::select::Selector;
 
 /// The full account of one run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -284,8 +221,8 @@ pub(crate) struct Outcome {
     /// Tokens of what can never be removed: the minimum when the plan could not fit; else the
     /// output's pinned messages, the system prompt and the reply priming.
     pub(crate) pinned_tokens: usize,
-    pub(crate) decision: Option<select::Decision>,
-    pub(crate) relaxed: Vec<strategy::Protection>,
+    pub(crate) decision: Option<Decision>,
+    pub(crate) relaxed: Vec<Protection>,
     pub(crate) marker: bool,
     pub(crate) marker_mode: MarkerMode,
     pub(crate) markers: Vec<MarkerNote>,

@@ -14,13 +14,11 @@
 //! The reference is the hybrid compression strategy of the agent framework cipher; unlike it,
 //! a candidate that misses the budget never wins, and units (not single messages) are removed.
 
-use serde::Serialize;
-
+use crate::account::{Candidate, Decision, Features, Layer, RuleCheck, Severity, Strategy};
 use crate::catalog::{Preference, Profile};
 use crate::cost::CostModel;
-use crate::features::{Features, Severity};
 use crate::strategy::tools::ToolOptions;
-use crate::strategy::{self, Limits, Plan, Strategy};
+use crate::strategy::{self, Limits, Plan};
 use crate::tokens::REPLY_PRIMING;
 use crate::units::Unit;
 
@@ -143,69 +141,6 @@ pub(crate) const RULES: &[Rule] = &[
         confidence: 0.7,
     },
 ];
-
-/// Which layer made the decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Layer {
-    /// `--strategy` forced it.
-    Forced,
-    /// The model profile's preference.
-    Profile,
-    /// A conversation rule.
-    Rule,
-    /// Both strategies were run and scored.
-    Scored,
-    /// Both strategies were run and priced (`--optimize cost`).
-    Cost,
-}
-
-/// One strategy's figures, as the report shows them.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Candidate {
-    /// The strategy.
-    pub strategy: Strategy,
-    /// Tokens after removal.
-    pub tokens_after: usize,
-    /// Input messages kept.
-    pub messages_after: usize,
-    /// `0.6 × token_reduction + 0.4 × message_preservation`.
-    pub efficiency: f64,
-    /// Whether it fits the budget.
-    pub fits: bool,
-    /// Expected input cost in dollars over the next calls (`--optimize cost` only).
-    pub estimated_cost: Option<f64>,
-}
-
-/// Whether a rule matched, for the report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RuleCheck {
-    /// The rule's number.
-    pub number: u8,
-    /// What it checks.
-    pub description: &'static str,
-    /// Whether it matched.
-    pub matched: bool,
-    /// What it would pick.
-    pub strategy: Strategy,
-    /// How sure it is.
-    pub confidence: f64,
-}
-
-/// The selector's decision, with everything that led to it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Decision {
-    /// The layer that decided.
-    pub layer: Layer,
-    /// The strategy chosen.
-    pub strategy: Strategy,
-    /// The number of the rule that decided, if one did.
-    pub rule: Option<u8>,
-    /// The deciding rule's confidence, if one decided.
-    pub confidence: Option<f64>,
-    /// The figures of every strategy that was run.
-    pub candidates: Vec<Candidate>,
-}
 
 /// Every rule's verdict over `features`, in order (whichever layer decides, and also when no
 /// removal is needed).
@@ -423,7 +358,7 @@ mod tests {
     #[test]
     fn of_equal_scores_the_plan_keeping_more_tokens_wins() {
         // 0.6 × 1,000 ÷ 9,000 + 0.4 × 10 ÷ 15 against 0.6 × 1,400 ÷ 9,000 + 0.4 × 9 ÷ 15: equal.
-        let f = features(15, 8500, 9000, 0, false, false);
+        let f = features(15, 8500, 9000, 0);
         let middle = Plan {
             fits: true,
             ..example_plan(Strategy::Middle, 7600, 9)
@@ -442,7 +377,7 @@ mod tests {
 
     #[test]
     fn worked_example_chooses_oldest_because_middle_misses_the_target() {
-        let f = features(15, 6000, 9000, 0, false, false);
+        let f = features(15, 6000, 9000, 0);
         let middle = example_plan(Strategy::Middle, 6200, 12);
         let oldest = example_plan(Strategy::Oldest, 5800, 10);
         assert_eq!(choose(&f, &middle, &oldest), Strategy::Oldest);
@@ -454,14 +389,7 @@ mod tests {
         assert_eq!(choose(&f, &middle, &oldest), Strategy::Middle);
     }
 
-    fn features(
-        messages: usize,
-        budget: usize,
-        tokens: usize,
-        last: usize,
-        long: bool,
-        tools: bool,
-    ) -> Features {
+    fn features(messages: usize, budget: usize, tokens: usize, last: usize) -> Features {
         let severity = FeatureThresholds::default();
         let severity = if budget * 100 > tokens * severity.light_above_pct {
             Severity::Light
@@ -478,8 +406,8 @@ mod tests {
             severity,
             recent_ratio: 0.0,
             last_messages_ratio: last as f64 / tokens as f64,
-            has_long_messages: long,
-            has_tool_messages: tools,
+            has_long_messages: false,
+            has_tool_messages: false,
             has_system_messages: false,
             tool_token_share: 0.0,
             budget_over_tokens: [budget, tokens],
@@ -498,54 +426,39 @@ mod tests {
     #[test]
     fn each_rule_fires_on_its_case_and_not_on_a_near_miss() {
         // Rule 1: light (ratio 0.9) and 19 messages; near miss: 20 messages.
-        assert_eq!(
-            first_match(&features(19, 900, 1000, 100, false, false)),
-            Some(1)
-        );
-        assert_ne!(
-            first_match(&features(20, 900, 1000, 100, false, false)),
-            Some(1)
-        );
+        assert_eq!(first_match(&features(19, 900, 1000, 100)), Some(1));
+        assert_ne!(first_match(&features(20, 900, 1000, 100)), Some(1));
         // Rule 2: heavy (0.6) and 31 messages; near miss: 30 messages, or ratio 0.61.
-        assert_eq!(
-            first_match(&features(31, 600, 1000, 100, false, false)),
-            Some(2)
-        );
-        assert_ne!(
-            first_match(&features(30, 600, 1000, 100, false, false)),
-            Some(2)
-        );
-        assert_ne!(
-            first_match(&features(31, 610, 1000, 100, false, false)),
-            Some(2)
-        );
+        assert_eq!(first_match(&features(31, 600, 1000, 100)), Some(2));
+        assert_ne!(first_match(&features(30, 600, 1000, 100)), Some(2));
+        assert_ne!(first_match(&features(31, 610, 1000, 100)), Some(2));
         // Rule 3: last messages hold 41%; near miss: exactly 40%.
-        assert_eq!(
-            first_match(&features(25, 700, 1000, 410, false, false)),
-            Some(3)
-        );
-        assert_ne!(
-            first_match(&features(25, 700, 1000, 400, false, false)),
-            Some(3)
-        );
+        assert_eq!(first_match(&features(25, 700, 1000, 410)), Some(3));
+        assert_ne!(first_match(&features(25, 700, 1000, 400)), Some(3));
         // Rule 4: long messages at moderate severity; near miss: light severity.
         assert_eq!(
-            first_match(&features(25, 700, 1000, 100, true, false)),
+            first_match(&Features {
+                has_long_messages: true,
+                ..features(25, 700, 1000, 100)
+            }),
             Some(4)
         );
         assert_ne!(
-            first_match(&features(25, 810, 1000, 100, true, false)),
+            first_match(&Features {
+                has_long_messages: true,
+                ..features(25, 810, 1000, 100)
+            }),
             Some(4)
         );
         // Rule 5: tool messages; near miss: none.
         assert_eq!(
-            first_match(&features(25, 700, 1000, 100, false, true)),
+            first_match(&Features {
+                has_tool_messages: true,
+                ..features(25, 700, 1000, 100)
+            }),
             Some(5)
         );
-        assert_eq!(
-            first_match(&features(25, 700, 1000, 100, false, false)),
-            None
-        );
+        assert_eq!(first_match(&features(25, 700, 1000, 100)), None);
     }
 
     fn units(tokens: &[usize]) -> Vec<Unit> {
@@ -569,7 +482,7 @@ mod tests {
     #[test]
     fn scoring_lets_only_fitting_candidates_compete() {
         // No rule matches: 25 messages, moderate, nothing long, no tools, even weight.
-        let f = features(25, 700, 1000, 100, false, false);
+        let f = features(25, 700, 1000, 100);
         let units = units(&[40; 25]);
         let limits = Limits {
             budget: 700,
@@ -592,7 +505,7 @@ mod tests {
 
     #[test]
     fn a_forced_strategy_is_obeyed() {
-        let f = features(19, 900, 1000, 100, false, false);
+        let f = features(19, 900, 1000, 100);
         let units = units(&[40; 25]);
         let limits = Limits {
             budget: 900,
@@ -636,7 +549,7 @@ mod tests {
     }
 
     fn priced(tokens: &[usize], budget: usize) -> (Decision, Plan) {
-        let f = features(tokens.len(), budget, tokens.iter().sum(), 0, false, false);
+        let f = features(tokens.len(), budget, tokens.iter().sum(), 0);
         let tuning = SelectorTuning {
             optimize: Optimize::Cost(sonnet()),
             ..SelectorTuning::default()

@@ -11,12 +11,13 @@
 
 use std::ops::Range;
 
+use crate::account::Action;
 use crate::budget::Budget;
 use crate::compact::{compact_counted, trim_tools_counted};
 use crate::conversation::{Conversation, Message};
 use crate::error::{Error, Result};
 use crate::options::Options;
-use crate::report::{Action, Report};
+use crate::report::Report;
 use crate::tokens::Counts;
 use crate::units;
 

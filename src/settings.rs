@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use crate::account::Strategy;
 use crate::budget::Budget;
 use crate::catalog::{Catalog, WindowSource};
 use crate::cost::CostModel;
@@ -16,7 +17,6 @@ use crate::error::{Error, Result};
 use crate::format::RecordedUsage;
 use crate::options::Options;
 use crate::select::{Optimize, SelectorTuning};
-use crate::strategy::Strategy;
 use crate::strategy::tools::{ToolMode, ToolOptions};
 use crate::tokens::Tokenizer;
 use crate::tokens::calibration::Calibration;

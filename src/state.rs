@@ -7,11 +7,10 @@
 
 use std::sync::OnceLock;
 
-use serde::Serialize;
-
-use crate::conversation::{Conversation, Message, Part, Repair};
+use crate::account::{Features, HarnessMessage, InstructionFile, Repair};
+use crate::conversation::{Conversation, Message, Part};
 use crate::error::{Error, Result};
-use crate::features::{FeatureThresholds, Features};
+use crate::features::FeatureThresholds;
 use crate::format::Format;
 use crate::identifiers::{Counted, Tally};
 use crate::tokens::Counts;
@@ -129,36 +128,6 @@ fn instruction_files(conversation: &Conversation) -> Vec<InstructionFile> {
             paths: instructions::paths_named(&conversation.messages[message].text()),
         })
         .collect()
-}
-
-/// A user message classified as harness text (machine text in a user turn).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HarnessMessage {
-    /// Its input index.
-    pub message: usize,
-    /// The agent whose harness writes it.
-    pub agent: &'static str,
-    /// The pattern of `data/harness.json` that matched, or the log's metadata field that
-    /// marked it (see `source`).
-    pub pattern: &'static str,
-    /// What marked it: `metadata` (the log says so) or `pattern` (its text matched).
-    pub source: &'static str,
-}
-
-/// A user message holding an instruction file: pinned like the system prompt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct InstructionFile {
-    /// Its input index.
-    pub message: usize,
-    /// The agent whose wrapper it is in.
-    pub agent: &'static str,
-    /// The file it carries (`AGENTS.md`, `CLAUDE.md`, `GEMINI.md`).
-    pub file: &'static str,
-    /// The wrapper of `data/instructions.json` that matched (a tag name or a prefix).
-    pub pattern: &'static str,
-    /// The paths the message names its files by, when it names them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub paths: Vec<String>,
 }
 
 /// A conversation after a step changed it, with its exact counts and where each message came

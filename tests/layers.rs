@@ -1,6 +1,7 @@
-//! The crate's structure: its modules import one another without a cycle, no module is over
-//! 800 lines before its tests, and the README stays short. Read from the source files, as a
-//! reader of the code sees them.
+//! The crate's structure: its modules import only modules of the layers below them, in the
+//! order `docs/architecture.md` lists, and one another without a cycle; no module is over 800
+//! lines before its tests, and the README stays short. Read from the source files, as a reader
+//! of the code sees them.
 //!
 //! A cycle is looked for between top-level modules (a folder and everything in it is one
 //! module, so `format/repair → report → options → format` is a cycle), and between the files
@@ -355,6 +356,46 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     found
 }
 
+/// The library's top-level modules in the order `docs/architecture.md` lists them, bottom to
+/// top: the lines of its `text` block that open with a layer's number.
+fn documented_order() -> Vec<String> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md");
+    let text = fs::read_to_string(path).unwrap();
+    let block = text.split("```text\n").nth(2).expect("the layers' block");
+    let block = &block[..block.find("```").expect("the block's end")];
+    block
+        .lines()
+        .filter_map(|line| {
+            let (layer, modules) = line.split_once(' ')?;
+            layer.parse::<usize>().ok()?;
+            Some(modules.split_whitespace().map(str::to_string))
+        })
+        .flatten()
+        .collect()
+}
+
+/// The imports between top-level modules that go up the order (to a module listed after the
+/// importing one), as `(from, to)`; a module the order does not list imports from nowhere and
+/// is imported by nothing without being named here. The root file, which declares every module,
+/// is not checked.
+fn upward_imports(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    order: &[String],
+) -> Vec<(String, String)> {
+    let top = |module: &str| Some(module.split('/').next().unwrap_or("").to_string());
+    let rank = |module: &str| order.iter().position(|m| m == module);
+    let mut found = Vec::new();
+    for (from, tos) in collapsed(graph, top).iter().filter(|(f, _)| !f.is_empty()) {
+        for to in tos.iter().filter(|to| !to.is_empty()) {
+            match (rank(from), rank(to)) {
+                (Some(a), Some(b)) if b < a => {}
+                _ => found.push((from.clone(), to.clone())),
+            }
+        }
+    }
+    found
+}
+
 /// Adds `line` to the code of `module` in `tree` (before its unit tests).
 fn plant(tree: &mut Tree, module: &str, line: &str) {
     let text = tree.files.get_mut(module).expect("the module exists");
@@ -373,6 +414,37 @@ fn the_library_modules_import_one_another_without_a_cycle() {
     assert!(graph[""].contains("options"), "{graph:?}");
     assert!(graph["proxy/serve"].contains("proxy/relay"), "{graph:?}");
     assert_eq!(tree_cycles(&graph), Vec::new(), "{graph:#?}");
+}
+
+#[test]
+fn the_library_modules_import_only_modules_listed_below_them() {
+    let library = Tree::library();
+    let order = documented_order();
+    // The order names every top-level module once, and only those.
+    let modules: BTreeSet<String> = library
+        .files
+        .keys()
+        .map(|m| m.split('/').next().unwrap_or("").to_string())
+        .filter(|m| !m.is_empty())
+        .collect();
+    let listed: BTreeSet<String> = order.iter().cloned().collect();
+    assert_eq!(listed.len(), order.len(), "{order:?}");
+    assert_eq!(listed, modules);
+    assert_eq!(upward_imports(&library.graph(), &order), Vec::new());
+}
+
+#[test]
+fn a_planted_upward_import_fails_the_order_check() {
+    // The hasher, in the lowest layer, importing the budget: no cycle, as the budget does not
+    // hash, but an import up the order.
+    let mut library = Tree::library();
+    plant(&mut library, "hash", "use crate::budget::Budget;");
+    let graph = library.graph();
+    assert_eq!(tree_cycles(&graph), Vec::new());
+    assert_eq!(
+        upward_imports(&graph, &documented_order()),
+        vec![("hash".to_string(), "budget".to_string())]
+    );
 }
 
 #[test]

@@ -34,6 +34,8 @@ mod proxy;
 mod repairs;
 /// `ctxcompact replay` and the library's replay over recorded sessions (issue 13).
 mod replay;
+/// The report's JSON, whole, against a snapshot (issue 42).
+mod report;
 /// `Session` across an agent's calls: append-only between compactions, same as `compact` (issue 13).
 mod session;
 /// What survives compaction: task, requests, files, markers and re-compaction (issue 10).

@@ -186,11 +186,7 @@ pub(crate) fn request_settings(json: &str) -> Result<RequestSettings, Failure> {
 /// once the output is known to be good, and nothing is written on error.
 pub(crate) fn compact(input: &[u8], settings: &Settings) -> Result<Compaction, Failure> {
     let (conversation, options) = read(input, settings, false)?;
-    let aligned = conversation.lines.is_empty();
-    let pieces = settings
-        .lists
-        .as_ref()
-        .is_some_and(|lists| lists.aligned(&conversation));
+    let shape = Shape::of(&conversation, settings);
     match ctxcompact::compact(conversation, &options) {
         Ok(compacted) => {
             compacted
@@ -200,7 +196,7 @@ pub(crate) fn compact(input: &[u8], settings: &Settings) -> Result<Compaction, F
                 Failure::options(format!("archive: cannot write the archive: {err}"))
             })?;
             let report = to_value(&compacted.report);
-            let (output, unchanged) = output(compacted, aligned, pieces);
+            let (output, unchanged) = output(compacted, shape);
             Ok(Compaction {
                 output,
                 report,
@@ -230,17 +226,13 @@ fn cannot_fit(input: &[u8], settings: &Settings, message: String) -> Failure {
 /// Trims old tool rounds alone, as `ctxcompact trim-tools` does.
 pub(crate) fn trim_tools(input: &[u8], settings: &Settings) -> Result<Compaction, Failure> {
     let (conversation, options) = read(input, settings, true)?;
-    let aligned = conversation.lines.is_empty();
-    let pieces = settings
-        .lists
-        .as_ref()
-        .is_some_and(|lists| lists.aligned(&conversation));
+    let shape = Shape::of(&conversation, settings);
     let trimmed = ctxcompact::trim_tools(conversation, &options).map_err(Failure::from_library)?;
     trimmed
         .check_reads_back(forced_format(settings)?)
         .map_err(Failure::from_library)?;
     let report = to_value(&trimmed.report);
-    let (output, unchanged) = output(trimmed, aligned, pieces);
+    let (output, unchanged) = output(trimmed, shape);
     Ok(Compaction {
         output,
         report,
@@ -391,20 +383,40 @@ impl Session {
     }
 }
 
-/// A compaction's output (in pieces when `pieces`) and, when `aligned`, the input index each
-/// output message is unchanged from.
-fn output(
-    compacted: ctxcompact::Compacted,
+/// How a compaction's output is handed back, decided from its input before the run.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    /// Whether the conversation's messages are the input's (not a session log's records): then
+    /// each output message names the input index it is unchanged from.
     aligned: bool,
+    /// Whether the input's lists are its messages one for one: then the output is handed back
+    /// in pieces.
     pieces: bool,
-) -> (Output, Vec<Option<usize>>) {
-    let unchanged = if aligned {
+}
+
+impl Shape {
+    /// The shape of the output of `conversation`, read with `settings`.
+    fn of(conversation: &Conversation, settings: &Settings) -> Self {
+        Self {
+            aligned: conversation.lines.is_empty(),
+            pieces: settings
+                .lists
+                .as_ref()
+                .is_some_and(|lists| lists.aligned(conversation)),
+        }
+    }
+}
+
+/// A compaction's output (in pieces when its `shape` says so) and, when aligned, the input
+/// index each output message is unchanged from.
+fn output(compacted: ctxcompact::Compacted, shape: Shape) -> (Output, Vec<Option<usize>>) {
+    let unchanged = if shape.aligned {
         compacted.unchanged
     } else {
         Vec::new()
     };
     let mut conversation = compacted.conversation;
-    if !pieces {
+    if !shape.pieces {
         let mut bytes = Vec::new();
         format::write(&conversation, &mut bytes).expect("a Vec takes every write");
         return (Output::Bytes(bytes), unchanged);

@@ -28,7 +28,7 @@ use crate::gist;
 use crate::hash::FxBuild;
 use crate::identifiers::{self, Counted, Tally};
 use crate::note::{
-    DIGEST_END, LINE_CHARS, clip, clip_cow, header, marker_len, one_line, parse_header,
+    DIGEST_END, LINE_CHARS, Place, clip, clip_cow, header, marker_len, one_line, parse_header,
     tight_header,
 };
 use crate::tokens::TokenCounter;
@@ -180,12 +180,13 @@ impl Command<'_> {
 /// The marker for a removed span: `messages` are its messages (in the state they were removed
 /// from), `cleared` the identifiers (and counts) of the outputs cleared from them before, which
 /// their placeholders no longer hold, `input_tokens` each one's tokens in the input (`None`
-/// for a message that was not in the input), `after_current` whether the span follows the
-/// current request (its header then says the request is above it). `None` in
+/// for a message that was not in the input), `place` where the span lies relative to the
+/// current request (which its header says). `None` in
 /// [`MarkerMode::None`]; else the marker and how many of the span's requests, and of its files,
 /// it does not name (left out for room, or all without a digest).
 pub(crate) fn build(
-    (mode, after_current): (MarkerMode, bool),
+    mode: MarkerMode,
+    place: Place,
     (messages, cleared): (&[Message], &[(&str, usize)]),
     input_tokens: &[Option<usize>],
     cap: DigestCap,
@@ -205,12 +206,7 @@ pub(crate) fn build(
             ],
         ),
     };
-    let mut header = header(
-        digest.messages,
-        digest.tokens,
-        !body.is_empty(),
-        after_current,
-    );
+    let mut header = header(digest.messages, digest.tokens, !body.is_empty(), place);
     let mut body = body;
     let mut unnamed = unnamed;
     if mode == MarkerMode::Digest && unnamed[0] > 0 {
@@ -675,7 +671,8 @@ mod tests {
     /// The digest marker of `messages` under a cap of `cap` tokens, counted in characters.
     fn digest(messages: &[Message], tokens: &[Option<usize>], cap: usize) -> String {
         build(
-            (MarkerMode::Digest, false),
+            MarkerMode::Digest,
+            Place::BeforeCurrent,
             (messages, &[]),
             tokens,
             DigestCap::fixed(cap),
@@ -845,7 +842,8 @@ mod tests {
         ];
         let tokens = vec![Some(10), Some(5)];
         let (text, _) = build(
-            (MarkerMode::Digest, false),
+            MarkerMode::Digest,
+            Place::BeforeCurrent,
             (&messages, &[("noah_muller_9847", 2), ("ZFA04Y", 1)]),
             &tokens,
             DigestCap::fixed(400),

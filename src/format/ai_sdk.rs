@@ -84,10 +84,6 @@ impl Reader for AiSdk {
 }
 
 impl Wire for AiSdk {
-    fn list_key(&self) -> &'static str {
-        "messages"
-    }
-
     fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
         // System messages sit in the list; a prompt held outside it is written as text.
         let parts: Vec<&Part> = system.parts.iter().collect();

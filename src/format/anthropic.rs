@@ -74,10 +74,6 @@ impl Reader for Anthropic {
 }
 
 impl Wire for Anthropic {
-    fn list_key(&self) -> &'static str {
-        "messages"
-    }
-
     fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
         render_system(system)
     }

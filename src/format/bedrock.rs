@@ -122,10 +122,6 @@ impl Reader for Bedrock {
 }
 
 impl Wire for Bedrock {
-    fn list_key(&self) -> &'static str {
-        "messages"
-    }
-
     fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
         Rendered::Array(system.parts.iter().map(render_block).collect())
     }

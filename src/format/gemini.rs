@@ -58,10 +58,6 @@ impl Reader for Gemini {
 }
 
 impl Wire for Gemini {
-    fn list_key(&self) -> &'static str {
-        "contents"
-    }
-
     fn system_key(&self) -> &'static str {
         "systemInstruction"
     }

@@ -42,6 +42,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
+use crate::account::is_zero;
 use crate::conversation::{Conversation, Message, Role};
 pub use crate::conversation::{Format, Layout};
 use crate::error::Result;
@@ -156,16 +157,8 @@ pub struct RecordedUsage {
     pub from: usize,
 }
 
-/// Whether a count is zero (a field left out of the JSON when it is).
-#[allow(clippy::trivially_copy_pass_by_ref)]
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
 /// Writing one API format, and the rules the engine must follow in it.
 pub(crate) trait Wire: Sync {
-    /// The request body's key for the message list (`messages`, `input`, `contents`).
-    fn list_key(&self) -> &'static str;
     /// The request body's key for a system prompt held outside the list.
     fn system_key(&self) -> &'static str {
         "system"
@@ -191,16 +184,6 @@ pub(crate) trait Wire: Sync {
     fn call_field(&self, message: &Message, part: usize) -> String;
     /// The wire field of the result in part `part` of `message`.
     fn result_field(&self, message: &Message, part: usize) -> String;
-}
-
-impl Format {
-    /// The request body's key that holds the message list (`messages`, `input`, `contents`):
-    /// where [`render`] puts the messages when the conversation has an
-    /// envelope (for a session log, the key of the API format it is read as). Message `i` of a
-    /// conversation read from a body is element `i` of this list.
-    pub fn list_key(self) -> &'static str {
-        wire(self).list_key()
-    }
 }
 
 impl Conversation {
@@ -389,7 +372,7 @@ fn read(mut records: Vec<Record>, options: &ReadOptions) -> Result<Conversation>
 fn noted(
     format: Format,
     mut conversation: Conversation,
-    repairs: Option<Vec<crate::conversation::Repair>>,
+    repairs: Option<Vec<crate::account::Repair>>,
     usages: &mut [RecordedUsage],
 ) -> Conversation {
     if let Some(repairs) = repairs {
@@ -399,9 +382,7 @@ fn noted(
         let notes: Vec<_> = conversation
             .calls_in_progress()
             .into_iter()
-            .map(|(message, id)| {
-                repair::named(message, crate::conversation::Repair::IN_PROGRESS, id)
-            })
+            .map(|(message, id)| repair::named(message, crate::account::Repair::IN_PROGRESS, id))
             .collect();
         conversation.repairs.extend(notes);
         return conversation;
@@ -429,7 +410,7 @@ fn repair_body(
     format: Format,
     records: &mut [Record],
     options: &ReadOptions,
-) -> Option<Vec<crate::conversation::Repair>> {
+) -> Option<Vec<crate::account::Repair>> {
     // The AI SDK's lists come from the SDK itself, never from a log that needs mending.
     if !options.repair || !is_api(format) || format == Format::AiSdk {
         return None;
@@ -439,7 +420,7 @@ fn repair_body(
     };
     let list = match &mut record.value {
         Value::Array(list) => list,
-        Value::Object(body) => match body.get_mut(wire(format).list_key()) {
+        Value::Object(body) => match body.get_mut(format.list_key()) {
             Some(Value::Array(list)) => list,
             _ => return Some(Vec::new()),
         },

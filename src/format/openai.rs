@@ -83,10 +83,6 @@ impl Reader for OpenAi {
 }
 
 impl Wire for OpenAi {
-    fn list_key(&self) -> &'static str {
-        "messages"
-    }
-
     fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
         // System messages sit in `messages`; a prompt held outside them is written as text.
         let parts: Vec<&Part> = system.parts.iter().collect();

@@ -21,8 +21,9 @@ pub fn render(conversation: &Conversation) -> Value {
         return Value::Array(messages);
     };
     let mut envelope = envelope.clone();
-    if !is_text_input(conversation, envelope.get(wire.list_key())) {
-        envelope.insert(wire.list_key().into(), Value::Array(messages));
+    let list_key = conversation.format.list_key();
+    if !is_text_input(conversation, envelope.get(list_key)) {
+        envelope.insert(list_key.into(), Value::Array(messages));
     }
     if let Some(system) = &conversation.system {
         envelope.insert(
@@ -49,7 +50,7 @@ pub fn write(conversation: &Conversation, mut writer: impl std::io::Write) -> st
         return writer.write_all(&out.bytes);
     };
     let wire = wire(conversation.format);
-    let (list_key, system_key) = (wire.list_key(), wire.system_key());
+    let (list_key, system_key) = (conversation.format.list_key(), wire.system_key());
     let system = conversation.system.as_ref();
     // The envelope's fields in order, the messages and the system prompt at their places, and
     // appended when the envelope lacks them.

@@ -14,7 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use super::{Built, Format, RecordedUsage, str_of, wire};
-use crate::conversation::{Conversation, Message, Repair, Role};
+use crate::account::Repair;
+use crate::conversation::{Conversation, Message, Role};
 
 /// Moves recorded usages' message positions after an insertion at `at` (or a removal of the
 /// message at `at`), so that each still names the message the call produced.

@@ -126,10 +126,6 @@ impl Reader for Responses {
 }
 
 impl Wire for Responses {
-    fn list_key(&self) -> &'static str {
-        "input"
-    }
-
     fn system_key(&self) -> &'static str {
         "instructions"
     }

@@ -24,18 +24,14 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::budget::Budget;
 use crate::catalog::Profile;
-use crate::compact::{Compacted, compact, trim_tools};
-use crate::conversation::{Conversation, Role};
 use crate::digest;
-use crate::error::{Error, Result};
-use crate::options::Options;
+use crate::note::Place;
 use crate::select::efficiency;
-use crate::strategy::Strategy;
-use crate::strategy::tools::{ToolMode, ToolOptions};
-use crate::tokens::{Counts, Tokenizer};
-use crate::validate::check;
+use crate::{
+    Budget, Compacted, Conversation, Counts, Error, Options, Result, Role, Strategy, Tokenizer,
+    ToolMode, ToolOptions, compact, trim_tools, validate as check,
+};
 
 use super::next::{self, NEXT_MESSAGES, Pending};
 use super::recall::{
@@ -778,7 +774,8 @@ pub fn span_marker(
         .map(Some)
         .collect();
     digest::build(
-        (digest::MarkerMode::Digest, false),
+        digest::MarkerMode::Digest,
+        Place::BeforeCurrent,
         (&conversation.messages[span], &[]),
         &input_tokens,
         digest::DigestCap::fixed(cap),

@@ -43,11 +43,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use crate::catalog::Catalog;
-use crate::conversation::{Conversation, Message, Part};
-use crate::error::Result;
 use crate::format::{self, ReadOptions, RecordedUsage};
 pub use crate::tokens::calibration::{Calibration, Family, FamilyFit, HeldOut, Spread};
 use crate::tokens::{Factor, TokenCounter, Tokenizer, opaque_tokens, thinking_text, unescaped};
+use crate::{Conversation, Message, Part, Result};
 
 /// Sessions with fewer recorded calls of a family than this do not enter its fit: each session
 /// has its own overhead, so one or two calls fit exactly and say nothing about the factor.

@@ -12,12 +12,8 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use crate::budget::Budget;
 use crate::classify;
-use crate::compact::compact;
-use crate::conversation::{Conversation, Message, Part, Role};
-use crate::error::Result;
-use crate::options::Options;
+use crate::{Budget, Conversation, Message, Options, Part, Result, Role, compact};
 
 use super::recall::searchable;
 use super::references::{holds, scan};
@@ -386,7 +382,7 @@ mod tests {
     #[test]
     fn the_bench_counts_a_removed_output_lost_a_kept_answer_kept_and_the_task_not_at_all() {
         use crate::lab::bench::{Bench, Contender};
-        let mut bench = Bench::new(Budget::Ratio(0.5), crate::tokens::Tokenizer::Chars).unwrap();
+        let mut bench = Bench::new(Budget::Ratio(0.5), crate::Tokenizer::Chars).unwrap();
         bench.add(&airline()).unwrap();
         let rows = bench.rows();
         let naive = rows
@@ -419,7 +415,7 @@ mod tests {
         };
         let base = Options::with_budget(Budget::Ratio(0.5));
         let base = Options {
-            tokenizer: crate::tokens::Tokenizer::Chars,
+            tokenizer: crate::Tokenizer::Chars,
             ..base
         };
         let comparison = against_summary(&conversation, &base, NEXT_MESSAGES)

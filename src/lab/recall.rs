@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use crate::classify;
-use crate::conversation::{Conversation, Message, Part, Role};
 use crate::evidence;
+use crate::{Conversation, Message, Part, Role};
 
 /// How many of the things that were removed can still be found in the output.
 #[derive(Debug, Clone, Copy, Default)]

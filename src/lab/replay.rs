@@ -18,20 +18,16 @@
 
 use serde::Serialize;
 
-use crate::budget::Budget;
 use crate::catalog::Profile;
 use crate::classify::is_user_turn;
-use crate::conversation::{Conversation, Message};
 use crate::cost::{COST_HORIZON, CostModel, MILLION};
 pub use crate::cost::{Caching, PriceFamily, Prices};
-use crate::error::{Error, Result};
-use crate::options::Options;
-use crate::select::Optimize;
-use crate::session::{Compaction, Session};
-use crate::strategy::Strategy;
-use crate::strategy::tools::ToolMode;
-use crate::tokens::Counts;
-use crate::validate;
+use crate::session::Compaction;
+use crate::tuning::Optimize;
+use crate::{
+    Budget, Conversation, Counts, Error, Message, Options, Result, Session, Strategy, ToolMode,
+    validate,
+};
 
 /// How one call's input tokens are billed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

@@ -17,9 +17,9 @@ use serde::Serialize;
 
 use super::relay::Ending;
 use super::usage::Usage;
+use crate::account::InstructionFile;
 use crate::catalog::WindowSource;
 use crate::cost::Prices;
-use crate::report::InstructionFile;
 use crate::request::{Agent, Forward, Handling};
 
 /// One request's line.

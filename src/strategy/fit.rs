@@ -7,28 +7,15 @@
 
 use std::ops::Range;
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::account::CutOutput;
 use crate::archive::Archive;
 use crate::conversation::{Layout, Message, Part, joined_text};
 use crate::tokens::TokenCounter;
 use crate::{evidence, gist, note};
 
 use crate::state::Applied;
-
-/// One output of the round in progress cut to fit the budget (by `cut_in_progress`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CutOutput {
-    /// The input index of the message holding it.
-    pub message: Option<usize>,
-    /// The id of the call it answers.
-    pub call_id: String,
-    /// Tokens of its text before the cut.
-    pub tokens_before: usize,
-    /// Tokens of its text after: head and tail with the note of the cut, or the placeholder.
-    pub tokens_after: usize,
-}
 
 /// A call input of at least this many tokens is content (a file written whole, a patch), not a
 /// path or a pattern: only such inputs are cleared to fit a fixed budget, so that the small ones,

@@ -18,8 +18,7 @@ pub(crate) mod tools;
 
 use std::ops::Range;
 
-use serde::{Deserialize, Serialize};
-
+use crate::account::{Protection, Strategy};
 use crate::conversation::{Conversation, Message, Role};
 use crate::format::{Wire, wire};
 use crate::state::{Applied, Source};
@@ -29,36 +28,6 @@ use crate::units::Unit;
 /// A plan that gave up its tail and keeps less than this many tenths of its budget restores
 /// units: below it, a large tail unit has left the budget mostly empty.
 const REFILL_BELOW_TENTHS: usize = 6;
-
-/// A message-removal strategy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Strategy {
-    /// Keep the head (system, task) and the tail; remove from the middle.
-    Middle,
-    /// Keep system units and the tail; remove from the start.
-    Oldest,
-}
-
-impl Strategy {
-    /// The strategy's name as the CLI and the report spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Middle => "middle",
-            Self::Oldest => "oldest",
-        }
-    }
-}
-
-/// A protection a plan gave up to fit the budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Protection {
-    /// Middle removal's kept head.
-    Head,
-    /// The protected tail of `preserve_end` units.
-    Tail,
-}
 
 /// What a plan must fit into, and what it must keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -332,12 +301,12 @@ fn place_marker(
 mod tests {
     use super::*;
 
-    fn unit(start: usize, tokens: usize, pinned: bool, is_system: bool) -> Unit {
+    fn unit(start: usize, tokens: usize, pinned: bool) -> Unit {
         Unit {
             messages: start..start + 1,
             tokens,
             pinned,
-            is_system,
+            is_system: false,
             is_round: false,
             is_task: false,
             is_current: false,
@@ -348,7 +317,10 @@ mod tests {
     /// system, task, answer, 5 middle units, 4 tail units (the last pinned); 10 tokens each.
     fn twelve() -> Vec<Unit> {
         (0..12)
-            .map(|i| unit(i, 10, i == 0 || i == 11, i == 0))
+            .map(|i| Unit {
+                is_system: i == 0,
+                ..unit(i, 10, i == 0 || i == 11)
+            })
             .collect()
     }
 
@@ -417,7 +389,7 @@ mod tests {
             let units: Vec<Unit> = sizes
                 .iter()
                 .enumerate()
-                .map(|(i, &(tokens, pinned))| unit(i, tokens, pinned, false))
+                .map(|(i, &(tokens, pinned))| unit(i, tokens, pinned))
                 .collect();
             let limits = Limits { marker, marker_each, ..limits(budget) };
             let strategy = if oldest { Strategy::Oldest } else { Strategy::Middle };

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::fit::{self, clear_input};
 use super::gist_size::{GIST_ROUNDS, GistSize, SMALL_OUTPUT, superseded, with_poorer_gists};
+use crate::account::ToolTrim;
 use crate::archive::Archive;
 use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Layout, Message, Part, Role, Warmth, joined_text, warm};
@@ -74,34 +75,6 @@ impl Default for ToolOptions {
             max_output: None,
         }
     }
-}
-
-/// What tool trimming did, for the report.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ToolTrim {
-    /// Tool rounds in the conversation.
-    pub rounds: usize,
-    /// Rounds kept whole as the latest `keep`.
-    pub kept: usize,
-    /// Older rounds whose results were cleared.
-    pub cleared: usize,
-    /// Older rounds dropped.
-    pub dropped: usize,
-    /// Older rounds left whole or in part because they call an excluded tool.
-    pub excluded: usize,
-    /// Results capped by `max_output`.
-    pub truncated: usize,
-    /// Calls whose inputs were cleared to their path-like arguments.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub inputs_cleared: usize,
-    /// Tokens freed by all of it.
-    pub tokens_freed: usize,
-}
-
-/// Whether a count is 0 (to leave it out of the JSON).
-#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes fields by reference
-pub(crate) fn is_zero(n: &usize) -> bool {
-    *n == 0
 }
 
 /// A tool round: the calling message and its result window.
@@ -790,6 +763,30 @@ fn call_names(caller: &Message) -> impl Iterator<Item = (&str, &str)> {
 /// Whether a result's content is already a ctxcompact placeholder.
 fn is_cleared(content: &[Part]) -> bool {
     matches!(content, [Part::Text { text, .. }] if note::is_cleared_output(text))
+}
+
+/// Clears the recent rounds' outputs, oldest first, until `stop` is met: every round's but the
+/// round in progress (the conversation's last unit, when it is a tool round). `tools` names the
+/// excluded tools and the caps; the mode and the rounds kept are this step's own.
+pub(crate) fn clear_recent(
+    state: Applied,
+    tools: &ToolOptions,
+    stop: Stop,
+    tokenizer: Tokenizer,
+    archive: Option<&Archive>,
+) -> (Applied, ToolTrim) {
+    let recent = ToolOptions {
+        mode: ToolMode::Clear,
+        keep: usize::from(is_in_progress(&state)),
+        ..tools.clone()
+    };
+    trim(state, &recent, stop, tokenizer, archive)
+}
+
+/// Whether the conversation ends in a tool round (the round in progress).
+pub(crate) fn is_in_progress(state: &Applied) -> bool {
+    let last = state.conversation.messages.last();
+    last.is_some_and(|m| m.has_results() || m.has_calls())
 }
 
 #[cfg(test)]
