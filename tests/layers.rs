@@ -357,11 +357,16 @@ fn cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 }
 
 /// The library's top-level modules in the order `docs/architecture.md` lists them, bottom to
-/// top: the lines of its `text` block that open with a layer's number.
+/// top: the lines of the first `text` block under its "Layers" heading that open with a layer's
+/// number.
 fn documented_order() -> Vec<String> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md");
     let text = fs::read_to_string(path).unwrap();
-    let block = text.split("```text\n").nth(2).expect("the layers' block");
+    let layers = text
+        .split("\n## Layers\n")
+        .nth(1)
+        .expect("the Layers section");
+    let block = layers.split("```text\n").nth(1).expect("the layers' block");
     let block = &block[..block.find("```").expect("the block's end")];
     block
         .lines()
