@@ -240,7 +240,8 @@ pub(crate) fn trim(
 
 /// The plans of the rounds `stop` lets trimming touch, oldest first, to save `needed` tokens:
 /// the rounds before the kept ones (`report.kept`), or, when those cannot save enough and
-/// `stop.widen_to` says so, the rounds before fewer kept ones (and `report.kept` set to it).
+/// `stop.widen_to` says so and they save more, the rounds before fewer kept ones (and
+/// `report.kept` set to it).
 fn plan_trim(
     state: &Applied,
     rounds: &[Round],
@@ -273,8 +274,12 @@ fn plan_trim(
     let plans = plan(&mut planning, older(report.kept));
     match stop.widen_to {
         Some(kept) if kept < report.kept && saved(&plans) < needed => {
+            let wider = plan(&mut planning, older(kept));
+            if saved(&wider) <= saved(&plans) {
+                return plans;
+            }
             report.kept = kept;
-            plan(&mut planning, older(kept))
+            wider
         }
         _ => plans,
     }
