@@ -283,6 +283,7 @@ impl<'a> Trimming<'a> {
             steps.push(Step::ClearRecentOutputs);
             trim.cleared += more.cleared;
             trim.truncated += more.truncated;
+            trim.inputs_cleared += more.inputs_cleared;
             trim.tokens_freed += more.tokens_freed;
         }
         cleared
