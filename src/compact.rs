@@ -3,7 +3,7 @@
 //! text, instruction files), [`crate::Budget`], [`Selector::new`] (the input's features, and the
 //! selector's layers that read only them), [`Trimming::trim_first`], [`degrade::fit`] (units
 //! grouped, a strategy selected and planned with its markers, in the degrade order),
-//! [`strategy::apply`], then [`finish`]'s checks and the report of the finished run.
+//! [`strategy::apply`], then [`Finishing::finish`]'s checks and the report of the finished run.
 //!
 //! Guards: a conversation already within budget comes back unchanged; the output never has more
 //! tokens than the input; the output is validated before it is returned; when even the pinned
