@@ -3,7 +3,7 @@
 //! text, instruction files), [`crate::Budget`], [`Selector::new`] (the input's features, and the
 //! selector's layers that read only them), [`Trimming::trim_first`], [`degrade::fit`] (units
 //! grouped, a strategy selected and planned with its markers, in the degrade order),
-//! [`strategy::apply`], then [`finish`]'s checks and the report of the finished run.
+//! [`strategy::apply`], then [`Finishing::finish`]'s checks and the report of the finished run.
 //!
 //! Guards: a conversation already within budget comes back unchanged; the output never has more
 //! tokens than the input; the output is validated before it is returned; when even the pinned
@@ -146,12 +146,12 @@ pub(crate) fn trim_tools_counted(
     };
     let outcome = Outcome::new(action, budget, tool_trim, &selector);
     let pinned = trimmed.pinned_inputs(&trimmed.units(&input));
-    finish(
-        (&input, archive.as_ref()),
-        (trimmed, &pinned),
-        outcome,
+    let finishing = Finishing {
+        input: &input,
+        archive: archive.as_ref(),
         options,
-    )
+    };
+    finishing.finish(trimmed, &pinned, outcome)
 }
 
 /// Counts the input, then checks its pairing and classifies its messages
@@ -195,13 +195,13 @@ fn run(
     // Count, check.
     let (input, start) = checked_start(conversation, counts, options)?;
     let archive = archive_of(options, &start, &input);
+    let finishing = Finishing {
+        input: &input,
+        archive: archive.as_ref(),
+        options,
+    };
     let finished = |output: Applied, pinned: &[usize], outcome| {
-        let compacted = finish(
-            (&input, archive.as_ref()),
-            (output, pinned),
-            outcome,
-            options,
-        )?;
+        let compacted = finishing.finish(output, pinned, outcome)?;
         Ok(Run::Done(Box::new(compacted)))
     };
     // Budget.
@@ -252,69 +252,79 @@ fn run(
     finished(applied, &pinned, outcome)
 }
 
-/// The last checks before output — valid pairing, never more tokens than the input nor, when
-/// compacted, than the budget — then the report; `pinned` are the input indices of the pinned
-/// messages the output holds ([`Applied::pinned_inputs`]).
-fn finish(
-    (input, archive): (&Input, Option<&Archive>),
-    (output, pinned): (Applied, &[usize]),
-    mut outcome: Outcome,
-    options: &Options,
-) -> Result<Compacted> {
-    // The input was valid and the budget was planned for: a failure here is the engine's. The
-    // report is made meanwhile: both read the output alone.
-    let apart = output.conversation.messages.len() >= PARALLEL_CHECK_MESSAGES;
-    let spans = std::mem::take(&mut outcome.archive);
-    let (problems, mut report) = parallel::beside(
-        apart,
-        || validate::check(&output.conversation),
-        || {
-            outcome.pinned_tokens = output.pinned_tokens(pinned);
-            outcome.report(input, &output, options)
-        },
-    );
-    if let Some(first) = problems.first() {
-        return Err(Error::Engine {
-            what: format!(
-                "the output fails validation ({} problems; first, in output indices: {first})",
-                problems.len()
-            ),
-        });
-    }
-    let after = output.counts.total();
-    if after > input.tokens {
-        return Err(Error::Engine {
-            what: format!(
-                "the output has {after} tokens, more than the input's {}",
-                input.tokens
-            ),
-        });
-    }
-    if report.action == Action::Compacted && after > report.budget {
-        return Err(Error::Engine {
-            what: format!(
-                "the output has {after} tokens, above the planned budget of {}",
-                report.budget
-            ),
-        });
-    }
-    let unchanged = output
-        .origin
-        .iter()
-        .map(|source| match source {
-            Source::Input(index) => Some(*index),
-            Source::Edited(_) | Source::Marker => None,
+/// What the last step of a run reads, borrowed once: the input, the archive when removed
+/// history is archived, and the options.
+struct Finishing<'a> {
+    input: &'a Input,
+    archive: Option<&'a Archive>,
+    options: &'a Options,
+}
+
+impl Finishing<'_> {
+    /// The last checks before output — valid pairing, never more tokens than the input nor, when
+    /// compacted, than the budget — then the report; `pinned` are the input indices of the pinned
+    /// messages the output holds ([`Applied::pinned_inputs`]).
+    fn finish(&self, output: Applied, pinned: &[usize], mut outcome: Outcome) -> Result<Compacted> {
+        let Finishing {
+            input,
+            archive,
+            options,
+        } = *self;
+        // The input was valid and the budget was planned for: a failure here is the engine's. The
+        // report is made meanwhile: both read the output alone.
+        let apart = output.conversation.messages.len() >= PARALLEL_CHECK_MESSAGES;
+        let spans = std::mem::take(&mut outcome.archive);
+        let (problems, mut report) = parallel::beside(
+            apart,
+            || validate::check(&output.conversation),
+            || {
+                outcome.pinned_tokens = output.pinned_tokens(pinned);
+                outcome.report(input, &output, options)
+            },
+        );
+        if let Some(first) = problems.first() {
+            return Err(Error::Engine {
+                what: format!(
+                    "the output fails validation ({} problems; first, in output indices: {first})",
+                    problems.len()
+                ),
+            });
+        }
+        let after = output.counts.total();
+        if after > input.tokens {
+            return Err(Error::Engine {
+                what: format!(
+                    "the output has {after} tokens, more than the input's {}",
+                    input.tokens
+                ),
+            });
+        }
+        if report.action == Action::Compacted && after > report.budget {
+            return Err(Error::Engine {
+                what: format!(
+                    "the output has {after} tokens, above the planned budget of {}",
+                    report.budget
+                ),
+            });
+        }
+        let unchanged = output
+            .origin
+            .iter()
+            .map(|source| match source {
+                Source::Input(index) => Some(*index),
+                Source::Edited(_) | Source::Marker => None,
+            })
+            .collect();
+        let archive = archive
+            .map(|archive| archive::files(archive, &spans, &output))
+            .unwrap_or_default();
+        report.archive = archive.iter().map(|(path, _)| path.clone()).collect();
+        Ok(Compacted {
+            conversation: output.conversation,
+            report,
+            unchanged,
+            archive,
+            _discarded: output.discarded,
         })
-        .collect();
-    let archive = archive
-        .map(|archive| archive::files(archive, &spans, &output))
-        .unwrap_or_default();
-    report.archive = archive.iter().map(|(path, _)| path.clone()).collect();
-    Ok(Compacted {
-        conversation: output.conversation,
-        report,
-        unchanged,
-        archive,
-        _discarded: output.discarded,
-    })
+    }
 }

@@ -107,9 +107,11 @@ fn cut_in_progress(
         return (state, attempt, Vec::new());
     };
     let over = attempt.tokens_after.saturating_sub(planner.budget) + planner::MARKER_SLACK;
-    let archive = planner.archive;
-    let messages = round.messages.clone();
-    let (state, cut) = fit::cut_in_progress(state, messages, over, &planner.counter, archive);
+    let cutting = fit::Cutting {
+        counter: &planner.counter,
+        archive: planner.archive,
+    };
+    let (state, cut) = cutting.cut_in_progress(state, round.messages.clone(), over);
     if cut.is_empty() {
         return (state, attempt, cut);
     }

@@ -36,7 +36,7 @@ use crate::tokens::TokenCounter;
 mod render;
 mod standing;
 
-use render::render_capped;
+use render::Renderer;
 
 /// What a removed span leaves behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -197,7 +197,7 @@ pub(crate) fn build(
     }
     let digest = extract(messages, cleared, input_tokens);
     let (body, unnamed) = match mode {
-        MarkerMode::Digest => render_capped(&digest, cap, true, counter),
+        MarkerMode::Digest => Renderer { counter, cap }.render_capped(&digest, true),
         _ => (
             String::new(),
             [
@@ -221,7 +221,11 @@ pub(crate) fn build(
             total: cap.total + saved,
             rest: cap.rest,
         };
-        let (tight_body, tight_unnamed) = render_capped(&digest, roomier, false, counter);
+        let (tight_body, tight_unnamed) = Renderer {
+            counter,
+            cap: roomier,
+        }
+        .render_capped(&digest, false);
         if !tight_body.is_empty() && tight_unnamed[0] < unnamed[0] {
             (header, body, unnamed) = (tight, tight_body, tight_unnamed);
         }

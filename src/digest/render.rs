@@ -243,302 +243,308 @@ fn render(sections: &[Section<'_>], kept: &[usize], shown: &[bool]) -> String {
     out
 }
 
-/// Renders the digest within `cap`, trimming from the bottom up: the digest is one sequence —
-/// each section's heading, then its items, sections in priority order — and the longest
-/// beginning of it that fits is kept. The requests come first, within `cap.total`: verbatim
-/// when they all fit so, else all shortened together, step by step ([`fit_requests`]), the
-/// most recent named when not even the shortest form fits them all; the sections after them
-/// share `cap.rest` of what is left. The section cut in the middle says how many
-/// items it left out; the sections below it are named, with their counts, on one closing line
-/// (unless `closing` is false: a tight frame spends those tokens on the items).
-/// Items are counted one by one, and only until the cap is reached, so the cost does not grow
-/// with the span. Empty when not even the closing line fits. Also returns how many requests,
-/// and how many files, it left out.
-pub(super) fn render_capped(
-    digest: &Digest<'_>,
-    cap: DigestCap,
-    closing: bool,
-    counter: &dyn TokenCounter,
-) -> (String, [usize; 2]) {
-    let mut sections = sections(digest);
-    let present: Vec<bool> = sections.iter().map(|s| s.total() > 0).collect();
-    let mut shown = vec![false; sections.len()];
-    let mut kept = vec![0; sections.len()];
-    // The closing line's cost should every section from `s` on be left out.
-    let closing_from: Vec<usize> = (0..=sections.len())
-        .map(|s| {
-            let which: Vec<bool> = present
-                .iter()
-                .enumerate()
-                .map(|(i, p)| *p && i >= s)
-                .collect();
-            let line = closing_line(&sections, &which, closing);
-            if line.is_empty() {
-                0
-            } else {
-                counter.count_text(&line) + 1
-            }
-        })
-        .collect();
-    let mut used = 0;
-    let mut requests_used = 0;
-    for s in (0..sections.len()).filter(|&s| present[s]) {
-        let limit = if s <= REQUESTS_AT {
-            cap.total
-        } else {
-            cap.total.min(requests_used + cap.rest)
-        };
-        let room = limit.saturating_sub(closing_from[s + 1]);
-        let section = &sections[s];
-        let cost = heading_cost(section, counter);
-        if used + cost > room {
-            break;
-        }
-        shown[s] = true;
-        // Cut by their share alone, the identifiers do not end the digest.
-        let item_room = if section.title == IDENTIFIERS_TITLE {
-            let after = (&sections[s + 1..], &present[s + 1..]);
-            identifiers_room(after, used + cost, room, cap.rest, counter)
-        } else {
-            room
-        };
-        let (n, after) = if let Items::Requests { texts, .. } = section.items {
-            // Named all by their first 200 characters (or shorter forms when those do not fit),
-            // the requests leave the identifiers their share before they take longer forms.
-            let share = percent(cap.rest, IDENTIFIERS_PCT).min(room / 2);
-            let reserve = identifiers_cost(&sections[IDENTIFIERS_AT], share, counter);
-            let floor = used + cost + short_items(texts, REQUEST_SHORT[0], counter);
-            let request_room = room.saturating_sub(reserve).max(floor).min(room);
-            let (items, n, after) = fit_requests(texts, used + cost, request_room, counter);
-            sections[s].items = items;
-            (n, after)
-        } else {
-            fill(section, used + cost, item_room, counter)
-        };
-        kept[s] = n;
-        used = after;
-        if s <= REQUESTS_AT {
-            requests_used = used;
-        }
-        if n < sections[s].items.len() && item_room == room {
-            break;
-        }
-    }
-    loop {
-        let mut text = render(&sections, &kept, &shown);
-        let omitted: Vec<bool> = present.iter().zip(&shown).map(|(p, s)| *p && !*s).collect();
-        let line = closing_line(&sections, &omitted, closing);
-        if !line.is_empty() {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&line);
-        }
-        let tokens = counter.count_text(&text);
-        if tokens <= cap.total {
-            let unnamed = |s: usize| sections[s].items.len() - if shown[s] { kept[s] } else { 0 };
-            let files = (REQUESTS_AT + 1..=REQUESTS_AT + 4).map(unnamed).sum();
-            return (text, [unnamed(REQUESTS_AT) + unnamed(0), files]);
-        }
-        // The per-item counts fell short: give up the lowest kept items, about as many bytes as
-        // the excess (4 bytes a token, the rough average), else the lowest section.
-        let mut excess = (tokens - cap.total) * 4;
-        while excess > 0 {
-            if let Some(s) = kept.iter().rposition(|k| *k > 0) {
-                // The item given up: the last shown, or the oldest of the recent requests.
-                let shown = sections[s].shown(kept[s]);
-                let dropped = if matches!(sections[s].items, Items::Requests { recent: true, .. }) {
-                    shown.start
+/// One digest's rendering: the counter its items are counted with and the cap they fit in,
+/// read by every step of [`Renderer::render_capped`].
+#[derive(Clone, Copy)]
+pub(super) struct Renderer<'c> {
+    pub(super) counter: &'c dyn TokenCounter,
+    pub(super) cap: DigestCap,
+}
+
+impl Renderer<'_> {
+    /// Renders the digest within the cap, trimming from the bottom up: the digest is one
+    /// sequence — each section's heading, then its items, sections in priority order — and the
+    /// longest beginning of it that fits is kept. The requests come first, within `cap.total`:
+    /// verbatim when they all fit so, else all shortened together, step by step
+    /// ([`Self::fit_requests`]), the most recent named when not even the shortest form fits
+    /// them all; the sections after them share `cap.rest` of what is left. The section cut in
+    /// the middle says how many items it left out; the sections below it are named, with their
+    /// counts, on one closing line (unless `closing` is false: a tight frame spends those
+    /// tokens on the items). Items are counted one by one, and only until the cap is reached,
+    /// so the cost does not grow with the span. Empty when not even the closing line fits. Also
+    /// returns how many requests, and how many files, it left out.
+    pub(super) fn render_capped(&self, digest: &Digest<'_>, closing: bool) -> (String, [usize; 2]) {
+        let Self { counter, cap } = *self;
+        let mut sections = sections(digest);
+        let present: Vec<bool> = sections.iter().map(|s| s.total() > 0).collect();
+        let mut shown = vec![false; sections.len()];
+        let mut kept = vec![0; sections.len()];
+        // The closing line's cost should every section from `s` on be left out.
+        let closing_from: Vec<usize> = (0..=sections.len())
+            .map(|s| {
+                let which: Vec<bool> = present
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| *p && i >= s)
+                    .collect();
+                let line = closing_line(&sections, &which, closing);
+                if line.is_empty() {
+                    0
                 } else {
-                    shown.end - 1
-                };
-                kept[s] -= 1;
-                excess = excess.saturating_sub(sections[s].items.get(dropped).len().max(1));
-            } else if let Some(s) = shown.iter().rposition(|s| *s) {
-                shown[s] = false;
-                excess = 0;
-            } else {
-                let files = digest.files.iter().map(Vec::len).sum();
-                return (String::new(), [digest.requests.len(), files]);
-            }
-        }
-    }
-}
-
-/// Tokens of a section's heading line at most (with a `+N more` count), and its line break.
-fn heading_cost(section: &Section<'_>, counter: &dyn TokenCounter) -> usize {
-    let total = thousands(section.total());
-    let heading = format!("{} ({total}): +{total} more\n", section.title);
-    counter.count_text(&heading) + 1
-}
-
-/// Tokens every request takes by its first `short` characters, its bullet and line break
-/// included.
-fn short_items(texts: &[Cow<'_, str>], short: usize, counter: &dyn TokenCounter) -> usize {
-    texts
-        .iter()
-        .map(|t| counter.count_text(&clip_cow(Cow::Borrowed(t), short)) + 2)
-        .sum()
-}
-
-/// Where the identifiers' items may go up to, from `from`: their share of `rest`, or all the
-/// sections `after` them leave of `room` when that is more, keeping the rest for those.
-fn identifiers_room(
-    (after, present): (&[Section<'_>], &[bool]),
-    from: usize,
-    room: usize,
-    rest: usize,
-    counter: &dyn TokenCounter,
-) -> usize {
-    let later: usize = after
-        .iter()
-        .zip(present)
-        .filter(|(_, p)| **p)
-        .map(|(section, _)| full_cost(section, counter))
-        .sum();
-    let share = (from + percent(rest, IDENTIFIERS_PCT)).max(room.saturating_sub(later));
-    room.min(share)
-}
-
-/// Tokens a section takes whole: its heading and every item.
-fn full_cost(section: &Section<'_>, counter: &dyn TokenCounter) -> usize {
-    fill(section, heading_cost(section, counter), usize::MAX, counter).1
-}
-
-/// Tokens the identifiers' section wants, up to `share`: its heading and as many identifiers
-/// as that share holds (none when there are none).
-fn identifiers_cost(section: &Section<'_>, share: usize, counter: &dyn TokenCounter) -> usize {
-    if section.total() == 0 {
-        return 0;
-    }
-    let heading = heading_cost(section, counter);
-    let (_, used) = fill(section, heading, heading + share, counter);
-    used.min(heading + share)
-}
-
-/// How many of a section's items fit from `used` tokens up to `room`, each counted with its
-/// line break and bullet, and the tokens used then.
-fn fill(
-    section: &Section<'_>,
-    used: usize,
-    room: usize,
-    counter: &dyn TokenCounter,
-) -> (usize, usize) {
-    fill_items(section.items, 0..section.items.len(), used, room, counter)
-}
-
-/// [`fill`] over the items at `order`, in that order.
-fn fill_items(
-    items: Items<'_>,
-    order: impl Iterator<Item = usize>,
-    mut used: usize,
-    room: usize,
-    counter: &dyn TokenCounter,
-) -> (usize, usize) {
-    let mut n = 0;
-    for i in order {
-        let cost = counter.count_text(&items.get(i)) + 2;
-        if used + cost > room {
-            break;
-        }
-        used += cost;
-        n += 1;
-    }
-    (n, used)
-}
-
-/// The form of the removed requests that names them all from `used` tokens up to `room`:
-/// verbatim, else all of them shortened together to each step of [`REQUEST_SHORT`] in turn.
-/// The room a form that fits them all leaves then gives some requests a longer form, the
-/// shortest first (the cheapest to lengthen, so that as many as can be are), the newest first
-/// among equals: among the forms that fit them all and the longer forms, the pair that keeps
-/// the most requests' first [`REQUEST_SHORT`]`[0]` characters wins (ties: the longer form for
-/// all). When not even the last step fits them all, the most recent ones that fit in it, so
-/// that the requests left out are the oldest. Returns the form, how many requests it shows and
-/// the tokens used then.
-fn fit_requests<'d>(
-    texts: &'d [Cow<'d, str>],
-    used: usize,
-    room: usize,
-    counter: &dyn TokenCounter,
-) -> (Items<'d>, usize, usize) {
-    let forms: Vec<Option<usize>> = std::iter::once(None)
-        .chain(REQUEST_SHORT.map(Some))
-        .collect();
-    let requests = |short, longer, upgrade| Items::Requests {
-        texts,
-        short,
-        longer,
-        upgrade,
-        recent: false,
-    };
-    // Whether a request's first characters, as the verbatim recall reads them, survive `form`.
-    let whole = |form: Option<usize>, i: usize| {
-        form.is_none_or(|chars| chars >= REQUEST_SHORT[0] || texts[i].chars().count() <= chars)
-    };
-    let lengths: Vec<usize> = texts.iter().map(|t| t.chars().count()).collect();
-    // Shortest first, then newest first.
-    let mut order: Vec<usize> = (0..texts.len()).collect();
-    order.sort_by_key(|&i| (lengths[i], std::cmp::Reverse(i)));
-    let mut best: Option<(usize, Items<'d>, usize)> = None;
-    for (step, &short) in forms.iter().enumerate() {
-        let uniform = requests(short, short, Upgrade::NONE);
-        let (n, after) = fill_items(uniform, 0..texts.len(), used, room, counter);
-        if n < texts.len() {
-            continue;
-        }
-        for &longer in &forms[..step] {
-            let mut spent = after;
-            let mut upgrade = Upgrade::NONE;
-            for &i in &order {
-                let cost = |form| counter.count_text(&requests(form, form, Upgrade::NONE).get(i));
-                let extra = cost(longer).saturating_sub(cost(short));
-                if spent + extra > room {
-                    break;
+                    counter.count_text(&line) + 1
                 }
-                spent += extra;
-                upgrade = Upgrade {
-                    chars: lengths[i].max(1),
-                    from: i,
-                };
+            })
+            .collect();
+        let mut used = 0;
+        let mut requests_used = 0;
+        for s in (0..sections.len()).filter(|&s| present[s]) {
+            let limit = if s <= REQUESTS_AT {
+                cap.total
+            } else {
+                cap.total.min(requests_used + cap.rest)
+            };
+            let room = limit.saturating_sub(closing_from[s + 1]);
+            let section = &sections[s];
+            let cost = self.heading_cost(section);
+            if used + cost > room {
+                break;
             }
-            let kept = (0..texts.len())
-                .filter(|&i| {
-                    whole(
-                        if upgrade.covers(&texts[i], i) {
-                            longer
+            shown[s] = true;
+            // Cut by their share alone, the identifiers do not end the digest.
+            let item_room = if section.title == IDENTIFIERS_TITLE {
+                let after = (&sections[s + 1..], &present[s + 1..]);
+                self.identifiers_room(after, used + cost, room)
+            } else {
+                room
+            };
+            let (n, after) = if let Items::Requests { texts, .. } = section.items {
+                // Named all by their first 200 characters (or shorter forms when those do not fit),
+                // the requests leave the identifiers their share before they take longer forms.
+                let share = percent(cap.rest, IDENTIFIERS_PCT).min(room / 2);
+                let reserve = self.identifiers_cost(&sections[IDENTIFIERS_AT], share);
+                let floor = used + cost + self.short_items(texts, REQUEST_SHORT[0]);
+                let request_room = room.saturating_sub(reserve).max(floor).min(room);
+                let (items, n, after) = self.fit_requests(texts, used + cost, request_room);
+                sections[s].items = items;
+                (n, after)
+            } else {
+                self.fill(section, used + cost, item_room)
+            };
+            kept[s] = n;
+            used = after;
+            if s <= REQUESTS_AT {
+                requests_used = used;
+            }
+            if n < sections[s].items.len() && item_room == room {
+                break;
+            }
+        }
+        loop {
+            let mut text = render(&sections, &kept, &shown);
+            let omitted: Vec<bool> = present.iter().zip(&shown).map(|(p, s)| *p && !*s).collect();
+            let line = closing_line(&sections, &omitted, closing);
+            if !line.is_empty() {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(&line);
+            }
+            let tokens = counter.count_text(&text);
+            if tokens <= cap.total {
+                let unnamed =
+                    |s: usize| sections[s].items.len() - if shown[s] { kept[s] } else { 0 };
+                let files = (REQUESTS_AT + 1..=REQUESTS_AT + 4).map(unnamed).sum();
+                return (text, [unnamed(REQUESTS_AT) + unnamed(0), files]);
+            }
+            // The per-item counts fell short: give up the lowest kept items, about as many bytes as
+            // the excess (4 bytes a token, the rough average), else the lowest section.
+            let mut excess = (tokens - cap.total) * 4;
+            while excess > 0 {
+                if let Some(s) = kept.iter().rposition(|k| *k > 0) {
+                    // The item given up: the last shown, or the oldest of the recent requests.
+                    let shown = sections[s].shown(kept[s]);
+                    let dropped =
+                        if matches!(sections[s].items, Items::Requests { recent: true, .. }) {
+                            shown.start
                         } else {
-                            short
-                        },
-                        i,
-                    )
-                })
-                .count();
-            if best.as_ref().is_none_or(|(most, _, _)| kept > *most) {
-                best = Some((kept, requests(short, longer, upgrade), spent));
+                            shown.end - 1
+                        };
+                    kept[s] -= 1;
+                    excess = excess.saturating_sub(sections[s].items.get(dropped).len().max(1));
+                } else if let Some(s) = shown.iter().rposition(|s| *s) {
+                    shown[s] = false;
+                    excess = 0;
+                } else {
+                    let files = digest.files.iter().map(Vec::len).sum();
+                    return (String::new(), [digest.requests.len(), files]);
+                }
             }
         }
-        let kept = (0..texts.len()).filter(|&i| whole(short, i)).count();
-        if best.as_ref().is_none_or(|(most, _, _)| kept > *most) {
-            best = Some((kept, uniform, after));
-        }
-        if step == 0 {
-            break;
-        }
     }
-    if let Some((_, items, after)) = best {
-        return (items, texts.len(), after);
+
+    /// Tokens of a section's heading line at most (with a `+N more` count), and its line break.
+    fn heading_cost(&self, section: &Section<'_>) -> usize {
+        let total = thousands(section.total());
+        let heading = format!("{} ({total}): +{total} more\n", section.title);
+        self.counter.count_text(&heading) + 1
     }
-    let short = REQUEST_SHORT.last().copied();
-    let items = Items::Requests {
-        texts,
-        short,
-        longer: short,
-        upgrade: Upgrade::NONE,
-        recent: true,
-    };
-    let (n, after) = fill_items(items, (0..texts.len()).rev(), used, room, counter);
-    (items, n, after)
+
+    /// Tokens every request takes by its first `short` characters, its bullet and line break
+    /// included.
+    fn short_items(&self, texts: &[Cow<'_, str>], short: usize) -> usize {
+        texts
+            .iter()
+            .map(|t| self.counter.count_text(&clip_cow(Cow::Borrowed(t), short)) + 2)
+            .sum()
+    }
+
+    /// Where the identifiers' items may go up to, from `from`: their share of `rest`, or all the
+    /// sections `after` them leave of `room` when that is more, keeping the rest for those.
+    fn identifiers_room(
+        &self,
+        (after, present): (&[Section<'_>], &[bool]),
+        from: usize,
+        room: usize,
+    ) -> usize {
+        let later: usize = after
+            .iter()
+            .zip(present)
+            .filter(|(_, p)| **p)
+            .map(|(section, _)| self.full_cost(section))
+            .sum();
+        let share =
+            (from + percent(self.cap.rest, IDENTIFIERS_PCT)).max(room.saturating_sub(later));
+        room.min(share)
+    }
+
+    /// Tokens a section takes whole: its heading and every item.
+    fn full_cost(&self, section: &Section<'_>) -> usize {
+        self.fill(section, self.heading_cost(section), usize::MAX).1
+    }
+
+    /// Tokens the identifiers' section wants, up to `share`: its heading and as many identifiers
+    /// as that share holds (none when there are none).
+    fn identifiers_cost(&self, section: &Section<'_>, share: usize) -> usize {
+        if section.total() == 0 {
+            return 0;
+        }
+        let heading = self.heading_cost(section);
+        let (_, used) = self.fill(section, heading, heading + share);
+        used.min(heading + share)
+    }
+
+    /// How many of a section's items fit from `used` tokens up to `room`, each counted with its
+    /// line break and bullet, and the tokens used then.
+    fn fill(&self, section: &Section<'_>, used: usize, room: usize) -> (usize, usize) {
+        self.fill_items(section.items, 0..section.items.len(), used, room)
+    }
+
+    /// [`Self::fill`] over the items at `order`, in that order.
+    fn fill_items(
+        &self,
+        items: Items<'_>,
+        order: impl Iterator<Item = usize>,
+        mut used: usize,
+        room: usize,
+    ) -> (usize, usize) {
+        let mut n = 0;
+        for i in order {
+            let cost = self.counter.count_text(&items.get(i)) + 2;
+            if used + cost > room {
+                break;
+            }
+            used += cost;
+            n += 1;
+        }
+        (n, used)
+    }
+
+    /// The form of the removed requests that names them all from `used` tokens up to `room`:
+    /// verbatim, else all of them shortened together to each step of [`REQUEST_SHORT`] in turn.
+    /// The room a form that fits them all leaves then gives some requests a longer form, the
+    /// shortest first (the cheapest to lengthen, so that as many as can be are), the newest first
+    /// among equals: among the forms that fit them all and the longer forms, the pair that keeps
+    /// the most requests' first [`REQUEST_SHORT`]`[0]` characters wins (ties: the longer form for
+    /// all). When not even the last step fits them all, the most recent ones that fit in it, so
+    /// that the requests left out are the oldest. Returns the form, how many requests it shows and
+    /// the tokens used then.
+    fn fit_requests<'d>(
+        &self,
+        texts: &'d [Cow<'d, str>],
+        used: usize,
+        room: usize,
+    ) -> (Items<'d>, usize, usize) {
+        let forms: Vec<Option<usize>> = std::iter::once(None)
+            .chain(REQUEST_SHORT.map(Some))
+            .collect();
+        let requests = |short, longer, upgrade| Items::Requests {
+            texts,
+            short,
+            longer,
+            upgrade,
+            recent: false,
+        };
+        // Whether a request's first characters, as the verbatim recall reads them, survive `form`.
+        let whole = |form: Option<usize>, i: usize| {
+            form.is_none_or(|chars| chars >= REQUEST_SHORT[0] || texts[i].chars().count() <= chars)
+        };
+        let lengths: Vec<usize> = texts.iter().map(|t| t.chars().count()).collect();
+        // Shortest first, then newest first.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| (lengths[i], std::cmp::Reverse(i)));
+        let mut best: Option<(usize, Items<'d>, usize)> = None;
+        for (step, &short) in forms.iter().enumerate() {
+            let uniform = requests(short, short, Upgrade::NONE);
+            let (n, after) = self.fill_items(uniform, 0..texts.len(), used, room);
+            if n < texts.len() {
+                continue;
+            }
+            for &longer in &forms[..step] {
+                let mut spent = after;
+                let mut upgrade = Upgrade::NONE;
+                for &i in &order {
+                    let cost = |form| {
+                        self.counter
+                            .count_text(&requests(form, form, Upgrade::NONE).get(i))
+                    };
+                    let extra = cost(longer).saturating_sub(cost(short));
+                    if spent + extra > room {
+                        break;
+                    }
+                    spent += extra;
+                    upgrade = Upgrade {
+                        chars: lengths[i].max(1),
+                        from: i,
+                    };
+                }
+                let kept = (0..texts.len())
+                    .filter(|&i| {
+                        whole(
+                            if upgrade.covers(&texts[i], i) {
+                                longer
+                            } else {
+                                short
+                            },
+                            i,
+                        )
+                    })
+                    .count();
+                if best.as_ref().is_none_or(|(most, _, _)| kept > *most) {
+                    best = Some((kept, requests(short, longer, upgrade), spent));
+                }
+            }
+            let kept = (0..texts.len()).filter(|&i| whole(short, i)).count();
+            if best.as_ref().is_none_or(|(most, _, _)| kept > *most) {
+                best = Some((kept, uniform, after));
+            }
+            if step == 0 {
+                break;
+            }
+        }
+        if let Some((_, items, after)) = best {
+            return (items, texts.len(), after);
+        }
+        let short = REQUEST_SHORT.last().copied();
+        let items = Items::Requests {
+            texts,
+            short,
+            longer: short,
+            upgrade: Upgrade::NONE,
+            recent: true,
+        };
+        let (n, after) = self.fill_items(items, (0..texts.len()).rev(), used, room);
+        (items, n, after)
+    }
 }
 
 /// The closing line naming the sections left out, with their counts; empty when none is, or

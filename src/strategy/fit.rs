@@ -2,8 +2,8 @@
 //! whole would free more than the budget needs, they are capped instead — head and tail kept,
 //! the cut named — at one cap, the largest that fits, so that the output uses its budget rather
 //! than fall short of it. The round in progress is cut the same way, as the last resort before
-//! a conversation cannot fit ([`cut_in_progress`]). Also the one way an output is cut to a cap
-//! ([`cap_text`]).
+//! a conversation cannot fit ([`Cutting::cut_in_progress`]). Also the one way an output is cut
+//! to a cap ([`Cutting::cap_text`]).
 
 use std::ops::Range;
 
@@ -63,160 +63,162 @@ pub(crate) fn clear_large_inputs(
     (state, inputs, freed)
 }
 
-/// The reference to the archive file of the message at `index` of `state`, when archived.
-pub(super) fn reference(
-    state: &Applied,
-    index: usize,
-    archive: Option<&Archive>,
-) -> Option<String> {
-    let input = state.origin[index].input()?;
-    Some(note::reference(&archive?.message_file(input), 1))
+/// What cutting outputs reads, borrowed once: the counter, and the archive whose files the
+/// cuts' notes name, when removed history is archived.
+#[derive(Clone, Copy)]
+pub(crate) struct Cutting<'a> {
+    pub(crate) counter: &'a dyn TokenCounter,
+    pub(crate) archive: Option<&'a Archive>,
 }
 
-/// Cuts the outputs of the round in progress, the messages `round` at the end of `state`, so
-/// that they take at least `over` tokens fewer: head and tail kept at one cap, the largest that
-/// does it ([`cap_outputs`]), or, when no cap is that small, each cleared to its placeholder.
-/// With an `archive`, each note names the file holding its whole message. The gists of outputs
-/// cleared before go first (each leaves its bare placeholder); outputs already cut, or cleared
-/// to a bare placeholder, are left as they are. The last resort before a conversation cannot fit: these
-/// outputs are what the agent is working from.
-pub(crate) fn cut_in_progress(
-    mut state: Applied,
-    round: Range<usize>,
-    over: usize,
-    counter: &dyn TokenCounter,
-    archive: Option<&Archive>,
-) -> (Applied, Vec<CutOutput>) {
-    // Gists of outputs cleared before go first: each becomes its bare placeholder.
-    let mut cut = Vec::new();
-    let mut over = over;
-    for index in round.clone() {
+impl Cutting<'_> {
+    /// The reference to the archive file of the message at `index` of `state`, when archived.
+    pub(super) fn reference(&self, state: &Applied, index: usize) -> Option<String> {
+        let input = state.origin[index].input()?;
+        Some(note::reference(&self.archive?.message_file(input), 1))
+    }
+
+    /// Cuts the outputs of the round in progress, the messages `round` at the end of `state`,
+    /// so that they take at least `over` tokens fewer: head and tail kept at one cap, the
+    /// largest that does it ([`Cutting::cap_outputs`]), or, when no cap is that small, each
+    /// cleared to its placeholder. With an archive, each note names the file holding its whole
+    /// message. The gists of outputs cleared before go first (each leaves its bare
+    /// placeholder); outputs already cut, or cleared to a bare placeholder, are left as they
+    /// are. The last resort before a conversation cannot fit: these outputs are what the agent
+    /// is working from.
+    pub(crate) fn cut_in_progress(
+        &self,
+        mut state: Applied,
+        round: Range<usize>,
+        over: usize,
+    ) -> (Applied, Vec<CutOutput>) {
+        let counter = self.counter;
+        // Gists of outputs cleared before go first: each becomes its bare placeholder.
+        let mut cut = Vec::new();
+        let mut over = over;
+        for index in round.clone() {
+            if over == 0 {
+                break;
+            }
+            let before = state.counts.messages[index];
+            let input = state.origin[index].input();
+            let message = &mut state.conversation.messages[index];
+            for part in &mut message.parts {
+                if let Part::ToolResult {
+                    call_id, content, ..
+                } = part
+                    && let [Part::Text { text, .. }] = content.as_slice()
+                    && let Some(bare) = note::without_gist(text)
+                {
+                    let tokens_before = counter.count_text(text);
+                    let tokens_after = counter.count_text(&bare);
+                    *content = vec![Part::text(bare)];
+                    cut.push(CutOutput {
+                        message: input,
+                        call_id: call_id.clone(),
+                        tokens_before,
+                        tokens_after,
+                    });
+                }
+            }
+            let after = counter.count_message(message);
+            if after < before {
+                state.counts.messages[index] = after;
+                state.origin[index] = state.origin[index].edited();
+                over = over.saturating_sub(before - after);
+            }
+        }
         if over == 0 {
-            break;
+            return (state, cut);
         }
-        let before = state.counts.messages[index];
-        let input = state.origin[index].input();
-        let message = &mut state.conversation.messages[index];
-        for part in &mut message.parts {
-            if let Part::ToolResult {
-                call_id, content, ..
-            } = part
-                && let [Part::Text { text, .. }] = content.as_slice()
-                && let Some(bare) = note::without_gist(text)
-            {
-                let tokens_before = counter.count_text(text);
-                let tokens_after = counter.count_text(&bare);
-                *content = vec![Part::text(bare)];
-                cut.push(CutOutput {
-                    message: input,
-                    call_id: call_id.clone(),
-                    tokens_before,
-                    tokens_after,
-                });
+        let messages = &state.conversation.messages;
+        let mut outputs = Vec::new();
+        for index in round.clone() {
+            for (part, content) in messages[index].parts.iter().enumerate() {
+                if let Part::ToolResult { content, .. } = content
+                    && let [Part::Text { text, .. }] = content.as_slice()
+                    && !note::is_cleared_output(text)
+                    && !text.lines().any(note::is_omitted)
+                {
+                    outputs.push((index, part));
+                }
             }
         }
-        let after = counter.count_message(message);
-        if after < before {
-            state.counts.messages[index] = after;
+        let mut held: Vec<usize> = outputs.iter().map(|&(m, _)| m).collect();
+        held.dedup();
+        let before: usize = held.iter().map(|&m| state.counts.messages[m]).sum();
+        let capped = before
+            .checked_sub(over)
+            .and_then(|room| self.cap_outputs(&state, &outputs, room));
+        let texts: Vec<(usize, usize, String)> = match capped {
+            Some(capped) => capped
+                .into_iter()
+                .flat_map(|(m, parts, _)| parts.into_iter().map(move |(p, text)| (m, p, text)))
+                .collect(),
+            None => outputs
+                .iter()
+                .filter_map(|&(m, p)| self.placeholder(&state, (m, p)).map(|t| (m, p, t)))
+                .collect(),
+        };
+        for (index, part, text) in texts {
+            let input = state.origin[index].input();
+            let message = &mut state.conversation.messages[index];
+            let Part::ToolResult {
+                call_id,
+                content,
+                layout,
+                ..
+            } = &mut message.parts[part]
+            else {
+                continue;
+            };
+            let tokens_after = counter.count_text(&text);
+            let old = std::mem::replace(content, vec![Part::text(text)]);
+            *layout = Layout::Text;
+            cut.push(CutOutput {
+                message: input,
+                call_id: call_id.clone(),
+                tokens_before: counter.count_parts(&old),
+                tokens_after,
+            });
+            state.discarded.parts(input, old);
+            state.counts.messages[index] = counter.count_message(message);
             state.origin[index] = state.origin[index].edited();
-            over = over.saturating_sub(before - after);
         }
+        (state, cut)
     }
-    if over == 0 {
-        return (state, cut);
-    }
-    let messages = &state.conversation.messages;
-    let mut outputs = Vec::new();
-    for index in round.clone() {
-        for (part, content) in messages[index].parts.iter().enumerate() {
-            if let Part::ToolResult { content, .. } = content
-                && let [Part::Text { text, .. }] = content.as_slice()
-                && !note::is_cleared_output(text)
-                && !text.lines().any(note::is_omitted)
-            {
-                outputs.push((index, part));
-            }
-        }
-    }
-    let mut held: Vec<usize> = outputs.iter().map(|&(m, _)| m).collect();
-    held.dedup();
-    let before: usize = held.iter().map(|&m| state.counts.messages[m]).sum();
-    let refer = |m: usize| reference(&state, m, archive);
-    let capped = before
-        .checked_sub(over)
-        .and_then(|room| cap_outputs(&state, &outputs, room, counter, &refer));
-    let texts: Vec<(usize, usize, String)> = match capped {
-        Some(capped) => capped
-            .into_iter()
-            .flat_map(|(m, parts, _)| parts.into_iter().map(move |(p, text)| (m, p, text)))
-            .collect(),
-        None => outputs
-            .iter()
-            .filter_map(|&(m, p)| placeholder(&state, (m, p), counter, refer(m)).map(|t| (m, p, t)))
-            .collect(),
-    };
-    for (index, part, text) in texts {
-        let input = state.origin[index].input();
-        let message = &mut state.conversation.messages[index];
+
+    /// The placeholder of the output at `at` (message and part) of `state`, naming its tool, size
+    /// and outcome, and its message's archive file; `None` when it would not be shorter.
+    fn placeholder(&self, state: &Applied, (message, part): (usize, usize)) -> Option<String> {
+        let counter = self.counter;
         let Part::ToolResult {
             call_id,
             content,
-            layout,
+            is_error,
             ..
-        } = &mut message.parts[part]
+        } = &state.conversation.messages[message].parts[part]
         else {
-            continue;
+            return None;
         };
-        let tokens_after = counter.count_text(&text);
-        let old = std::mem::replace(content, vec![Part::text(text)]);
-        *layout = Layout::Text;
-        cut.push(CutOutput {
-            message: input,
-            call_id: call_id.clone(),
-            tokens_before: counter.count_parts(&old),
-            tokens_after,
-        });
-        state.discarded.parts(input, old);
-        state.counts.messages[index] = counter.count_message(message);
-        state.origin[index] = state.origin[index].edited();
+        let tool = state.conversation.messages[..message]
+            .iter()
+            .rev()
+            .flat_map(|m| &m.parts)
+            .find_map(|p| match p {
+                Part::ToolCall { id, name, .. } if id == call_id => Some(name.as_str()),
+                _ => None,
+            })
+            .unwrap_or("tool");
+        let tokens = counter.count_parts(content);
+        let text = joined_text(content);
+        let mut placeholder =
+            note::cleared_output(tool, tokens, evidence::outcome_in(&text, *is_error));
+        if let Some(reference) = self.reference(state, message) {
+            placeholder = note::with_reference(&placeholder, &reference);
+        }
+        (counter.count_text(&placeholder) < tokens).then_some(placeholder)
     }
-    (state, cut)
-}
-
-/// The placeholder of the output at `at` (message and part) of `state`, naming its tool, size
-/// and outcome, and the archive `reference`; `None` when it would not be shorter.
-fn placeholder(
-    state: &Applied,
-    (message, part): (usize, usize),
-    counter: &dyn TokenCounter,
-    reference: Option<String>,
-) -> Option<String> {
-    let Part::ToolResult {
-        call_id,
-        content,
-        is_error,
-        ..
-    } = &state.conversation.messages[message].parts[part]
-    else {
-        return None;
-    };
-    let tool = state.conversation.messages[..message]
-        .iter()
-        .rev()
-        .flat_map(|m| &m.parts)
-        .find_map(|p| match p {
-            Part::ToolCall { id, name, .. } if id == call_id => Some(name.as_str()),
-            _ => None,
-        })
-        .unwrap_or("tool");
-    let tokens = counter.count_parts(content);
-    let text = joined_text(content);
-    let mut placeholder =
-        note::cleared_output(tool, tokens, evidence::outcome_in(&text, *is_error));
-    if let Some(reference) = reference {
-        placeholder = note::with_reference(&placeholder, &reference);
-    }
-    (counter.count_text(&placeholder) < tokens).then_some(placeholder)
 }
 
 /// A cap below this many tokens keeps too little of an output to be worth more than its
@@ -230,106 +232,108 @@ const ROUNDS: usize = 6;
 /// and its exact count once they are in place.
 pub(super) type Capped = (usize, Vec<(usize, String)>, usize);
 
-/// Caps the outputs at `outputs` (message and part indices, ascending, each a result whose
-/// content is a single text) so that the messages holding them take at most `room` tokens
-/// together; each cut's note names the archive file `reference` gives for its message, if any.
-/// `None` when no cap of at least [`MIN_CAP`] tokens fits, or an output cannot be cut: the
-/// caller clears them instead.
-pub(super) fn cap_outputs(
-    state: &Applied,
-    outputs: &[(usize, usize)],
-    room: usize,
-    counter: &dyn TokenCounter,
-    reference: &dyn Fn(usize) -> Option<String>,
-) -> Option<Vec<Capped>> {
-    let messages = &state.conversation.messages;
-    let mut texts = Vec::with_capacity(outputs.len());
-    for &(message, part) in outputs {
-        let Part::ToolResult { content, .. } = &messages[message].parts[part] else {
-            return None;
-        };
-        let [Part::Text { text, .. }] = content.as_slice() else {
-            return None;
-        };
-        texts.push((text.as_str(), counter.count_text(text)));
-    }
-    let mut held: Vec<usize> = outputs.iter().map(|&(m, _)| m).collect();
-    held.dedup();
-    let before: usize = held.iter().map(|&m| state.counts.messages[m]).sum();
-    let base = before.saturating_sub(texts.iter().map(|(_, t)| t).sum::<usize>());
-    let avail = room.checked_sub(base)?;
-    // The largest cap whose estimate fits: each output over it costs the cap, its note
-    // included ([`cap_text`]).
-    let estimate = |cap: usize| -> usize { texts.iter().map(|&(_, t)| t.min(cap)).sum() };
-    let (mut low, mut high) = (0, texts.iter().map(|(_, t)| *t).max().unwrap_or(0));
-    while low < high {
-        let mid = (low + high).div_ceil(2);
-        if estimate(mid) <= avail {
-            low = mid;
-        } else {
-            high = mid - 1;
+impl Cutting<'_> {
+    /// Caps the outputs at `outputs` (message and part indices, ascending, each a result whose
+    /// content is a single text) so that the messages holding them take at most `room` tokens
+    /// together; each cut's note names its message's archive file, if any.
+    /// `None` when no cap of at least [`MIN_CAP`] tokens fits, or an output cannot be cut: the
+    /// caller clears them instead.
+    pub(super) fn cap_outputs(
+        &self,
+        state: &Applied,
+        outputs: &[(usize, usize)],
+        room: usize,
+    ) -> Option<Vec<Capped>> {
+        let counter = self.counter;
+        let messages = &state.conversation.messages;
+        let mut texts = Vec::with_capacity(outputs.len());
+        for &(message, part) in outputs {
+            let Part::ToolResult { content, .. } = &messages[message].parts[part] else {
+                return None;
+            };
+            let [Part::Text { text, .. }] = content.as_slice() else {
+                return None;
+            };
+            texts.push((text.as_str(), counter.count_text(text)));
         }
-    }
-    let mut cap = low;
-    let mut best: Option<(usize, Vec<Capped>)> = None;
-    for _ in 0..ROUNDS {
-        if cap < MIN_CAP {
-            break;
+        let mut held: Vec<usize> = outputs.iter().map(|&(m, _)| m).collect();
+        held.dedup();
+        let before: usize = held.iter().map(|&m| state.counts.messages[m]).sum();
+        let base = before.saturating_sub(texts.iter().map(|(_, t)| t).sum::<usize>());
+        let avail = room.checked_sub(base)?;
+        // The largest cap whose estimate fits: each output over it costs the cap, its note
+        // included ([`Cutting::cap_text`]).
+        let estimate = |cap: usize| -> usize { texts.iter().map(|&(_, t)| t.min(cap)).sum() };
+        let (mut low, mut high) = (0, texts.iter().map(|(_, t)| *t).max().unwrap_or(0));
+        while low < high {
+            let mid = (low + high).div_ceil(2);
+            if estimate(mid) <= avail {
+                low = mid;
+            } else {
+                high = mid - 1;
+            }
         }
-        let mut fitted: Vec<Capped> = Vec::with_capacity(held.len());
-        let (mut capped, mut after) = (0, 0);
-        for &message in &held {
-            let mut copy = messages[message].clone();
-            let mut parts = Vec::new();
-            let reference = reference(message);
-            for (&(_, part), &(text, tokens)) in outputs
-                .iter()
-                .zip(&texts)
-                .filter(|((m, _), _)| *m == message)
-            {
-                if tokens <= cap {
-                    continue;
-                }
-                let short = cap_text(text, cap, counter, reference.as_deref())?;
-                if let Part::ToolResult {
-                    content, layout, ..
-                } = &mut copy.parts[part]
-                {
-                    *content = vec![Part::text(short.clone())];
-                    *layout = Layout::Text;
-                }
-                parts.push((part, short));
-                capped += 1;
-            }
-            if parts.is_empty() {
-                after += state.counts.messages[message];
-                continue;
-            }
-            let tokens = counter.count_message(&copy);
-            after += tokens;
-            fitted.push((message, parts, tokens));
-        }
-        if after <= room && after < before {
-            let slack = room - after;
-            let better = best.as_ref().is_none_or(|(tokens, _)| after > *tokens);
-            if better {
-                best = Some((after, fitted));
-            }
-            // Within a token an output of the room: done; else try a larger cap.
-            if slack <= capped || !better {
+        let mut cap = low;
+        let mut best: Option<(usize, Vec<Capped>)> = None;
+        for _ in 0..ROUNDS {
+            if cap < MIN_CAP {
                 break;
             }
-            cap += slack / capped.max(1);
-            continue;
+            let mut fitted: Vec<Capped> = Vec::with_capacity(held.len());
+            let (mut capped, mut after) = (0, 0);
+            for &message in &held {
+                let mut copy = messages[message].clone();
+                let mut parts = Vec::new();
+                let reference = self.reference(state, message);
+                for (&(_, part), &(text, tokens)) in outputs
+                    .iter()
+                    .zip(&texts)
+                    .filter(|((m, _), _)| *m == message)
+                {
+                    if tokens <= cap {
+                        continue;
+                    }
+                    let short = self.cap_text(text, cap, reference.as_deref())?;
+                    if let Part::ToolResult {
+                        content, layout, ..
+                    } = &mut copy.parts[part]
+                    {
+                        *content = vec![Part::text(short.clone())];
+                        *layout = Layout::Text;
+                    }
+                    parts.push((part, short));
+                    capped += 1;
+                }
+                if parts.is_empty() {
+                    after += state.counts.messages[message];
+                    continue;
+                }
+                let tokens = counter.count_message(&copy);
+                after += tokens;
+                fitted.push((message, parts, tokens));
+            }
+            if after <= room && after < before {
+                let slack = room - after;
+                let better = best.as_ref().is_none_or(|(tokens, _)| after > *tokens);
+                if better {
+                    best = Some((after, fitted));
+                }
+                // Within a token an output of the room: done; else try a larger cap.
+                if slack <= capped || !better {
+                    break;
+                }
+                cap += slack / capped.max(1);
+                continue;
+            }
+            if best.is_some() {
+                break;
+            }
+            // Lower the cap by each capped output's share of the overshoot.
+            let over = after.saturating_sub(room).max(1);
+            cap = cap.saturating_sub(over.div_ceil(capped.max(1)) + 1);
         }
-        if best.is_some() {
-            break;
-        }
-        // Lower the cap by each capped output's share of the overshoot.
-        let over = after.saturating_sub(room).max(1);
-        cap = cap.saturating_sub(over.div_ceil(capped.max(1)) + 1);
+        best.map(|(_, fitted)| fitted)
     }
-    best.map(|(_, fitted)| fitted)
 }
 
 /// Share of a cap, in percent, that the names of a capped output's middle may take
@@ -339,93 +343,98 @@ const NAMES_PCT: usize = 50;
 /// Characters per piece when a capped output has too few lines to cut by line.
 const CHUNK_CHARS: usize = 200;
 
-/// Keeps the head and tail lines of `text` within about `cap` tokens, with a line saying how
-/// many were omitted between them (and, with a `reference`, which archive file holds them)
-/// followed by the names the middle holds (paths, identifiers, code names), as room allows. An
-/// output of one or two long lines is cut the same way in pieces of [`CHUNK_CHARS`]
-/// characters. `None` when there is nothing to cut.
-pub(super) fn cap_text(
-    text: &str,
-    cap: usize,
-    counter: &dyn TokenCounter,
-    reference: Option<&str>,
-) -> Option<String> {
-    let mut pieces: Vec<&str> = text.split_inclusive('\n').collect();
-    let mut unit = "lines";
-    if pieces.len() < 3 {
-        // Pieces small enough that a head and a tail fit a small cap (about four characters
-        // a token), and no larger than CHUNK_CHARS.
-        pieces = chunks(text, cap.saturating_mul(2).clamp(16, CHUNK_CHARS));
-        unit = "characters";
-    }
-    if pieces.len() < 3 {
-        return None;
-    }
-    let costs: Vec<usize> = pieces
-        .iter()
-        .map(|piece| counter.count_text(piece))
-        .collect();
-    let omitted = |omitted: usize, total: usize| match reference {
-        Some(reference) => note::with_reference(&note::omitted(omitted, total, unit), reference),
-        None => note::omitted(omitted, total, unit),
-    };
-    let note_cost = counter.count_text(&omitted(text.len(), text.len())) + 1;
-    let whole_room = cap.saturating_sub(note_cost);
-    // The names of the middle take up to a share of the room; the ends what they leave.
-    let names_room = gist::names_cost(text).min(whole_room * NAMES_PCT / 100);
-    let mut room = whole_room - names_room;
-    let (mut head, mut tail) = (0, 0);
-    // Alternate head and tail pieces while they fit: both ends of an output usually matter.
-    loop {
-        let take_head = head <= tail;
-        let next = if take_head {
-            head
-        } else {
-            pieces.len() - 1 - tail
+impl Cutting<'_> {
+    /// Keeps the head and tail lines of `text` within about `cap` tokens, with a line saying how
+    /// many were omitted between them (and, with a `reference`, which archive file holds them)
+    /// followed by the names the middle holds (paths, identifiers, code names), as room allows. An
+    /// output of one or two long lines is cut the same way in pieces of [`CHUNK_CHARS`]
+    /// characters. `None` when there is nothing to cut.
+    pub(super) fn cap_text(
+        &self,
+        text: &str,
+        cap: usize,
+        reference: Option<&str>,
+    ) -> Option<String> {
+        let counter = self.counter;
+        let mut pieces: Vec<&str> = text.split_inclusive('\n').collect();
+        let mut unit = "lines";
+        if pieces.len() < 3 {
+            // Pieces small enough that a head and a tail fit a small cap (about four characters
+            // a token), and no larger than CHUNK_CHARS.
+            pieces = chunks(text, cap.saturating_mul(2).clamp(16, CHUNK_CHARS));
+            unit = "characters";
+        }
+        if pieces.len() < 3 {
+            return None;
+        }
+        let costs: Vec<usize> = pieces
+            .iter()
+            .map(|piece| counter.count_text(piece))
+            .collect();
+        let omitted = |omitted: usize, total: usize| match reference {
+            Some(reference) => {
+                note::with_reference(&note::omitted(omitted, total, unit), reference)
+            }
+            None => note::omitted(omitted, total, unit),
         };
-        if head + tail >= pieces.len() - 1 || costs[next] > room {
-            break;
+        let note_cost = counter.count_text(&omitted(text.len(), text.len())) + 1;
+        let whole_room = cap.saturating_sub(note_cost);
+        // The names of the middle take up to a share of the room; the ends what they leave.
+        let names_room = gist::names_cost(text).min(whole_room * NAMES_PCT / 100);
+        let mut room = whole_room - names_room;
+        let (mut head, mut tail) = (0, 0);
+        // Alternate head and tail pieces while they fit: both ends of an output usually matter.
+        loop {
+            let take_head = head <= tail;
+            let next = if take_head {
+                head
+            } else {
+                pieces.len() - 1 - tail
+            };
+            if head + tail >= pieces.len() - 1 || costs[next] > room {
+                break;
+            }
+            room -= costs[next];
+            if take_head {
+                head += 1;
+            } else {
+                tail += 1;
+            }
         }
-        room -= costs[next];
-        if take_head {
-            head += 1;
+        // The head's first piece whenever the whole room holds it: it says what the output is.
+        if head == 0 && tail + 1 < pieces.len() && costs[0] <= whole_room {
+            head = 1;
+        }
+        let kept_head = pieces[..head].concat();
+        let kept_tail = pieces[pieces.len() - tail..].concat();
+        let ends: usize = costs[..head]
+            .iter()
+            .chain(&costs[pieces.len() - tail..])
+            .sum();
+        let middle = pieces[head..pieces.len() - tail].concat();
+        let names = gist::names_line(&middle, whole_room.saturating_sub(ends + 1), counter);
+        let (omitted_count, total) = if unit == "lines" {
+            (pieces.len() - head - tail, pieces.len())
         } else {
-            tail += 1;
+            let total = text.chars().count();
+            (
+                total - kept_head.chars().count() - kept_tail.chars().count(),
+                total,
+            )
+        };
+        let mut out = kept_head;
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
         }
-    }
-    // The head's first piece whenever the whole room holds it: it says what the output is.
-    if head == 0 && tail + 1 < pieces.len() && costs[0] <= whole_room {
-        head = 1;
-    }
-    let kept_head = pieces[..head].concat();
-    let kept_tail = pieces[pieces.len() - tail..].concat();
-    let ends: usize = costs[..head]
-        .iter()
-        .chain(&costs[pieces.len() - tail..])
-        .sum();
-    let middle = pieces[head..pieces.len() - tail].concat();
-    let names = gist::names_line(&middle, whole_room.saturating_sub(ends + 1), counter);
-    let (omitted_count, total) = if unit == "lines" {
-        (pieces.len() - head - tail, pieces.len())
-    } else {
-        let total = text.chars().count();
-        (
-            total - kept_head.chars().count() - kept_tail.chars().count(),
-            total,
-        )
-    };
-    let mut out = kept_head;
-    if !out.is_empty() && !out.ends_with('\n') {
+        out.push_str(&omitted(omitted_count, total));
         out.push('\n');
+        if let Some(names) = names {
+            out.push_str(&names);
+            out.push('\n');
+        }
+        out.push_str(&kept_tail);
+        Some(out)
     }
-    out.push_str(&omitted(omitted_count, total));
-    out.push('\n');
-    if let Some(names) = names {
-        out.push_str(&names);
-        out.push('\n');
-    }
-    out.push_str(&kept_tail);
-    Some(out)
 }
 
 /// `text` in pieces of at most `size` characters.
@@ -490,67 +499,73 @@ fn is_short_path_value(value: &Value) -> bool {
     }
 }
 
-/// Caps every oversize result in place; returns how many were capped.
-pub(super) fn cap_all(state: &mut Applied, cap: usize, counter: &dyn TokenCounter) -> usize {
-    let mut truncated = 0;
-    let messages = state.conversation.messages.iter_mut();
-    let with_counts = messages.zip(&mut state.counts.messages);
-    for ((message, tokens), origin) in with_counts.zip(&mut state.origin) {
-        // A message's count bounds each of its results': most need no look.
-        if *tokens <= cap || !message.has_results() {
-            continue;
-        }
-        // Capping shortens a result's text but may rewrite its wire shape (a Gemini JSON
-        // response becomes `{"output": …}`): a message it would not make smaller is kept.
-        let before = message.clone();
-        let capped = cap_results(message, cap, counter);
-        if capped > 0 {
-            let after = counter.count_message(message);
-            if after >= *tokens {
-                *message = before;
-                continue;
-            }
-            truncated += capped;
-            *tokens = after;
-            *origin = origin.edited();
-        }
-    }
-    truncated
-}
-
-/// Whether an output is one [`cap_text`] wrote: a line of its own is the omission note.
+/// Whether an output is one [`Cutting::cap_text`] wrote: a line of its own is the omission
+/// note.
 pub(super) fn is_capped(text: &str) -> bool {
     text.lines().any(note::is_omitted)
 }
 
-/// Caps, in place, every result of a message longer than `cap` tokens; returns how many were
-/// capped.
-pub(super) fn cap_results(message: &mut Message, cap: usize, counter: &dyn TokenCounter) -> usize {
-    let mut capped = 0;
-    for part in &mut message.parts {
-        let Part::ToolResult {
-            content, layout, ..
-        } = part
-        else {
-            continue;
-        };
-        let [Part::Text { text, .. }] = content.as_slice() else {
-            continue;
-        };
-        let tokens = counter.count_text(text);
-        // An output capped or cleared before is not cut again: its note (or placeholder) may
-        // alone exceed a small cap.
-        if tokens <= cap || is_capped(text) || note::is_cleared_output(text) {
-            continue;
+impl Cutting<'_> {
+    /// Caps every oversize result in place; returns how many were capped.
+    pub(super) fn cap_all(&self, state: &mut Applied, cap: usize) -> usize {
+        let counter = self.counter;
+        let mut truncated = 0;
+        let messages = state.conversation.messages.iter_mut();
+        let with_counts = messages.zip(&mut state.counts.messages);
+        for ((message, tokens), origin) in with_counts.zip(&mut state.origin) {
+            // A message's count bounds each of its results': most need no look.
+            if *tokens <= cap || !message.has_results() {
+                continue;
+            }
+            // Capping shortens a result's text but may rewrite its wire shape (a Gemini JSON
+            // response becomes `{"output": …}`): a message it would not make smaller is kept.
+            let before = message.clone();
+            let capped = self.cap_results(message, cap);
+            if capped > 0 {
+                let after = counter.count_message(message);
+                if after >= *tokens {
+                    *message = before;
+                    continue;
+                }
+                truncated += capped;
+                *tokens = after;
+                *origin = origin.edited();
+            }
         }
-        // A cap below the size of the omission note itself would lengthen the output.
-        if let Some(short) =
-            cap_text(text, cap, counter, None).filter(|s| counter.count_text(s) < tokens)
-        {
-            *content = vec![Part::text(short)];
-            *layout = Layout::Text;
-            capped += 1;
-        }
+        truncated
     }
-    capped
+
+    /// Caps, in place, every result of a message longer than `cap` tokens; returns how many were
+    /// capped.
+    pub(super) fn cap_results(&self, message: &mut Message, cap: usize) -> usize {
+        let counter = self.counter;
+        let mut capped = 0;
+        for part in &mut message.parts {
+            let Part::ToolResult {
+                content, layout, ..
+            } = part
+            else {
+                continue;
+            };
+            let [Part::Text { text, .. }] = content.as_slice() else {
+                continue;
+            };
+            let tokens = counter.count_text(text);
+            // An output capped or cleared before is not cut again: its note (or placeholder) may
+            // alone exceed a small cap.
+            if tokens <= cap || is_capped(text) || note::is_cleared_output(text) {
+                continue;
+            }
+            // A cap below the size of the omission note itself would lengthen the output.
+            if let Some(short) = self
+                .cap_text(text, cap, None)
+                .filter(|s| counter.count_text(s) < tokens)
+            {
+                *content = vec![Part::text(short)];
+                *layout = Layout::Text;
+                capped += 1;
+            }
+        }
+        capped
+    }
 }

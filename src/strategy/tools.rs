@@ -150,12 +150,15 @@ pub(crate) fn trim(
         gists,
         ..
     } = stop;
-    let counter = tokenizer.counter();
+    let cutting = fit::Cutting {
+        counter: tokenizer.counter(),
+        archive,
+    };
     let rounds = rounds(&state.conversation);
     let mut report = census(&rounds, options);
     let untouched_total = state.counts.total();
     if let Some(cap) = options.max_output {
-        report.truncated = fit::cap_all(&mut state, cap, counter);
+        report.truncated = cutting.cap_all(&mut state, cap);
     }
     let capped_total = state.counts.total();
     let mut total = capped_total;
@@ -165,7 +168,7 @@ pub(crate) fn trim(
     let planning = Planning {
         options,
         tokenizer,
-        archive,
+        cutting,
         gist: if gists {
             GistSize::Full
         } else {
@@ -187,7 +190,7 @@ pub(crate) fn trim(
         // clearing would free more than needed.
         let crossing =
             budget.filter(|&b| cap_crossing && plan.saved > 0 && total - plan.saved <= b);
-        let fitted = crossing.and_then(|b| fit(&state, &plan, (total, b), counter, archive));
+        let fitted = crossing.and_then(|b| fit(&state, &plan, (total, b), &cutting));
         if let Some(capped) = fitted {
             let (before, after) = capped.iter().fold((0, 0), |(b, a), (m, _, t)| {
                 (b + state.counts.messages[*m], a + t)
@@ -291,14 +294,14 @@ fn saved(plans: &[Option<RoundPlan>]) -> usize {
 }
 
 /// The outputs a clearing plan would clear, capped instead so that the conversation, now of
-/// `total` tokens, takes at most `budget`, each cut naming its message's file in `archive`;
-/// `None` when the plan does more than clear outputs or no cap fits ([`fit::cap_outputs`]).
+/// `total` tokens, takes at most `budget`, each cut naming its message's archive file, if any;
+/// `None` when the plan does more than clear outputs or no cap fits
+/// ([`fit::Cutting::cap_outputs`]).
 fn fit(
     state: &Applied,
     plan: &RoundPlan,
     (total, budget): (usize, usize),
-    counter: &dyn TokenCounter,
-    archive: Option<&Archive>,
+    cutting: &fit::Cutting<'_>,
 ) -> Option<Vec<fit::Capped>> {
     let mut outputs = Vec::new();
     for edit in &plan.edits {
@@ -316,14 +319,7 @@ fn fit(
             .iter()
             .map(|&m| state.counts.messages[m])
             .sum::<usize>();
-    let reference = |m: usize| fit::reference(state, m, archive);
-    fit::cap_outputs(
-        state,
-        &outputs,
-        budget.checked_sub(others)?,
-        counter,
-        &reference,
-    )
+    cutting.cap_outputs(state, &outputs, budget.checked_sub(others)?)
 }
 
 /// What trimming would start from, with nothing trimmed: how many tool rounds there are and how
@@ -412,8 +408,8 @@ fn plan_rounds(
 struct Planning<'a> {
     options: &'a ToolOptions,
     tokenizer: Tokenizer,
-    /// Where cleared outputs' messages are archived, if they are.
-    archive: Option<&'a Archive>,
+    /// The counter and where cleared outputs' messages are archived, if they are.
+    cutting: fit::Cutting<'a>,
     /// How much of each cleared output its gist keeps.
     gist: GistSize,
     /// The ids of calls that a later call repeats (the same tool with the same arguments):
@@ -474,7 +470,7 @@ fn plan_round(
             edits.push(plan_drop(index, message, counts, counting.counter));
             continue;
         }
-        let reference = fit::reference(state, index, planning.archive);
+        let reference = planning.cutting.reference(state, index);
         let clear = Clear {
             names: &names,
             excluded: &excluded,
@@ -936,7 +932,10 @@ mod tests {
                 let planning = Planning {
                     options: &options,
                     tokenizer,
-                    archive: None,
+                    cutting: fit::Cutting {
+                        counter: tokenizer.counter(),
+                        archive: None,
+                    },
                     gist: GistSize::Full,
                     superseded: superseded(&state.conversation),
                 };
@@ -1251,7 +1250,11 @@ mod tests {
             {"role": "tool", "tool_call_id": "a", "content": placeholder}]);
         let mut tool = parse_value(value, None).unwrap().messages.remove(2);
         let before = tool.clone();
-        assert_eq!(fit::cap_results(&mut tool, 1, &CharEstimate), 0);
+        let cutting = fit::Cutting {
+            counter: &CharEstimate,
+            archive: None,
+        };
+        assert_eq!(cutting.cap_results(&mut tool, 1), 0);
         assert_eq!(tool, before);
     }
 
