@@ -28,9 +28,12 @@ pub(crate) fn ctxcompact(args: &[&str], stdin: Option<&[u8]>) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// A fresh, empty scratch folder for one test.
+/// A fresh, empty scratch folder for one test. Its path has the same length in every run (the
+/// process id padded to ten digits): an archive's paths are in its markers, and so in the counts
+/// a snapshot holds.
 pub(crate) fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ctxcompact-cli-{name}-{}", std::process::id()));
+    let id = std::process::id();
+    let dir = std::env::temp_dir().join(format!("ctxcompact-cli-{name}-{id:010}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
