@@ -111,13 +111,25 @@ fn cut_in_progress(
         counter: &planner.counter,
         archive: planner.archive,
     };
-    let (state, cut) = cutting.cut_in_progress(state, round.messages.clone(), over);
+    let reserve = marker_reserve(planner.budget);
+    let (state, cut) = cutting.cut_in_progress(state, round.messages.clone(), over, reserve);
     if cut.is_empty() {
         return (state, attempt, cut);
     }
     let attempt = planner.attempt(&state, Protections::Relax);
     (state, attempt, cut)
 }
+
+/// Tokens the round in progress gives beyond what the budget needs when its outputs are cut,
+/// where a cap can: room for the marker of the history removed before it, whose digest names
+/// the files and ids the agent read there and goes on to use. A tenth of `budget` (the digest's
+/// share of it besides the requests), at most [`MARKER_RESERVE_MAX`].
+fn marker_reserve(budget: usize) -> usize {
+    (budget / 10).min(MARKER_RESERVE_MAX)
+}
+
+/// The most tokens [`marker_reserve`] takes from the round in progress.
+const MARKER_RESERVE_MAX: usize = 400;
 
 /// How tool outputs are trimmed under a run's budget, and the recent rounds' cleared when they
 /// are.

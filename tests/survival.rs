@@ -4,6 +4,7 @@
 //! The real recordings in `../shared/corpus` are read when present; without them each test says
 //! it skips, on standard error and in its summary line. `data/conversations` is always there.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use ctxcompact::lab::bench::{Bench, Contender, Row};
@@ -488,6 +489,71 @@ fn a_marker_after_the_current_request_says_the_request_is_above_it() {
             assert!(
                 first.contains("the current request is the last user message"),
                 "{first}"
+            );
+        }
+    }
+}
+
+/// A session whose task and round in progress alone exceed the budget: the round's output is
+/// cut, and it leaves room for the history it would remove, whole or as the marker that names
+/// the files the removed rounds read (issue 38). Without that room the cut took every token and
+/// no marker stood where the history was.
+#[test]
+fn a_round_in_progress_cut_to_fit_leaves_room_for_the_marker_of_what_was_removed() {
+    let read = |id: &str, path: &str| {
+        serde_json::json!({"role": "assistant", "content": null, "tool_calls": [{
+            "id": id, "type": "function",
+            "function": {"name": "read_file", "arguments": format!("{{\"path\":\"{path}\"}}")},
+        }]})
+    };
+    let output = |id: &str, path: &str, lines: usize| {
+        let mut text = String::new();
+        for i in 0..lines {
+            writeln!(text, "{i}: let value_{i} = parse(\"{path}\", {i});").unwrap();
+        }
+        serde_json::json!({"role": "tool", "tool_call_id": id, "content": text})
+    };
+    for (rounds, lines) in [(3, 30), (6, 60), (12, 20)] {
+        let mut messages = vec![
+            serde_json::json!({"role": "system", "content": "You are a coding agent."}),
+            serde_json::json!({"role": "user", "content": "The parser drops the last field; fix it."}),
+        ];
+        for round in 0..rounds {
+            let (id, path) = (
+                format!("read_{round}"),
+                format!("src/parser_step_{round}.rs"),
+            );
+            messages.push(read(&id, &path));
+            messages.push(output(&id, &path, lines));
+        }
+        messages.push(read("read_last", "src/parser.rs"));
+        messages.push(output("read_last", "src/parser.rs", 1500));
+        let input = format::parse_value(serde_json::json!({ "messages": messages }), None).unwrap();
+        let mut tail = input.clone();
+        tail.messages.drain(..tail.messages.len() - 2);
+        let pinned = Tokenizer::O200k.count(&tail).total() + 40;
+        for budget in [pinned / 2, pinned / 4] {
+            let out = compact(input.clone(), &options(Budget::Tokens(budget))).unwrap();
+            let report = &out.report;
+            assert!(
+                report.tokens_after <= budget,
+                "{rounds} rounds, budget {budget}"
+            );
+            assert!(
+                !report.outputs_cut.is_empty(),
+                "{rounds} rounds, budget {budget}"
+            );
+            assert!(
+                report.removed.is_empty() || report.marker,
+                "{rounds} rounds, budget {budget}: history removed without a marker"
+            );
+            let text = searchable(&out.conversation);
+            let named = (0..rounds)
+                .filter(|r| text.contains(&format!("src/parser_step_{r}.rs")))
+                .count();
+            assert!(
+                named > 0,
+                "{rounds} rounds, budget {budget}: no earlier file kept or named in\n{text}"
             );
         }
     }

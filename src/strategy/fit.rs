@@ -80,8 +80,8 @@ impl Cutting<'_> {
 
     /// Cuts the outputs of the round in progress, the messages `round` at the end of `state`,
     /// so that they take at least `over` tokens fewer: head and tail kept at one cap, the
-    /// largest that does it ([`Cutting::cap_outputs`]), or, when no cap is that small, each
-    /// cleared to its placeholder. With an archive, each note names the file holding its whole
+    /// largest that does it ([`Cutting::cap_outputs`]) and leaves `reserve` tokens more where a
+    /// cap can, or, when no cap is that small, each cleared to its placeholder. With an archive, each note names the file holding its whole
     /// message. The gists of outputs cleared before go first (each leaves its bare
     /// placeholder); outputs already cut, or cleared to a bare placeholder, are left as they
     /// are. The last resort before a conversation cannot fit: these outputs are what the agent
@@ -91,6 +91,7 @@ impl Cutting<'_> {
         mut state: Applied,
         round: Range<usize>,
         over: usize,
+        reserve: usize,
     ) -> (Applied, Vec<CutOutput>) {
         let counter = self.counter;
         // Gists of outputs cleared before go first: each becomes its bare placeholder.
@@ -147,9 +148,12 @@ impl Cutting<'_> {
         let mut held: Vec<usize> = outputs.iter().map(|&(m, _)| m).collect();
         held.dedup();
         let before: usize = held.iter().map(|&m| state.counts.messages[m]).sum();
-        let capped = before
-            .checked_sub(over)
-            .and_then(|room| self.cap_outputs(&state, &outputs, room));
+        let cap_within = |shortfall: usize| {
+            before
+                .checked_sub(shortfall)
+                .and_then(|room| self.cap_outputs(&state, &outputs, room))
+        };
+        let capped = cap_within(over + reserve).or_else(|| cap_within(over));
         let texts: Vec<(usize, usize, String)> = match capped {
             Some(capped) => capped
                 .into_iter()
