@@ -21,7 +21,7 @@ pub(super) enum GistSize {
 /// Trimmed rounds, the newest, whose outputs keep gists; older ones clear to bare placeholders.
 pub(super) const GIST_ROUNDS: usize = 48;
 /// A full gist takes up to this share of its output (its inverse) …
-const GIST_SHARE: usize = 6;
+const GIST_SHARE: usize = 4;
 /// … and at most this many tokens.
 const GIST_MAX: usize = 400;
 /// Outputs under this many tokens are cleared only for poorer gists than full ones (or when
