@@ -30,7 +30,7 @@ pub(super) const SMALL_OUTPUT: usize = 64;
 /// A small gist takes up to this share of its output (its inverse) …
 const SMALL_SHARE: usize = 16;
 /// … at least this many (a few names) …
-const SMALL_MIN: usize = 24;
+const SMALL_MIN: usize = 12;
 /// … and at most this many tokens.
 const SMALL_MAX: usize = 96;
 
