@@ -23,7 +23,7 @@ pub(super) const GIST_ROUNDS: usize = 48;
 /// A full gist takes up to this share of its output (its inverse) …
 const GIST_SHARE: usize = 4;
 /// … and at most this many tokens.
-const GIST_MAX: usize = 400;
+const GIST_MAX: usize = 600;
 /// Outputs under this many tokens are cleared only for poorer gists than full ones (or when
 /// stale).
 pub(super) const SMALL_OUTPUT: usize = 64;
