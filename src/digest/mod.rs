@@ -8,7 +8,8 @@
 //! files (read, edited, created, named in commands), commands with their outcome, errors,
 //! identifiers (user names, order numbers, hashes, URLs: [`crate::identifiers`]; at most
 //! [`IDENTIFIERS_PCT`]% of the sections' cap), and the last assistant state ([`render`] writes
-//! them within the cap). A cap trims the sections from the bottom up, leaving "+N more" counts;
+//! them within the cap). Harness text in user messages (a hook's output, a reminder) is read as
+//! a tool's output is: its errors, identifiers and names. A cap trims the sections from the bottom up, leaving "+N more" counts;
 //! an empty section is omitted. Re-compaction folds an earlier marker inside a span into the new
 //! one, counts and digest alike. Markers count against the budget like any other text.
 
@@ -274,6 +275,10 @@ fn extract<'a>(
                     digest.ids.add_text(&text, true);
                     add_standing(&mut digest, &text);
                     digest.requests.push(text);
+                } else {
+                    // Harness text (a hook's output, a reminder) is machine-written: read as a
+                    // tool's output is.
+                    add_output(&mut digest, &text, false);
                 }
             }
             Role::Assistant => {
@@ -307,17 +312,7 @@ fn extract<'a>(
                 content, is_error, ..
             } = part
             {
-                let text = parts_text(content);
-                digest.ids.add_text(&text, false);
-                // The paths and code names a later step may read off the output too.
-                gist::for_each_name(&text, |name| {
-                    if !identifiers::is_identifier(name) {
-                        digest.names.add(name, 1, false);
-                    }
-                });
-                if let Some(line) = error_line_in(&text, *is_error) {
-                    digest.errors.push(clip_cow(sub(&text, line), LINE_CHARS));
-                }
+                add_output(&mut digest, &parts_text(content), *is_error);
             }
         }
     }
@@ -334,6 +329,22 @@ fn extract<'a>(
     group_files(&mut digest);
     rank_identifiers(&mut digest);
     digest
+}
+
+/// Adds what a tool's output `text` (flagged an error when `is_error`) holds to the digest: its
+/// identifiers, the paths and code names a later step may read off it, and its error line.
+// A `Cow` by reference: an output borrowed from the span lends its error line the span's lifetime.
+#[allow(clippy::ptr_arg)]
+fn add_output<'a>(digest: &mut Digest<'a>, text: &Cow<'a, str>, is_error: bool) {
+    digest.ids.add_text(text, false);
+    gist::for_each_name(text, |name| {
+        if !identifiers::is_identifier(name) {
+            digest.names.add(name, 1, false);
+        }
+    });
+    if let Some(line) = error_line_in(text, is_error) {
+        digest.errors.push(clip_cow(sub(text, line), LINE_CHARS));
+    }
 }
 
 /// Adds the standing instructions of a removed request to the digest.
@@ -909,6 +920,34 @@ mod tests {
             text.contains("Identifiers (5): 4.1.2, PROJ-7, 9f3c2e1, 0x40060d ×3, HAT170 ×2\n"),
             "{text}"
         );
+    }
+
+    // See: #38
+    #[test]
+    fn harness_text_is_read_as_an_output_is() {
+        let messages = parse_value(
+            json!([
+                {"role": "user", "content": "Show the session's transcript live."},
+                {"role": "user", "content": "<system-reminder>\nPostToolUse:Edit hook additional \
+                 context: [COMPILE ERROR]\nerror: undefined function reload_transcript/1 (expected \
+                 SessionLive to define it)\n  lib/web/session_live.ex:148:18\n</system-reminder>"}
+            ]),
+            None,
+        )
+        .unwrap()
+        .messages;
+        let tokens = vec![Some(10); messages.len()];
+        let text = digest(&messages, &tokens, 500);
+        assert!(
+            text.contains("Requests (1):\n» Show the session's transcript live.\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n! error: undefined function reload_transcript/1"),
+            "{text}"
+        );
+        assert!(text.contains("lib/web/session_live.ex"), "{text}");
+        assert!(!text.contains("Requests (2)"), "{text}");
     }
 
     // See: #33
