@@ -323,6 +323,11 @@ fn extract<'a>(
     keep_first(&mut digest.errors);
     digest.standing.reverse();
     keep_first(&mut digest.standing);
+    // A request that is one standing instruction whole is written once, under that heading.
+    let standing = &digest.standing;
+    digest
+        .requests
+        .retain(|request| !standing.iter().any(|s| s.trim() == request.trim()));
     for &(id, times) in cleared {
         digest.ids.add(id, times, false);
     }
@@ -995,6 +1000,26 @@ mod tests {
             "[ctxcompact: 4 earlier messages (40 input tokens) removed here; digest below]\n\
              Standing instructions (2):\n» Never touch the lexer.\n» Make sure the tests pass.\n\
              [ctxcompact: end of digest]"
+        );
+    }
+
+    // See: #38
+    #[test]
+    fn a_request_that_is_a_standing_instruction_whole_is_written_once() {
+        let messages = vec![
+            Message::new_text(Role::User, "Never touch the lexer."),
+            Message::new_text(Role::Assistant, "Understood."),
+            Message::new_text(Role::User, "Port the parser. Make sure the tests pass."),
+        ];
+        let tokens = vec![Some(10); messages.len()];
+        let text = digest(&messages, &tokens, 500);
+        assert_eq!(text.matches("Never touch the lexer.").count(), 1, "{text}");
+        assert!(
+            text.contains(
+                "Standing instructions (2):\n» Make sure the tests pass.\n» Never touch the lexer.\n\
+                 Requests (1):\n» Port the parser. Make sure the tests pass.\n"
+            ),
+            "{text}"
         );
     }
 
