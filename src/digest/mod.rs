@@ -367,7 +367,8 @@ fn add_standing<'a>(digest: &mut Digest<'a>, request: &Cow<'a, str>) {
 }
 
 /// Ranks the identifiers found, those written by a person or a tool call first, then the other
-/// names of the tool results, leaving out those the files sections name.
+/// names of the tool results, leaving out those the files sections or a standing instruction
+/// name.
 fn rank_identifiers(digest: &mut Digest<'_>) {
     let ids = std::mem::take(&mut digest.ids).ranked();
     // Looked up, never iterated.
@@ -378,15 +379,28 @@ fn rank_identifiers(digest: &mut Digest<'_>) {
         .map(|(path, _)| path.as_ref())
         .collect();
     let names = std::mem::take(&mut digest.names).ranked();
+    // Nor an identifier a standing instruction writes: those come first, verbatim, and when one
+    // is left out for room, so is every identifier.
+    let standing = &digest.standing;
     let kept: Vec<Counted> = ids
         .into_iter()
         .chain(names)
         .filter(|c| !files.contains(c.id.as_str()))
+        .filter(|c| !standing.iter().any(|s| holds_word(s, &c.id)))
         .collect();
     digest.identifiers = kept
         .into_iter()
         .map(|c| (Cow::Owned(c.id), c.times))
         .collect();
+}
+
+/// Whether `text` holds `word` whole: neither a letter, a digit nor `_` on either side of it.
+fn holds_word(text: &str, word: &str) -> bool {
+    let inside = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        !text[..at].chars().next_back().is_some_and(inside)
+            && !text[at + word.len()..].chars().next().is_some_and(inside)
+    })
 }
 
 /// The text of call `id`'s result, and whether it is an error: looked for in the messages after
@@ -1000,6 +1014,28 @@ mod tests {
             "[ctxcompact: 4 earlier messages (40 input tokens) removed here; digest below]\n\
              Standing instructions (2):\n» Never touch the lexer.\n» Make sure the tests pass.\n\
              [ctxcompact: end of digest]"
+        );
+    }
+
+    // See: #38
+    #[test]
+    fn identifiers_a_standing_instruction_writes_are_not_named_again() {
+        let messages = one_call(
+            "I'm omar_rossi_1241. Make sure you never charge gift_card_8190333.",
+            "{\"user_id\": \"omar_rossi_1241\"}",
+            "reservations: FQ8APE, 5RJ7UH; payment: credit_card_7407366, gift_card_8190333",
+        );
+        let tokens = vec![Some(10); messages.len()];
+        let text = digest(&messages, &tokens, 500);
+        assert!(
+            text.contains(
+                "Identifiers (4): omar_rossi_1241 ×2, FQ8APE, 5RJ7UH, credit_card_7407366\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("» Make sure you never charge gift_card_8190333.\n"),
+            "{text}"
         );
     }
 
