@@ -12,6 +12,10 @@ use crate::hash::FxBuild;
 pub(super) enum GistSize {
     /// Up to a [`GIST_SHARE`]th of the output, at most [`GIST_MAX`] tokens.
     Full,
+    /// Up to a [`HALF_SHARE`]th of the output, at most [`HALF_MAX`] tokens: the step between
+    /// full and small gists, so that an old output the budget cannot give a full gist does not
+    /// fall straight to a few names (a large file read whole: 600 tokens, then 96).
+    Half,
     /// Up to a [`SMALL_SHARE`]th of it, at most [`SMALL_MAX`] tokens: mostly its names.
     Small,
     /// None: the bare placeholder.
@@ -24,6 +28,10 @@ pub(super) const GIST_ROUNDS: usize = 48;
 const GIST_SHARE: usize = 4;
 /// … and at most this many tokens.
 const GIST_MAX: usize = 600;
+/// A half gist takes up to this share of its output (its inverse) …
+const HALF_SHARE: usize = 8;
+/// … and at most this many tokens.
+const HALF_MAX: usize = 300;
 /// Outputs under this many tokens are cleared only for poorer gists than full ones (or when
 /// stale).
 pub(super) const SMALL_OUTPUT: usize = 64;
@@ -39,6 +47,7 @@ impl GistSize {
     pub(super) fn room(self, tokens: usize) -> usize {
         match self {
             Self::Full => (tokens / GIST_SHARE).min(GIST_MAX),
+            Self::Half => (tokens / HALF_SHARE).min(HALF_MAX),
             Self::Small => (tokens / SMALL_SHARE).clamp(SMALL_MIN, SMALL_MAX),
             Self::Bare => 0,
         }
@@ -69,8 +78,8 @@ pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild
 
 /// When full gists of every round's output (`full`, each round's plan; `saves`, a plan's
 /// tokens saved) cannot save the `needed` tokens, the oldest keep less: the newest
-/// [`GIST_ROUNDS`] (those with gists) planned again by `plan_from(size, first round)` with small
-/// gists, then with none, as far as needed, and each round's plan chosen by [`oldest_poorest`].
+/// [`GIST_ROUNDS`] (those with gists) planned again by `plan_from(size, first round)` with half
+/// gists, then small ones, then none, as far as needed, and each round's plan chosen by [`oldest_poorest`].
 pub(super) fn with_poorer_gists<P>(
     full: Vec<Option<P>>,
     needed: usize,
@@ -82,7 +91,7 @@ pub(super) fn with_poorer_gists<P>(
     let start = full.len().saturating_sub(GIST_ROUNDS);
     let bare = total(&full[..start]);
     let mut levels = vec![full];
-    for size in [GistSize::Small, GistSize::Bare] {
+    for size in [GistSize::Half, GistSize::Small, GistSize::Bare] {
         let poorer = plan_from(size, start);
         let enough = bare + total(&poorer) >= needed;
         levels.push(poorer);
@@ -126,4 +135,33 @@ fn oldest_poorest<P>(
         plans.push(plan);
     }
     plans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each round's plan at `size`: the tokens its one output of `tokens` saves.
+    fn plans(size: GistSize, outputs: &[usize]) -> Vec<Option<usize>> {
+        outputs.iter().map(|&t| Some(t - size.room(t))).collect()
+    }
+
+    #[test]
+    fn an_old_output_the_budget_cannot_give_a_full_gist_keeps_a_half_one_before_a_small_one() {
+        let outputs = [4000, 4000, 4000];
+        let full = plans(GistSize::Full, &outputs);
+        let full_saves: usize = full.iter().flatten().sum();
+        // A little more than full gists save: the oldest output gives the rest.
+        let needed = full_saves + 200;
+        let chosen = with_poorer_gists(
+            full,
+            needed,
+            |saved| *saved,
+            |size, from| plans(size, &outputs[from..]),
+        );
+        let rooms: Vec<usize> = chosen.iter().flatten().map(|saved| 4000 - saved).collect();
+        assert_eq!(rooms, [GistSize::Half.room(4000), 600, 600]);
+        assert_eq!(GistSize::Half.room(4000), 300);
+        assert!(chosen.iter().flatten().sum::<usize>() >= needed);
+    }
 }
