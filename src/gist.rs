@@ -54,19 +54,49 @@ pub(crate) struct Gist {
     pub(crate) lines: usize,
 }
 
+/// The tokens a gist may take: `least`, or more, up to `most`, as far as the names of its
+/// output need (a name-dense output — a router, a lookup's ids — holds more of what a later
+/// step writes than its size says).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Room {
+    pub(crate) least: usize,
+    pub(crate) most: usize,
+}
+
+impl Room {
+    /// Exactly `tokens`, whatever the names need.
+    pub(crate) const fn fixed(tokens: usize) -> Self {
+        Self {
+            least: tokens,
+            most: tokens,
+        }
+    }
+
+    /// The tokens for an output whose names line would take `names` tokens whole.
+    fn for_names(self, names: usize) -> usize {
+        names.clamp(self.least, self.most.max(self.least))
+    }
+}
+
 /// The gist of `text` (an output flagged an error when `is_error`) within `room` tokens of
 /// `counter`, or `None` when the room is under [`MIN_ROOM`] or nothing of it fits.
 pub(crate) fn gist(
     text: &str,
     is_error: bool,
-    room: usize,
+    room: Room,
     counter: &dyn TokenCounter,
 ) -> Option<Gist> {
-    if room < MIN_ROOM {
+    if room.most.max(room.least) < MIN_ROOM {
         return None;
     }
     let lines = read_lines(text);
     let scored = score(&lines, evidence::outcome_in(text, is_error));
+    let room = room.for_names(names_line_cost(
+        scored.iter().flat_map(|s| s.new_names.iter().copied()),
+    ));
+    if room < MIN_ROOM {
+        return None;
+    }
     // The estimate runs high (about three bytes a token), so the first selection usually fits
     // and is counted once; one over its room is selected again, smaller.
     let mut estimate = room;
@@ -99,11 +129,12 @@ fn distinct_names(lines: &str) -> Vec<&str> {
 
 /// Estimated tokens of the names line of `lines` ([`names_line`]) holding every name.
 pub(crate) fn names_cost(lines: &str) -> usize {
-    NAMES_LINE
-        + distinct_names(lines)
-            .iter()
-            .map(|n| name_cost(n))
-            .sum::<usize>()
+    names_line_cost(distinct_names(lines).into_iter())
+}
+
+/// Estimated tokens of a names line holding each of `names` (distinct).
+fn names_line_cost<'a>(names: impl Iterator<Item = &'a str>) -> usize {
+    NAMES_LINE + names.map(name_cost).sum::<usize>()
 }
 
 /// The line naming the distinct names of `lines` in order, `names: a, b`, as many as fit
@@ -567,7 +598,7 @@ mod tests {
         }
         output.push_str("error: build failed\n");
         let total = counter().count_text(&output);
-        let gist = gist(&output, false, 90, counter()).unwrap();
+        let gist = gist(&output, false, Room::fixed(90), counter()).unwrap();
         assert!(counter().count_text(&gist.text) <= 90);
         assert!(counter().count_text(&gist.text) < total / 10);
         for i in [7, 47, 87, 127, 167] {
@@ -584,7 +615,7 @@ mod tests {
     #[test]
     fn json_keeps_its_leaves_and_the_length_of_long_arrays() {
         let output = r#"{"user_id": "mia_li_3668", "payment_methods": {"credit_card_4421486": {"source": "credit_card", "id": "credit_card_4421486"}}, "reservations": ["NO6JO3", "AIXC49", "HKEG34", "8JX2WO", "SI1P7Q"]}"#;
-        let gist = gist(output, false, 200, counter()).unwrap();
+        let gist = gist(output, false, Room::fixed(200), counter()).unwrap();
         assert!(gist.text.contains("user_id: mia_li_3668"), "{}", gist.text);
         assert!(gist.text.contains("reservations: 5 items"), "{}", gist.text);
         for id in ["credit_card_4421486", "NO6JO3", "8JX2WO", "SI1P7Q"] {
@@ -595,13 +626,38 @@ mod tests {
     #[test]
     fn repeated_lines_are_kept_once_with_their_count() {
         let output = "warning: unused_variable x1\n".repeat(30) + "done in build_42\n";
-        let gist = gist(&output, false, 100, counter()).unwrap();
+        let gist = gist(&output, false, Room::fixed(100), counter()).unwrap();
         assert!(
             gist.text.contains("warning: unused_variable x1 (×30)"),
             "{}",
             gist.text
         );
         assert_eq!(gist.lines, 2);
+    }
+
+    #[test]
+    fn a_name_dense_output_takes_more_room_for_its_names_and_a_plain_one_does_not() {
+        let mut routes = String::new();
+        for i in 0..40 {
+            let _ = writeln!(routes, "    get \"/route_{i}\", Handler{i}Live, :index");
+        }
+        let room = Room {
+            least: 60,
+            most: 600,
+        };
+        let gist_of_routes = gist(&routes, false, room, counter()).unwrap();
+        for i in 0..40 {
+            assert!(
+                gist_of_routes.text.contains(&format!("/route_{i}")),
+                "{}",
+                gist_of_routes.text
+            );
+        }
+        assert!(counter().count_text(&gist_of_routes.text) > room.least);
+        let prose = "the build ran and every check passed without a single warning\n".repeat(3)
+            + "see src/main.rs\n";
+        let gist_of_prose = gist(&prose, false, room, counter()).unwrap();
+        assert!(counter().count_text(&gist_of_prose.text) <= room.least);
     }
 
     #[test]
@@ -613,7 +669,7 @@ mod tests {
                 "a long line of prose that only mentions one thing, item_{i}, among many words"
             );
         }
-        let gist = gist(&output, false, 120, counter()).unwrap();
+        let gist = gist(&output, false, Room::fixed(120), counter()).unwrap();
         assert!(gist.text.contains("names: "), "{}", gist.text);
         let kept = (0..50)
             .filter(|i| {
@@ -626,7 +682,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Over outputs of code, paths, ids, JSON and repeats: a gist fits its room, is the
+        /// Over outputs of code, paths, ids, JSON and repeats: a gist fits its most room, is the
         /// same each time, and holds only the output's own lines (clipped, with a repeat's
         /// count), `…` gaps and a names line of its words.
         #[test]
@@ -635,15 +691,17 @@ mod tests {
                 "(src/[a-z]{1,8}\\.rs|handle_[a-z]{1,6}|HAT[0-9]{3}|0x[0-9a-f]{6}|error: [a-z ]{1,20}|\\{\"id\": \"[a-z]{2}_[0-9]{4}\"\\}|plain words|  |é→ü){1,6}",
                 0..60,
             ),
-            room in 0_usize..300,
+            least in 0_usize..300,
+            more in 0_usize..300,
         ) {
             let output = lines.join("\n");
+            let room = Room { least, most: least + more };
             let first = gist(&output, false, room, counter());
             proptest::prop_assert_eq!(&first, &gist(&output, false, room, counter()));
             let Some(first) = first else {
                 return Ok(());
             };
-            proptest::prop_assert!(counter().count_text(&first.text) <= room);
+            proptest::prop_assert!(counter().count_text(&first.text) <= room.most);
             proptest::prop_assert!(first.lines_kept <= first.lines);
             for line in first.text.lines() {
                 let line = line.strip_suffix('…').unwrap_or(line);
@@ -678,10 +736,13 @@ mod tests {
     #[test]
     fn no_gist_below_its_least_room_and_the_same_bytes_each_time() {
         let output = "src/a.rs\nsrc/b.rs\n";
-        assert_eq!(gist(output, false, MIN_ROOM - 1, counter()), None);
         assert_eq!(
-            gist(output, false, 40, counter()),
-            gist(output, false, 40, counter())
+            gist(output, false, Room::fixed(MIN_ROOM - 1), counter()),
+            None
+        );
+        assert_eq!(
+            gist(output, false, Room::fixed(40), counter()),
+            gist(output, false, Room::fixed(40), counter())
         );
     }
 }

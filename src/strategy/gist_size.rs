@@ -5,12 +5,14 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::conversation::{Conversation, Part};
+use crate::gist::Room;
 use crate::hash::FxBuild;
 
 /// How much of a cleared output its gist keeps ([`crate::gist::gist`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum GistSize {
-    /// Up to a [`GIST_SHARE`]th of the output, at most [`GIST_MAX`] tokens.
+    /// Up to a [`GIST_SHARE`]th of the output, at most [`GIST_MAX`] tokens, or up to
+    /// [`FULL_NAMES_GROWTH`] times that as far as the output's names need it.
     Full,
     /// Up to a [`HALF_SHARE`]th of the output, at most [`HALF_MAX`] tokens: the step between
     /// full and small gists, so that an old output the budget cannot give a full gist does not
@@ -26,8 +28,13 @@ pub(super) enum GistSize {
 pub(super) const GIST_ROUNDS: usize = 48;
 /// A full gist takes up to this share of its output (its inverse) …
 const GIST_SHARE: usize = 4;
-/// … and at most this many tokens.
+/// … and at most this many tokens …
 const GIST_MAX: usize = 600;
+/// … unless its names need more: up to this many times that room. A gist keeps names before
+/// lines, and the names are what a later step writes; a small file dense with them (a router,
+/// a config) holds more of those than its size gives it. Only full gists grow: under a tight
+/// budget, the room one output's names take is another's.
+const FULL_NAMES_GROWTH: usize = 2;
 /// A half gist takes up to this share of its output (its inverse) …
 const HALF_SHARE: usize = 8;
 /// … and at most this many tokens.
@@ -44,12 +51,18 @@ const SMALL_MAX: usize = 96;
 
 impl GistSize {
     /// The room of the gist of an output of `tokens` tokens.
-    pub(super) fn room(self, tokens: usize) -> usize {
+    pub(super) fn room(self, tokens: usize) -> Room {
         match self {
-            Self::Full => (tokens / GIST_SHARE).min(GIST_MAX),
-            Self::Half => (tokens / HALF_SHARE).min(HALF_MAX),
-            Self::Small => (tokens / SMALL_SHARE).clamp(SMALL_MIN, SMALL_MAX),
-            Self::Bare => 0,
+            Self::Full => {
+                let least = (tokens / GIST_SHARE).min(GIST_MAX);
+                Room {
+                    least,
+                    most: least * FULL_NAMES_GROWTH,
+                }
+            }
+            Self::Half => Room::fixed((tokens / HALF_SHARE).min(HALF_MAX)),
+            Self::Small => Room::fixed((tokens / SMALL_SHARE).clamp(SMALL_MIN, SMALL_MAX)),
+            Self::Bare => Room::fixed(0),
         }
     }
 }
@@ -143,7 +156,10 @@ mod tests {
 
     /// Each round's plan at `size`: the tokens its one output of `tokens` saves.
     fn plans(size: GistSize, outputs: &[usize]) -> Vec<Option<usize>> {
-        outputs.iter().map(|&t| Some(t - size.room(t))).collect()
+        outputs
+            .iter()
+            .map(|&t| Some(t - size.room(t).least))
+            .collect()
     }
 
     #[test]
@@ -160,8 +176,8 @@ mod tests {
             |size, from| plans(size, &outputs[from..]),
         );
         let rooms: Vec<usize> = chosen.iter().flatten().map(|saved| 4000 - saved).collect();
-        assert_eq!(rooms, [GistSize::Half.room(4000), 600, 600]);
-        assert_eq!(GistSize::Half.room(4000), 300);
+        assert_eq!(rooms, [GistSize::Half.room(4000).least, 600, 600]);
+        assert_eq!(GistSize::Half.room(4000), Room::fixed(300));
         assert!(chosen.iter().flatten().sum::<usize>() >= needed);
     }
 }
