@@ -29,6 +29,9 @@ const MIN_TASK_CHARS: usize = 200;
 /// Times a plan is redone with the markers' actual size as its reserve (the size depends on
 /// which units go; two or three rounds settle it).
 const MARKER_ROUNDS: usize = 4;
+/// A plan leaving at least this share of its budget (in percent) gives it to its digests
+/// ([`Planner::with_fuller_digests`]); less is not worth planning again.
+const FULLER_DIGESTS_PCT: usize = 2;
 
 /// One plan of a state, with its markers.
 pub(crate) struct Attempt {
@@ -196,7 +199,7 @@ impl<'a> Planner<'a> {
             return last.expect("at least one marker mode is tried");
         };
         if found.unnamed + found.unnamed_files == 0 || self.options.marker != MarkerMode::Digest {
-            return found;
+            return self.with_fuller_digests(state, units, order, found);
         }
         // Some removed requests or files went unnamed: removing more units, to give the digest
         // the room they need, is better than losing them (requests first).
@@ -207,7 +210,51 @@ impl<'a> Planner<'a> {
             ..order
         };
         match self.roomier(state, units, relaxed) {
-            Some(roomier) if unnamed(&roomier) < unnamed(&found) => roomier,
+            Some(roomier) if unnamed(&roomier) < unnamed(&found) => {
+                self.with_fuller_digests(state, units, relaxed, roomier)
+            }
+            _ => self.with_fuller_digests(state, units, order, found),
+        }
+    }
+
+    /// `found` with its digests given the room it leaves under the budget, above the default
+    /// cap: the same units removed, the digests naming more of what their spans held (the
+    /// identifiers and names past the cap, which a later step may write). A unit is atomic,
+    /// so a plan often leaves room no unit fits; an asked cap (`--digest-tokens`) is kept.
+    fn with_fuller_digests(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        order: Order,
+        found: Attempt,
+    ) -> Attempt {
+        let spare = self.budget.saturating_sub(found.tokens_after);
+        if found.mode != MarkerMode::Digest
+            || found.markers.is_empty()
+            || self.options.digest_tokens.is_some()
+            || spare < digest::percent(self.budget, FULLER_DIGESTS_PCT).max(MARKER_SLACK * 4)
+        {
+            return found;
+        }
+        let more = (spare - MARKER_SLACK) / found.markers.len();
+        let cap = DigestCap {
+            total: self.cap.total + more,
+            rest: self.cap.rest + more,
+        };
+        let start = found.digest_tokens + spare - MARKER_SLACK;
+        match self.settle(
+            state,
+            units,
+            order,
+            MarkerMode::Digest,
+            (cap, start),
+            &mut None,
+        ) {
+            Some(fuller)
+                if fuller.plan.drop == found.plan.drop && fuller.unnamed <= found.unnamed =>
+            {
+                fuller
+            }
             _ => found,
         }
     }

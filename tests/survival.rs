@@ -558,3 +558,66 @@ fn a_round_in_progress_cut_to_fit_leaves_room_for_the_marker_of_what_was_removed
         }
     }
 }
+
+/// A plan that removes whole units leaves room no unit fits; its digest takes that room past
+/// its default cap, naming identifiers of the removed lookups that the cap (asked here as
+/// `digest_tokens`, which still holds) leaves out, with the same units removed (issue 38).
+#[test]
+fn a_digest_takes_the_room_its_plan_leaves_under_the_budget() {
+    let ids = |round: usize| -> Vec<String> {
+        (0..8)
+            .map(|i| format!("ORD{round}{i}Q{}", 7 * round + i))
+            .collect()
+    };
+    let mut messages = vec![
+        serde_json::json!({"role": "system", "content": "You are a support agent."}),
+        serde_json::json!({"role": "user", "content": "List every order on my account, please."}),
+    ];
+    for round in 0..4 {
+        let id = format!("lookup_{round}");
+        messages.push(
+            serde_json::json!({"role": "assistant", "content": null, "tool_calls": [{
+                "id": id, "type": "function",
+                "function": {"name": "lookup_orders", "arguments": format!("{{\"page\":{round}}}")},
+            }]}),
+        );
+        messages.push(serde_json::json!({"role": "tool", "tool_call_id": id,
+            "content": serde_json::json!({"page": round, "orders": ids(round)}).to_string()}));
+        messages.push(serde_json::json!({"role": "assistant",
+            "content": format!("Page {round} read. ") + &"The orders on this page look as \
+                expected, with nothing unusual about their dates or their totals so far. ".repeat(12)}));
+    }
+    let question = "Before you go on, tell me how returns work for an order that shipped in two \
+                    parcels, one of them late, and whether the refund waits for both. "
+        .repeat(12);
+    messages.push(serde_json::json!({"role": "user", "content": question}));
+    let input = format::parse_value(serde_json::json!({ "messages": messages }), None).unwrap();
+    let mut pinned = input.clone();
+    pinned.messages.drain(2..pinned.messages.len() - 1);
+    let budget = Tokenizer::O200k.count(&pinned).total() + 260;
+    let all: Vec<String> = (0..4).flat_map(ids).collect();
+    let named = |out: &Conversation| {
+        let text = searchable(out);
+        all.iter().filter(|id| text.contains(id.as_str())).count()
+    };
+    let fuller = compact(input.clone(), &options(Budget::Tokens(budget))).unwrap();
+    assert!(fuller.report.tokens_after <= budget);
+    assert!(!fuller.report.removed.is_empty() && fuller.report.marker);
+    let capped = compact(
+        input,
+        &Options {
+            digest_tokens: Some(budget / 10),
+            ..options(Budget::Tokens(budget))
+        },
+    )
+    .unwrap();
+    assert_eq!(capped.report.removed, fuller.report.removed);
+    assert!(
+        named(&fuller.conversation) >= named(&capped.conversation) + 8,
+        "{} named, {} under the cap: {:#?}",
+        named(&fuller.conversation),
+        named(&capped.conversation),
+        fuller.conversation.messages
+    );
+    assert!(capped.report.tokens_after < fuller.report.tokens_after);
+}

@@ -112,7 +112,7 @@ impl DigestCap {
 }
 
 /// `pct`% of `n`, rounded down, without overflow.
-fn percent(n: usize, pct: usize) -> usize {
+pub(crate) fn percent(n: usize, pct: usize) -> usize {
     n / 100 * pct + n % 100 * pct / 100
 }
 
