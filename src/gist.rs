@@ -536,8 +536,8 @@ fn has_mark(word: &str) -> bool {
 }
 
 /// A name in code or data: letters with `_`, `::`, an inner capital (`HttpServer`), digits
-/// (`HAT138`, `utf8_decode`), or dotted capitalised segments (`MyApp.Accounts`); never a plain
-/// word.
+/// (`HAT138`, `utf8_decode`), or dotted segments (`MyApp.Accounts`, `socket.assigns`); never a
+/// plain word.
 fn is_code_name(word: &str) -> bool {
     if !word
         .chars()
@@ -555,7 +555,9 @@ fn is_code_name(word: &str) -> bool {
         && word
             .split('.')
             .all(|s| s.chars().next().is_some_and(char::is_alphabetic))
-        && word.split('.').any(|s| s.starts_with(char::is_uppercase));
+        // A field or module path (`socket.assigns`, `MyApp.Accounts`), not an abbreviation
+        // (`e.g`, `i.e`).
+        && word.split('.').any(|s| s.len() > 1);
     word.contains('_') || word.contains("::") || inner_capital || has_digit || dotted
 }
 
@@ -571,7 +573,8 @@ mod tests {
     #[test]
     fn names_are_paths_identifiers_and_code_names_not_words() {
         let line = "Read src/lib.rs: user noah_muller_9847 paid with credit_card_7407366 on HAT138, \
-                    see MyApp.Accounts and HttpServer::bind at 0x401a2f; the value is fine.";
+                    see MyApp.Accounts and HttpServer::bind at 0x401a2f; the value is fine: \
+                    socket.assigns holds it.";
         let names: Vec<&str> = names_in(line).collect();
         assert_eq!(
             names,
@@ -582,7 +585,8 @@ mod tests {
                 "HAT138",
                 "MyApp.Accounts",
                 "HttpServer::bind",
-                "0x401a2f"
+                "0x401a2f",
+                "socket.assigns"
             ]
         );
     }
