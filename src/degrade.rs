@@ -192,8 +192,9 @@ impl<'a> Trimming<'a> {
     ) -> (Applied, ToolTrim, Vec<Step>) {
         let options = self.options;
         let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
-        // With a fixed budget that the old rounds' outputs cannot meet, the recent rounds'
-        // outputs keep gists before the old ones' go bare: trimmed with them, oldest poorest.
+        // With a fixed budget that full gists of the old rounds' outputs cannot meet, the recent
+        // rounds' outputs keep full gists before the old ones' keep poorer ones: trimmed with
+        // them, oldest poorest.
         // Only where trimming clears: the recent rounds are never dropped whole.
         let clears_only = tool_options.mode == ToolMode::Clear;
         let widen_to =

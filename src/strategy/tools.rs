@@ -117,9 +117,9 @@ pub(crate) struct Stop {
     /// take it: there outputs clear bare.
     pub(crate) gists: bool,
     /// The rounds to keep whole, fewer than the options', when clearing every older round
-    /// cannot meet the budget: the recent rounds are then planned with the older ones, so that
-    /// their outputs keep gists before the older outputs lose theirs (`None`: the options'
-    /// rounds stay whole).
+    /// with full gists cannot meet the budget: the recent rounds are then planned with the
+    /// older ones, so that their outputs keep full gists before the older outputs keep poorer
+    /// ones (`None`: the options' rounds stay whole).
     pub(crate) widen_to: Option<usize>,
 }
 
@@ -242,8 +242,8 @@ pub(crate) fn trim(
 }
 
 /// The plans of the rounds `stop` lets trimming touch, oldest first, to save `needed` tokens:
-/// the rounds before the kept ones (`report.kept`), or, when those cannot save enough and
-/// `stop.widen_to` says so and they save more, the rounds before fewer kept ones (and
+/// the rounds before the kept ones (`report.kept`), or, when those cannot save enough with full
+/// gists and `stop.widen_to` says so and they save more, the rounds before fewer kept ones (and
 /// `report.kept` set to it).
 fn plan_trim(
     state: &Applied,
@@ -262,22 +262,25 @@ fn plan_trim(
         1
     };
     let gist = planning.gist;
+    // The plans, and whether full gists fell short (the oldest outputs keep poorer ones).
     let plan = |planning: &mut Planning<'_>, rounds: &[Round]| {
         planning.gist = gist;
         let plans = plan_rounds(state, rounds, needed, planning, threads);
         if stop.gists && stop.budget.is_some() && saved(&plans) < needed {
             let saves = |plan: &RoundPlan| plan.saved;
-            return with_poorer_gists(plans, needed, saves, |size, start| {
+            let poorer = with_poorer_gists(plans, needed, saves, |size, start| {
                 planning.gist = size;
                 plan_rounds(state, &rounds[start..], usize::MAX, planning, threads)
             });
+            return (poorer, true);
         }
-        plans
+        (plans, false)
     };
-    let plans = plan(&mut planning, older(report.kept));
+    let (plans, poorer) = plan(&mut planning, older(report.kept));
     match stop.widen_to {
-        Some(kept) if kept < report.kept && saved(&plans) < needed => {
-            let wider = plan(&mut planning, older(kept));
+        // The recent rounds' outputs keep full gists before the old ones' keep poorer ones.
+        Some(kept) if kept < report.kept && (poorer || saved(&plans) < needed) => {
+            let (wider, _) = plan(&mut planning, older(kept));
             if saved(&wider) <= saved(&plans) {
                 return plans;
             }
@@ -1165,6 +1168,36 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert!(first.contains("line 0 of output 0"), "{first}");
+    }
+
+    #[test]
+    fn recent_outputs_keep_full_gists_before_older_ones_keep_poorer_ones() {
+        // Full gists of the old rounds' outputs, the three recent rounds whole, come just over
+        // the budget: poorer gists of the oldest would meet it, but the recent rounds' outputs
+        // are trimmed first, and every old output keeps its full gist.
+        let conversation = || numbered(openai(10, &["read"]));
+        let (_, old_gisted, _) = run(conversation(), &ToolOptions::default(), None);
+        let budget = old_gisted.counts.total() - 10;
+        let conversation = parse_value(conversation(), None).unwrap();
+        let counts = count_with(&conversation, &CharEstimate);
+        let stop = Stop {
+            budget: Some(budget),
+            cap_crossing: true,
+            gists: true,
+            widen_to: Some(0),
+        };
+        let start = Applied::unchanged(conversation, counts);
+        let (widened, report) = trim(start, &ToolOptions::default(), stop, Tokenizer::Chars, None);
+        assert!(widened.counts.total() <= budget, "{report:?}");
+        assert!(report.kept < 3, "{report:?}");
+        let output = |state: &Applied, at: usize| match &state.conversation.messages[at].parts[0] {
+            Part::ToolResult { content, .. } => joined_text(content).into_owned(),
+            other => panic!("{other:?}"),
+        };
+        // The seven old rounds' outputs: messages 2, 3, 5, 6, … 21, 22.
+        for at in (2..23).filter(|at| at % 3 != 1) {
+            assert_eq!(output(&widened, at), output(&old_gisted, at));
+        }
     }
 
     #[test]
