@@ -261,6 +261,18 @@ enum Arg<'a> {
 }
 
 impl<'a> Args<'a> {
+    /// Every string the arguments hold, a list's items included, in order.
+    pub(crate) fn texts(&self) -> impl Iterator<Item = &str> {
+        self.entries
+            .iter()
+            .flat_map(|(_, value)| match value {
+                Arg::Text(text) => std::slice::from_ref(text),
+                Arg::List(items) => items.as_slice(),
+                Arg::Other => &[],
+            })
+            .map(AsRef::as_ref)
+    }
+
     /// The value of the first of `keys` present.
     fn get(&self, keys: &[&str]) -> Option<&Arg<'a>> {
         keys.iter()

@@ -6,8 +6,9 @@
 //! built from the span only, in priority order: requests (verbatim up to [`REQUEST_CHARS`], all
 //! shortened together before any is left out),
 //! files (read, edited, created, named in commands), commands with their outcome, errors,
-//! identifiers (user names, order numbers, hashes, URLs: [`crate::identifiers`]; at most
-//! [`IDENTIFIERS_PCT`]% of the sections' cap), and the last assistant state ([`render`] writes
+//! identifiers (user names, order numbers, hashes, URLs: [`crate::identifiers`]) and code
+//! names, those a person or a call wrote first (at most [`IDENTIFIERS_PCT`]% of the sections'
+//! cap), and the last assistant state ([`render`] writes
 //! them within the cap). Harness text in user messages (a hook's output, a reminder) is read as
 //! a tool's output is: its errors, identifiers and names. A cap trims the sections from the bottom up, leaving "+N more" counts;
 //! an empty section is omitted. Re-compaction folds an earlier marker inside a span into the new
@@ -23,7 +24,7 @@ use crate::conversation::{Message, Part, Role};
 use serde_json::Value;
 
 use crate::evidence::{
-    Touch, arguments_value, command_of, error_line_in, outcome_in, paths_of, sub, trim,
+    Args, Touch, arguments_value, command_of, error_line_in, outcome_in, paths_of, sub, trim,
 };
 use crate::gist;
 use crate::hash::FxBuild;
@@ -366,9 +367,9 @@ fn add_standing<'a>(digest: &mut Digest<'a>, request: &Cow<'a, str>) {
     }
 }
 
-/// Ranks the identifiers found, those written by a person or a tool call first, then the other
-/// names of the tool results, leaving out those the files sections or a standing instruction
-/// name.
+/// Ranks the identifiers and names found: those a person or a tool call wrote first (its
+/// identifiers, then its names), then those only outputs hold (identifiers, then names),
+/// leaving out those the files sections or a standing instruction name.
 fn rank_identifiers(digest: &mut Digest<'_>) {
     let ids = std::mem::take(&mut digest.ids).ranked();
     // Looked up, never iterated.
@@ -382,12 +383,14 @@ fn rank_identifiers(digest: &mut Digest<'_>) {
     // Nor an identifier a standing instruction writes: those come first, verbatim, and when one
     // is left out for room, so is every identifier.
     let standing = &digest.standing;
-    let kept: Vec<Counted> = ids
+    let mut kept: Vec<Counted> = ids
         .into_iter()
         .chain(names)
         .filter(|c| !files.contains(c.id.as_str()))
         .filter(|c| !standing.iter().any(|s| holds_word(s, &c.id)))
         .collect();
+    // Written ones first, identifiers before names among them and among the rest.
+    kept.sort_by_key(|c| !c.written);
     digest.identifiers = kept
         .into_iter()
         .map(|c| (Cow::Owned(c.id), c.times))
@@ -510,6 +513,11 @@ fn add_call<'a>(
         command.as_ref(),
         &mut digest.uses,
     );
+    if command.is_none()
+        && let Some(parsed) = &parsed
+    {
+        add_written_names(digest, parsed);
+    }
     if let Some(command) = command {
         let outcome = result.and_then(|(text, is_error)| {
             outcome_in(&text, is_error).map(|line| clip_cow(sub(&text, line), LINE_CHARS))
@@ -519,6 +527,19 @@ fn add_call<'a>(
             outcome,
             folded: false,
         });
+    }
+}
+
+/// Adds the code names a call's arguments write (the code an edit puts in, the symbol a search
+/// looks for) to the digest's names, as written ones: what the agent wrote itself is what it
+/// goes on to use. Not a command's: the commands section shows it whole.
+fn add_written_names(digest: &mut Digest<'_>, parsed: &Args<'_>) {
+    for line in parsed.texts().flat_map(str::lines) {
+        for name in gist::names_in(line) {
+            if !identifiers::is_identifier(name) {
+                digest.names.add(name, 1, true);
+            }
+        }
     }
 }
 
@@ -967,6 +988,42 @@ mod tests {
         );
         assert!(text.contains("lib/web/session_live.ex"), "{text}");
         assert!(!text.contains("Requests (2)"), "{text}");
+    }
+
+    // See: #38
+    #[test]
+    fn names_an_edit_writes_come_before_ids_only_an_output_holds_and_a_commands_do_not() {
+        let messages = parse_value(
+            json!([
+                {"role": "user", "content": "Show each pane's status."},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "Read",
+                     "arguments": "{\"file_path\": \"lib/live/panes.ex\"}"}},
+                    {"id": "b", "type": "function", "function": {"name": "Edit",
+                     "arguments": "{\"file_path\": \"lib/live/panes.ex\", \"old_string\": \"x\",                       \"new_string\": \"status = active_status_map[pane.session_id]\"}"}},
+                    {"id": "c", "type": "function", "function": {"name": "Bash",
+                     "arguments": "{\"command\": \"mix run check_panes.exs\"}"}}
+                ]},
+                {"role": "tool", "tool_call_id": "a",
+                 "content": "session 019c5287-57c0-77ff-95dc-d21df75a8bb5 of trace 7f3a9e21c4b8"},
+                {"role": "tool", "tool_call_id": "b", "content": "edited"},
+                {"role": "tool", "tool_call_id": "c", "content": "ok"}
+            ]),
+            None,
+        )
+        .unwrap()
+        .messages;
+        let tokens = vec![Some(10); messages.len()];
+        let text = digest(&messages, &tokens, 500);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("Identifiers"))
+            .unwrap_or_else(|| panic!("{text}"));
+        let at = |word: &str| line.find(word).unwrap_or_else(|| panic!("{word}: {line}"));
+        assert!(at("active_status_map") < at("019c5287-57c0-77ff-95dc-d21df75a8bb5"));
+        assert!(at("pane.session_id") < at("7f3a9e21c4b8"));
+        // A command's names are in the commands section, not named again.
+        assert!(!line.contains("check_panes"), "{line}");
     }
 
     // See: #33
