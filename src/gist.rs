@@ -4,8 +4,8 @@
 //! An agent reads ids, paths and names off its tool outputs and writes them in its next calls
 //! (a user's payment id from a lookup, a file from a listing, a function from a disassembly). A
 //! placeholder alone loses them; the gist keeps them within the tokens its caller gives:
-//! - the names it holds — paths, identifiers, code names — each once, on a `names:` line, as
-//!   many as fit (a name costs less than the line around it);
+//! - the names it holds — paths, identifiers, code names, dates and times, not a JSON key —
+//!   each once, on a `names:` line, as many as fit (a name costs less than the line around it);
 //! - then its lines, by how many names not seen before each adds per token, its error and exit
 //!   lines first, written in their order with `…` where lines were left out; a kept line takes
 //!   its names off the names line;
@@ -491,11 +491,19 @@ fn render(lines: &[Line<'_>], kept: &[bool], names: &[&str]) -> Gist {
 }
 
 /// The names in a line of output: the words a later step may write again — paths,
-/// identifiers ([`identifiers::is_identifier`]), code names — each a slice of `line`.
+/// identifiers ([`identifiers::is_identifier`]), code names — each a slice of `line`. A JSON
+/// key (`"flight_number":`, in a JSON text cut in the middle or one a log line carries) is the
+/// schema's word, not a thing, and is left out.
 pub(crate) fn names_in(line: &str) -> impl Iterator<Item = &str> {
-    line.as_bytes()
+    let bytes = line.as_bytes();
+    bytes
         .split(|&b| is_break(b))
         .filter(|word| word.len() >= 3)
+        .filter(move |word| {
+            // The word's end, as an offset into the line.
+            let end = word.as_ptr() as usize - bytes.as_ptr() as usize + word.len();
+            !bytes[end..].starts_with(b"\":")
+        })
         // Words hold ASCII bytes only (every other byte is a break), so each is a `str`.
         .filter_map(|word| std::str::from_utf8(word).ok())
         .map(|word| word.trim_matches(is_edge))
@@ -516,14 +524,32 @@ fn is_edge(c: char) -> bool {
     )
 }
 
-/// Whether a word names a thing: a path, an identifier or a code name, of 3 to 160 characters.
+/// Whether a word names a thing: a path, an identifier, a code name, a date or a time, of 3 to
+/// 160 characters.
 fn is_name(word: &str) -> bool {
     (3..=160).contains(&word.len())
         && has_mark(word)
         // The cheapest test first: most names in code are code names.
         && (is_code_name(word)
             || evidence::path_word(word).is_some()
-            || identifiers::is_identifier(word))
+            || identifiers::is_identifier(word)
+            || is_date_or_time(word))
+}
+
+/// A date (`2024-05-24`) or a time of day (`17:00`, `06:30:00`): digits in groups joined by
+/// `-` or `:`, what a schedule, a booking or a log line is about.
+fn is_date_or_time(word: &str) -> bool {
+    let groups = |sep: char| -> Option<Vec<usize>> {
+        let lens: Vec<usize> = word.split(sep).map(str::len).collect();
+        word.split(sep)
+            .all(|g| !g.is_empty() && g.bytes().all(|b| b.is_ascii_digit()))
+            .then_some(lens)
+    };
+    match (groups('-'), groups(':')) {
+        (Some(date), _) => date == [4, 2, 2],
+        (_, Some(time)) => matches!(time.as_slice(), [1 | 2, 2] | [1 | 2, 2, 2]),
+        _ => false,
+    }
 }
 
 /// Whether a word has what every name has one of: a digit, one of `_ . / : @ # \\ $`, or a
@@ -589,6 +615,15 @@ mod tests {
                 "socket.assigns"
             ]
         );
+    }
+
+    #[test]
+    fn a_json_key_is_not_a_name_and_dates_and_times_are() {
+        let line = r#"{"flight_number": "HAT069", "date": "2024-05-24", "departs": "06:00:00", "seats": 12}"#;
+        let names: Vec<&str> = names_in(line).collect();
+        assert_eq!(names, ["HAT069", "2024-05-24", "06:00:00"]);
+        let plain: Vec<&str> = names_in("at 17:00 on 2024-5-1, 3:5 or 12:345 left 9-10").collect();
+        assert_eq!(plain, ["17:00"]);
     }
 
     #[test]
