@@ -163,8 +163,8 @@ fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
         // tokens the requests fill, and words such as `base64` the bench's scan counts); the
         // identifiers of every removed text, tool results too, 41.9% and 49.8% (most of the
         // rest: disassembly addresses and base64 lines of CTF tool output), since the code names
-        // a call wrote come before the identifiers only outputs hold (#38: what the agent uses
-        // next) 43.0% and 33.1%.
+        // a call wrote come before the identifiers only outputs hold, the latest seen first
+        // (#38: what the agent uses next), 41.9% and 30.4%.
         // Instruction files: the recordings hold none (the tests of `instructions` carry them).
         // These floors sit a little under what is reached, to catch a regression.
         assert!(row.named_with_room_pct >= 98.0, "{row:?}");
@@ -182,7 +182,7 @@ fn default_keeps_the_task_and_the_current_request_wherever_it_fits() {
             assert!(row.named_recall_pct >= 60.0, "{row:?}");
             assert!(row.standing_kept_pct >= 45.0, "{row:?}");
             assert!(row.identifiers_recall_pct >= 70.0, "{row:?}");
-            assert!(row.all_identifiers_recall_pct >= 31.0, "{row:?}");
+            assert!(row.all_identifiers_recall_pct >= 28.0, "{row:?}");
         }
         assert!(row.named_recall_pct >= row.requests_recall_pct, "{row:?}");
     }

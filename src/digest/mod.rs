@@ -141,8 +141,9 @@ struct Digest<'a> {
     /// The other names of its tool results (paths, code names: [`gist::for_each_name`]),
     /// named after every identifier, as room allows.
     names: Tally,
-    /// Each identifier once, with its count (none that is a file named): those a person or a
-    /// tool call wrote first, then those of tool outputs, each most used first.
+    /// Each identifier and name once, with its count (none that is a file named): those a
+    /// person or a tool call wrote first, then those of tool outputs, each the latest seen
+    /// first.
     identifiers: Vec<(Cow<'a, str>, usize)>,
     commands: Vec<Command<'a>>,
     /// Error lines, clipped, in order (repeats dropped at the end).
@@ -247,6 +248,11 @@ fn extract<'a>(
     input_tokens: &[Option<usize>],
 ) -> Digest<'a> {
     let mut digest = Digest::default();
+    // The identifiers of outputs cleared before, seen first: older than what the span still
+    // holds, and in their own ranking (the last added ranks first).
+    for &(id, times) in cleared.iter().rev() {
+        digest.ids.add(id, times, false);
+    }
     // The last assistant message with text; clipped once, at the end.
     let mut last_state: Option<&Message> = None;
     for (at, (message, tokens)) in messages.iter().zip(input_tokens).enumerate() {
@@ -329,9 +335,6 @@ fn extract<'a>(
     digest
         .requests
         .retain(|request| !standing.iter().any(|s| s.trim() == request.trim()));
-    for &(id, times) in cleared {
-        digest.ids.add(id, times, false);
-    }
     group_files(&mut digest);
     rank_identifiers(&mut digest);
     digest
@@ -641,7 +644,9 @@ fn fold_files(digest: &mut Digest<'_>, touch: usize, rest: &str) {
 /// ones: the earlier digest chose them, written ones first, and its line no longer says which
 /// were.
 fn fold_identifiers(digest: &mut Digest<'_>, rest: &str) {
-    for item in rest.split(", ").filter(|i| !i.is_empty()) {
+    // Last first: the tally ranks the most recently seen first, and the earlier digest's
+    // first item is its first.
+    for item in rest.rsplit(", ").filter(|i| !i.is_empty()) {
         if let Some(more) = item
             .strip_prefix('+')
             .and_then(|r| r.strip_suffix(" more"))
@@ -926,7 +931,7 @@ mod tests {
     }
 
     #[test]
-    fn identifiers_of_requests_calls_and_results_are_named_once_most_used_first() {
+    fn identifiers_of_requests_calls_and_results_are_named_once_latest_first() {
         let messages = one_call(
             "My user id is noah_muller_9847; cancel reservation ZFA04Y.",
             "{\"reservation_id\": \"ZFA04Y\"}",
@@ -935,13 +940,13 @@ mod tests {
         let tokens = vec![Some(10); messages.len()];
         let text = digest(&messages, &tokens, 500);
         assert!(
-            text.contains("Identifiers (3): ZFA04Y ×3, noah_muller_9847 ×2, HAT170\n"),
+            text.contains("Identifiers (3): noah_muller_9847 ×2, ZFA04Y ×3, HAT170\n"),
             "{text}"
         );
         // Folded into a later marker, they keep their counts.
         let again = digest(&[Message::new_text(Role::User, text)], &[Some(9)], 500);
         assert!(
-            again.contains("Identifiers (3): ZFA04Y ×3, noah_muller_9847 ×2, HAT170\n"),
+            again.contains("Identifiers (3): noah_muller_9847 ×2, ZFA04Y ×3, HAT170\n"),
             "{again}"
         );
     }
@@ -957,7 +962,7 @@ mod tests {
         let tokens = vec![Some(10); messages.len()];
         let text = digest(&messages, &tokens, 500);
         assert!(
-            text.contains("Identifiers (5): 4.1.2, PROJ-7, 9f3c2e1, 0x40060d ×3, HAT170 ×2\n"),
+            text.contains("Identifiers (5): 9f3c2e1, PROJ-7, 4.1.2, HAT170 ×2, 0x40060d ×3\n"),
             "{text}"
         );
     }
@@ -1086,7 +1091,7 @@ mod tests {
         let text = digest(&messages, &tokens, 500);
         assert!(
             text.contains(
-                "Identifiers (4): omar_rossi_1241 ×2, FQ8APE, 5RJ7UH, credit_card_7407366\n"
+                "Identifiers (4): omar_rossi_1241 ×2, credit_card_7407366, 5RJ7UH, FQ8APE\n"
             ),
             "{text}"
         );
