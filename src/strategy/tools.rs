@@ -871,6 +871,29 @@ mod tests {
         (before, after, report)
     }
 
+    /// `value` trimmed with the default options to `budget` (characters), cleared outputs
+    /// keeping gists, the recent rounds planned with the old ones as `widen_to` says.
+    fn trim_within(value: Value, budget: usize, widen_to: Option<usize>) -> (Applied, ToolTrim) {
+        let conversation = parse_value(value, None).unwrap();
+        let counts = count_with(&conversation, &CharEstimate);
+        let stop = Stop {
+            budget: Some(budget),
+            cap_crossing: true,
+            gists: true,
+            widen_to,
+        };
+        let start = Applied::unchanged(conversation, counts);
+        trim(start, &ToolOptions::default(), stop, Tokenizer::Chars, None)
+    }
+
+    /// The text of the tool result that is message `at`'s first part.
+    fn output_text(state: &Applied, at: usize) -> String {
+        match &state.conversation.messages[at].parts[0] {
+            Part::ToolResult { content, .. } => joined_text(content).into_owned(),
+            other => panic!("{other:?}"),
+        }
+    }
+
     /// Indices of the calling messages whose round changed.
     fn touched_rounds(before: &Applied, after: &Applied) -> Vec<usize> {
         let rounds: Vec<usize> = (0..before.conversation.messages.len())
@@ -1144,29 +1167,14 @@ mod tests {
         };
         let (_, gisted, _) = run(conversation(), &all, None);
         let budget = gisted.counts.total() + 20;
-        let trimmed = |widen_to| {
-            let conversation = parse_value(conversation(), None).unwrap();
-            let counts = count_with(&conversation, &CharEstimate);
-            let stop = Stop {
-                budget: Some(budget),
-                cap_crossing: true,
-                gists: true,
-                widen_to,
-            };
-            let start = Applied::unchanged(conversation, counts);
-            trim(start, &ToolOptions::default(), stop, Tokenizer::Chars, None)
-        };
-        let (kept_whole, report) = trimmed(None);
+        let (kept_whole, report) = trim_within(conversation(), budget, None);
         assert!(kept_whole.counts.total() > budget);
         assert_eq!(report.kept, 3);
-        let (widened, report) = trimmed(Some(0));
+        let (widened, report) = trim_within(conversation(), budget, Some(0));
         assert!(widened.counts.total() <= budget, "{report:?}");
         assert_eq!(report.kept, 0);
         // The oldest output keeps lines of its own under its placeholder.
-        let first = match &widened.conversation.messages[2].parts[0] {
-            Part::ToolResult { content, .. } => joined_text(content),
-            other => panic!("{other:?}"),
-        };
+        let first = output_text(&widened, 2);
         assert!(first.contains("line 0 of output 0"), "{first}");
     }
 
@@ -1178,25 +1186,12 @@ mod tests {
         let conversation = || numbered(openai(10, &["read"]));
         let (_, old_gisted, _) = run(conversation(), &ToolOptions::default(), None);
         let budget = old_gisted.counts.total() - 10;
-        let conversation = parse_value(conversation(), None).unwrap();
-        let counts = count_with(&conversation, &CharEstimate);
-        let stop = Stop {
-            budget: Some(budget),
-            cap_crossing: true,
-            gists: true,
-            widen_to: Some(0),
-        };
-        let start = Applied::unchanged(conversation, counts);
-        let (widened, report) = trim(start, &ToolOptions::default(), stop, Tokenizer::Chars, None);
+        let (widened, report) = trim_within(conversation(), budget, Some(0));
         assert!(widened.counts.total() <= budget, "{report:?}");
         assert!(report.kept < 3, "{report:?}");
-        let output = |state: &Applied, at: usize| match &state.conversation.messages[at].parts[0] {
-            Part::ToolResult { content, .. } => joined_text(content).into_owned(),
-            other => panic!("{other:?}"),
-        };
         // The seven old rounds' outputs: messages 2, 3, 5, 6, … 21, 22.
         for at in (2..23).filter(|at| at % 3 != 1) {
-            assert_eq!(output(&widened, at), output(&old_gisted, at));
+            assert_eq!(output_text(&widened, at), output_text(&old_gisted, at));
         }
     }
 
