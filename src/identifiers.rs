@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use crate::hash::FxBuild;
 
-/// Identifiers counted as they are found: each once, with how many times it was seen and
-/// whether a person or a tool call wrote it (in a request or a call's arguments) rather than a
+/// Identifiers tallied as they are found: each once, with when it was last seen and whether a
+/// person or a tool call wrote it (in a request or a call's arguments) rather than a
 /// tool's output: those are the scarce ones, which a digest names first.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tally {
@@ -34,8 +34,6 @@ pub(crate) struct Tally {
 pub(crate) struct Counted {
     /// The identifier.
     pub(crate) id: String,
-    /// How many times it was seen.
-    pub(crate) times: usize,
     /// Whether a person or a tool call wrote it, at least once.
     pub(crate) written: bool,
     /// When it was last seen: the tally's count of sightings then.
@@ -43,20 +41,18 @@ pub(crate) struct Counted {
 }
 
 impl Tally {
-    /// Counts `id` `times` more times; `written` when a person or a tool call wrote it.
-    pub(crate) fn add(&mut self, id: &str, times: usize, written: bool) {
+    /// Sees `id` once more; `written` when a person or a tool call wrote it.
+    pub(crate) fn add(&mut self, id: &str, written: bool) {
         self.adds += 1;
         let adds = self.adds;
         if let Some(&at) = self.index.get(id) {
             let entry = &mut self.entries[at];
-            entry.times += times;
             entry.written |= written;
             entry.last = adds;
         } else {
             self.index.insert(id.to_string(), self.entries.len());
             self.entries.push(Counted {
                 id: id.to_string(),
-                times,
                 written,
                 last: adds,
             });
@@ -67,7 +63,7 @@ impl Tally {
     /// tool (a result).
     pub(crate) fn add_text(&mut self, text: &str, written: bool) {
         for id in identifiers_in(text) {
-            self.add(id, 1, written);
+            self.add(id, written);
         }
     }
 
@@ -407,18 +403,18 @@ mod tests {
             r##"{"user_id": "mia_li_3668", "order_id": "#W7654321"}"##.into(),
         ));
         tally.add_arguments(&serde_json::json!({"item_ids": [1_008_292_230, "mia_li_3668"]}));
-        let ranked: Vec<(String, usize, bool)> = tally
+        let ranked: Vec<(String, bool)> = tally
             .ranked()
             .into_iter()
-            .map(|c| (c.id, c.times, c.written))
+            .map(|c| (c.id, c.written))
             .collect();
         assert_eq!(
             ranked,
             [
-                ("mia_li_3668".to_string(), 3, true),
-                ("1008292230".to_string(), 1, true),
-                ("#W7654321".to_string(), 1, true),
-                ("#W2378156".to_string(), 2, false)
+                ("mia_li_3668".to_string(), true),
+                ("1008292230".to_string(), true),
+                ("#W7654321".to_string(), true),
+                ("#W2378156".to_string(), false)
             ]
         );
     }
@@ -472,8 +468,8 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Over any texts, written or not: the ranking names each identifier once, with all
-        /// its sightings; those ever written come first; each tier runs from the latest seen
+        /// Over any texts, written or not: the ranking names each identifier found once, and
+        /// no other; those ever written come first; each tier runs from the latest seen
         /// back; and the same additions give the same ranking.
         #[test]
         fn a_ranking_is_deduplicated_written_first_and_deterministic(
@@ -495,10 +491,13 @@ mod tests {
             ids.sort_unstable();
             ids.dedup();
             proptest::prop_assert_eq!(ids.len(), ranked.len());
+            let mut all: Vec<&str> = additions.iter().flat_map(|(t, _)| found(t)).collect();
+            all.sort_unstable();
+            all.dedup();
+            proptest::prop_assert_eq!(&ids, &all);
             for c in &ranked {
-                let seen: usize = additions.iter().map(|(t, _)| found(t).iter().filter(|f| **f == c.id).count()).sum();
                 let written = additions.iter().any(|(t, w)| *w && found(t).contains(&c.id.as_str()));
-                proptest::prop_assert_eq!((c.times, c.written), (seen, written));
+                proptest::prop_assert_eq!(c.written, written);
             }
             for pair in ranked.windows(2) {
                 let key = |c: &Counted| (!c.written, std::cmp::Reverse(c.last));

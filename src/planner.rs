@@ -556,8 +556,8 @@ impl<'a> Planner<'a> {
 }
 
 /// The identifiers of the outputs cleared from the messages `messages` of `state` before (their
-/// placeholders no longer hold them), with their counts.
-fn cleared_identifiers(state: &Applied, messages: std::ops::Range<usize>) -> Vec<(&str, usize)> {
+/// placeholders no longer hold them).
+fn cleared_identifiers(state: &Applied, messages: std::ops::Range<usize>) -> Vec<&str> {
     let inputs: Vec<usize> = state.origin[messages]
         .iter()
         .filter_map(|o| o.input())

@@ -175,9 +175,8 @@ impl Discarded {
         });
     }
 
-    /// The identifiers of the outputs cleared from the input messages `inputs` (ascending), with
-    /// their counts.
-    pub(crate) fn identifiers_of(&self, inputs: &[usize]) -> Vec<(&str, usize)> {
+    /// The identifiers of the outputs cleared from the input messages `inputs` (ascending).
+    pub(crate) fn identifiers_of(&self, inputs: &[usize]) -> Vec<&str> {
         self.parts
             .iter()
             .filter(|c| c.input.is_some_and(|i| inputs.binary_search(&i).is_ok()))
@@ -192,7 +191,7 @@ impl Discarded {
                     tally.ranked()
                 })
             })
-            .map(|c| (c.id.as_str(), c.times))
+            .map(|c| c.id.as_str())
             .collect()
     }
 

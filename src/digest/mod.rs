@@ -141,10 +141,10 @@ struct Digest<'a> {
     /// The other names of its tool results (paths, code names: [`gist::for_each_name`]),
     /// named after every identifier, as room allows.
     names: Tally,
-    /// Each identifier and name once, with its count (none that is a file named): those a
-    /// person or a tool call wrote first, then those of tool outputs, each the latest seen
-    /// first.
-    identifiers: Vec<(Cow<'a, str>, usize)>,
+    /// Each identifier and name once (none that is a file named), without a count: the tokens
+    /// a count takes name more of them. Those a person or a tool call wrote first, then those
+    /// of tool outputs, each the latest seen first.
+    identifiers: Vec<Cow<'a, str>>,
     commands: Vec<Command<'a>>,
     /// Error lines, clipped, in order (repeats dropped at the end).
     errors: Vec<Cow<'a, str>>,
@@ -181,7 +181,7 @@ impl Command<'_> {
 }
 
 /// The marker for a removed span: `messages` are its messages (in the state they were removed
-/// from), `cleared` the identifiers (and counts) of the outputs cleared from them before, which
+/// from), `cleared` the identifiers of the outputs cleared from them before, which
 /// their placeholders no longer hold, `input_tokens` each one's tokens in the input (`None`
 /// for a message that was not in the input), `place` where the span lies relative to the
 /// current request (which its header says). `None` in
@@ -190,7 +190,7 @@ impl Command<'_> {
 pub(crate) fn build(
     mode: MarkerMode,
     place: Place,
-    (messages, cleared): (&[Message], &[(&str, usize)]),
+    (messages, cleared): (&[Message], &[&str]),
     input_tokens: &[Option<usize>],
     cap: DigestCap,
     counter: &dyn TokenCounter,
@@ -244,14 +244,14 @@ pub(crate) fn build(
 /// Walks a span once and extracts its digest.
 fn extract<'a>(
     messages: &'a [Message],
-    cleared: &[(&str, usize)],
+    cleared: &[&str],
     input_tokens: &[Option<usize>],
 ) -> Digest<'a> {
     let mut digest = Digest::default();
     // The identifiers of outputs cleared before, seen first: older than what the span still
     // holds, and in their own ranking (the last added ranks first).
-    for &(id, times) in cleared.iter().rev() {
-        digest.ids.add(id, times, false);
+    for &id in cleared.iter().rev() {
+        digest.ids.add(id, false);
     }
     // The last assistant message with text; clipped once, at the end.
     let mut last_state: Option<&Message> = None;
@@ -348,7 +348,7 @@ fn add_output<'a>(digest: &mut Digest<'a>, text: &Cow<'a, str>, is_error: bool) 
     digest.ids.add_text(text, false);
     gist::for_each_name(text, |name| {
         if !identifiers::is_identifier(name) {
-            digest.names.add(name, 1, false);
+            digest.names.add(name, false);
         }
     });
     if let Some(line) = error_line_in(text, is_error) {
@@ -394,10 +394,7 @@ fn rank_identifiers(digest: &mut Digest<'_>) {
         .collect();
     // Written ones first, identifiers before names among them and among the rest.
     kept.sort_by_key(|c| !c.written);
-    digest.identifiers = kept
-        .into_iter()
-        .map(|c| (Cow::Owned(c.id), c.times))
-        .collect();
+    digest.identifiers = kept.into_iter().map(|c| Cow::Owned(c.id)).collect();
 }
 
 /// Whether `text` holds `word` whole: neither a letter, a digit nor `_` on either side of it.
@@ -540,7 +537,7 @@ fn add_written_names(digest: &mut Digest<'_>, parsed: &Args<'_>) {
     for line in parsed.texts().flat_map(str::lines) {
         for name in gist::names_in(line) {
             if !identifiers::is_identifier(name) {
-                digest.names.add(name, 1, true);
+                digest.names.add(name, true);
             }
         }
     }
@@ -640,9 +637,9 @@ fn fold_files(digest: &mut Digest<'_>, touch: usize, rest: &str) {
     }
 }
 
-/// Adds a folded identifiers line (`a ×2, b, +3 more`) to the identifiers found, as written
-/// ones: the earlier digest chose them, written ones first, and its line no longer says which
-/// were.
+/// Adds a folded identifiers line (`a, b, +3 more`; a marker of an earlier version wrote counts,
+/// `a ×2`, which are dropped) to the identifiers found, as written ones: the earlier digest
+/// chose them, written ones first, and its line no longer says which were.
 fn fold_identifiers(digest: &mut Digest<'_>, rest: &str) {
     // Last first: the tally ranks the most recently seen first, and the earlier digest's
     // first item is its first.
@@ -655,10 +652,8 @@ fn fold_identifiers(digest: &mut Digest<'_>, rest: &str) {
             digest.more[IDENTIFIERS] += more;
             continue;
         }
-        match item.rsplit_once(" ×") {
-            Some((id, n)) => digest.ids.add(id, n.parse::<usize>().unwrap_or(1), true),
-            None => digest.ids.add(item, 1, true),
-        }
+        let id = item.rsplit_once(" ×").map_or(item, |(id, _)| id);
+        digest.ids.add(id, true);
     }
 }
 
@@ -904,7 +899,7 @@ mod tests {
         let (text, _) = build(
             MarkerMode::Digest,
             Place::BeforeCurrent,
-            (&messages, &[("noah_muller_9847", 2), ("ZFA04Y", 1)]),
+            (&messages, &["noah_muller_9847", "ZFA04Y"]),
             &tokens,
             DigestCap::fixed(400),
             &CharEstimate,
@@ -940,13 +935,21 @@ mod tests {
         let tokens = vec![Some(10); messages.len()];
         let text = digest(&messages, &tokens, 500);
         assert!(
-            text.contains("Identifiers (3): noah_muller_9847 ×2, ZFA04Y ×3, HAT170\n"),
+            text.contains("Identifiers (3): noah_muller_9847, ZFA04Y, HAT170\n"),
             "{text}"
         );
-        // Folded into a later marker, they keep their counts.
+        // Folded into a later marker, they keep their order; an earlier version's counts go.
         let again = digest(&[Message::new_text(Role::User, text)], &[Some(9)], 500);
         assert!(
-            again.contains("Identifiers (3): noah_muller_9847 ×2, ZFA04Y ×3, HAT170\n"),
+            again.contains("Identifiers (3): noah_muller_9847, ZFA04Y, HAT170\n"),
+            "{again}"
+        );
+        let older = "[ctxcompact: 3 earlier messages (30 input tokens) removed here; digest below]\n\
+                     Identifiers (3): noah_muller_9847 ×2, ZFA04Y ×3, HAT170\n\
+                     [ctxcompact: end of digest]";
+        let again = digest(&[Message::new_text(Role::User, older)], &[Some(9)], 500);
+        assert!(
+            again.contains("Identifiers (3): noah_muller_9847, ZFA04Y, HAT170\n"),
             "{again}"
         );
     }
@@ -962,7 +965,7 @@ mod tests {
         let tokens = vec![Some(10); messages.len()];
         let text = digest(&messages, &tokens, 500);
         assert!(
-            text.contains("Identifiers (5): 9f3c2e1, PROJ-7, 4.1.2, HAT170 ×2, 0x40060d ×3\n"),
+            text.contains("Identifiers (5): 9f3c2e1, PROJ-7, 4.1.2, HAT170, 0x40060d\n"),
             "{text}"
         );
     }
@@ -1091,7 +1094,7 @@ mod tests {
         let text = digest(&messages, &tokens, 500);
         assert!(
             text.contains(
-                "Identifiers (4): omar_rossi_1241 ×2, credit_card_7407366, 5RJ7UH, FQ8APE\n"
+                "Identifiers (4): omar_rossi_1241, credit_card_7407366, 5RJ7UH, FQ8APE\n"
             ),
             "{text}"
         );

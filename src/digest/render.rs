@@ -51,8 +51,7 @@ enum Items<'d> {
         upgrade: Upgrade,
         recent: bool,
     },
-    /// Files, with how many times each was touched; identifiers, with how many times each
-    /// was used.
+    /// Files, with how many times each was touched.
     Files(&'d [(Cow<'d, str>, usize)]),
     Commands(&'d [Command<'d>]),
     /// Lines written as they are.
@@ -165,7 +164,7 @@ fn sections<'d>(digest: &'d Digest<'_>) -> Vec<Section<'d>> {
     }
     sections.push(Section {
         title: IDENTIFIERS_TITLE,
-        items: Items::Files(&digest.identifiers),
+        items: Items::Lines(&digest.identifiers),
         more: digest.more[IDENTIFIERS],
         inline: true,
         bullet: "",
