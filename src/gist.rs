@@ -218,6 +218,19 @@ fn read_lines(output: &str) -> Vec<Line<'_>> {
     lines
 }
 
+/// How many scalar values an output holds when it is a JSON object or array; `None` when it
+/// is not one.
+pub(crate) fn json_values(output: &str) -> Option<usize> {
+    fn count(value: &Value) -> usize {
+        match value {
+            Value::Object(map) => map.values().map(count).sum(),
+            Value::Array(items) => items.iter().map(count).sum(),
+            _ => 1,
+        }
+    }
+    json_of(output).map(|value| count(&value))
+}
+
 /// The JSON value an output is, when it is one.
 fn json_of(output: &str) -> Option<Value> {
     let trimmed = output.trim_start();

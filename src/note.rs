@@ -250,8 +250,8 @@ pub(crate) fn is_cleared_output(text: &str) -> bool {
     text.starts_with(CLEARED_START)
 }
 
-/// The line that stands for the middle of a capped tool output; `unit` is `lines` or
-/// `characters`.
+/// The line that stands for the middle of a capped tool output (or, for a JSON output, the
+/// values its gist leaves out); `unit` is `lines`, `characters` or `values`.
 pub(crate) fn omitted(omitted: usize, total: usize, unit: &str) -> String {
     format!(
         "{OMITTED_START}{} of {} {unit}{OMITTED_END}]",
@@ -276,7 +276,7 @@ pub(crate) fn is_omitted(line: &str) -> bool {
         None => rest.strip_suffix(']').unwrap_or(rest),
     };
     bare.contains(" of ")
-        && [" lines", " characters"].iter().any(|unit| {
+        && [" lines", " characters", " values"].iter().any(|unit| {
             bare.strip_suffix(OMITTED_END)
                 .is_some_and(|b| b.ends_with(unit))
         })

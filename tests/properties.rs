@@ -137,6 +137,29 @@ fn body() -> impl Strategy<Value = Body> {
     )
 }
 
+/// A JSON listing, as a lookup or a search returns: records of a code, a number and a text,
+/// sometimes nested, which a cap cuts to its gist.
+fn listing() -> impl Strategy<Value = Body> {
+    let record = (
+        0u32..1000,
+        vec(select(FRAGMENTS), 0..4).prop_map(|pieces| pieces.concat()),
+        any::<bool>(),
+    )
+        .prop_map(|(n, note, nested)| {
+            let code = format!("HAT{n:03}");
+            if nested {
+                json!({"code": code, "detail": {"seats": n % 7, "note": note}})
+            } else {
+                json!({"code": code, "price": n, "note": note})
+            }
+        });
+    (vec(record, 4..120), prop::bool::weighted(0.3)).prop_map(|(records, blocks)| Body {
+        text: Value::Array(records).to_string(),
+        blocks,
+        extra: false,
+    })
+}
+
 /// One tool call and its result.
 #[derive(Debug, Clone)]
 struct Call {
@@ -154,7 +177,7 @@ fn call() -> impl Strategy<Value = Call> {
     (
         select(TOOLS),
         vec(select(FRAGMENTS), 0..6).prop_map(|pieces| pieces.concat()),
-        prop::option::weighted(0.9, body()),
+        prop::option::weighted(0.9, prop_oneof![9 => body(), 1 => listing()]),
         prop::option::of(any::<bool>()),
         prop::bool::weighted(0.15),
     )
@@ -1234,6 +1257,8 @@ fn rewritten(input: &Message, output: &Message, settings: &Settings) -> Result<(
             // Capped to fit the budget instead of cleared: the original's head and tail
             // around the note naming the cut.
             _ if settings.mode != ToolMode::Off && keeps_head_and_tail(original, text) => {}
+            // A JSON output capped to its gist.
+            _ if settings.mode != ToolMode::Off && is_json_gist(original, text) => {}
             (false, Some(cap)) => {
                 let tokens = settings.tokenizer.counter().count_text(text);
                 // Under a cap smaller than the omission note, only the note is left.
@@ -1281,6 +1306,49 @@ fn keeps_head_and_tail(original: &[Part], text: &str) -> bool {
             && head.len() + tail.len() < original.len()
             && gist.lines().all(|line| is_gist_line(original, line))
     })
+}
+
+/// Appends every scalar value of `value` to `out`, strings as they read, each on a line.
+fn scalars(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => map.values().for_each(|v| scalars(v, out)),
+        Value::Array(items) => items.iter().for_each(|v| scalars(v, out)),
+        Value::String(s) => out.push_str(s),
+        other => out.push_str(&other.to_string()),
+    }
+    out.push('\n');
+}
+
+/// Whether `text` is `original` (a single text of JSON) capped to its gist: a note naming how
+/// many values it left out, then `path: value` lines of the original's values (a string's
+/// later lines on their own, a long array's length), `…` gaps, and a `names:` line of its
+/// values' words.
+fn is_json_gist(original: &[Part], text: &str) -> bool {
+    let [Part::Text { text: original, .. }] = original else {
+        return false;
+    };
+    let Ok(value) = serde_json::from_str::<Value>(original.trim_start()) else {
+        return false;
+    };
+    let mut values = String::new();
+    scalars(&value, &mut values);
+    let mut lines = text.lines();
+    let noted = lines.next().is_some_and(|note| {
+        note.starts_with("[… ")
+            && (note.ends_with(" values omitted …]")
+                || note.contains(" values omitted …; archived in "))
+    });
+    noted
+        && lines.all(|line| {
+            let value = line.split_once(": ").map_or(line, |(_, v)| v);
+            let value = value.strip_suffix('…').unwrap_or(value);
+            line == "…"
+                || line
+                    .strip_prefix("names: ")
+                    .is_some_and(|names| names.split(", ").all(|name| values.contains(name)))
+                || value.ends_with(" items")
+                || values.contains(value.trim())
+        })
 }
 
 /// Whether `line` is a line a gist of `original` may hold.

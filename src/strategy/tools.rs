@@ -1287,8 +1287,50 @@ mod tests {
     }
 
     #[test]
+    fn a_json_output_is_capped_to_its_gist_with_the_names_of_its_later_items() {
+        let flights: Vec<Value> = (0..40)
+            .map(|i| {
+                json!({"flight_number": format!("HAT{:03}", 100 + i), "origin": "JFK",
+                       "status": "available", "prices": {"economy": 100 + i},
+                       "departure": format!("{:02}:00:00", i % 24)})
+            })
+            .collect();
+        let output = Value::Array(flights).to_string();
+        let cutting = fit::Cutting {
+            counter: &CharEstimate,
+            archive: None,
+        };
+        let cap = 120;
+        let text = cutting.cap_text(&output, cap, None).unwrap();
+        assert!(CharEstimate.count_text(&text) <= cap, "{text}");
+        assert!(fit::is_capped(&text), "{text}");
+        assert!(text.starts_with("[… "), "{text}");
+        assert!(text.contains(" of 201 values omitted …]\n"), "{text}");
+        // Names of later items than a head of the text holds, and no key.
+        assert!(text.contains("HAT103"), "{text}");
+        assert!(!text.contains("flight_number"), "{text}");
+        assert_eq!(cutting.cap_text(&output, cap, None).unwrap(), text);
+        // With an archive, the note names the file holding the whole output.
+        let archived = cutting
+            .cap_text(&output, cap, Some("archived in /a/b.jsonl, line 1"))
+            .unwrap();
+        assert!(
+            archived.starts_with("[… ") && archived.contains("; archived in /a/b.jsonl, line 1]\n"),
+            "{archived}"
+        );
+        assert!(CharEstimate.count_text(&archived) <= cap, "{archived}");
+        // Text that is not JSON keeps its head and tail.
+        let plain = "line\n".repeat(200);
+        let text = cutting.cap_text(&plain, cap, None).unwrap();
+        assert!(
+            text.starts_with("line\n") && text.contains(" lines omitted …]"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_capped_output_is_recognised_and_not_cut_again() {
-        for unit in ["lines", "characters"] {
+        for unit in ["lines", "characters", "values"] {
             let text = format!("head\n{}\ntail", note::omitted(1_200, 1_300, unit));
             assert!(fit::is_capped(&text), "{text}");
         }
