@@ -10,7 +10,7 @@ use crate::account::{Decision, MarkerNote, Shortened};
 use crate::archive::{Archive, SpanFile};
 use crate::classify;
 use crate::conversation::{Layout, Message, Part, Role};
-use crate::digest::{self, DigestCap, MarkerMode};
+use crate::digest::{self, ClearedNames, DigestCap, MarkerMode};
 use crate::instructions;
 use crate::note::{self, Place};
 use crate::options::Options;
@@ -32,6 +32,8 @@ const MARKER_ROUNDS: usize = 4;
 /// A plan leaving at least this share of its budget (in percent) gives it to its digests
 /// ([`Planner::with_fuller_digests`]); less is not worth planning again.
 const FULLER_DIGESTS_PCT: usize = 2;
+/// Tries at giving the digests that room, each with less by what the last ran over.
+const FULLER_TRIES: usize = 3;
 
 /// One plan of a state, with its markers.
 pub(crate) struct Attempt {
@@ -46,6 +48,8 @@ pub(crate) struct Attempt {
     pub(crate) archive: Vec<SpanFile>,
     /// The marker mode the markers were built in (a lesser one when the asked one cannot fit).
     pub(crate) mode: MarkerMode,
+    /// The cap each digest was built within.
+    pub(crate) cap: DigestCap,
     /// Tokens after removal, the markers included.
     pub(crate) tokens_after: usize,
     /// Tokens the digests took beyond their headers' reserve.
@@ -236,27 +240,42 @@ impl<'a> Planner<'a> {
         {
             return found;
         }
-        let more = (spare - MARKER_SLACK) / found.markers.len();
-        let cap = DigestCap {
-            total: self.cap.total + more,
-            rest: self.cap.rest + more,
-        };
-        let start = found.digest_tokens + spare - MARKER_SLACK;
-        match self.settle(
-            state,
-            units,
-            order,
-            MarkerMode::Digest,
-            (cap, start),
-            &mut None,
-        ) {
-            Some(fuller)
-                if fuller.plan.drop == found.plan.drop && fuller.unnamed <= found.unnamed =>
-            {
-                fuller
+        // Past the cap the plan was found with (the default, or a roomier one). A digest's
+        // count in its message may run a few tokens past its cap: a plan over the budget by
+        // those is tried again with that much less.
+        let mut more = (spare - MARKER_SLACK) / found.markers.len();
+        for _ in 0..FULLER_TRIES {
+            let cap = DigestCap {
+                total: found.cap.total + more,
+                rest: found.cap.rest + more,
+            };
+            let start = found.digest_tokens + more * found.markers.len();
+            let mut over = None;
+            match self.settle(
+                state,
+                units,
+                order,
+                MarkerMode::Digest,
+                (cap, start),
+                &mut over,
+            ) {
+                Some(fuller)
+                    if fuller.plan.drop == found.plan.drop && fuller.unnamed <= found.unnamed =>
+                {
+                    return fuller;
+                }
+                Some(_) => return found,
+                None => {
+                    let Some(over) = over else { return found };
+                    let excess = over.tokens_after.saturating_sub(self.budget) + MARKER_SLACK;
+                    more = more.saturating_sub(excess.div_ceil(found.markers.len()));
+                    if more == 0 {
+                        return found;
+                    }
+                }
             }
-            _ => found,
         }
+        found
     }
 
     /// The plan that gives the digests the most room the budget allows (within the cap):
@@ -389,7 +408,7 @@ impl<'a> Planner<'a> {
                 .iter()
                 .map(|o| o.input().map(|i| self.input.counts[i]))
                 .collect();
-            let cleared = cleared_identifiers(state, messages.clone());
+            let cleared = cleared_names(state, messages.clone());
             let place = if units[..span.start].iter().any(|u| u.is_current) {
                 Place::AfterCurrent
             } else {
@@ -449,6 +468,7 @@ impl<'a> Planner<'a> {
             notes,
             archive: archived_files,
             mode,
+            cap,
             tokens_after,
             digest_tokens,
             kept_tokens,
@@ -555,14 +575,14 @@ impl<'a> Planner<'a> {
     }
 }
 
-/// The identifiers of the outputs cleared from the messages `messages` of `state` before (their
+/// The names of the outputs cleared from the messages `messages` of `state` before (their
 /// placeholders no longer hold them).
-fn cleared_identifiers(state: &Applied, messages: std::ops::Range<usize>) -> Vec<&str> {
+fn cleared_names(state: &Applied, messages: std::ops::Range<usize>) -> ClearedNames<'_> {
     let inputs: Vec<usize> = state.origin[messages]
         .iter()
         .filter_map(|o| o.input())
         .collect();
-    state.discarded.identifiers_of(&inputs)
+    state.discarded.names_of(&inputs)
 }
 
 /// The characters of part `part` of `message`.

@@ -9,13 +9,14 @@ use std::sync::OnceLock;
 
 use crate::account::{Features, HarnessMessage, InstructionFile, Repair};
 use crate::conversation::{Conversation, Message, Part};
+use crate::digest::ClearedNames;
 use crate::error::{Error, Result};
 use crate::features::FeatureThresholds;
 use crate::format::Format;
-use crate::identifiers::{Counted, Tally};
+use crate::identifiers::{self, Counted, Tally};
 use crate::tokens::Counts;
 use crate::units::{self, Unit};
-use crate::{classify, instructions, parallel, validate};
+use crate::{classify, gist, instructions, parallel, validate};
 
 /// Messages from which a conversation's pairing check runs on a thread of its own, beside the
 /// classification of the input's requests or the making of the output's report (each takes
@@ -157,12 +158,39 @@ pub(crate) struct Discarded {
     messages: Vec<Message>,
 }
 
-/// A cleared tool output: the input message it belonged to, and its identifiers, found once
-/// when first asked for.
+/// A cleared tool output: the input message it belonged to, and its names, found once when
+/// first asked for.
 struct Cleared {
     input: Option<usize>,
     parts: Vec<Part>,
-    identifiers: OnceLock<Vec<Counted>>,
+    names: OnceLock<Names>,
+}
+
+/// The names of a cleared output, each ranked ([`Tally::ranked`]): its identifiers, and its
+/// other names (paths, code names, dates: [`gist::for_each_name`]).
+struct Names {
+    identifiers: Vec<Counted>,
+    others: Vec<Counted>,
+}
+
+impl Names {
+    fn of(parts: &[Part]) -> Self {
+        let (mut identifiers, mut others) = (Tally::default(), Tally::default());
+        for part in parts {
+            if let Part::Text { text, .. } = part {
+                identifiers.add_text(text, false);
+                gist::for_each_name(text, |name| {
+                    if !identifiers::is_identifier(name) {
+                        others.add(name, false);
+                    }
+                });
+            }
+        }
+        Self {
+            identifiers: identifiers.ranked(),
+            others: others.ranked(),
+        }
+    }
 }
 
 impl Discarded {
@@ -171,28 +199,24 @@ impl Discarded {
         self.parts.push(Cleared {
             input,
             parts,
-            identifiers: OnceLock::new(),
+            names: OnceLock::new(),
         });
     }
 
-    /// The identifiers of the outputs cleared from the input messages `inputs` (ascending).
-    pub(crate) fn identifiers_of(&self, inputs: &[usize]) -> Vec<&str> {
-        self.parts
-            .iter()
-            .filter(|c| c.input.is_some_and(|i| inputs.binary_search(&i).is_ok()))
-            .flat_map(|c| {
-                c.identifiers.get_or_init(|| {
-                    let mut tally = Tally::default();
-                    for part in &c.parts {
-                        if let Part::Text { text, .. } = part {
-                            tally.add_text(text, false);
-                        }
-                    }
-                    tally.ranked()
-                })
-            })
-            .map(|c| c.id.as_str())
-            .collect()
+    /// The names of the outputs cleared from the input messages `inputs` (ascending): their
+    /// identifiers, and their other names.
+    pub(crate) fn names_of(&self, inputs: &[usize]) -> ClearedNames<'_> {
+        let mut cleared = ClearedNames::default();
+        let outputs = self.parts.iter();
+        for c in outputs.filter(|c| c.input.is_some_and(|i| inputs.binary_search(&i).is_ok())) {
+            let names = c.names.get_or_init(|| Names::of(&c.parts));
+            let ids = names.identifiers.iter().map(|c| c.id.as_str());
+            cleared.identifiers.extend(ids);
+            cleared
+                .names
+                .extend(names.others.iter().map(|c| c.id.as_str()));
+        }
+        cleared
     }
 
     /// Holds a message a step removed.

@@ -30,8 +30,8 @@ use crate::gist;
 use crate::hash::FxBuild;
 use crate::identifiers::{self, Counted, Tally};
 use crate::note::{
-    DIGEST_END, LINE_CHARS, Place, clip, clip_cow, header, marker_len, one_line, parse_header,
-    tight_header,
+    DIGEST_END, LINE_CHARS, Place, clip, clip_cow, header, is_cleared_output, marker_len, one_line,
+    parse_header, tight_header,
 };
 use crate::tokens::TokenCounter;
 
@@ -180,9 +180,18 @@ impl Command<'_> {
     }
 }
 
+/// The names of the outputs cleared from a span's messages before it was removed, which their
+/// placeholders no longer hold, in the order the outputs were cleared, each output's ranked.
+#[derive(Debug, Default)]
+pub(crate) struct ClearedNames<'a> {
+    /// Their identifiers.
+    pub(crate) identifiers: Vec<&'a str>,
+    /// Their other names: paths, code names, dates.
+    pub(crate) names: Vec<&'a str>,
+}
+
 /// The marker for a removed span: `messages` are its messages (in the state they were removed
-/// from), `cleared` the identifiers of the outputs cleared from them before, which
-/// their placeholders no longer hold, `input_tokens` each one's tokens in the input (`None`
+/// from), `cleared` the names of the outputs cleared from them before, `input_tokens` each one's tokens in the input (`None`
 /// for a message that was not in the input), `place` where the span lies relative to the
 /// current request (which its header says). `None` in
 /// [`MarkerMode::None`]; else the marker and how many of the span's requests, and of its files,
@@ -190,7 +199,7 @@ impl Command<'_> {
 pub(crate) fn build(
     mode: MarkerMode,
     place: Place,
-    (messages, cleared): (&[Message], &[&str]),
+    (messages, cleared): (&[Message], &ClearedNames<'_>),
     input_tokens: &[Option<usize>],
     cap: DigestCap,
     counter: &dyn TokenCounter,
@@ -244,14 +253,17 @@ pub(crate) fn build(
 /// Walks a span once and extracts its digest.
 fn extract<'a>(
     messages: &'a [Message],
-    cleared: &[&str],
+    cleared: &ClearedNames<'_>,
     input_tokens: &[Option<usize>],
 ) -> Digest<'a> {
     let mut digest = Digest::default();
-    // The identifiers of outputs cleared before, seen first: older than what the span still
-    // holds, and in their own ranking (the last added ranks first).
-    for &id in cleared.iter().rev() {
+    // The identifiers and names of outputs cleared before, seen first: older than what the
+    // span still holds, and in their own ranking (the last added ranks first).
+    for &id in cleared.identifiers.iter().rev() {
         digest.ids.add(id, false);
+    }
+    for &name in cleared.names.iter().rev() {
+        digest.names.add(name, false);
     }
     // The last assistant message with text; clipped once, at the end.
     let mut last_state: Option<&Message> = None;
@@ -345,8 +357,15 @@ fn extract<'a>(
 // A `Cow` by reference: an output borrowed from the span lends its error line the span's lifetime.
 #[allow(clippy::ptr_arg)]
 fn add_output<'a>(digest: &mut Digest<'a>, text: &Cow<'a, str>, is_error: bool) {
-    digest.ids.add_text(text, false);
-    gist::for_each_name(text, |name| {
+    // A placeholder's first line names the tool and the size, not a thing of the output; a
+    // gist below it holds the output's own names.
+    let named = if is_cleared_output(text) {
+        text.split_once('\n').map_or("", |(_, gist)| gist)
+    } else {
+        text
+    };
+    digest.ids.add_text(named, false);
+    gist::for_each_name(named, |name| {
         if !identifiers::is_identifier(name) {
             digest.names.add(name, false);
         }
@@ -728,7 +747,7 @@ mod tests {
         build(
             MarkerMode::Digest,
             Place::BeforeCurrent,
-            (messages, &[]),
+            (messages, &ClearedNames::default()),
             tokens,
             DigestCap::fixed(cap),
             &CharEstimate,
@@ -890,23 +909,30 @@ mod tests {
     }
 
     #[test]
-    fn identifiers_of_outputs_cleared_before_are_named_with_the_span() {
-        let messages = vec![
-            Message::new_text(Role::User, "Book the flight for me please"),
-            Message::new_text(Role::Assistant, "Done."),
-        ];
-        let tokens = vec![Some(10), Some(5)];
+    fn names_of_outputs_cleared_before_are_named_with_the_span_not_their_placeholders() {
+        let placeholder = crate::note::cleared_output("search_direct_flight", 300, None);
+        let messages = one_call("Book the flight for me please", "{}", &placeholder);
+        let tokens = vec![Some(10); messages.len()];
+        let cleared = ClearedNames {
+            identifiers: vec!["noah_muller_9847", "ZFA04Y"],
+            names: vec!["2024-05-17", "06:00:00"],
+        };
         let (text, _) = build(
             MarkerMode::Digest,
             Place::BeforeCurrent,
-            (&messages, &["noah_muller_9847", "ZFA04Y"]),
+            (&messages, &cleared),
             &tokens,
             DigestCap::fixed(400),
             &CharEstimate,
         )
         .unwrap();
         let at = |id: &str| text.find(id).unwrap_or_else(|| panic!("{id} in {text}"));
+        // Identifiers before names; in each, the last cleared first.
         assert!(at("noah_muller_9847") < at("ZFA04Y"), "{text}");
+        assert!(at("ZFA04Y") < at("2024-05-17"), "{text}");
+        assert!(at("2024-05-17") < at("06:00:00"), "{text}");
+        // The placeholder's own words (the tool's name) are not the output's names.
+        assert!(!text.contains("search_direct_flight"), "{text}");
     }
 
     /// A request, one tool call with `arguments` and its `result`, and a closing answer.

@@ -776,7 +776,10 @@ pub fn span_marker(
     digest::build(
         digest::MarkerMode::Digest,
         Place::BeforeCurrent,
-        (&conversation.messages[span], &[]),
+        (
+            &conversation.messages[span],
+            &digest::ClearedNames::default(),
+        ),
         &input_tokens,
         digest::DigestCap::fixed(cap),
         tokenizer.counter(),
