@@ -230,7 +230,7 @@ impl Cutting<'_> {
 const MIN_CAP: usize = 48;
 /// Times the cap is corrected after an exact count shows it overshoots the room or leaves
 /// some of it.
-const ROUNDS: usize = 6;
+const ROUNDS: usize = 8;
 
 /// One message of a fitted round: its index, the capped text of each of its outputs (by part),
 /// and its exact count once they are in place.
@@ -279,6 +279,9 @@ impl Cutting<'_> {
         }
         let mut cap = low;
         let mut best: Option<(usize, Vec<Capped>)> = None;
+        // The largest cap known to fit and the smallest known to overshoot: a cap's output grows
+        // with it only roughly (whole lines, a names line), so the caps between are searched.
+        let (mut fits_at, mut over_at) = (0, usize::MAX);
         for _ in 0..ROUNDS {
             if cap < MIN_CAP {
                 break;
@@ -316,25 +319,32 @@ impl Cutting<'_> {
                 after += tokens;
                 fitted.push((message, parts, tokens));
             }
-            if after <= room && after < before {
+            let next = if after <= room && after < before {
                 let slack = room - after;
-                let better = best.as_ref().is_none_or(|(tokens, _)| after > *tokens);
-                if better {
+                if best.as_ref().is_none_or(|(tokens, _)| after > *tokens) {
                     best = Some((after, fitted));
                 }
+                fits_at = fits_at.max(cap);
                 // Within a token an output of the room: done; else try a larger cap.
-                if slack <= capped || !better {
+                if slack <= capped {
                     break;
                 }
-                cap += slack / capped.max(1);
-                continue;
-            }
-            if best.is_some() {
+                cap + (slack / capped.max(1)).max(1)
+            } else {
+                over_at = over_at.min(cap);
+                if best.is_some() {
+                    fits_at + (over_at - fits_at) / 2
+                } else {
+                    // Lower the cap by each capped output's share of the overshoot.
+                    let over = after.saturating_sub(room).max(1);
+                    cap.saturating_sub(over.div_ceil(capped.max(1)) + 1)
+                }
+            };
+            let next = next.min(over_at.saturating_sub(1));
+            if next == cap || (best.is_some() && next <= fits_at) {
                 break;
             }
-            // Lower the cap by each capped output's share of the overshoot.
-            let over = after.saturating_sub(room).max(1);
-            cap = cap.saturating_sub(over.div_ceil(capped.max(1)) + 1);
+            cap = next;
         }
         best.map(|(_, fitted)| fitted)
     }
