@@ -1322,7 +1322,7 @@ fn scalars(value: &Value, out: &mut String) {
 /// Whether `text` is `original` (a single text of JSON) capped to its gist: a note naming how
 /// many values it left out, then `path: value` lines of the original's values (a string's
 /// later lines on their own, a long array's length), `…` gaps, and a `names:` line of its
-/// values' words.
+/// values' words; a repeated line once, with its count.
 fn is_json_gist(original: &[Part], text: &str) -> bool {
     let [Part::Text { text: original, .. }] = original else {
         return false;
@@ -1340,6 +1340,11 @@ fn is_json_gist(original: &[Part], text: &str) -> bool {
     });
     noted
         && lines.all(|line| {
+            // A repeated line is written once, with its count.
+            let line = match line.rfind(" (×") {
+                Some(at) if line.ends_with(')') => &line[..at],
+                _ => line,
+            };
             let value = line.split_once(": ").map_or(line, |(_, v)| v);
             let value = value.strip_suffix('…').unwrap_or(value);
             line == "…"
@@ -1972,14 +1977,19 @@ proptest! {
         let first = ctxcompact::compact(input.clone(), &options);
         let second = ctxcompact::compact(input, &options);
         if let (Ok(a), Ok(b)) = (first, second) {
-            // By default the whole digest, the removed requests first, takes at most half the
-            // budget (the sections after the requests share the smaller of 2,000 tokens and 10%).
-            let limit = cap.unwrap_or(a.report.budget / 2);
             let found = digests(&a.conversation);
             prop_assert_eq!(found.len(), a.report.markers.len());
+            let counter = Tokenizer::Chars.counter();
+            // By default the whole digest, the removed requests first, takes at most half the
+            // budget (the sections after the requests share the smaller of 2,000 tokens and 10%),
+            // or past that what the rest of the output leaves of the budget (a plan leaving room
+            // no unit fits gives it to its digests); an asked cap holds whatever the room.
+            let digests_total: usize = found.iter().map(|d| counter.count_text(d)).sum();
+            let rest = a.report.tokens_after.saturating_sub(digests_total);
+            let budget = a.report.budget;
+            let limit = cap.unwrap_or((budget / 2).max(budget.saturating_sub(rest)));
             // A marker in its tight frame (issue 33: its header without the closing clause)
             // lends its digest the tokens that clause would take.
-            let counter = Tokenizer::Chars.counter();
             let clause = counter.count_text("[ctxcompact: 1 earlier message (1 input tokens) \
                 removed here; digest below; the current request is the last user message]")
                 - counter.count_text("[ctxcompact: 1 earlier message (1 input tokens) removed \
