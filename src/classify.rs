@@ -10,6 +10,7 @@
 //! marks the whole remaining text as harness when it starts with it. A message is a request when
 //! text is left once its harness blocks are removed and no prefix matches.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use serde::Deserialize;
@@ -79,6 +80,19 @@ pub(crate) fn strip_tags(text: &str) -> String {
         }
     }
     out
+}
+
+/// `text` without its harness `<tag>…</tag>` blocks, borrowed when it has none: a tool output
+/// the harness appended a reminder to, read for what the tool wrote.
+pub(crate) fn without_tags(text: &str) -> Cow<'_, str> {
+    if TAGS
+        .iter()
+        .all(|(_, open, _)| find_open(text, open).is_none())
+    {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(strip_tags(text))
+    }
 }
 
 /// Where an opening tag `<name` starts (followed by `>` or a blank, not a longer name).

@@ -22,10 +22,10 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::evidence;
 use crate::hash::FxBuild;
 use crate::identifiers;
 use crate::tokens::TokenCounter;
+use crate::{classify, evidence};
 
 /// A line of the output longer than this many characters is clipped in the gist (its names
 /// still count, and those past the clip may go to the names line).
@@ -54,6 +54,17 @@ pub(crate) struct Gist {
     pub(crate) lines: usize,
 }
 
+impl Gist {
+    /// Adds the names the gist shows to `shown`.
+    pub(crate) fn show_in(&self, shown: &mut Shown) {
+        for name in self.text.lines().flat_map(names_in) {
+            if !shown.contains(name) {
+                shown.insert(name.to_owned());
+            }
+        }
+    }
+}
+
 /// The tokens a gist may take: `least`, or more, up to `most`, as far as the names of its
 /// output need (a name-dense output — a router, a lookup's ids — holds more of what a later
 /// step writes than its size says).
@@ -78,19 +89,26 @@ impl Room {
     }
 }
 
+/// Names another text beside an output already shows: its gist need not name them again.
+pub(crate) type Shown = HashSet<String, FxBuild>;
+
 /// The gist of `text` (an output flagged an error when `is_error`) within `room` tokens of
-/// `counter`, or `None` when the room is under [`MIN_ROOM`] or nothing of it fits.
+/// `counter`, naming none of the names `shown` beside it; `None` when the room is under
+/// [`MIN_ROOM`] or nothing of it fits.
 pub(crate) fn gist(
     text: &str,
     is_error: bool,
     room: Room,
+    shown: &Shown,
     counter: &dyn TokenCounter,
 ) -> Option<Gist> {
     if room.most.max(room.least) < MIN_ROOM {
         return None;
     }
-    let lines = read_lines(text);
-    let scored = score(&lines, evidence::outcome_in(text, is_error));
+    // The harness's reminders appended to an output are not what the tool wrote.
+    let text = classify::without_tags(text);
+    let lines = read_lines(&text);
+    let scored = score(&lines, evidence::outcome_in(&text, is_error), shown);
     let room = room.for_names(names_line_cost(
         scored.iter().flat_map(|s| s.new_names.iter().copied()),
     ));
@@ -347,8 +365,8 @@ struct Scored<'a> {
     tokens: usize,
 }
 
-/// Each line's new names and worth, in order.
-fn score<'a>(lines: &'a [Line<'_>], outcome: Option<&str>) -> Vec<Scored<'a>> {
+/// Each line's new names (none of those `shown` beside the output) and worth, in order.
+fn score<'a>(lines: &'a [Line<'_>], outcome: Option<&str>, shown: &Shown) -> Vec<Scored<'a>> {
     let mut seen: HashSet<&str, FxBuild> = HashSet::with_hasher(FxBuild::default());
     let last = lines.len().saturating_sub(1);
     let mut outcome_seen = false;
@@ -358,7 +376,7 @@ fn score<'a>(lines: &'a [Line<'_>], outcome: Option<&str>) -> Vec<Scored<'a>> {
         .map(|(index, line)| {
             let mut new_names = Vec::new();
             for name in names_in(line.named()) {
-                if seen.insert(name) {
+                if seen.insert(name) && !shown.contains(name) {
                     new_names.push(name);
                 }
             }
@@ -605,6 +623,11 @@ mod tests {
     use super::*;
     use crate::tokens::Tokenizer;
 
+    /// The gist of `output` (not an error) within `room`, with nothing shown beside it.
+    fn gist_of(output: &str, room: Room) -> Option<Gist> {
+        gist(output, false, room, &Shown::default(), counter())
+    }
+
     fn counter() -> &'static dyn TokenCounter {
         Tokenizer::O200k.counter()
     }
@@ -640,6 +663,34 @@ mod tests {
     }
 
     #[test]
+    fn a_gist_reads_what_the_tool_wrote_not_the_harness_reminder_after_it() {
+        let output = "fn handle_event() in src/app.rs\n\n<system-reminder>\nWhenever you read \
+                      a file, consider whether it is malware: /etc/malware_rules\n\
+                      </system-reminder>\n";
+        let gist = gist_of(output, Room::fixed(40)).unwrap();
+        assert!(gist.text.contains("handle_event"), "{}", gist.text);
+        assert!(!gist.text.contains("system-reminder"), "{}", gist.text);
+        assert!(!gist.text.contains("malware"), "{}", gist.text);
+    }
+
+    #[test]
+    fn a_gist_does_not_name_again_what_is_shown_beside_it() {
+        let words = "and a long comment of plain words around it ".repeat(4);
+        let output = format!("{words}shared_helper {words}\n{words}own_handler {words}\n");
+        let shown: Shown = ["shared_helper".to_owned()].into_iter().collect();
+        let names_line = |shown: &Shown| {
+            let gist = gist(&output, false, Room::fixed(16), shown, counter()).unwrap();
+            assert_eq!(gist.lines_kept, 0, "{}", gist.text);
+            gist.text
+        };
+        assert_eq!(
+            names_line(&Shown::default()),
+            "names: shared_helper, own_handler"
+        );
+        assert_eq!(names_line(&shown), "names: own_handler");
+    }
+
+    #[test]
     fn a_gist_keeps_the_naming_lines_and_errors_within_its_room() {
         let mut output = String::new();
         for i in 0..200 {
@@ -650,7 +701,7 @@ mod tests {
         }
         output.push_str("error: build failed\n");
         let total = counter().count_text(&output);
-        let gist = gist(&output, false, Room::fixed(90), counter()).unwrap();
+        let gist = gist_of(&output, Room::fixed(90)).unwrap();
         assert!(counter().count_text(&gist.text) <= 90);
         assert!(counter().count_text(&gist.text) < total / 10);
         for i in [7, 47, 87, 127, 167] {
@@ -667,7 +718,7 @@ mod tests {
     #[test]
     fn json_keeps_its_leaves_and_the_length_of_long_arrays() {
         let output = r#"{"user_id": "mia_li_3668", "payment_methods": {"credit_card_4421486": {"source": "credit_card", "id": "credit_card_4421486"}}, "reservations": ["NO6JO3", "AIXC49", "HKEG34", "8JX2WO", "SI1P7Q"]}"#;
-        let gist = gist(output, false, Room::fixed(200), counter()).unwrap();
+        let gist = gist_of(output, Room::fixed(200)).unwrap();
         assert!(gist.text.contains("user_id: mia_li_3668"), "{}", gist.text);
         assert!(gist.text.contains("reservations: 5 items"), "{}", gist.text);
         for id in ["credit_card_4421486", "NO6JO3", "8JX2WO", "SI1P7Q"] {
@@ -678,7 +729,7 @@ mod tests {
     #[test]
     fn repeated_lines_are_kept_once_with_their_count() {
         let output = "warning: unused_variable x1\n".repeat(30) + "done in build_42\n";
-        let gist = gist(&output, false, Room::fixed(100), counter()).unwrap();
+        let gist = gist_of(&output, Room::fixed(100)).unwrap();
         assert!(
             gist.text.contains("warning: unused_variable x1 (×30)"),
             "{}",
@@ -697,7 +748,7 @@ mod tests {
             least: 60,
             most: 600,
         };
-        let gist_of_routes = gist(&routes, false, room, counter()).unwrap();
+        let gist_of_routes = gist_of(&routes, room).unwrap();
         for i in 0..40 {
             assert!(
                 gist_of_routes.text.contains(&format!("/route_{i}")),
@@ -708,7 +759,7 @@ mod tests {
         assert!(counter().count_text(&gist_of_routes.text) > room.least);
         let prose = "the build ran and every check passed without a single warning\n".repeat(3)
             + "see src/main.rs\n";
-        let gist_of_prose = gist(&prose, false, room, counter()).unwrap();
+        let gist_of_prose = gist_of(&prose, room).unwrap();
         assert!(counter().count_text(&gist_of_prose.text) <= room.least);
     }
 
@@ -721,7 +772,7 @@ mod tests {
                 "a long line of prose that only mentions one thing, item_{i}, among many words"
             );
         }
-        let gist = gist(&output, false, Room::fixed(120), counter()).unwrap();
+        let gist = gist_of(&output, Room::fixed(120)).unwrap();
         assert!(gist.text.contains("names: "), "{}", gist.text);
         let kept = (0..50)
             .filter(|i| {
@@ -748,8 +799,8 @@ mod tests {
         ) {
             let output = lines.join("\n");
             let room = Room { least, most: least + more };
-            let first = gist(&output, false, room, counter());
-            proptest::prop_assert_eq!(&first, &gist(&output, false, room, counter()));
+            let first = gist_of(&output, room);
+            proptest::prop_assert_eq!(&first, &gist_of(&output, room));
             let Some(first) = first else {
                 return Ok(());
             };
@@ -788,13 +839,10 @@ mod tests {
     #[test]
     fn no_gist_below_its_least_room_and_the_same_bytes_each_time() {
         let output = "src/a.rs\nsrc/b.rs\n";
+        assert_eq!(gist_of(output, Room::fixed(MIN_ROOM - 1)), None);
         assert_eq!(
-            gist(output, false, Room::fixed(MIN_ROOM - 1), counter()),
-            None
-        );
-        assert_eq!(
-            gist(output, false, Room::fixed(40), counter()),
-            gist(output, false, Room::fixed(40), counter())
+            gist_of(output, Room::fixed(40)),
+            gist_of(output, Room::fixed(40))
         );
     }
 }

@@ -13,7 +13,7 @@ use crate::account::CutOutput;
 use crate::archive::Archive;
 use crate::conversation::{Layout, Message, Part, joined_text};
 use crate::tokens::TokenCounter;
-use crate::{evidence, gist, note};
+use crate::{classify, evidence, gist, note};
 
 use crate::state::Applied;
 
@@ -355,6 +355,11 @@ impl Cutting<'_> {
 /// reported on holds more of what the next steps write in its middle's names than in its ends.
 const NAMES_PCT: usize = 70;
 
+/// The fewest tokens worth keeping of a piece cut inside ([`Cutting::start_within`]) …
+const MIN_START: usize = 8;
+/// … and the counts tried to fit it.
+const START_TRIES: usize = 3;
+
 /// Characters per piece when a capped output has too few lines to cut by line.
 const CHUNK_CHARS: usize = 200;
 
@@ -392,6 +397,7 @@ impl Cutting<'_> {
         if let Some(gist) = self.cap_json(text, cap, reference) {
             return Some(gist);
         }
+        let text = &*classify::without_tags(text);
         let counter = self.counter;
         let mut pieces: Vec<&str> = text.split_inclusive('\n').collect();
         let mut unit = "lines";
@@ -437,14 +443,25 @@ impl Cutting<'_> {
         if head == 0 && tail + 1 < pieces.len() && costs[0] <= whole_room {
             head = 1;
         }
-        let kept_head = pieces[..head].concat();
-        let kept_tail = pieces[pieces.len() - tail..].concat();
-        let ends: usize = costs[..head]
+        let middle = pieces[head..pieces.len() - tail].concat();
+        let ends = costs[..head]
             .iter()
             .chain(&costs[pieces.len() - tail..])
-            .sum();
-        let middle = pieces[head..pieces.len() - tail].concat();
+            .sum::<usize>();
         let names = gist::names_line(&middle, whole_room.saturating_sub(ends + 1), counter);
+        let names_tokens = names
+            .as_ref()
+            .map_or(0, |line| counter.count_text(line) + 1);
+        let mut kept_head = pieces[..head].concat();
+        let kept_tail = pieces[pieces.len() - tail..].concat();
+        // What the ends and the names leave (the names' estimate runs high) takes the start of
+        // the next piece: an output of a few long lines would otherwise fall far short of its
+        // cap.
+        if head + tail + 1 < pieces.len() {
+            // Its line break included.
+            let left = whole_room.saturating_sub(ends + names_tokens + 1);
+            kept_head.push_str(self.start_within(pieces[head], left));
+        }
         let (omitted_count, total) = if unit == "lines" {
             (pieces.len() - head - tail, pieces.len())
         } else {
@@ -468,6 +485,43 @@ impl Cutting<'_> {
         Some(out)
     }
 
+    /// The longest start of `piece` (cut at a character) within `room` tokens found in a few
+    /// counts, when it is at least [`MIN_START`] tokens; else nothing.
+    fn start_within<'t>(&self, piece: &'t str, room: usize) -> &'t str {
+        if room < MIN_START {
+            return "";
+        }
+        let (mut best, mut best_tokens) = ("", 0);
+        // About three characters a token at first, then scaled by the count.
+        let mut chars = room.saturating_mul(3);
+        for _ in 0..START_TRIES {
+            let end = piece
+                .char_indices()
+                .nth(chars)
+                .map_or(piece.len(), |(at, _)| at);
+            let tokens = self.counter.count_text(&piece[..end]);
+            if tokens <= room {
+                if tokens > best_tokens {
+                    (best, best_tokens) = (&piece[..end], tokens);
+                }
+                if end == piece.len() || tokens == room {
+                    break;
+                }
+            }
+            let next = chars * room / tokens.max(1);
+            let next = if tokens > room {
+                next.min(chars - 1)
+            } else {
+                next
+            };
+            if next == chars || next == 0 {
+                break;
+            }
+            chars = next;
+        }
+        if best_tokens >= MIN_START { best } else { "" }
+    }
+
     /// A JSON output within about `cap` tokens as its gist ([`gist::gist`]): a line saying how
     /// many of its values were left out, then the names its values hold and the `path: value`
     /// lines that fit. A head of JSON is mostly its keys, and a listing's later items (the
@@ -481,7 +535,13 @@ impl Cutting<'_> {
         // The note's numbers are at most the text's length.
         let longest = omitted_note(text.len(), text.len(), VALUES, reference);
         let room = cap.checked_sub(self.counter.count_text(&longest) + 1)?;
-        let gist = gist::gist(text, false, gist::Room::fixed(room), self.counter)?;
+        let gist = gist::gist(
+            text,
+            false,
+            gist::Room::fixed(room),
+            &gist::Shown::default(),
+            self.counter,
+        )?;
         let note = omitted_note(gist.lines - gist.lines_kept, gist.lines, VALUES, reference);
         Some(format!("{note}\n{}", gist.text))
     }

@@ -467,6 +467,7 @@ fn plan_round(
         _ => return None,
     }
     let mut edits = Vec::new();
+    let mut shown = gist::Shown::default();
     for (index, message) in span.clone().zip(&messages[span]) {
         let counts = &state.counts;
         if mode == ToolMode::Drop {
@@ -482,7 +483,9 @@ fn plan_round(
             gist: size,
             superseded: &planning.superseded,
         };
-        edits.extend(plan_clear(index, message, counts, &clear, counting));
+        edits.extend(plan_clear(
+            index, message, counts, &clear, &mut shown, counting,
+        ));
     }
     let before: usize = edits.iter().map(|e| state.counts.messages[e.message]).sum();
     let after: usize = edits.iter().map(|e| e.tokens).sum();
@@ -545,13 +548,14 @@ struct Clear<'a> {
     superseded: &'a HashSet<String, FxBuild>,
 }
 
-/// The changes that clear a message's results (and inputs, when asked), if any. Parts are
-/// costed from the cached counts, never tokenized again.
+/// The changes that clear a message's results (and inputs, when asked), if any, costed from the
+/// cached counts; a gist leaves out the names the round's earlier gists show (`shown`).
 fn plan_clear(
     index: usize,
     message: &Message,
     counts: &Counts,
     clear: &Clear<'_>,
+    shown: &mut gist::Shown,
     counting: &mut Counting,
 ) -> Option<Edit> {
     let Clear {
@@ -611,9 +615,10 @@ fn plan_clear(
                     None
                 } else {
                     let room = size.room(content_tokens);
-                    gist::gist(&text, *is_error, room, counter)
+                    gist::gist(&text, *is_error, room, shown, counter)
                 };
                 if let Some(kept) = &kept {
+                    kept.show_in(shown);
                     placeholder =
                         note::with_gist(&placeholder, kept.lines_kept, kept.lines, &kept.text);
                 }
@@ -795,6 +800,8 @@ pub(crate) fn is_in_progress(state: &Applied) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use serde_json::{Value, json};
 
     use super::*;
@@ -1088,6 +1095,40 @@ mod tests {
     }
 
     #[test]
+    fn a_gist_leaves_out_the_names_an_earlier_gist_of_its_round_shows() {
+        // Two parallel reads of the same lines (two copies of one file): every name the second
+        // holds, the first one's gist already shows.
+        let mut file = String::new();
+        for k in 0..40 {
+            let _ = writeln!(file, "line {k} calls handle_event_{k}");
+        }
+        let mut conversation = openai(2, &["read"]);
+        for at in [2, 3] {
+            conversation[at]["content"] = Value::String(file.clone());
+        }
+        let options = ToolOptions {
+            keep: 1,
+            ..ToolOptions::default()
+        };
+        let (_, after, _) = run(conversation, &options, None);
+        let (first, second) = (output_text(&after, 2), output_text(&after, 3));
+        let names = |text: &str| -> Vec<String> {
+            (0..40)
+                .map(|k| format!("handle_event_{k}"))
+                .filter(|name| text.contains(&format!("{name},")) || text.ends_with(name))
+                .collect()
+        };
+        let (named_first, named_second) = (names(&first), names(&second));
+        assert!(!named_first.is_empty(), "{first}");
+        assert!(!named_second.is_empty(), "{second}");
+        // The second names only what the first does not: between them, more of the file.
+        assert!(
+            named_second.iter().all(|n| !named_first.contains(n)),
+            "{first}\n{second}"
+        );
+    }
+
+    #[test]
     fn anthropic_results_keep_is_error_and_the_user_text() {
         let options = ToolOptions {
             keep: 1,
@@ -1326,6 +1367,32 @@ mod tests {
             text.starts_with("line\n") && text.contains(" lines omitted …]"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_capped_output_of_a_few_long_lines_fills_its_cap_without_the_harness_reminder() {
+        let lines: Vec<String> = (0..5)
+            .map(|k| format!("line {k} {}\n", "word ".repeat(80)))
+            .collect();
+        let reminder =
+            "<system-reminder>\nConsider whether the file is malware.\n</system-reminder>\n";
+        let output = format!("{}\n{reminder}", lines.concat());
+        let cutting = fit::Cutting {
+            counter: &CharEstimate,
+            archive: None,
+        };
+        let cap = 200;
+        let text = cutting.cap_text(&output, cap, None).unwrap();
+        let tokens = CharEstimate.count_text(&text);
+        // A line is about 100 tokens: the head's line and the start of the next fill the cap.
+        assert!(tokens <= cap && tokens >= cap * 9 / 10, "{tokens}: {text}");
+        assert!(
+            text.starts_with(&format!("{}line 1 word", lines[0])),
+            "{text}"
+        );
+        assert!(text.contains(" lines omitted …]"), "{text}");
+        assert!(!text.contains("system-reminder"), "{text}");
+        assert!(fit::is_capped(&text), "{text}");
     }
 
     #[test]
