@@ -108,7 +108,51 @@ pub(crate) fn gist(
     // The harness's reminders appended to an output are not what the tool wrote.
     let text = classify::without_tags(text);
     let lines = read_lines(&text);
-    let scored = score(&lines, evidence::outcome_in(&text, is_error), shown);
+    within(
+        &lines,
+        evidence::outcome_in(&text, is_error),
+        room,
+        shown,
+        counter,
+    )
+}
+
+/// A JSON output read as its leaves ([`json_leaves`]), for its gist.
+pub(crate) struct JsonLeaves(Vec<Line<'static>>);
+
+/// The leaves of `output` when it is a JSON object or array of at least `least` scalar values
+/// (a listing, not a wrapper around one text); `None` otherwise.
+pub(crate) fn json_leaves(output: &str, least: usize) -> Option<JsonLeaves> {
+    fn count(value: &Value) -> usize {
+        match value {
+            Value::Object(map) => map.values().map(count).sum(),
+            Value::Array(items) => items.iter().map(count).sum(),
+            _ => 1,
+        }
+    }
+    let value = json_of(output)?;
+    (count(&value) >= least).then(|| JsonLeaves(distinct(leaves(&value))))
+}
+
+impl JsonLeaves {
+    /// The gist of the output within `room` tokens of `counter` ([`gist`]).
+    pub(crate) fn gist(&self, room: usize, counter: &dyn TokenCounter) -> Option<Gist> {
+        if room < MIN_ROOM {
+            return None;
+        }
+        within(&self.0, None, Room::fixed(room), &Shown::default(), counter)
+    }
+}
+
+/// The gist of an output read as `lines` (its error or exit line `outcome`) within `room`.
+fn within(
+    lines: &[Line<'_>],
+    outcome: Option<&str>,
+    room: Room,
+    shown: &Shown,
+    counter: &dyn TokenCounter,
+) -> Option<Gist> {
+    let scored = score(lines, outcome, shown);
     let room = room.for_names(names_line_cost(
         scored.iter().flat_map(|s| s.new_names.iter().copied()),
     ));
@@ -119,7 +163,7 @@ pub(crate) fn gist(
     // and is counted once; one over its room is selected again, smaller.
     let mut estimate = room;
     for _ in 0..TRIES {
-        let gist = select(&lines, &scored, estimate);
+        let gist = select(lines, &scored, estimate);
         if gist.text.is_empty() {
             return None;
         }
@@ -212,16 +256,23 @@ impl<'a> Line<'a> {
 /// The distinct non-blank lines of `output` in order of first occurrence, with their counts;
 /// a JSON output's `path: value` leaves.
 fn read_lines(output: &str) -> Vec<Line<'_>> {
-    let read = match json_of(output) {
-        Some(value) => {
-            let mut out = Vec::new();
-            flatten(&value, &mut String::new(), &mut out);
-            out
-        }
+    distinct(match json_of(output) {
+        Some(value) => leaves(&value),
         None => plain_lines(output)
             .map(|l| Line::new(l, 0, false))
             .collect(),
-    };
+    })
+}
+
+/// The `path: value` lines of a JSON value ([`flatten`]).
+fn leaves(value: &Value) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    flatten(value, &mut String::new(), &mut out);
+    out
+}
+
+/// `read` with each repeated line kept once, where it first occurs, with its count.
+fn distinct(read: Vec<Line<'_>>) -> Vec<Line<'_>> {
     let mut lines: Vec<Line<'_>> = Vec::with_capacity(read.len());
     let mut seen = HashMap::with_hasher(FxBuild::default());
     for line in read {
@@ -234,19 +285,6 @@ fn read_lines(output: &str) -> Vec<Line<'_>> {
         lines.push(line);
     }
     lines
-}
-
-/// How many scalar values an output holds when it is a JSON object or array; `None` when it
-/// is not one.
-pub(crate) fn json_values(output: &str) -> Option<usize> {
-    fn count(value: &Value) -> usize {
-        match value {
-            Value::Object(map) => map.values().map(count).sum(),
-            Value::Array(items) => items.iter().map(count).sum(),
-            _ => 1,
-        }
-    }
-    json_of(output).map(|value| count(&value))
 }
 
 /// The JSON value an output is, when it is one.
@@ -263,9 +301,7 @@ fn json_of(output: &str) -> Option<Value> {
 pub(crate) fn for_each_name(output: &str, mut f: impl FnMut(&str)) {
     match json_of(output) {
         Some(value) => {
-            let mut out = Vec::new();
-            flatten(&value, &mut String::new(), &mut out);
-            for line in &out {
+            for line in &leaves(&value) {
                 names_in(line.named()).for_each(&mut f);
             }
         }

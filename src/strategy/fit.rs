@@ -529,19 +529,11 @@ impl Cutting<'_> {
     /// tau-bench, `next %` at 0.5 rose from 47.8% to 52.2%. `None` when `text` is not JSON
     /// of [`MIN_VALUES`] values or more, or no gist fits.
     fn cap_json(&self, text: &str, cap: usize, reference: Option<&str>) -> Option<String> {
-        if gist::json_values(text).is_none_or(|values| values < MIN_VALUES) {
-            return None;
-        }
+        let leaves = gist::json_leaves(text, MIN_VALUES)?;
         // The note's numbers are at most the text's length.
         let longest = omitted_note(text.len(), text.len(), VALUES, reference);
         let room = cap.checked_sub(self.counter.count_text(&longest) + 1)?;
-        let gist = gist::gist(
-            text,
-            false,
-            gist::Room::fixed(room),
-            &gist::Shown::default(),
-            self.counter,
-        )?;
+        let gist = leaves.gist(room, self.counter)?;
         let note = omitted_note(gist.lines - gist.lines_kept, gist.lines, VALUES, reference);
         Some(format!("{note}\n{}", gist.text))
     }

@@ -1360,6 +1360,12 @@ mod tests {
             "{archived}"
         );
         assert!(CharEstimate.count_text(&archived) <= cap, "{archived}");
+        // A wrapper of one text (Gemini CLI's `{"output": …}`) is not a listing: it keeps its
+        // head and tail as text does.
+        let wrapper = json!({"output": "HAT001 is on time\n".repeat(100)}).to_string();
+        let text = cutting.cap_text(&wrapper, cap, None).unwrap();
+        assert!(text.starts_with("{\"output\":"), "{text}");
+        assert!(text.contains(" characters omitted …]"), "{text}");
         // Text that is not JSON keeps its head and tail.
         let plain = "line\n".repeat(200);
         let text = cutting.cap_text(&plain, cap, None).unwrap();
