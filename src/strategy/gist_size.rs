@@ -4,6 +4,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use serde_json::Value;
+
 use crate::conversation::{Conversation, Part};
 use crate::gist::Room;
 use crate::hash::FxBuild;
@@ -68,7 +70,9 @@ impl GistSize {
 }
 
 /// The ids of the calls of `conversation` that a later call repeats: the same tool with the
-/// same arguments (a file read again, a command run again).
+/// same arguments (a file read again, a command run again). A call without arguments is not
+/// known to repeat one: `--clear-tool-inputs` leaves `{}` of two different commands, and
+/// trimming again would take the first for stale.
 pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild> {
     let mut last: HashMap<(&str, String), &str, FxBuild> = HashMap::with_hasher(FxBuild::default());
     let mut stale = HashSet::with_hasher(FxBuild::default());
@@ -80,6 +84,9 @@ pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild
             ..
         } = part
         {
+            if is_empty(arguments) {
+                continue;
+            }
             let key = (name.as_str(), arguments.to_string());
             if let Some(earlier) = last.insert(key, id.as_str()) {
                 stale.insert(earlier.to_owned());
@@ -87,6 +94,20 @@ pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild
         }
     }
     stale
+}
+
+/// Whether a call's arguments hold nothing: null, an empty object or string, or one encoded
+/// in a string (`"{}"`).
+fn is_empty(arguments: &Value) -> bool {
+    match arguments {
+        Value::Null => true,
+        Value::Object(map) => map.is_empty(),
+        Value::String(text) => {
+            let text = text.trim();
+            text.is_empty() || text == "{}"
+        }
+        _ => false,
+    }
 }
 
 /// When full gists of every round's output (`full`, each round's plan; `saves`, a plan's
@@ -152,7 +173,10 @@ fn oldest_poorest<P>(
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::format::parse_value;
 
     /// Each round's plan at `size`: the tokens its one output of `tokens` saves.
     fn plans(size: GistSize, outputs: &[usize]) -> Vec<Option<usize>> {
@@ -160,6 +184,35 @@ mod tests {
             .iter()
             .map(|&t| Some(t - size.room(t).least))
             .collect()
+    }
+
+    #[test]
+    fn a_call_repeats_one_with_the_same_arguments_and_none_without_arguments() {
+        // The last two: what `--clear-tool-inputs` leaves of two different commands.
+        let arguments = [
+            r#"{"command": "ls"}"#,
+            r#"{"command": "ls"}"#,
+            "{}",
+            "{}",
+            "",
+        ];
+        let calls: Vec<Value> = arguments
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                json!({"id": format!("c{i}"), "type": "function",
+                       "function": {"name": "bash", "arguments": a}})
+            })
+            .collect();
+        let mut messages = vec![json!({"role": "assistant", "content": null, "tool_calls": calls})];
+        for i in 0..arguments.len() {
+            messages
+                .push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": "ok"}));
+        }
+        let conversation = parse_value(Value::Array(messages), None).unwrap();
+        let stale = superseded(&conversation);
+        assert_eq!(stale.len(), 1, "{stale:?}");
+        assert!(stale.contains("c0"));
     }
 
     #[test]
