@@ -200,8 +200,12 @@ fn names_line_cost<'a>(names: impl Iterator<Item = &'a str>) -> usize {
 }
 
 /// The line naming the distinct names of `lines` in order, `names: a, b`, as many as fit
-/// `room` tokens of `counter`; `None` when there are none or none fits.
-pub(crate) fn names_line(lines: &str, room: usize, counter: &dyn TokenCounter) -> Option<String> {
+/// `room` tokens of `counter`, with its tokens; `None` when there are none or none fits.
+pub(crate) fn names_line(
+    lines: &str,
+    room: usize,
+    counter: &dyn TokenCounter,
+) -> Option<(String, usize)> {
     let names = distinct_names(lines);
     let mut take = 0;
     let mut used = NAMES_LINE;
@@ -219,7 +223,7 @@ pub(crate) fn names_line(lines: &str, room: usize, counter: &dyn TokenCounter) -
         let line = format!("names: {}", names[..take].join(", "));
         let tokens = counter.count_text(&line);
         if tokens <= room {
-            return Some(line);
+            return Some((line, tokens));
         }
         // Fewer names by the share the line is over, and one more.
         take = (take * room / tokens).min(take - 1);
@@ -863,11 +867,11 @@ mod tests {
     #[test]
     fn a_names_line_holds_the_names_in_order_within_its_room() {
         let lines = "use src/a.rs\nfn handle_event() at 0x401a2f\nplain words\nuse src/a.rs\n";
-        let line = names_line(lines, 40, counter()).unwrap();
+        let (line, _) = names_line(lines, 40, counter()).unwrap();
         assert_eq!(line, "names: src/a.rs, handle_event, 0x401a2f");
         assert!(counter().count_text(&line) <= 40);
         assert!(names_cost(lines) >= counter().count_text(&line));
-        let short = names_line(lines, 8, counter()).unwrap();
+        let (short, _) = names_line(lines, 8, counter()).unwrap();
         assert!(counter().count_text(&short) <= 8, "{short}");
         assert_eq!(names_line("plain words only", 40, counter()), None);
     }

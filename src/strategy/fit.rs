@@ -449,9 +449,8 @@ impl Cutting<'_> {
             .chain(&costs[pieces.len() - tail..])
             .sum::<usize>();
         let names = gist::names_line(&middle, whole_room.saturating_sub(ends + 1), counter);
-        let names_tokens = names
-            .as_ref()
-            .map_or(0, |line| counter.count_text(line) + 1);
+        // Its line break included.
+        let names_tokens = names.as_ref().map_or(0, |(_, tokens)| tokens + 1);
         let mut kept_head = pieces[..head].concat();
         let kept_tail = pieces[pieces.len() - tail..].concat();
         // What the ends and the names leave (the names' estimate runs high) takes the start of
@@ -477,7 +476,7 @@ impl Cutting<'_> {
         }
         out.push_str(&omitted(omitted_count, total));
         out.push('\n');
-        if let Some(names) = names {
+        if let Some((names, _)) = names {
             out.push_str(&names);
             out.push('\n');
         }
