@@ -53,7 +53,17 @@ pub(crate) fn spans(
             return None;
         }
         let window = conversation.result_window(start);
-        let unit = start..window.end.max(start + 1);
+        let mut end = window.end.max(start + 1);
+        // A tool message that answers no call (an AI SDK tool message with no parts) goes with
+        // the unit before it: alone, its unit's removal could leave it first.
+        while conversation
+            .messages
+            .get(end)
+            .is_some_and(|m| m.role == Role::Tool && !m.has_results())
+        {
+            end += 1;
+        }
+        let unit = start..end;
         start = unit.end;
         Some((unit, window))
     })
@@ -154,6 +164,28 @@ mod tests {
             units,
             vec![(0..1, true), (1..2, true), (2..5, false), (5..6, true)]
         );
+    }
+
+    #[test]
+    fn a_tool_message_that_answers_no_call_goes_with_the_unit_before_it() {
+        // An AI SDK tool message with no parts: removing the unit before it alone would leave
+        // the conversation opening with a tool message.
+        let conversation = crate::format::parse_value(
+            json!([
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": ""},
+                {"role": "tool", "content": []},
+                {"role": "assistant", "content": "done"},
+            ]),
+            Some(crate::format::Format::AiSdk),
+        )
+        .unwrap();
+        let counts = count_with(&conversation, &CharEstimate);
+        let spans: Vec<Range<usize>> = group(&conversation, &counts, &[0], &[])
+            .into_iter()
+            .map(|u| u.messages)
+            .collect();
+        assert_eq!(spans, vec![0..1, 1..3, 3..4]);
     }
 
     // See: #33
