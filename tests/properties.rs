@@ -1350,7 +1350,7 @@ fn is_json_gist(original: &[Part], text: &str) -> bool {
             line == "…"
                 || line
                     .strip_prefix("names: ")
-                    .is_some_and(|names| names.split(", ").all(|name| values.contains(name)))
+                    .is_some_and(|names| names.split(' ').all(|name| values.contains(name)))
                 || value.ends_with(" items")
                 || values.contains(value.trim())
         })
@@ -1362,7 +1362,7 @@ fn is_gist_line(original: &str, line: &str) -> bool {
         return true;
     }
     if let Some(names) = line.strip_prefix("names: ") {
-        return names.split(", ").all(|name| original.contains(name));
+        return names.split(' ').all(|name| original.contains(name));
     }
     let line = match line.rfind(" (×") {
         Some(at) if line.ends_with(')') => &line[..at],

@@ -453,7 +453,7 @@ impl Cutting<'_> {
         let names_tokens = names.as_ref().map_or(0, |(_, tokens)| tokens + 1);
         let mut kept_head = pieces[..head].concat();
         let kept_tail = pieces[pieces.len() - tail..].concat();
-        // What the ends and the names leave (the names' estimate runs high) takes the start of
+        // What the ends and the names leave (the names' room is estimated) takes the start of
         // the next piece: an output of a few long lines would otherwise fall far short of its
         // cap.
         if head + tail + 1 < pieces.len() {
