@@ -48,8 +48,12 @@ pub(crate) fn spans(
     from: usize,
 ) -> impl Iterator<Item = (Range<usize>, Range<usize>)> + '_ {
     let mut start = from;
+    let len = conversation.messages.len();
+    // A call still in progress is valid only while every message after it is a call or a
+    // result: from its message on, the conversation is one unit, which no marker can split.
+    let in_progress = conversation.calls_in_progress().first().map(|&(m, _)| m);
     std::iter::from_fn(move || {
-        if start >= conversation.messages.len() {
+        if start >= len {
             return None;
         }
         let window = conversation.result_window(start);
@@ -62,6 +66,9 @@ pub(crate) fn spans(
             .is_some_and(|m| m.role == Role::Tool && !m.has_results())
         {
             end += 1;
+        }
+        if in_progress.is_some_and(|m| (start..end).contains(&m)) {
+            end = len;
         }
         let unit = start..end;
         start = unit.end;
@@ -186,6 +193,22 @@ mod tests {
             .map(|u| u.messages)
             .collect();
         assert_eq!(spans, vec![0..1, 1..3, 3..4]);
+    }
+
+    #[test]
+    fn a_call_still_in_progress_makes_one_unit_of_the_run_of_calls_after_it() {
+        // Call `a` is in progress only while every message after it is a call or a result: a
+        // marker put where a later round was removed would leave it unanswered.
+        let call = |id: &str| json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}});
+        let units = units_of(json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": null, "tool_calls": [call("a")]},
+            {"role": "assistant", "content": "next", "tool_calls": [call("b")]},
+            {"role": "tool", "tool_call_id": "b", "content": "1"},
+            {"role": "assistant", "content": null, "tool_calls": [call("c")]},
+            {"role": "tool", "tool_call_id": "c", "content": "2"},
+        ]));
+        assert_eq!(units, vec![(0..1, true), (1..6, true)]);
     }
 
     // See: #33
