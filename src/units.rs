@@ -3,8 +3,10 @@
 //! A **tool round** — an assistant message with tool calls plus every message that carries one of
 //! its results (parallel calls included) — is one unit; any other message is a unit of its own.
 //! In Anthropic format the user message carrying `tool_result` blocks belongs to the round, with
-//! any text beside them. A cut can only fall between units, so tool pairing holds by
-//! construction. **Pinned** units are never removed: system messages, the units holding an
+//! any text beside them. A tool message that answers no call joins the unit before it, and a call
+//! still in progress makes one unit of its message and everything after it (it is valid only
+//! while only calls and results follow). A cut can only fall between units, so tool pairing
+//! holds by construction. **Pinned** units are never removed: system messages, the units holding an
 //! **instruction file** ([`crate::instructions`]), the **task** (the unit
 //! holding the first request), the **current request** (the unit holding the last request), the last
 //! unit, and in formats that must open with a user message (Anthropic, Bedrock, Gemini) the
