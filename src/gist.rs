@@ -38,6 +38,8 @@ const MAX_LINES: usize = 20_000;
 const LONG_ARRAY: usize = 4;
 /// Estimated tokens of the names line's own words.
 const NAMES_LINE: usize = 2;
+/// How a gist's line of names starts.
+const NAMES: &str = "names: ";
 /// Tries at fitting the room: each one shrinks the estimate by the overshoot of the last.
 const TRIES: usize = 4;
 /// A gist of less room than this many tokens is not written.
@@ -159,7 +161,7 @@ fn within(
             .iter()
             .flat_map(|s| s.new_names.iter().copied())
             .collect();
-        room.for_names(counter.count_text(&format!("names: {}", names.join(" "))))
+        room.for_names(counter.count_text(&format!("{NAMES}{}", names.join(" "))))
     } else {
         room.least
     };
@@ -226,7 +228,7 @@ pub(crate) fn names_line(
         if take == 0 {
             return None;
         }
-        let line = format!("names: {}", names[..take].join(" "));
+        let line = format!("{NAMES}{}", names[..take].join(" "));
         let tokens = counter.count_text(&line);
         if tokens <= room {
             return Some((line, tokens));
@@ -565,7 +567,7 @@ fn render(lines: &[Line<'_>], kept: &[bool], names: &[&str]) -> Gist {
         text.push_str("…\n");
     }
     if !names.is_empty() {
-        text.push_str("names: ");
+        text.push_str(NAMES);
         text.push_str(&names.join(" "));
         text.push('\n');
     }
