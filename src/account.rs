@@ -65,6 +65,10 @@ pub enum Step {
     ClearOldInputs,
     /// Whole units were removed by the chosen strategy.
     RemoveUnits,
+    /// Tool rounds whose outputs the budget left no gists were removed into a digest, which
+    /// names the files and names of their outputs that bare placeholders lose, in the room
+    /// their calls and placeholders took (fixed budgets; the budget is used as fully).
+    FoldBareRounds,
     /// Outputs inside the protected recent rounds were cleared, oldest first, until the budget
     /// was met, the one that met it capped to fit (never the round in progress).
     ClearRecentOutputs,
@@ -243,6 +247,10 @@ pub struct ToolTrim {
     pub inputs_cleared: usize,
     /// Tokens freed by all of it.
     pub tokens_freed: usize,
+    /// The message before which the budget left the cleared outputs no gists (0: none): those
+    /// rounds are removed into a digest where it names more of them ([`crate::planner`]).
+    #[serde(skip)]
+    pub(crate) bare_before: usize,
 }
 
 /// Whether a count is 0 (to leave it out of the JSON).

@@ -232,15 +232,22 @@ fn run(
     };
     let trimming = Trimming::new(context);
     let (state, tool_trim, steps) = trimming.trim_first(start, input.tokens);
-    if state.counts.total() <= budget {
-        let pinned = state.pinned_inputs(&state.units(&input));
-        let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, &selector);
-        outcome.steps = steps;
-        return finished(state, &pinned, outcome);
-    }
-    // Group, select, plan with markers, in the degrade order.
     let planner = Planner::new(context, &input, &selector);
-    let (state, attempt, outcome) = degrade::fit(state, &trimming, &planner, (tool_trim, steps));
+    let (state, attempt, outcome) = if state.counts.total() <= budget {
+        // Rounds cleared bare go into a digest where one fits.
+        let Some((attempt, outcome)) =
+            degrade::fold_bare(&state, &planner, (tool_trim.clone(), steps.clone()))
+        else {
+            let pinned = state.pinned_inputs(&state.units(&input));
+            let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, &selector);
+            outcome.steps = steps;
+            return finished(state, &pinned, outcome);
+        };
+        (state, attempt, outcome)
+    } else {
+        // Group, select, plan with markers, in the degrade order.
+        degrade::fit(state, &trimming, &planner, (tool_trim, steps))
+    };
     if !attempt.fits {
         let report = outcome.report(&input, &state, options);
         return Ok(Run::CannotFit(Box::new(report)));

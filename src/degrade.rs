@@ -11,6 +11,7 @@
 use crate::account::{Action, CutOutput, Protection, Step, ToolTrim};
 use crate::archive::Archive;
 use crate::budget::Budget;
+use crate::digest::MarkerMode;
 use crate::options::Options;
 use crate::planner::{self, Attempt, Context, Planner, Protections};
 use crate::report::Outcome;
@@ -69,6 +70,72 @@ pub(crate) fn fit(
     if shortened.is_some() {
         steps.push(Step::ShortenTask);
     }
+    let mut outcome = outcome_of(planner, tool_trim, steps, &mut attempt);
+    outcome.shortened = shortened;
+    outcome.outputs_cut = outputs_cut;
+    (state, attempt, outcome)
+}
+
+/// When trimming met the budget by clearing the oldest rounds' outputs bare
+/// ([`ToolTrim::bare_before`]), the plan that removes the most of those rounds, oldest first,
+/// into a digest instead, and the run's outcome with it: the digest names the files and names
+/// of their outputs that the placeholders lost. Taken only where the budget is used as fully
+/// as by the trimmed conversation (but for the markers' slack), and never with a brief marker,
+/// which would name less than the calls did.
+pub(crate) fn fold_bare(
+    state: &Applied,
+    planner: &Planner<'_>,
+    (tool_trim, mut steps): (ToolTrim, Vec<Step>),
+) -> Option<(Attempt, Outcome)> {
+    if tool_trim.bare_before == 0 {
+        return None;
+    }
+    // As fully as the trimmed conversation, but for the markers' slack (a plan with markers
+    // leaves it unused).
+    let full = state.counts.total().saturating_sub(planner::MARKER_SLACK);
+    // Where each bare round ends: folding up to one folds every bare round before it too.
+    let ends: Vec<usize> = state
+        .units(planner.input)
+        .iter()
+        .filter(|u| u.is_round && !u.pinned && u.messages.end <= tool_trim.bare_before)
+        .map(|u| u.messages.end)
+        .collect();
+    let fold = |end: usize| {
+        let attempt = planner.fold(state, end);
+        let taken = attempt.fits
+            && attempt.mode == MarkerMode::Digest
+            && !attempt.plan.drop.is_empty()
+            && attempt.tokens_after >= full;
+        taken.then_some(attempt)
+    };
+    // The more rounds fold, the fewer tokens the digest makes up for: the most that still use
+    // the budget as fully, by bisection.
+    let (mut low, mut high) = (0, ends.len());
+    let mut best = None;
+    while low < high {
+        let mid = usize::midpoint(low, high);
+        match fold(ends[mid]) {
+            Some(attempt) => {
+                best = Some(attempt);
+                low = mid + 1;
+            }
+            None => high = mid,
+        }
+    }
+    let mut attempt = best?;
+    steps.push(Step::FoldBareRounds);
+    let outcome = outcome_of(planner, tool_trim, steps, &mut attempt);
+    Some((attempt, outcome))
+}
+
+/// The outcome of a run whose last plan is `attempt` (its markers taken into the outcome when
+/// it fits), after `steps`.
+fn outcome_of(
+    planner: &Planner<'_>,
+    tool_trim: ToolTrim,
+    steps: Vec<Step>,
+    attempt: &mut Attempt,
+) -> Outcome {
     let mut outcome = Outcome::new(
         Action::Compacted,
         planner.budget,
@@ -78,8 +145,6 @@ pub(crate) fn fit(
     outcome.decision = Some(attempt.decision.clone());
     outcome.relaxed.clone_from(&attempt.plan.relaxed);
     outcome.steps = steps;
-    outcome.shortened = shortened;
-    outcome.outputs_cut = outputs_cut;
     if attempt.fits {
         outcome.marker = !attempt.markers.is_empty();
         outcome.marker_mode = attempt.mode;
@@ -90,7 +155,7 @@ pub(crate) fn fit(
         outcome.steps.push(Step::CannotFit);
         outcome.pinned_tokens = attempt.tokens_after;
     }
-    (state, attempt, outcome)
+    outcome
 }
 
 /// When `attempt`, which removed every unit it could, does not fit and outputs may be cleared

@@ -87,6 +87,8 @@ pub(crate) enum Protections {
 struct Order {
     protections: Protections,
     requests_last: bool,
+    /// The message before which bare tool rounds are removed, fitting or not ([`Limits`]).
+    fold_before: usize,
 }
 
 /// What every attempt of one run shares.
@@ -138,10 +140,29 @@ impl<'a> Planner<'a> {
     /// and none of them is taken when it fits, unless the plain plan (removal oldest first, the
     /// removed requests in the digest) names them all with fewer markers.
     pub(crate) fn attempt(&self, state: &Applied, protections: Protections) -> Attempt {
+        self.attempt_folding(state, protections, 0)
+    }
+
+    /// [`Planner::attempt`] for a state that fits, whose oldest tool rounds, up to message
+    /// `before`, trimming cleared bare for want of room: they are removed into a digest, which
+    /// names the files and names of their outputs that the bare placeholders lost, in the room
+    /// their calls and placeholders took.
+    pub(crate) fn fold(&self, state: &Applied, before: usize) -> Attempt {
+        self.attempt_folding(state, Protections::Keep, before)
+    }
+
+    /// [`Planner::attempt`], removing the bare rounds before message `fold_before` too.
+    fn attempt_folding(
+        &self,
+        state: &Applied,
+        protections: Protections,
+        fold_before: usize,
+    ) -> Attempt {
         let units = state.units(self.input);
         let order = |requests_last| Order {
             protections,
             requests_last,
+            fold_before,
         };
         let around = self.attempt_with(state, &units, order(true));
         let spares_requests = around
@@ -233,10 +254,16 @@ impl<'a> Planner<'a> {
         found: Attempt,
     ) -> Attempt {
         let spare = self.budget.saturating_sub(found.tokens_after);
+        // Bare rounds fold only where the budget is used as fully: any room goes to the digest.
+        let worth = if order.fold_before > 0 {
+            MARKER_SLACK + 1
+        } else {
+            digest::percent(self.budget, FULLER_DIGESTS_PCT).max(MARKER_SLACK * 4)
+        };
         if found.mode != MarkerMode::Digest
             || found.markers.is_empty()
             || self.options.digest_tokens.is_some()
-            || spare < digest::percent(self.budget, FULLER_DIGESTS_PCT).max(MARKER_SLACK * 4)
+            || spare < worth
         {
             return found;
         }
@@ -262,7 +289,14 @@ impl<'a> Planner<'a> {
                 Some(fuller)
                     if fuller.plan.drop == found.plan.drop && fuller.unnamed <= found.unnamed =>
                 {
-                    return fuller;
+                    // A digest fills less than its cap (its items are counted apart): a fold
+                    // gives it the room left again, until it takes no more.
+                    let grew = fuller.tokens_after > found.tokens_after;
+                    return if order.fold_before > 0 && grew {
+                        self.with_fuller_digests(state, units, order, fuller)
+                    } else {
+                        fuller
+                    };
                 }
                 Some(_) => return found,
                 None => {
@@ -393,6 +427,7 @@ impl<'a> Planner<'a> {
             preserve_end: self.options.preserve_end,
             relax: order.protections == Protections::Relax,
             requests_last: order.requests_last,
+            fold_before: order.fold_before,
         };
         let (decision, plan) = self.selector.decide(units, &limits);
         let spans = strategy::spans(&plan.drop);

@@ -493,6 +493,7 @@ mod tests {
             preserve_end: 4,
             relax: true,
             requests_last: false,
+            fold_before: 0,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
         let tuning = SelectorTuning::default();
@@ -516,6 +517,7 @@ mod tests {
             preserve_end: 4,
             relax: true,
             requests_last: false,
+            fold_before: 0,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
         let tuning = SelectorTuning::default();
@@ -563,6 +565,7 @@ mod tests {
             preserve_end: 4,
             relax: true,
             requests_last: false,
+            fold_before: 0,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
         Selector::new(&profile, None, &f, &tuning).decide(&units(tokens), &limits)

@@ -20,7 +20,7 @@ use std::process::Command;
 
 use ctxcompact::format::Layout;
 use ctxcompact::format::{self, Format};
-use ctxcompact::report::{Action, Protection};
+use ctxcompact::report::{Action, Protection, Step};
 use ctxcompact::{
     Budget, Compacted, Conversation, MarkerMode, Message, Options, Part, Report, Role,
     Strategy as Removal, Tokenizer, ToolMode, ToolOptions,
@@ -1559,7 +1559,7 @@ proptest! {
 
     /// 3. Pinned units are always kept; the protected tail is kept unless the report says it
     /// was relaxed (rounds that drop-mode trimming may remove first are not the strategies' to
-    /// protect).
+    /// protect), or that rounds cleared bare were folded into a digest (they hold no request).
     #[test]
     fn pinned_units_survive_and_the_tail_survives_unless_relaxed(
         generated in conversation(),
@@ -1590,6 +1590,7 @@ proptest! {
             for i in [requests.first(), requests.last()].into_iter().flatten().filter(worded) {
                 prop_assert!(kept.binary_search(i).is_ok(), "request {} was removed", i);
             }
+            let folded = out.report.steps.contains(&Step::FoldBareRounds);
             if !out.report.relaxed.contains(&Protection::Tail) {
                 // The engine protects the last units of the conversation after tool trimming,
                 // where a dropped round leaves each of its messages that has text as a unit of
@@ -1610,8 +1611,9 @@ proptest! {
                     .count();
                 for unit in &units[units.len() - tail..] {
                     for i in unit.messages.clone() {
+                        let folds = folded && !is_request(&run.input.messages[i]);
                         prop_assert!(
-                            exposed[i] || kept.binary_search(&i).is_ok(),
+                            exposed[i] || folds || kept.binary_search(&i).is_ok(),
                             "protected message {} removed without relaxing the tail", i
                         );
                     }
@@ -1687,7 +1689,8 @@ proptest! {
     }
 
     /// 4c. Outputs go before units (issue 26): when clearing every tool output but those of
-    /// the round in progress meets the budget, compaction removes no message.
+    /// the round in progress meets the budget, compaction removes no message, but for tool
+    /// rounds whose outputs the budget left no gists, folded into a digest (never a request).
     #[test]
     fn no_message_is_removed_when_clearing_outputs_would_fit(
         generated in conversation(),
@@ -1710,11 +1713,19 @@ proptest! {
             return Ok(());
         }
         let out = run.result.as_ref().map_err(|err| TestCaseError::fail(err.to_string()))?;
-        prop_assert!(
-            out.report.removed.is_empty(),
-            "removed {:?} where clearing outputs leaves {} tokens of a budget of {}",
-            out.report.removed, cleared.report.tokens_after, run.budget
-        );
+        if out.report.steps.contains(&Step::FoldBareRounds) {
+            for &[start, end] in &out.report.removed {
+                for i in start..end {
+                    prop_assert!(!is_request(&run.input.messages[i]), "request {} folded", i);
+                }
+            }
+        } else {
+            prop_assert!(
+                out.report.removed.is_empty(),
+                "removed {:?} where clearing outputs leaves {} tokens of a budget of {}",
+                out.report.removed, cleared.report.tokens_after, run.budget
+            );
+        }
         prop_assert!(out.report.tokens_after <= run.budget);
     }
 
@@ -1809,6 +1820,50 @@ proptest! {
             out.report.removed, cleared.report.tokens_after, budget
         );
         prop_assert!(out.report.tokens_after <= budget);
+    }
+
+    /// 4f. Rounds whose outputs the budget leaves no gists fold into a digest (issue 38): with
+    /// a large round in progress and a budget between the pinned minimum and what every older
+    /// output cleared with its gist leaves, the output fits, keeps its pairing, never grows, is
+    /// the same every time, and folds no request.
+    #[test]
+    fn bare_rounds_fold_into_a_digest_within_the_budget(
+        generated in conversation(),
+        lines in 20_usize..200,
+        share in 0_usize..=100,
+        keep in 0_usize..4,
+    ) {
+        let Some((input, _)) = with_large_round(&generated, lines) else {
+            return Ok(());
+        };
+        let options = plain(None, ToolMode::Clear, keep, true).options(usize::MAX);
+        let mut everything = options.clone();
+        everything.tools.keep = 1;
+        // Between the pinned minimum and every older output cleared with its gist.
+        let gisted = ctxcompact::trim_tools(input.clone(), &everything)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?
+            .report
+            .tokens_after;
+        let pinned = pinned_minimum(&input, Tokenizer::Chars);
+        let total = total(&input, Tokenizer::Chars);
+        let budget = pinned + gisted.saturating_sub(pinned) * share / 100;
+        let options = Options { budget: Budget::Tokens(budget), ..options };
+        let compact = || ctxcompact::compact(input.clone(), &options);
+        let (Ok(out), Ok(again)) = (compact(), compact()) else {
+            return Ok(());
+        };
+        prop_assert!(out.report.tokens_after <= budget);
+        prop_assert!(out.report.tokens_after <= total);
+        prop_assert!(ctxcompact::validate(&out.conversation).is_empty());
+        prop_assert_eq!(crate::rendered(&out.conversation), crate::rendered(&again.conversation));
+        if out.report.steps.contains(&Step::FoldBareRounds) {
+            prop_assert!(!out.report.removed.is_empty() && !out.report.markers.is_empty());
+            for &[start, end] in &out.report.removed {
+                for i in start..end {
+                    prop_assert!(!is_request(&input.messages[i]), "request {} folded", i);
+                }
+            }
+        }
     }
 
     /// 5. Same input and settings give byte-identical output and an identical report.

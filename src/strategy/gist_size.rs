@@ -113,13 +113,15 @@ fn is_empty(arguments: &Value) -> bool {
 /// When full gists of every round's output (`full`, each round's plan; `saves`, a plan's
 /// tokens saved) cannot save the `needed` tokens, the oldest keep less: the newest
 /// [`GIST_ROUNDS`] (those with gists) planned again by `plan_from(size, first round)` with half
-/// gists, then small ones, then none, as far as needed, and each round's plan chosen by [`oldest_poorest`].
+/// gists, then small ones, then none, as far as needed, and each round's plan chosen by
+/// [`oldest_poorest`]. With the plans, how many rounds from the first are bare for want of room:
+/// up to the last one whose output the budget left no gist (0 when every one has one).
 pub(super) fn with_poorer_gists<P>(
     full: Vec<Option<P>>,
     needed: usize,
     saves: impl Fn(&P) -> usize,
     mut plan_from: impl FnMut(GistSize, usize) -> Vec<Option<P>>,
-) -> Vec<Option<P>> {
+) -> (Vec<Option<P>>, usize) {
     let total = |plans: &[Option<P>]| plans.iter().flatten().map(&saves).sum::<usize>();
     // Only the newest rounds have gists to shrink; older ones are bare already.
     let start = full.len().saturating_sub(GIST_ROUNDS);
@@ -133,18 +135,28 @@ pub(super) fn with_poorer_gists<P>(
             break;
         }
     }
-    oldest_poorest(levels, needed, saves)
+    let bare = levels.len() == BARE_LEVEL + 1;
+    let (plans, poorest) = oldest_poorest(levels, needed, saves);
+    let bare_rounds = match poorest {
+        Some(last) if bare => last.max(start) + 1,
+        _ => 0,
+    };
+    (plans, bare_rounds)
 }
+
+/// The index of the bare level in [`with_poorer_gists`]'s levels: full, half, small, none.
+const BARE_LEVEL: usize = 3;
 
 /// Each round's plan from one of `levels` (every round's plans with full gists, then the
 /// newest rounds' with poorer ones, aligned at the end; `saves` is a plan's tokens saved), the oldest rounds at the poorest level
 /// needed so that full gists of the rounds after them save the `needed` tokens left: the
-/// oldest outputs give most.
+/// oldest outputs give most. With the plans, the last round planned at the poorest level,
+/// if any.
 fn oldest_poorest<P>(
     levels: Vec<Vec<Option<P>>>,
     needed: usize,
     saves: impl Fn(&P) -> usize,
-) -> Vec<Option<P>> {
+) -> (Vec<Option<P>>, Option<usize>) {
     let worth = |plan: &Option<P>| plan.as_ref().map_or(0, &saves);
     let mut rest: usize = levels[0].iter().map(worth).sum();
     let mut deficit = needed;
@@ -152,6 +164,7 @@ fn oldest_poorest<P>(
     let starts: Vec<usize> = levels.iter().map(|level| rounds - level.len()).collect();
     let mut levels: Vec<_> = levels.into_iter().map(Vec::into_iter).collect();
     let mut plans = Vec::with_capacity(rounds);
+    let mut poorest = None;
     for round in 0..rounds {
         let choices: Vec<Option<P>> = levels
             .iter_mut()
@@ -164,11 +177,14 @@ fn oldest_poorest<P>(
             .iter()
             .position(|plan| worth(plan) + rest >= deficit)
             .unwrap_or(choices.len() - 1);
+        if at == levels.len() - 1 {
+            poorest = Some(round);
+        }
         let plan = choices.into_iter().nth(at).flatten();
         deficit = deficit.saturating_sub(worth(&plan));
         plans.push(plan);
     }
-    plans
+    (plans, poorest)
 }
 
 #[cfg(test)]
@@ -222,7 +238,7 @@ mod tests {
         let full_saves: usize = full.iter().flatten().sum();
         // A little more than full gists save: the oldest output gives the rest.
         let needed = full_saves + 200;
-        let chosen = with_poorer_gists(
+        let (chosen, bare) = with_poorer_gists(
             full,
             needed,
             |saved| *saved,
@@ -231,6 +247,27 @@ mod tests {
         let rooms: Vec<usize> = chosen.iter().flatten().map(|saved| 4000 - saved).collect();
         assert_eq!(rooms, [GistSize::Half.room(4000).least, 600, 600]);
         assert_eq!(GistSize::Half.room(4000), Room::fixed(300));
+        assert!(chosen.iter().flatten().sum::<usize>() >= needed);
+        assert_eq!(bare, 0, "every output keeps a gist");
+    }
+
+    #[test]
+    fn rounds_the_budget_leaves_no_gist_are_counted_from_the_oldest() {
+        let outputs = [4000, 4000, 4000, 4000];
+        let full = plans(GistSize::Full, &outputs);
+        // Small gists of all four save less than needed: the oldest go bare, as far as full
+        // gists of the rest would need, and the newest keeps what is left.
+        let small: usize = plans(GistSize::Small, &outputs).iter().flatten().sum();
+        let needed = small + GistSize::Small.room(4000).least;
+        let (chosen, bare) = with_poorer_gists(
+            full,
+            needed,
+            |saved| *saved,
+            |size, from| plans(size, &outputs[from..]),
+        );
+        let rooms: Vec<usize> = chosen.iter().flatten().map(|saved| 4000 - saved).collect();
+        assert_eq!(rooms, [0, 0, 0, GistSize::Small.room(4000).least]);
+        assert_eq!(bare, 3);
         assert!(chosen.iter().flatten().sum::<usize>() >= needed);
     }
 }

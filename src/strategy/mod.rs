@@ -12,6 +12,7 @@
 //! counts: O(units), no tokenizing. Strategies return a `Plan`; [`apply`] is the only code that
 //! removes messages.
 
+mod counting;
 pub(crate) mod fit;
 mod gist_size;
 pub(crate) mod tools;
@@ -49,6 +50,10 @@ pub(crate) struct Limits {
     pub relax: bool,
     /// Whether units holding a request are removed only after all others of their region.
     pub requests_last: bool,
+    /// Tool rounds without a request that end at or before this message are removed, protected
+    /// or not, and no other unit: rounds whose outputs trimming cleared bare for want of room,
+    /// which a digest names more of than their placeholders do (0: none, the plain removal).
+    pub fold_before: usize,
 }
 
 /// Which units a strategy removes, and what is left.
@@ -84,6 +89,11 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
         Strategy::Oldest => Vec::new(),
     };
     let is_head = |i: &usize| head.binary_search(i).is_ok();
+    // Rounds cleared bare for want of room go, protected or not ([`Limits::fold_before`]).
+    let folds = |i: usize| {
+        let unit = &units[i];
+        unit.is_round && !unit.has_request && unit.messages.end <= limits.fold_before
+    };
     // Removal order: the unprotected middle, then the head, then the tail; oldest first in
     // each. With `requests_last`, units without a request go first in each, then those with one.
     let requests_last = |region: Vec<(Option<Protection>, usize)>| {
@@ -108,7 +118,7 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
     let order: Vec<_> = requests_last(middle)
         .chain(requests_last(head_region))
         .chain(requests_last(tail))
-        .filter(|(protection, _)| limits.relax || protection.is_none())
+        .filter(|(protection, i)| limits.relax || protection.is_none() || folds(*i))
         .collect();
     let mut plan = Plan {
         strategy,
@@ -126,13 +136,14 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
         kept_tokens: total,
     };
     let mut dropped: Vec<(Option<Protection>, usize)> = Vec::new();
+    // A fold removes only the bare rounds: what else it would take to fit, it does not.
+    let folding = limits.fold_before > 0;
     for &(protection, i) in &order {
-        if plan.fits {
-            break;
-        }
-        if units[i].pinned {
+        if units[i].pinned || (plan.fits || folding) && !folds(i) {
             continue;
         }
+        // A bare round folded is no protection given up: nothing of it was whole.
+        let protection = protection.filter(|_| !folds(i));
         dropped.push((protection, i));
         removal.set(i, true, &mut plan);
     }
@@ -334,6 +345,7 @@ mod tests {
             preserve_end: 4,
             relax: true,
             requests_last: false,
+            fold_before: 0,
         }
     }
 

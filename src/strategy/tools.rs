@@ -19,6 +19,7 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
+use super::counting::Counting;
 use super::fit::{self, clear_input};
 use super::gist_size::{GIST_ROUNDS, GistSize, SMALL_OUTPUT, superseded, with_poorer_gists};
 use crate::account::ToolTrim;
@@ -229,6 +230,7 @@ pub(crate) fn trim(
         // Not worth spoiling the prompt cache: keep only the caps.
         planned.clear();
         (cleared, dropped) = (0, 0);
+        report.bare_before = 0;
         total = capped_total;
     }
     (report.cleared, report.dropped) = (cleared, dropped);
@@ -262,29 +264,33 @@ fn plan_trim(
         1
     };
     let gist = planning.gist;
-    // The plans, and whether full gists fell short (the oldest outputs keep poorer ones).
+    // The plans, whether full gists fell short (the oldest outputs keep poorer ones), and the
+    // message before which rounds are bare for want of room (0: none).
     let plan = |planning: &mut Planning<'_>, rounds: &[Round]| {
         planning.gist = gist;
         let plans = plan_rounds(state, rounds, needed, planning, threads);
         if stop.gists && stop.budget.is_some() && saved(&plans) < needed {
             let saves = |plan: &RoundPlan| plan.saved;
-            let poorer = with_poorer_gists(plans, needed, saves, |size, start| {
+            let (poorer, bare) = with_poorer_gists(plans, needed, saves, |size, start| {
                 planning.gist = size;
                 plan_rounds(state, &rounds[start..], usize::MAX, planning, threads)
             });
-            return (poorer, true);
+            let bare_before = bare.checked_sub(1).map_or(0, |last| rounds[last].end);
+            return (poorer, true, bare_before);
         }
-        (plans, false)
+        (plans, false, 0)
     };
-    let (plans, poorer) = plan(&mut planning, older(report.kept));
+    let (plans, poorer, bare_before) = plan(&mut planning, older(report.kept));
+    report.bare_before = bare_before;
     match stop.widen_to {
         // The recent rounds' outputs keep full gists before the old ones' keep poorer ones.
         Some(kept) if kept < report.kept && (poorer || saved(&plans) < needed) => {
-            let (wider, _) = plan(&mut planning, older(kept));
+            let (wider, _, bare_before) = plan(&mut planning, older(kept));
             if saved(&wider) <= saved(&plans) {
                 return plans;
             }
             report.kept = kept;
+            report.bare_before = bare_before;
             wider
         }
         _ => plans,
@@ -494,42 +500,6 @@ fn plan_round(
         partly_excluded: !excluded.is_empty(),
         edits,
     })
-}
-
-/// The counter a planning job costs changes with, and the tokens of the placeholder heads it
-/// has counted ([`note::cleared_head`], one per tool): under a BPE tokenizer a placeholder
-/// costs its head's tokens plus the rest's, so that only the rest is tokenized for each output.
-struct Counting {
-    counter: &'static dyn TokenCounter,
-    /// Each tool's head: its length and tokens; `None` when the tokenizer does not add counts
-    /// across piece ends (a placeholder is counted whole).
-    heads: Option<Vec<(String, usize, usize)>>,
-}
-
-impl Counting {
-    fn new(tokenizer: Tokenizer) -> Self {
-        Self {
-            counter: tokenizer.counter(),
-            heads: tokenizer.adds_across_piece_ends().then(Vec::new),
-        }
-    }
-
-    /// Tokens of `placeholder`, a placeholder of `tool`'s output.
-    fn placeholder(&mut self, tool: &str, placeholder: &str) -> usize {
-        let Some(heads) = &mut self.heads else {
-            return self.counter.count_text(placeholder);
-        };
-        let (length, tokens) =
-            if let Some(&(_, length, tokens)) = heads.iter().find(|(name, _, _)| name == tool) {
-                (length, tokens)
-            } else {
-                let head = note::cleared_head(tool);
-                let tokens = self.counter.count_text(&head);
-                heads.push((tool.to_owned(), head.len(), tokens));
-                (head.len(), tokens)
-            };
-        tokens + self.counter.count_text(&placeholder[length..])
-    }
 }
 
 /// What clearing one message's results reads besides the message.
