@@ -5,8 +5,9 @@
 //! in progress) → remove units by the chosen strategy → relax the head, then the tail → cut the
 //! outputs of the round in progress (unless tool outputs are left alone) → shorten the task →
 //! cannot fit. Outputs go before units; the round whose clearing meets the budget is capped to
-//! just meet it. A window budget keeps history first ([`Trimming::new`] says why). Each step
-//! taken is named in the report, in order.
+//! just meet it, and rounds cleared bare for want of room fold into a digest where that uses
+//! the budget as fully ([`fold_bare`]). A window budget keeps history first ([`Trimming::new`]
+//! says why). Each step taken is named in the report, in order.
 
 use crate::account::{Action, CutOutput, Protection, Step, ToolTrim};
 use crate::archive::Archive;
