@@ -234,40 +234,40 @@ mod tests {
     #[test]
     fn an_old_output_the_budget_cannot_give_a_full_gist_keeps_a_half_one_before_a_small_one() {
         let outputs = [4000, 4000, 4000];
-        let full = plans(GistSize::Full, &outputs);
-        let full_saves: usize = full.iter().flatten().sum();
+        let full_saves: usize = plans(GistSize::Full, &outputs).iter().flatten().sum();
         // A little more than full gists save: the oldest output gives the rest.
-        let needed = full_saves + 200;
-        let (chosen, bare) = with_poorer_gists(
-            full,
-            needed,
-            |saved| *saved,
-            |size, from| plans(size, &outputs[from..]),
-        );
-        let rooms: Vec<usize> = chosen.iter().flatten().map(|saved| 4000 - saved).collect();
+        let (rooms, bare) = poorer(&outputs, full_saves + 200);
         assert_eq!(rooms, [GistSize::Half.room(4000).least, 600, 600]);
         assert_eq!(GistSize::Half.room(4000), Room::fixed(300));
-        assert!(chosen.iter().flatten().sum::<usize>() >= needed);
         assert_eq!(bare, 0, "every output keeps a gist");
     }
 
     #[test]
     fn rounds_the_budget_leaves_no_gist_are_counted_from_the_oldest() {
         let outputs = [4000, 4000, 4000, 4000];
-        let full = plans(GistSize::Full, &outputs);
         // Small gists of all four save less than needed: the oldest go bare, as far as full
         // gists of the rest would need, and the newest keeps what is left.
         let small: usize = plans(GistSize::Small, &outputs).iter().flatten().sum();
-        let needed = small + GistSize::Small.room(4000).least;
+        let (rooms, bare) = poorer(&outputs, small + GistSize::Small.room(4000).least);
+        assert_eq!(rooms, [0, 0, 0, GistSize::Small.room(4000).least]);
+        assert_eq!(bare, 3);
+    }
+
+    /// The gist rooms [`with_poorer_gists`] chooses for `outputs` to save `needed` tokens (which
+    /// they must), and the rounds it leaves bare.
+    fn poorer(outputs: &[usize], needed: usize) -> (Vec<usize>, usize) {
         let (chosen, bare) = with_poorer_gists(
-            full,
+            plans(GistSize::Full, outputs),
             needed,
             |saved| *saved,
             |size, from| plans(size, &outputs[from..]),
         );
-        let rooms: Vec<usize> = chosen.iter().flatten().map(|saved| 4000 - saved).collect();
-        assert_eq!(rooms, [0, 0, 0, GistSize::Small.room(4000).least]);
-        assert_eq!(bare, 3);
         assert!(chosen.iter().flatten().sum::<usize>() >= needed);
+        let rooms = outputs
+            .iter()
+            .zip(&chosen)
+            .map(|(t, saved)| t - saved.unwrap_or(0))
+            .collect();
+        (rooms, bare)
     }
 }

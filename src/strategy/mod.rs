@@ -139,7 +139,10 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
     // A fold removes only the bare rounds: what else it would take to fit, it does not.
     let folding = limits.fold_before > 0;
     for &(protection, i) in &order {
-        if units[i].pinned || (plan.fits || folding) && !folds(i) {
+        if plan.fits && !folding {
+            break;
+        }
+        if units[i].pinned || folding && !folds(i) {
             continue;
         }
         // A bare round folded is no protection given up: nothing of it was whole.
