@@ -3,7 +3,7 @@
 //
 // The messages a `prepareStep` returns become the loop's history for the steps after it, so
 // the compaction acts only past the trigger (70% of the window by default) and brings the
-// history down to the target (50%): the steps that follow append to what it returned, under
+// history down to what its last 8 calls take (20% to 50% of the window): the steps that follow append to what it returned, under
 // the trigger, and pass through untouched until the history crosses it again. ModelMessages
 // are read and written by the library's `ai-sdk` format; every message the compaction keeps
 // is returned as the very object the loop gave.

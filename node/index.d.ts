@@ -84,7 +84,7 @@ export interface CompactOptions extends ReadOptions, ModelOptions, ToolOptions {
   ratio?: number;
   /** With a model or a window: compact past this share of it (0.7)… */
   trigger?: number;
-  /** …down to this share of it (0.5). */
+  /** …down to this share of it (0.5); an agent loop without it goes as deep as its last 8 calls allow, to 0.2. */
   targetRatio?: number;
   strategy?: "auto" | "middle" | "oldest";
   /** What a removed span leaves: `true`/`"digest"` (default), `"brief"`, `false`/`"none"`. */

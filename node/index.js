@@ -308,8 +308,8 @@ export function compactRequest(body, format, options = {}) {
 
 /**
  * An agent's conversation across its model calls: messages are counted once as they are
- * pushed, and `compactIfNeeded` compacts only past the trigger (70% of the window), down to the
- * target (50%), so between compactions the conversation only grows at its end and a provider's
+ * pushed, and `compactIfNeeded` compacts only past the trigger (70% of the window), down to
+ * what its last 8 calls take (20% to 50% of the window; `targetRatio` exactly), so between compactions the conversation only grows at its end and a provider's
  * prompt cache keeps hitting.
  */
 export class Session {

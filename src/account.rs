@@ -227,6 +227,41 @@ pub struct CutOutput {
     pub tokens_after: usize,
 }
 
+/// How deep an agent loop's compaction went when its depth follows the conversation's traffic
+/// (`Options::traffic_depth`): the rate the conversation grows at, the target that rate gave,
+/// and the room left for the calls after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LoopDepth {
+    /// Tokens a model call added, at the rate of the recent calls.
+    pub growth_per_call: usize,
+    /// The recent calls that rate was measured over.
+    pub calls_measured: usize,
+    /// The target chosen, in tokens: what the conversation takes less its older calls,
+    /// between a fifth of the window and the budget's target, a call below the trigger at
+    /// least.
+    pub target: usize,
+    /// The calls that fit between the output and the trigger at that rate: the calls until the
+    /// next compaction (absent until the compaction is done).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub room_calls: Option<usize>,
+    /// Whether the window is too small for a compaction to keep the recent calls and leave
+    /// room for as many again: the trigger holds less than the conversation less its older
+    /// calls plus that many calls' growth. Compactions then come every few calls.
+    pub window_short: bool,
+}
+
+impl LoopDepth {
+    /// With the room between `tokens_after`, the compacted size, and `trigger`, in calls.
+    #[must_use]
+    pub fn with_room(self, tokens_after: usize, trigger: usize) -> Self {
+        let room = trigger.saturating_sub(tokens_after);
+        Self {
+            room_calls: Some(room / self.growth_per_call.max(1)),
+            ..self
+        }
+    }
+}
+
 /// What tool trimming did, for the report.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ToolTrim {

@@ -5,12 +5,23 @@
 //! compaction from running on every turn). [`Budget::resolve`] turns any of them into a number
 //! of tokens and says whether compaction is needed at all; every caller goes through it.
 
+use crate::account::LoopDepth;
+use crate::conversation::{Conversation, Role};
 use crate::error::{Error, Result};
+use crate::tokens::Counts;
 
 /// Compact when usage passes this share of the model's window (docs/replay.md).
 pub(crate) const TRIGGER: f64 = 0.7;
-/// Compact down to this share of the model's window (docs/replay.md).
+/// Compact down to this share of the model's window (docs/replay.md); in an agent loop whose
+/// depth follows its traffic, the shallowest it compacts to.
 pub(crate) const TARGET_RATIO: f64 = 0.5;
+/// The deepest an agent loop whose depth follows its traffic compacts to, as a share of the
+/// window (docs/decisions.md: deeper, the references the agent's next steps use fell below
+/// what the fixed target kept).
+pub(crate) const DEPTH_FLOOR: f64 = 0.2;
+/// The calls whose traffic an agent loop's compaction keeps room for: the agent's recent work,
+/// what its next steps use most (docs/decisions.md).
+pub(crate) const RECENT_CALLS: usize = 8;
 
 /// Where the token budget comes from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -170,6 +181,87 @@ impl Resolved {
     }
 }
 
+/// An agent loop's recent traffic, read from the conversation alone (so the proxy, replaying a
+/// body, finds the same): what comes before its first model call, what its last calls added,
+/// and so how deep a compaction can go while keeping the agent's recent work.
+///
+/// A model call starts at an assistant message after a message of another role; its traffic
+/// runs to the next call's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Traffic {
+    /// Tokens of the whole conversation: its messages, what lies outside them, the priming.
+    total: usize,
+    /// Tokens of the calls between the first call and the last [`RECENT_CALLS`]: what a
+    /// compaction may take out without touching the recent work.
+    older: usize,
+    /// Tokens the last `calls` calls added.
+    recent: usize,
+    /// The calls measured, at most [`RECENT_CALLS`].
+    calls: usize,
+}
+
+impl Traffic {
+    /// The traffic of `conversation`, counted as `counts`; `None` before its first call.
+    pub(crate) fn measure(conversation: &Conversation, counts: &Counts) -> Option<Self> {
+        let messages = &conversation.messages;
+        let starts: Vec<usize> = (0..messages.len())
+            .filter(|&i| {
+                messages[i].role == Role::Assistant
+                    && (i == 0 || messages[i - 1].role != Role::Assistant)
+            })
+            .collect();
+        let first = *starts.first()?;
+        let calls = starts.len().min(RECENT_CALLS);
+        let recent_from = starts[starts.len() - calls];
+        let sum = |from: usize, to: usize| counts.messages[from..to].iter().sum::<usize>();
+        Some(Self {
+            total: counts.total(),
+            older: sum(first, recent_from),
+            recent: sum(recent_from, messages.len()),
+            calls,
+        })
+    }
+
+    /// Tokens a call adds, at the rate of the recent calls.
+    pub(crate) fn growth(self) -> usize {
+        self.recent.div_ceil(self.calls)
+    }
+
+    /// How deep a compaction goes in a window of `window` tokens, triggered at `trigger` tokens,
+    /// with `target` (a share of the window) as its shallowest: the conversation less its
+    /// older calls, kept between [`DEPTH_FLOOR`] of the window and the target, and a call below
+    /// the trigger where that is above the floor, so that the next call does not compact
+    /// again.
+    ///
+    /// Going deeper only lowers the expected input cost under prompt caching — each later call
+    /// reads less, and the rewrite of the prefix that a compaction is comes after more calls —
+    /// so the depth is the deepest that keeps the recent calls whole (docs/decisions.md).
+    pub(crate) fn depth(self, window: usize, trigger: usize, target: f64) -> LoopDepth {
+        let part = |value: f64| share("target", value, window).unwrap_or(0);
+        let (floor, target) = (part(DEPTH_FLOOR), part(target));
+        let growth = self.growth();
+        let keep = self.total - self.older;
+        let floor = floor.min(target);
+        // Room for a call, where one fits above the floor (a call larger than that, the last
+        // one read whole, say, is no rate to make room for).
+        let below_trigger = trigger.saturating_sub(growth.max(1));
+        let kept = keep.clamp(floor, target);
+        let chosen = if below_trigger >= floor {
+            kept.min(below_trigger)
+        } else {
+            kept
+        }
+        .max(1);
+        LoopDepth {
+            growth_per_call: growth,
+            calls_measured: self.calls,
+            target: chosen,
+            room_calls: None,
+            window_short: keep + RECENT_CALLS * growth > trigger,
+        }
+    }
+}
+
 /// `value` of `of` tokens, rounded down; `value` must be a finite number above 0.
 fn share(field: &'static str, value: f64, of: usize) -> Result<usize> {
     if !value.is_finite() || value <= 0.0 {
@@ -183,6 +275,83 @@ fn share(field: &'static str, value: f64, of: usize) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::Message;
+    use crate::format::Format;
+
+    /// The traffic of a task of `task` tokens followed by one model call per item of `calls`,
+    /// each an answer and a result that together take that many tokens.
+    fn traffic(task: usize, calls: &[usize]) -> Traffic {
+        let mut messages = vec![Message::new_text(Role::User, "the task")];
+        let mut totals = vec![task];
+        for &call in calls {
+            messages.push(Message::new_text(Role::Assistant, "a call"));
+            messages.push(Message::new_text(Role::User, "its result"));
+            totals.extend([call / 2, call - call / 2]);
+        }
+        let conversation = Conversation {
+            format: Format::OpenAi,
+            system: None,
+            messages,
+            envelope: None,
+            lines: Vec::new(),
+            repairs: Vec::new(),
+        };
+        Traffic::measure(&conversation, &Counts::from_totals(totals, 0)).expect("a call")
+    }
+
+    #[test]
+    fn a_loop_compacts_to_what_its_last_calls_take_within_a_fifth_and_the_target() {
+        // 20 calls of 100 tokens after a task of 500: the last 8 calls, the task and the reply
+        // priming (3) take 1,303.
+        let busy = traffic(500, &[100; 20]);
+        assert_eq!(busy.growth(), 100);
+        let depth = busy.depth(5_000, 3_500, 0.5);
+        assert_eq!(depth.target, 1_303);
+        assert_eq!(depth.calls_measured, RECENT_CALLS);
+        assert!(!depth.window_short, "{depth:?}");
+        // Never deeper than a fifth of the window, nor shallower than the target.
+        assert_eq!(busy.depth(20_000, 14_000, 0.5).target, 4_000);
+        assert_eq!(busy.depth(2_000, 1_400, 0.5).target, 1_000);
+        // A target below the fifth is the floor too.
+        assert_eq!(busy.depth(20_000, 14_000, 0.1).target, 2_000);
+    }
+
+    #[test]
+    fn a_loop_leaves_room_for_a_call_where_one_fits_above_the_floor() {
+        // Calls of 1,000 tokens: the last 8 and the task (9,000) are over the target of 5,000
+        // in a window of 10,000 triggered at 5,500, which leaves room for no call: one below
+        // the trigger is 4,500, above the floor.
+        let heavy = traffic(1_000, &[1_000; 10]);
+        let depth = heavy.depth(10_000, 5_500, 0.5);
+        assert_eq!(depth.target, 4_500);
+        assert!(depth.window_short, "{depth:?}");
+        // A single call larger than the room above the floor is no rate to make room for.
+        let one = traffic(100, &[9_000]);
+        assert_eq!(one.depth(10_000, 7_000, 0.5).target, 5_000);
+    }
+
+    #[test]
+    fn a_conversation_before_its_first_call_has_no_traffic() {
+        let conversation = Conversation {
+            format: Format::OpenAi,
+            system: None,
+            messages: vec![Message::new_text(Role::User, "the task")],
+            envelope: None,
+            lines: Vec::new(),
+            repairs: Vec::new(),
+        };
+        assert_eq!(
+            Traffic::measure(&conversation, &Counts::from_totals(vec![10], 0)),
+            None
+        );
+    }
+
+    #[test]
+    fn room_is_counted_in_calls_at_the_growth_rate() {
+        let depth = traffic(500, &[100; 20]).depth(5_000, 3_500, 0.5);
+        assert_eq!(depth.with_room(1_250, 3_500).room_calls, Some(22));
+        assert_eq!(depth.with_room(3_600, 3_500).room_calls, Some(0));
+    }
 
     #[test]
     fn tokens_and_ratios() {

@@ -233,13 +233,13 @@ impl<'a> Trimming<'a> {
     }
 
     /// Where trimming stops: at the budget, the crossing round capped when the budget is room to
-    /// fill, and cleared outputs keeping gists there too (not under a window's target, whose
-    /// room is the headroom until the next compaction).
+    /// fill. Cleared outputs keep their gists under a window's target too: an agent loop's
+    /// depth leaves the room until the next compaction below the target, so gists take none
+    /// of it.
     fn stop(&self) -> tools::Stop {
         tools::Stop {
             budget: Some(self.budget),
             cap_crossing: self.cap_crossing,
-            gists: self.fill,
             widen_to: None,
         }
     }

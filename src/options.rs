@@ -72,6 +72,13 @@ pub struct Options {
     ///
     /// [`Compacted::archive`]: crate::Compacted::archive
     pub archive: Option<PathBuf>,
+    /// Whether an agent loop ([`Session`](crate::Session), and the proxy through it) under a
+    /// [`Budget::Window`] compacts as deep as its recent traffic allows rather than to the
+    /// budget's target exactly: down to what its last calls take, between a fifth of the
+    /// window and the target, leaving room for a call at least (docs/decisions.md). False
+    /// when a target was given; one-off runs ([`compact`](crate::compact())) always take the
+    /// target.
+    pub traffic_depth: bool,
 }
 
 impl Options {
@@ -132,6 +139,7 @@ impl Options {
             overhead: 0,
             anchor: None,
             archive: None,
+            traffic_depth: true,
         }
     }
 

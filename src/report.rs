@@ -22,7 +22,7 @@ use crate::tokens::Tokenizer;
 
 pub use crate::account::{
     Action, Candidate, CutOutput, Decision, Features, HarnessMessage, InstructionFile, Layer,
-    MarkerNote, Protection, Repair, RuleCheck, Severity, Shortened, Step, ToolTrim,
+    LoopDepth, MarkerNote, Protection, Repair, RuleCheck, Severity, Shortened, Step, ToolTrim,
 };
 pub use crate::error::{Location, ProblemKind};
 use crate::select::Selector;
@@ -125,6 +125,10 @@ pub struct Report {
     /// content).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub archive: Vec<String>,
+    /// In an agent loop whose depth follows its traffic ([`crate::Session`]): how deep the
+    /// compaction went and the room it left.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<LoopDepth>,
 }
 
 impl Report {
@@ -319,6 +323,7 @@ impl Outcome {
             repairs: input.repairs.clone(),
             unlogged_tokens: input.anchored_unlogged,
             archive: Vec::new(),
+            depth: None,
         }
     }
 }

@@ -3,16 +3,18 @@
 //! A [`Session`] holds the conversation an agent sends on each call. New messages are counted
 //! once, when they are pushed, and grouped into units by looking at the tail only; the running
 //! total makes [`Session::tokens`] O(1). [`Session::compact_if_needed`] compacts only when usage
-//! passes the trigger, and then down to the target: the gap between the two keeps compaction
-//! from running on every call. Between two compactions the session only appends, so every
+//! passes the trigger, and then down to the target — under a window budget, as deep as the
+//! conversation's recent traffic allows ([`Options::traffic_depth`]): the gap between the two
+//! keeps compaction from running on every call. Between two compactions the session only appends, so every
 //! message already sent is sent again unchanged, in the same place, and a provider's prompt
 //! cache keeps hitting. A compaction replaces the session's state with its output (markers
 //! included), so the next compaction works on what was kept: compactions are cumulative.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
-use crate::account::Action;
-use crate::budget::Budget;
+use crate::account::{Action, LoopDepth};
+use crate::budget::{Budget, Traffic};
 use crate::compact::{compact_counted, trim_tools_counted};
 use crate::conversation::{Conversation, Message};
 use crate::error::{Error, Result};
@@ -217,7 +219,12 @@ impl Session {
         if self.tokens() <= self.trigger || self.is_waiting_for_results() {
             return Ok(None);
         }
-        let compacted = match self.run(&self.options) {
+        let depth = self.depth();
+        let options = match depth {
+            Some(depth) => Cow::Owned(self.at_depth(depth)),
+            None => Cow::Borrowed(&self.options),
+        };
+        let mut compacted = match self.run(&options) {
             // The pinned units alone exceed the target, with the round in progress cut: rather
             // than send everything (and fail past the window), compact down to the trigger, or
             // the window, that they fit.
@@ -233,6 +240,8 @@ impl Session {
             // Tool trimming found nothing to trim: the conversation is unchanged.
             return Ok(None);
         }
+        compacted.report.depth =
+            depth.map(|depth| depth.with_room(compacted.report.tokens_after, self.trigger));
         self.counts = self.recount(&compacted.conversation, &compacted.unchanged);
         self.conversation = compacted.conversation;
         self.total = self.counts.total();
@@ -253,6 +262,36 @@ impl Session {
         let created = crate::archive::write(&self.archive)?;
         self.archive.clear();
         Ok(created)
+    }
+
+    /// How deep this compaction goes when its depth follows the traffic
+    /// ([`Options::traffic_depth`], under a window budget): `None` otherwise, or before the
+    /// conversation's first model call.
+    fn depth(&self) -> Option<LoopDepth> {
+        let Budget::Window { target, .. } = self.options.budget else {
+            return None;
+        };
+        if !self.options.traffic_depth {
+            return None;
+        }
+        let window = self.options.profile.context_window;
+        let traffic = Traffic::measure(&self.conversation, &self.counts)?;
+        Some(traffic.depth(window, self.trigger, target))
+    }
+
+    /// The options with the window budget's target at `depth`'s.
+    fn at_depth(&self, depth: LoopDepth) -> Options {
+        let Budget::Window { trigger, .. } = self.options.budget else {
+            unreachable!("a depth is chosen under a window budget only")
+        };
+        let window = self.options.profile.context_window as f64;
+        Options {
+            budget: Budget::Window {
+                trigger,
+                target: depth.target as f64 / window,
+            },
+            ..self.options.clone()
+        }
     }
 
     /// The compaction at the lowest of [`Session::fallback_budgets`] that fits.
@@ -493,6 +532,67 @@ mod tests {
             2 * compacted <= calls,
             "{compacted} compactions in {calls} calls"
         );
+    }
+
+    /// The compactions of a loop of 60 tool calls, each reading a result of about 100
+    /// characters, in a window of 2,000 (the trigger at 1,400), with the depth following the
+    /// traffic or at the target; each compaction's report.
+    fn reading_loop(traffic_depth: bool) -> Vec<Report> {
+        let conversation =
+            parse_value(json!([{"role": "system", "content": "read"}]), None).expect("valid");
+        let mut profile = Profile::generic(Tokenizer::Chars);
+        profile.context_window = 2_000;
+        let options = Options {
+            tokenizer: Tokenizer::Chars,
+            profile,
+            traffic_depth,
+            ..Options::with_budget(Budget::window())
+        };
+        let mut s = Session::new(conversation, options).expect("valid budget");
+        s.push(user("read every part"));
+        let mut reports = Vec::new();
+        for i in 0..60 {
+            let round = parse_value(
+                json!([{"role": "assistant", "content": null, "tool_calls": [
+                    {"id": format!("c{i}"), "type": "function",
+                     "function": {"name": "read", "arguments": format!("{{\"part\": {i}}}")}}]},
+                    {"role": "tool", "tool_call_id": format!("c{i}"),
+                     "content": format!("part {i}: {}", "text of the part ".repeat(6))}]),
+                None,
+            )
+            .expect("valid")
+            .messages;
+            s.extend(round);
+            if let Some(report) = s.compact_if_needed().expect("fits") {
+                assert!(s.tokens() < s.trigger(), "{}", s.tokens());
+                reports.push(report);
+            }
+        }
+        reports
+    }
+
+    #[test]
+    fn a_loop_compacts_as_deep_as_its_traffic_allows_and_so_less_often() {
+        let deep = reading_loop(true);
+        let fixed = reading_loop(false);
+        assert!(!deep.is_empty());
+        assert!(
+            2 * deep.len() <= fixed.len(),
+            "{} compactions at the traffic's depth, {} at the target",
+            deep.len(),
+            fixed.len()
+        );
+        for report in &deep {
+            let depth = report.depth.expect("the depth is reported");
+            assert_eq!(depth.calls_measured, crate::budget::RECENT_CALLS);
+            assert!((400..=1_000).contains(&depth.target), "{depth:?}");
+            assert!(report.tokens_after <= depth.target, "{depth:?}");
+            assert!(
+                depth.room_calls.expect("after the compaction") >= 1,
+                "{depth:?}"
+            );
+        }
+        assert!(fixed.iter().all(|report| report.depth.is_none()));
     }
 
     // See: #31 (item 5).

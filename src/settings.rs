@@ -231,6 +231,7 @@ impl Settings {
         if let Some(calibration) = run.calibration {
             options.tokenizer = calibration.apply(options.tokenizer);
         }
+        options.traffic_depth = self.target_ratio.is_none();
         options.overhead = self.overhead;
         options.anchor.clone_from(&self.anchor);
         options.strategy = self.strategy;

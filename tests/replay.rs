@@ -7,16 +7,22 @@ use std::path::{Path, PathBuf};
 
 use ctxcompact::catalog::Catalog;
 use ctxcompact::lab::replay::Prices;
-use ctxcompact::lab::replay::{Outcome, Policy, Replay, Totals};
+use ctxcompact::lab::replay::{Outcome, Policy, Replay, Totals, Window};
 use ctxcompact::{Conversation, format};
 use serde_json::Value;
 
 use crate::cli::ctxcompact;
 
 fn replay(model: &str, window: usize) -> Replay {
+    replay_in(model, Window::Tokens(window), &Policy::ALL).unwrap()
+}
+
+/// A replay of `policies` for `model` within `window`, its trigger at 0.7 and its depth the
+/// traffic's.
+fn replay_in(model: &str, window: Window, policies: &[Policy]) -> ctxcompact::Result<Replay> {
     let profile = Catalog::builtin().resolve(model).unwrap().profile;
     let family = Prices::builtin().for_profile(&profile).unwrap().clone();
-    Replay::new(model, &profile, family, window, [0.7, 0.5], &Policy::ALL).unwrap()
+    Replay::new(model, &profile, family, window, (0.7, None), policies)
 }
 
 fn row(outcome: &Outcome, policy: Policy) -> &Totals {
@@ -176,9 +182,44 @@ fn the_cli_prints_the_json_contract() {
         "invalid_calls",
         "task_kept_pct",
         "current_kept_pct",
+        "next_references",
+        "next_kept_pct",
     ] {
         assert!(policies[1].get(key).is_some(), "missing {key}");
     }
+    assert!(value.get("window_share").is_none());
+}
+
+#[test]
+fn a_window_share_gives_each_session_its_own_window_and_next_steps_are_measured() {
+    // A window of a third of the session's tokens: it outgrows it, compacts, and the next steps'
+    // references the calls sent are counted, some kept.
+    let mut replay = replay_in(
+        "gpt-4o",
+        Window::Share(0.34),
+        &[Policy::None, Policy::Default],
+    )
+    .unwrap();
+    assert!(
+        replay
+            .add(&fixture("openai-coding-python-500.json"), true)
+            .unwrap()
+    );
+    let outcome = replay.outcome();
+    assert_eq!((outcome.window, outcome.window_share), (0, Some(0.34)));
+    let none = row(&outcome, Policy::None);
+    let default = row(&outcome, Policy::Default);
+    assert!(none.over_window_calls > 0, "{none:?}");
+    assert!(default.compactions > 0, "{default:?}");
+    assert_eq!(default.over_window_calls, 0, "{default:?}");
+    assert!(default.next_references > 0, "{default:?}");
+    assert!(
+        default.next_kept_pct > 0.0 && default.next_kept_pct <= 100.0,
+        "{default:?}"
+    );
+    // Every reference of a call sent whole is kept.
+    assert!((none.next_kept_pct - 100.0).abs() < 1e-9, "{none:?}");
+    assert!(replay_in("gpt-4o", Window::Share(0.0), &[Policy::Default]).is_err());
 }
 
 #[test]
@@ -299,11 +340,8 @@ fn corpus_default_is_valid_and_30_pct_cheaper_than_naive_when_present() {
         return;
     };
     for model in ["claude-sonnet-4-5", "gpt-4.1"] {
-        let profile = Catalog::builtin().resolve(model).unwrap().profile;
-        let family = Prices::builtin().for_profile(&profile).unwrap().clone();
         let policies = [Policy::Naive, Policy::Default];
-        let mut replay =
-            Replay::new(model, &profile, family, 32000, [0.7, 0.5], &policies).unwrap();
+        let mut replay = replay_in(model, Window::Tokens(32000), &policies).unwrap();
         for file in &files {
             let conversation = format::parse(&std::fs::read(file).unwrap(), None).unwrap();
             replay.add(&conversation, true).unwrap();

@@ -115,10 +115,14 @@ fn session_case() -> impl Strategy<Value = (Format, Vec<Step>, Options)> {
         vec(step(), 4..40),
         60usize..600,
         any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(|(format, steps, tokens, window)| {
+        .prop_map(|(format, steps, tokens, window, traffic_depth)| {
             let options = if window {
-                window_options(tokens)
+                Options {
+                    traffic_depth,
+                    ..window_options(tokens)
+                }
             } else {
                 options(tokens)
             };
@@ -133,7 +137,8 @@ fn options(budget: usize) -> Options {
     }
 }
 
-/// A window of `window` tokens: compact past 70% of it, down to 50%.
+/// A window of `window` tokens: compact past 70% of it, down to 50% (in a session, as deep as
+/// its traffic allows).
 fn window_options(window: usize) -> Options {
     let mut profile = ctxcompact::catalog::Profile::generic(Tokenizer::Chars);
     profile.context_window = window;
@@ -145,6 +150,21 @@ fn window_options(window: usize) -> Options {
         tokenizer: Tokenizer::Chars,
         profile,
         ..Options::with_budget(Budget::Ratio(0.5))
+    }
+}
+
+/// `options` with their window budget's target at `target` tokens, as a session sets it for a
+/// compaction at the depth its traffic chose.
+fn at_depth(options: &Options, target: usize) -> Options {
+    let Budget::Window { trigger, .. } = options.budget else {
+        panic!("a depth is chosen under a window budget only")
+    };
+    Options {
+        budget: Budget::Window {
+            trigger,
+            target: target as f64 / options.profile.context_window as f64,
+        },
+        ..options.clone()
     }
 }
 
@@ -184,6 +204,14 @@ fn check_session(
         if session.is_waiting_for_results() {
             continue;
         }
+        let outcome = session.compact_if_needed();
+        // A session whose depth follows its traffic compacts like `compact` at the target that
+        // depth chose.
+        let chosen = match &outcome {
+            Ok(Some(report)) => report.depth.map(|depth| depth.target),
+            _ => None,
+        };
+        let options = chosen.map_or_else(|| options.clone(), |target| at_depth(&options, target));
         let mut reference = compact(expected.clone(), &options);
         if let (Err(ctxcompact::Error::BudgetTooSmall { pinned, .. }), Budget::Window { .. }) =
             (&reference, options.budget)
@@ -205,14 +233,17 @@ fn check_session(
                 }
             }
         }
-        let (report, conversation) = match session.compact_if_needed() {
+        let (report, conversation) = match outcome {
             Ok(report) => (report, session.conversation().clone()),
             Err(err) => {
-                // A compaction that cannot fit fails as `compact` does, and changes nothing.
-                prop_assert_eq!(
-                    reference.err().map(|e| e.to_string()),
-                    Some(err.to_string())
-                );
+                // A compaction that cannot fit fails as `compact` does (at the target: a depth
+                // is reported with a compaction done), and changes nothing.
+                if !options.traffic_depth || !matches!(options.budget, Budget::Window { .. }) {
+                    prop_assert_eq!(
+                        reference.err().map(|e| e.to_string()),
+                        Some(err.to_string())
+                    );
+                }
                 prop_assert_eq!(session.conversation(), &expected);
                 continue;
             }

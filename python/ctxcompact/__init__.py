@@ -419,8 +419,9 @@ def compact_request(
     ``"codex"``, ``"gemini-cli"``), as the proxy tells it from the request's headers (else the
     body's shape is read for one): unless ``trigger`` is given, the trigger then sits below the
     agent's own compaction point. The model's window comes from the catalog, or ``window`` for
-    every model. Past ``trigger`` of the window (0.7) the history is compacted down to
-    ``target_ratio`` of it (0.5), replayed at its own call boundaries so that between
+    every model. Past ``trigger`` of the window (0.7) the history is compacted down to what its
+    last 8 calls take, between 0.2 and ``target_ratio`` (0.5) of the window (to ``target_ratio``
+    exactly when it is given), replayed at its own call boundaries so that between
     compactions the forwarded body only grows at its end; under it the received bytes are
     forwarded as they are. The other options are those of :func:`compact`; ``archive`` is the
     proxy's ``--archive-dir``. The result equals the bytes the proxy sends upstream for the same

@@ -535,7 +535,8 @@ if AgentMiddleware is not None:
         :func:`ctxcompact.compact_request` as an OpenAI Chat body, the tools' definitions
         counted with them. Under ``trigger`` of the
         model's window (0.7) they go as they are; past it, the history is compacted down to
-        ``target_ratio`` of it (0.5) — old tool outputs cleared, then whole units removed with
+        what its last 8 calls take, between 0.2 and ``target_ratio`` (0.5) of the window (to
+        ``target_ratio`` exactly when given) — old tool outputs cleared to gists, then whole units removed with
         a marker, a tool call never without its results. The decision is a function of the
         messages alone, replayed at their own call boundaries, so between compactions what the
         model is sent only grows at its end and the provider's prompt cache keeps hitting. Only

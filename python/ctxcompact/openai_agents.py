@@ -42,7 +42,8 @@ class CompactionFilter:
     """A ``RunConfig.call_model_input_filter`` compacting each model call's input items.
 
     Under ``trigger`` of the model's window (0.7) the input goes as it is; past it, the history
-    is compacted down to ``target_ratio`` of it (0.5). The window comes from the agent's model
+    is compacted down to what its last 8 calls take, between 0.2 and ``target_ratio`` (0.5)
+    of the window (to ``target_ratio`` exactly when given). The window comes from the agent's model
     name (looked up in ctxcompact's catalog) unless ``model`` names another or ``window`` gives
     it. Other keywords are :func:`ctxcompact.compact_request`'s (``tool_mode``,
     ``keep_tool_rounds``, ``exclude_tools``, ``tokenizer``, ``archive``, …). ``last_decision``

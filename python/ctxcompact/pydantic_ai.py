@@ -251,7 +251,8 @@ class Compaction(AbstractCapability[Any]):
     """A pydantic-ai capability compacting the messages of each model request.
 
     Under ``trigger`` of the model's window (0.7) a request's messages go as they are; past it,
-    the history is compacted down to ``target_ratio`` of it (0.5). The window comes from the
+    the history is compacted down to what its last 8 calls take, between 0.2 and
+    ``target_ratio`` (0.5) of the window (to ``target_ratio`` exactly when given). The window comes from the
     model's name (looked up in ctxcompact's catalog) unless ``model`` names another or
     ``window`` gives it. ``options`` are :func:`ctxcompact.compact_request`'s other keywords
     (``tool_mode``, ``keep_tool_rounds``, ``exclude_tools``, ``tokenizer``, ``archive``, …).

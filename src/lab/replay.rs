@@ -22,12 +22,15 @@ use crate::catalog::Profile;
 use crate::classify::is_user_turn;
 use crate::cost::{COST_HORIZON, CostModel, MILLION};
 pub use crate::cost::{Caching, PriceFamily, Prices};
+use crate::parallel;
 use crate::session::Compaction;
 use crate::tuning::Optimize;
 use crate::{
     Budget, Conversation, Counts, Error, Message, Options, Result, Session, Strategy, ToolMode,
     validate,
 };
+
+use super::next::{self, NEXT_MESSAGES, Pending};
 
 /// How one call's input tokens are billed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -186,12 +189,20 @@ pub struct Totals {
     pub task_kept_pct: f64,
     /// Share of calls whose input held the current request (the last user request), in percent.
     pub current_kept_pct: f64,
+    /// References the next assistant messages after each call that was sent (within the
+    /// window, pairing intact) use that the call's whole history held only in removable
+    /// history ([`next::pending`]).
+    pub next_references: usize,
+    /// Share of those that the call's input held, in percent.
+    pub next_kept_pct: f64,
     #[serde(skip)]
     bill: Bill,
     #[serde(skip)]
     task: [usize; 2],
     #[serde(skip)]
     current: [usize; 2],
+    #[serde(skip)]
+    next: [usize; 2],
 }
 
 impl Totals {
@@ -210,9 +221,12 @@ impl Totals {
             invalid_calls: 0,
             task_kept_pct: 0.0,
             current_kept_pct: 0.0,
+            next_references: 0,
+            next_kept_pct: 0.0,
             bill: Bill::default(),
             task: [0; 2],
             current: [0; 2],
+            next: [0; 2],
         }
     }
 
@@ -232,6 +246,8 @@ impl Totals {
         self.cost_usd = (self.bill.cost(family) * 10_000.0).round() / 10_000.0;
         self.task_kept_pct = pct(self.task);
         self.current_kept_pct = pct(self.current);
+        self.next_references = self.next[1];
+        self.next_kept_pct = pct(self.next);
     }
 }
 
@@ -242,19 +258,32 @@ pub struct Outcome {
     pub model: String,
     /// The price family it belongs to.
     pub family: String,
-    /// The context window calls must fit.
+    /// The context window calls must fit (0 when each session has its own: `window_share`).
     pub window: usize,
+    /// Each session's window as a share of its whole history's tokens, when given so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_share: Option<f64>,
     /// Sessions replayed.
     pub sessions: usize,
     /// One row per policy.
     pub policies: Vec<Totals>,
 }
 
+/// The context window a replay's calls must fit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Window {
+    /// The same window for every session.
+    Tokens(usize),
+    /// Each session's own: this share of its whole history's tokens (a session outgrows a
+    /// window of a third of its size as it would a model's, at the same point of its work).
+    Share(f64),
+}
+
 /// Runs policies over recorded sessions, one session at a time.
 pub struct Replay {
     model: String,
     family: PriceFamily,
-    window: usize,
+    window: Window,
     options: Options,
     totals: Vec<Totals>,
     sessions: usize,
@@ -262,32 +291,49 @@ pub struct Replay {
 
 impl Replay {
     /// A replay of `policies` for `model` (its profile and price family), where calls must fit
-    /// `window` tokens and sessions compact at `trigger` of it down to `target` of it.
+    /// `window` and sessions compact at `trigger` of it down to `target` of it, or, without a
+    /// target, as deep as their traffic allows ([`Options::traffic_depth`]).
     ///
     /// # Errors
-    /// [`Error::BadBudget`] for a window of 0 or unusable shares.
+    /// [`Error::BadBudget`] for a window of 0 tokens, a share that is not above 0, or unusable
+    /// shares.
     pub fn new(
         model: &str,
         profile: &Profile,
         family: PriceFamily,
-        window: usize,
-        [trigger, target]: [f64; 2],
+        window: Window,
+        (trigger, target): (f64, Option<f64>),
         policies: &[Policy],
     ) -> Result<Self> {
-        if window == 0 {
-            return Err(Error::bad_budget(
-                "context_window",
-                0,
-                "a window of 0 tokens fits nothing",
-            ));
+        match window {
+            Window::Tokens(0) => {
+                return Err(Error::bad_budget(
+                    "context_window",
+                    0,
+                    "a window of 0 tokens fits nothing",
+                ));
+            }
+            Window::Share(share) if !(share > 0.0 && share.is_finite()) => {
+                return Err(Error::bad_budget(
+                    "window_share",
+                    share,
+                    "a window share must be a number above 0",
+                ));
+            }
+            Window::Tokens(_) | Window::Share(_) => {}
         }
         let mut profile = profile.clone();
-        profile.context_window = window;
+        profile.context_window = match window {
+            Window::Tokens(tokens) => tokens,
+            // Checked with a window of the model's own; each session sets its own.
+            Window::Share(_) => profile.context_window.max(1),
+        };
         let options = Options {
             tokenizer: profile.tokenizer,
             model: Some(model.to_string()),
             profile,
-            ..Options::with_budget(Budget::Window { trigger, target })
+            traffic_depth: target.is_none(),
+            ..Options::with_budget(Budget::window_with(Some(trigger), target))
         };
         let replay = Self {
             model: model.to_string(),
@@ -306,7 +352,8 @@ impl Replay {
             lines: Vec::new(),
             repairs: Vec::new(),
         };
-        replay.session_for(&empty, Policy::Default)?;
+        let checked = replay.options.profile.context_window;
+        replay.session_for(&empty, (Policy::Default, checked))?;
         Ok(replay)
     }
 
@@ -325,12 +372,29 @@ impl Replay {
             });
         }
         let counts = self.options.count_body(conversation);
-        if only_outgrowing && counts.total() <= self.window {
+        let window = match self.window {
+            Window::Tokens(tokens) => tokens,
+            // A share above 0 of a count (checked in `new`): rounded up to whole tokens.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            Window::Share(share) => ((counts.total() as f64 * share).ceil() as usize).max(1),
+        };
+        if only_outgrowing && counts.total() <= window {
             return Ok(false);
         }
+        // The calls the recording answered: the request module's boundaries, each run of
+        // assistant messages being one call's answer (not the call still in progress); and what
+        // the next messages after each use that only removable history held.
+        let boundaries: Vec<usize> = crate::request::call_boundaries(conversation)
+            .into_iter()
+            .filter(|&at| at < conversation.messages.len())
+            .collect();
+        let calls = parallel::in_turn(boundaries.len(), parallel::cores(), |k| Call {
+            at: boundaries[k],
+            pending: next::pending(conversation, boundaries[k], NEXT_MESSAGES),
+        });
         for index in 0..self.totals.len() {
             let policy = self.totals[index].policy;
-            let totals = self.run(conversation, &counts, policy)?;
+            let totals = self.run(conversation, &counts, &calls, (policy, window))?;
             let sum = &mut self.totals[index];
             sum.calls += totals.calls;
             sum.bill.add(totals.bill);
@@ -341,6 +405,7 @@ impl Replay {
             for (into, from) in [
                 (&mut sum.task, totals.task),
                 (&mut sum.current, totals.current),
+                (&mut sum.next, totals.next),
             ] {
                 into[0] += from[0];
                 into[1] += from[1];
@@ -356,18 +421,29 @@ impl Replay {
         for totals in &mut policies {
             totals.settle(&self.family);
         }
+        let (window, window_share) = match self.window {
+            Window::Tokens(tokens) => (tokens, None),
+            Window::Share(share) => (0, Some(share)),
+        };
         Outcome {
             model: self.model.clone(),
             family: self.family.family.clone(),
-            window: self.window,
+            window,
+            window_share,
             sessions: self.sessions,
             policies,
         }
     }
 
-    /// A fresh session for a policy, holding what `recording` has besides its messages.
-    fn session_for(&self, recording: &Conversation, policy: Policy) -> Result<Session> {
+    /// A fresh session for a policy and a window, holding what `recording` has besides its
+    /// messages.
+    fn session_for(
+        &self,
+        recording: &Conversation,
+        (policy, window): (Policy, usize),
+    ) -> Result<Session> {
         let mut options = self.options.clone();
+        options.profile.context_window = window;
         let mut compaction = Compaction::Full;
         match policy {
             Policy::Middle | Policy::Oldest => {
@@ -396,14 +472,20 @@ impl Replay {
         Session::with_compaction(start, options, compaction)
     }
 
-    /// One policy over one session.
-    fn run(&self, recording: &Conversation, counts: &Counts, policy: Policy) -> Result<Totals> {
+    /// One policy over one session, whose model calls are `calls`, within `window`.
+    fn run(
+        &self,
+        recording: &Conversation,
+        counts: &Counts,
+        calls: &[Call],
+        (policy, window): (Policy, usize),
+    ) -> Result<Totals> {
         let messages = &recording.messages;
         let mut totals = Totals::new(policy);
         let mut cache = PromptCache::new(self.family.caching, self.family.min_cacheable);
         let mut session = match policy {
             Policy::None | Policy::Naive => None,
-            _ => Some(self.session_for(recording, policy)?),
+            _ => Some(self.session_for(recording, (policy, window))?),
         };
         // The task and the current request as compaction pins them: requests, not harness text
         // (the last user turn stands in when a recording has no request at all).
@@ -417,12 +499,11 @@ impl Replay {
             Counts::from_totals(totals, counts.outside).with_priming_of(counts)
         };
         let mut fed = 0;
-        // The calls the recording answered: the request module's boundaries, each run of
-        // assistant messages being one call's answer (not the call still in progress).
-        let calls = crate::request::call_boundaries(recording)
-            .into_iter()
-            .filter(|&b| b < messages.len());
-        for call in calls {
+        for &Call {
+            at: call,
+            ref pending,
+        } in calls
+        {
             let history = empty(recording.format, recording.system.clone());
             let (sent, sent_counts) = match (&mut session, policy) {
                 (Some(session), _) => {
@@ -444,7 +525,7 @@ impl Replay {
                         ..history
                     };
                     let whole_counts = cut(counts.messages[..call].to_vec());
-                    let trimmed = crate::lab::bench::naive(&whole, &whole_counts, self.window);
+                    let trimmed = crate::lab::bench::naive(&whole, &whole_counts, window);
                     if trimmed.kept.contains(&false) {
                         totals.compactions += 1;
                     }
@@ -472,7 +553,7 @@ impl Replay {
                 .last()
                 .copied()
                 .or_else(|| messages[..call].iter().rposition(is_user_turn));
-            let over = tokens > self.window;
+            let over = tokens > window;
             let invalid = !over && !validate::check(&sent).is_empty();
             for (kept, request) in [(&mut totals.task, task), (&mut totals.current, current)] {
                 if let Some(request) = request {
@@ -481,6 +562,11 @@ impl Replay {
                         kept[0] += 1;
                     }
                 }
+            }
+            if !over && !invalid {
+                let kept = next::kept(pending, &sent);
+                totals.next[0] += kept.iter().filter(|&&k| k).count();
+                totals.next[1] += pending.len();
             }
             if over {
                 totals.over_window_calls += 1;
@@ -500,6 +586,13 @@ impl Replay {
         }
         Ok(totals)
     }
+}
+
+/// One model call of a recording: where its input ends, and the references the next assistant
+/// messages use that only removable history before it held.
+struct Call {
+    at: usize,
+    pending: Vec<Pending>,
 }
 
 /// Whether `conversation` still holds `request`: a message of its role whose text contains the

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::relay::Ending;
 use super::usage::Usage;
-use crate::account::InstructionFile;
+use crate::account::{InstructionFile, LoopDepth};
 use crate::catalog::WindowSource;
 use crate::cost::Prices;
 use crate::request::{Agent, Forward, Handling};
@@ -69,6 +69,10 @@ pub(crate) struct Entry {
     /// target when the pinned part exceeds it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) budget: Option<usize>,
+    /// When compacted: how deep the last compaction went, from the conversation's traffic,
+    /// and the room it left (`window_short` when the window cannot leave much).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) depth: Option<LoopDepth>,
     /// The model's price family, for the cost of the usage reported.
     #[serde(skip)]
     pub(crate) price: Option<String>,
@@ -101,6 +105,7 @@ impl Entry {
             archive_error: None,
             instruction_files: Vec::new(),
             budget: None,
+            depth: None,
             price: None,
         }
     }
@@ -122,6 +127,7 @@ impl Entry {
         self.archive_error = forward.archive_error;
         self.instruction_files = forward.instruction_files;
         self.budget = forward.budget;
+        self.depth = forward.depth;
         self.price = forward.price;
     }
 }

@@ -11,7 +11,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
 use crate::hash::{ContentHash, FxBuild};
-use crate::report::InstructionFile;
+use crate::report::{InstructionFile, LoopDepth};
 use crate::session::Session;
 
 /// The key of a replayed state: the content hash of what produced it.
@@ -33,6 +33,8 @@ pub(crate) struct State {
     /// The budget the last compaction compacted to: the target, or the fallback above it when
     /// the pinned part exceeds it.
     pub(crate) budget: Option<usize>,
+    /// How deep the last compaction went, from the conversation's traffic.
+    pub(crate) depth: Option<LoopDepth>,
 }
 
 /// A bounded map from keys to states.

@@ -35,7 +35,7 @@ use crate::conversation::{Conversation, Role};
 use crate::error::{Error, Result};
 use crate::format::{self, Format};
 use crate::options::Options;
-use crate::report::InstructionFile;
+use crate::report::{InstructionFile, LoopDepth};
 use crate::session::Session;
 use crate::settings::{Run, Settings};
 use crate::tokens;
@@ -105,6 +105,9 @@ pub struct Forward {
     /// When compacted: the budget the conversation's last compaction compacted to, the target
     /// or, when the pinned part exceeds it, the fallback it used ([`crate::Session`]).
     pub budget: Option<usize>,
+    /// When compacted: how deep the conversation's last compaction went, from its traffic, and
+    /// the room it left ([`crate::Report::depth`]).
+    pub depth: Option<LoopDepth>,
 }
 
 /// What was known of a request's model and agent once its model was read: the window used and
@@ -142,6 +145,7 @@ impl Forward {
             unknown_model: None,
             instruction_files: Vec::new(),
             budget: None,
+            depth: None,
         }
     }
 
@@ -207,6 +211,9 @@ pub struct Compactor {
     shares: (f64, f64),
     /// Whether the trigger was given (it then wins over an agent's own point).
     trigger_given: bool,
+    /// Whether the target was given (compactions then go to it, not as deep as the traffic
+    /// allows: [`Options::traffic_depth`]).
+    target_given: bool,
     cache: Cache,
 }
 
@@ -251,6 +258,7 @@ impl Compactor {
         let catalog = settings.catalog()?;
         let calibration = settings.calibration()?;
         let trigger_given = settings.trigger.is_some();
+        let target_given = settings.target_ratio.is_some();
         let mut settings = Settings {
             trigger: Some(trigger),
             target_ratio: Some(target),
@@ -270,6 +278,7 @@ impl Compactor {
             window,
             shares: (trigger, target),
             trigger_given,
+            target_given,
             settings,
             cache: Cache::new(cache_entries),
         })
@@ -343,6 +352,7 @@ impl Compactor {
             self.trigger_given,
         );
         options.budget = Budget::Window { trigger, target };
+        options.traffic_depth = !self.target_given;
         let facts = Facts {
             window: Some(window),
             window_source: options.window_source,
@@ -486,6 +496,7 @@ impl Compactor {
             match state.session.compact_if_needed() {
                 Ok(Some(report)) => {
                     state.budget = Some(report.budget);
+                    state.depth = report.depth;
                     state.instruction_files = report.instruction_files;
                 }
                 Ok(None) => {}
@@ -541,6 +552,7 @@ impl Compactor {
                     .instruction_files
                     .clone_from(&state.instruction_files);
                 forward.budget = state.budget;
+                forward.depth = state.depth;
             }
         } else if received > session.trigger() {
             forward.reason = state.last_error.clone().or_else(|| {
@@ -572,6 +584,7 @@ fn fresh(conversation: &Conversation, options: Options) -> Result<State> {
         last_error: None,
         instruction_files: Vec::new(),
         budget: None,
+        depth: None,
     })
 }
 

@@ -105,7 +105,8 @@ struct Edit {
     tokens: usize,
 }
 
-/// When tool trimming stops, and what a cleared output keeps.
+/// When tool trimming stops, and how the round that meets the budget is cleared. A cleared
+/// output keeps its gist (poorer ones, or none, only where full gists cannot meet the budget).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Stop {
     /// Stop as soon as the conversation takes at most this many tokens; `None` trims every
@@ -113,10 +114,6 @@ pub(crate) struct Stop {
     pub(crate) budget: Option<usize>,
     /// Whether the round that meets the budget is capped to just meet it (else cleared whole).
     pub(crate) cap_crossing: bool,
-    /// Whether cleared outputs keep their gists (else bare placeholders). A window's target
-    /// keeps the room under it as headroom for the calls after a compaction, and gists would
-    /// take it: there outputs clear bare.
-    pub(crate) gists: bool,
     /// The rounds to keep whole, fewer than the options', when clearing every older round
     /// with full gists cannot meet the budget: the recent rounds are then planned with the
     /// older ones, so that their outputs keep full gists before the older outputs keep poorer
@@ -129,7 +126,6 @@ impl Stop {
     pub(crate) const ALL: Self = Self {
         budget: None,
         cap_crossing: false,
-        gists: true,
         widen_to: None,
     };
 }
@@ -148,7 +144,6 @@ pub(crate) fn trim(
     let Stop {
         budget,
         cap_crossing,
-        gists,
         ..
     } = stop;
     let cutting = fit::Cutting {
@@ -170,11 +165,7 @@ pub(crate) fn trim(
         options,
         tokenizer,
         cutting,
-        gist: if gists {
-            GistSize::Full
-        } else {
-            GistSize::Bare
-        },
+        gist: GistSize::Full,
         superseded: superseded(&state.conversation),
     };
     let plans = plan_trim(&state, &rounds, (planning, &mut report), stop, needed);
@@ -269,7 +260,7 @@ fn plan_trim(
     let plan = |planning: &mut Planning<'_>, rounds: &[Round]| {
         planning.gist = gist;
         let plans = plan_rounds(state, rounds, needed, planning, threads);
-        if stop.gists && stop.budget.is_some() && saved(&plans) < needed {
+        if stop.budget.is_some() && saved(&plans) < needed {
             let saves = |plan: &RoundPlan| plan.saved;
             let (poorer, bare) = with_poorer_gists(plans, needed, saves, |size, start| {
                 planning.gist = size;
@@ -839,7 +830,6 @@ mod tests {
         let stop = Stop {
             budget,
             cap_crossing: true,
-            gists: true,
             widen_to: None,
         };
         let (after, report) = trim(start, options, stop, Tokenizer::Chars, None);
@@ -856,7 +846,6 @@ mod tests {
         let stop = Stop {
             budget: Some(budget),
             cap_crossing: true,
-            gists: true,
             widen_to,
         };
         let start = Applied::unchanged(conversation, counts);

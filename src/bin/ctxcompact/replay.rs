@@ -11,7 +11,7 @@ use anyhow::{Context, Result, anyhow};
 use clap::{Args, ValueEnum};
 use ctxcompact::catalog::Catalog;
 use ctxcompact::lab::replay::Prices;
-use ctxcompact::lab::replay::{Outcome, Policy, Replay};
+use ctxcompact::lab::replay::{Outcome, Policy, Replay, Window};
 use ctxcompact::{Budget, format};
 
 /// Arguments of `replay`.
@@ -26,10 +26,15 @@ pub(crate) struct ReplayArgs {
     /// The context window every call must fit [default: the model's].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     window: Option<u64>,
+    /// Each session's window as this share of its whole history's tokens (e.g. 0.333: a
+    /// third), instead of one window for all.
+    #[arg(long, conflicts_with = "window")]
+    window_share: Option<f64>,
     /// Sessions compact when usage passes this share of the window [default: 0.7].
     #[arg(long)]
     trigger: Option<f64>,
-    /// Sessions compact down to this share of the window [default: 0.5].
+    /// Sessions compact down to this share of the window [default: as deep as each session's
+    /// traffic allows, between 0.2 and 0.5].
     #[arg(long)]
     target_ratio: Option<f64>,
     /// Policies to compare, comma-separated [default: all].
@@ -102,9 +107,12 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
     };
     let profile = catalog.resolve(&args.model)?.profile;
     let family = prices.for_profile(&profile)?.clone();
-    let window = match args.window {
-        Some(window) => usize::try_from(window).context("--window: too large")?,
-        None => profile.context_window,
+    let window = match (args.window, args.window_share) {
+        (_, Some(share)) => Window::Share(share),
+        (Some(window), None) => {
+            Window::Tokens(usize::try_from(window).context("--window: too large")?)
+        }
+        (None, None) => Window::Tokens(profile.context_window),
     };
     let policies: Vec<Policy> = if args.policy.is_empty() {
         Policy::ALL.to_vec()
@@ -117,7 +125,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
         family,
         window,
         match Budget::window_with(args.trigger, args.target_ratio) {
-            Budget::Window { trigger, target } => [trigger, target],
+            Budget::Window { trigger, .. } => (trigger, args.target_ratio),
             other => unreachable!("window_with gives a window budget, not {other:?}"),
         },
         &policies,
@@ -171,9 +179,13 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
 
 /// The outcome as an aligned text table, one row per policy.
 fn table(outcome: &Outcome) -> String {
+    let window = match outcome.window_share {
+        Some(share) => format!("window {share} of each session's tokens"),
+        None => format!("window {} tokens", outcome.window),
+    };
     let mut out = format!(
-        "{} sessions, model {} (prices: {}), window {} tokens\n",
-        outcome.sessions, outcome.model, outcome.family, outcome.window
+        "{} sessions, model {} (prices: {}), {window}\n",
+        outcome.sessions, outcome.model, outcome.family
     );
     let header = [
         "policy",
@@ -189,6 +201,7 @@ fn table(outcome: &Outcome) -> String {
         "invalid",
         "task %",
         "current %",
+        "next %",
     ];
     let mut rows = vec![header.map(String::from).to_vec()];
     for p in &outcome.policies {
@@ -206,6 +219,7 @@ fn table(outcome: &Outcome) -> String {
             p.invalid_calls.to_string(),
             format!("{:.1}", p.task_kept_pct),
             format!("{:.1}", p.current_kept_pct),
+            format!("{:.1}", p.next_kept_pct),
         ]);
     }
     let widths: Vec<usize> = (0..header.len())
