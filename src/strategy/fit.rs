@@ -25,18 +25,19 @@ pub(crate) const LARGE_INPUT: usize = 256;
 /// Clears the large inputs ([`LARGE_INPUT`] tokens or more) of the calls in the messages
 /// `messages` of `state`, in the order given, to their path-like arguments (as
 /// `--clear-tool-inputs` does), until the conversation takes at most `budget` tokens; returns
-/// how many were cleared and the tokens freed, as trimming figures.
+/// the messages whose inputs were cleared, how many inputs were and the tokens freed, as
+/// trimming figures.
 pub(crate) fn clear_large_inputs(
     mut state: Applied,
     messages: impl Iterator<Item = usize>,
     budget: usize,
     counter: &dyn TokenCounter,
-) -> (Applied, usize, usize) {
-    let (mut inputs, mut freed) = (0, 0);
+) -> (Applied, Vec<usize>, usize, usize) {
+    let (mut changed, mut inputs, mut freed) = (Vec::new(), 0, 0);
     let mut total = state.counts.total();
     for index in messages {
         if total <= budget {
-            return (state, inputs, freed);
+            break;
         }
         let message = &mut state.conversation.messages[index];
         let mut cleared = 0;
@@ -57,10 +58,29 @@ pub(crate) fn clear_large_inputs(
         total = (total + tokens).saturating_sub(before);
         freed += before.saturating_sub(tokens);
         inputs += cleared;
+        changed.push(index);
         state.counts.messages[index] = tokens;
         state.origin[index] = state.origin[index].edited();
     }
-    (state, inputs, freed)
+    (state, changed, inputs, freed)
+}
+
+/// Whether a call of `state` may have a large input ([`LARGE_INPUT`] tokens or more), by its
+/// cached count (or, where none is cached, its message's).
+pub(crate) fn has_large_input(state: &Applied) -> bool {
+    let messages = state.conversation.messages.iter().enumerate();
+    messages
+        .filter(|(_, m)| m.has_calls())
+        .any(|(index, message)| {
+            state.counts.message_parts(index).map_or_else(
+                || state.counts.messages[index] >= LARGE_INPUT,
+                |(_, parts)| {
+                    message.parts.iter().zip(parts).any(|(part, &tokens)| {
+                        matches!(part, Part::ToolCall { .. }) && tokens >= LARGE_INPUT
+                    })
+                },
+            )
+        })
 }
 
 /// What cutting outputs reads, borrowed once: the counter, and the archive whose files the
