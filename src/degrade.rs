@@ -316,7 +316,8 @@ impl<'a> Trimming<'a> {
     /// The outputs were cleared for a budget those inputs kept out of reach, so clearing them
     /// frees more than needed: the outputs are given back by trimming `untrimmed` (the state
     /// before any output was cleared) again with those inputs cleared, so that outputs are
-    /// cleared, gisted and capped only as far as the budget then needs.
+    /// cleared, gisted and capped only as far as the budget then needs; and where that leaves
+    /// room, the last input cleared is capped instead, its head and tail kept, to fill it.
     fn clear_inputs(
         &self,
         (mut state, untrimmed): (Applied, Option<Applied>),
@@ -360,10 +361,38 @@ impl<'a> Trimming<'a> {
         // The outputs given back: the same inputs cleared before any output (the start holds
         // each input message at its index), then trimmed again to the budget.
         let given_back = untrimmed.and_then(|start| {
-            let inputs_at = changed.iter().filter_map(|&m| state.origin[m].input());
-            let (start, _, again, freed) = fit::clear_large_inputs(start, inputs_at, 0, counter);
-            let (retrimmed, mut tool_trim, mut redone) =
+            let inputs_at: Vec<usize> = changed
+                .iter()
+                .filter_map(|&m| state.origin[m].input())
+                .collect();
+            let last = inputs_at
+                .last()
+                .map(|&i| start.conversation.messages[i].clone());
+            let (start, _, again, mut freed) =
+                fit::clear_large_inputs(start, inputs_at.iter().copied(), 0, counter);
+            let (mut retrimmed, mut tool_trim, mut redone) =
                 self.trim_first(start, planner.input.tokens);
+            // The last input cleared is capped instead where the budget leaves room for more
+            // of it: the outputs whole, it fills what is left.
+            let at = retrimmed
+                .origin
+                .iter()
+                .rposition(|o| o.input() == inputs_at.last().copied());
+            if let (Some(at), Some(last)) = (at, last) {
+                let cleared = retrimmed.counts.messages[at];
+                let room = (self.budget + cleared).saturating_sub(retrimmed.counts.total());
+                let cutting = fit::Cutting {
+                    counter,
+                    archive: None,
+                };
+                if let Some((capped, tokens)) = cutting.cap_inputs(&last, room) {
+                    if tokens > cleared {
+                        retrimmed.conversation.messages[at] = capped;
+                        retrimmed.counts.messages[at] = tokens;
+                        freed -= tokens - cleared;
+                    }
+                }
+            }
             let fuller = kept_else_relaxed(&retrimmed, planner);
             (fuller.fits && again == inputs && keeps_more(&fuller, &better)).then(|| {
                 tool_trim.inputs_cleared += again;
