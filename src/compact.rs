@@ -231,6 +231,7 @@ fn run(
         archive: archive.as_ref(),
     };
     let trimming = Trimming::new(context);
+    let untrimmed = trimming.untrimmed(&start);
     let (state, tool_trim, steps) = trimming.trim_first(start, input.tokens);
     let planner = Planner::new(context, &input, &selector);
     let (state, attempt, outcome) = if state.counts.total() <= budget {
@@ -246,7 +247,7 @@ fn run(
         (state, attempt, outcome)
     } else {
         // Group, select, plan with markers, in the degrade order.
-        degrade::fit(state, &trimming, &planner, (tool_trim, steps))
+        degrade::fit((state, untrimmed), &trimming, &planner, (tool_trim, steps))
     };
     if !attempt.fits {
         let report = outcome.report(&input, &state, options);

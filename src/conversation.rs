@@ -385,3 +385,17 @@ pub struct Conversation {
     /// as the agent sent it, in log order; empty otherwise.
     pub repairs: Vec<Repair>,
 }
+
+impl Conversation {
+    /// The model the request body names (its `model` field), if any: what the proxy and the
+    /// CLI count and compact it for when no model is given.
+    #[must_use]
+    pub fn model(&self) -> Option<&str> {
+        self.envelope.as_ref().and_then(named_model)
+    }
+}
+
+/// The model a request body's top-level object names: its `model` string.
+pub(crate) fn named_model(body: &Map<String, Value>) -> Option<&str> {
+    body.get("model").and_then(Value::as_str)
+}

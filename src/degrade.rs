@@ -17,15 +17,16 @@ use crate::options::Options;
 use crate::planner::{self, Attempt, Context, Planner, Protections};
 use crate::report::Outcome;
 use crate::select;
-use crate::state::{Applied, Discarded};
+use crate::state::Applied;
 use crate::strategy::fit;
 use crate::strategy::tools::{self, ToolMode};
 
 /// Fits `state`, over the budget once [`Trimming::trim_first`] has trimmed it (`done`: what
-/// that did), in the degrade order: the last state, its attempt (which fits, or is the least
-/// that could not) and the run's outcome so far (its action, decision, steps, markers).
+/// that did; `untrimmed`, the state before, when [`Trimming::untrimmed`] kept it), in the
+/// degrade order: the last state, its attempt (which fits, or is the least that could not) and
+/// the run's outcome so far (its action, decision, steps, markers).
 pub(crate) fn fit(
-    mut state: Applied,
+    (mut state, untrimmed): (Applied, Option<Applied>),
     trimming: &Trimming<'_>,
     planner: &Planner<'_>,
     (mut tool_trim, mut steps): (ToolTrim, Vec<Step>),
@@ -44,7 +45,7 @@ pub(crate) fn fit(
     }
     if trimming.fill && trimming.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
         let done = (&mut tool_trim, &mut steps);
-        (state, attempt) = trimming.clear_inputs(state, attempt, planner, done);
+        (state, attempt) = trimming.clear_inputs((state, untrimmed), attempt, planner, done);
     }
     let outputs_cut;
     (state, attempt, outputs_cut) = cut_in_progress(state, attempt, planner, trimming.clears());
@@ -186,6 +187,15 @@ fn cut_in_progress(
     (state, attempt, cut)
 }
 
+/// The plan over `state` with the head and tail kept, else relaxed.
+fn kept_else_relaxed(state: &Applied, planner: &Planner<'_>) -> Attempt {
+    let attempt = planner.attempt(state, Protections::Keep);
+    if attempt.fits {
+        return attempt;
+    }
+    planner.attempt(state, Protections::Relax)
+}
+
 /// Tokens the round in progress gives beyond what the budget needs when its outputs are cut,
 /// where a cap can: room for the marker of the history removed before it, whose digest names
 /// the files and ids the agent read there and goes on to use. A tenth of `budget` (the digest's
@@ -244,6 +254,15 @@ impl<'a> Trimming<'a> {
         }
     }
 
+    /// A copy of `start` for [`Trimming::clear_inputs`] to trim again once it has cleared large
+    /// inputs, kept only where it may clear one: a fixed budget, outputs cleared, no archive,
+    /// inputs not cleared anyway, and a call whose input is large.
+    pub(crate) fn untrimmed(&self, start: &Applied) -> Option<Applied> {
+        let tools = &self.options.tools;
+        let may = self.fill && self.clears() && self.archive.is_none() && !tools.clear_inputs;
+        (may && fit::has_large_input(start)).then(|| start.copy())
+    }
+
     /// Whether tool outputs may be cleared at all.
     fn clears(&self) -> bool {
         self.options.tools.mode != ToolMode::Off
@@ -286,17 +305,22 @@ impl<'a> Trimming<'a> {
     }
 
     /// With a fixed budget and no archive, where `attempt` does not fit or fills less than 60%
-    /// of the budget, the large tool-call inputs of the units `attempt` removes (of all but the last when it does not fit; [`fit::clear_large_inputs`]), oldest
-    /// first, cleared to their path-like
-    /// arguments until the conversation fits, when the plan over that state fits and keeps more
-    /// messages than `attempt` (or as many, using more of the budget), or `attempt` does not
-    /// fit: a file written whole in one call no longer takes its unit with it, nor leaves a
-    /// pinned unit over the budget;
-    /// else `state` and `attempt` as they are. What was cleared is added to the trimming figures
-    /// and its step to the steps, before unit removal.
+    /// of the budget, the large tool-call inputs of the units `attempt` removes (of all but the
+    /// last when it does not fit; [`fit::clear_large_inputs`]), oldest first, cleared to their
+    /// path-like arguments until the conversation fits, when the plan over that state fits and
+    /// keeps more messages than `attempt` (or as many, using more of the budget), or `attempt`
+    /// does not fit: a file written whole in one call no longer takes its unit with it, nor
+    /// leaves a pinned unit over the budget; else `state` and `attempt` as they are. What was
+    /// cleared is added to the trimming figures and its step to the steps, before unit removal.
+    ///
+    /// The outputs were cleared for a budget those inputs kept out of reach, so clearing them
+    /// frees more than needed: the outputs are given back by trimming `untrimmed` (the state
+    /// before any output was cleared) again with those inputs cleared, so that outputs are
+    /// cleared, gisted and capped only as far as the budget then needs; and where that leaves
+    /// room, the last input cleared is capped instead, its head and tail kept, to fill it.
     fn clear_inputs(
         &self,
-        mut state: Applied,
+        (mut state, untrimmed): (Applied, Option<Applied>),
         attempt: Attempt,
         planner: &Planner<'_>,
         (trim, steps): (&mut ToolTrim, &mut Vec<Step>),
@@ -310,12 +334,6 @@ impl<'a> Trimming<'a> {
         if attempt.fits && attempt.tokens_after * 10 >= self.budget * 6 {
             return (state, attempt);
         }
-        let copy = Applied {
-            conversation: state.conversation.clone(),
-            counts: state.counts.clone(),
-            origin: state.origin.clone(),
-            discarded: Discarded::default(),
-        };
         // Only the units the plan removes (the inputs of those it keeps stay whole), or, when it
         // cannot fit, every unit but the last.
         let units = &attempt.units;
@@ -326,30 +344,77 @@ impl<'a> Trimming<'a> {
             (0..units.last().map_or(0, |u| u.messages.start)).collect()
         };
         let counter = &planner.counter;
-        let (mut cleared, inputs, freed) =
-            fit::clear_large_inputs(copy, candidates.into_iter(), self.budget, counter);
+        let (mut cleared, changed, inputs, freed) =
+            fit::clear_large_inputs(state.copy(), candidates.into_iter(), self.budget, counter);
         if inputs == 0 {
             return (state, attempt);
         }
-        let mut better = planner.attempt(&cleared, Protections::Keep);
-        if !better.fits {
-            better = planner.attempt(&cleared, Protections::Relax);
-        }
+        let better = kept_else_relaxed(&cleared, planner);
         // More messages kept, or as many and more of the budget used.
-        let (kept, was) = (better.plan.messages_kept, attempt.plan.messages_kept);
-        let keeps_more = !attempt.fits
-            || kept > was
-            || (kept == was && better.tokens_after > attempt.tokens_after);
-        if !better.fits || !keeps_more {
+        let keeps_more = |better: &Attempt, than: &Attempt| {
+            let (kept, was) = (better.plan.messages_kept, than.plan.messages_kept);
+            !than.fits || kept > was || (kept == was && better.tokens_after > than.tokens_after)
+        };
+        if !better.fits || !keeps_more(&better, &attempt) {
             return (state, attempt);
         }
-        // Only inputs changed: what earlier steps discarded stays with the state.
-        cleared.discarded = std::mem::take(&mut state.discarded);
-        trim.inputs_cleared += inputs;
-        trim.tokens_freed += freed;
+        // The outputs given back: the same inputs cleared before any output (the start holds
+        // each input message at its index), then trimmed again to the budget.
+        let given_back = untrimmed.and_then(|start| {
+            let inputs_at: Vec<usize> = changed
+                .iter()
+                .filter_map(|&m| state.origin[m].input())
+                .collect();
+            let last = inputs_at
+                .last()
+                .map(|&i| start.conversation.messages[i].clone());
+            let (start, _, again, mut freed) =
+                fit::clear_large_inputs(start, inputs_at.iter().copied(), 0, counter);
+            let (mut retrimmed, mut tool_trim, mut redone) =
+                self.trim_first(start, planner.input.tokens);
+            // The last input cleared is capped instead where the budget leaves room for more
+            // of it: the outputs whole, it fills what is left.
+            let at = retrimmed
+                .origin
+                .iter()
+                .rposition(|o| o.input() == inputs_at.last().copied());
+            if let (Some(at), Some(last)) = (at, last) {
+                let cleared = retrimmed.counts.messages[at];
+                let room = (self.budget + cleared).saturating_sub(retrimmed.counts.total());
+                let cutting = fit::Cutting {
+                    counter,
+                    archive: None,
+                };
+                if let Some((capped, tokens)) = cutting.cap_inputs(&last, room) {
+                    if tokens > cleared {
+                        retrimmed.conversation.messages[at] = capped;
+                        retrimmed.counts.messages[at] = tokens;
+                        freed -= tokens - cleared;
+                    }
+                }
+            }
+            let fuller = kept_else_relaxed(&retrimmed, planner);
+            (fuller.fits && again == inputs && keeps_more(&fuller, &better)).then(|| {
+                tool_trim.inputs_cleared += again;
+                tool_trim.tokens_freed += freed;
+                redone.push(Step::RemoveUnits);
+                (retrimmed, fuller, tool_trim, redone)
+            })
+        });
+        let attempt = if let Some((retrimmed, fuller, tool_trim, redone)) = given_back {
+            cleared = retrimmed;
+            (*trim, *steps) = (tool_trim, redone);
+            fuller
+        } else {
+            // Only inputs changed: what earlier steps discarded stays with the state.
+            cleared.discarded = std::mem::take(&mut state.discarded);
+            trim.inputs_cleared += inputs;
+            trim.tokens_freed += freed;
+            better
+        };
         let at = steps.iter().position(|s| *s == Step::RemoveUnits);
         steps.insert(at.unwrap_or(steps.len()), Step::ClearOldInputs);
-        (cleared, better)
+        (cleared, attempt)
     }
 
     /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.

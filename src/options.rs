@@ -152,6 +152,27 @@ impl Options {
         self.add_unlogged(self.tokenizer.count(conversation)).0
     }
 
+    /// The count of `conversation` as `ctxcompact count --json` prints it and the bindings'
+    /// `count` return it: [`Options::count_body`]'s figures, then what counted them — the
+    /// tokenizer, its estimator, and the model with how its name matched, when one is known.
+    ///
+    /// # Panics
+    /// Never: counts are numbers, and always serialize.
+    #[must_use]
+    pub fn count_json(&self, conversation: &Conversation) -> serde_json::Value {
+        let mut value =
+            serde_json::to_value(self.count_body(conversation)).expect("counts always serialize");
+        if let serde_json::Value::Object(object) = &mut value {
+            object.insert("tokenizer".into(), self.tokenizer.as_str().into());
+            object.insert("estimator".into(), self.tokenizer.describe().into());
+            if let Some(model) = &self.model {
+                object.insert("model".into(), model.as_str().into());
+                object.insert("model_match".into(), self.model_match.clone().into());
+            }
+        }
+        value
+    }
+
     /// `counts` (the tokenizer's, of a conversation) with the unlogged part added to what lies
     /// outside the messages, and that part: the one count of `count`, `compact`, a
     /// [`Session`](crate::Session) and a request compactor.

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use crate::account::Strategy;
 use crate::budget::Budget;
 use crate::catalog::{Catalog, WindowSource};
+use crate::conversation::Conversation;
 use crate::cost::CostModel;
 use crate::digest::MarkerMode;
 use crate::error::{Error, Result};
@@ -112,21 +113,41 @@ impl Settings {
         self.options_in(&self.catalog()?)
     }
 
-    /// As [`Settings::options`], with every model's context window `window` when given (the
-    /// Node package's `window`): with no budget given, the window's (compact past 70% of it,
-    /// down to 50%), and a model no catalog rule reads counts with the generic profile.
+    /// As [`Settings::options`], for `conversation`, with every model's context window `window`
+    /// when given (the Node package's `window`: with no budget given, the window's — compact
+    /// past 70% of it, down to 50% — and a model no catalog rule reads counts with the generic
+    /// profile). With no `model` given, the model the body names ([`Conversation::model`], the
+    /// name the proxy reads) is looked up as `model` would be, so that the body is counted and
+    /// compacted for the model it is sent to; a name no catalog rule reads then counts with the
+    /// generic profile, `model_match` saying so.
     ///
     /// # Errors
     /// As [`Settings::options`]; with a window, an unknown model and no budget are no errors.
-    pub fn options_with_window(&self, window: Option<usize>) -> Result<Options> {
+    pub fn options_for_body(
+        &self,
+        conversation: &Conversation,
+        window: Option<usize>,
+    ) -> Result<Options> {
         let catalog = self.catalog()?;
         let calibration = self.calibration()?;
-        self.options_for(&Run {
+        let named = conversation.model().filter(|_| self.model.is_none());
+        let run = Run {
             catalog: &catalog,
             calibration: calibration.as_ref(),
-            model: self.model.as_deref(),
+            model: self.model.as_deref().or(named),
             window,
-        })
+        };
+        match self.options_for(&run) {
+            Err(err @ Error::UnknownModel { .. }) if named.is_some() => {
+                let mut options = self.options_for(&Run { model: None, ..run })?;
+                options.model = named.map(str::to_string);
+                options.model_match = Some(format!(
+                    "named by the body: {err}; counted with the generic profile"
+                ));
+                Ok(options)
+            }
+            found => found,
+        }
     }
 
     /// The catalog models are looked up in: the `catalog` file, else the built-in one.
@@ -383,10 +404,11 @@ mod tests {
 
     #[test]
     fn a_window_replaces_every_models_and_alone_is_the_budget() {
+        let bare = crate::format::parse_value(serde_json::json!([]), None).unwrap();
         let window = |json: &str| {
             serde_json::from_str::<Settings>(json)
                 .unwrap()
-                .options_with_window(Some(9_000))
+                .options_for_body(&bare, Some(9_000))
                 .unwrap()
         };
         let alone = window("{}");
@@ -401,6 +423,41 @@ mod tests {
         assert_eq!(unknown.model.as_deref(), Some("foo-1"));
         assert_eq!(unknown.tokenizer, Tokenizer::O200k);
         assert_eq!(unknown.profile.context_window, 9_000);
+    }
+
+    #[test]
+    fn a_body_names_the_model_unless_the_settings_do() {
+        let body = |model: &str| {
+            crate::format::parse_value(
+                serde_json::json!({"model": model, "messages": [{"role": "user", "content": "hi"}]}),
+                None,
+            )
+            .unwrap()
+        };
+        let given = |json: &str, model: &str| {
+            serde_json::from_str::<Settings>(json)
+                .unwrap()
+                .options_for_body(&body(model), None)
+                .unwrap()
+        };
+        let named = given(r#"{"ratio": 0.5}"#, "claude-sonnet-4-5");
+        assert_eq!(named.model.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(named.profile.name, "claude-sonnet-4-5");
+        assert_eq!(named.budget, Budget::Ratio(0.5));
+        let flag = given(r#"{"model": "gpt-4o"}"#, "claude-sonnet-4-5");
+        assert_eq!(flag.profile.name, "gpt-4o");
+        let counted = given(r#"{"tokenizer": "o200k"}"#, "claude-sonnet-4-5");
+        assert_eq!(counted.tokenizer, Tokenizer::O200k);
+        assert_eq!(counted.profile.name, "claude-sonnet-4-5");
+        let unknown = given(r#"{"ratio": 0.5}"#, "foo-1");
+        assert_eq!(unknown.profile.name, "generic");
+        assert_eq!(unknown.model.as_deref(), Some("foo-1"));
+        assert!(
+            unknown
+                .model_match
+                .unwrap()
+                .contains("unknown model `foo-1`")
+        );
     }
 
     #[test]

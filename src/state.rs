@@ -287,6 +287,16 @@ impl Applied {
         }
     }
 
+    /// A copy of this state to change apart from it: what was discarded stays with this one.
+    pub(crate) fn copy(&self) -> Self {
+        Self {
+            conversation: self.conversation.clone(),
+            counts: self.counts.clone(),
+            origin: self.origin.clone(),
+            discarded: Discarded::default(),
+        }
+    }
+
     /// The features of this state against `budget`.
     pub(crate) fn measure(&self, budget: usize, thresholds: &FeatureThresholds) -> Features {
         Features::measure(&self.conversation, &self.counts, budget, thresholds)

@@ -75,7 +75,11 @@ fn count_json_equals_the_independent_recipe_total() {
             let mut printed: Value = serde_json::from_slice(&output.stdout).unwrap();
             // OpenAI input has no top-level system prompt.
             assert_eq!(printed["system"], 0, "{file} {tokenizer}");
-            printed.as_object_mut().unwrap().remove("system");
+            assert_eq!(printed["tokenizer"], tokenizer, "{file}");
+            let printed_object = printed.as_object_mut().unwrap();
+            for key in ["system", "tokenizer", "estimator", "model", "model_match"] {
+                printed_object.remove(key);
+            }
             assert_eq!(printed, by_tokenizer[tokenizer], "{file} {tokenizer}");
         }
     }
@@ -89,7 +93,9 @@ fn count_reads_standard_input_and_the_model_picks_the_tokenizer() {
     // cl100k: 3 + "user" (1) + "hello world" (2), plus 3 reply tokens.
     assert_eq!(
         serde_json::from_slice::<Value>(&output.stdout).unwrap(),
-        json!({"total": 9, "system": 0, "messages": [6]})
+        json!({"total": 9, "system": 0, "messages": [6], "tokenizer": "cl100k",
+            "estimator": "tiktoken cl100k_base: exact for the models that use it",
+            "model": "gpt-4", "model_match": "`gpt-4` is catalog name `gpt-4`"})
     );
 }
 
@@ -984,7 +990,15 @@ fn count_and_analyze_take_the_agents_models_and_unseen_names_of_their_families()
         let listed = ctxcompact(&["count", "-", "--model", profile, "--json"], Some(input));
         let named = ctxcompact(&["count", "-", "--model", name, "--json"], Some(input));
         assert!(named.status.success(), "{name}: {}", stderr(&named));
-        assert_eq!(named.stdout, listed.stdout, "{name}: counted as {profile}");
+        let counts = |output: &Output| {
+            let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+            (value["total"].clone(), value["tokenizer"].clone())
+        };
+        assert_eq!(
+            counts(&named),
+            counts(&listed),
+            "{name}: counted as {profile}"
+        );
     }
     for command in ["analyze", "count"] {
         let run = ctxcompact(&[command, "-", "--model", "foo-1"], Some(input));
@@ -1358,4 +1372,92 @@ fn count_and_compact_request_count_a_body_with_tools_alike() {
             "{model}"
         );
     }
+}
+
+/// A body that names its model is counted, analysed and compacted for that model, as a request
+/// compactor (the proxy) reads it, unless `--model` or `--tokenizer` says otherwise; what
+/// counted it is named, and a name no catalog rule reads falls back to the generic profile,
+/// named too.
+// See: #54
+#[test]
+fn a_body_is_counted_for_the_model_it_names() {
+    use ctxcompact::format::Format;
+    use ctxcompact::request::Compactor;
+
+    let body = |model: &str| {
+        let tool = json!({"name": "read_file", "description": "Reads a file of the repository.",
+            "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}});
+        let mut body = json!({"max_tokens": 1024, "tools": [tool],
+            "messages": [{"role": "user", "content": "What does src/main.rs do?"}]});
+        if !model.is_empty() {
+            body["model"] = model.into();
+        }
+        serde_json::to_vec(&body).unwrap()
+    };
+    let count = |bytes: &[u8], flags: &[&str]| -> Value {
+        let mut args = vec!["count", "--json", "--format", "anthropic", "-"];
+        args.extend(flags);
+        let output = ctxcompact(&args, Some(bytes));
+        assert!(output.status.success(), "{}", stderr(&output));
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let compactor = Compactor::new(&ctxcompact::Settings::default(), None, 0).unwrap();
+    // An exact name, a family's unseen version, a dated name continuing a catalog name.
+    for (model, tokenizer) in [
+        ("claude-sonnet-4-5", "claude-sonnet"),
+        ("claude-opus-5-7-20270101", "claude-opus"),
+        ("gpt-4o-2024-08-06", "o200k"),
+    ] {
+        let bytes = body(model);
+        let counted = count(&bytes, &[]);
+        let forward = compactor.compact(&bytes, Format::Anthropic, None, None);
+        assert_eq!(
+            counted["total"].as_u64(),
+            forward.tokens_received.map(|total| total as u64),
+            "{model}"
+        );
+        assert_eq!(counted, count(&bytes, &["--model", model]), "{model}");
+        assert_eq!(counted["model"], model, "{counted}");
+        assert_eq!(counted["tokenizer"], tokenizer, "{counted}");
+        assert!(counted["model_match"].as_str().is_some(), "{counted}");
+        // `--tokenizer` counts instead, and says so.
+        let o200k = count(&bytes, &["--tokenizer", "o200k"]);
+        assert_eq!(o200k["total"], count(&body(""), &[])["total"], "{model}");
+        assert_eq!(o200k["tokenizer"], "o200k");
+        // `--model` names another model.
+        let other = count(&bytes, &["--model", "gpt-4o"]);
+        assert_eq!(other["model"], "gpt-4o");
+        for command in [
+            &["analyze", "--json", "--format", "anthropic", "-"][..],
+            &[
+                "compact",
+                "--target",
+                "9999",
+                "--format",
+                "anthropic",
+                "--report",
+                "-",
+                "-",
+            ],
+        ] {
+            let output = ctxcompact(command, Some(&bytes));
+            assert!(output.status.success(), "{}", stderr(&output));
+            let report = if command[0] == "analyze" {
+                output.stdout
+            } else {
+                output.stderr
+            };
+            let report: Value = serde_json::from_slice(&report).unwrap();
+            assert_eq!(report["model"], model, "{command:?}");
+            assert_eq!(report["tokenizer"], tokenizer, "{command:?}");
+            assert_eq!(report["tokens_before"], counted["total"], "{command:?}");
+        }
+    }
+    // A name no catalog rule reads: the generic profile's count, the fallback named.
+    let unknown = count(&body("foo-1"), &[]);
+    assert_eq!(unknown["total"], count(&body(""), &[])["total"]);
+    assert_eq!(unknown["tokenizer"], "o200k");
+    let how = unknown["model_match"].as_str().unwrap();
+    assert!(how.contains("unknown model `foo-1`"), "{how}");
+    assert!(how.contains("generic profile"), "{how}");
 }

@@ -2625,6 +2625,98 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Tool-heavy sessions fill their budget
+// ---------------------------------------------------------------------------------------------
+
+/// Lines of a file an agent read: numbered as a file reader numbers them, each with a few
+/// names.
+fn file_lines(file: usize, lines: usize) -> String {
+    (1..=lines)
+        .map(|i| {
+            format!(
+                "{i:6}\u{2192} def handle_{file}_{i}(request, config_{}): return route_{}(request.path, {i})",
+                i % 7,
+                (i * file) % 11
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A subagent's session: the task, a read round per file of `reads` lines (mixed sizes), and one
+/// `Write` call of `written` lines after the read at `at`, then the agent's answer.
+fn tool_heavy(reads: &[usize], written: usize, at: usize) -> Conversation {
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are a subagent: explore, then report."}),
+        json!({"role": "user", "content": "Find how requests are routed and write docs/routes.md."}),
+    ];
+    let mut round = |id: usize, name: &str, arguments: Value, output: String, text: &str| {
+        let call = format!("call_{id}");
+        messages.push(
+            json!({"role": "assistant", "content": text, "tool_calls": [{"id": call,
+            "type": "function", "function": {"name": name, "arguments": arguments.to_string()}}]}),
+        );
+        messages.push(json!({"role": "tool", "tool_call_id": call, "content": output}));
+    };
+    for (file, &lines) in reads.iter().enumerate() {
+        let path = format!("lib/app/router_{file}.py");
+        round(
+            file,
+            "Read",
+            json!({"file_path": path}),
+            file_lines(file, lines),
+            "",
+        );
+        if file == at {
+            let content = file_lines(99, written);
+            let arguments = json!({"file_path": "docs/routes.md", "content": content});
+            let done = "File created successfully at: docs/routes.md".to_string();
+            round(1000, "Write", arguments, done, "Writing the summary.");
+        }
+    }
+    messages.push(json!({"role": "assistant", "content": "Requests are routed by the router; see docs/routes.md."}));
+    format::parse_value(json!({"messages": messages}), Some(Format::OpenAi)).unwrap()
+}
+
+proptest! {
+    #![proptest_config(config(CASES / 16))]
+
+    /// 13. A tool-heavy session (many reads of mixed sizes, one very large call input) at a
+    /// half and a quarter of its tokens: where the large input is cleared, what is cleared
+    /// stops where the budget is met — the output uses at least 90% of it: the outputs cleared
+    /// before the input are given back, and the input is capped where they leave room.
+    /// See: #54
+    #[test]
+    fn a_tool_heavy_session_fills_its_budget_when_its_large_input_is_cleared(
+        reads in vec(select(vec![2usize, 5, 10, 20, 40, 80, 150, 260]), 3..14),
+        written in select(vec![150usize, 300, 470, 700]),
+        at in 0usize..13,
+        quarter in any::<bool>(),
+    ) {
+        let at = at % reads.len();
+        let input = tool_heavy(&reads, written, at);
+        let ratio = if quarter { 0.25 } else { 0.5 };
+        let options = Options {
+            tokenizer: Tokenizer::Chars,
+            ..Options::with_budget(Budget::Ratio(ratio))
+        };
+        let out = ctxcompact::compact(input, &options).unwrap();
+        let report = &out.report;
+        prop_assert_eq!(report.action, Action::Compacted);
+        if report.tool_trim.inputs_cleared > 0 {
+            prop_assert!(
+                report.tokens_after * 10 >= report.budget * 9,
+                "{} of {} tokens: {:?}, {:?}",
+                report.tokens_after,
+                report.budget,
+                report.steps,
+                report.tool_trim
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The deep run
 // ---------------------------------------------------------------------------------------------
 
@@ -2651,6 +2743,7 @@ fn every_property_holds_with_fifty_times_the_cases() {
     within_budget_every_format_round_trips_byte_for_byte();
     trim_tools_is_idempotent_and_never_adds_tokens();
     count_of_an_output_is_its_reports_tokens_after();
+    a_tool_heavy_session_fills_its_budget_when_its_large_input_is_cleared();
 }
 
 proptest! {

@@ -250,7 +250,7 @@ pub(crate) fn analyze(input: &[u8], settings: &Settings) -> Result<Value, Failur
 /// Each message's tokens and the total, as `ctxcompact count --json` prints them.
 pub(crate) fn count(input: &[u8], settings: &Settings) -> Result<Value, Failure> {
     let (conversation, options) = read(input, settings, true)?;
-    Ok(serde_json::to_value(options.count_body(&conversation)).expect("counts serialize"))
+    Ok(options.count_json(&conversation))
 }
 
 /// Every problem a provider refuses the conversation for as a request, as `ctxcompact
@@ -479,7 +479,11 @@ fn read(
         settings.run.clone()
     };
     run.anchor = usages.pop();
-    let options = options(&run, settings.window)?;
+    // The library's one resolution, with the window given for every model (and, when no budget
+    // is given, the window's budget), for the model the body names unless the settings name one.
+    let options = run
+        .options_for_body(&conversation, settings.window)
+        .map_err(Failure::from_library)?;
     Ok((conversation, options))
 }
 
@@ -493,13 +497,6 @@ fn parse(input: &[u8], settings: &Settings) -> Result<Conversation, Failure> {
     };
     format::parse_with_usage(input, &read)
         .map(|(conversation, _)| conversation)
-        .map_err(Failure::from_library)
-}
-
-/// The library's options, with the window given for every model (and, when no budget is
-/// given, the window's budget): the library's one resolution.
-fn options(run: &ctxcompact::Settings, window: Option<usize>) -> Result<Options, Failure> {
-    run.options_with_window(window)
         .map_err(Failure::from_library)
 }
 

@@ -283,9 +283,9 @@ fn render_message(format: Format, message: ctxcompact::Message) -> Value {
 
 /// Compacts `input` to its budget.
 pub(crate) fn compact(input: Value, settings: &Settings) -> Result<Compaction, Failure> {
-    let options = options(settings)?;
     let lists = Lists::of(&input);
     let conversation = parse(input, settings)?;
+    let options = options(settings, &conversation)?;
     let aligned = lists.aligned(&conversation);
     match ctxcompact::compact(conversation, &options) {
         Ok(compacted) => {
@@ -308,8 +308,9 @@ pub(crate) fn compact(input: Value, settings: &Settings) -> Result<Compaction, F
 /// The failure of a [`compact`] that could not meet its budget (`message`), with the report of
 /// what it tried.
 pub(crate) fn cannot_fit(input: Value, settings: &Settings, message: String) -> Failure {
-    let report = options(settings).and_then(|options| {
-        ctxcompact::analyze(&parse(input, settings)?, &options).map_err(Failure::from_library)
+    let report = parse(input, settings).and_then(|conversation| {
+        let options = options(settings, &conversation)?;
+        ctxcompact::analyze(&conversation, &options).map_err(Failure::from_library)
     });
     match report {
         Ok(report) => Failure::CannotFit {
@@ -322,9 +323,9 @@ pub(crate) fn cannot_fit(input: Value, settings: &Settings, message: String) -> 
 
 /// Trims old tool rounds alone: the output conversation and the report.
 pub(crate) fn trim_tools(input: Value, settings: &Settings) -> Result<(Output, Value), Failure> {
-    let options = unbudgeted(settings)?;
     let lists = Lists::of(&input);
     let conversation = parse(input, settings)?;
+    let options = unbudgeted(settings, &conversation)?;
     let aligned = lists.aligned(&conversation);
     let trimmed = ctxcompact::trim_tools(conversation, &options).map_err(Failure::from_library)?;
     trimmed
@@ -336,17 +337,17 @@ pub(crate) fn trim_tools(input: Value, settings: &Settings) -> Result<(Output, V
 
 /// What `compact` would do, as the report's JSON value; a budget too small is reported in it.
 pub(crate) fn analyze(input: Value, settings: &Settings) -> Result<Value, Failure> {
-    let options = options(settings)?;
     let conversation = parse(input, settings)?;
+    let options = options(settings, &conversation)?;
     let report = ctxcompact::analyze(&conversation, &options).map_err(Failure::from_library)?;
     Ok(to_value(&report))
 }
 
 /// Each message's tokens and the total, as the CLI's `count --json` prints them.
 pub(crate) fn count(input: Value, settings: &Settings) -> Result<Value, Failure> {
-    let options = unbudgeted(settings)?;
     let conversation = parse(input, settings)?;
-    Ok(serde_json::to_value(options.count_body(&conversation)).expect("counts always serialize"))
+    let options = unbudgeted(settings, &conversation)?;
+    Ok(options.count_json(&conversation))
 }
 
 /// Every pairing and placement problem, as a JSON array of objects with the message index, the
@@ -389,16 +390,19 @@ fn to_value(report: &ctxcompact::Report) -> Value {
     serde_json::to_value(report).expect("a report holds only numbers, strings and enums")
 }
 
-/// Full options.
-fn options(settings: &Settings) -> Result<Options, Failure> {
-    settings.run.options().map_err(Failure::from_library)
+/// Full options, for `conversation` (the model its body names, unless `model=` names one).
+fn options(settings: &Settings, conversation: &Conversation) -> Result<Options, Failure> {
+    settings
+        .run
+        .options_for_body(conversation, None)
+        .map_err(Failure::from_library)
 }
 
-/// Options for a call that uses no budget (tool trimming, counting).
-fn unbudgeted(settings: &Settings) -> Result<Options, Failure> {
+/// Options for a call that uses no budget (tool trimming, counting), for `conversation`.
+fn unbudgeted(settings: &Settings, conversation: &Conversation) -> Result<Options, Failure> {
     settings
         .run
         .without_budget()
-        .options()
+        .options_for_body(conversation, None)
         .map_err(Failure::from_library)
 }

@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use crate::budget::Budget;
 use crate::catalog::{Catalog, WindowSource};
-use crate::conversation::{Conversation, Role};
+use crate::conversation::{Conversation, Role, named_model};
 use crate::error::{Error, Result};
 use crate::format::{self, Format};
 use crate::options::Options;
@@ -380,11 +380,7 @@ impl Compactor {
         let Value::Object(mut object) = value else {
             return Err(failed(&None, "the body is not a JSON object".into()));
         };
-        let model = object
-            .get("model")
-            .and_then(Value::as_str)
-            .or(path_model)
-            .map(str::to_string);
+        let model = named_model(&object).or(path_model).map(str::to_string);
         if format == Format::Responses
             && object
                 .get("previous_response_id")

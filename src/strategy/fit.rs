@@ -25,18 +25,19 @@ pub(crate) const LARGE_INPUT: usize = 256;
 /// Clears the large inputs ([`LARGE_INPUT`] tokens or more) of the calls in the messages
 /// `messages` of `state`, in the order given, to their path-like arguments (as
 /// `--clear-tool-inputs` does), until the conversation takes at most `budget` tokens; returns
-/// how many were cleared and the tokens freed, as trimming figures.
+/// the messages whose inputs were cleared, how many inputs were and the tokens freed, as
+/// trimming figures.
 pub(crate) fn clear_large_inputs(
     mut state: Applied,
     messages: impl Iterator<Item = usize>,
     budget: usize,
     counter: &dyn TokenCounter,
-) -> (Applied, usize, usize) {
-    let (mut inputs, mut freed) = (0, 0);
+) -> (Applied, Vec<usize>, usize, usize) {
+    let (mut changed, mut inputs, mut freed) = (Vec::new(), 0, 0);
     let mut total = state.counts.total();
     for index in messages {
         if total <= budget {
-            return (state, inputs, freed);
+            break;
         }
         let message = &mut state.conversation.messages[index];
         let mut cleared = 0;
@@ -57,10 +58,29 @@ pub(crate) fn clear_large_inputs(
         total = (total + tokens).saturating_sub(before);
         freed += before.saturating_sub(tokens);
         inputs += cleared;
+        changed.push(index);
         state.counts.messages[index] = tokens;
         state.origin[index] = state.origin[index].edited();
     }
-    (state, inputs, freed)
+    (state, changed, inputs, freed)
+}
+
+/// Whether a call of `state` may have a large input ([`LARGE_INPUT`] tokens or more), by its
+/// cached count (or, where none is cached, its message's).
+pub(crate) fn has_large_input(state: &Applied) -> bool {
+    let messages = state.conversation.messages.iter().enumerate();
+    messages
+        .filter(|(_, m)| m.has_calls())
+        .any(|(index, message)| {
+            state.counts.message_parts(index).map_or_else(
+                || state.counts.messages[index] >= LARGE_INPUT,
+                |(_, parts)| {
+                    message.parts.iter().zip(parts).any(|(part, &tokens)| {
+                        matches!(part, Part::ToolCall { .. }) && tokens >= LARGE_INPUT
+                    })
+                },
+            )
+        })
 }
 
 /// What cutting outputs reads, borrowed once: the counter, and the archive whose files the
@@ -607,6 +627,69 @@ pub(super) fn is_capped(text: &str) -> bool {
 }
 
 impl Cutting<'_> {
+    /// `original` with the large inputs of its calls ([`LARGE_INPUT`] tokens or more) capped
+    /// rather than cleared: each long text among their arguments (file contents, a patch; not
+    /// a path) keeps its head and tail lines ([`Cutting::cap_text`]) at the largest cap, of at
+    /// least [`MIN_CAP`] tokens and found in [`ROUNDS`] tries, that keeps the message within
+    /// `room` tokens; with its count. `None` when it has no large input or no such cap fits.
+    pub(crate) fn cap_inputs(&self, original: &Message, room: usize) -> Option<(Message, usize)> {
+        let counter = self.counter;
+        let large: Vec<usize> = (0..original.parts.len())
+            .filter(|&part| {
+                matches!(&original.parts[part], Part::ToolCall { arguments, .. }
+                    if counter.count_text(&arguments.to_string()) >= LARGE_INPUT)
+            })
+            .collect();
+        let (mut low, mut high) = (MIN_CAP, counter.count_message(original));
+        let mut best = None;
+        for _ in 0..ROUNDS {
+            if large.is_empty() || low > high {
+                break;
+            }
+            let cap = usize::midpoint(low, high);
+            let mut message = original.clone();
+            for &part in &large {
+                if let Part::ToolCall { arguments, .. } = &mut message.parts[part] {
+                    *arguments = self.capped_arguments(arguments, cap);
+                }
+            }
+            let tokens = counter.count_message(&message);
+            if tokens <= room {
+                best = Some((message, tokens));
+                low = cap + 1;
+            } else {
+                high = cap - 1;
+            }
+        }
+        best
+    }
+
+    /// `arguments` with each long text (not a path) capped at about `cap` tokens, in the same
+    /// shape: a JSON-encoded string stays a string, an object stays an object.
+    fn capped_arguments(&self, arguments: &Value, cap: usize) -> Value {
+        let parsed = match arguments {
+            Value::String(text) => serde_json::from_str::<Value>(text).ok(),
+            other => Some(other.clone()),
+        };
+        let Some(Value::Object(mut map)) = parsed else {
+            return arguments.clone();
+        };
+        for value in map.values_mut() {
+            if is_short_path_value(value) {
+                continue;
+            }
+            if let Value::String(text) = value {
+                if let Some(short) = self.cap_text(text, cap, None) {
+                    *text = short;
+                }
+            }
+        }
+        match arguments {
+            Value::String(_) => Value::String(Value::Object(map).to_string()),
+            _ => Value::Object(map),
+        }
+    }
+
     /// Caps every oversize result in place; returns how many were capped.
     pub(super) fn cap_all(&self, state: &mut Applied, cap: usize) -> usize {
         let counter = self.counter;

@@ -36,7 +36,8 @@ pub(crate) fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         json,
     } = args;
     let (conversation, anchor) = read_anchored(input)?;
-    let options = flags::options(budget, removal, None, Some(0.5), anchor)?;
+    let options = flags::settings(budget, removal, None, Some(0.5), anchor)
+        .options_for_body(&conversation, None)?;
     let report =
         ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
     let text = if *json {
@@ -80,6 +81,10 @@ fn describe(report: &Report) -> String {
         report.profile.strategy,
         report.profile.reason,
     );
+    if let Some(model) = &report.model {
+        let how = report.model_match.as_deref().unwrap_or_default();
+        let _ = writeln!(out, "model {model}: {how}");
+    }
     let t = &report.tool_trim;
     let _ = writeln!(
         out,

@@ -63,7 +63,7 @@ impl Command {
             #[cfg(feature = "proxy")]
             Self::Proxy(_) => return,
         };
-        if let Ok(options) = model.unbudgeted(None, None) {
+        if let Ok(options) = model.unbudgeted(None, None).options() {
             options.tokenizer.prepare();
         }
     }

@@ -38,7 +38,8 @@ pub(crate) fn run(args: CompactArgs) -> Result<ExitCode> {
     } = args;
     check_paths(&input, &output)?;
     let (conversation, anchor) = read_anchored(&input)?;
-    let options = flags::options(&budget, &removal, archive, None, anchor)?;
+    let options = flags::settings(&budget, &removal, archive, None, anchor)
+        .options_for_body(&conversation, None)?;
     let compacted =
         ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
     let code = emit(

@@ -18,7 +18,8 @@ pub(crate) struct CountArgs {
     pub(crate) input: Input,
     #[command(flatten)]
     pub(crate) model: ModelArgs,
-    /// Print `{"total": N, "messages": [...]}`.
+    /// Print `{"total": N, "system": N, "messages": [...], "tokenizer": …, "estimator": …}`,
+    /// with `model` and `model_match` when a model is known.
     #[arg(long)]
     pub(crate) json: bool,
 }
@@ -27,12 +28,15 @@ pub(crate) struct CountArgs {
 pub(crate) fn run(args: &CountArgs) -> Result<ExitCode> {
     let CountArgs { input, model, json } = args;
     let (conversation, anchor) = read_anchored(input)?;
-    let options = model.unbudgeted(None, anchor)?;
+    let options = model
+        .unbudgeted(None, anchor)
+        .options_for_body(&conversation, None)?;
     let tokenizer = options.tokenizer;
     let counts = options.count_body(&conversation);
     let mut out = String::new();
     if *json {
-        out = serde_json::to_string(&counts).expect("counts always serialize");
+        let value = options.count_json(&conversation);
+        out = value.to_string();
         out.push('\n');
     } else {
         if counts.outside > 0 {
@@ -53,6 +57,10 @@ pub(crate) fn run(args: &CountArgs) -> Result<ExitCode> {
             tokenizer.counter().reply_priming(),
             counts.total()
         );
+        if let Some(model) = &options.model {
+            let how = options.model_match.as_deref().unwrap_or_default();
+            let _ = writeln!(out, "model: {model}: {how}");
+        }
         let _ = writeln!(out, "estimator: {}", tokenizer.describe());
         // A given overhead replaces the anchor (`Options::overhead`).
         if let Some(anchor) = options.anchor.as_ref().filter(|_| options.overhead == 0) {

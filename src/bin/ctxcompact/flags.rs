@@ -4,10 +4,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
 use clap::{Args, ValueEnum};
 use ctxcompact::format::{Format, RecordedUsage};
-use ctxcompact::{MarkerMode, Options, Settings, Strategy, Tokenizer, ToolMode};
+use ctxcompact::{MarkerMode, Settings, Strategy, Tokenizer, ToolMode};
 
 /// What removal does: the strategy, the marker each removed span leaves, and tool-round
 /// trimming (`compact`, `analyze` and `proxy` alike).
@@ -301,18 +300,18 @@ impl ModelArgs {
         }
     }
 
-    /// Options for a command that uses no budget (count, tool trimming, the bench, which sets
+    /// Settings for a command that uses no budget (count, tool trimming, the bench, which sets
     /// one per conversation), with `tools` when given, anchored on `anchor`.
     pub(crate) fn unbudgeted(
         &self,
         tools: Option<&ToolArgs>,
         anchor: Option<RecordedUsage>,
-    ) -> Result<Options> {
+    ) -> Settings {
         let mut settings = self.settings(anchor).without_budget();
         if let Some(tools) = tools {
             tools.fill(&mut settings);
         }
-        Ok(settings.options()?)
+        settings
     }
 }
 
@@ -326,16 +325,16 @@ impl BudgetArgs {
     }
 }
 
-/// Builds library options from the budget, strategy, marker, tool and archive arguments,
-/// anchored on `anchor`; `fallback` is the ratio of the conversation's tokens used as the budget
-/// when none is given and there is no model (else that is a usage error).
-pub(crate) fn options(
+/// The settings of the budget, strategy, marker, tool and archive arguments, anchored on
+/// `anchor`; `fallback` is the ratio of the conversation's tokens used as the budget when none
+/// is given and there is no `--model` (else the model's window, or a usage error).
+pub(crate) fn settings(
     budget: &BudgetArgs,
     removal: &RemovalArgs,
     archive: Option<PathBuf>,
     fallback: Option<f64>,
     anchor: Option<RecordedUsage>,
-) -> Result<Options> {
+) -> Settings {
     let use_fallback = !budget.given() && budget.model.model.is_none();
     let mut settings = Settings {
         target: budget.target,
@@ -347,5 +346,5 @@ pub(crate) fn options(
         ..budget.model.settings(anchor)
     };
     removal.fill(&mut settings);
-    Ok(settings.options()?)
+    settings
 }

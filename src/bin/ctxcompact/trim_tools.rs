@@ -33,7 +33,9 @@ pub(crate) fn run(args: &TrimToolsArgs) -> Result<ExitCode> {
     } = args;
     check_paths(input, output)?;
     let (conversation, anchor) = read_anchored(input)?;
-    let options = model.unbudgeted(Some(tools), anchor)?;
+    let options = model
+        .unbudgeted(Some(tools), anchor)
+        .options_for_body(&conversation, None)?;
     let trimmed =
         ctxcompact::trim_tools(conversation, &options).with_context(|| input.file.clone())?;
     emit(
