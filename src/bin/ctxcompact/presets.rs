@@ -4,7 +4,9 @@
 //!
 //! Each way was read from the agents' own releases (pinned in `tests/clients/run.sh`, which
 //! runs them through `wrap`): Claude Code 2.1.328 and Gemini CLI 0.61.0 read a base URL
-//! variable (Gemini CLI then uses its key variable when no other sign-in is selected); Codex
+//! variable (Gemini CLI with API-key sign-in selected in its settings: with none selected, the
+//! variable makes it choose a gateway sign-in its `-p` mode refuses, and it reads system
+//! settings files only from folders root owns, so `wrap` cannot select one for it); Codex
 //! 0.169.0 ignores `OPENAI_BASE_URL` and reads the config key `openai_base_url`; opencode
 //! 1.18.33 merges the JSON of `OPENCODE_CONFIG_CONTENT` over its configuration files, whose
 //! `provider.<id>.options.baseURL` its providers' SDKs take; Qwen Code 0.24.4 reads
