@@ -1,9 +1,9 @@
-//! The proxy's running totals, kept as atomic counters the ledger adds each request's line to,
-//! and read two ways: as JSON (`GET /ctxcompact/stats`) and in Prometheus's text exposition
-//! format, version 0.0.4 (`GET /metrics`).
+//! The proxy's running totals, kept as atomic counters that each request's ledger line is
+//! added to as it is written, and read two ways: as JSON (`GET /ctxcompact/stats`) and in
+//! Prometheus's text exposition format, version 0.0.4 (`GET /metrics`).
 //!
-//! One record per request feeds both, so they never disagree with each other or with the
-//! ledger: recording is a handful of relaxed atomic additions, never a lock. The label sets
+//! The line that goes to the ledger feeds both, so they never disagree with each other or with
+//! the ledger: recording is a handful of relaxed atomic additions, never a lock. The label sets
 //! are closed (actions, APIs, fail-open kinds, status classes), so every series exists from
 //! the start, at 0. Names follow Prometheus's conventions: the `ctxcompact_` prefix, base units
 //! (`_seconds`, `_tokens`), `_total` on counters.
