@@ -85,15 +85,22 @@ install() {
   npm install --silent --prefix "$work/npm" "$1" >/dev/null 2>&1
 }
 
+# Writes the user's own settings file $2 (a path in the home folder of step $1): $3.
+user_settings() {
+  mkdir -p "$(dirname "$work/$1/home/$2")"
+  printf '%s\n' "$3" > "$work/$1/home/$2"
+}
+
 # Runs `ctxcompact wrap` for step $1 with the proxy flags $2 (words), then the agent's command
-# (the arguments after), in the step's project folder with HOME at its home folder, whose
-# files (the user's own settings, written by the caller) must come out unchanged; every
-# provider's upstream is the scripted one. Sets $out (the agent's standard output); fails
-# unless the agent exits 0, wrap named it on its start line, and the proxy's port is closed
-# once wrap has exited.
+# (the arguments after $3), in the step's project folder with HOME at its home folder, whose
+# files (the user's own settings) must come out unchanged; every provider's upstream is the
+# scripted one. Fails unless the agent exits 0, wrap named it on its start line, the proxy's
+# port is closed once wrap has exited, the agent printed the answer $3 names (its first word)
+# and check.py passes with the rest of $3 (the window, the compactions at least, the kind).
 wrap_session() {
-  local name="$1" flags="$2" home="$work/$1/home"
-  shift 2
+  local name="$1" flags="$2" final window minimum kind home="$work/$1/home"
+  read -r final window minimum kind <<< "$3"
+  shift 3
   (cd "$home" && find . -type f -print0 | sort -z | xargs -0 sha256sum) > "$work/$name/settings.sha256"
   # shellcheck disable=SC2086 # the flags are words
   out="$(cd "$work/$name/files" && HOME="$home" timeout 600 "$ctxcompact" wrap --ledger "$ledger" \
@@ -110,6 +117,8 @@ wrap_session() {
   (cd "$home" && sha256sum --quiet -c "$work/$name/settings.sha256") \
     || { echo "clients: wrap $name changed the user's settings" >&2; exit 1; }
   echo "$name: $out" | tail -2
+  grep -q "$final" <<< "$out"
+  "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" "$window" "$minimum" "$kind"
 }
 
 # The line docs/proxy.md (README.md for `wrap`) gives for a client, which the step runs (with
@@ -280,22 +289,15 @@ print("codex: first model request %.2f s after start" % (os.path.getmtime(os.pat
       documented_line README.md "cargo run --release -- wrap -- claude "
 
       upstream wrap-claude
-      mkdir -p "$work/wrap-claude/home/.claude"
-      echo '{"includeCoAuthoredBy": false}' > "$work/wrap-claude/home/.claude/settings.json"
+      user_settings wrap-claude .claude/settings.json '{"includeCoAuthoredBy": false}'
       ANTHROPIC_API_KEY=sk-ant-dummy DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 \
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 wrap_session wrap-claude "--trigger 0.04 --target-ratio 0.025" \
-        "$bin/claude" -p "$task" --allowedTools "Read,Bash,Write"
-      grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
-      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1000000 2 anthropic
+        "SCRIPTED-FINAL-ANSWER 1000000 2 anthropic" "$bin/claude" -p "$task" --allowedTools "Read,Bash,Write"
 
       upstream wrap-codex
-      mkdir -p "$work/wrap-codex/home/.codex"
-      printf 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n\n[features]\nplugins = false\nremote_plugin = false\napps = false\n' \
-        > "$work/wrap-codex/home/.codex/config.toml"
+      user_settings wrap-codex .codex/config.toml "$(printf 'approval_policy = "never"\nsandbox_mode = "danger-full-access"\n\n[features]\nplugins = false\nremote_plugin = false\napps = false')"
       OPENAI_API_KEY=sk-dummy wrap_session wrap-codex "--trigger 0.15 --target-ratio 0.1" \
-        "$bin/codex" exec --skip-git-repo-check "$task"
-      grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
-      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 272000 2 responses
+        "SCRIPTED-FINAL-ANSWER 272000 2 responses" "$bin/codex" exec --skip-git-repo-check "$task"
       # The agent's own failure comes back as its exit status: Codex refuses an unknown flag
       # with 2, which wrap returns (its own usage errors never start the agent).
       status=0
@@ -308,56 +310,46 @@ print("codex: first model request %.2f s after start" % (os.path.getmtime(os.pat
       upstream wrap-gemini
       # API-key sign-in selected in the user's settings, as Gemini CLI's -p needs (wrap cannot
       # select it without editing them); no usage statistics.
-      mkdir -p "$work/wrap-gemini/home/.gemini"
-      echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": false}}' \
-        > "$work/wrap-gemini/home/.gemini/settings.json"
+      user_settings wrap-gemini .gemini/settings.json \
+        '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": false}}'
       GEMINI_API_KEY=dummy GEMINI_CLI_TRUST_WORKSPACE=true wrap_session wrap-gemini \
-        "--trigger 0.03 --target-ratio 0.02" "$bin/gemini" -p "$task"
-      grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
-      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1048576 2 gemini
+        "--trigger 0.03 --target-ratio 0.02" "SCRIPTED-FINAL-ANSWER 1048576 2 gemini" "$bin/gemini" -p "$task"
 
       upstream wrap-opencode
       # claude-sonnet-4-5 (200,000 tokens): compact past 40,000. Its models list from the
       # release, not models.dev; its package installs sent to a closed local port (it goes on
       # without them), so that nothing leaves 127.0.0.1.
-      mkdir -p "$work/wrap-opencode/home/.config/opencode"
-      echo '{"$schema": "https://opencode.ai/config.json", "autoupdate": false}' \
-        > "$work/wrap-opencode/home/.config/opencode/opencode.json"
+      user_settings wrap-opencode .config/opencode/opencode.json \
+        '{"$schema": "https://opencode.ai/config.json", "autoupdate": false}'
       ANTHROPIC_API_KEY=sk-ant-dummy OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 \
         OPENCODE_DISABLE_DEFAULT_PLUGINS=1 npm_config_registry=http://127.0.0.1:9/ \
-        wrap_session wrap-opencode "--trigger 0.2 --target-ratio 0.12" \
+        wrap_session wrap-opencode "--trigger 0.2 --target-ratio 0.12" "SCRIPTED-FINAL-ANSWER 200000 2 anthropic" \
         "$bin/opencode" run -m anthropic/claude-sonnet-4-5 "$task"
-      grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
-      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 200000 2 anthropic
 
       upstream wrap-qwen
       # qwen3-coder-plus (262,144 tokens) over OpenAI Chat Completions: compact past 39,321.
       # The settings as Qwen Code writes them back (it adds its format's `$version` to a file
       # without one, wrapped or not).
-      mkdir -p "$work/wrap-qwen/home/.qwen"
-      printf '{\n  "ui": {\n    "hideTips": true\n  },\n  "$version": 4\n}\n' > "$work/wrap-qwen/home/.qwen/settings.json"
+      user_settings wrap-qwen .qwen/settings.json "$(printf '{\n  "ui": {\n    "hideTips": true\n  },\n  "$version": 4\n}')"
       OPENAI_API_KEY=sk-dummy OPENAI_MODEL=qwen3-coder-plus QWEN_CODE_SUPPRESS_YOLO_WARNING=1 \
-        wrap_session wrap-qwen "--trigger 0.15 --target-ratio 0.1" "$bin/qwen" -p "$task" --yolo
-      grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
-      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 262144 2 openai
+        wrap_session wrap-qwen "--trigger 0.15 --target-ratio 0.1" "SCRIPTED-FINAL-ANSWER 262144 2 openai" \
+        "$bin/qwen" -p "$task" --yolo
 
       upstream wrap-aider
       # aider calls no tools: its one-shot request carries the chat it restores from the
       # project's history file (30 earlier exchanges quoting the part files, about 39,000
       # tokens), which it may not summarise itself; gpt-4o (128,000 tokens) compacts past 12,800.
-      echo "dark-mode: true" > "$work/wrap-aider/home/.aider.conf.yml"
+      user_settings wrap-aider .aider.conf.yml "dark-mode: true"
       for i in $(seq -w 1 30); do
         printf '#### Summarise part%s.txt for me.\n\nHere is part %s, line by line:\n\n' "$i" "$i"
         cat "$work/wrap-aider/files/part$i.txt"
         echo
       done > "$work/wrap-aider/files/.aider.chat.history.md"
       OPENAI_API_KEY=sk-dummy LITELLM_LOCAL_MODEL_COST_MAP=True wrap_session wrap-aider \
-        "--trigger 0.1 --target-ratio 0.05" "$work/aider-venv/bin/aider" --model gpt-4o \
+        "--trigger 0.1 --target-ratio 0.05" "scripted 128000 1 openai" "$work/aider-venv/bin/aider" --model gpt-4o \
         --message "Now summarise all the parts you read." --restore-chat-history \
         --max-chat-history-tokens 1000000 --yes-always --no-git --no-check-update --analytics-disable \
         --no-show-model-warnings --no-pretty --no-stream
-      grep -q scripted <<< "$out"
-      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 128000 1 openai
       ;;
     *) echo "clients: unknown step $step" >&2; exit 2 ;;
   esac
