@@ -13,15 +13,31 @@ use std::time::{Duration, Instant};
 /// The longest a test waits for `wrap` to exit.
 const PATIENCE: Duration = Duration::from_secs(30);
 
-/// A fresh folder for one test.
-fn folder(name: &str) -> PathBuf {
+/// A fresh folder for one test, removed with everything in it when dropped.
+struct Folder(PathBuf);
+
+impl std::ops::Deref for Folder {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn folder(name: &str) -> Folder {
     let dir = std::env::temp_dir().join(format!(
         "ctxcompact-wrap-test-{}-{name}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Folder(dir)
 }
 
 /// An executable shell script `name` in `dir`.
