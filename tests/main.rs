@@ -40,6 +40,9 @@ mod report;
 mod session;
 /// What survives compaction: task, requests, files, markers and re-compaction (issue 10).
 mod survival;
+/// `ctxcompact wrap -- AGENT` with scripts for agents: exit status, signals, no proxy left (issue 55).
+#[cfg(feature = "proxy")]
+mod wrap;
 
 /// A conversation as `format::write` writes it, in memory.
 fn rendered(conversation: &ctxcompact::Conversation) -> Vec<u8> {

@@ -1637,3 +1637,137 @@ fn codex_is_recognised_and_its_ninety_percent_leaves_the_default_trigger_below_i
         (&json!("codex"), &json!("body: client_metadata"))
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Metrics (issue 55).
+
+/// The samples of a Prometheus text exposition, by name and labels, after checking its shape:
+/// every family announced by `# HELP` then `# TYPE` before its samples, every name prefixed
+/// `ctxcompact_`, every counter's name ending in `_total`, every value a number.
+fn exposition_samples(text: &str) -> std::collections::BTreeMap<String, f64> {
+    let mut samples = std::collections::BTreeMap::new();
+    let mut families = std::collections::BTreeMap::<String, String>::new();
+    let mut helped = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            helped = Some(rest.split(' ').next().unwrap().to_string());
+        } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap();
+            assert_eq!(helped.as_deref(), Some(name), "TYPE without HELP: {line}");
+            assert!(name.starts_with("ctxcompact_"), "{name}");
+            assert!(["counter", "gauge", "histogram"].contains(&kind), "{line}");
+            if kind == "counter" {
+                assert!(name.ends_with("_total"), "{name}");
+            }
+            families.insert(name.to_string(), kind.to_string());
+        } else {
+            let (series, value) = line.rsplit_once(' ').unwrap();
+            let name = series.split('{').next().unwrap();
+            let family = ["_bucket", "_sum", "_count"]
+                .iter()
+                .find_map(|suffix| {
+                    name.strip_suffix(suffix)
+                        .filter(|base| families.get(*base).is_some_and(|k| k == "histogram"))
+                })
+                .unwrap_or(name);
+            assert!(
+                families.contains_key(family),
+                "a sample before its TYPE: {line}"
+            );
+            let value: f64 = value.parse().unwrap_or_else(|_| panic!("{line}"));
+            samples.insert(series.to_string(), value);
+        }
+    }
+    samples
+}
+
+#[test]
+#[allow(clippy::float_cmp)] // counts and sums of whole tokens, exact in an f64
+fn metrics_are_prometheus_text_and_add_up_to_the_ledger() {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--window", "1000"]);
+    let malformed = b"{\"model\": \"gpt-4o\", \"messages\": [".to_vec();
+    let mut broken: Value = serde_json::from_slice(&big_chat_body()).unwrap();
+    broken["messages"][2]["tool_call_id"] = json!("nobody");
+    let bodies = [
+        malformed,
+        serde_json::to_vec(&broken).unwrap(),
+        big_chat_body(),
+    ];
+    for body in &bodies {
+        assert_eq!(post(&proxy.addr, "/v1/chat/completions", body).status, 200);
+    }
+    assert_eq!(send(&proxy.addr, "GET", "/v1/models", &[], b"").status, 200);
+    let ledger = proxy.ledger(4);
+    let answer = send(&proxy.addr, "GET", "/metrics", &[], b"");
+    assert_eq!(answer.status, 200);
+    assert_eq!(
+        header(&answer.headers, "content-type"),
+        Some("text/plain; version=0.0.4; charset=utf-8")
+    );
+    let samples = exposition_samples(&String::from_utf8(answer.body).unwrap());
+    let sample = |series: &str| {
+        *samples
+            .get(series)
+            .unwrap_or_else(|| panic!("no {series} in {samples:?}"))
+    };
+    let count = |action: &str| ledger.iter().filter(|l| l["action"] == action).count() as f64;
+    assert_eq!(count("failed_open"), 2.0);
+    for (action, api) in [
+        ("failed_open", "openai"),
+        ("compacted", "openai"),
+        ("passthrough", "other"),
+    ] {
+        let series = format!("ctxcompact_requests_total{{action=\"{action}\",api=\"{api}\"}}");
+        assert_eq!(sample(&series), count(action), "{series}");
+    }
+    assert_eq!(
+        sample("ctxcompact_failed_open_total{reason=\"not_json\"}"),
+        1.0
+    );
+    assert_eq!(
+        sample("ctxcompact_failed_open_total{reason=\"invalid\"}"),
+        1.0
+    );
+    assert_eq!(ledger[0]["fail_open"], "not_json");
+    let sum = |field: &str| {
+        ledger
+            .iter()
+            .map(|l| l[field].as_u64().unwrap_or(0))
+            .sum::<u64>() as f64
+    };
+    assert_eq!(
+        sample("ctxcompact_received_tokens_total"),
+        sum("tokens_received")
+    );
+    assert_eq!(
+        sample("ctxcompact_forwarded_tokens_total"),
+        sum("tokens_forwarded")
+    );
+    assert_eq!(
+        sample("ctxcompact_saved_tokens_total"),
+        sum("tokens_received") - sum("tokens_forwarded")
+    );
+    assert_eq!(
+        sample("ctxcompact_compactions_total"),
+        sum("compactions_run")
+    );
+    assert!(sample("ctxcompact_compactions_total") >= 1.0);
+    assert_eq!(
+        sample("ctxcompact_upstream_responses_total{class=\"2xx\"}"),
+        4.0
+    );
+    assert_eq!(sample("ctxcompact_proxy_added_seconds_count"), 4.0);
+    assert_eq!(
+        sample("ctxcompact_proxy_added_seconds_bucket{le=\"+Inf\"}"),
+        4.0
+    );
+    let added: f64 = ledger.iter().map(|l| l["proxy_ms"].as_f64().unwrap()).sum();
+    assert!((sample("ctxcompact_proxy_added_seconds_sum") - added / 1000.0).abs() < 1e-6);
+    // The totals as JSON are the same record's.
+    let stats: Value =
+        serde_json::from_slice(&send(&proxy.addr, "GET", "/ctxcompact/stats", &[], b"").body)
+            .unwrap();
+    assert_eq!(stats["requests"], 4);
+    assert_eq!(stats["compactions"].as_f64(), Some(sum("compactions_run")));
+}

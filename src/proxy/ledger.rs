@@ -1,11 +1,13 @@
-//! The ledger: one JSON line per request, and the totals `GET /ctxcompact/stats` returns.
+//! The ledger: one JSON line per request; the same lines feed the totals and metrics
+//! (`super::metrics`).
 //!
 //! A line holds the time, the path (never the query, which may carry a key), the model, the
 //! window used and where it came from (`flag`, `catalog`, `family`), the agent recognised and
 //! by what, the trigger in tokens and why, the tokens received and forwarded, the action and
-//! why, the conversation's compactions so far, the time the proxy added, and the usage the
-//! provider reported with its cost at the price family of the model's catalog profile
-//! (`data/prices.json`). It never holds message text or a header.
+//! why (with the kind, when it failed open), the conversation's compactions so far and those
+//! this request ran, the time the proxy added, and the usage the provider reported with its
+//! cost at the price family of the model's catalog profile (`data/prices.json`). It never
+//! holds message text or a header.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -20,7 +22,8 @@ use super::usage::Usage;
 use crate::account::{InstructionFile, LoopDepth};
 use crate::catalog::WindowSource;
 use crate::cost::Prices;
-use crate::request::{Agent, Forward, Handling};
+use crate::format::Format;
+use crate::request::{Agent, FailOpen, Forward, Handling};
 
 /// One request's line.
 #[derive(Debug, Clone, Serialize)]
@@ -50,7 +53,12 @@ pub(crate) struct Entry {
     pub(crate) tokens_forwarded: Option<usize>,
     pub(crate) action: Handling,
     pub(crate) reason: Option<String>,
+    /// When it failed open: the reason's kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) fail_open: Option<FailOpen>,
     pub(crate) compactions: Option<usize>,
+    /// The compactions this request's replay ran.
+    pub(crate) compactions_run: usize,
     /// Milliseconds between the whole body's arrival and the request leaving for upstream.
     pub(crate) proxy_ms: f64,
     pub(crate) usage: Option<Usage>,
@@ -76,6 +84,23 @@ pub(crate) struct Entry {
     /// The model's price family, for the cost of the usage reported.
     #[serde(skip)]
     pub(crate) price: Option<String>,
+    /// The API the body was read as (none: not read); the path says it in the line.
+    #[serde(skip)]
+    pub(crate) api: Option<Format>,
+    /// How far the request got upstream; the status says it in the line.
+    #[serde(skip)]
+    pub(crate) upstream: Upstream,
+}
+
+/// How far a request got towards upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Upstream {
+    /// Answered by the proxy itself (a refused upgrade, a body that broke off).
+    NotSent,
+    /// Sent, and no answer came (the client got a 502).
+    Unreachable,
+    /// Upstream answered with the line's status.
+    Answered,
 }
 
 impl Entry {
@@ -97,7 +122,9 @@ impl Entry {
             tokens_forwarded: None,
             action: Handling::Passthrough,
             reason: None,
+            fail_open: None,
             compactions: None,
+            compactions_run: 0,
             proxy_ms: 0.0,
             usage: None,
             cost_usd: None,
@@ -107,6 +134,8 @@ impl Entry {
             budget: None,
             depth: None,
             price: None,
+            api: None,
+            upstream: Upstream::NotSent,
         }
     }
 
@@ -121,9 +150,11 @@ impl Entry {
         self.trigger_reason = forward.trigger_reason;
         self.action = forward.handling;
         self.reason = forward.reason;
+        self.fail_open = forward.fail_open;
         self.tokens_received = forward.tokens_received;
         self.tokens_forwarded = forward.tokens_forwarded;
         self.compactions = forward.compactions;
+        self.compactions_run = forward.compactions_run;
         self.archive_error = forward.archive_error;
         self.instruction_files = forward.instruction_files;
         self.budget = forward.budget;
@@ -132,34 +163,14 @@ impl Entry {
     }
 }
 
-/// The totals since the proxy started.
-#[derive(Debug, Clone, Default, Serialize)]
-pub(crate) struct Totals {
-    pub(crate) requests: u64,
-    pub(crate) forwarded: u64,
-    pub(crate) compacted: u64,
-    pub(crate) passthrough: u64,
-    pub(crate) failed_open: u64,
-    pub(crate) tokens_received: u64,
-    pub(crate) tokens_forwarded: u64,
-    /// Received less forwarded, over the compacted requests.
-    pub(crate) tokens_saved: u64,
-    pub(crate) reported_input_tokens: u64,
-    pub(crate) reported_output_tokens: u64,
-    pub(crate) cost_usd: f64,
-    /// Conversations whose replayed state is cached now.
-    pub(crate) cached_conversations: usize,
-}
-
 /// Where entries go.
 pub(crate) struct Ledger {
     file: Option<Mutex<File>>,
-    totals: Mutex<Totals>,
     prices: Prices,
 }
 
 impl Ledger {
-    /// A ledger appending to `path`, or keeping totals only.
+    /// A ledger appending to `path`, or writing nothing.
     pub(crate) fn open(path: Option<&Path>) -> std::io::Result<Self> {
         let file = match path {
             Some(path) => Some(Mutex::new(
@@ -169,7 +180,6 @@ impl Ledger {
         };
         Ok(Self {
             file,
-            totals: Mutex::new(Totals::default()),
             prices: Prices::builtin(),
         })
     }
@@ -186,33 +196,8 @@ impl Ledger {
         ))
     }
 
-    /// Adds an entry to the totals and writes its line.
+    /// Writes an entry's line.
     pub(crate) fn record(&self, entry: &Entry) {
-        {
-            let mut totals = self
-                .totals
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            totals.requests += 1;
-            match entry.action {
-                Handling::Forwarded => totals.forwarded += 1,
-                Handling::Compacted => totals.compacted += 1,
-                Handling::Passthrough => totals.passthrough += 1,
-                Handling::FailedOpen => totals.failed_open += 1,
-            }
-            let received = entry.tokens_received.unwrap_or(0) as u64;
-            let forwarded = entry.tokens_forwarded.unwrap_or(0) as u64;
-            totals.tokens_received += received;
-            totals.tokens_forwarded += forwarded;
-            if entry.action == Handling::Compacted {
-                totals.tokens_saved += received.saturating_sub(forwarded);
-            }
-            if let Some(usage) = &entry.usage {
-                totals.reported_input_tokens += usage.total_input();
-                totals.reported_output_tokens += usage.output_tokens;
-            }
-            totals.cost_usd += entry.cost_usd.unwrap_or(0.0);
-        }
         if let Some(file) = &self.file {
             let mut line = serde_json::to_vec(entry).expect("an entry serializes");
             line.push(b'\n');
@@ -222,17 +207,6 @@ impl Ledger {
             // A ledger that cannot be written must not fail the request it accounts for.
             let _ = file.write_all(&line);
         }
-    }
-
-    /// The totals as JSON, with the cache's size.
-    pub(crate) fn stats(&self, cached: usize) -> Vec<u8> {
-        let mut totals = self
-            .totals
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
-        totals.cached_conversations = cached;
-        serde_json::to_vec_pretty(&totals).expect("totals serialize")
     }
 }
 
@@ -273,7 +247,7 @@ mod tests {
         let line = serde_json::to_string(&entry).unwrap();
         assert_eq!(
             line,
-            r#"{"time":"1970-01-01T00:00:00.000Z","method":"POST","path":"/v1/messages","model":null,"window":null,"window_source":null,"trigger":null,"trigger_reason":null,"status":null,"tokens_received":null,"tokens_forwarded":null,"action":"passthrough","reason":null,"compactions":null,"proxy_ms":0.0,"usage":null,"cost_usd":null,"response":null}"#
+            r#"{"time":"1970-01-01T00:00:00.000Z","method":"POST","path":"/v1/messages","model":null,"window":null,"window_source":null,"trigger":null,"trigger_reason":null,"status":null,"tokens_received":null,"tokens_forwarded":null,"action":"passthrough","reason":null,"compactions":null,"compactions_run":0,"proxy_ms":0.0,"usage":null,"cost_usd":null,"response":null}"#
         );
         entry.client = Some(Agent::Codex);
         entry.client_by = Some("originator header");

@@ -2,9 +2,10 @@
 //! proxy` runs, callable from Rust.
 //!
 //! One concept per file: `config` (the settings a proxy is given), `route` (which requests are
-//! read), `ledger` (one line per request, the totals), `usage` (what a response reports),
-//! `relay` (streaming to and from upstream) and `serve` (accepting connections and running each
-//! request through them). What a read body becomes is [`crate::request`]'s [`Compactor`]: the
+//! read), `ledger` (one line per request), `metrics` (the totals the lines add up to, as JSON
+//! and in Prometheus's text format), `usage` (what a response reports), `relay` (streaming to
+//! and from upstream) and `serve` (accepting connections and running each request through
+//! them, until the process stops or the caller stops it). What a read body becomes is [`crate::request`]'s [`Compactor`]: the
 //! server adds sockets, streaming, the ledger and fail-open, never a decision of its own, so its
 //! upstream bytes are those the compactor gives for the same body.
 //!
@@ -35,10 +36,12 @@
 
 mod config;
 mod ledger;
+mod metrics;
 mod relay;
 mod route;
 mod serve;
 mod usage;
 
 pub use config::Config;
-pub use serve::Event;
+pub use metrics::Totals;
+pub use serve::{Event, Running};

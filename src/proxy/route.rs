@@ -1,7 +1,8 @@
 //! Routing: which requests the proxy reads, and which provider every request goes to.
 //!
 //! `POST /v1/messages`, `/v1/chat/completions`, `/v1/responses` and Gemini's
-//! `…:generateContent` / `…:streamGenerateContent` are read; a WebSocket upgrade (Codex's
+//! `…:generateContent` / `…:streamGenerateContent` are read; `GET /ctxcompact/stats` and
+//! `GET /metrics` are the proxy's own pages; a WebSocket upgrade (Codex's
 //! Responses transport) is refused with 426, so that the client sends the same turn as a POST
 //! the proxy reads; every other request passes through to the provider its path or headers
 //! name, unchanged.
@@ -21,8 +22,10 @@ pub(crate) enum Route {
         /// The model named in the path (Gemini), when the body does not name it.
         model: Option<String>,
     },
-    /// `GET /ctxcompact/stats`: the proxy's totals.
+    /// `GET /ctxcompact/stats`: the proxy's totals, as JSON.
     Stats,
+    /// `GET /metrics`: the proxy's totals, in Prometheus's text format.
+    Metrics,
     /// A WebSocket upgrade: answered 426 Upgrade Required (the proxy relays HTTP only).
     Upgrade,
     /// Anything else: forwarded unchanged.
@@ -31,11 +34,17 @@ pub(crate) enum Route {
 
 /// The path of the proxy's own totals.
 pub(crate) const STATS_PATH: &str = "/ctxcompact/stats";
+/// The path of the proxy's metrics (where Prometheus looks by default).
+pub(crate) const METRICS_PATH: &str = "/metrics";
 
 /// Routes a request by method, path (without query) and headers.
 pub(crate) fn route(method: &Method, path: &str, headers: &HeaderMap) -> Route {
-    if path == STATS_PATH && method == Method::GET {
-        return Route::Stats;
+    if method == Method::GET {
+        match path {
+            STATS_PATH => return Route::Stats,
+            METRICS_PATH => return Route::Metrics,
+            _ => {}
+        }
     }
     if is_websocket_upgrade(headers) {
         return Route::Upgrade;
@@ -141,6 +150,7 @@ mod tests {
             Route::Pass(Provider::OpenAi)
         );
         assert_eq!(route(&Method::GET, STATS_PATH, &none), Route::Stats);
+        assert_eq!(route(&Method::GET, METRICS_PATH, &none), Route::Metrics);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Serving: accepting connections and running each request through routing, the request's
-//! compaction and the relay; what the server has to say goes to the caller as an [`Event`].
+//! compaction and the relay, on a runtime of the proxy's own, until the process stops
+//! ([`Config::serve`]) or the caller stops it ([`Config::start`], [`Running`]); what the
+//! server has to say goes to the caller as an [`Event`].
 //!
 //! Fail-open: a body the proxy cannot read, validate or fit goes upstream unchanged, and
 //! whatever upstream answers (errors included) reaches the client unchanged. Credentials in
@@ -24,13 +26,14 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 use super::config::{Config, Provider, Upstreams};
-use super::ledger::{Entry, Ledger};
+use super::ledger::{Entry, Ledger, Upstream};
+use super::metrics::{self, Metrics, Totals};
 use super::relay::{self, Body, Client, Ending, Prefixed, Relay};
 use super::route::{self, Route};
 use super::usage::Usage;
 use crate::error::{Error, Result};
 use crate::format::Format;
-use crate::request::{Agent, Forward, Handling};
+use crate::request::{Agent, FailOpen, Forward};
 
 /// Why a WebSocket upgrade is refused. Relaying the frames would leave the proxy incremental
 /// turns (`previous_response_id` and only the new items) it cannot compact; refused with 426,
@@ -42,6 +45,10 @@ const UPGRADE_REFUSED: &str =
 /// How long the server waits after a failed accept (out of file descriptors and the like)
 /// rather than spin.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
+
+/// How long stopping waits for compactions under way; past it they are abandoned (their
+/// clients are gone with the server).
+const STOP_WAIT: Duration = Duration::from_secs(1);
 
 /// What a running proxy has to tell its caller (the command line prints each on standard
 /// error, after `ctxcompact proxy: `); its `Display` is that line.
@@ -75,6 +82,8 @@ struct Shared {
     config: Config,
     upstreams: Upstreams,
     ledger: Ledger,
+    /// The totals the ledger's lines add up to.
+    metrics: Metrics,
     client: Client,
     on_event: Box<dyn Fn(Event) + Send + Sync>,
     /// The unknown models already told (once each per server).
@@ -82,6 +91,12 @@ struct Shared {
 }
 
 impl Shared {
+    /// Records a request's line: in the ledger, and in the totals and metrics.
+    fn record(&self, entry: &Entry) {
+        self.metrics.record(entry);
+        self.ledger.record(entry);
+    }
+
     /// Tells the caller of a model no catalog rule reads, the first time only.
     fn unknown_model(&self, model: &str) {
         let mut told = self
@@ -99,9 +114,22 @@ impl Config {
     /// stops; `on_event` is called with what the server has to tell (from any of its threads).
     ///
     /// # Errors
-    /// Only before it serves: what [`Config::check`] finds, then [`Error::Proxy`] when the
-    /// ledger cannot be opened, the runtime cannot start or the address cannot be listened on.
+    /// Only before it serves: those of [`Config::start`].
     pub fn serve(self, on_event: impl Fn(Event) + Send + Sync + 'static) -> Result<Infallible> {
+        let _running = self.start(on_event)?;
+        loop {
+            std::thread::park();
+        }
+    }
+
+    /// Starts the proxy on a runtime of its own and returns once it listens: it serves in the
+    /// background until the [`Running`] handle is stopped or dropped. `on_event` is called with
+    /// what the server has to tell (from any of its threads), first where it listens.
+    ///
+    /// # Errors
+    /// What [`Config::check`] finds, then [`Error::Proxy`] when the ledger cannot be opened,
+    /// the runtime cannot start or the address cannot be listened on.
+    pub fn start(self, on_event: impl Fn(Event) + Send + Sync + 'static) -> Result<Running> {
         let upstreams = self.upstreams()?;
         let ledger = Ledger::open(self.ledger.as_deref()).map_err(|source| Error::Proxy {
             what: format!(
@@ -120,28 +148,73 @@ impl Config {
                 what: "cannot start the runtime".into(),
                 source,
             })?;
-        runtime.block_on(async move {
-            let listener = TcpListener::bind(self.listen)
-                .await
-                .map_err(|source| Error::Proxy {
-                    what: format!("cannot listen on {}", self.listen),
-                    source,
-                })?;
-            let local = listener.local_addr().map_err(|source| Error::Proxy {
-                what: "the listening address".into(),
+        let listener = runtime
+            .block_on(TcpListener::bind(self.listen))
+            .map_err(|source| Error::Proxy {
+                what: format!("cannot listen on {}", self.listen),
                 source,
             })?;
-            on_event(Event::Listening(local));
-            let shared = Arc::new(Shared {
-                config: self,
-                upstreams,
-                ledger,
-                client: relay::client(),
-                on_event: Box::new(on_event),
-                told: Mutex::new(BTreeSet::new()),
-            });
-            Ok(accept(listener, shared).await)
+        let address = listener.local_addr().map_err(|source| Error::Proxy {
+            what: "the listening address".into(),
+            source,
+        })?;
+        on_event(Event::Listening(address));
+        let shared = Arc::new(Shared {
+            config: self,
+            upstreams,
+            ledger,
+            metrics: Metrics::new(),
+            client: relay::client(),
+            on_event: Box::new(on_event),
+            told: Mutex::new(BTreeSet::new()),
+        });
+        runtime.spawn(accept(listener, Arc::clone(&shared)));
+        Ok(Running {
+            address,
+            shared,
+            runtime: Some(runtime),
         })
+    }
+}
+
+/// A proxy serving in the background ([`Config::start`]). Stopping it ([`Running::stop`], or
+/// dropping it) closes its port and drops the requests under way.
+pub struct Running {
+    address: SocketAddr,
+    shared: Arc<Shared>,
+    /// Taken when stopped.
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Running {
+    /// Where it listens (the port chosen when `listen` asked for port 0).
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The totals so far, as `GET /ctxcompact/stats` returns them.
+    pub fn totals(&self) -> Totals {
+        let cached = self.shared.config.compactor.cached();
+        self.shared.metrics.totals(cached)
+    }
+
+    /// Stops serving, and returns the totals: every request's, those dropped while stopping
+    /// included.
+    pub fn stop(mut self) -> Totals {
+        self.shut_down();
+        self.totals()
+    }
+
+    fn shut_down(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_timeout(STOP_WAIT);
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.shut_down();
     }
 }
 
@@ -192,17 +265,18 @@ async fn handle(
     let (provider, upstream_body, started) =
         match route::route(&parts.method, &path, &parts.headers) {
             Route::Stats => {
-                let stats = shared.ledger.stats(shared.config.compactor.cached());
-                let mut response = Response::new(relay::full(stats));
-                response
-                    .headers_mut()
-                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                return Ok(response);
+                let totals = shared.metrics.totals(shared.config.compactor.cached());
+                let json = serde_json::to_vec_pretty(&totals).expect("totals serialize");
+                return Ok(page(json, "application/json"));
+            }
+            Route::Metrics => {
+                let text = shared.metrics.exposition(shared.config.compactor.cached());
+                return Ok(page(text, metrics::CONTENT_TYPE));
             }
             Route::Upgrade => {
                 entry.status = Some(StatusCode::UPGRADE_REQUIRED.as_u16());
                 entry.reason = Some(UPGRADE_REFUSED.into());
-                shared.ledger.record(&entry);
+                shared.record(&entry);
                 let mut response = error(StatusCode::UPGRADE_REQUIRED, UPGRADE_REFUSED);
                 // RFC 9110 §15.5.22: a 426 names the protocol to use.
                 response
@@ -215,37 +289,40 @@ async fn handle(
                 provider,
                 format,
                 model,
-            } => match read_capped(body, &parts.headers, shared.config.max_body).await {
-                Err(err) => {
-                    entry.reason = Some(format!("the request body broke off: {err}"));
-                    entry.response = Some(Ending::ClientGone);
-                    shared.ledger.record(&entry);
-                    return Ok(error(StatusCode::BAD_REQUEST, "the request body broke off"));
+            } => {
+                entry.api = Some(format);
+                match read_capped(body, &parts.headers, shared.config.max_body).await {
+                    Err(err) => {
+                        entry.reason = Some(format!("the request body broke off: {err}"));
+                        entry.response = Some(Ending::ClientGone);
+                        shared.record(&entry);
+                        return Ok(error(StatusCode::BAD_REQUEST, "the request body broke off"));
+                    }
+                    Ok(Capped::Over(body)) => {
+                        entry.reason = Some(format!(
+                            "the body is over --max-body ({} bytes): streamed through unread",
+                            shared.config.max_body
+                        ));
+                        (provider, body, Instant::now())
+                    }
+                    Ok(Capped::Whole(bytes)) => {
+                        let started = Instant::now();
+                        let recognised = Agent::from_headers(|name| {
+                            parts.headers.get(name).and_then(|v| v.to_str().ok())
+                        });
+                        let body = decide_body(
+                            &shared,
+                            format,
+                            (model, recognised),
+                            bytes,
+                            &mut parts.headers,
+                            &mut entry,
+                        )
+                        .await;
+                        (provider, body, started)
+                    }
                 }
-                Ok(Capped::Over(body)) => {
-                    entry.reason = Some(format!(
-                        "the body is over --max-body ({} bytes): streamed through unread",
-                        shared.config.max_body
-                    ));
-                    (provider, body, Instant::now())
-                }
-                Ok(Capped::Whole(bytes)) => {
-                    let started = Instant::now();
-                    let recognised = Agent::from_headers(|name| {
-                        parts.headers.get(name).and_then(|v| v.to_str().ok())
-                    });
-                    let body = decide_body(
-                        &shared,
-                        format,
-                        (model, recognised),
-                        bytes,
-                        &mut parts.headers,
-                        &mut entry,
-                    )
-                    .await;
-                    (provider, body, started)
-                }
-            },
+            }
         };
     Ok(forward(
         &shared,
@@ -279,7 +356,7 @@ async fn decide_body(
         })
         .await
         .unwrap_or_else(|_| {
-            Forward::unchanged(Handling::FailedOpen, None, "the compaction panicked".into())
+            Forward::failed_open(None, FailOpen::Panicked, "the compaction panicked".into())
         })
     };
     if let Some(model) = &decision.unknown_model {
@@ -341,7 +418,7 @@ async fn forward(
     let url = shared.upstreams.url(provider, path_and_query);
     let Ok(uri) = url.parse::<hyper::Uri>() else {
         entry.reason = Some("the upstream URL of this path is not valid".into());
-        shared.ledger.record(&entry);
+        shared.record(&entry);
         return error(
             StatusCode::BAD_GATEWAY,
             "the upstream URL of this path is not valid",
@@ -360,6 +437,7 @@ async fn forward(
         Err(err) => {
             // The error's own text names neither headers nor the query.
             let why = format!("upstream unreachable: {}", error_chain(&err));
+            entry.upstream = Upstream::Unreachable;
             entry.status = Some(502);
             entry.reason = Some(
                 entry
@@ -367,12 +445,13 @@ async fn forward(
                     .take()
                     .map_or(why.clone(), |r| format!("{r}; {why}")),
             );
-            shared.ledger.record(&entry);
+            shared.record(&entry);
             error(StatusCode::BAD_GATEWAY, &why)
         }
         Ok(response) => {
             let (mut parts, body) = response.into_parts();
             relay::strip_hop_by_hop(&mut parts.headers);
+            entry.upstream = Upstream::Answered;
             entry.status = Some(parts.status.as_u16());
             let content_type = parts
                 .headers
@@ -387,7 +466,7 @@ async fn forward(
                     entry.cost_usd = shared.ledger.cost(entry.price.as_deref(), &usage);
                     entry.usage = Some(usage);
                 }
-                shared.ledger.record(&entry);
+                shared.record(&entry);
             });
             Response::from_parts(parts, Relay::new(body, &content_type, on_end).boxed())
         }
@@ -406,14 +485,20 @@ fn error_chain(err: &dyn std::error::Error) -> String {
     text
 }
 
+/// One of the proxy's own pages: `body`, of `content_type`.
+fn page(body: impl Into<Bytes>, content_type: &'static str) -> Response<Body> {
+    let mut response = Response::new(relay::full(body));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
 /// The proxy's own error answer (when upstream gave none).
 fn error(status: StatusCode, message: &str) -> Response<Body> {
     let body = serde_json::json!({"error": {"type": "ctxcompact_proxy_error", "message": message}});
-    let mut response = Response::new(relay::full(body.to_string()));
+    let mut response = page(body.to_string(), "application/json");
     *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
 

@@ -45,8 +45,7 @@ use cache::{Cache, Key, State};
 pub use agent::Agent;
 
 /// What was done with a request body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handling {
     /// Read, and forwarded byte for byte (under the trigger).
     Forwarded,
@@ -59,6 +58,92 @@ pub enum Handling {
     FailedOpen,
 }
 
+impl Handling {
+    /// Every handling, in the order above.
+    pub const ALL: [Handling; 4] = [
+        Self::Forwarded,
+        Self::Compacted,
+        Self::Passthrough,
+        Self::FailedOpen,
+    ];
+
+    /// Its name as the ledger spells it (`failed_open`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Forwarded => "forwarded",
+            Self::Compacted => "compacted",
+            Self::Passthrough => "passthrough",
+            Self::FailedOpen => "failed_open",
+        }
+    }
+}
+
+impl Serialize for Handling {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// Why a body failed open, as a kind a dashboard can count by (the reason's text says the
+/// rest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailOpen {
+    /// Not JSON, or not a JSON object.
+    NotJson,
+    /// JSON its format's reader cannot read: no message list, or a message it cannot parse.
+    Unreadable,
+    /// No model named, and no window given.
+    NoModel,
+    /// A model no catalog name or family naming rule reads, and no window given.
+    UnknownModel,
+    /// The settings give no options for the model.
+    Options,
+    /// Past the trigger, a body that breaks a pairing or placement rule.
+    Invalid,
+    /// The history cannot be compacted within the window.
+    CannotFit,
+    /// The compacted body would not read back as the body was read.
+    ReadBack,
+    /// The compaction panicked (a caller's guard: the proxy's).
+    Panicked,
+}
+
+impl FailOpen {
+    /// Every kind, in the order above.
+    pub const ALL: [FailOpen; 9] = [
+        Self::NotJson,
+        Self::Unreadable,
+        Self::NoModel,
+        Self::UnknownModel,
+        Self::Options,
+        Self::Invalid,
+        Self::CannotFit,
+        Self::ReadBack,
+        Self::Panicked,
+    ];
+
+    /// Its name as the ledger spells it (`cannot_fit`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NotJson => "not_json",
+            Self::Unreadable => "unreadable",
+            Self::NoModel => "no_model",
+            Self::UnknownModel => "unknown_model",
+            Self::Options => "options",
+            Self::Invalid => "invalid",
+            Self::CannotFit => "cannot_fit",
+            Self::ReadBack => "read_back",
+            Self::Panicked => "panicked",
+        }
+    }
+}
+
+impl Serialize for FailOpen {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 /// What to forward for one request body, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -69,6 +154,8 @@ pub struct Forward {
     pub handling: Handling,
     /// Why, when the body went through unchanged past the trigger or failed open.
     pub reason: Option<String>,
+    /// When it failed open: the reason's kind.
+    pub fail_open: Option<FailOpen>,
     /// The model the body (or the path) names.
     pub model: Option<String>,
     /// The body's tokens as received (the messages and what lies outside them), as
@@ -78,6 +165,9 @@ pub struct Forward {
     pub tokens_forwarded: Option<usize>,
     /// Compactions so far in the conversation (its replay's).
     pub compactions: Option<usize>,
+    /// Compactions this body's replay ran: those before the point the cache resumed it from
+    /// were run for earlier bodies.
+    pub compactions_run: usize,
     /// Why the archive files of this request's compactions could not be written (the request
     /// goes on without them).
     pub archive_error: Option<String>,
@@ -130,10 +220,12 @@ impl Forward {
             body: None,
             handling,
             reason: None,
+            fail_open: None,
             model,
             tokens_received: None,
             tokens_forwarded: None,
             compactions: None,
+            compactions_run: 0,
             archive_error: None,
             window: None,
             window_source: None,
@@ -171,13 +263,24 @@ impl Forward {
         }
     }
 
-    fn failed_open(model: Option<String>, reason: String) -> Self {
-        Self::unchanged(Handling::FailedOpen, model, reason)
+    /// The received body sent as it is, failed open for `why`, with the reason.
+    pub fn failed_open(model: Option<String>, why: FailOpen, reason: String) -> Self {
+        Self {
+            fail_open: Some(why),
+            ..Self::unchanged(Handling::FailedOpen, model, reason)
+        }
+    }
+
+    /// Fails open for `why`: the received body is sent.
+    fn fail(&mut self, why: FailOpen, reason: String) {
+        self.handling = Handling::FailedOpen;
+        self.fail_open = Some(why);
+        self.reason = Some(reason);
     }
 
     /// Failed open, with what was known of the model and agent.
-    fn failed_with(model: Option<String>, reason: String, facts: &Facts) -> Self {
-        Self::failed_open(model, reason).with_facts(facts.clone())
+    fn failed_with(model: Option<String>, why: FailOpen, reason: String, facts: &Facts) -> Self {
+        Self::failed_open(model, why, reason).with_facts(facts.clone())
     }
 }
 
@@ -320,10 +423,12 @@ impl Compactor {
         model: Option<&str>,
         client: Option<(Agent, &'static str)>,
     ) -> std::result::Result<(Options, Facts), Box<Forward>> {
-        let failed =
-            |reason: String| Box::new(Forward::failed_open(model.map(str::to_string), reason));
+        let failed = |why, reason: String| {
+            Box::new(Forward::failed_open(model.map(str::to_string), why, reason))
+        };
         if model.is_none() && self.window.is_none() {
             return Err(failed(
+                FailOpen::NoModel,
                 "the body names no model, and no window was given".into(),
             ));
         }
@@ -336,13 +441,14 @@ impl Compactor {
         let mut options = match self.settings.options_for(&run) {
             Ok(options) => options,
             Err(err @ Error::UnknownModel { .. }) => {
-                let mut forward = failed(format!(
-                    "{err}; no window is known for it, and none was given"
-                ));
+                let mut forward = failed(
+                    FailOpen::UnknownModel,
+                    format!("{err}; no window is known for it, and none was given"),
+                );
                 forward.unknown_model = model.map(str::to_string);
                 return Err(forward);
             }
-            Err(err) => return Err(failed(format!("options: {err}"))),
+            Err(err) => return Err(failed(FailOpen::Options, format!("options: {err}"))),
         };
         let window = options.profile.context_window;
         let ((trigger, target), reason) = agent::shares(
@@ -372,13 +478,12 @@ impl Compactor {
         (path_model, client): (Option<&str>, Option<(Agent, &'static str)>),
         body: &[u8],
     ) -> std::result::Result<Request, Box<Forward>> {
-        let failed = |model: &Option<String>, reason: String| {
-            Box::new(Forward::failed_open(model.clone(), reason))
-        };
+        let not_json =
+            |reason: String| Box::new(Forward::failed_open(None, FailOpen::NotJson, reason));
         let value: Value = serde_json::from_slice(body)
-            .map_err(|err| failed(&None, format!("the body is not JSON: {err}")))?;
+            .map_err(|err| not_json(format!("the body is not JSON: {err}")))?;
         let Value::Object(mut object) = value else {
-            return Err(failed(&None, "the body is not a JSON object".into()));
+            return Err(not_json("the body is not a JSON object".into()));
         };
         let model = named_model(&object).or(path_model).map(str::to_string);
         if format == Format::Responses
@@ -396,12 +501,17 @@ impl Compactor {
         let client = client.or_else(|| agent::from_body(format, &object));
         let (options, facts) = self.options(model.as_deref(), client)?;
         // Past here the model is known: what fails still names its window and agent.
-        let failed = |model: &Option<String>, reason: String| {
-            Box::new(Forward::failed_with(model.clone(), reason, &facts))
+        let unreadable = |model: &Option<String>, reason: String| {
+            Box::new(Forward::failed_with(
+                model.clone(),
+                FailOpen::Unreadable,
+                reason,
+                &facts,
+            ))
         };
         let Some(Value::Array(messages)) = object.get_mut(format.list_key()) else {
             let reason = format!("the body has no `{}` list", format.list_key());
-            return Err(failed(&model, reason));
+            return Err(unreadable(&model, reason));
         };
         // The replay reads every message without its breakpoints.
         let marked = if format == Format::Anthropic {
@@ -414,7 +524,7 @@ impl Compactor {
             .map(|m| serde_json::to_vec(m).unwrap_or_default())
             .collect();
         let conversation = format::parse_value(Value::Object(object), Some(format))
-            .map_err(|err| failed(&model, format!("unreadable: {err}")))?;
+            .map_err(|err| unreadable(&model, format!("unreadable: {err}")))?;
         let problems = crate::validate::check(&conversation);
         if let Some(first) = problems.first() {
             let more = match problems.len() {
@@ -473,7 +583,10 @@ impl Compactor {
             .find_map(|&b| self.cache.take(keys[b]));
         let mut state = match resumed.map_or_else(|| fresh(&conversation, options), Ok) {
             Ok(state) => state,
-            Err(err) => return Forward::failed_with(model, format!("options: {err}"), &facts),
+            Err(err) => {
+                let reason = format!("options: {err}");
+                return Forward::failed_with(model, FailOpen::Options, reason, &facts);
+            }
         };
         let Conversation {
             system,
@@ -482,6 +595,7 @@ impl Compactor {
             ..
         } = conversation;
         let resumed_at = state.pushed;
+        let compactions_before = state.session.compactions();
         let mut incoming = messages.into_iter().skip(resumed_at);
         for &boundary in boundaries.iter().filter(|&&b| b > resumed_at) {
             let count = boundary - state.pushed;
@@ -509,20 +623,20 @@ impl Compactor {
             tokens_received: Some(received),
             tokens_forwarded: Some(received),
             compactions: Some(session.compactions()),
+            compactions_run: session.compactions() - compactions_before,
             archive_error,
             ..Forward::new(Handling::Forwarded, model)
         }
         .with_facts(facts);
         if forwarded > window {
-            forward.handling = Handling::FailedOpen;
-            forward.reason = Some(format!(
-                "cannot compact within the window ({forwarded} > {window} tokens){}",
-                state
-                    .last_error
-                    .as_ref()
-                    .map(|e| format!(": {e}"))
-                    .unwrap_or_default()
-            ));
+            let why = state.last_error.as_ref().map(|e| format!(": {e}"));
+            forward.fail(
+                FailOpen::CannotFit,
+                format!(
+                    "cannot compact within the window ({forwarded} > {window} tokens){}",
+                    why.unwrap_or_default()
+                ),
+            );
         } else if session.compactions() > 0 {
             let output = Conversation {
                 format,
@@ -534,8 +648,7 @@ impl Compactor {
             };
             // What is forwarded must read back as the body was read, as what the CLI writes.
             if let Err(err) = output.check_reads_back(Some(format)) {
-                forward.handling = Handling::FailedOpen;
-                forward.reason = Some(err.to_string());
+                forward.fail(FailOpen::ReadBack, err.to_string());
             } else {
                 let mut value = format::render(&output);
                 if format == Format::Anthropic {
@@ -609,7 +722,7 @@ fn invalid(
             }
             .with_facts(facts)
         }
-        _ => Forward::failed_with(model, reason, &facts),
+        _ => Forward::failed_with(model, FailOpen::Invalid, reason, &facts),
     }
 }
 

@@ -1,7 +1,8 @@
 """A scripted provider for the real-client tests of `ctxcompact proxy` (issue 22).
 
-Serves Anthropic Messages, OpenAI Chat Completions and OpenAI Responses on 127.0.0.1, as JSON
-or SSE as each request asks, and records every request body it receives in --record DIR.
+Serves Anthropic Messages, OpenAI Chat Completions, OpenAI Responses and Gemini on 127.0.0.1,
+as JSON or SSE as each request asks, and records every request body it receives in --record
+DIR.
 
 A request that offers a file-reading or shell tool is driven as an agent session: until
 --tool-calls reads are done (numbered by the ids of the results the history holds, which a
@@ -187,8 +188,17 @@ def anthropic_step(step, n):
 
 def anthropic_answer(body, n):
     """The content blocks and stop reason of the next Anthropic answer (`n`: the request's
-    number)."""
+    number). opencode's read tool is `read`, taking a `filePath`."""
     names = [t.get("name") for t in body.get("tools") or []]
+    if "read" in names:
+        results = reads_done([b.get("tool_use_id") for m in body.get("messages", [])
+                              if isinstance(m.get("content"), list)
+                              for b in m["content"] if b.get("type") == "tool_result"])
+        if results >= ARGS.tool_calls:
+            return [{"type": "text", "text": ARGS.final}], "end_turn"
+        block = {"type": "tool_use", "id": f"toolu_{results:04d}", "name": "read",
+                 "input": {"filePath": next_file(results)}}
+        return [{"type": "text", "text": f"Reading part {results}."}, block], "tool_use"
     results = reads_done([b.get("tool_use_id") for m in body.get("messages", [])
                           if isinstance(m.get("content"), list)
                           for b in m["content"] if b.get("type") == "tool_result"])
@@ -406,6 +416,21 @@ def gemini_response(body, path, n):
             "modelVersion": model, "responseId": f"resp_{n:04d}"}
 
 
+def chat_answer(body):
+    """The message and finish reason of the next Chat Completions answer: a request offering
+    `read_file` (Qwen Code) is driven as an agent session; anything else gets text."""
+    names = [(t.get("function") or {}).get("name") for t in body.get("tools") or []]
+    if "read_file" not in names:
+        return {"role": "assistant", "content": "scripted"}, "stop"
+    results = reads_done([m.get("tool_call_id") for m in body.get("messages", [])
+                          if m.get("role") == "tool"])
+    if results >= ARGS.tool_calls:
+        return {"role": "assistant", "content": ARGS.final}, "stop"
+    call = {"id": f"call_{results:04d}", "type": "function", "function": {
+        "name": "read_file", "arguments": json.dumps({"file_path": next_file(results)})}}
+    return {"role": "assistant", "content": f"Reading part {results}.", "tool_calls": [call]}, "tool_calls"
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -454,17 +479,19 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/v1/chat/completions":
             record("openai", raw, self.path)
             usage = {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}
+            message, finish = chat_answer(body)
             if stream:
+                delta = dict(message, tool_calls=[dict(c, index=i) for i, c in enumerate(message["tool_calls"])]) \
+                    if "tool_calls" in message else message
                 chunks = [{"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                           "choices": [{"index": 0, "delta": {"role": "assistant", "content": "scripted"},
-                                        "finish_reason": None}]},
+                           "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
                           {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                           "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage}]
+                           "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": usage}]
                 payload = sse(chunks) + b"data: [DONE]\n\n"
                 return self.reply(200, "text/event-stream", payload)
             completion = {"id": "c", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                          "choices": [{"index": 0, "message": {"role": "assistant", "content": "scripted"},
-                                       "finish_reason": "stop"}], "usage": usage}
+                          "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                          "usage": usage}
             return self.reply(200, "application/json", json.dumps(completion).encode())
         if path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
             n = record("gemini", raw, self.path)

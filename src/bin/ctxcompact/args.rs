@@ -46,6 +46,10 @@ pub(crate) enum Command {
     /// histories past a share of the model's window (see `ctxcompact proxy --help`).
     #[cfg(feature = "proxy")]
     Proxy(crate::proxy::ProxyArgs),
+    /// Run an agent with the proxy in front of it, in this process, and return its exit
+    /// status (see `ctxcompact wrap --help`).
+    #[cfg(feature = "proxy")]
+    Wrap(crate::wrap::WrapArgs),
 }
 
 impl Command {
@@ -61,7 +65,7 @@ impl Command {
             Self::Bench(args) => &args.model,
             Self::Validate(_) | Self::Replay(_) | Self::Calibrate(_) => return,
             #[cfg(feature = "proxy")]
-            Self::Proxy(_) => return,
+            Self::Proxy(_) | Self::Wrap(_) => return,
         };
         if let Ok(options) = model.unbudgeted(None, None).options() {
             options.tokenizer.prepare();

@@ -12,10 +12,14 @@ mod flags;
 mod input;
 mod output;
 #[cfg(feature = "proxy")]
+mod presets;
+#[cfg(feature = "proxy")]
 mod proxy;
 mod replay;
 mod trim_tools;
 mod validate;
+#[cfg(feature = "proxy")]
+mod wrap;
 
 use std::io;
 use std::process::ExitCode;
@@ -68,5 +72,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Calibrate(args) => calibrate::run(&args),
         #[cfg(feature = "proxy")]
         Command::Proxy(args) => proxy::run(&args).map(|()| ExitCode::SUCCESS),
+        #[cfg(feature = "proxy")]
+        Command::Wrap(args) => wrap::run(&args),
     }
 }

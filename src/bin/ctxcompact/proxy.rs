@@ -31,15 +31,33 @@ pub(crate) struct ProxyArgs {
     /// credentials its clients send).
     #[arg(long)]
     pub(crate) allow_remote: bool,
-    /// The origin Anthropic requests go to; the request's path and query are appended.
-    #[arg(long, default_value = Config::ANTHROPIC_UPSTREAM, value_name = "URL")]
-    pub(crate) anthropic_upstream: String,
-    /// The origin OpenAI (Chat Completions, Responses) requests go to.
-    #[arg(long, default_value = Config::OPENAI_UPSTREAM, value_name = "URL")]
-    pub(crate) openai_upstream: String,
-    /// The origin Gemini requests go to.
-    #[arg(long, default_value = Config::GEMINI_UPSTREAM, value_name = "URL")]
-    pub(crate) gemini_upstream: String,
+    /// Append one JSON line per request to this file (no message text, no credentials).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ledger: Option<PathBuf>,
+    /// Print the shell lines that point Claude Code, the OpenAI SDKs, Codex and Gemini CLI at
+    /// this proxy, and exit.
+    #[arg(long)]
+    pub(crate) print_env: bool,
+    #[command(flatten)]
+    pub(crate) serve: ServeArgs,
+}
+
+/// What a proxy is given, by `proxy` and `wrap` alike: its upstreams, when it compacts and how,
+/// and its bounds.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The origin Anthropic requests go to; the request's path and query are appended
+    /// [default: `https://api.anthropic.com`].
+    #[arg(long, value_name = "URL")]
+    pub(crate) anthropic_upstream: Option<String>,
+    /// The origin OpenAI (Chat Completions, Responses) requests go to
+    /// [default: `https://api.openai.com`].
+    #[arg(long, value_name = "URL")]
+    pub(crate) openai_upstream: Option<String>,
+    /// The origin Gemini requests go to
+    /// [default: `https://generativelanguage.googleapis.com`].
+    #[arg(long, value_name = "URL")]
+    pub(crate) gemini_upstream: Option<String>,
     /// The context window in tokens, for every model (instead of the catalog's).
     #[arg(long, value_name = "N")]
     pub(crate) window: Option<usize>,
@@ -51,9 +69,6 @@ pub(crate) struct ProxyArgs {
     /// Compact down to this share of the window [default: 0.5].
     #[arg(long, value_name = "R")]
     pub(crate) target_ratio: Option<f64>,
-    /// Append one JSON line per request to this file (no message text, no credentials).
-    #[arg(long, value_name = "FILE")]
-    pub(crate) ledger: Option<PathBuf>,
     /// Archive each compaction's removed history in this folder, as `compact --archive` does;
     /// a file that cannot be written is noted in the ledger and the request goes on.
     #[arg(long, value_name = "DIR")]
@@ -70,10 +85,6 @@ pub(crate) struct ProxyArgs {
     /// Seconds a client may take to send a request's headers.
     #[arg(long, value_name = "SECONDS", default_value_t = Config::HEADER_TIMEOUT.as_secs())]
     pub(crate) header_timeout: u64,
-    /// Print the shell lines that point Claude Code, the OpenAI SDKs, Codex and Gemini CLI at
-    /// this proxy, and exit.
-    #[arg(long)]
-    pub(crate) print_env: bool,
     #[command(flatten)]
     pub(crate) removal: RemovalArgs,
     /// The tokenizer (instead of each model's), by the names `--tokenizer` of `compact` takes.
@@ -90,7 +101,12 @@ pub(crate) struct ProxyArgs {
 
 /// Runs the proxy until the process is stopped (or prints the environment lines).
 pub(crate) fn run(args: &ProxyArgs) -> Result<()> {
-    let config = config(args)?;
+    let config = Config {
+        listen: args.listen,
+        allow_remote: args.allow_remote,
+        ledger: args.ledger.clone(),
+        ..args.serve.config()?
+    };
     config.check()?;
     if args.print_env {
         print!("{}", config.env_lines());
@@ -100,29 +116,30 @@ pub(crate) fn run(args: &ProxyArgs) -> Result<()> {
     match never {}
 }
 
-/// The library's proxy configured by the flags.
-fn config(args: &ProxyArgs) -> Result<Config> {
-    let mut settings = Settings {
-        catalog: args.catalog.clone(),
-        calibration: args.calibration.clone(),
-        trigger: args.trigger,
-        target_ratio: args.target_ratio,
-        tokenizer: args.tokenizer,
-        archive: args.archive_dir.clone(),
-        ..Settings::default()
-    };
-    args.removal.fill(&mut settings);
-    let compactor = Compactor::new(&settings, args.window, args.cache_entries)?;
-    Ok(Config {
-        listen: args.listen,
-        allow_remote: args.allow_remote,
-        anthropic_upstream: args.anthropic_upstream.clone(),
-        openai_upstream: args.openai_upstream.clone(),
-        gemini_upstream: args.gemini_upstream.clone(),
-        ledger: args.ledger.clone(),
-        max_body: args.max_body,
-        max_connections: args.max_connections,
-        header_timeout: Duration::from_secs(args.header_timeout),
-        compactor,
-    })
+impl ServeArgs {
+    /// The library's proxy configured by the flags, on the default address, with no ledger;
+    /// an upstream not given is the provider's public endpoint.
+    pub(crate) fn config(&self) -> Result<Config> {
+        let mut settings = Settings {
+            catalog: self.catalog.clone(),
+            calibration: self.calibration.clone(),
+            trigger: self.trigger,
+            target_ratio: self.target_ratio,
+            tokenizer: self.tokenizer,
+            archive: self.archive_dir.clone(),
+            ..Settings::default()
+        };
+        self.removal.fill(&mut settings);
+        let compactor = Compactor::new(&settings, self.window, self.cache_entries)?;
+        let given = |flag: &Option<String>, default: &str| flag.clone().unwrap_or(default.into());
+        Ok(Config {
+            anthropic_upstream: given(&self.anthropic_upstream, Config::ANTHROPIC_UPSTREAM),
+            openai_upstream: given(&self.openai_upstream, Config::OPENAI_UPSTREAM),
+            gemini_upstream: given(&self.gemini_upstream, Config::GEMINI_UPSTREAM),
+            max_body: self.max_body,
+            max_connections: self.max_connections,
+            header_timeout: Duration::from_secs(self.header_timeout),
+            ..Config::new(compactor)
+        })
+    }
 }
