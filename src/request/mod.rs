@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use crate::budget::Budget;
 use crate::catalog::{Catalog, WindowSource};
-use crate::conversation::{Conversation, Role, named_model};
+use crate::conversation::{Conversation, Message, Role, named_model};
 use crate::error::{Error, Result};
 use crate::format::{self, Format};
 use crate::options::Options;
@@ -594,25 +594,9 @@ impl Compactor {
             envelope,
             ..
         } = conversation;
-        let resumed_at = state.pushed;
         let compactions_before = state.session.compactions();
-        let mut incoming = messages.into_iter().skip(resumed_at);
-        for &boundary in boundaries.iter().filter(|&&b| b > resumed_at) {
-            let count = boundary - state.pushed;
-            state.session.extend(incoming.by_ref().take(count));
-            let counts = &state.session.counts().messages;
-            state.received_tokens += counts[counts.len() - count..].iter().sum::<usize>();
-            state.pushed = boundary;
-            match state.session.compact_if_needed() {
-                Ok(Some(report)) => {
-                    state.budget = Some(report.budget);
-                    state.depth = report.depth;
-                    state.instruction_files = report.instruction_files;
-                }
-                Ok(None) => {}
-                Err(err) => state.last_error = Some(err.to_string()),
-            }
-        }
+        let incoming = messages.into_iter().skip(state.pushed);
+        push_calls(&mut state, incoming, &boundaries);
         // Written before the body that names them is sent; a failure fails nothing.
         let archive_error = state.session.write_archive().err().map(|e| e.to_string());
         let session = &state.session;
@@ -670,6 +654,33 @@ impl Compactor {
         }
         self.cache.put(keys[state.pushed], state);
         forward
+    }
+}
+
+/// Pushes `incoming`, the history after what `state` holds, up to each call boundary past it,
+/// compacting wherever the trigger is passed; what the last compaction reported (or why one
+/// failed) is kept for the ledger.
+fn push_calls(
+    state: &mut State,
+    mut incoming: impl Iterator<Item = Message>,
+    boundaries: &[usize],
+) {
+    let resumed_at = state.pushed;
+    for &boundary in boundaries.iter().filter(|&&b| b > resumed_at) {
+        let count = boundary - state.pushed;
+        state.session.extend(incoming.by_ref().take(count));
+        let counts = &state.session.counts().messages;
+        state.received_tokens += counts[counts.len() - count..].iter().sum::<usize>();
+        state.pushed = boundary;
+        match state.session.compact_if_needed() {
+            Ok(Some(report)) => {
+                state.budget = Some(report.budget);
+                state.depth = report.depth;
+                state.instruction_files = report.instruction_files;
+            }
+            Ok(None) => {}
+            Err(err) => state.last_error = Some(err.to_string()),
+        }
     }
 }
 
