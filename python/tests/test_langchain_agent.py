@@ -37,10 +37,20 @@ SYSTEM = "You are a coding agent. Read the files you need, then answer."
 TASK = "Find where the integer overflow happens in this crate."
 
 
-@tool
-def read_file(path: str) -> str:
-    """Reads a source file of the crate."""
-    return "\n".join(f"{path}:{n}: let value_{n} = compute({n}) * factor_{n};" for n in range(60))
+def read_file_of(lines: int) -> Any:
+    """A read_file tool whose every file has `lines` lines."""
+
+    @tool
+    def read_file(path: str) -> str:
+        """Reads a source file of the crate."""
+        return "\n".join(
+            f"{path}:{n}: let value_{n} = compute({n}) * factor_{n};" for n in range(lines)
+        )
+
+    return read_file
+
+
+read_file = read_file_of(60)
 
 
 class ScriptedModel(GenericFakeChatModel):
@@ -57,14 +67,14 @@ class ScriptedModel(GenericFakeChatModel):
         return super()._generate(messages, *args, **kwargs)
 
 
-def scripted_model() -> ScriptedModel:
+def scripted_model(calls: int = TOOL_CALLS) -> ScriptedModel:
     script: List[Any] = [
         AIMessage(
             "",
             tool_calls=[{"id": f"call_{i}", "name": "read_file",
                          "args": {"path": f"src/mod{i}.rs"}}],
         )
-        for i in range(TOOL_CALLS)
+        for i in range(calls)
     ]
     script.append(AIMessage(FINAL))
     return ScriptedModel(messages=iter(script), sent=[])
@@ -94,13 +104,14 @@ def tokens(messages: List[BaseMessage]) -> int:
     return int(ctxcompact.count(as_dicts(messages))["total"])
 
 
-def run(middleware: AgentMiddleware, *, asynchronous: bool = False) -> Any:
-    model = scripted_model()
+def run(middleware: AgentMiddleware, *, asynchronous: bool = False, reader: Any = read_file,
+        calls: int = TOOL_CALLS) -> Any:
+    model = scripted_model(calls)
     recorder = Recorder()
-    agent = create_agent(model, tools=[read_file], system_prompt=SYSTEM,
+    agent = create_agent(model, tools=[reader], system_prompt=SYSTEM,
                          middleware=[recorder, middleware])
     state = {"messages": [HumanMessage(TASK)]}
-    config = {"recursion_limit": 4 * TOOL_CALLS}
+    config = {"recursion_limit": 4 * calls}
     if asynchronous:
         result = asyncio.run(agent.ainvoke(state, config))
     else:
@@ -191,3 +202,32 @@ def test_compaction_breaks_the_prompt_cache_a_fifth_as_often_as_clear_tool_uses(
     assert their_breaks, "ClearToolUsesEdit never cleared"
     assert 5 * len(our_breaks) <= len(their_breaks)
     assert max(map(tokens, ours)) <= WINDOW
+
+
+@pytest.mark.parametrize("lines, share", [(20, 0.02), (40, 0.04)])
+def test_a_loop_of_results_of_2_and_4_pct_of_the_window_rewrites_a_fifth_as_often(
+    lines: int, share: float
+) -> None:
+    # 40 reads into a window of 20,000 tokens, each result about `share` of it: the depth the
+    # loop's traffic allows leaves room for many reads between two compactions.
+    window, calls = 20_000, 40
+    reader = read_file_of(lines)
+    result = tokens([ToolMessage(reader.invoke({"path": "src/mod1.rs"}), tool_call_id="x")])
+    assert abs(result / window - share) < 0.005, result
+    trigger_tokens = int(TRIGGER * window)
+    editing = ContextEditingMiddleware(
+        edits=[ClearToolUsesEdit(trigger=trigger_tokens)],
+        token_counter=lambda messages: tokens([m for m in messages if m is not None]),
+    )
+    _, theirs, _ = run(editing, reader=reader, calls=calls)
+    history, ours, _ = run(CompactionMiddleware(window=window, trigger=TRIGGER), reader=reader,
+                           calls=calls)
+    their_breaks, our_breaks = breaks(theirs), breaks(ours)
+    print(f"\nresults of {result} tokens: ctxcompact {len(our_breaks)} rewrites, "
+          f"ClearToolUsesEdit {len(their_breaks)}")
+    assert our_breaks and their_breaks
+    assert 5 * len(our_breaks) <= len(their_breaks)
+    for messages in ours:
+        assert tokens(messages) <= window
+        assert_pairs_whole(messages)
+    assert len(history["messages"]) == 2 + 2 * calls, "the agent's own history is whole"
