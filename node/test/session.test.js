@@ -44,7 +44,10 @@ describe("Session", () => {
       assert.ok(session.tokens <= session.trigger);
       before = body;
     }
-    assert.ok(reports.length >= 2 && reports.length <= 15, `${reports.length} compactions`);
+    // Results of about 7% of the window: 8 recent calls do not fit under the target, so each
+    // compaction goes to the target and the room above it holds about three calls (gists of the
+    // cleared outputs fill the target where bare placeholders overshot it).
+    assert.ok(reports.length >= 2 && reports.length <= 20, `${reports.length} compactions`);
     assert.equal(session.compactions, reports.length);
     assert.equal(session.length, session.body.length);
     assert.deepStrictEqual(session.body.slice(0, 2), START);
