@@ -65,6 +65,9 @@ pub enum Step {
     ClearOldInputs,
     /// Whole units were removed by the chosen strategy.
     RemoveUnits,
+    /// Outputs cleared or capped before units were removed were given back in the room the
+    /// removal left, newest first, whole or the last capped to fill it (fixed budgets).
+    RestoreOutputs,
     /// Tool rounds whose outputs the budget left no gists were removed into a digest, which
     /// names the files and names of their outputs that bare placeholders lose, in the room
     /// their calls and placeholders took (fixed budgets; the budget is used as fully).
@@ -280,6 +283,10 @@ pub struct ToolTrim {
     /// Calls whose inputs were cleared to their path-like arguments.
     #[serde(skip_serializing_if = "is_zero")]
     pub inputs_cleared: usize,
+    /// Results cleared or capped for the budget and given back, whole or capped, once the
+    /// removal of units left room for them (fixed budgets).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub outputs_restored: usize,
     /// Tokens freed by all of it.
     pub tokens_freed: usize,
     /// The message before which the budget left the cleared outputs no gists (0: none): those

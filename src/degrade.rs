@@ -12,6 +12,7 @@
 use crate::account::{Action, CutOutput, Protection, Step, ToolTrim};
 use crate::archive::Archive;
 use crate::budget::Budget;
+use crate::conversation::{Layout, Part};
 use crate::digest::MarkerMode;
 use crate::options::Options;
 use crate::planner::{self, Attempt, Context, Planner, Protections};
@@ -20,6 +21,7 @@ use crate::select;
 use crate::state::Applied;
 use crate::strategy::fit;
 use crate::strategy::tools::{self, ToolMode};
+use crate::tokens::TokenCounter;
 
 /// Fits `state`, over the budget once [`Trimming::trim_first`] has trimmed it (`done`: what
 /// that did; `untrimmed`, the state before, when [`Trimming::untrimmed`] kept it), in the
@@ -49,6 +51,15 @@ pub(crate) fn fit(
     }
     let outputs_cut;
     (state, attempt, outputs_cut) = cut_in_progress(state, attempt, planner, trimming.clears());
+    if trimming.fill && attempt.fits && !attempt.plan.drop.is_empty() {
+        let restored = trimming.give_back(&mut state, &mut attempt, planner);
+        if restored.outputs > 0 {
+            tool_trim.outputs_restored += restored.outputs;
+            tool_trim.tokens_freed = tool_trim.tokens_freed.saturating_sub(restored.tokens);
+            let at = steps.iter().position(|s| *s == Step::RemoveUnits);
+            steps.insert(at.map_or(steps.len(), |at| at + 1), Step::RestoreOutputs);
+        }
+    }
     let mut shortened = None;
     if !attempt.fits {
         if let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) {
@@ -147,6 +158,7 @@ fn outcome_of(
     outcome.decision = Some(attempt.decision.clone());
     outcome.relaxed.clone_from(&attempt.plan.relaxed);
     outcome.steps = steps;
+    outcome.smallest_span_end = smallest_span_end(attempt);
     if attempt.fits {
         outcome.marker = !attempt.markers.is_empty();
         outcome.marker_mode = attempt.mode;
@@ -158,6 +170,23 @@ fn outcome_of(
         outcome.pinned_tokens = attempt.tokens_after;
     }
     outcome
+}
+
+/// Tokens of the smallest unit at either end of a run of units `attempt` removes: the cheapest
+/// one to keep without splitting a span, and so a marker, in two.
+fn smallest_span_end(attempt: &Attempt) -> Option<usize> {
+    let mut drop = attempt.plan.drop.clone();
+    drop.sort_unstable();
+    let starts = drop
+        .iter()
+        .enumerate()
+        .filter(|&(at, &u)| at == 0 || drop[at - 1] + 1 != u);
+    let ends = drop
+        .iter()
+        .enumerate()
+        .filter(|&(at, &u)| drop.get(at + 1) != Some(&(u + 1)));
+    let tokens = starts.chain(ends).map(|(_, &u)| attempt.units[u].tokens);
+    tokens.min()
 }
 
 /// When `attempt`, which removed every unit it could, does not fit and outputs may be cleared
@@ -206,6 +235,13 @@ fn marker_reserve(budget: usize) -> usize {
 
 /// The most tokens [`marker_reserve`] takes from the round in progress.
 const MARKER_RESERVE_MAX: usize = 400;
+
+/// What [`Trimming::give_back`] gave back: outputs, and the tokens they added.
+#[derive(Debug, Default)]
+struct Restored {
+    outputs: usize,
+    tokens: usize,
+}
 
 /// How tool outputs are trimmed under a run's budget, and the recent rounds' cleared when they
 /// are.
@@ -331,7 +367,7 @@ impl<'a> Trimming<'a> {
         }
         // Only where removal alone leaves the budget mostly empty (under 60% of it) or cannot
         // fit: a cleared input loses what it named, which the digest of a removed unit keeps.
-        if attempt.fits && attempt.tokens_after * 10 >= self.budget * 6 {
+        if attempt.fits && attempt.tokens_after * 10 >= self.budget * 9 {
             return (state, attempt);
         }
         // Only the units the plan removes (the inputs of those it keeps stay whole), or, when it
@@ -415,6 +451,84 @@ impl<'a> Trimming<'a> {
         let at = steps.iter().position(|s| *s == Step::RemoveUnits);
         steps.insert(at.unwrap_or(steps.len()), Step::ClearOldInputs);
         (cleared, attempt)
+    }
+
+    /// Where `attempt` fits a fixed budget by removing units, the outputs trimming cleared or
+    /// capped in the messages it keeps, given back in the room the removal left: trimming
+    /// cleared them for a budget that the units now removed kept out of reach, so they were
+    /// cleared past what the budget needs. Newest first (what the agent works from), each
+    /// message's outputs whole where they fit, else, where outputs may be capped, capped to
+    /// fill what is left. The plan and its markers stay as they are; `attempt`'s tokens grow
+    /// by what was given back. A message given back stays marked as changed: an output capped
+    /// to `max_output` holds no original, so what is given back is that cap.
+    fn give_back(
+        &self,
+        state: &mut Applied,
+        attempt: &mut Attempt,
+        planner: &Planner<'_>,
+    ) -> Restored {
+        let mut removed = vec![false; state.conversation.messages.len()];
+        for &unit in &attempt.plan.drop {
+            removed[attempt.units[unit].messages.clone()].fill(true);
+        }
+        let counter = &planner.counter;
+        let cutting = fit::Cutting {
+            counter,
+            archive: self.archive,
+        };
+        let full = self.budget.saturating_sub(planner::MARKER_SLACK);
+        let mut restored = Restored::default();
+        for index in (0..state.conversation.messages.len()).rev() {
+            let room = full.saturating_sub(attempt.tokens_after);
+            if room == 0 {
+                break;
+            }
+            let Some(input) = state.origin[index].input().filter(|_| !removed[index]) else {
+                continue;
+            };
+            let Some((whole, parts)) = state.whole_outputs(index, input) else {
+                continue;
+            };
+            let now = state.counts.messages[index];
+            let tokens = counter.count_message(&whole);
+            if tokens <= now {
+                continue;
+            }
+            let cleared = std::mem::replace(&mut state.conversation.messages[index], whole);
+            state.counts.messages[index] = tokens;
+            if tokens - now > room {
+                // Capped to fill what is left, the largest cap that does, where one can.
+                let outputs: Vec<(usize, usize)> = parts.iter().map(|&p| (index, p)).collect();
+                let capped = self
+                    .cap_crossing
+                    .then(|| cutting.cap_outputs(state, &outputs, now + room))
+                    .flatten()
+                    .and_then(|mut capped| capped.pop())
+                    .filter(|&(_, _, tokens)| tokens > now);
+                let Some((_, texts, tokens)) = capped else {
+                    state.conversation.messages[index] = cleared;
+                    state.counts.messages[index] = now;
+                    continue;
+                };
+                let message = &mut state.conversation.messages[index];
+                for (part, text) in texts {
+                    if let Part::ToolResult {
+                        content, layout, ..
+                    } = &mut message.parts[part]
+                    {
+                        *content = vec![Part::text(text)];
+                        *layout = Layout::Text;
+                    }
+                }
+                state.counts.messages[index] = tokens;
+            }
+            let more = state.counts.messages[index] - now;
+            attempt.tokens_after += more;
+            attempt.kept_tokens += more;
+            restored.outputs += parts.len();
+            restored.tokens += more;
+        }
+        restored
     }
 
     /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.

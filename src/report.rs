@@ -73,6 +73,12 @@ pub struct Report {
     pub removed: Vec<[usize; 2]>,
     /// Tokens of what can never be removed: pinned units, system prompt, reply priming.
     pub pinned_tokens: usize,
+    /// Tokens of the smallest unit at either end of a removed span, as it stood when removed
+    /// (absent when none was): where the output leaves room under the budget, what explains
+    /// it — a unit stays or goes whole, and keeping this one (the cheapest that would not split
+    /// a span into two markers) does not fit in that room.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub smallest_span_end: Option<usize>,
     /// The measured features.
     pub features: Features,
     /// The model profile the selector consulted.
@@ -225,6 +231,9 @@ pub(crate) struct Outcome {
     /// Tokens of what can never be removed: the minimum when the plan could not fit; else the
     /// output's pinned messages, the system prompt and the reply priming.
     pub(crate) pinned_tokens: usize,
+    /// Tokens of the smallest unit at either end of a span the plan removed, when it removed
+    /// any.
+    pub(crate) smallest_span_end: Option<usize>,
     pub(crate) decision: Option<Decision>,
     pub(crate) relaxed: Vec<Protection>,
     pub(crate) marker: bool,
@@ -253,6 +262,7 @@ impl Outcome {
             features: selector.features.clone(),
             rules: selector.checks.clone(),
             pinned_tokens: 0,
+            smallest_span_end: None,
             decision: None,
             relaxed: Vec::new(),
             marker: false,
@@ -304,6 +314,7 @@ impl Outcome {
                 Vec::new()
             },
             pinned_tokens: self.pinned_tokens,
+            smallest_span_end: self.smallest_span_end.filter(|_| finished),
             rules: self.rules,
             features: self.features,
             profile: options.profile.clone(),

@@ -8,7 +8,7 @@
 use std::sync::OnceLock;
 
 use crate::account::{Features, HarnessMessage, InstructionFile, Repair};
-use crate::conversation::{Conversation, Message, Part};
+use crate::conversation::{Conversation, Layout, Message, Part};
 use crate::digest::ClearedNames;
 use crate::error::{Error, Result};
 use crate::features::FeatureThresholds;
@@ -158,10 +158,13 @@ pub(crate) struct Discarded {
     messages: Vec<Message>,
 }
 
-/// A cleared tool output: the input message it belonged to, and its names, found once when
-/// first asked for.
+/// A cleared tool output: the input message it belonged to, the part of that message it was
+/// the content of and how that content was written, and its names, found once when first asked
+/// for.
 struct Cleared {
     input: Option<usize>,
+    part: usize,
+    layout: Layout,
     parts: Vec<Part>,
     names: OnceLock<Names>,
 }
@@ -194,13 +197,32 @@ impl Names {
 }
 
 impl Discarded {
-    /// Holds parts a step replaced in the message read from input message `input`.
-    pub(crate) fn parts(&mut self, input: Option<usize>, parts: Vec<Part>) {
+    /// Holds the content (`parts`, written as `layout`) a step replaced in part `part` of the
+    /// message read from input message `input`: a tool result's.
+    pub(crate) fn output(
+        &mut self,
+        input: Option<usize>,
+        (part, layout): (usize, Layout),
+        parts: Vec<Part>,
+    ) {
         self.parts.push(Cleared {
             input,
+            part,
+            layout,
             parts,
             names: OnceLock::new(),
         });
+    }
+
+    /// The content part `part` of input message `input` was read with, and how it was
+    /// written, when a step replaced it: the first content held for it (a later step replaces
+    /// what an earlier one left).
+    pub(crate) fn original_output(&self, input: usize, part: usize) -> Option<(&[Part], Layout)> {
+        let first = self
+            .parts
+            .iter()
+            .find(|c| c.input == Some(input) && c.part == part)?;
+        Some((&first.parts, first.layout))
     }
 
     /// The names of the outputs cleared from the input messages `inputs` (ascending): their
@@ -285,6 +307,37 @@ impl Applied {
             origin,
             discarded: Discarded::default(),
         }
+    }
+
+    /// Message `index` (read from input message `input`) with the content its tool results
+    /// were read with, where a step replaced any, and the parts given back; `None` when no
+    /// result of it was replaced.
+    pub(crate) fn whole_outputs(
+        &self,
+        index: usize,
+        input: usize,
+    ) -> Option<(Message, Vec<usize>)> {
+        let mut message = None;
+        let mut parts = Vec::new();
+        let current = &self.conversation.messages[index];
+        for (at, part) in current.parts.iter().enumerate() {
+            if !matches!(part, Part::ToolResult { .. }) {
+                continue;
+            }
+            let Some((original, was)) = self.discarded.original_output(input, at) else {
+                continue;
+            };
+            let whole: &mut Message = message.get_or_insert_with(|| current.clone());
+            if let Part::ToolResult {
+                content, layout, ..
+            } = &mut whole.parts[at]
+            {
+                *content = original.to_vec();
+                *layout = was;
+            }
+            parts.push(at);
+        }
+        Some((message?, parts))
     }
 
     /// A copy of this state to change apart from it: what was discarded stays with this one.

@@ -411,19 +411,28 @@ fn every_raw_recording_reads_validates_and_compacts_to_half_in_its_api_format() 
     );
 }
 
-/// Issue 41: a compaction fills its budget. A Codex session whose tail unit held 17,708 tokens
-/// of encrypted reasoning, more than its budget at 0.25, kept 2,368 tokens of 16,764: every
-/// unit before that one had gone first. Over every recording, OpenAI-format and raw, at half
-/// and a quarter: each compaction keeps at least 0.6 of its budget (of ten messages or more:
-/// below that, one unit can be most of the budget).
+/// Issues 41 and 54: a compaction fills its budget. A Codex session whose tail unit held 17,708
+/// tokens of encrypted reasoning, more than its budget at 0.25, kept 2,368 tokens of 16,764:
+/// every unit before that one had gone first; Claude Code subagents had every output cleared
+/// bare for a budget that only the removal of units met. Over every recording, OpenAI-format
+/// and raw, and the bundled conversations, at half and a quarter, each compaction of ten
+/// messages or more (below that, one unit can be most of the budget) uses at least 0.6 of its
+/// budget; and one that leaves a marker uses at least 0.9 of it, or the report says why it
+/// cannot: the room left is smaller than the cheapest unit it removed that could be kept
+/// without splitting a span (`smallest_span_end`).
 #[test]
-fn every_compaction_of_the_corpus_uses_most_of_its_budget() {
+fn every_compaction_of_the_corpus_fills_its_budget_or_says_why() {
     let (Some((valid, _)), Some(raw)) = (corpus(), raw_corpus()) else {
         return;
     };
-    let mut compacted = 0;
-    for path in valid.iter().chain(&raw) {
-        let Ok(input) = format::parse(&std::fs::read(path).unwrap(), None) else {
+    let bundled =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/conversations"))
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|e| e == "json"));
+    let (mut compacted, mut explained) = (0, 0);
+    for path in valid.iter().cloned().chain(raw).chain(bundled) {
+        let Ok(input) = format::parse(&std::fs::read(&path).unwrap(), None) else {
             continue;
         };
         if !validate(&input).is_empty() || input.messages.len() < 10 {
@@ -439,14 +448,23 @@ fn every_compaction_of_the_corpus_uses_most_of_its_budget() {
             }
             compacted += 1;
             let name = path.display();
+            let summary = report.summary();
+            assert!(report.utilization >= 0.6, "{name} at {ratio}: {summary}");
+            if report.tokens_after * 10 >= report.budget * 9 || !report.marker {
+                continue;
+            }
+            let room = report.budget - report.tokens_after;
+            let smallest = report.smallest_span_end;
             assert!(
-                report.utilization >= 0.6,
-                "{name} at {ratio}: {}",
-                report.summary()
+                smallest.is_some_and(|unit| unit > room),
+                "{name} at {ratio}: {summary} (smallest span end {smallest:?})"
             );
+            explained += 1;
         }
     }
-    eprintln!("corpus utilization: {compacted} compactions, each at 0.6 of its budget or more");
+    eprintln!(
+        "corpus utilization: {compacted} compactions, {explained} of them under 0.9 of the budget where no removed unit fits the room left"
+    );
     assert!(compacted >= 100, "{compacted}");
 }
 

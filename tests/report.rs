@@ -17,7 +17,7 @@ use crate::cli::{ctxcompact, scratch};
 const SNAPSHOT: &str = "tests/snapshots/report.json";
 
 /// Every key of a report, each of which one of the runs below must hold.
-const KEYS: [&str; 37] = [
+const KEYS: [&str; 38] = [
     "action",
     "format",
     "model",
@@ -36,6 +36,7 @@ const KEYS: [&str; 37] = [
     "messages_after",
     "removed",
     "pinned_tokens",
+    "smallest_span_end",
     "features",
     "profile",
     "rules",

@@ -198,14 +198,14 @@ impl Cutting<'_> {
             };
             let tokens_after = counter.count_text(&text);
             let old = std::mem::replace(content, vec![Part::text(text)]);
-            *layout = Layout::Text;
+            let was = std::mem::replace(layout, Layout::Text);
             cut.push(CutOutput {
                 message: input,
                 call_id: call_id.clone(),
                 tokens_before: counter.count_parts(&old),
                 tokens_after,
             });
-            state.discarded.parts(input, old);
+            state.discarded.output(input, (part, was), old);
             state.counts.messages[index] = counter.count_message(message);
             state.origin[index] = state.origin[index].edited();
         }
@@ -254,7 +254,7 @@ const ROUNDS: usize = 8;
 
 /// One message of a fitted round: its index, the capped text of each of its outputs (by part),
 /// and its exact count once they are in place.
-pub(super) type Capped = (usize, Vec<(usize, String)>, usize);
+pub(crate) type Capped = (usize, Vec<(usize, String)>, usize);
 
 impl Cutting<'_> {
     /// Caps the outputs at `outputs` (message and part indices, ascending, each a result whose
@@ -262,7 +262,7 @@ impl Cutting<'_> {
     /// together; each cut's note names its message's archive file, if any.
     /// `None` when no cap of at least [`MIN_CAP`] tokens fits, or an output cannot be cut: the
     /// caller clears them instead.
-    pub(super) fn cap_outputs(
+    pub(crate) fn cap_outputs(
         &self,
         state: &Applied,
         outputs: &[(usize, usize)],

@@ -679,8 +679,8 @@ fn apply_edits(mut state: Applied, edits: Vec<Edit>) -> Applied {
                     } = &mut message.parts[part]
                     {
                         let output = std::mem::replace(content, vec![Part::text(placeholder)]);
-                        state.discarded.parts(input, output);
-                        *layout = Layout::Text;
+                        let was = std::mem::replace(layout, Layout::Text);
+                        state.discarded.output(input, (part, was), output);
                     }
                 }
                 Change::ClearInput { part } => clear_input(&mut message.parts[part]),
