@@ -416,10 +416,9 @@ fn every_raw_recording_reads_validates_and_compacts_to_half_in_its_api_format() 
 /// every unit before that one had gone first; Claude Code subagents had every output cleared
 /// bare for a budget that only the removal of units met. Over every recording, OpenAI-format
 /// and raw, and the bundled conversations, at half and a quarter, each compaction of ten
-/// messages or more (below that, one unit can be most of the budget) uses at least 0.6 of its
-/// budget; and one that leaves a marker uses at least 0.9 of it, or the report says why it
-/// cannot: the room left is smaller than the cheapest unit it removed that could be kept
-/// without splitting a span (`smallest_span_end`).
+/// messages or more (below that, one unit can be most of the budget) uses at least 0.9 of its
+/// budget, or the report says why it cannot: the room left is smaller than the cheapest unit
+/// it removed that could be kept without splitting a span (`smallest_span_end`).
 #[test]
 fn every_compaction_of_the_corpus_fills_its_budget_or_says_why() {
     let (Some((valid, _)), Some(raw)) = (corpus(), raw_corpus()) else {
@@ -449,8 +448,7 @@ fn every_compaction_of_the_corpus_fills_its_budget_or_says_why() {
             compacted += 1;
             let name = path.display();
             let summary = report.summary();
-            assert!(report.utilization >= 0.6, "{name} at {ratio}: {summary}");
-            if report.tokens_after * 10 >= report.budget * 9 || !report.marker {
+            if report.tokens_after * 10 >= report.budget * 9 {
                 continue;
             }
             let room = report.budget - report.tokens_after;

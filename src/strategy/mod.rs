@@ -29,6 +29,9 @@ use crate::units::Unit;
 /// A plan that gave up its tail and keeps less than this many tenths of its budget restores
 /// units: below it, a large tail unit has left the budget mostly empty.
 const REFILL_BELOW_TENTHS: usize = 6;
+/// A plan without markers (none asked, or none fits) restores units below this many tenths of
+/// its budget: no digest takes the room it leaves.
+const REFILL_WITHOUT_MARKERS_BELOW_TENTHS: usize = 9;
 
 /// What a plan must fit into, and what it must keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,12 +155,19 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
     }
     // A tail unit too large for the room left can leave most of the budget empty once it
     // goes: then the units removed before it are restored, newest first, while the plan fits.
-    // Above that fill the slack is left as it is: the markers' digests grow into it.
+    // Above that fill the slack is left as it is: the markers' digests grow into it. Without
+    // markers nothing grows into it: units are restored wherever a tenth of the budget is left.
     let gave_up_tail = dropped
         .last()
         .is_some_and(|(p, _)| *p == Some(Protection::Tail));
-    let underfilled = plan.tokens_after * 10 < limits.budget * REFILL_BELOW_TENTHS;
-    if plan.fits && gave_up_tail && underfilled {
+    let tenths = |t: usize| plan.tokens_after * 10 < limits.budget * t;
+    let no_markers = limits.marker == 0 && limits.marker_each == 0;
+    let refill = if no_markers {
+        tenths(REFILL_WITHOUT_MARKERS_BELOW_TENTHS)
+    } else {
+        gave_up_tail && tenths(REFILL_BELOW_TENTHS)
+    };
+    if plan.fits && refill {
         for &(_, i) in dropped.iter().rev().skip(1) {
             removal.set(i, false, &mut plan);
             if !plan.fits {
