@@ -1,10 +1,13 @@
 //! Removal strategies: which whole units go, and the one step that applies that choice.
 //!
-//! Both strategies remove units oldest first until the conversation fits the budget, never a
+//! Middle and oldest remove units oldest first until the conversation fits the budget, never a
 //! pinned unit, and keep the protected tail (the last `preserve_end` units) while they can:
 //! - **oldest** keeps only system units at the head and drops from the start forward;
 //! - **middle** also keeps the first `preserve_start` non-system units (the task in the user's
-//!   own words and what answered it) and drops what lies between head and tail.
+//!   own words and what answered it) and drops what lies between head and tail;
+//! - **relevant** removes by what units share with the current request ([`relevant`]): those
+//!   sharing nothing first, the oldest first, then the weakest; once the plan fits, what it
+//!   removed comes back, the most relevant and then the newest first, wherever it still fits.
 //!
 //! When a strategy cannot fit with its protections it relaxes them in a fixed order — the head
 //! first, then the tail unit by unit — and names each one it gave up. Only when the pinned units
@@ -15,6 +18,7 @@
 mod counting;
 pub(crate) mod fit;
 mod gist_size;
+pub(crate) mod relevant;
 pub(crate) mod tools;
 
 use std::ops::Range;
@@ -73,8 +77,9 @@ pub(crate) struct Plan {
     pub relaxed: Vec<Protection>,
 }
 
-/// Plans `strategy` over `units` within `limits`.
-pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan {
+/// Plans `strategy` over `units` within `limits`; relevant removal reads the units' `relevance`
+/// scores (the others ignore them; empty: none scores).
+pub(crate) fn plan(strategy: Strategy, units: &[Unit], relevance: &[f64], limits: &Limits) -> Plan {
     let total: usize = limits.fixed + units.iter().map(|u| u.tokens).sum::<usize>();
     let messages: usize = units.iter().map(|u| u.messages.len()).sum();
     let tail_start = units.len().saturating_sub(limits.preserve_end);
@@ -86,7 +91,7 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
             .map(|(i, _)| i)
             .take(limits.preserve_start)
             .collect(),
-        Strategy::Oldest => Vec::new(),
+        Strategy::Oldest | Strategy::Relevant => Vec::new(),
     };
     let is_head = |i: &usize| head.binary_search(i).is_ok();
     // Rounds cleared bare for want of room go, protected or not ([`Limits::fold_before`]).
@@ -115,11 +120,19 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
     let tail: Vec<_> = (tail_start..units.len())
         .map(|i| (Some(Protection::Tail), i))
         .collect();
-    let order: Vec<_> = requests_last(middle)
-        .chain(requests_last(head_region))
-        .chain(requests_last(tail))
-        .filter(|(protection, i)| limits.relax || protection.is_none() || folds(*i))
-        .collect();
+    let order: Vec<_> = if strategy == Strategy::Relevant {
+        // No protected head or tail: the order itself keeps what matters.
+        relevant::removal_order(units, relevance)
+            .into_iter()
+            .map(|i| (None, i))
+            .collect()
+    } else {
+        requests_last(middle)
+            .chain(requests_last(head_region))
+            .chain(requests_last(tail))
+            .filter(|(protection, i)| limits.relax || protection.is_none() || folds(*i))
+            .collect()
+    };
     let mut plan = Plan {
         strategy,
         drop: Vec::new(),
@@ -153,6 +166,16 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
     // A tail unit too large for the room left can leave most of the budget empty once it
     // goes: then the units removed before it are restored, newest first, while the plan fits.
     // Above that fill the slack is left as it is: the markers' digests grow into it.
+    // Relevant removal fills what room is left with what it removed, the most relevant and
+    // then the newest first, wherever a unit still fits (a large one skipped, a smaller kept).
+    if strategy == Strategy::Relevant && plan.fits && !folding {
+        for &(_, i) in dropped.iter().rev() {
+            removal.set(i, false, &mut plan);
+            if !plan.fits {
+                removal.set(i, true, &mut plan);
+            }
+        }
+    }
     let gave_up_tail = dropped
         .last()
         .is_some_and(|(p, _)| *p == Some(Protection::Tail));
@@ -354,7 +377,7 @@ mod tests {
 
     #[test]
     fn oldest_drops_from_the_start_after_system() {
-        let plan = plan(Strategy::Oldest, &twelve(), &limits(90));
+        let plan = plan(Strategy::Oldest, &twelve(), &[], &limits(90));
         assert_eq!(
             (plan.drop, plan.fits, plan.tokens_after),
             (vec![1, 2, 3], true, 90)
@@ -363,13 +386,13 @@ mod tests {
 
     #[test]
     fn middle_keeps_the_head() {
-        let plan = plan(Strategy::Middle, &twelve(), &limits(90));
+        let plan = plan(Strategy::Middle, &twelve(), &[], &limits(90));
         assert_eq!((plan.drop, plan.relaxed), (vec![3, 4, 5], vec![]));
     }
 
     #[test]
     fn middle_relaxes_head_then_tail() {
-        let plan = plan(Strategy::Middle, &twelve(), &limits(30));
+        let plan = plan(Strategy::Middle, &twelve(), &[], &limits(30));
         assert_eq!(plan.drop, vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(plan.relaxed, vec![Protection::Head, Protection::Tail]);
         assert!(plan.fits);
@@ -381,7 +404,7 @@ mod tests {
         // the middle units had given up, so they come back and only it goes.
         let mut units = twelve();
         units[9].tokens = 500;
-        let plan = plan(Strategy::Oldest, &units, &limits(100));
+        let plan = plan(Strategy::Oldest, &units, &[], &limits(100));
         assert_eq!(plan.drop, vec![1, 9]);
         assert_eq!((plan.tokens_after, plan.fits), (100, true));
         assert_eq!(plan.relaxed, vec![Protection::Tail]);
@@ -408,7 +431,7 @@ mod tests {
                 .collect();
             let limits = Limits { marker, marker_each, ..limits(budget) };
             let strategy = if oldest { Strategy::Oldest } else { Strategy::Middle };
-            let plan = plan(strategy, &units, &limits);
+            let plan = plan(strategy, &units, &[], &limits);
             let cost = |drop: &[usize]| {
                 let spans = spans(drop).len();
                 let kept = (0..units.len()).filter(|i| !drop.contains(i));
@@ -433,7 +456,7 @@ mod tests {
 
     #[test]
     fn pinned_units_alone_over_budget_do_not_fit() {
-        let plan = plan(Strategy::Oldest, &twelve(), &limits(19));
+        let plan = plan(Strategy::Oldest, &twelve(), &[], &limits(19));
         assert!(!plan.fits);
         assert_eq!(plan.tokens_after, 20);
     }
@@ -444,7 +467,7 @@ mod tests {
             marker: 5,
             ..limits(100)
         };
-        let plan = plan(Strategy::Oldest, &twelve(), &limits);
+        let plan = plan(Strategy::Oldest, &twelve(), &[], &limits);
         assert_eq!((plan.drop, plan.tokens_after), (vec![1, 2, 3], 95));
     }
 }
