@@ -295,9 +295,18 @@ impl<'a> Planner<'a> {
             found = Some(best);
             break;
         }
-        let Some(found) = found else {
+        let Some(mut found) = found else {
             return last.expect("at least one marker mode is tried");
         };
+        // Relevant removal leaves many short spans, whose digests have little room: markers
+        // without one, each reserving less, are taken when that keeps more units.
+        if found.plan.strategy == Strategy::Relevant && found.mode == MarkerMode::Digest {
+            let cap = (self.cap, self.cap.rest);
+            let brief = self.settle(state, units, order, MarkerMode::Brief, cap, &mut None);
+            if let Some(brief) = brief.filter(|b| b.plan.drop.len() < found.plan.drop.len()) {
+                found = brief;
+            }
+        }
         // Relevant removal keeps what the current request names: the digests never take the
         // room its units need.
         if found.unnamed + found.unnamed_files == 0
@@ -435,10 +444,16 @@ impl<'a> Planner<'a> {
             let used = attempt.digest_tokens;
             let fits = attempt.fits;
             if fits {
-                // Fewer requests left unnamed, fewer units removed, then more of the budget used.
+                // Fewer requests left unnamed (but for relevant removal, whose units come
+                // first), fewer units removed, then more of the budget used.
                 let key = |a: &Attempt| {
+                    let unnamed = if a.plan.strategy == Strategy::Relevant {
+                        0
+                    } else {
+                        a.unnamed
+                    };
                     (
-                        std::cmp::Reverse(a.unnamed),
+                        std::cmp::Reverse(unnamed),
                         std::cmp::Reverse(a.plan.drop.len()),
                         a.tokens_after,
                     )

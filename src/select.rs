@@ -32,7 +32,7 @@ pub(crate) const LARGE_CONVERSATION: usize = 30;
 pub(crate) const RECENT_SHARE_PCT: usize = 40;
 /// Rule 6 applies when the current request's best-scoring history holds at least this
 /// percentage of its relevance (`Features::refers_back`).
-pub(crate) const REFERS_BACK_PCT: usize = 50;
+pub(crate) const REFERS_BACK_PCT: usize = 20;
 /// Weight of token reduction in the efficiency score, in tenths (docs/decisions.md: 0.6).
 const REDUCTION_WEIGHT: u128 = 6;
 /// Weight of message preservation in the efficiency score, in tenths (docs/decisions.md: 0.4).
@@ -106,20 +106,20 @@ pub(crate) struct Rule {
     pub confidence: f64,
 }
 
-/// The conversation rules (docs/decisions.md), in order; the first match wins.
+/// The conversation rules (docs/decisions.md), in order (rule 6 second); the first match wins.
 pub(crate) const RULES: &[Rule] = &[
-    Rule {
-        number: 6,
-        description: "a chat whose current request refers back to a few turns: keep what it names",
-        when: |f, p| f.refers_back * 100.0 >= p.refers_back_pct as f64 && !f.has_tool_messages,
-        then: Strategy::Relevant,
-        confidence: 0.8,
-    },
     Rule {
         number: 1,
         description: "light severity in a short conversation: little to remove, keep the task at the head",
         when: |f, p| f.severity == Severity::Light && f.messages < p.small_conversation,
         then: Strategy::Middle,
+        confidence: 0.8,
+    },
+    Rule {
+        number: 6,
+        description: "a chat whose current request refers back to a few turns: keep what it names",
+        when: |f, p| f.refers_back * 100.0 >= p.refers_back_pct as f64 && !f.has_tool_messages,
+        then: Strategy::Relevant,
         confidence: 0.8,
     },
     Rule {

@@ -13,7 +13,7 @@ use crate::units::Unit;
 /// The share of a unit's score its neighbours take, in percent.
 const NEIGHBOUR_PCT: f64 = 50.0;
 /// A unit is relevant when it scores at least this share of the best, in percent.
-const RELEVANT_PCT: f64 = 20.0;
+const RELEVANT_PCT: f64 = 5.0;
 
 /// Each unit's effective score and the unit it takes it from (itself or a neighbour); `None`
 /// for a unit that is not relevant. `scores` are the units' own scores (empty: none scores).
