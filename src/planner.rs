@@ -252,10 +252,15 @@ impl<'a> Planner<'a> {
             && plain.unnamed == 0
             && plain.unnamed_files <= around.unnamed_files
             && plain.markers.len() < around.markers.len();
-        if around.fits && spares_requests && !plain_reads_better {
-            return around;
+        let mut chosen = if around.fits && spares_requests && !plain_reads_better {
+            around
+        } else {
+            plain
+        };
+        if chosen.plan.strategy == Strategy::Relevant {
+            chosen.decision.kept_for = relevance.kept_for(state, &chosen.units, &chosen.plan);
         }
-        plain
+        chosen
     }
 
     /// [`Planner::attempt`] with requests removed last or not.
@@ -499,6 +504,22 @@ impl<'a> Planner<'a> {
             + MARKER_SLACK
     }
 
+    /// What a plan of `state` in `order` must fit into, with `allowance` tokens set aside for
+    /// the digests and `each` for every marker's header.
+    fn limits(&self, state: &Applied, order: Order<'_>, allowance: usize, each: usize) -> Limits {
+        Limits {
+            budget: self.budget,
+            fixed: state.counts.outside + state.counts.priming(),
+            marker: allowance,
+            marker_each: each,
+            preserve_start: self.options.preserve_start,
+            preserve_end: self.options.preserve_end,
+            relax: order.protections == Protections::Relax,
+            requests_last: order.requests_last,
+            fold_before: order.fold_before,
+        }
+    }
+
     /// One plan with `allowance` tokens set aside for all digests together, and its markers.
     fn once(
         &self,
@@ -513,28 +534,13 @@ impl<'a> Planner<'a> {
             MarkerMode::None if archive.is_none() => 0,
             _ => self.header_tokens(mode),
         };
-        let limits = Limits {
-            budget: self.budget,
-            fixed: state.counts.outside + state.counts.priming(),
-            marker: allowance,
-            marker_each: each,
-            preserve_start: self.options.preserve_start,
-            preserve_end: self.options.preserve_end,
-            relax: order.protections == Protections::Relax,
-            requests_last: order.requests_last,
-            fold_before: order.fold_before,
-        };
-        let (mut decision, plan) = self.selector.decide(units, &order.relevance.units, &limits);
+        let limits = self.limits(state, order, allowance, each);
+        let (decision, plan) = self.selector.decide(units, &order.relevance.units, &limits);
         let spans = strategy::spans(&plan.drop);
         // Relevant removal's digests share what the plan set aside for them: many spans, each
         // within its part, so that they never take the room of a kept unit.
         let cap = if plan.strategy == Strategy::Relevant {
-            decision.kept_for = order.relevance.kept_for(state, units, &plan);
-            let part = allowance / spans.len().max(1);
-            DigestCap {
-                total: cap.total.min(part),
-                rest: cap.rest.min(part),
-            }
+            cap.shared(allowance, spans.len())
         } else {
             cap
         };

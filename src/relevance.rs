@@ -28,8 +28,8 @@ const STOPWORDS: &[&str] = &[
     "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "more", "most", "my", "no",
     "not", "now", "of", "on", "once", "only", "or", "other", "our", "out", "over", "she", "so",
     "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they",
-    "this", "those", "to", "too", "up", "us", "very", "was", "we", "were", "what", "when",
-    "where", "which", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+    "this", "those", "to", "too", "up", "us", "very", "was", "we", "were", "what", "when", "where",
+    "which", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
 ];
 
 /// The query's terms matched in each message, and each message's score.
@@ -47,7 +47,11 @@ impl Relevance {
     /// Scores `messages` against a query made of the text of the messages `request` (the
     /// current request) and the call arguments of the messages `calls` (a tool round in
     /// progress: what the agent asks for now). Those messages score 0.
-    pub(crate) fn measure(messages: &[Message], request: Range<usize>, calls: Range<usize>) -> Self {
+    pub(crate) fn measure(
+        messages: &[Message],
+        request: Range<usize>,
+        calls: Range<usize>,
+    ) -> Self {
         let mut index: HashMap<String, u32, FxBuild> = HashMap::default();
         let mut add_query = |text: &str| {
             each_term(text, &mut |term| {
@@ -70,12 +74,12 @@ impl Relevance {
         let mut lengths = vec![0usize; messages.len()];
         let mut counts: Vec<Vec<(u32, u32)>> = vec![Vec::new(); messages.len()];
         let mut documents = vec![0usize; index.len()];
-        let mut scored = 0usize;
+        let mut population = 0usize;
         for (i, message) in messages.iter().enumerate() {
             if in_query(i) || index.is_empty() {
                 continue;
             }
-            scored += 1;
+            population += 1;
             let tally = &mut counts[i];
             let length = &mut lengths[i];
             each_text(message, &mut |text| {
@@ -93,7 +97,7 @@ impl Relevance {
                 documents[t as usize] += 1;
             }
         }
-        let n = scored as f64;
+        let n = population as f64;
         let weight = |df: usize| {
             let df = df as f64;
             ((n - df + 0.5) / (df + 0.5)).ln().max(0.0)
@@ -146,7 +150,9 @@ impl Relevance {
             return 0.0;
         }
         scores.sort_by(|a, b| b.total_cmp(a));
-        let top = (self.scores.len() as f64).sqrt().ceil() as usize;
+        let n = self.scores.len();
+        let root = n.isqrt();
+        let top = if root * root < n { root + 1 } else { root };
         scores.iter().take(top.max(1)).sum::<f64>() / total
     }
 }
@@ -210,8 +216,7 @@ pub(crate) fn each_term(text: &str, f: &mut dyn FnMut(&str)) {
 /// Passes one lowercased word to `f`, stemmed, unless it is a stopword or a lone letter.
 fn emit(word: &mut String, f: &mut dyn FnMut(&str)) {
     let alphabetic = word.chars().all(char::is_alphabetic);
-    if alphabetic && (word.chars().count() < 2 || STOPWORDS.binary_search(&word.as_str()).is_ok())
-    {
+    if alphabetic && (word.chars().count() < 2 || STOPWORDS.binary_search(&word.as_str()).is_ok()) {
         return;
     }
     if alphabetic {
@@ -260,7 +265,15 @@ mod tests {
         assert_eq!(terms("What did she bake?"), ["bak"]);
         assert_eq!(
             terms("src/relevance.rs on 8 May, 2023"),
-            ["src/relevance.rs", "src", "relevanc", "rs", "8", "may", "2023"]
+            [
+                "src/relevance.rs",
+                "src",
+                "relevanc",
+                "rs",
+                "8",
+                "may",
+                "2023"
+            ]
         );
     }
 
@@ -270,13 +283,19 @@ mod tests {
             .map(|i| Message::new_text(Role::User, format!("Caroline: day {i} was fine")))
             .collect();
         messages[3] = Message::new_text(Role::User, "Caroline: I adopted a guinea pig named Oscar");
-        messages.push(Message::new_text(Role::User, "What is Caroline's guinea pig called?"));
+        messages.push(Message::new_text(
+            Role::User,
+            "What is Caroline's guinea pig called?",
+        ));
         let relevance = Relevance::measure(&messages, 10..11, 0..0);
         let best = (0..10)
             .max_by(|&a, &b| relevance.scores[a].total_cmp(&relevance.scores[b]))
             .unwrap();
         assert_eq!(best, 3);
-        assert_eq!(relevance.scores[0], 0.0, "a name in every message weighs nothing");
+        assert!(
+            relevance.terms_of(0).next().is_none(),
+            "a name in every message weighs nothing"
+        );
         let named: Vec<&str> = relevance.terms_of(3).collect();
         assert_eq!(named, ["guinea", "pig"]);
         assert!(relevance.concentration() > 0.9);

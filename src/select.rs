@@ -315,8 +315,13 @@ impl<'a> Selector<'a> {
                 // Only fitting candidates compete; the first wins ties and middle stands when
                 // none fits.
                 (1..candidates.len()).fold(0, |best, i| {
-                    let better = !candidates[best].fits || cost(&candidates[i]) < cost(&candidates[best]);
-                    if candidates[i].fits && better { i } else { best }
+                    let better =
+                        !candidates[best].fits || cost(&candidates[i]) < cost(&candidates[best]);
+                    if candidates[i].fits && better {
+                        i
+                    } else {
+                        best
+                    }
                 })
             }
             _ => choose(features, &plans),
@@ -537,7 +542,8 @@ mod tests {
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
         let tuning = SelectorTuning::default();
-        let (decision, plan) = Selector::new(&profile, None, &f, &tuning).decide(&units, &[], &limits);
+        let (decision, plan) =
+            Selector::new(&profile, None, &f, &tuning).decide(&units, &[], &limits);
         assert_eq!(decision.layer, Layer::Scored);
         assert_eq!(decision.candidates.len(), 3);
         // Both remove the same number of equal units, so they tie and middle wins.

@@ -99,6 +99,15 @@ impl DigestCap {
         }
     }
 
+    /// This cap for each of `spans` digests that share `allowance` tokens between them.
+    pub(crate) fn shared(self, allowance: usize, spans: usize) -> Self {
+        let part = allowance / spans.max(1);
+        Self {
+            total: self.total.min(part),
+            rest: self.rest.min(part),
+        }
+    }
+
     /// The default for `budget`: the sections after the requests share the smaller of
     /// [`DIGEST_TOKENS`] and [`DIGEST_BUDGET_PCT`]% of the budget, and the whole digest, the
     /// requests first, at most [`DIGEST_TOTAL_PCT`]% of it. The requests' room thus grows with

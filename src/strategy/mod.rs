@@ -169,24 +169,14 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], relevance: &[f64], limits
     // Relevant removal fills what room is left with what it removed, the most relevant and
     // then the newest first, wherever a unit still fits (a large one skipped, a smaller kept).
     if strategy == Strategy::Relevant && plan.fits && !folding {
-        for &(_, i) in dropped.iter().rev() {
-            removal.set(i, false, &mut plan);
-            if !plan.fits {
-                removal.set(i, true, &mut plan);
-            }
-        }
+        removal.restore_while_fits(dropped.iter().rev().map(|d| d.1), &mut plan);
     }
     let gave_up_tail = dropped
         .last()
         .is_some_and(|(p, _)| *p == Some(Protection::Tail));
     let underfilled = plan.tokens_after * 10 < limits.budget * REFILL_BELOW_TENTHS;
     if plan.fits && gave_up_tail && underfilled {
-        for &(_, i) in dropped.iter().rev().skip(1) {
-            removal.set(i, false, &mut plan);
-            if !plan.fits {
-                removal.set(i, true, &mut plan);
-            }
-        }
+        removal.restore_while_fits(dropped.iter().rev().skip(1).map(|d| d.1), &mut plan);
     }
     for (protection, i) in dropped {
         let Some(protection) = protection.filter(|_| removal.removed[i]) else {
@@ -210,6 +200,16 @@ struct Removal<'a> {
 }
 
 impl Removal<'_> {
+    /// Restores each unit of `units` in turn where the plan still fits with it.
+    fn restore_while_fits(&mut self, units: impl Iterator<Item = usize>, plan: &mut Plan) {
+        for i in units {
+            self.set(i, false, plan);
+            if !plan.fits {
+                self.set(i, true, plan);
+            }
+        }
+    }
+
     /// Removes unit `i` (or restores it, when `remove` is false) and updates `plan`'s tokens,
     /// messages kept and fit, each marker counted by the spans removed.
     fn set(&mut self, i: usize, remove: bool, plan: &mut Plan) {
@@ -452,6 +452,59 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest::proptest! {
+        /// Relevant removal over any units, scores and budget: it never removes a pinned unit,
+        /// counts what it keeps, fits whenever the pinned units and a marker leave room, and no
+        /// unit it removed could come back within the budget (with a shared reserve); the same
+        /// input gives the same plan. Order and pairing hold as for every plan: `drop` is
+        /// ascending and only whole units go.
+        #[test]
+        fn relevant_removal_meets_its_budget_and_keeps_what_room_allows(
+            sizes in proptest::collection::vec(
+                (1usize..400, proptest::bool::weighted(0.1), 0u8..4), 1..30),
+            budget in 1usize..3000,
+            marker in 0usize..40,
+        ) {
+            let units: Vec<Unit> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &(tokens, pinned, _))| unit(i, tokens, pinned))
+                .collect();
+            let scores: Vec<f64> = sizes.iter().map(|&(_, _, s)| f64::from(s)).collect();
+            let limits = Limits { marker, ..limits(budget) };
+            let plan = plan(Strategy::Relevant, &units, &scores, &limits);
+            proptest::prop_assert_eq!(&plan, &super::plan(Strategy::Relevant, &units, &scores, &limits));
+            proptest::prop_assert!(plan.drop.windows(2).all(|w| w[0] < w[1]));
+            proptest::prop_assert!(plan.drop.iter().all(|&i| !units[i].pinned));
+            let cost = |drop: &[usize]| {
+                let kept = (0..units.len()).filter(|i| !drop.contains(i));
+                kept.map(|i| units[i].tokens).sum::<usize>() + if drop.is_empty() { 0 } else { marker }
+            };
+            proptest::prop_assert_eq!(plan.tokens_after, cost(&plan.drop));
+            proptest::prop_assert_eq!(plan.fits, plan.tokens_after <= budget);
+            let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
+            proptest::prop_assert!(plan.fits || pinned + marker > budget);
+            if plan.fits {
+                for &i in &plan.drop {
+                    let fewer: Vec<usize> = plan.drop.iter().copied().filter(|&d| d != i).collect();
+                    proptest::prop_assert!(cost(&fewer) > budget, "unit {} could stay", i);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn relevant_removal_keeps_the_scoring_unit_and_its_neighbour() {
+        // Twelve units of 10 tokens, room for six: the system unit and the last are pinned;
+        // unit 2 scores, units 1 and 3 beside it take half its score; the rest go oldest
+        // first, so the newest fill what is left.
+        let mut scores = vec![0.0; 12];
+        scores[2] = 4.0;
+        let plan = plan(Strategy::Relevant, &twelve(), &scores, &limits(60));
+        assert_eq!(plan.drop, vec![4, 5, 6, 7, 8, 9]);
+        assert!(plan.fits && plan.relaxed.is_empty());
     }
 
     #[test]
