@@ -39,7 +39,8 @@ pub(crate) struct Relevance {
     pub(crate) scores: Vec<f64>,
     /// Each message's matched query terms, as indices into `terms`, weightiest first.
     matched: Vec<Vec<u32>>,
-    /// The query's terms and their weights (inverse document frequency).
+    /// The query's terms as the query first writes them (lowercased), and their weights
+    /// (inverse document frequency).
     terms: Vec<(String, f64)>,
 }
 
@@ -53,10 +54,14 @@ impl Relevance {
         calls: Range<usize>,
     ) -> Self {
         let mut index: HashMap<String, u32, FxBuild> = HashMap::default();
+        let mut written: Vec<String> = Vec::new();
         let mut add_query = |text: &str| {
-            each_term(text, &mut |term| {
+            each_term(text, &mut |term, word| {
                 let next = u32::try_from(index.len()).unwrap_or(u32::MAX);
-                index.entry(term.to_owned()).or_insert(next);
+                index.entry(term.to_owned()).or_insert_with(|| {
+                    written.push(word.to_owned());
+                    next
+                });
             });
         };
         for message in &messages[request.clone()] {
@@ -83,7 +88,7 @@ impl Relevance {
             let tally = &mut counts[i];
             let length = &mut lengths[i];
             each_text(message, &mut |text| {
-                each_term(text, &mut |term| {
+                each_term(text, &mut |term, _| {
                     *length += 1;
                     if let Some(&t) = index.get(term) {
                         match tally.iter_mut().find(|(q, _)| *q == t) {
@@ -102,11 +107,11 @@ impl Relevance {
             let df = df as f64;
             ((n - df + 0.5) / (df + 0.5)).ln().max(0.0)
         };
-        let mut terms: Vec<(String, f64)> = vec![(String::new(), 0.0); index.len()];
-        for (term, t) in index {
-            let w = weight(documents[t as usize]);
-            terms[t as usize] = (term, w);
-        }
+        let terms: Vec<(String, f64)> = written
+            .into_iter()
+            .zip(&documents)
+            .map(|(word, &df)| (word, weight(df)))
+            .collect();
         let average = lengths.iter().sum::<usize>() as f64 / n.max(1.0);
         let mut scores = vec![0.0; messages.len()];
         let mut matched = vec![Vec::new(); messages.len()];
@@ -184,12 +189,11 @@ fn each_value(value: &Value, f: &mut dyn FnMut(&str)) {
     }
 }
 
-/// Calls `f` with each term of `text`: a path or identifier whole and by its pieces, each word
-/// lowercased and stemmed, stopwords left out.
-pub(crate) fn each_term(text: &str, f: &mut dyn FnMut(&str)) {
+/// Calls `f` with each term of `text` and the word it stands for: a path or identifier whole
+/// and by its pieces, each word lowercased and stemmed, stopwords left out.
+pub(crate) fn each_term(text: &str, f: &mut dyn FnMut(&str, &str)) {
     let joins = |c: char| matches!(c, '_' | '-' | '.' | '/' | ':' | '#' | '@');
     let breaks = |c: char| !(c.is_alphanumeric() || joins(c));
-    let mut piece = String::new();
     for word in text.split(breaks) {
         let word = word.trim_matches(joins);
         if word.is_empty() {
@@ -198,31 +202,31 @@ pub(crate) fn each_term(text: &str, f: &mut dyn FnMut(&str)) {
         let whole = word.to_lowercase();
         if whole.contains(joins) {
             if whole.chars().count() >= 3 {
-                f(&whole);
+                f(&whole, &whole);
             }
             for part in whole.split(joins).filter(|p| !p.is_empty()) {
-                piece.clear();
-                piece.push_str(part);
-                emit(&mut piece, f);
+                emit(part, f);
             }
         } else {
-            piece.clear();
-            piece.push_str(&whole);
-            emit(&mut piece, f);
+            emit(&whole, f);
         }
     }
 }
 
-/// Passes one lowercased word to `f`, stemmed, unless it is a stopword or a lone letter.
-fn emit(word: &mut String, f: &mut dyn FnMut(&str)) {
+/// Passes one lowercased word to `f`, stemmed, with the word itself, unless it is a stopword or
+/// a lone letter.
+fn emit(word: &str, f: &mut dyn FnMut(&str, &str)) {
     let alphabetic = word.chars().all(char::is_alphabetic);
-    if alphabetic && (word.chars().count() < 2 || STOPWORDS.binary_search(&word.as_str()).is_ok()) {
+    if alphabetic && (word.chars().count() < 2 || STOPWORDS.binary_search(&word).is_ok()) {
         return;
     }
     if alphabetic {
-        stem(word);
+        let mut term = word.to_owned();
+        stem(&mut term);
+        f(&term, word);
+    } else {
+        f(word, word);
     }
-    f(word);
 }
 
 /// Cuts a plural or tense ending, then a final `e`, so that a word's forms meet.
@@ -250,7 +254,7 @@ mod tests {
 
     fn terms(text: &str) -> Vec<String> {
         let mut out = Vec::new();
-        each_term(text, &mut |t| out.push(t.to_owned()));
+        each_term(text, &mut |t, _| out.push(t.to_owned()));
         out
     }
 

@@ -49,7 +49,9 @@ fn a_request_naming_an_early_fact_keeps_the_turn_that_states_it() {
         .iter()
         .find(|k| k.message == Some(4))
         .unwrap();
-    assert_eq!(kept.terms[..2], ["riverside", "locker"]);
+    for term in ["locker", "code", "riverside", "gym"] {
+        assert!(kept.terms.iter().any(|t| t == term), "{:?}", kept.terms);
+    }
     // The same input gives the same output.
     let again = ctxcompact::compact(input, &options).unwrap();
     assert_eq!(again.conversation, out.conversation);
