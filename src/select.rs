@@ -31,8 +31,11 @@ pub(crate) const LARGE_CONVERSATION: usize = 30;
 /// Rule 3 applies when the last messages hold more than this percentage of the tokens.
 pub(crate) const RECENT_SHARE_PCT: usize = 40;
 /// Rule 6 applies when the current request's best-scoring history holds at least this
-/// percentage of its relevance (`Features::refers_back`).
+/// percentage of its relevance (`Features::refers_back`) …
 pub(crate) const REFERS_BACK_PCT: usize = 20;
+/// … in a chat of at least this many messages: the best-scoring √n are then at most an eighth
+/// of the history (in a short one they are most of it, and the share says nothing).
+pub(crate) const LONG_CHAT: usize = 64;
 /// Weight of token reduction in the efficiency score, in tenths (docs/decisions.md: 0.6).
 const REDUCTION_WEIGHT: u128 = 6;
 /// Weight of message preservation in the efficiency score, in tenths (docs/decisions.md: 0.4).
@@ -75,6 +78,8 @@ pub struct SelectorTuning {
     pub recent_share_pct: usize,
     /// See `REFERS_BACK_PCT`.
     pub refers_back_pct: usize,
+    /// See `LONG_CHAT`.
+    pub long_chat: usize,
     /// What the selector optimizes.
     pub optimize: Optimize,
 }
@@ -87,6 +92,7 @@ impl Default for SelectorTuning {
             large_conversation: LARGE_CONVERSATION,
             recent_share_pct: RECENT_SHARE_PCT,
             refers_back_pct: REFERS_BACK_PCT,
+            long_chat: LONG_CHAT,
             optimize: Optimize::Efficiency,
         }
     }
@@ -118,7 +124,11 @@ pub(crate) const RULES: &[Rule] = &[
     Rule {
         number: 6,
         description: "a chat whose current request refers back to a few turns: keep what it names",
-        when: |f, p| f.refers_back * 100.0 >= p.refers_back_pct as f64 && !f.has_tool_messages,
+        when: |f, p| {
+            f.refers_back * 100.0 >= p.refers_back_pct as f64
+                && f.messages >= p.long_chat
+                && !f.has_tool_messages
+        },
         then: Strategy::Relevant,
         confidence: 0.8,
     },
@@ -504,6 +514,17 @@ mod tests {
             Some(5)
         );
         assert_eq!(first_match(&features(25, 700, 1000, 100)), None);
+        // Rule 6: a chat of 64 messages whose request refers back (0.2); near misses: 63
+        // messages, a share of 0.19, tool messages.
+        let chat = |messages, refers_back, has_tool_messages| Features {
+            refers_back,
+            has_tool_messages,
+            ..features(messages, 700, 1000, 100)
+        };
+        assert_eq!(first_match(&chat(64, 0.2, false)), Some(6));
+        assert_ne!(first_match(&chat(63, 0.2, false)), Some(6));
+        assert_ne!(first_match(&chat(64, 0.19, false)), Some(6));
+        assert_ne!(first_match(&chat(64, 0.2, true)), Some(6));
     }
 
     fn units(tokens: &[usize]) -> Vec<Unit> {
