@@ -517,8 +517,8 @@ mod tests {
         // Rule 6: a chat of 64 messages whose request refers back (0.2); near misses: 63
         // messages, a share of 0.19, tool messages.
         let chat = |messages, refers_back, has_tool_messages| Features {
-            refers_back,
             has_tool_messages,
+            refers_back,
             ..features(messages, 700, 1000, 100)
         };
         assert_eq!(first_match(&chat(64, 0.2, false)), Some(6));
