@@ -300,18 +300,9 @@ impl<'a> Planner<'a> {
             found = Some(best);
             break;
         }
-        let Some(mut found) = found else {
+        let Some(found) = found else {
             return last.expect("at least one marker mode is tried");
         };
-        // Relevant removal leaves many short spans, whose digests have little room: markers
-        // without one, each reserving less, are taken when that keeps more units.
-        if found.plan.strategy == Strategy::Relevant && found.mode == MarkerMode::Digest {
-            let cap = (self.cap, self.cap.rest);
-            let brief = self.settle(state, units, order, MarkerMode::Brief, cap, &mut None);
-            if let Some(brief) = brief.filter(|b| b.plan.drop.len() < found.plan.drop.len()) {
-                found = brief;
-            }
-        }
         // Relevant removal keeps what the current request names: the digests never take the
         // room its units need.
         if found.unnamed + found.unnamed_files == 0
@@ -537,20 +528,14 @@ impl<'a> Planner<'a> {
         let limits = self.limits(state, order, allowance, each);
         let (decision, plan) = self.selector.decide(units, &order.relevance.units, &limits);
         let spans = strategy::spans(&plan.drop);
-        // Relevant removal's digests share what the plan set aside for them: many spans, each
-        // within its part, so that they never take the room of a kept unit.
-        let cap = if plan.strategy == Strategy::Relevant {
-            cap.shared(allowance, spans.len())
-        } else {
-            cap
-        };
+        let caps = digest_caps(&plan, units, &spans, cap, allowance);
         let mut markers = Vec::new();
         let mut notes = Vec::new();
         let mut archived_files = Vec::new();
         let mut digest_tokens = 0;
         let mut unnamed = 0;
         let mut unnamed_files = 0;
-        for span in &spans {
+        for (span, &cap) in spans.iter().zip(&caps) {
             let messages = units[span.start].messages.start..units[span.end - 1].messages.end;
             let input_tokens: Vec<Option<usize>> = state.origin[messages.clone()]
                 .iter()
@@ -721,6 +706,34 @@ impl<'a> Planner<'a> {
         };
         Some((shorter, report))
     }
+}
+
+/// The cap of each span's digest: `cap` for every one; but under relevant removal, whose spans
+/// between kept turns are many and short, the widest span's digest takes all that the plan set
+/// aside for the digests (`allowance`), the others none, so that the digests never take the
+/// room of a kept unit and one of them still names what the removed turns asked.
+fn digest_caps(
+    plan: &Plan,
+    units: &[Unit],
+    spans: &[std::ops::Range<usize>],
+    cap: DigestCap,
+    allowance: usize,
+) -> Vec<DigestCap> {
+    if plan.strategy != Strategy::Relevant {
+        return vec![cap; spans.len()];
+    }
+    let width =
+        |s: &std::ops::Range<usize>| units[s.end - 1].messages.end - units[s.start].messages.start;
+    let widest = (0..spans.len()).rev().max_by_key(|&i| width(&spans[i]));
+    (0..spans.len())
+        .map(|i| {
+            if Some(i) == widest {
+                cap.within(allowance)
+            } else {
+                DigestCap::fixed(0)
+            }
+        })
+        .collect()
 }
 
 /// The names of the outputs cleared from the messages `messages` of `state` before (their

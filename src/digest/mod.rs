@@ -99,12 +99,11 @@ impl DigestCap {
         }
     }
 
-    /// This cap for each of `spans` digests that share `allowance` tokens between them.
-    pub(crate) fn shared(self, allowance: usize, spans: usize) -> Self {
-        let part = allowance / spans.max(1);
+    /// This cap, within `tokens`.
+    pub(crate) fn within(self, tokens: usize) -> Self {
         Self {
-            total: self.total.min(part),
-            rest: self.rest.min(part),
+            total: self.total.min(tokens),
+            rest: self.rest.min(tokens),
         }
     }
 
