@@ -1,7 +1,8 @@
 //! A chat whose last request names a fact from early history keeps the turn that states it
-//! (issue 57): the selector's rule 6 picks relevant removal, and the report names the terms.
+//! (issue 57): the selector's rule 6 picks relevant removal, and the report names the terms; in
+//! a `Session` it is chosen at a compaction only, and between compactions the chat only grows.
 
-use ctxcompact::{Budget, Conversation, Options, Strategy, format};
+use ctxcompact::{Budget, Conversation, Options, Session, Strategy, Tokenizer, format};
 use serde_json::json;
 
 /// A long chat of everyday turns, its fourth turn stating a fact, its last asking for it.
@@ -62,4 +63,43 @@ fn a_request_naming_an_early_fact_keeps_the_turn_that_states_it() {
     };
     let out = ctxcompact::compact(chat(), &middle).unwrap();
     assert!(!out.conversation.messages.iter().any(|m| m.text() == fact));
+}
+
+#[test]
+fn in_a_session_relevant_removal_runs_at_compactions_and_the_prefix_stays_between_them() {
+    let full = chat();
+    let mut profile = ctxcompact::catalog::Profile::generic(Tokenizer::Chars);
+    profile.context_window = 3000;
+    let options = Options {
+        budget: Budget::Window {
+            trigger: 0.7,
+            target: 0.5,
+        },
+        tokenizer: Tokenizer::Chars,
+        profile,
+        ..Options::with_budget(Budget::Ratio(0.5))
+    };
+    let start = Conversation {
+        messages: full.messages[..1].to_vec(),
+        ..full.clone()
+    };
+    let mut session = Session::new(start, options).unwrap();
+    let mut relevant = 0;
+    for message in &full.messages[1..] {
+        let before = session.conversation().messages.clone();
+        session.push(message.clone());
+        match session.compact_if_needed().unwrap() {
+            Some(report) => {
+                let decision = report.decision.as_ref().unwrap();
+                relevant += usize::from(decision.strategy == Strategy::Relevant);
+            }
+            None => {
+                let now = &session.conversation().messages;
+                assert_eq!(now[..before.len()], before[..], "the prefix changed");
+            }
+        }
+    }
+    // Each compaction keeps what the request of its moment names: a turn removed then is not
+    // brought back by a later request (the marker, or the archive, is what is left of it).
+    assert!(relevant > 0, "no compaction chose relevant removal");
 }
