@@ -88,15 +88,12 @@ fn in_a_session_relevant_removal_runs_at_compactions_and_the_prefix_stays_betwee
     for message in &full.messages[1..] {
         let before = session.conversation().messages.clone();
         session.push(message.clone());
-        match session.compact_if_needed().unwrap() {
-            Some(report) => {
-                let decision = report.decision.as_ref().unwrap();
-                relevant += usize::from(decision.strategy == Strategy::Relevant);
-            }
-            None => {
-                let now = &session.conversation().messages;
-                assert_eq!(now[..before.len()], before[..], "the prefix changed");
-            }
+        if let Some(report) = session.compact_if_needed().unwrap() {
+            let decision = report.decision.as_ref().unwrap();
+            relevant += usize::from(decision.strategy == Strategy::Relevant);
+        } else {
+            let now = &session.conversation().messages;
+            assert_eq!(now[..before.len()], before[..], "the prefix changed");
         }
     }
     // Each compaction keeps what the request of its moment names: a turn removed then is not
