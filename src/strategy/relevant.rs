@@ -2,7 +2,7 @@
 //!
 //! A unit's score is its best message's ([`crate::relevance`]); a unit next to a scoring one
 //! takes a share of its score too (a question's answer, the call before a result), so that a
-//! fact is kept with what frames it. Units scoring at least a fifth of the best are
+//! fact is kept with what frames it. Units scoring at least 5% of the best are
 //! **relevant**: they are removed last, the weakest first; the others go before them, the
 //! oldest first, so that what room relevant units leave keeps the newest history.
 
