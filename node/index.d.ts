@@ -86,7 +86,7 @@ export interface CompactOptions extends ReadOptions, ModelOptions, ToolOptions {
   trigger?: number;
   /** …down to this share of it (0.5); an agent loop without it goes as deep as its last 8 calls allow, to 0.2. */
   targetRatio?: number;
-  strategy?: "auto" | "middle" | "oldest";
+  strategy?: "auto" | "middle" | "oldest" | "relevant";
   /** What a removed span leaves: `true`/`"digest"` (default), `"brief"`, `false`/`"none"`. */
   marker?: boolean | "digest" | "brief" | "none";
   digestTokens?: number;
@@ -149,7 +149,7 @@ export interface RequestOptions extends ToolOptions {
   window?: number;
   trigger?: number;
   targetRatio?: number;
-  strategy?: "auto" | "middle" | "oldest";
+  strategy?: "auto" | "middle" | "oldest" | "relevant";
   marker?: boolean | "digest" | "brief" | "none";
   digestTokens?: number;
   tokenizer?: Tokenizer;

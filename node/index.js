@@ -56,7 +56,7 @@ const TOKENIZERS = [
   "minimax-m2", "claude-opus", "claude-sonnet", "claude-haiku", "gemini",
 ];
 const CLIENTS = ["claude-code", "codex", "gemini-cli"];
-const STRATEGIES = ["auto", "middle", "oldest"];
+const STRATEGIES = ["auto", "middle", "oldest", "relevant"];
 const TOOL_MODES = ["clear", "drop", "off"];
 const MARKERS = ["digest", "brief", "none"];
 

@@ -20,6 +20,8 @@ pub enum Strategy {
     Middle,
     /// Keep system units and the tail; remove from the start.
     Oldest,
+    /// Keep the units that share the most with the current request, whole; remove the rest.
+    Relevant,
 }
 
 impl Strategy {
@@ -28,6 +30,7 @@ impl Strategy {
         match self {
             Self::Middle => "middle",
             Self::Oldest => "oldest",
+            Self::Relevant => "relevant",
         }
     }
 }
@@ -146,6 +149,11 @@ pub struct Features {
     pub has_system_messages: bool,
     /// Tokens of tool rounds' messages ÷ message tokens.
     pub tool_token_share: f64,
+    /// How much the current request refers back: the share of the history's relevance to it
+    /// that its best-scoring messages hold (`relevance`). Measured where there are no tool
+    /// messages (0 elsewhere, and then not written).
+    #[serde(skip_serializing_if = "is_nil")]
+    pub refers_back: f64,
     /// Exact inputs of the ratios, for integer comparisons: `[budget, tokens]`.
     #[serde(skip)]
     pub budget_over_tokens: [usize; 2],
@@ -215,6 +223,25 @@ pub struct Decision {
     pub confidence: Option<f64>,
     /// The figures of every strategy that was run.
     pub candidates: Vec<Candidate>,
+    /// Under relevant removal, the units kept for what they share with the current request:
+    /// each one's first input message and the shared terms, weightiest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept_for: Vec<KeptFor>,
+}
+
+/// A unit relevant removal kept for the terms it shares with the current request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeptFor {
+    /// The input index of its first message (`None` for one the run wrote).
+    pub message: Option<usize>,
+    /// The shared terms, weightiest first (at most a few).
+    pub terms: Vec<String>,
+}
+
+/// Whether a figure is zero: such a feature is not written.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_nil(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// One output of the round in progress cut to fit the budget (by `cut_in_progress`).

@@ -4,7 +4,9 @@
 //! constants with defaults in [`FeatureThresholds`], overridable through the compaction options.
 
 use crate::account::{Features, Severity};
+use crate::classify::is_user_turn;
 use crate::conversation::{Conversation, Role};
+use crate::relevance::Relevance;
 use crate::tokens::Counts;
 
 /// A message longer than this many tokens is "long" (docs/decisions.md; cipher's hybrid rule 4 uses 300).
@@ -89,8 +91,22 @@ impl Features {
             has_system_messages: conversation.system.is_some()
                 || conversation.messages.iter().any(|m| m.role == Role::System),
             tool_token_share: ratio(tool_tokens, message_tokens),
+            refers_back: if tool_tokens > 0 {
+                0.0
+            } else {
+                refers_back(conversation)
+            },
             budget_over_tokens: [budget, tokens],
             last_over_tokens: [last, message_tokens],
         }
     }
+}
+
+/// How much the last user turn refers back ([`Relevance::concentration`]): read in chats only,
+/// where every earlier turn is scored against it.
+fn refers_back(conversation: &Conversation) -> f64 {
+    let Some(last) = conversation.messages.iter().rposition(is_user_turn) else {
+        return 0.0;
+    };
+    Relevance::measure(&conversation.messages, last..last + 1, 0..0).concentration()
 }

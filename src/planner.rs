@@ -6,7 +6,7 @@
 //! When the asked marker cannot fit, a digest gives way to a brief marker and a brief marker to
 //! none; when nothing fits, the protections are relaxed and, last, the task is shortened.
 
-use crate::account::{Decision, MarkerNote, Shortened};
+use crate::account::{Decision, KeptFor, MarkerNote, Shortened, Strategy};
 use crate::archive::{Archive, SpanFile};
 use crate::classify;
 use crate::conversation::{Layout, Message, Part, Role};
@@ -14,6 +14,7 @@ use crate::digest::{self, ClearedNames, DigestCap, MarkerMode};
 use crate::instructions;
 use crate::note::{self, Place};
 use crate::options::Options;
+use crate::relevance::Relevance;
 use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input};
 use crate::strategy::{self, Limits, Plan};
@@ -34,6 +35,8 @@ const MARKER_ROUNDS: usize = 4;
 const FULLER_DIGESTS_PCT: usize = 2;
 /// Tries at giving the digests that room, each with less by what the last ran over.
 const FULLER_TRIES: usize = 3;
+/// The report names at most this many of the terms that kept a unit.
+const KEPT_FOR_TERMS: usize = 5;
 
 /// One plan of a state, with its markers.
 pub(crate) struct Attempt {
@@ -84,11 +87,77 @@ pub(crate) enum Protections {
 /// How an attempt's plans remove units: whether they may give up the protections, and whether
 /// units holding a request go only after the others of their region.
 #[derive(Debug, Clone, Copy)]
-struct Order {
+struct Order<'r> {
     protections: Protections,
     requests_last: bool,
     /// The message before which bare tool rounds are removed, fitting or not ([`Limits`]).
     fold_before: usize,
+    /// What the units share with the current request, when relevant removal may be planned.
+    relevance: &'r Scored,
+}
+
+/// The relevance of one state's units to its current request: each unit's score (its best
+/// message's) and the messages' matched terms.
+#[derive(Debug, Default)]
+struct Scored {
+    units: Vec<f64>,
+    messages: Relevance,
+}
+
+impl Scored {
+    /// Scores `units` of `state` against the current request and, when the last unit is a tool
+    /// round, its calls' arguments.
+    fn measure(state: &Applied, units: &[Unit]) -> Self {
+        let messages = &state.conversation.messages;
+        let request = units
+            .iter()
+            .find(|u| u.is_current)
+            .map_or(0..0, |u| u.messages.clone());
+        let calls = units
+            .last()
+            .filter(|u| u.is_round && !u.is_current)
+            .map_or(0..0, |u| u.messages.clone());
+        let relevance = Relevance::measure(messages, request, calls);
+        let units = units
+            .iter()
+            .map(|u| {
+                relevance.scores[u.messages.clone()]
+                    .iter()
+                    .copied()
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        Self {
+            units,
+            messages: relevance,
+        }
+    }
+
+    /// The units a relevant plan kept for their relevance, each with the terms that kept it
+    /// (its own, or its scoring neighbour's), as the report gives them.
+    fn kept_for(&self, state: &Applied, units: &[Unit], plan: &Plan) -> Vec<KeptFor> {
+        let reasons = strategy::relevant::reasons(units, &self.units);
+        (0..units.len())
+            .filter(|u| plan.drop.binary_search(u).is_err() && !units[*u].pinned)
+            .filter_map(|u| {
+                let (_, from) = reasons[u]?;
+                let best = units[from]
+                    .messages
+                    .clone()
+                    .max_by(|&a, &b| self.messages.scores[a].total_cmp(&self.messages.scores[b]))?;
+                let terms = self
+                    .messages
+                    .terms_of(best)
+                    .take(KEPT_FOR_TERMS)
+                    .map(str::to_owned)
+                    .collect();
+                Some(KeptFor {
+                    message: state.origin[units[u].messages.start].input(),
+                    terms,
+                })
+            })
+            .collect()
+    }
 }
 
 /// What every attempt of one run shares.
@@ -159,10 +228,16 @@ impl<'a> Planner<'a> {
         fold_before: usize,
     ) -> Attempt {
         let units = state.units(self.input);
+        let relevance = if self.selector.may_plan_relevant() {
+            Scored::measure(state, &units)
+        } else {
+            Scored::default()
+        };
         let order = |requests_last| Order {
             protections,
             requests_last,
             fold_before,
+            relevance: &relevance,
         };
         let around = self.attempt_with(state, &units, order(true));
         let spares_requests = around
@@ -177,14 +252,19 @@ impl<'a> Planner<'a> {
             && plain.unnamed == 0
             && plain.unnamed_files <= around.unnamed_files
             && plain.markers.len() < around.markers.len();
-        if around.fits && spares_requests && !plain_reads_better {
-            return around;
+        let mut chosen = if around.fits && spares_requests && !plain_reads_better {
+            around
+        } else {
+            plain
+        };
+        if chosen.plan.strategy == Strategy::Relevant {
+            chosen.decision.kept_for = relevance.kept_for(state, &chosen.units, &chosen.plan);
         }
-        plain
+        chosen
     }
 
     /// [`Planner::attempt`] with requests removed last or not.
-    fn attempt_with(&self, state: &Applied, units: &[Unit], order: Order) -> Attempt {
+    fn attempt_with(&self, state: &Applied, units: &[Unit], order: Order<'_>) -> Attempt {
         let modes: &[MarkerMode] = match self.options.marker {
             MarkerMode::Digest => &[MarkerMode::Digest, MarkerMode::Brief, MarkerMode::None],
             MarkerMode::Brief => &[MarkerMode::Brief, MarkerMode::None],
@@ -223,7 +303,12 @@ impl<'a> Planner<'a> {
         let Some(found) = found else {
             return last.expect("at least one marker mode is tried");
         };
-        if found.unnamed + found.unnamed_files == 0 || self.options.marker != MarkerMode::Digest {
+        // Relevant removal keeps what the current request names: the digests never take the
+        // room its units need.
+        if found.unnamed + found.unnamed_files == 0
+            || self.options.marker != MarkerMode::Digest
+            || found.plan.strategy == Strategy::Relevant
+        {
             return self.with_fuller_digests(state, units, order, found);
         }
         // Some removed requests or files went unnamed: removing more units, to give the digest
@@ -250,7 +335,7 @@ impl<'a> Planner<'a> {
         &self,
         state: &Applied,
         units: &[Unit],
-        order: Order,
+        order: Order<'_>,
         found: Attempt,
     ) -> Attempt {
         let spare = self.budget.saturating_sub(found.tokens_after);
@@ -314,7 +399,7 @@ impl<'a> Planner<'a> {
 
     /// The plan that gives the digests the most room the budget allows (within the cap):
     /// every unit that may go goes. `None` when there is no room for a digest at all.
-    fn roomier(&self, state: &Applied, units: &[Unit], order: Order) -> Option<Attempt> {
+    fn roomier(&self, state: &Applied, units: &[Unit], order: Order<'_>) -> Option<Attempt> {
         let each = self.header_tokens(MarkerMode::Digest);
         let probe = self.once(
             state,
@@ -343,7 +428,7 @@ impl<'a> Planner<'a> {
         &self,
         state: &Applied,
         units: &[Unit],
-        order: Order,
+        order: Order<'_>,
         mode: MarkerMode,
         (cap, start): (DigestCap, usize),
         last: &mut Option<Attempt>,
@@ -355,10 +440,16 @@ impl<'a> Planner<'a> {
             let used = attempt.digest_tokens;
             let fits = attempt.fits;
             if fits {
-                // Fewer requests left unnamed, fewer units removed, then more of the budget used.
+                // Fewer requests left unnamed (but for relevant removal, whose units come
+                // first), fewer units removed, then more of the budget used.
                 let key = |a: &Attempt| {
+                    let unnamed = if a.plan.strategy == Strategy::Relevant {
+                        0
+                    } else {
+                        a.unnamed
+                    };
                     (
-                        std::cmp::Reverse(a.unnamed),
+                        std::cmp::Reverse(unnamed),
                         std::cmp::Reverse(a.plan.drop.len()),
                         a.tokens_after,
                     )
@@ -404,21 +495,10 @@ impl<'a> Planner<'a> {
             + MARKER_SLACK
     }
 
-    /// One plan with `allowance` tokens set aside for all digests together, and its markers.
-    fn once(
-        &self,
-        state: &Applied,
-        units: &[Unit],
-        order: Order,
-        (mode, cap): (MarkerMode, DigestCap),
-        allowance: usize,
-    ) -> Attempt {
-        let archive = self.archive;
-        let each = match mode {
-            MarkerMode::None if archive.is_none() => 0,
-            _ => self.header_tokens(mode),
-        };
-        let limits = Limits {
+    /// What a plan of `state` in `order` must fit into, with `allowance` tokens set aside for
+    /// the digests and `each` for every marker's header.
+    fn limits(&self, state: &Applied, order: Order<'_>, allowance: usize, each: usize) -> Limits {
+        Limits {
             budget: self.budget,
             fixed: state.counts.outside + state.counts.priming(),
             marker: allowance,
@@ -428,16 +508,34 @@ impl<'a> Planner<'a> {
             relax: order.protections == Protections::Relax,
             requests_last: order.requests_last,
             fold_before: order.fold_before,
+        }
+    }
+
+    /// One plan with `allowance` tokens set aside for all digests together, and its markers.
+    fn once(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        order: Order<'_>,
+        (mode, cap): (MarkerMode, DigestCap),
+        allowance: usize,
+    ) -> Attempt {
+        let archive = self.archive;
+        let each = match mode {
+            MarkerMode::None if archive.is_none() => 0,
+            _ => self.header_tokens(mode),
         };
-        let (decision, plan) = self.selector.decide(units, &limits);
+        let limits = self.limits(state, order, allowance, each);
+        let (decision, plan) = self.selector.decide(units, &order.relevance.units, &limits);
         let spans = strategy::spans(&plan.drop);
+        let caps = digest_caps(&plan, units, &spans, cap, allowance);
         let mut markers = Vec::new();
         let mut notes = Vec::new();
         let mut archived_files = Vec::new();
         let mut digest_tokens = 0;
         let mut unnamed = 0;
         let mut unnamed_files = 0;
-        for span in &spans {
+        for (span, &cap) in spans.iter().zip(&caps) {
             let messages = units[span.start].messages.start..units[span.end - 1].messages.end;
             let input_tokens: Vec<Option<usize>> = state.origin[messages.clone()]
                 .iter()
@@ -608,6 +706,34 @@ impl<'a> Planner<'a> {
         };
         Some((shorter, report))
     }
+}
+
+/// The cap of each span's digest: `cap` for every one; but under relevant removal, whose spans
+/// between kept turns are many and short, the widest span's digest takes all that the plan set
+/// aside for the digests (`allowance`), the others none, so that the digests never take the
+/// room of a kept unit and one of them still names what the removed turns asked.
+fn digest_caps(
+    plan: &Plan,
+    units: &[Unit],
+    spans: &[std::ops::Range<usize>],
+    cap: DigestCap,
+    allowance: usize,
+) -> Vec<DigestCap> {
+    if plan.strategy != Strategy::Relevant {
+        return vec![cap; spans.len()];
+    }
+    let width =
+        |s: &std::ops::Range<usize>| units[s.end - 1].messages.end - units[s.start].messages.start;
+    let widest = (0..spans.len()).rev().max_by_key(|&i| width(&spans[i]));
+    (0..spans.len())
+        .map(|i| {
+            if Some(i) == widest {
+                cap.within(allowance)
+            } else {
+                DigestCap::fixed(0)
+            }
+        })
+        .collect()
 }
 
 /// The names of the outputs cleared from the messages `messages` of `state` before (their

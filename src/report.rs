@@ -21,8 +21,9 @@ use crate::state::{Applied, Input};
 use crate::tokens::Tokenizer;
 
 pub use crate::account::{
-    Action, Candidate, CutOutput, Decision, Features, HarnessMessage, InstructionFile, Layer,
-    LoopDepth, MarkerNote, Protection, Repair, RuleCheck, Severity, Shortened, Step, ToolTrim,
+    Action, Candidate, CutOutput, Decision, Features, HarnessMessage, InstructionFile, KeptFor,
+    Layer, LoopDepth, MarkerNote, Protection, Repair, RuleCheck, Severity, Shortened, Step,
+    ToolTrim,
 };
 pub use crate::error::{Location, ProblemKind};
 use crate::select::Selector;

@@ -3,11 +3,11 @@
 //! 1. **Profile**: a model profile that prefers `middle` or `oldest` decides outright.
 //! 2. **Rules** (profiles that prefer `auto`): `RULES` in order, the first match wins.
 //! 3. **Scoring**: when no rule matches, or the winner's confidence is below
-//!    `CONFIDENCE_THRESHOLD`, both strategies run and the one with the higher
+//!    `CONFIDENCE_THRESHOLD`, the three strategies run and the one with the higher
 //!    `efficiency = 0.6 × token_reduction + 0.4 × message_preservation` wins; only candidates that
-//!    fit compete; of equal scores the one keeping more tokens wins, then middle.
+//!    fit compete; of equal scores the one keeping more tokens wins, then middle, then oldest.
 //!
-//! With [`Optimize::Cost`] (`--optimize cost`) the rules and the scoring give way to price: both
+//! With [`Optimize::Cost`] (`--optimize cost`) the rules and the scoring give way to price: the
 //! strategies run and, among those that fit, the one with the lowest expected input cost over
 //! the next [`COST_HORIZON`] calls under prompt caching wins ([`CostModel::expected`]).
 //!
@@ -30,6 +30,12 @@ pub(crate) const SMALL_CONVERSATION: usize = 20;
 pub(crate) const LARGE_CONVERSATION: usize = 30;
 /// Rule 3 applies when the last messages hold more than this percentage of the tokens.
 pub(crate) const RECENT_SHARE_PCT: usize = 40;
+/// Rule 6 applies when the current request's best-scoring history holds at least this
+/// percentage of its relevance (`Features::refers_back`) …
+pub(crate) const REFERS_BACK_PCT: usize = 20;
+/// … in a chat of at least this many messages: the best-scoring √n are then at most an eighth
+/// of the history (in a short one they are most of it, and the share says nothing).
+pub(crate) const LONG_CHAT: usize = 64;
 /// Weight of token reduction in the efficiency score, in tenths (docs/decisions.md: 0.6).
 const REDUCTION_WEIGHT: u128 = 6;
 /// Weight of message preservation in the efficiency score, in tenths (docs/decisions.md: 0.4).
@@ -70,6 +76,10 @@ pub struct SelectorTuning {
     pub large_conversation: usize,
     /// See `RECENT_SHARE_PCT`.
     pub recent_share_pct: usize,
+    /// See `REFERS_BACK_PCT`.
+    pub refers_back_pct: usize,
+    /// See `LONG_CHAT`.
+    pub long_chat: usize,
     /// What the selector optimizes.
     pub optimize: Optimize,
 }
@@ -81,6 +91,8 @@ impl Default for SelectorTuning {
             small_conversation: SMALL_CONVERSATION,
             large_conversation: LARGE_CONVERSATION,
             recent_share_pct: RECENT_SHARE_PCT,
+            refers_back_pct: REFERS_BACK_PCT,
+            long_chat: LONG_CHAT,
             optimize: Optimize::Efficiency,
         }
     }
@@ -88,7 +100,7 @@ impl Default for SelectorTuning {
 
 /// One conversation rule: when it matches, what it picks and how sure it is.
 pub(crate) struct Rule {
-    /// Its number in the report (1–5).
+    /// Its number in the report (1–6).
     pub number: u8,
     /// What it checks and why, in one line.
     pub description: &'static str,
@@ -100,13 +112,24 @@ pub(crate) struct Rule {
     pub confidence: f64,
 }
 
-/// The conversation rules (docs/decisions.md), in order; the first match wins.
+/// The conversation rules (docs/decisions.md), in order (rule 6 second); the first match wins.
 pub(crate) const RULES: &[Rule] = &[
     Rule {
         number: 1,
         description: "light severity in a short conversation: little to remove, keep the task at the head",
         when: |f, p| f.severity == Severity::Light && f.messages < p.small_conversation,
         then: Strategy::Middle,
+        confidence: 0.8,
+    },
+    Rule {
+        number: 6,
+        description: "a chat whose current request refers back to a few turns: keep what it names",
+        when: |f, p| {
+            f.refers_back * 100.0 >= p.refers_back_pct as f64
+                && f.messages >= p.long_chat
+                && !f.has_tool_messages
+        },
+        then: Strategy::Relevant,
         confidence: 0.8,
     },
     Rule {
@@ -238,9 +261,24 @@ impl<'a> Selector<'a> {
         }
     }
 
-    /// The decision and its plan over `units` within `limits`: the chosen strategy's plan, or
-    /// both strategies' plans and the one that wins on price or score.
-    pub(crate) fn decide(&self, units: &[Unit], limits: &Limits) -> (Decision, Plan) {
+    /// Whether relevant removal may be planned: chosen, or compared with the others. Its unit
+    /// scores are measured only then.
+    pub(crate) fn may_plan_relevant(&self) -> bool {
+        match self.choice {
+            Choice::One(_, strategy, _) => strategy == Strategy::Relevant,
+            Choice::Priced | Choice::Scored => true,
+        }
+    }
+
+    /// The decision and its plan over `units` (relevant removal reading their `relevance`
+    /// scores) within `limits`: the chosen strategy's plan, or every strategy's plan and the
+    /// one that wins on price or score.
+    pub(crate) fn decide(
+        &self,
+        units: &[Unit],
+        relevance: &[f64],
+        limits: &Limits,
+    ) -> (Decision, Plan) {
         let (features, tuning) = (self.features, self.tuning);
         let candidate = |plan: &Plan| Candidate {
             strategy: plan.strategy,
@@ -262,38 +300,50 @@ impl<'a> Selector<'a> {
         };
         let layer = match self.choice {
             Choice::One(layer, strategy, rule) => {
-                let plan = strategy::plan(strategy, units, limits);
+                let plan = strategy::plan(strategy, units, relevance, limits);
                 let decision = Decision {
                     layer,
                     strategy,
                     rule: rule.map(|r| r.number),
                     confidence: rule.map(|r| r.confidence),
                     candidates: vec![candidate(&plan)],
+                    kept_for: Vec::new(),
                 };
                 return (decision, plan);
             }
             Choice::Priced => Layer::Cost,
             Choice::Scored => Layer::Scored,
         };
-        let middle = strategy::plan(Strategy::Middle, units, limits);
-        let oldest = strategy::plan(Strategy::Oldest, units, limits);
-        let candidates = vec![candidate(&middle), candidate(&oldest)];
-        let oldest_wins = match layer {
+        let mut plans: Vec<Plan> = [Strategy::Middle, Strategy::Oldest, Strategy::Relevant]
+            .into_iter()
+            .map(|s| strategy::plan(s, units, relevance, limits))
+            .collect();
+        let candidates: Vec<Candidate> = plans.iter().map(candidate).collect();
+        let winner = match layer {
             Layer::Cost => {
                 let cost = |c: &Candidate| c.estimated_cost.unwrap_or(f64::INFINITY);
-                // Only fitting candidates compete; middle wins ties and stands when neither fits.
-                candidates[1].fits
-                    && (!candidates[0].fits || cost(&candidates[1]) < cost(&candidates[0]))
+                // Only fitting candidates compete; the first wins ties and middle stands when
+                // none fits.
+                (1..candidates.len()).fold(0, |best, i| {
+                    let better =
+                        !candidates[best].fits || cost(&candidates[i]) < cost(&candidates[best]);
+                    if candidates[i].fits && better {
+                        i
+                    } else {
+                        best
+                    }
+                })
             }
-            _ => choose(features, &middle, &oldest) == Strategy::Oldest,
+            _ => choose(features, &plans),
         };
-        let chosen = if oldest_wins { oldest } else { middle };
+        let chosen = plans.swap_remove(winner);
         let decision = Decision {
             layer,
             strategy: chosen.strategy,
             rule: None,
             confidence: None,
             candidates,
+            kept_for: Vec::new(),
         };
         (decision, chosen)
     }
@@ -307,10 +357,11 @@ fn cached_prefix(units: &[Unit], limits: &Limits, plan: &Plan) -> usize {
         + units[..first].iter().map(|u| u.tokens).sum::<usize>()
 }
 
-/// Scores two candidate plans: only fitting candidates compete, the higher efficiency wins; of
-/// two equal scores the plan that keeps more tokens under the budget wins, then middle (which
-/// also stands when neither fits, which the pipeline reports as cannot fit).
-fn choose(features: &Features, middle: &Plan, oldest: &Plan) -> Strategy {
+/// Scores candidate plans (middle first): only fitting candidates compete, the higher efficiency
+/// wins; of equal scores the plan that keeps more tokens under the budget wins, then the first
+/// (middle, which also stands when none fits, which the pipeline reports as cannot fit). The
+/// index of the winner.
+fn choose(features: &Features, plans: &[Plan]) -> usize {
     let score = |plan: &Plan| {
         (
             efficiency_scaled(
@@ -322,11 +373,14 @@ fn choose(features: &Features, middle: &Plan, oldest: &Plan) -> Strategy {
             plan.tokens_after,
         )
     };
-    if oldest.fits && (!middle.fits || score(oldest) > score(middle)) {
-        Strategy::Oldest
-    } else {
-        Strategy::Middle
-    }
+    (1..plans.len()).fold(0, |best, i| {
+        let (plan, current) = (&plans[i], &plans[best]);
+        if plan.fits && (!current.fits || score(plan) > score(current)) {
+            i
+        } else {
+            best
+        }
+    })
 }
 
 #[cfg(test)]
@@ -371,8 +425,8 @@ mod tests {
             efficiency_scaled(9000, 8000, 10, 15),
             efficiency_scaled(9000, 7600, 9, 15)
         );
-        assert_eq!(choose(&f, &middle, &oldest), Strategy::Oldest);
-        assert_eq!(choose(&f, &middle, &middle), Strategy::Middle);
+        assert_eq!(choose(&f, &[middle.clone(), oldest.clone()]), 1);
+        assert_eq!(choose(&f, &[middle.clone(), middle.clone()]), 0);
     }
 
     #[test]
@@ -380,13 +434,13 @@ mod tests {
         let f = features(15, 6000, 9000, 0);
         let middle = example_plan(Strategy::Middle, 6200, 12);
         let oldest = example_plan(Strategy::Oldest, 5800, 10);
-        assert_eq!(choose(&f, &middle, &oldest), Strategy::Oldest);
+        assert_eq!(choose(&f, &[middle.clone(), oldest.clone()]), 1);
         // Had middle fitted, its higher efficiency would have won.
         let middle = Plan {
             fits: true,
             ..middle
         };
-        assert_eq!(choose(&f, &middle, &oldest), Strategy::Middle);
+        assert_eq!(choose(&f, &[middle, oldest]), 0);
     }
 
     fn features(messages: usize, budget: usize, tokens: usize, last: usize) -> Features {
@@ -410,6 +464,7 @@ mod tests {
             has_tool_messages: false,
             has_system_messages: false,
             tool_token_share: 0.0,
+            refers_back: 0.0,
             budget_over_tokens: [budget, tokens],
             last_over_tokens: [last, tokens],
         }
@@ -459,6 +514,17 @@ mod tests {
             Some(5)
         );
         assert_eq!(first_match(&features(25, 700, 1000, 100)), None);
+        // Rule 6: a chat of 64 messages whose request refers back (0.2); near misses: 63
+        // messages, a share of 0.19, tool messages.
+        let chat = |messages, refers_back, has_tool_messages| Features {
+            has_tool_messages,
+            refers_back,
+            ..features(messages, 700, 1000, 100)
+        };
+        assert_eq!(first_match(&chat(64, 0.2, false)), Some(6));
+        assert_ne!(first_match(&chat(63, 0.2, false)), Some(6));
+        assert_ne!(first_match(&chat(64, 0.19, false)), Some(6));
+        assert_ne!(first_match(&chat(64, 0.2, true)), Some(6));
     }
 
     fn units(tokens: &[usize]) -> Vec<Unit> {
@@ -497,9 +563,10 @@ mod tests {
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
         let tuning = SelectorTuning::default();
-        let (decision, plan) = Selector::new(&profile, None, &f, &tuning).decide(&units, &limits);
+        let (decision, plan) =
+            Selector::new(&profile, None, &f, &tuning).decide(&units, &[], &limits);
         assert_eq!(decision.layer, Layer::Scored);
-        assert_eq!(decision.candidates.len(), 2);
+        assert_eq!(decision.candidates.len(), 3);
         // Both remove the same number of equal units, so they tie and middle wins.
         assert_eq!(plan.strategy, Strategy::Middle);
     }
@@ -522,7 +589,7 @@ mod tests {
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
         let tuning = SelectorTuning::default();
         let selector = Selector::new(&profile, Some(Strategy::Oldest), &f, &tuning);
-        let (decision, plan) = selector.decide(&units, &limits);
+        let (decision, plan) = selector.decide(&units, &[], &limits);
         assert_eq!(
             (decision.layer, plan.strategy),
             (Layer::Forced, Strategy::Oldest)
@@ -568,7 +635,7 @@ mod tests {
             fold_before: 0,
         };
         let profile = Profile::generic(crate::tokens::Tokenizer::Chars);
-        Selector::new(&profile, None, &f, &tuning).decide(&units(tokens), &limits)
+        Selector::new(&profile, None, &f, &tuning).decide(&units(tokens), &[], &limits)
     }
 
     #[test]

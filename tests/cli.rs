@@ -567,11 +567,11 @@ fn analyze_reports_rules_and_candidates_without_writing() {
     let output = ctxcompact(&["analyze", &input, "--ratio", "0.7", "--json"], None);
     assert!(output.status.success(), "{}", stderr(&output));
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(report["rules"].as_array().unwrap().len(), 5);
+    assert_eq!(report["rules"].as_array().unwrap().len(), 6);
     assert_eq!(report["decision"]["layer"], "scored");
     assert_eq!(
         report["decision"]["candidates"].as_array().unwrap().len(),
-        2
+        3
     );
     let text = ctxcompact(&["analyze", &input, "--ratio", "0.7"], None);
     assert!(String::from_utf8_lossy(&text.stdout).contains("candidate middle"));
@@ -1060,7 +1060,7 @@ fn analyze_runs_without_a_budget_and_always_shows_rules_and_rounds() {
     let half = ctxcompact(&["analyze", &input, "--ratio", "0.5", "--json"], None);
     let report: Value = serde_json::from_slice(&half.stdout).unwrap();
     assert!(report["decision"].is_null(), "{report}");
-    assert_eq!(report["rules"].as_array().unwrap().len(), 5);
+    assert_eq!(report["rules"].as_array().unwrap().len(), 6);
     // Within a large model's window nothing is trimmed, but the rounds are counted.
     let big = ctxcompact(&["analyze", &input, "--model", "gpt-5", "--json"], None);
     let report: Value = serde_json::from_slice(&big.stdout).unwrap();

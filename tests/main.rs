@@ -30,6 +30,8 @@ mod properties;
 /// `ctxcompact proxy` between scripted clients and a scripted upstream, and its faults (issue 22).
 #[cfg(feature = "proxy")]
 mod proxy;
+/// A request naming an early fact keeps the turn that states it (issue 57).
+mod relevance;
 /// Session logs read as the agent sent them: repairs, `--strict`, harness text (issue 23).
 mod repairs;
 /// `ctxcompact replay` and the library's replay over recorded sessions (issue 13).

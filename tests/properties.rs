@@ -5,7 +5,7 @@
 //! calls with their results in any order, error results, empty and whitespace content,
 //! multi-byte text and emoji, very long messages, opaque blocks (images, thinking, refusals) and
 //! unknown fields at the top level, on messages and on blocks. Every property then runs over
-//! conversations × strategies (auto, middle, oldest) × tool modes (clear, drop, off) × budgets
+//! conversations × strategies (auto, middle, oldest, relevant) × tool modes (clear, drop, off) × budgets
 //! from 1% to 120% of the total, mostly with the fast `chars` tokenizer and a share with o200k.
 //!
 //! Case counts keep the whole file to seconds in a debug build; the ignored test
@@ -853,7 +853,12 @@ struct Settings {
 fn settings() -> impl Strategy<Value = Settings> {
     (
         (
-            select(vec![None, Some(Removal::Middle), Some(Removal::Oldest)]),
+            select(vec![
+                None,
+                Some(Removal::Middle),
+                Some(Removal::Oldest),
+                Some(Removal::Relevant),
+            ]),
             select(vec![ToolMode::Clear, ToolMode::Drop, ToolMode::Off]),
             prop_oneof![2 => Just(3usize), 1 => 0usize..=4],
             1usize..=120,
@@ -1557,8 +1562,8 @@ proptest! {
         }
     }
 
-    /// 3. Pinned units are always kept; the protected tail is kept unless the report says it
-    /// was relaxed (rounds that drop-mode trimming may remove first are not the strategies' to
+    /// 3. Pinned units are always kept; the protected tail (of middle and oldest removal) is
+    /// kept unless the report says it was relaxed (rounds that drop-mode trimming may remove first are not the strategies' to
     /// protect), or that rounds cleared bare were folded into a digest (they hold no request).
     #[test]
     fn pinned_units_survive_and_the_tail_survives_unless_relaxed(
@@ -1591,7 +1596,13 @@ proptest! {
                 prop_assert!(kept.binary_search(i).is_ok(), "request {} was removed", i);
             }
             let folded = out.report.steps.contains(&Step::FoldBareRounds);
-            if !out.report.relaxed.contains(&Protection::Tail) {
+            // Relevant removal protects no tail: what it keeps is what the request names.
+            let relevant = out
+                .report
+                .decision
+                .as_ref()
+                .is_some_and(|d| d.strategy == Removal::Relevant);
+            if !out.report.relaxed.contains(&Protection::Tail) && !relevant {
                 // The engine protects the last units of the conversation after tool trimming,
                 // where a dropped round leaves each of its messages that has text as a unit of
                 // its own: an input unit is surely in that tail when, counted from the end with
@@ -1669,7 +1680,7 @@ proptest! {
     #[test]
     fn the_pinned_minimum_is_exactly_the_smallest_budget_that_fits(
         generated in conversation(),
-        strategy in select(vec![None, Some(Removal::Middle), Some(Removal::Oldest)]),
+        strategy in select(vec![None, Some(Removal::Middle), Some(Removal::Oldest), Some(Removal::Relevant)]),
     ) {
         let input = generated.parse();
         let pinned = pinned_minimum(&input, Tokenizer::Chars);

@@ -85,7 +85,7 @@ _TOKENIZERS = (
 _REQUEST_FORMATS = ("openai", "anthropic", "responses", "gemini", "bedrock")
 # The agents whose own compaction point the proxy's trigger goes below (``compact_request``).
 _CLIENTS = ("claude-code", "codex", "gemini-cli")
-_STRATEGIES = ("auto", "middle", "oldest")
+_STRATEGIES = ("auto", "middle", "oldest", "relevant")
 _TOOL_MODES = ("clear", "drop", "off")
 
 
@@ -181,9 +181,9 @@ def compact(
 
     The budget is ``target`` tokens, or ``ratio`` of the current total, or — with ``model`` and
     neither of those — the model's window: compact when usage passes ``trigger`` of it (0.7),
-    down to ``target_ratio`` of it (0.5). ``strategy`` forces ``"middle"`` or ``"oldest"``
-    removal (``"auto"`` lets the selector choose). Old tool rounds are trimmed first:
-    ``tool_mode`` ``"clear"`` empties their results, ``"drop"`` removes them, ``"off"`` keeps
+    down to ``target_ratio`` of it (0.5). ``strategy`` forces ``"middle"``, ``"oldest"`` or
+    ``"relevant"`` removal (``"auto"`` lets the selector choose). Old tool rounds are trimmed
+    first: ``tool_mode`` ``"clear"`` empties their results, ``"drop"`` removes them, ``"off"`` keeps
     them; the last ``keep_tool_rounds`` rounds and the tools in ``exclude_tools`` are never
     touched; ``clear_tool_inputs`` also empties cleared calls' arguments; ``clear_at_least``
     trims nothing unless that many tokens are freed; ``max_tool_output`` caps every tool result.

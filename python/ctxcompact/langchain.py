@@ -94,11 +94,11 @@ def trim_messages(
     ``tokenizer`` (else ``model``'s, else o200k) and compacts with :func:`ctxcompact.compact`;
     given (a function of a message list or of one ``BaseMessage``, a model, ``"approximate"``):
     LangChain's trimming in that counter's units, over whole tool rounds. ``strategy``:
-    ``"auto"``, ``"middle"`` or ``"oldest"`` (ctxcompact's, without ``token_counter``),
-    ``"last"`` (keep the end; LangChain's default with ``token_counter``) or ``"first"`` (keep
-    the start). ``allow_partial`` cuts the one message at the edge of what fits (with
-    ``text_splitter``, else at newlines); ``start_on`` and ``end_on`` name message types the
-    result starts and ends on; ``include_system`` keeps a leading system message with
+    ``"auto"``, ``"middle"``, ``"oldest"`` or ``"relevant"`` (ctxcompact's, without
+    ``token_counter``), ``"last"`` (keep the end; LangChain's default with ``token_counter``) or
+    ``"first"`` (keep the start). ``allow_partial`` cuts the one message at the edge of what
+    fits (with ``text_splitter``, else at newlines); ``start_on`` and ``end_on`` name message
+    types the result starts and ends on; ``include_system`` keeps a leading system message with
     ``strategy="last"``. Without ``token_counter``, ``"first"`` and ``allow_partial`` use
     LangChain's trimming with ctxcompact's counts; otherwise the system messages are always
     kept. ``model`` and ``tokenizer`` choose ctxcompact's counts; the tool options and

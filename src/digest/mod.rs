@@ -99,6 +99,14 @@ impl DigestCap {
         }
     }
 
+    /// This cap, within `tokens`.
+    pub(crate) fn within(self, tokens: usize) -> Self {
+        Self {
+            total: self.total.min(tokens),
+            rest: self.rest.min(tokens),
+        }
+    }
+
     /// The default for `budget`: the sections after the requests share the smaller of
     /// [`DIGEST_TOKENS`] and [`DIGEST_BUDGET_PCT`]% of the budget, and the whole digest, the
     /// requests first, at most [`DIGEST_TOTAL_PCT`]% of it. The requests' room thus grows with

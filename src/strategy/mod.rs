@@ -1,10 +1,13 @@
 //! Removal strategies: which whole units go, and the one step that applies that choice.
 //!
-//! Both strategies remove units oldest first until the conversation fits the budget, never a
+//! Middle and oldest remove units oldest first until the conversation fits the budget, never a
 //! pinned unit, and keep the protected tail (the last `preserve_end` units) while they can:
 //! - **oldest** keeps only system units at the head and drops from the start forward;
 //! - **middle** also keeps the first `preserve_start` non-system units (the task in the user's
-//!   own words and what answered it) and drops what lies between head and tail.
+//!   own words and what answered it) and drops what lies between head and tail;
+//! - **relevant** removes by what units share with the current request ([`relevant`]): those
+//!   sharing nothing first, the oldest first, then the weakest; once the plan fits, what it
+//!   removed comes back, the most relevant and then the newest first, wherever it still fits.
 //!
 //! When a strategy cannot fit with its protections it relaxes them in a fixed order — the head
 //! first, then the tail unit by unit — and names each one it gave up. Only when the pinned units
@@ -15,6 +18,7 @@
 mod counting;
 pub(crate) mod fit;
 mod gist_size;
+pub(crate) mod relevant;
 pub(crate) mod tools;
 
 use std::ops::Range;
@@ -76,8 +80,9 @@ pub(crate) struct Plan {
     pub relaxed: Vec<Protection>,
 }
 
-/// Plans `strategy` over `units` within `limits`.
-pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan {
+/// Plans `strategy` over `units` within `limits`; relevant removal reads the units' `relevance`
+/// scores (the others ignore them; empty: none scores).
+pub(crate) fn plan(strategy: Strategy, units: &[Unit], relevance: &[f64], limits: &Limits) -> Plan {
     let total: usize = limits.fixed + units.iter().map(|u| u.tokens).sum::<usize>();
     let messages: usize = units.iter().map(|u| u.messages.len()).sum();
     let tail_start = units.len().saturating_sub(limits.preserve_end);
@@ -89,7 +94,7 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
             .map(|(i, _)| i)
             .take(limits.preserve_start)
             .collect(),
-        Strategy::Oldest => Vec::new(),
+        Strategy::Oldest | Strategy::Relevant => Vec::new(),
     };
     let is_head = |i: &usize| head.binary_search(i).is_ok();
     // Rounds cleared bare for want of room go, protected or not ([`Limits::fold_before`]).
@@ -118,11 +123,19 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
     let tail: Vec<_> = (tail_start..units.len())
         .map(|i| (Some(Protection::Tail), i))
         .collect();
-    let order: Vec<_> = requests_last(middle)
-        .chain(requests_last(head_region))
-        .chain(requests_last(tail))
-        .filter(|(protection, i)| limits.relax || protection.is_none() || folds(*i))
-        .collect();
+    let order: Vec<_> = if strategy == Strategy::Relevant {
+        // No protected head or tail: the order itself keeps what matters.
+        relevant::removal_order(units, relevance)
+            .into_iter()
+            .map(|i| (None, i))
+            .collect()
+    } else {
+        requests_last(middle)
+            .chain(requests_last(head_region))
+            .chain(requests_last(tail))
+            .filter(|(protection, i)| limits.relax || protection.is_none() || folds(*i))
+            .collect()
+    };
     let mut plan = Plan {
         strategy,
         drop: Vec::new(),
@@ -157,6 +170,11 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
     // goes: then the units removed before it are restored, newest first, while the plan fits.
     // Above that fill the slack is left as it is: the markers' digests grow into it. Without
     // markers nothing grows into it: units are restored wherever a tenth of the budget is left.
+    // Relevant removal fills what room is left with what it removed, the most relevant and
+    // then the newest first, wherever a unit still fits (a large one skipped, a smaller kept).
+    if strategy == Strategy::Relevant && plan.fits && !folding {
+        removal.restore_while_fits(dropped.iter().rev().map(|d| d.1), &mut plan);
+    }
     let gave_up_tail = dropped
         .last()
         .is_some_and(|(p, _)| *p == Some(Protection::Tail));
@@ -168,12 +186,7 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], limits: &Limits) -> Plan 
         gave_up_tail && tenths(REFILL_BELOW_TENTHS)
     };
     if plan.fits && refill {
-        for &(_, i) in dropped.iter().rev().skip(1) {
-            removal.set(i, false, &mut plan);
-            if !plan.fits {
-                removal.set(i, true, &mut plan);
-            }
-        }
+        removal.restore_while_fits(dropped.iter().rev().skip(1).map(|d| d.1), &mut plan);
     }
     for (protection, i) in dropped {
         let Some(protection) = protection.filter(|_| removal.removed[i]) else {
@@ -197,6 +210,20 @@ struct Removal<'a> {
 }
 
 impl Removal<'_> {
+    /// Restores each unit of `units` in turn where the plan still fits with it.
+    /// Units already kept are passed over.
+    fn restore_while_fits(&mut self, units: impl Iterator<Item = usize>, plan: &mut Plan) {
+        for i in units {
+            if !self.removed[i] {
+                continue;
+            }
+            self.set(i, false, plan);
+            if !plan.fits {
+                self.set(i, true, plan);
+            }
+        }
+    }
+
     /// Removes unit `i` (or restores it, when `remove` is false) and updates `plan`'s tokens,
     /// messages kept and fit, each marker counted by the spans removed.
     fn set(&mut self, i: usize, remove: bool, plan: &mut Plan) {
@@ -364,7 +391,7 @@ mod tests {
 
     #[test]
     fn oldest_drops_from_the_start_after_system() {
-        let plan = plan(Strategy::Oldest, &twelve(), &limits(90));
+        let plan = plan(Strategy::Oldest, &twelve(), &[], &limits(90));
         assert_eq!(
             (plan.drop, plan.fits, plan.tokens_after),
             (vec![1, 2, 3], true, 90)
@@ -373,13 +400,13 @@ mod tests {
 
     #[test]
     fn middle_keeps_the_head() {
-        let plan = plan(Strategy::Middle, &twelve(), &limits(90));
+        let plan = plan(Strategy::Middle, &twelve(), &[], &limits(90));
         assert_eq!((plan.drop, plan.relaxed), (vec![3, 4, 5], vec![]));
     }
 
     #[test]
     fn middle_relaxes_head_then_tail() {
-        let plan = plan(Strategy::Middle, &twelve(), &limits(30));
+        let plan = plan(Strategy::Middle, &twelve(), &[], &limits(30));
         assert_eq!(plan.drop, vec![1, 2, 3, 4, 5, 6, 7, 8, 9]);
         assert_eq!(plan.relaxed, vec![Protection::Head, Protection::Tail]);
         assert!(plan.fits);
@@ -391,7 +418,7 @@ mod tests {
         // the middle units had given up, so they come back and only it goes.
         let mut units = twelve();
         units[9].tokens = 500;
-        let plan = plan(Strategy::Oldest, &units, &limits(100));
+        let plan = plan(Strategy::Oldest, &units, &[], &limits(100));
         assert_eq!(plan.drop, vec![1, 9]);
         assert_eq!((plan.tokens_after, plan.fits), (100, true));
         assert_eq!(plan.relaxed, vec![Protection::Tail]);
@@ -401,9 +428,9 @@ mod tests {
     proptest::proptest! {
         /// Over any units and budget: a plan counts what it keeps, never removes a pinned unit,
         /// fits exactly when within the budget; and one that gave up the tail and keeps under
-        /// 0.6 of the budget could restore no unit it removed without going over (with markers
-        /// priced by the span, restoring may split one, so that is checked with a shared
-        /// reserve only).
+        /// 0.6 of the budget, or leaves no marker and keeps under 0.9 of it, could restore no
+        /// unit it removed without going over (with markers priced by the span, restoring may
+        /// split one, so that is checked with a shared reserve only).
         #[test]
         fn a_plan_meets_its_budget_and_keeps_what_room_allows(
             sizes in proptest::collection::vec((1usize..400, proptest::bool::weighted(0.1)), 1..30),
@@ -418,7 +445,7 @@ mod tests {
                 .collect();
             let limits = Limits { marker, marker_each, ..limits(budget) };
             let strategy = if oldest { Strategy::Oldest } else { Strategy::Middle };
-            let plan = plan(strategy, &units, &limits);
+            let plan = plan(strategy, &units, &[], &limits);
             let cost = |drop: &[usize]| {
                 let spans = spans(drop).len();
                 let kept = (0..units.len()).filter(|i| !drop.contains(i));
@@ -432,7 +459,50 @@ mod tests {
             proptest::prop_assert_eq!(plan.fits, tokens <= budget);
             let underfilled = tokens * 10 < budget * REFILL_BELOW_TENTHS;
             let tail = plan.relaxed.contains(&Protection::Tail);
-            if plan.fits && tail && underfilled && marker_each == 0 {
+            let no_markers = marker == 0 && marker_each == 0;
+            let unfilled = tokens * 10 < budget * REFILL_WITHOUT_MARKERS_BELOW_TENTHS;
+            if plan.fits && (tail && underfilled && marker_each == 0 || no_markers && unfilled) {
+                for &i in &plan.drop {
+                    let fewer: Vec<usize> = plan.drop.iter().copied().filter(|&d| d != i).collect();
+                    proptest::prop_assert!(cost(&fewer) > budget, "unit {} could stay", i);
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Relevant removal over any units, scores and budget: it never removes a pinned unit,
+        /// counts what it keeps, fits whenever the pinned units and a marker leave room, and no
+        /// unit it removed could come back within the budget (with a shared reserve); the same
+        /// input gives the same plan. Order and pairing hold as for every plan: `drop` is
+        /// ascending and only whole units go.
+        #[test]
+        fn relevant_removal_meets_its_budget_and_keeps_what_room_allows(
+            sizes in proptest::collection::vec(
+                (1usize..400, proptest::bool::weighted(0.1), 0u8..4), 1..30),
+            budget in 1usize..3000,
+            marker in 0usize..40,
+        ) {
+            let units: Vec<Unit> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &(tokens, pinned, _))| unit(i, tokens, pinned))
+                .collect();
+            let scores: Vec<f64> = sizes.iter().map(|&(_, _, s)| f64::from(s)).collect();
+            let limits = Limits { marker, ..limits(budget) };
+            let plan = plan(Strategy::Relevant, &units, &scores, &limits);
+            proptest::prop_assert_eq!(&plan, &super::plan(Strategy::Relevant, &units, &scores, &limits));
+            proptest::prop_assert!(plan.drop.windows(2).all(|w| w[0] < w[1]));
+            proptest::prop_assert!(plan.drop.iter().all(|&i| !units[i].pinned));
+            let cost = |drop: &[usize]| {
+                let kept = (0..units.len()).filter(|i| !drop.contains(i));
+                kept.map(|i| units[i].tokens).sum::<usize>() + if drop.is_empty() { 0 } else { marker }
+            };
+            proptest::prop_assert_eq!(plan.tokens_after, cost(&plan.drop));
+            proptest::prop_assert_eq!(plan.fits, plan.tokens_after <= budget);
+            let pinned: usize = units.iter().filter(|u| u.pinned).map(|u| u.tokens).sum();
+            proptest::prop_assert!(plan.fits || pinned + marker > budget);
+            if plan.fits {
                 for &i in &plan.drop {
                     let fewer: Vec<usize> = plan.drop.iter().copied().filter(|&d| d != i).collect();
                     proptest::prop_assert!(cost(&fewer) > budget, "unit {} could stay", i);
@@ -442,8 +512,20 @@ mod tests {
     }
 
     #[test]
+    fn relevant_removal_keeps_the_scoring_unit_and_its_neighbour() {
+        // Twelve units of 10 tokens, room for six: the system unit and the last are pinned;
+        // unit 2 scores, units 1 and 3 beside it take half its score; the rest go oldest
+        // first, so the newest fill what is left.
+        let mut scores = vec![0.0; 12];
+        scores[2] = 4.0;
+        let plan = plan(Strategy::Relevant, &twelve(), &scores, &limits(60));
+        assert_eq!(plan.drop, vec![4, 5, 6, 7, 8, 9]);
+        assert!(plan.fits && plan.relaxed.is_empty());
+    }
+
+    #[test]
     fn pinned_units_alone_over_budget_do_not_fit() {
-        let plan = plan(Strategy::Oldest, &twelve(), &limits(19));
+        let plan = plan(Strategy::Oldest, &twelve(), &[], &limits(19));
         assert!(!plan.fits);
         assert_eq!(plan.tokens_after, 20);
     }
@@ -454,7 +536,7 @@ mod tests {
             marker: 5,
             ..limits(100)
         };
-        let plan = plan(Strategy::Oldest, &twelve(), &limits);
+        let plan = plan(Strategy::Oldest, &twelve(), &[], &limits);
         assert_eq!((plan.drop, plan.tokens_after), (vec![1, 2, 3], 95));
     }
 }

@@ -96,6 +96,7 @@ pub(crate) enum StrategyArg {
     Auto,
     Middle,
     Oldest,
+    Relevant,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -111,6 +112,7 @@ impl StrategyArg {
             Self::Auto => None,
             Self::Middle => Some(Strategy::Middle),
             Self::Oldest => Some(Strategy::Oldest),
+            Self::Relevant => Some(Strategy::Relevant),
         }
     }
 }
