@@ -251,6 +251,105 @@ pub(crate) fn write(files: &[(String, String)]) -> io::Result<Vec<PathBuf>> {
     Ok(created)
 }
 
+/// A size bound on an archive folder, so that a long-running writer (the proxy) never fills a
+/// disk: past `max` bytes of archive files, the least recently written go first. Only the
+/// files' own sizes count (not the folders'). Instances sharing a folder each keep it bounded:
+/// every sweep reads the folder as it is.
+#[derive(Debug)]
+pub(crate) struct Bound {
+    dir: PathBuf,
+    max: u64,
+    /// The bytes the folder holds, as of the last sweep plus the files created since (`None`:
+    /// not read yet).
+    total: std::sync::Mutex<Option<u64>>,
+}
+
+impl Bound {
+    /// A bound of `max` bytes on the archive folder `dir`.
+    pub(crate) fn new(dir: PathBuf, max: u64) -> Self {
+        Self {
+            dir,
+            max,
+            total: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Counts the files [`write`] just created; past the bound, removes the least recently
+    /// written files (and the folders they leave empty) until the folder holds at most nine
+    /// tenths of it, so that a sweep is rare. Returns how many files it removed.
+    ///
+    /// # Errors
+    /// A folder that cannot be read; a file that cannot be removed is skipped.
+    pub(crate) fn account(&self, created: &[PathBuf]) -> io::Result<usize> {
+        let added: u64 = created
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        let mut total = self
+            .total
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let known = match *total {
+            Some(bytes) => bytes + added,
+            None => files_of(&self.dir)?.iter().map(|f| f.2).sum(),
+        };
+        *total = Some(known);
+        if known <= self.max {
+            return Ok(0);
+        }
+        let mut files = files_of(&self.dir)?;
+        // Oldest first; the path breaks ties, so that instances remove alike.
+        files.sort();
+        let mut held: u64 = files.iter().map(|f| f.2).sum();
+        let low = self.max / 10 * 9;
+        let mut removed = 0;
+        for (_, path, size) in files {
+            if held <= low {
+                break;
+            }
+            if std::fs::remove_file(&path).is_ok() {
+                held -= size;
+                removed += 1;
+                if let Some(folder) = path.parent() {
+                    // Only an empty folder is removed; one still holding files stays.
+                    let _ = std::fs::remove_dir(folder);
+                }
+            }
+        }
+        *total = Some(held);
+        Ok(removed)
+    }
+}
+
+/// The archive files in `dir` (`<conversation>/<file>.jsonl`): when each was last written, its
+/// path and its size. A folder not made yet holds none.
+fn files_of(dir: &Path) -> io::Result<Vec<(std::time::SystemTime, PathBuf, u64)>> {
+    let mut files = Vec::new();
+    let conversations = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(files),
+        Err(err) => return Err(err),
+    };
+    for conversation in conversations {
+        let conversation = conversation?.path();
+        let Ok(entries) = std::fs::read_dir(&conversation) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            if let Ok(meta) = entry.metadata() {
+                let written = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+                files.push((written, path, meta.len()));
+            }
+        }
+    }
+    Ok(files)
+}
+
 /// Writes `content` to a temporary file beside `path`, unless `path` already holds it.
 fn stage(path: &Path, content: &str) -> io::Result<Option<PathBuf>> {
     match std::fs::read(path) {

@@ -72,7 +72,7 @@ start() {
   local name="$1"
   shift
   upstream "$name"
-  "$ctxcompact" proxy --listen 127.0.0.1:0 --ledger "$ledger" --anthropic-upstream "$origin" \
+  XDG_CACHE_HOME="$work/$name/cache" "$ctxcompact" proxy --listen 127.0.0.1:0 --ledger "$ledger" --anthropic-upstream "$origin" \
     --openai-upstream "$origin" --gemini-upstream "$origin" "$@" 2> "$work/$name/proxy.err" &
   pids+=($!)
   for _ in $(seq 300); do grep -qs "listening on" "$work/$name/proxy.err" && break; sleep 0.1; done

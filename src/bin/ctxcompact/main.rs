@@ -2,6 +2,7 @@
 //! (one module per subcommand); errors to exit codes.
 
 mod analyze;
+mod archive_dir;
 mod args;
 mod bench;
 mod calibrate;
