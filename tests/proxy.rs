@@ -1061,6 +1061,15 @@ fn a_non_loopback_listen_address_needs_allow_remote() {
         env.contains("\"selectedType\": \"gemini-api-key\""),
         "{env}"
     );
+    // Each agent's line for the recall server over the default archive (issue 53).
+    for line in [
+        "claude mcp add ctxcompact -- ctxcompact mcp --archive-dir '/cache/ctxcompact/archive'",
+        "codex mcp add ctxcompact -- ctxcompact mcp --archive-dir '/cache/ctxcompact/archive'",
+        "\"mcpServers\": {\"ctxcompact\": {\"command\": \"ctxcompact\", \"args\": [\"mcp\", \"--archive-dir\", \"/cache/ctxcompact/archive\"]}}",
+        "\"mcp\": {\"ctxcompact\": {\"type\": \"local\", \"command\": [\"ctxcompact\", \"mcp\", \"--archive-dir\", \"/cache/ctxcompact/archive\"]}}",
+    ] {
+        assert!(env.contains(line), "{line}\n{env}");
+    }
 }
 
 /// Request bodies the pinned Claude Code (2.1.328) and Codex (0.169.0) sent through the proxy

@@ -18,15 +18,16 @@
 # agents (npm and PyPI, pinned) as `ctxcompact wrap -- AGENT …` in one-shot mode: each reaches
 # the scripted provider through the proxy in wrap's process, compacts, exits 0, leaves the
 # proxy's port closed and the user's own settings files unchanged (issue 55).
-# Usage: tests/clients/run.sh [sdk|replay|claude|codex|codex-low-target|gemini|recall|wrap]...
-# (default: all eight).
+# `mcp-sdk` drives `ctxcompact mcp` with the official MCP Python SDK (mcp_sdk.py, issue 53).
+# Usage: tests/clients/run.sh [sdk|replay|claude|codex|codex-low-target|gemini|mcp-sdk|recall|wrap]...
+# (default: all nine).
 # Needs python3 and npm; CTXCOMPACT names the binary (default target/release/ctxcompact).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$root/tests/clients"
 ctxcompact="${CTXCOMPACT:-$root/target/release/ctxcompact}"
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex codex-low-target gemini recall wrap)
+[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex codex-low-target gemini mcp-sdk recall wrap)
 work="$(mktemp -d)"
 pids=()
 cleanup() {
@@ -37,7 +38,7 @@ trap cleanup EXIT
 
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check anthropic==2.15.0 openai==3.57.0 \
-  prometheus-client==0.26.0
+  prometheus-client==0.26.0 mcp==2.3.0
 py="$work/venv/bin/python"
 
 # Waits for a file to appear (a port number written by the one who listens), 30 s at most.
@@ -247,6 +248,15 @@ print("codex: first model request %.2f s after start" % (os.path.getmtime(os.pat
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1048576 2 gemini
       "$py" "$here/pinned.py" "$ctxcompact" "$record" "$ledger" gemini GEMINI.md "$rule"
       "$py" "$here/metrics.py" "$proxy" "$ledger"
+      ;;
+    mcp-sdk)
+      # Issue 53: `ctxcompact mcp` through the official MCP Python SDK, both protocol eras:
+      # every handle `compact --archive` names recalled byte-exact, a removed request found by
+      # a phrase of it (a corpus recording when ../shared/corpus holds it, else a bundled one,
+      # which the first line then says).
+      "$py" "$here/mcp_sdk.py" "$ctxcompact" \
+        "$root/../shared/corpus/claude-code-spotter/258c7280-ae70-4798-800f-63464d01a85d.json" \
+        "$root/data/conversations/openai-coding-python-500.json"
       ;;
     recall)
       # Issue 33, item 5: the agent reads its removed history back. A session of three typed

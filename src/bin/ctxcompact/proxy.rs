@@ -122,6 +122,10 @@ pub(crate) fn run(args: &ProxyArgs) -> Result<()> {
     config.check()?;
     if args.print_env {
         print!("{}", config.env_lines());
+        print!(
+            "{}",
+            crate::mcp::config_lines(args.serve.archive().as_deref())
+        );
         return Ok(());
     }
     let never: Infallible = config.serve(|event| eprintln!("ctxcompact proxy: {event}"))?;
