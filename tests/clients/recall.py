@@ -22,7 +22,7 @@ import sys
 
 # Importing upstream.py from the source tree leaves no __pycache__ there.
 sys.dont_write_bytecode = True
-from upstream import FOUND, anthropic_turn, responses_turn
+from upstream import FOUND, anthropic_turn, outputs_of, responses_turn
 
 record, kind, request = sys.argv[1:4]
 
@@ -67,14 +67,6 @@ def texts(message):
     if isinstance(content, str):
         return [content]
     return [p.get("text") for p in content or [] if isinstance(p, dict) and "text" in p]
-
-
-def outputs_of(message):
-    """The tool outputs an archived message carries, by call id."""
-    if message.get("type") in ("function_call_output", "custom_tool_call_output"):
-        return {message.get("call_id"): message.get("output")}
-    return {p.get("tool_use_id"): p.get("content") for p in message.get("content") or []
-            if isinstance(p, dict) and p.get("type") == "tool_result"}
 
 
 names = sorted(f for f in os.listdir(record) if f.endswith(f"-{kind}.json"))
