@@ -30,10 +30,12 @@ const TASK_CHARS: usize = 200;
 const NAME_DIGITS: usize = 12;
 
 /// The archive of one run: where its files go and the input's messages as archive lines.
+/// Without a folder (`Options::handles`), each file is named by its handle alone and kept in
+/// memory: the caller holds the history whole and recalls from it.
 #[derive(Debug, Clone)]
 pub(crate) struct Archive {
-    /// `DIR/<conversation>`.
-    folder: PathBuf,
+    /// `DIR/<conversation>`, or none.
+    folder: Option<PathBuf>,
     /// The conversation's hash.
     id: ContentHash,
     /// Input message `i` as one line of JSON in the output's wire format.
@@ -55,8 +57,13 @@ pub(crate) struct SpanFile {
 }
 
 impl Archive {
-    /// The archive in `dir` of `conversation` (as read), whose task is message `task`.
-    pub(crate) fn new(dir: &Path, conversation: &Conversation, task: Option<usize>) -> Self {
+    /// The archive in `dir` (none: handles alone) of `conversation` (as read), whose task is
+    /// message `task`.
+    pub(crate) fn new(
+        dir: Option<&Path>,
+        conversation: &Conversation,
+        task: Option<usize>,
+    ) -> Self {
         let wire = wire(conversation.format);
         let lines: Vec<String> = conversation
             .messages
@@ -89,7 +96,7 @@ impl Archive {
         let head: String = task_text.chars().take(TASK_CHARS).collect();
         let id = ContentHash::of(system.as_bytes()).then(head.as_bytes());
         Self {
-            folder: dir.join(id.hex(NAME_DIGITS)),
+            folder: dir.map(|dir| dir.join(id.hex(NAME_DIGITS))),
             id,
             lines,
             hashes,
@@ -133,11 +140,33 @@ impl Archive {
         content
     }
 
+    /// The reference a placeholder or note gives to the file at `path` of `lines` lines: the
+    /// file and its handle, or the handle alone without a folder.
+    pub(crate) fn reference(&self, path: &str, lines: usize) -> String {
+        match self.folder {
+            Some(_) => note::reference(path, lines),
+            None => note::handle_reference(path),
+        }
+    }
+
+    /// The line of a marker naming its span's file (`path`, `lines` lines), or its handle
+    /// alone without a folder.
+    pub(crate) fn line(&self, path: &str, lines: usize) -> String {
+        match self.folder {
+            Some(_) => note::archive_line(path, lines),
+            None => note::handle_line(path),
+        }
+    }
+
+    /// A file's path: `DIR/<conversation>/<file>.jsonl`, or its handle without a folder.
     fn path(&self, hash: ContentHash) -> String {
-        self.folder
-            .join(format!("{}.jsonl", hash.hex(NAME_DIGITS)))
-            .to_string_lossy()
-            .into_owned()
+        match &self.folder {
+            Some(folder) => folder
+                .join(format!("{}.jsonl", hash.hex(NAME_DIGITS)))
+                .to_string_lossy()
+                .into_owned(),
+            None => format!("{}/{}", self.id.hex(NAME_DIGITS), hash.hex(NAME_DIGITS)),
+        }
     }
 }
 
@@ -198,18 +227,17 @@ fn names_its_archive(message: &Message) -> bool {
         Part::ToolResult { content, .. } => content.iter().any(|p| {
             matches!(p, Part::Text { text, .. } if text.lines().any(|line| {
                 (note::is_cleared_output(line) || note::is_omitted(line))
-                    && note::parse_reference(line).is_some()
+                    && note::has_reference(line)
             }))
         }),
-        Part::Text { text, .. } => {
-            note::is_shortened(text) && note::parse_reference(text).is_some()
-        }
+        Part::Text { text, .. } => note::is_shortened(text) && note::has_reference(text),
         _ => false,
     })
 }
 
 /// Writes archive files (path and content): each new file to a temporary file beside it, then
-/// all renamed into place; a file already there with the same content is left as it is.
+/// all renamed into place; a file already there with the same content is left as it is, and
+/// one named by its handle alone (no folder) is not written.
 /// Returns the files it created.
 ///
 /// # Errors
@@ -224,7 +252,9 @@ pub(crate) fn write(files: &[(String, String)]) -> io::Result<Vec<PathBuf>> {
     };
     for (path, content) in files {
         let path = PathBuf::from(path);
-        if pending.iter().any(|(_, p)| *p == path) {
+        // A file named by its handle alone (no folder: `Options::handles`) stays in memory.
+        if path.extension().is_none_or(|e| e != "jsonl") || pending.iter().any(|(_, p)| *p == path)
+        {
             continue;
         }
         let staged = stage(&path, content);
@@ -449,7 +479,7 @@ mod tests {
 
     #[test]
     fn a_conversation_keeps_its_folder_as_it_grows_and_files_are_named_by_content() {
-        let dir = Path::new("/archive");
+        let dir = Some(Path::new("/archive"));
         let first = Archive::new(dir, &conversation("and the tests"), Some(1));
         let later = Archive::new(dir, &conversation("something else"), Some(1));
         assert_eq!(first.folder, later.folder);

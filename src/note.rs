@@ -84,7 +84,7 @@ pub(crate) fn marker_len(text: &str) -> Option<usize> {
         // A brief marker's archive line is the marker's too.
         let archive = rest[first..]
             .strip_prefix('\n')
-            .filter(|line| line.starts_with(ARCHIVE_START));
+            .filter(|line| line.starts_with(ARCHIVE_START) || line.starts_with(HANDLE_START));
         if let Some(line) = archive {
             return Some(start + first + 1 + line.find('\n').unwrap_or(line.len()));
         }
@@ -126,6 +126,25 @@ pub(crate) fn handle(path: &str) -> String {
             .unwrap_or_default()
     };
     format!("{}/{}", name(path.parent(), false), name(Some(path), true))
+}
+
+/// A reference to removed history kept by the caller, not in a file (`Options::handles`): its
+/// handle alone.
+pub(crate) fn handle_reference(handle: &str) -> String {
+    format!("handle {handle}")
+}
+
+/// How the line of a marker naming its span's handle alone starts ([`handle_line`]).
+const HANDLE_START: &str = "[ctxcompact: handle ";
+
+/// The line of a marker naming its span's handle alone, when no file holds it.
+pub(crate) fn handle_line(handle: &str) -> String {
+    format!("{HANDLE_START}{handle}]")
+}
+
+/// Whether `text` holds a reference to removed history: an archive file's or a handle's.
+pub(crate) fn has_reference(text: &str) -> bool {
+    parse_reference(text).is_some() || text.contains(HANDLE_IS) || text.contains(HANDLE_START)
 }
 
 /// The line of a marker naming the archive file of its span: it follows the marker's first line.
@@ -288,7 +307,10 @@ pub(crate) fn is_omitted(line: &str) -> bool {
     let Some(rest) = line.strip_prefix(OMITTED_START) else {
         return false;
     };
-    let bare = match rest.rfind(&format!("; {ARCHIVED_IN}")) {
+    let reference = rest
+        .rfind(&format!("; {ARCHIVED_IN}"))
+        .or_else(|| rest.rfind(HANDLE_IS));
+    let bare = match reference {
         Some(at) => &rest[..at],
         None => rest.strip_suffix(']').unwrap_or(rest),
     };

@@ -37,6 +37,15 @@ pub enum RecallError {
     /// The folder holds no archive file.
     #[error("the archive {} is empty: nothing has been archived there", .0.display())]
     Empty(PathBuf),
+    /// No compaction of the history given names the handle.
+    #[error(
+        "no compaction of this history removed anything under handle `{0}` (a handle names what \
+         a compaction of the same history, with the same settings, removed)"
+    )]
+    NotInHistory(String),
+    /// The history given could not be read.
+    #[error("cannot read the history: {0}")]
+    History(String),
     /// A file or folder that exists could not be read.
     #[error("cannot read {}: {source}", path.display())]
     Read {
@@ -50,12 +59,11 @@ pub enum RecallError {
 /// Hexadecimal digits of each half of a handle (`archive`'s names).
 const HANDLE_DIGITS: usize = 12;
 
-/// The file `handle` names in the archive folder `dir`.
+/// `handle` without surrounding blanks, when it is one: `<12 hex digits>/<12 hex digits>`.
 ///
 /// # Errors
-/// [`RecallError::Malformed`] for anything but `<12 hex digits>/<12 hex digits>` (surrounding
-/// blanks aside).
-pub fn file_of(dir: &Path, handle: &str) -> Result<PathBuf, RecallError> {
+/// [`RecallError::Malformed`] for anything else.
+pub(crate) fn checked(handle: &str) -> Result<&str, RecallError> {
     let trimmed = handle.trim();
     let hex = |part: &str| {
         part.len() == HANDLE_DIGITS
@@ -64,11 +72,19 @@ pub fn file_of(dir: &Path, handle: &str) -> Result<PathBuf, RecallError> {
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
     };
     match trimmed.split_once('/') {
-        Some((conversation, file)) if hex(conversation) && hex(file) => {
-            Ok(dir.join(conversation).join(format!("{file}.jsonl")))
-        }
+        Some((conversation, file)) if hex(conversation) && hex(file) => Ok(trimmed),
         _ => Err(RecallError::Malformed(handle.to_string())),
     }
+}
+
+/// The file `handle` names in the archive folder `dir`.
+///
+/// # Errors
+/// [`RecallError::Malformed`] for anything but `<12 hex digits>/<12 hex digits>` (surrounding
+/// blanks aside).
+pub fn file_of(dir: &Path, handle: &str) -> Result<PathBuf, RecallError> {
+    let handle = checked(handle)?;
+    Ok(dir.join(format!("{handle}.jsonl")))
 }
 
 /// The archive file `handle` names in `dir`, byte for byte: one message a line, each as the
