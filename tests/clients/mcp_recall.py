@@ -13,7 +13,7 @@ import sys
 
 # Importing upstream.py from the source tree leaves no __pycache__ there.
 sys.dont_write_bytecode = True
-from upstream import HANDLE, anthropic_turn, outputs_of, responses_turn, text_of
+from upstream import HANDLE, anthropic_turn, outputs_of, outputs_sent, responses_turn, text_of
 
 record, kind = sys.argv[1:3]
 
@@ -45,10 +45,7 @@ assert at == following, f"the recall's result is in {names[at]}, not the next bo
 archived = [json.loads(line) for line in text_of(result).splitlines() if line.startswith("{")]
 restored = {i: o for m in archived for i, o in outputs_of(m).items()}
 assert restored, f"the recall's result holds no tool output: {text_of(result)[:300]}"
-sent = {}
-for body in bodies:
-    sent.update({i: o for m in messages(body) for i, o in outputs_of(m).items()
-                 if i in restored and i not in sent})
+sent = outputs_sent((messages(body) for body in bodies), restored)
 assert sent and all(sent[i] == restored[i] for i in restored), \
     "the output recalled differs from the one the client sent"
 cleared = [i for i in restored if str(turn(bodies[before])[3].get(i, "")).startswith("[ctxcompact:")]

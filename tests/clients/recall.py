@@ -22,7 +22,7 @@ import sys
 
 # Importing upstream.py from the source tree leaves no __pycache__ there.
 sys.dont_write_bytecode = True
-from upstream import FOUND, anthropic_turn, outputs_of, responses_turn
+from upstream import FOUND, anthropic_turn, outputs_of, outputs_sent, responses_turn
 
 record, kind, request = sys.argv[1:4]
 
@@ -101,10 +101,7 @@ lines = archived_lines(result)
 assert lines, "the cleared output's file read back holds no archived line"
 # The tool output archived, as the client sent it before the proxy cleared it.
 restored = {i: o for m in lines for i, o in outputs_of(m).items()}
-client = {}
-for body in bodies:
-    client.update({i: o for m in messages(body) for i, o in outputs_of(m).items()
-                   if i in restored and i not in client})
+client = outputs_sent((messages(body) for body in bodies), restored)
 assert client and all(client[i] == restored[i] for i in client), \
     "the cleared output read back differs from the one the client sent"
 print(f"recall: the request of {len(request)} characters, sent in {len(sent)} bodies, removed from "

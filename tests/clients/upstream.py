@@ -106,6 +106,16 @@ def outputs_of(message):
             if isinstance(p, dict) and p.get("type") == "tool_result"}
 
 
+def outputs_sent(item_lists, ids):
+    """The tool outputs of the call ids `ids`, as the client first sent them, from the items
+    (messages or input items) of its bodies in order."""
+    sent = {}
+    for items in item_lists:
+        sent.update({i: o for m in items for i, o in outputs_of(m).items()
+                     if i in ids and i not in sent})
+    return sent
+
+
 def digest_request(notes):
     """The start of the newest removed request a marker's digest names (`Requests (N):`, one
     `» ` line each, oldest first), or None."""
