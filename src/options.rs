@@ -78,6 +78,7 @@ pub struct Options {
     /// returned in [`Compacted::archive`] named by their handles, and never written.
     ///
     /// [`request::Compactor::recall`]: crate::request::Compactor::recall
+    /// [`Compacted::archive`]: crate::Compacted::archive
     pub handles: bool,
     /// Whether an agent loop ([`Session`](crate::Session), and the proxy through it) under a
     /// [`Budget::Window`] compacts as deep as its recent traffic allows rather than to the

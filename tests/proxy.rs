@@ -1498,15 +1498,49 @@ fn the_archive_stays_under_its_size_bound_and_a_write_failure_is_counted() {
     );
     let dir = proxy.cache.join("ctxcompact").join("archive");
     let mut largest = 0;
-    // Bounded: 30 conversations of about 17 KB of archive each, four times the bound in all.
+    let mut written = std::collections::BTreeSet::new();
+    // Bounded: 30 conversations, one after the other, each archiving files of its own.
     for tag in 0..30 {
         let body = tagged_chat_body(tag);
         assert_eq!(post(&proxy.addr, "/v1/chat/completions", &body).status, 200);
-        let held: usize = files_under(&dir).values().map(String::len).sum();
+        let files = files_under(&dir);
+        written.extend(files.keys().cloned());
+        let held: usize = files.values().map(String::len).sum();
         largest = largest.max(held);
         assert!(held as u64 <= bound, "{held} bytes after request {tag}");
     }
-    let ledger = proxy.ledger(30);
+    // Files were removed, the least recently written first: the last conversation's are kept.
+    assert!(
+        written.len() > files_under(&dir).len(),
+        "nothing was removed"
+    );
+    let sent: Value = serde_json::from_slice(&upstream.received()[29].body).unwrap();
+    let named = named_files(sent["messages"].as_array().unwrap());
+    assert!(
+        !named.is_empty(),
+        "the last request's archive files were removed"
+    );
+    // Then 40 more from 4 clients at once: the bound holds once they are answered.
+    let clients: Vec<_> = (0..4)
+        .map(|client| {
+            let addr = proxy.addr.clone();
+            thread::spawn(move || {
+                for tag in (100 + 10 * client)..(110 + 10 * client) {
+                    let body = tagged_chat_body(tag);
+                    assert_eq!(post(&addr, "/v1/chat/completions", &body).status, 200);
+                }
+            })
+        })
+        .collect();
+    for client in clients {
+        client.join().unwrap();
+    }
+    let held: usize = files_under(&dir).values().map(String::len).sum();
+    assert!(
+        held as u64 <= bound,
+        "{held} bytes after the concurrent requests"
+    );
+    let ledger = proxy.ledger(70);
     assert!(ledger.iter().all(|line| line["action"] == "compacted"));
     assert!(
         ledger
@@ -1516,13 +1550,6 @@ fn the_archive_stays_under_its_size_bound_and_a_write_failure_is_counted() {
     assert!(
         largest as u64 > bound / 2,
         "the bound was never approached: {largest}"
-    );
-    // The last conversation's files are kept: the least recently written went first.
-    let sent: Value = serde_json::from_slice(&upstream.received()[29].body).unwrap();
-    let named = named_files(sent["messages"].as_array().unwrap());
-    assert!(
-        !named.is_empty(),
-        "the last request's archive files were removed"
     );
 
     // A cache folder that cannot be made: the request is compacted all the same, the failure
