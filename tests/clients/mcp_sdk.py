@@ -6,8 +6,10 @@ recalls every handle the output's notes name and checks each archived message eq
 input's at its place (the file's lines are a run of the input's messages), and finds a removed
 request by a phrase of it. Bad handles are tool errors naming them.
 
-Usage: python mcp_sdk.py CTXCOMPACT RECORDING... (the first that exists is used; the bundled
-conversation is the last fallback and the line printed says which ran).
+Usage: python mcp_sdk.py CTXCOMPACT RECORDING... (each that exists; one that does not is said
+and skipped, and at least one must exist). A corpus recording whose removed user messages are
+all harness text (`<task-notification>`…) is searched by that text; the bundled conversation
+removes a person's request.
 """
 
 import asyncio
@@ -78,7 +80,7 @@ async def check(cli, archive, inputs, output, mode):
         ]
         assert removed, "no removed request to search for"
         # A person's request rather than harness text (`<task-notification>…`), where there is one.
-        removed = [m for m in removed if not m["content"].startswith("<")] or removed
+        removed = [m for m in removed if not m["content"].startswith(("<", "["))] or removed
         request = removed[len(removed) // 2]["content"]
         phrase = " ".join(request.split()[:6])
         result = await client.call_tool("search", {"words": phrase})
@@ -100,9 +102,15 @@ async def check(cli, archive, inputs, output, mode):
 
 def main():
     cli, recordings = sys.argv[1], sys.argv[2:]
-    recording = next(r for r in recordings if os.path.exists(r))
-    if recording != recordings[0]:
-        print(f"mcp_sdk: {recordings[0]} is absent: using {recording}", flush=True)
+    for absent in (r for r in recordings if not os.path.exists(r)):
+        print(f"mcp_sdk: SKIPPED {absent}: absent", flush=True)
+    present = [r for r in recordings if os.path.exists(r)]
+    assert present, "no recording to compact"
+    for recording in present:
+        run(cli, recording)
+
+
+def run(cli, recording):
     with tempfile.TemporaryDirectory() as tmp:
         archive = os.path.join(tmp, "archive")
         out = os.path.join(tmp, "out.json")

@@ -255,8 +255,8 @@ print("codex: first model request %.2f s after start" % (os.path.getmtime(os.pat
     mcp-sdk)
       # Issue 53: `ctxcompact mcp` through the official MCP Python SDK, both protocol eras:
       # every handle `compact --archive` names recalled byte-exact, a removed request found by
-      # a phrase of it (a corpus recording when ../shared/corpus holds it, else a bundled one,
-      # which the first line then says).
+      # a phrase of it; over a corpus recording (said and skipped when ../shared/corpus lacks
+      # it) and a bundled conversation, which removes a person's request.
       "$py" "$here/mcp_sdk.py" "$ctxcompact" \
         "$root/../shared/corpus/claude-code-spotter/258c7280-ae70-4798-800f-63464d01a85d.json" \
         "$root/data/conversations/openai-coding-python-500.json"
