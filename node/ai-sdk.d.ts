@@ -1,6 +1,6 @@
 // Types of `ctxcompact/ai-sdk` (ai-sdk.js).
 
-import type { ModelMessage, PrepareStepFunction, ToolSet } from "ai";
+import type { ModelMessage, PrepareStepFunction, Tool, ToolSet } from "ai";
 import type { CompactOptions, Report } from "./index.js";
 
 /** The options of the adapter: those of `compact()`, and the system prompt sent beside the messages. */
@@ -13,7 +13,15 @@ export interface ModelMessageOptions extends CompactOptions {
 export declare function compactModelMessages(
   messages: ModelMessage[],
   options: ModelMessageOptions,
-): { messages: ModelMessage[]; report: Report };
+): { messages: ModelMessage[]; report: Report; recallable: Record<string, string> };
+
+/**
+ * A loop's compaction: its `prepareStep`, and the recall tool that gives back by handle what it
+ * removed. `TOOLS` is the loop's tool set, which holds the recall tool (so any by default).
+ */
+export declare function compaction<TOOLS extends ToolSet = any>(
+  options: CompactOptions & { onCompaction?: (report: Report, stepNumber: number) => void },
+): { prepareStep: PrepareStepFunction<TOOLS>; recallTool: Tool<{ handle: string }, string>; recallName: "ctxcompact_recall" };
 
 /** A `prepareStep` for `generateText` and `streamText` that compacts the loop's messages past the trigger. */
 export declare function prepareStep<TOOLS extends ToolSet = ToolSet>(

@@ -7,8 +7,21 @@
 // the trigger, and pass through untouched until the history crosses it again. ModelMessages
 // are read and written by the library's `ai-sdk` format; every message the compaction keeps
 // is returned as the very object the loop gave.
+//
+// What a compaction removes leaves the loop's history, so the adapter keeps it: every note names
+// a handle, and `compaction()`'s `recallTool` gives back what a handle names from what the
+// adapter kept, in memory; nothing is written.
 
-import { compactMessages, CtxcompactError, codes } from "./index.js";
+import { jsonSchema, tool } from "ai";
+
+import {
+  compactMessages,
+  CtxcompactError,
+  codes,
+  RECALL_DESCRIPTION,
+  RECALL_NAME,
+  recallFrom,
+} from "./index.js";
 
 /**
  * Compacts a ModelMessage list as `compact()` does: `{ messages, report }`. `instructions`
@@ -19,31 +32,54 @@ export function compactModelMessages(messages, options = {}) {
   const system = instructionsText(instructions);
   const list = system === null ? messages : [{ role: "system", content: system }, ...messages];
   const result = compactMessages(list, { ...rest, format: "ai-sdk" });
-  if (result.report.action === "within_budget") {
-    return { messages, report: result.report };
+  const { report, recallable } = result;
+  if (report.action === "within_budget") {
+    return { messages, report, recallable };
   }
-  if (system === null) return { messages: result.messages, report: result.report };
+  if (system === null) return { messages: result.messages, report, recallable };
   // The instructions are a system message, pinned: they come out first, unchanged.
   if (result.unchanged[0] !== 0) {
     throw new CtxcompactError(codes.input, "the instructions did not come through the compaction unchanged");
   }
-  return { messages: result.messages.slice(1), report: result.report };
+  return { messages: result.messages.slice(1), report, recallable };
 }
 
 /**
- * A `prepareStep` for `generateText` and `streamText` that compacts the loop's messages past
- * the trigger. `options` are those of `compact()` (a `model` or a `window`, `trigger`,
- * `targetRatio`, the tool options, `overhead` for the tokens the tool definitions add to every
- * call…) and `onCompaction(report, stepNumber)`, called after each compaction.
+ * A loop's compaction: `{ prepareStep, recallTool }`. `prepareStep` (for `generateText` and
+ * `streamText`) compacts the loop's messages past the trigger; `options` are those of
+ * `compact()` (a `model` or a `window`, `trigger`, `targetRatio`, the tool options, `overhead`
+ * for the tokens the tool definitions add to every call…) and `onCompaction(report,
+ * stepNumber)`, called after each compaction. Every note names a handle (`handles: true` unless
+ * given), and what each compaction removed is kept here: `recallTool`, an AI SDK tool for the
+ * loop's `tools` (as `ctxcompact_recall`), gives it back by handle, exactly as the loop held it.
  */
-export function prepareStep(options = {}) {
+export function compaction(options = {}) {
   const { onCompaction, ...rest } = options;
-  return ({ messages, instructions, stepNumber }) => {
-    const { messages: compacted, report } = compactModelMessages(messages, { ...rest, instructions });
+  const kept = new Map();
+  const prepare = ({ messages, instructions, stepNumber }) => {
+    const { messages: compacted, report, recallable } =
+      compactModelMessages(messages, { handles: true, ...rest, instructions });
     if (report.action === "within_budget") return undefined;
+    for (const [handle, content] of Object.entries(recallable)) kept.set(handle, content);
     onCompaction?.(report, stepNumber);
     return { messages: compacted };
   };
+  const recallTool = tool({
+    description: RECALL_DESCRIPTION,
+    inputSchema: jsonSchema({
+      type: "object",
+      properties: { handle: { type: "string", description: "The handle a `[ctxcompact: …]` note names." } },
+      required: ["handle"],
+      additionalProperties: false,
+    }),
+    execute: async ({ handle }) => recallFrom(kept, handle),
+  });
+  return { prepareStep: prepare, recallTool, recallName: RECALL_NAME };
+}
+
+/** `compaction(options).prepareStep`, for a loop that needs no recall tool. */
+export function prepareStep(options = {}) {
+  return compaction(options).prepareStep;
 }
 
 /** The text of the loop's instructions, or `null` when there are none. */

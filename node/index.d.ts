@@ -92,6 +92,8 @@ export interface CompactOptions extends ReadOptions, ModelOptions, ToolOptions {
   digestTokens?: number;
   /** A folder where removed history is kept, named by the markers (`--archive`). */
   archiveDir?: string;
+  /** Name a handle in every note without a folder; the adapters keep what each names (issue 53). */
+  handles?: boolean;
   /** `"cost"`: choose by the expected input cost under prompt caching (needs `model`). */
   optimize?: "cost" | "efficiency";
   /** Tokens every request carries that the messages do not hold (tool definitions). */
@@ -117,7 +119,14 @@ export declare function trimTools<T extends Conversation>(
 ): Compacted<T extends string | Uint8Array ? string : T>;
 
 /** What `compact` would do, as `ctxcompact analyze --json` reports it. */
-export declare function analyze(conversation: Conversation, options: Omit<CompactOptions, "archiveDir">): Report;
+export declare function analyze(conversation: Conversation, options: Omit<CompactOptions, "archiveDir" | "handles">): Report;
+
+/** The recall tool's name, in every framework adapter. */
+export declare const RECALL_NAME: "ctxcompact_recall";
+/** The recall tool's description, in every framework adapter. */
+export declare const RECALL_DESCRIPTION: string;
+/** A recall tool's answer from the handles kept: the messages one JSON line each, or a sentence naming a handle it cannot give back. */
+export declare function recallFrom(kept: Map<string, string>, handle: string): string;
 
 /** Tokens as `ctxcompact count --json` counts them. */
 export declare function count(

@@ -119,6 +119,7 @@ const RUN_OPTIONS = {
   catalog: ["catalog", text],
   calibration: ["calibration", text],
   archiveDir: ["archive", text],
+  handles: ["handles", flag],
   overhead: ["overhead", whole],
   optimize: ["optimize_cost", (n, v) => choice(n, v, ["cost", "efficiency"]) === "cost"],
 };
@@ -181,9 +182,9 @@ const MODEL_OPTIONS = ["model", "tokenizer", "catalog", "calibration", "window"]
 const BUDGET_OPTIONS = ["target", "ratio", "trigger", "targetRatio"];
 const COMPACT_OPTIONS = [
   ...READ_OPTIONS, ...MODEL_OPTIONS, ...BUDGET_OPTIONS, ...TOOL_OPTIONS,
-  "strategy", "marker", "digestTokens", "archiveDir", "optimize", "overhead",
+  "strategy", "marker", "digestTokens", "archiveDir", "handles", "optimize", "overhead",
 ];
-const ANALYZE_OPTIONS = COMPACT_OPTIONS.filter((name) => name !== "archiveDir");
+const ANALYZE_OPTIONS = COMPACT_OPTIONS.filter((name) => name !== "archiveDir" && name !== "handles");
 const TRIM_OPTIONS = [...READ_OPTIONS, ...MODEL_OPTIONS, ...TOOL_OPTIONS];
 const COUNT_OPTIONS = [...READ_OPTIONS, ...MODEL_OPTIONS];
 
@@ -383,5 +384,33 @@ export function compactMessages(messages, options) {
     messages: outputData(outcome, messages),
     report: JSON.parse(outcome.value),
     unchanged: outcome.unchanged,
+    recallable: JSON.parse(outcome.recallable ?? "{}"),
   };
+}
+
+// A handle as the notes name it: a conversation's and a file's 12 hexadecimal digits.
+const HANDLE = /^[0-9a-f]{12}\/[0-9a-f]{12}$/;
+
+/** The recall tool's name, in every framework. */
+export const RECALL_NAME = "ctxcompact_recall";
+
+/** The recall tool's description, in every framework. */
+export const RECALL_DESCRIPTION =
+  "Give back what ctxcompact removed from this conversation to fit the model's window: the " +
+  "messages or tool output a `[ctxcompact: …]` note stands for, exactly as they were, one JSON " +
+  "message a line. Pass the handle the note names (`handle 3fa2c1d0e9ab/7c1b2e3f4a5d`).";
+
+/**
+ * A recall tool's answer from `kept` (a Map of handle to what it stands for, the compactions'
+ * `recallable`): the messages one JSON line each, or a sentence naming a handle it cannot give
+ * back.
+ */
+export function recallFrom(kept, handle) {
+  const asked = typeof handle === "string" ? handle.trim() : "";
+  if (!HANDLE.test(asked)) {
+    return `ctxcompact recall: \`${String(handle)}\` is not a ctxcompact handle: a handle is two ` +
+      "groups of 12 hexadecimal digits, `<conversation>/<file>`, as a marker or placeholder names it";
+  }
+  return kept.get(asked) ??
+    `ctxcompact recall: no compaction of this conversation removed anything under handle \`${asked}\``;
 }

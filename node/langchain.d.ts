@@ -8,9 +8,12 @@ import type { CompactOptions, Report } from "./index.js";
 export declare function compactLangChainMessages(
   messages: BaseMessage[],
   options: CompactOptions & { systemPrompt?: string },
-): { messages: BaseMessage[]; report: Report };
+): { messages: BaseMessage[]; report: Report; recallable: Record<string, string> };
 
-/** A `createAgent` middleware that compacts what each model call sends, leaving the agent's state whole. */
+/**
+ * A `createAgent` middleware that compacts what each model call sends, leaving the agent's state
+ * whole, and gives the agent a `ctxcompact_recall` tool for what it removed.
+ */
 export declare function ctxcompactMiddleware(
   options: CompactOptions & { onCompaction?: (report: Report) => void },
 ): AgentMiddleware;

@@ -9,9 +9,10 @@
 // that stands for removed history, a shortened task) are new.
 
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
 import { createMiddleware } from "langchain";
 
-import { compactMessages } from "./index.js";
+import { compactMessages, RECALL_DESCRIPTION, RECALL_NAME, recallFrom } from "./index.js";
 
 /** A LangChain message's type: `human`, `ai`, `system`, `tool`… */
 function typeOf(message) {
@@ -95,8 +96,9 @@ export function compactLangChainMessages(messages, options = {}) {
   const head = systemPrompt ? [{ role: "system", content: systemPrompt }] : [];
   const openai = [...head, ...messages.map(toOpenAI)];
   const result = compactMessages(openai, rest);
-  if (result.report.action === "within_budget") {
-    return { messages, report: result.report };
+  const { report, recallable } = result;
+  if (report.action === "within_budget") {
+    return { messages, report, recallable };
   }
   const originals = { tool: new Map(), ai: new Map() };
   for (const message of messages) {
@@ -109,7 +111,7 @@ export function compactLangChainMessages(messages, options = {}) {
     if (result.unchanged[i] >= 0 && kept < 0) return; // the system prompt
     out.push(result.unchanged[i] >= 0 ? messages[kept] : rebuilt(m, originals));
   });
-  return { messages: out, report: result.report };
+  return { messages: out, report, recallable };
 }
 
 /** Whether two LangChain messages are the same message (the same object, or the same id). */
@@ -126,12 +128,28 @@ function same(a, b) {
  * when the state has only grown since, the next call sends that plus the new messages, and
  * compacts again only when they pass the trigger. Between compactions, what a call sends only
  * grows at its end, so a provider's prompt cache keeps hitting.
+ *
+ * Every note names a handle (`handles: true` unless given), and the middleware gives the agent
+ * a `ctxcompact_recall` tool: what a compaction removed is kept in memory by handle (the
+ * agent's state holds it whole too), and the tool gives it back exactly, one JSON message a
+ * line; nothing is written.
  */
 export function ctxcompactMiddleware(options = {}) {
   const { onCompaction, ...rest } = options;
   const sent = new WeakMap();
+  const kept = new Map();
+  const recall = tool(async ({ handle }) => recallFrom(kept, handle), {
+    name: RECALL_NAME,
+    description: RECALL_DESCRIPTION,
+    schema: {
+      type: "object",
+      properties: { handle: { type: "string", description: "The handle a `[ctxcompact: …]` note names." } },
+      required: ["handle"],
+    },
+  });
   return createMiddleware({
     name: "ctxcompact",
+    tools: [recall],
     wrapModelCall: (request, handler) => {
       const history = request.messages;
       const last = history.length > 0 ? sent.get(history[0]) : undefined;
@@ -139,11 +157,15 @@ export function ctxcompactMiddleware(options = {}) {
         && history.length >= last.input.length
         && last.input.every((m, i) => same(m, history[i]));
       const base = grown ? [...last.output, ...history.slice(last.input.length)] : history;
-      const { messages, report } = compactLangChainMessages(base, {
+      const { messages, report, recallable } = compactLangChainMessages(base, {
+        handles: true,
         ...rest,
         systemPrompt: request.systemPrompt,
       });
-      if (report.action !== "within_budget") onCompaction?.(report);
+      if (report.action !== "within_budget") {
+        for (const [handle, content] of Object.entries(recallable)) kept.set(handle, content);
+        onCompaction?.(report);
+      }
       if (history.length > 0) sent.set(history[0], { input: history, output: messages });
       return handler(messages === history ? request : { ...request, messages });
     },

@@ -30,10 +30,12 @@ const TASK_CHARS: usize = 200;
 const NAME_DIGITS: usize = 12;
 
 /// The archive of one run: where its files go and the input's messages as archive lines.
+/// Without a folder (`Options::handles`), each file is named by its handle alone and kept in
+/// memory: the caller holds the history whole and recalls from it.
 #[derive(Debug, Clone)]
 pub(crate) struct Archive {
-    /// `DIR/<conversation>`.
-    folder: PathBuf,
+    /// `DIR/<conversation>`, or none.
+    folder: Option<PathBuf>,
     /// The conversation's hash.
     id: ContentHash,
     /// Input message `i` as one line of JSON in the output's wire format.
@@ -55,8 +57,13 @@ pub(crate) struct SpanFile {
 }
 
 impl Archive {
-    /// The archive in `dir` of `conversation` (as read), whose task is message `task`.
-    pub(crate) fn new(dir: &Path, conversation: &Conversation, task: Option<usize>) -> Self {
+    /// The archive in `dir` (none: handles alone) of `conversation` (as read), whose task is
+    /// message `task`.
+    pub(crate) fn new(
+        dir: Option<&Path>,
+        conversation: &Conversation,
+        task: Option<usize>,
+    ) -> Self {
         let wire = wire(conversation.format);
         let lines: Vec<String> = conversation
             .messages
@@ -89,7 +96,7 @@ impl Archive {
         let head: String = task_text.chars().take(TASK_CHARS).collect();
         let id = ContentHash::of(system.as_bytes()).then(head.as_bytes());
         Self {
-            folder: dir.join(id.hex(NAME_DIGITS)),
+            folder: dir.map(|dir| dir.join(id.hex(NAME_DIGITS))),
             id,
             lines,
             hashes,
@@ -133,11 +140,33 @@ impl Archive {
         content
     }
 
+    /// The reference a placeholder or note gives to the file at `path` of `lines` lines: the
+    /// file and its handle, or the handle alone without a folder.
+    pub(crate) fn reference(&self, path: &str, lines: usize) -> String {
+        match self.folder {
+            Some(_) => note::reference(path, lines),
+            None => note::handle_reference(path),
+        }
+    }
+
+    /// The line of a marker naming its span's file (`path`, `lines` lines), or its handle
+    /// alone without a folder.
+    pub(crate) fn line(&self, path: &str, lines: usize) -> String {
+        match self.folder {
+            Some(_) => note::archive_line(path, lines),
+            None => note::handle_line(path),
+        }
+    }
+
+    /// A file's path: `DIR/<conversation>/<file>.jsonl`, or its handle without a folder.
     fn path(&self, hash: ContentHash) -> String {
-        self.folder
-            .join(format!("{}.jsonl", hash.hex(NAME_DIGITS)))
-            .to_string_lossy()
-            .into_owned()
+        match &self.folder {
+            Some(folder) => folder
+                .join(format!("{}.jsonl", hash.hex(NAME_DIGITS)))
+                .to_string_lossy()
+                .into_owned(),
+            None => format!("{}/{}", self.id.hex(NAME_DIGITS), hash.hex(NAME_DIGITS)),
+        }
     }
 }
 
@@ -198,18 +227,17 @@ fn names_its_archive(message: &Message) -> bool {
         Part::ToolResult { content, .. } => content.iter().any(|p| {
             matches!(p, Part::Text { text, .. } if text.lines().any(|line| {
                 (note::is_cleared_output(line) || note::is_omitted(line))
-                    && note::parse_reference(line).is_some()
+                    && note::has_reference(line)
             }))
         }),
-        Part::Text { text, .. } => {
-            note::is_shortened(text) && note::parse_reference(text).is_some()
-        }
+        Part::Text { text, .. } => note::is_shortened(text) && note::has_reference(text),
         _ => false,
     })
 }
 
 /// Writes archive files (path and content): each new file to a temporary file beside it, then
-/// all renamed into place; a file already there with the same content is left as it is.
+/// all renamed into place; a file already there with the same content is left as it is, and
+/// one named by its handle alone (no folder) is not written.
 /// Returns the files it created.
 ///
 /// # Errors
@@ -224,7 +252,9 @@ pub(crate) fn write(files: &[(String, String)]) -> io::Result<Vec<PathBuf>> {
     };
     for (path, content) in files {
         let path = PathBuf::from(path);
-        if pending.iter().any(|(_, p)| *p == path) {
+        // A file named by its handle alone (no folder: `Options::handles`) stays in memory.
+        if path.extension().is_none_or(|e| e != "jsonl") || pending.iter().any(|(_, p)| *p == path)
+        {
             continue;
         }
         let staged = stage(&path, content);
@@ -249,6 +279,105 @@ pub(crate) fn write(files: &[(String, String)]) -> io::Result<Vec<PathBuf>> {
         created.push(path.clone());
     }
     Ok(created)
+}
+
+/// A size bound on an archive folder, so that a long-running writer (the proxy) never fills a
+/// disk: past `max` bytes of archive files, the least recently written go first. Only the
+/// files' own sizes count (not the folders'). Instances sharing a folder each keep it bounded:
+/// every sweep reads the folder as it is.
+#[derive(Debug)]
+pub(crate) struct Bound {
+    dir: PathBuf,
+    max: u64,
+    /// The bytes the folder holds, as of the last sweep plus the files created since (`None`:
+    /// not read yet).
+    total: std::sync::Mutex<Option<u64>>,
+}
+
+impl Bound {
+    /// A bound of `max` bytes on the archive folder `dir`.
+    pub(crate) fn new(dir: PathBuf, max: u64) -> Self {
+        Self {
+            dir,
+            max,
+            total: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Counts the files [`write`] just created; past the bound, removes the least recently
+    /// written files (and the folders they leave empty) until the folder holds at most nine
+    /// tenths of it, so that a sweep is rare. Returns how many files it removed.
+    ///
+    /// # Errors
+    /// A folder that cannot be read; a file that cannot be removed is skipped.
+    pub(crate) fn account(&self, created: &[PathBuf]) -> io::Result<usize> {
+        let added: u64 = created
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        let mut total = self
+            .total
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let known = match *total {
+            Some(bytes) => bytes + added,
+            None => files_of(&self.dir)?.iter().map(|f| f.2).sum(),
+        };
+        *total = Some(known);
+        if known <= self.max {
+            return Ok(0);
+        }
+        let mut files = files_of(&self.dir)?;
+        // Oldest first; the path breaks ties, so that instances remove alike.
+        files.sort();
+        let mut held: u64 = files.iter().map(|f| f.2).sum();
+        let low = self.max / 10 * 9;
+        let mut removed = 0;
+        for (_, path, size) in files {
+            if held <= low {
+                break;
+            }
+            if std::fs::remove_file(&path).is_ok() {
+                held -= size;
+                removed += 1;
+                if let Some(folder) = path.parent() {
+                    // Only an empty folder is removed; one still holding files stays.
+                    let _ = std::fs::remove_dir(folder);
+                }
+            }
+        }
+        *total = Some(held);
+        Ok(removed)
+    }
+}
+
+/// The archive files in `dir` (`<conversation>/<file>.jsonl`): when each was last written, its
+/// path and its size. A folder not made yet holds none.
+fn files_of(dir: &Path) -> io::Result<Vec<(std::time::SystemTime, PathBuf, u64)>> {
+    let mut files = Vec::new();
+    let conversations = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(files),
+        Err(err) => return Err(err),
+    };
+    for conversation in conversations {
+        let conversation = conversation?.path();
+        let Ok(entries) = std::fs::read_dir(&conversation) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            if let Ok(meta) = entry.metadata() {
+                let written = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+                files.push((written, path, meta.len()));
+            }
+        }
+    }
+    Ok(files)
 }
 
 /// Writes `content` to a temporary file beside `path`, unless `path` already holds it.
@@ -350,7 +479,7 @@ mod tests {
 
     #[test]
     fn a_conversation_keeps_its_folder_as_it_grows_and_files_are_named_by_content() {
-        let dir = Path::new("/archive");
+        let dir = Some(Path::new("/archive"));
         let first = Archive::new(dir, &conversation("and the tests"), Some(1));
         let later = Archive::new(dir, &conversation("something else"), Some(1));
         assert_eq!(first.folder, later.folder);

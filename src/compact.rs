@@ -170,10 +170,11 @@ fn checked_start(
     Ok((input, Applied::unchanged(conversation, counts)))
 }
 
-/// Where the run archives what it removes, when [`Options::archive`] names a folder.
+/// Where the run archives what it removes: when [`Options::archive`] names a folder, or, with
+/// [`Options::handles`], by handle alone.
 fn archive_of(options: &Options, start: &Applied, input: &Input) -> Option<Archive> {
-    let dir = options.archive.as_ref()?;
-    Some(Archive::new(dir, &start.conversation, input.task))
+    let dir = options.archive.as_deref();
+    (dir.is_some() || options.handles).then(|| Archive::new(dir, &start.conversation, input.task))
 }
 
 /// How a run of the pipeline ended.

@@ -133,6 +133,7 @@ mod parallel;
 mod planner;
 #[cfg(feature = "proxy")]
 pub mod proxy;
+pub mod recall;
 mod relevance;
 pub mod report;
 pub mod request;

@@ -84,7 +84,7 @@ pub(crate) fn marker_len(text: &str) -> Option<usize> {
         // A brief marker's archive line is the marker's too.
         let archive = rest[first..]
             .strip_prefix('\n')
-            .filter(|line| line.starts_with(ARCHIVE_START));
+            .filter(|line| line.starts_with(ARCHIVE_START) || line.starts_with(HANDLE_START));
         if let Some(line) = archive {
             return Some(start + first + 1 + line.find('\n').unwrap_or(line.len()));
         }
@@ -102,13 +102,49 @@ pub(crate) const ARCHIVE_START: &str = "[ctxcompact: archived in ";
 /// The words that name an archive file in a note, before its path.
 const ARCHIVED_IN: &str = "archived in ";
 
-/// The reference to the first `lines` lines of the archive file at `path`.
+/// The words that name a handle in a note, before it.
+const HANDLE_IS: &str = "; handle ";
+
+/// The reference to the first `lines` lines of the archive file at `path`, then its handle
+/// ([`handle`]): what a recall tool takes.
 pub(crate) fn reference(path: &str, lines: usize) -> String {
+    let handle = handle(path);
     if lines == 1 {
-        format!("{ARCHIVED_IN}{path}, line 1")
+        format!("{ARCHIVED_IN}{path}, line 1{HANDLE_IS}{handle}")
     } else {
-        format!("{ARCHIVED_IN}{path}, lines 1-{lines}")
+        format!("{ARCHIVED_IN}{path}, lines 1-{lines}{HANDLE_IS}{handle}")
     }
+}
+
+/// The handle of the archive file at `path`: its folder's name and its own without the
+/// extension (`<conversation>/<file>`), the file's content address wherever the folder is.
+pub(crate) fn handle(path: &str) -> String {
+    let path = std::path::Path::new(path);
+    let name = |p: Option<&std::path::Path>, stem: bool| {
+        p.and_then(|p| if stem { p.file_stem() } else { p.file_name() })
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    format!("{}/{}", name(path.parent(), false), name(Some(path), true))
+}
+
+/// A reference to removed history kept by the caller, not in a file (`Options::handles`): its
+/// handle alone.
+pub(crate) fn handle_reference(handle: &str) -> String {
+    format!("handle {handle}")
+}
+
+/// How the line of a marker naming its span's handle alone starts ([`handle_line`]).
+const HANDLE_START: &str = "[ctxcompact: handle ";
+
+/// The line of a marker naming its span's handle alone, when no file holds it.
+pub(crate) fn handle_line(handle: &str) -> String {
+    format!("{HANDLE_START}{handle}]")
+}
+
+/// Whether `text` holds a reference to removed history: an archive file's or a handle's.
+pub(crate) fn has_reference(text: &str) -> bool {
+    parse_reference(text).is_some() || text.contains(HANDLE_IS) || text.contains(HANDLE_START)
 }
 
 /// The line of a marker naming the archive file of its span: it follows the marker's first line.
@@ -271,7 +307,10 @@ pub(crate) fn is_omitted(line: &str) -> bool {
     let Some(rest) = line.strip_prefix(OMITTED_START) else {
         return false;
     };
-    let bare = match rest.rfind(&format!("; {ARCHIVED_IN}")) {
+    let reference = rest
+        .rfind(&format!("; {ARCHIVED_IN}"))
+        .or_else(|| rest.rfind(HANDLE_IS));
+    let bare = match reference {
         Some(at) => &rest[..at],
         None => rest.strip_suffix(']').unwrap_or(rest),
     };
@@ -362,9 +401,13 @@ mod tests {
         );
         assert_eq!(
             placeholder,
-            "[ctxcompact: output of bash cleared (12 tokens): exit 1; archived in /a/b/d.jsonl, line 1]"
+            "[ctxcompact: output of bash cleared (12 tokens): exit 1; archived in /a/b/d.jsonl, line 1; handle b/d]"
         );
         assert_eq!(parse_reference(&placeholder), Some(("/a/b/d.jsonl", 1)));
+        // A reference written before handles were named still reads back.
+        let old =
+            "[ctxcompact: output of bash cleared (12 tokens); archived in /a/b/d.jsonl, line 1]";
+        assert_eq!(parse_reference(old), Some(("/a/b/d.jsonl", 1)));
         assert!(is_cleared_output(&placeholder));
     }
 }

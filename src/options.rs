@@ -72,6 +72,14 @@ pub struct Options {
     ///
     /// [`Compacted::archive`]: crate::Compacted::archive
     pub archive: Option<PathBuf>,
+    /// Without an `archive` folder: name a handle in every marker and placeholder all the
+    /// same (`[ctxcompact: handle …]`), for a caller that keeps the history whole and gives
+    /// back what a handle names from it ([`request::Compactor::recall`]); the files are
+    /// returned in [`Compacted::archive`] named by their handles, and never written.
+    ///
+    /// [`request::Compactor::recall`]: crate::request::Compactor::recall
+    /// [`Compacted::archive`]: crate::Compacted::archive
+    pub handles: bool,
     /// Whether an agent loop ([`Session`](crate::Session), and the proxy through it) under a
     /// [`Budget::Window`] compacts as deep as its recent traffic allows rather than to the
     /// budget's target exactly: down to what its last calls take, between a fifth of the
@@ -139,6 +147,7 @@ impl Options {
             overhead: 0,
             anchor: None,
             archive: None,
+            handles: false,
             traffic_depth: true,
         }
     }

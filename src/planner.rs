@@ -484,7 +484,7 @@ impl<'a> Planner<'a> {
             mode == MarkerMode::Digest,
         );
         if let Some(archive) = self.archive {
-            let line = note::archive_line(&archive.longest_path(), self.input.messages);
+            let line = archive.line(&archive.longest_path(), self.input.messages);
             worst = match mode {
                 MarkerMode::None => line,
                 _ => note::with_archive_line(&worst, &line),
@@ -567,10 +567,7 @@ impl<'a> Planner<'a> {
             unnamed_files += left_out[1];
             if let Some(archive) = archive {
                 let file = Self::span_file(archive, state, units, span);
-                text = note::with_archive_line(
-                    &text,
-                    &note::archive_line(&file.path, file.inputs.len()),
-                );
+                text = note::with_archive_line(&text, &archive.line(&file.path, file.inputs.len()));
                 archived_files.push(file);
             }
             let tokens = self
@@ -662,7 +659,7 @@ impl<'a> Planner<'a> {
         // With an archive, the note names the file the task is archived in whole.
         let reference = self.archive.and_then(|archive| {
             let input = state.origin[index].input()?;
-            Some(note::reference(&archive.message_file(input), 1))
+            Some(archive.reference(&archive.message_file(input), 1))
         });
         let cut_note = |cut: usize| match &reference {
             Some(reference) => note::with_reference(&note::shortened(cut, chars), reference),

@@ -264,6 +264,12 @@ impl Session {
         Ok(created)
     }
 
+    /// The archive files of the compactions since [`Session::write_archive`] last ran: path
+    /// (or handle, with [`Options::handles`] alone) and content.
+    pub(crate) fn archived(&self) -> &[(String, String)] {
+        &self.archive
+    }
+
     /// How deep this compaction goes when its depth follows the traffic
     /// ([`Options::traffic_depth`], under a window budget): `None` otherwise, or before the
     /// conversation's first model call.

@@ -87,6 +87,8 @@ pub struct Settings {
     /// The folder removed history is archived in ([`Options::archive`]), made absolute: the
     /// markers name its files for an agent that may not run where this did.
     pub archive: Option<PathBuf>,
+    /// Name a handle in every note without an archive folder ([`Options::handles`]).
+    pub handles: bool,
 }
 
 /// What a run adds to the settings: the catalog its model is looked up in, the calibration
@@ -264,6 +266,7 @@ impl Settings {
                 .map_err(|err| Error::bad_setting(format!("archive {}: {err}", dir.display())))?;
             options.archive = Some(absolute);
         }
+        options.handles = self.handles;
         if self.optimize_cost {
             if run.model.is_none() {
                 return Err(Error::bad_setting(

@@ -25,12 +25,13 @@ fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
     }
 }
 
-/// The paths every note of `message` names, in order.
+/// The paths every note of `message` names, in order, then the handles (a file's name
+/// without a folder: `Options::handles`).
 pub(crate) fn named_paths(message: &Value) -> Vec<String> {
     let mut texts = Vec::new();
     strings(message, &mut texts);
     let mut paths = Vec::new();
-    for text in texts {
+    for text in &texts {
         for (at, _) in text.match_indices(ARCHIVED_IN) {
             let rest = &text[at + ARCHIVED_IN.len()..];
             if let Some(end) = rest.find(", line") {
@@ -38,6 +39,7 @@ pub(crate) fn named_paths(message: &Value) -> Vec<String> {
             }
         }
     }
+    paths.extend(named_handles(std::slice::from_ref(message)));
     paths
 }
 
@@ -274,4 +276,121 @@ fn archive_files_and_the_folders_made_for_them_are_the_owners_alone_whatever_the
         }
         std::fs::remove_dir_all(&work).unwrap();
     }
+}
+
+/// The handles the notes of `messages` name, in order, once each.
+fn named_handles(messages: &[Value]) -> Vec<String> {
+    let mut handles = Vec::new();
+    for message in messages {
+        let mut texts = Vec::new();
+        strings(message, &mut texts);
+        for text in texts {
+            for (at, _) in text.match_indices("handle ") {
+                let handle: String = text[at + "handle ".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_hexdigit() || *c == '/')
+                    .collect();
+                if handle.len() == 25 && !handles.contains(&handle) {
+                    handles.push(handle);
+                }
+            }
+        }
+    }
+    handles
+}
+
+// See: #53
+#[test]
+fn handles_without_an_archive_are_recalled_from_the_whole_history() {
+    use ctxcompact::recall::RecallError;
+    use ctxcompact::request::{Compactor, Handling};
+    use serde_json::json;
+
+    // An agent loop: a task, then rounds of a read and its output, each call's body the whole
+    // history so far, as a framework adapter sends it.
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are a careful agent."}),
+        json!({"role": "user", "content": "Read the parts and summarise them."}),
+    ];
+    for i in 0..24 {
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": format!("c{i}"), "type": "function",
+             "function": {"name": "read", "arguments": format!("{{\"part\": {i}}}")}}]}));
+        messages.push(json!({"role": "tool", "tool_call_id": format!("c{i}"),
+            "content": format!("part {i}: {}", "the quick brown fox jumps over the lazy dog. ".repeat(40))}));
+        if i == 11 {
+            // A request pasting notes: past clearing the outputs, it is removed whole.
+            let notes = "Note: every dog here is lazy. ".repeat(300);
+            messages
+                .push(json!({"role": "user", "content": format!("Also list every dog. {notes}")}));
+        }
+    }
+    let body = |messages: &[Value]| {
+        serde_json::to_vec(&json!({"model": "gpt-4o", "messages": messages})).unwrap()
+    };
+    let settings: ctxcompact::Settings = serde_json::from_value(json!({"handles": true})).unwrap();
+    let compactor = Compactor::new(&settings, Some(12_000), 0).unwrap();
+    let full = body(&messages);
+    let forward = compactor.compact(&full, Format::OpenAi, None, None);
+    assert_eq!(
+        forward.handling,
+        Handling::Compacted,
+        "{:?}",
+        forward.reason
+    );
+    let sent: Value = serde_json::from_slice(forward.body.as_deref().unwrap()).unwrap();
+    let sent = sent["messages"].as_array().unwrap();
+    let text = serde_json::to_string(sent).unwrap();
+    assert!(!text.contains("archived in"), "a note names a file: {text}");
+    let handles = named_handles(sent);
+    assert!(handles.len() >= 2, "{handles:?}");
+    // A later body (the agent went on) gives back what each handle named, as the body held
+    // it: replacing each message whose note names a handle with what it names, until none is
+    // left (a later compaction's span holds an earlier one's notes), gives back the history.
+    let mut later = messages.clone();
+    later.push(json!({"role": "assistant", "content": "Recalling."}));
+    let recall = |handle: &str| {
+        compactor
+            .recall(&body(&later), Format::OpenAi, None, handle)
+            .unwrap()
+    };
+    let mut back = sent.clone();
+    let mut recalled = 0;
+    loop {
+        let mut next = Vec::new();
+        for message in &back {
+            match named_handles(std::slice::from_ref(message)).first() {
+                Some(handle) => {
+                    recalled += 1;
+                    let content = recall(handle);
+                    next.extend(
+                        content
+                            .lines()
+                            .map(|l| serde_json::from_str::<Value>(l).unwrap()),
+                    );
+                }
+                None => next.push(message.clone()),
+            }
+        }
+        if next == back {
+            break;
+        }
+        back = next;
+    }
+    assert_eq!(back, messages);
+    assert!(
+        recalled > handles.len(),
+        "no span held an earlier note: {recalled}"
+    );
+    // Bad handles are errors that name them; nothing was written anywhere.
+    let err = compactor
+        .recall(&full, Format::OpenAi, None, "../x")
+        .unwrap_err();
+    assert!(matches!(err, RecallError::Malformed(_)), "{err}");
+    let unknown = "000000000000/000000000000";
+    let err = compactor
+        .recall(&full, Format::OpenAi, None, unknown)
+        .unwrap_err();
+    assert!(err.to_string().contains(unknown), "{err}");
+    assert!(!Path::new(&handles[0]).exists());
 }

@@ -2782,4 +2782,23 @@ proptest! {
             crate::archive::reassembles(&input, &out).map_err(TestCaseError::fail)?;
         }
     }
+
+    /// 12b. Handles without an archive folder: the notes name handles alone, the files come
+    /// back in memory under them, never written, and give back the input all the same. See: #53
+    #[test]
+    fn output_and_handles_give_back_the_input(generated in conversation(), percent in 5usize..90) {
+        let input = generated.parse();
+        let total = total(&input, Tokenizer::Chars);
+        let budget = (total * percent / 100).max(1);
+        let options = Options {
+            tokenizer: Tokenizer::Chars,
+            handles: true,
+            ..Options::with_budget(Budget::Tokens(budget))
+        };
+        if let Ok(out) = ctxcompact::compact(input.clone(), &options) {
+            prop_assert!(out.archive.iter().all(|(handle, _)| std::path::Path::new(handle).extension().is_none()));
+            prop_assert!(out.write_archive().unwrap().is_empty());
+            crate::archive::reassembles(&input, &out).map_err(TestCaseError::fail)?;
+        }
+    }
 }

@@ -287,11 +287,23 @@ struct Proxy {
     addr: String,
     stderr: Arc<Mutex<String>>,
     ledger: PathBuf,
+    /// Its `XDG_CACHE_HOME`, which holds its default archive folder.
+    cache: PathBuf,
 }
 
 impl Proxy {
-    /// Starts the proxy with every upstream at `upstream` and `args`.
+    /// Starts the proxy with every upstream at `upstream` and `args`, and a cache folder of its
+    /// own (its default archive folder is in it).
     fn start(upstream: &str, args: &[&str]) -> Self {
+        let n = LEDGERS.fetch_add(1, Ordering::SeqCst);
+        let cache =
+            std::env::temp_dir().join(format!("ctxcompact-proxy-cache-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&cache);
+        Self::start_with_cache(upstream, args, cache)
+    }
+
+    /// [`Proxy::start`] with `cache` as its `XDG_CACHE_HOME` (shared by proxies given the same).
+    fn start_with_cache(upstream: &str, args: &[&str], cache: PathBuf) -> Self {
         let n = LEDGERS.fetch_add(1, Ordering::SeqCst);
         let ledger = std::env::temp_dir().join(format!(
             "ctxcompact-proxy-test-{}-{n}.jsonl",
@@ -299,6 +311,7 @@ impl Proxy {
         ));
         let _ = std::fs::remove_file(&ledger);
         let mut child = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
+            .env("XDG_CACHE_HOME", &cache)
             .arg("proxy")
             .args(["--listen", "127.0.0.1:0"])
             .args(["--anthropic-upstream", upstream])
@@ -337,6 +350,7 @@ impl Proxy {
             addr,
             stderr: log,
             ledger,
+            cache,
         }
     }
 
@@ -367,6 +381,7 @@ impl Drop for Proxy {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.ledger);
+        let _ = std::fs::remove_dir_all(&self.cache);
     }
 }
 
@@ -631,17 +646,23 @@ fn replay_through_proxy(recording: &Conversation, path: &str, model: &str, limit
     assert_eq!(non_appends, compactions, "non-append calls vs compactions");
     // A second proxy, given the last request alone, sends the same bytes; so does one that
     // caches nothing, on every call of the session (every request replayed from its start).
+    // They share the first one's archive folder, whose paths the notes name.
     let fresh_upstream = Upstream::start(scripted_answer);
-    let fresh = Proxy::start(&fresh_upstream.origin, &["--window", "32000"]);
+    let fresh = Proxy::start_with_cache(
+        &fresh_upstream.origin,
+        &["--window", "32000"],
+        proxy.cache.clone(),
+    );
     assert_eq!(post(&fresh.addr, path, sent.last().unwrap()).status, 200);
     assert!(
         fresh_upstream.received()[0].body == received.last().unwrap().body,
         "a fresh proxy sent other bytes"
     );
     let uncached_upstream = Upstream::start(scripted_answer);
-    let uncached = Proxy::start(
+    let uncached = Proxy::start_with_cache(
         &uncached_upstream.origin,
         &["--window", "32000", "--cache-entries", "0"],
+        proxy.cache.clone(),
     );
     for (n, body) in sent.iter().enumerate().step_by(3) {
         assert_eq!(post(&uncached.addr, path, body).status, 200);
@@ -1015,6 +1036,7 @@ fn a_non_loopback_listen_address_needs_allow_remote() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("--allow-remote"));
     let env = Command::new(env!("CARGO_BIN_EXE_ctxcompact"))
         .args(["proxy", "--print-env"])
+        .env("XDG_CACHE_HOME", "/cache")
         .output()
         .unwrap();
     let env = String::from_utf8(env.stdout).unwrap();
@@ -1039,6 +1061,15 @@ fn a_non_loopback_listen_address_needs_allow_remote() {
         env.contains("\"selectedType\": \"gemini-api-key\""),
         "{env}"
     );
+    // Each agent's line for the recall server over the default archive (issue 53).
+    for line in [
+        "claude mcp add ctxcompact -- ctxcompact mcp --archive-dir '/cache/ctxcompact/archive'",
+        "codex mcp add ctxcompact -- ctxcompact mcp --archive-dir '/cache/ctxcompact/archive'",
+        "\"mcpServers\": {\"ctxcompact\": {\"command\": \"ctxcompact\", \"args\": [\"mcp\", \"--archive-dir\", \"/cache/ctxcompact/archive\"]}}",
+        "\"mcp\": {\"ctxcompact\": {\"type\": \"local\", \"command\": [\"ctxcompact\", \"mcp\", \"--archive-dir\", \"/cache/ctxcompact/archive\"]}}",
+    ] {
+        assert!(env.contains(line), "{line}\n{env}");
+    }
 }
 
 /// Request bodies the pinned Claude Code (2.1.328) and Codex (0.169.0) sent through the proxy
@@ -1336,6 +1367,212 @@ fn archive_dir_archives_what_the_proxy_removes_and_a_write_failure_fails_nothing
     assert_eq!(ledger[0]["action"], "compacted");
     assert!(ledger[0]["archive_error"].is_string(), "{}", ledger[0]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The archive files under `dir` (any depth), by path relative to it, with their content.
+fn files_under(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                let name = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                files.insert(name, std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// A body like [`big_chat_body`] whose outputs and task say `tag`, so that its archive files
+/// are its own.
+fn tagged_chat_body(tag: usize) -> Vec<u8> {
+    let mut body: Value = serde_json::from_slice(&big_chat_body()).unwrap();
+    body["messages"][0]["content"] = json!(format!("read the files of part {tag}"));
+    for message in body["messages"].as_array_mut().unwrap() {
+        if message["role"] == "tool" {
+            message["content"] = json!(format!("{tag} {}", "line of output ".repeat(60)));
+        }
+    }
+    serde_json::to_vec(&body).unwrap()
+}
+
+// See: #53
+#[test]
+fn the_proxy_archives_by_default_in_the_users_cache_folder_and_notes_name_handles() {
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--window", "1000"]);
+    let body = big_chat_body();
+    assert_eq!(post(&proxy.addr, "/v1/chat/completions", &body).status, 200);
+    let dir = proxy.cache.join("ctxcompact").join("archive");
+    let sent: Value = serde_json::from_slice(&upstream.received()[0].body).unwrap();
+    let sent = sent["messages"].as_array().unwrap().clone();
+    let named = named_files(&sent);
+    assert!(
+        !named.is_empty(),
+        "the forwarded body names no archive file"
+    );
+    let text = serde_json::to_string(&sent).unwrap();
+    for path in named.keys() {
+        let path = Path::new(path);
+        assert!(path.starts_with(&dir), "{}", path.display());
+        // The handle is the file's content address: its folder's name and its own.
+        let handle = path.strip_prefix(&dir).unwrap().with_extension("");
+        let handle = handle.to_string_lossy();
+        assert!(text.contains(&format!("; handle {handle}]")), "{handle}");
+        let back = ctxcompact::recall::recall(&dir, &handle).unwrap();
+        assert_eq!(&back, &named[&path.to_string_lossy().into_owned()]);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        for path in named.keys() {
+            let path = Path::new(path);
+            assert_eq!(mode(path), 0o600, "{}", path.display());
+            assert_eq!(mode(path.parent().unwrap()), 0o700);
+        }
+    }
+
+    // --no-archive: nothing written, no note names a file.
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start(&upstream.origin, &["--window", "1000", "--no-archive"]);
+    assert_eq!(post(&proxy.addr, "/v1/chat/completions", &body).status, 200);
+    assert_eq!(proxy.ledger(1)[0]["action"], "compacted");
+    let sent: Value = serde_json::from_slice(&upstream.received()[0].body).unwrap();
+    assert!(named_files(sent["messages"].as_array().unwrap()).is_empty());
+    assert!(!proxy.cache.exists());
+}
+
+// See: #53
+#[test]
+fn proxies_sharing_the_default_archive_send_the_same_bytes_and_write_the_same_files() {
+    let cache = std::env::temp_dir().join(format!(
+        "ctxcompact-proxy-shared-cache-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&cache);
+    let upstream = Upstream::start(scripted_answer);
+    let first = Proxy::start_with_cache(&upstream.origin, &["--window", "1000"], cache.clone());
+    let second = Proxy::start_with_cache(&upstream.origin, &["--window", "1000"], cache.clone());
+    let body = big_chat_body();
+    assert_eq!(post(&first.addr, "/v1/chat/completions", &body).status, 200);
+    let files = files_under(&cache);
+    assert!(!files.is_empty());
+    assert_eq!(
+        post(&second.addr, "/v1/chat/completions", &body).status,
+        200
+    );
+    let received = upstream.received();
+    assert_eq!(received[0].body, received[1].body);
+    assert_eq!(
+        files_under(&cache),
+        files,
+        "the second proxy wrote other files"
+    );
+    drop((first, second));
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+// See: #53
+#[test]
+fn the_archive_stays_under_its_size_bound_and_a_write_failure_is_counted() {
+    let upstream = Upstream::start(scripted_answer);
+    let bound: u64 = 40_000;
+    let proxy = Proxy::start(
+        &upstream.origin,
+        &[
+            "--window",
+            "1000",
+            "--archive-max-bytes",
+            &bound.to_string(),
+        ],
+    );
+    let dir = proxy.cache.join("ctxcompact").join("archive");
+    let mut largest = 0;
+    let mut written = std::collections::BTreeSet::new();
+    // Bounded: 30 conversations, one after the other, each archiving files of its own.
+    for tag in 0..30 {
+        let body = tagged_chat_body(tag);
+        assert_eq!(post(&proxy.addr, "/v1/chat/completions", &body).status, 200);
+        let files = files_under(&dir);
+        written.extend(files.keys().cloned());
+        let held: usize = files.values().map(String::len).sum();
+        largest = largest.max(held);
+        assert!(held as u64 <= bound, "{held} bytes after request {tag}");
+    }
+    // Files were removed, the least recently written first: the last conversation's are kept.
+    assert!(
+        written.len() > files_under(&dir).len(),
+        "nothing was removed"
+    );
+    let sent: Value = serde_json::from_slice(&upstream.received()[29].body).unwrap();
+    let named = named_files(sent["messages"].as_array().unwrap());
+    assert!(
+        !named.is_empty(),
+        "the last request's archive files were removed"
+    );
+    // Then 40 more from 4 clients at once: the bound holds once they are answered.
+    let clients: Vec<_> = (0..4)
+        .map(|client| {
+            let addr = proxy.addr.clone();
+            thread::spawn(move || {
+                for tag in (100 + 10 * client)..(110 + 10 * client) {
+                    let body = tagged_chat_body(tag);
+                    assert_eq!(post(&addr, "/v1/chat/completions", &body).status, 200);
+                }
+            })
+        })
+        .collect();
+    for client in clients {
+        client.join().unwrap();
+    }
+    let held: usize = files_under(&dir).values().map(String::len).sum();
+    assert!(
+        held as u64 <= bound,
+        "{held} bytes after the concurrent requests"
+    );
+    let ledger = proxy.ledger(70);
+    assert!(ledger.iter().all(|line| line["action"] == "compacted"));
+    assert!(
+        ledger
+            .iter()
+            .all(|line| line.get("archive_error").is_none())
+    );
+    assert!(
+        largest as u64 > bound / 2,
+        "the bound was never approached: {largest}"
+    );
+
+    // A cache folder that cannot be made: the request is compacted all the same, the failure
+    // is logged and counted.
+    let blocked = std::env::temp_dir().join(format!(
+        "ctxcompact-proxy-blocked-cache-{}",
+        std::process::id()
+    ));
+    std::fs::write(&blocked, "not a folder").unwrap();
+    let upstream = Upstream::start(scripted_answer);
+    let proxy = Proxy::start_with_cache(&upstream.origin, &["--window", "1000"], blocked.clone());
+    assert_eq!(
+        post(&proxy.addr, "/v1/chat/completions", &big_chat_body()).status,
+        200
+    );
+    assert_eq!(proxy.ledger(1)[0]["action"], "compacted");
+    let stats = send(&proxy.addr, "GET", "/ctxcompact/stats", &[], b"");
+    let stats: Value = serde_json::from_slice(&stats.body).unwrap();
+    assert_eq!(stats["archive_errors"], 1, "{stats}");
+    let log = proxy.stderr.lock().unwrap().clone();
+    assert!(log.contains("cannot archive removed history"), "{log}");
+    drop(proxy);
+    let _ = std::fs::remove_file(&blocked);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -48,13 +48,14 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     path
 }
 
-/// `ctxcompact wrap` with `args`, its ledger in `dir` unless given, and the state folder there
-/// too (never the user's).
+/// `ctxcompact wrap` with `args`, its ledger in `dir` unless given, and the state and cache
+/// folders there too (never the user's).
 fn wrap(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ctxcompact"));
     command
         .arg("wrap")
         .env("XDG_STATE_HOME", dir.join("state"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

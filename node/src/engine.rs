@@ -151,6 +151,9 @@ pub(crate) struct Compaction {
     pub(crate) report: Value,
     /// Per output message, the input message it is unchanged from.
     pub(crate) unchanged: Vec<Option<usize>>,
+    /// With `handles` and no archive folder: what each handle the notes name stands for (one
+    /// JSON message a line), kept by the caller instead of written.
+    pub(crate) recallable: Value,
 }
 
 /// A compaction's output conversation.
@@ -196,11 +199,13 @@ pub(crate) fn compact(input: &[u8], settings: &Settings) -> Result<Compaction, F
                 Failure::options(format!("archive: cannot write the archive: {err}"))
             })?;
             let report = to_value(&compacted.report);
+            let recallable = recallable(&compacted.archive);
             let (output, unchanged) = output(compacted, shape);
             Ok(Compaction {
                 output,
                 report,
                 unchanged,
+                recallable,
             })
         }
         Err(err) if err.is_cannot_fit() => Err(cannot_fit(input, settings, err.to_string())),
@@ -232,12 +237,25 @@ pub(crate) fn trim_tools(input: &[u8], settings: &Settings) -> Result<Compaction
         .check_reads_back(forced_format(settings)?)
         .map_err(Failure::from_library)?;
     let report = to_value(&trimmed.report);
+    let recallable = recallable(&trimmed.archive);
     let (output, unchanged) = output(trimmed, shape);
     Ok(Compaction {
         output,
         report,
         unchanged,
+        recallable,
     })
+}
+
+/// The archive files named by their handles alone (`handles` without a folder), as a JSON
+/// object of handle to content: the caller's to keep, never written.
+fn recallable(archive: &[(String, String)]) -> Value {
+    let kept: serde_json::Map<String, Value> = archive
+        .iter()
+        .filter(|(path, _)| std::path::Path::new(path).extension().is_none())
+        .map(|(handle, content)| (handle.clone(), Value::String(content.clone())))
+        .collect();
+    Value::Object(kept)
 }
 
 /// What `compact` would do, as the report `ctxcompact analyze --json` prints.

@@ -41,6 +41,9 @@ pub struct Outcome {
     pub field: Option<String>,
     /// The request body to forward, when it differs from the one received.
     pub body: Option<Buffer>,
+    /// A compaction's: what each handle its notes name stands for, when no folder holds it
+    /// (JSON text of an object of handle to content, one JSON message a line).
+    pub recallable: Option<String>,
 }
 
 impl From<Failure> for Outcome {
@@ -93,6 +96,7 @@ impl From<Result<Compaction, Failure>> for Outcome {
                     list_key,
                     changed,
                     value: Some(compaction.report.to_string()),
+                    recallable: Some(compaction.recallable.to_string()),
                     unchanged: Some(
                         compaction
                             .unchanged

@@ -25,6 +25,7 @@ Example::
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -38,11 +39,13 @@ __all__ = [
     "Error",
     "InputError",
     "OptionError",
+    "RecallError",
     "ForwardedRequest",
     "analyze",
     "compact",
     "compact_request",
     "count",
+    "recall_request",
     "trim_tools",
     "validate",
 ]
@@ -122,6 +125,11 @@ class CannotFit(Error):
 
 class OptionError(Error):
     """An option has an unusable value, conflicts with another, or names an unknown model."""
+
+
+class RecallError(Error):
+    """A handle :func:`recall_request` cannot give back: malformed, or named by no compaction
+    of the history given (the message names it)."""
 
 
 class Compacted:
@@ -409,6 +417,7 @@ def compact_request(
     catalog: Optional[Union[str, "os.PathLike[str]"]] = None,
     calibration: Optional[Union[str, "os.PathLike[str]"]] = None,
     archive: Optional[Union[str, "os.PathLike[str]"]] = None,
+    handles: bool = False,
 ) -> ForwardedRequest:
     """Decides what to forward for a provider request body, as ``ctxcompact proxy`` does.
 
@@ -424,15 +433,61 @@ def compact_request(
     exactly when it is given), replayed at its own call boundaries so that between
     compactions the forwarded body only grows at its end; under it the received bytes are
     forwarded as they are. The other options are those of :func:`compact`; ``archive`` is the
-    proxy's ``--archive-dir``. The result equals the bytes the proxy sends upstream for the same
+    proxy's ``--archive-dir``; ``handles`` makes every note name a handle without a folder, for
+    a caller that keeps the history whole and gives back what a handle names with
+    :func:`recall_request`. The result equals the bytes the proxy sends upstream for the same
     body and flags, so a gateway or an SDK hook written in Python can do what the proxy does.
 
     Never raises for the body: what cannot be read or fitted comes back unchanged with
     ``action`` ``"failed_open"``. Raises :class:`OptionError` on bad options.
     """
+    # The keyword arguments as given, before any other name is bound here.
+    settings = _request_settings(body, format, locals())
+    try:
+        forwarded, decision = _native.compact_request(bytes(body), json.dumps(settings))
+    except _native.NativeError as err:
+        raise OptionError(err.args[1]) from None
+    return ForwardedRequest(forwarded, decision)
+
+
+def recall_request(body: bytes, format: str, handle: str, **options: Any) -> str:
+    """What ``handle`` names, given back from the history of ``body``: the messages (or items)
+    a compaction of it removed, one JSON message a line, each as the body holds it.
+
+    For a caller that keeps the history whole (an agent framework's state) and compacts what
+    each model call sends with :func:`compact_request` and ``handles=True`` (or an
+    ``archive``): ``body`` is a later call's body of the same history (the handle was named in
+    one sent before it), ``options`` the keywords it was compacted with. The history is
+    replayed as :func:`compact_request` replays it, so every compaction an earlier call went
+    through is made again; nothing is written. A span may hold an earlier compaction's notes,
+    whose handles are recalled the same way.
+
+    Raises :class:`RecallError` for a malformed handle or one no compaction of the history
+    names (the message names it), :class:`OptionError` on bad options.
+    """
+    try:
+        bound = inspect.signature(compact_request).bind(body, format, **options)
+    except TypeError as err:
+        raise OptionError(str(err)) from None
+    bound.apply_defaults()
+    settings = _request_settings(body, format, bound.arguments)
+    if not isinstance(handle, str):
+        raise OptionError(f"handle must be a string, not {type(handle).__name__}")
+    try:
+        return _native.recall_request(bytes(body), json.dumps(settings), handle)
+    except _native.NativeError as err:
+        if err.args[0] == "recall":
+            raise RecallError(err.args[1]) from None
+        raise OptionError(err.args[1]) from None
+
+
+def _request_settings(body: Any, format: str, given: Dict[str, Any]) -> Dict[str, Any]:
+    """The native settings of :func:`compact_request` and :func:`recall_request`, from their
+    keyword arguments (``given``), type-checked."""
     if not isinstance(body, (bytes, bytearray, memoryview)):
         raise OptionError(f"body must be bytes, not {type(body).__name__}")
     settings: Dict[str, Any] = {"format": _choice("format", format, _REQUEST_FORMATS)}
+    path_model, client, window = given["path_model"], given["client"], given["window"]
     if path_model is not None:
         if not isinstance(path_model, str):
             raise OptionError(f"path_model must be a string, not {type(path_model).__name__}")
@@ -442,33 +497,31 @@ def compact_request(
     if window is not None:
         settings["window"] = _count("window", window)
     run: Dict[str, Any] = {}
-    for name, value in (("trigger", trigger), ("target_ratio", target_ratio)):
+    for name, value in (("trigger", given["trigger"]), ("target_ratio", given["target_ratio"])):
         if value is not None:
             run[name] = _number(name, value)
-    if tokenizer is not None:
-        run["tokenizer"] = _choice("tokenizer", tokenizer, _TOKENIZERS)
-    run.update(_file_settings(catalog, calibration))
+    if given["tokenizer"] is not None:
+        run["tokenizer"] = _choice("tokenizer", given["tokenizer"], _TOKENIZERS)
+    run.update(_file_settings(given["catalog"], given["calibration"]))
     run.update(
         _removal_settings(
-            strategy,
-            marker,
-            archive,
+            given["strategy"],
+            given["marker"],
+            given["archive"],
             _tool_settings(
-                tool_mode,
-                keep_tool_rounds,
-                exclude_tools,
-                clear_tool_inputs,
-                clear_at_least,
-                max_tool_output,
+                given["tool_mode"],
+                given["keep_tool_rounds"],
+                given["exclude_tools"],
+                given["clear_tool_inputs"],
+                given["clear_at_least"],
+                given["max_tool_output"],
             ),
         )
     )
+    if given["handles"]:
+        run["handles"] = _flag("handles", given["handles"])
     settings["run"] = run
-    try:
-        forwarded, decision = _native.compact_request(bytes(body), json.dumps(settings))
-    except _native.NativeError as err:
-        raise OptionError(err.args[1]) from None
-    return ForwardedRequest(forwarded, decision)
+    return settings
 
 
 def _call(function: Callable[[Any, str], Any], conversation: Any, settings: Dict[str, Any]) -> Any:

@@ -8,6 +8,10 @@ grows at its end. The decision is a function of the items alone, so an agent's s
 touched and the provider's prompt cache keeps hitting. :func:`match` then tells which output
 item is which input item, so that an adapter hands back its framework's own objects for every
 item that came out unchanged.
+
+Every note names a handle (``handles=True`` unless given otherwise), and each adapter offers a
+recall tool in its framework's form, answered by :func:`recall` from the last call's items —
+the agent's history whole, as its state holds it: nothing is written anywhere.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import json
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import ForwardedRequest, OptionError, compact_request
+from . import ForwardedRequest, OptionError, RecallError, compact_request, recall_request
 
 # Each request format's key for the list of items in a body.
 _ITEMS_KEY = {"openai": "messages", "responses": "input"}
@@ -31,7 +35,7 @@ class Settings:
     given). ``options`` are :func:`ctxcompact.compact_request`'s other keywords.
     """
 
-    __slots__ = ("model", "window", "trigger", "target_ratio", "options")
+    __slots__ = ("model", "window", "trigger", "target_ratio", "options", "last_call")
 
     def __init__(
         self,
@@ -46,11 +50,16 @@ class Settings:
         for name in options:
             if name in ("body", "format", "path_model", "client"):
                 raise OptionError(f"{name} is set by the adapter, not by its caller")
+        # What is removed stays recallable from the agent's state: every note names a handle.
+        options = {"handles": True, **options}
         self.model = model
         self.window = window
         self.trigger = trigger
         self.target_ratio = target_ratio
         self.options = options
+        # The last model call's body (the agent's whole history then) and format, which the
+        # recall tool answers from.
+        self.last_call: Optional[Tuple[bytes, str]] = None
         # Check the options once, on an empty request, so that a mistake shows at construction.
         compact_request(
             b'{"messages": []}',
@@ -87,9 +96,10 @@ def fit(
     head.update(envelope or {})
     prefix = json.dumps(head, ensure_ascii=False)[:-1]
     separator = ", " if head else ""
-    body = f'{prefix}{separator}"{_ITEMS_KEY[format]}": [{", ".join(texts)}]}}'
+    body = f'{prefix}{separator}"{_ITEMS_KEY[format]}": [{", ".join(texts)}]}}'.encode("utf-8")
+    settings.last_call = (body, format)
     decision = compact_request(
-        body.encode("utf-8"),
+        body,
         format,
         window=settings.window,
         trigger=settings.trigger,
@@ -127,3 +137,34 @@ def match(items: Sequence[Any], output: Sequence[Any]) -> List[Optional[int]]:
             after = index
         found.append(index)
     return found
+
+
+#: The recall tool's name, in every framework.
+RECALL_NAME = "ctxcompact_recall"
+
+#: The recall tool's description, in every framework.
+RECALL_DESCRIPTION = (
+    "Give back what ctxcompact removed from this conversation to fit the model's window: "
+    "the messages or tool output a `[ctxcompact: …]` note stands for, exactly as they were, "
+    "one JSON message a line. Pass the handle the note names (`handle 3fa2c1d0e9ab/7c1b2e3f4a5d`)."
+)
+
+
+def recall(settings: Settings, handle: str) -> str:
+    """The recall tool's answer: what ``handle`` names, from the last model call's history (the
+    agent's whole history, compacted with ``settings``), or a sentence saying why not."""
+    if settings.last_call is None:
+        return "ctxcompact recall: no model call was made yet, so nothing was removed"
+    body, format = settings.last_call
+    try:
+        return recall_request(
+            body,
+            format,
+            handle,
+            window=settings.window,
+            trigger=settings.trigger,
+            target_ratio=settings.target_ratio,
+            **settings.options,
+        )
+    except RecallError as err:
+        return f"ctxcompact recall: {err}"

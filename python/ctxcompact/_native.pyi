@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Tuple
 class NativeError(Exception):
     """A failure; ``args`` is ``(kind, message, message_index, field, report_json)``.
 
-    ``kind`` is ``"input"``, ``"cannot_fit"`` or ``"options"``.
+    ``kind`` is ``"input"``, ``"cannot_fit"``, ``"options"`` or ``"recall"``.
     """
 
 def compact(conversation: Any, settings: str) -> Tuple[Any, Dict[str, Any]]:
@@ -38,3 +38,7 @@ def validate(conversation: Any, settings: str) -> List[Dict[str, Any]]:
 def compact_request(body: bytes, settings: str) -> Tuple[bytes, Dict[str, Any]]:
     """What to forward for a provider request body, as ``ctxcompact proxy`` decides it:
     ``(body, decision)``, ``body`` the received bytes when nothing changed."""
+
+def recall_request(body: bytes, settings: str, handle: str) -> str:
+    """What ``handle`` names in the history of a provider request body, given back from it:
+    one JSON message a line."""

@@ -521,6 +521,8 @@ def _rebuild(
 
 try:
     from langchain.agents.middleware import AgentMiddleware, ModelRequest
+    from langchain_core.tools import StructuredTool
+    from pydantic import BaseModel, Field
 except ImportError:  # pragma: no cover - langchain-core alone: trim_messages only
     AgentMiddleware = None
 
@@ -543,6 +545,10 @@ if AgentMiddleware is not None:
         the call's request changes (``handler(request.override(messages=...))``): the agent's
         state keeps every message.
 
+        Every marker and placeholder names a handle, and the middleware gives the agent a
+        ``ctxcompact_recall`` tool (``self.tools``): it gives back what a handle names, exactly
+        as the agent's state held it, from the last model call's messages; nothing is written.
+
         The window comes from the model's name (its ``model_name`` or ``model``, looked up in
         ctxcompact's catalog) unless ``model`` names another or ``window`` gives it. Other
         keywords are :func:`ctxcompact.compact_request`'s (``tool_mode``, ``keep_tool_rounds``,
@@ -562,6 +568,19 @@ if AgentMiddleware is not None:
             super().__init__()
             self.settings = _hooks.Settings(model, window, trigger, target_ratio, options)
             self.last_decision: Any = None
+            settings = self.settings
+
+            def recall(handle: str) -> str:
+                return _hooks.recall(settings, handle)
+
+            self.tools = [
+                StructuredTool.from_function(
+                    func=recall,
+                    name=_hooks.RECALL_NAME,
+                    description=_hooks.RECALL_DESCRIPTION,
+                    args_schema=_RecallArgs,
+                )
+            ]
 
         def compact_request(self, request: ModelRequest) -> ModelRequest:
             """The request this middleware sends for ``request``: the same one under the
@@ -596,6 +615,11 @@ if AgentMiddleware is not None:
             return await handler(self.compact_request(request))
 
     __all__ = ["CompactionMiddleware", "trim_messages"]
+
+    class _RecallArgs(BaseModel):
+        """The recall tool's argument."""
+
+        handle: str = Field(description="The handle a `[ctxcompact: …]` note names.")
 
     def _tools(tools: Sequence[Any]) -> Dict[str, Any]:
         """The request's tool definitions as an OpenAI body's ``tools``, counted with the

@@ -18,6 +18,13 @@ at its end, so the provider's prompt cache keeps hitting. The run's own history 
 ``result.to_input_list()`` returns, a session's items) is untouched: only the call's input
 changes. Every item that comes out unchanged is the very object that went in.
 
+Every marker and placeholder names a handle, and ``filter.recall_tool`` is a ``function_tool``
+(``ctxcompact_recall``) for the agent's tools: it gives back what a handle names, exactly as the
+run's history held it, from the last model call's input; nothing is written::
+
+    compaction = CompactionFilter()
+    agent = Agent(name="coder", tools=[..., compaction.recall_tool])
+
 Needs the ``openai-agents`` extra: ``pip install "ctxcompact[openai-agents]"``.
 """
 
@@ -26,6 +33,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 try:
+    from agents import FunctionTool, function_tool
     from agents.run_config import CallModelData, ModelInputData
 except ImportError as err:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -61,6 +69,14 @@ class CompactionFilter:
     ) -> None:
         self.settings = _hooks.Settings(model, window, trigger, target_ratio, options)
         self.last_decision: Any = None
+
+        def recall(handle: str) -> str:
+            return _hooks.recall(self.settings, handle)
+
+        #: The recall tool, for the agent's ``tools``.
+        self.recall_tool: FunctionTool = function_tool(
+            recall, name_override=_hooks.RECALL_NAME, description_override=_hooks.RECALL_DESCRIPTION
+        )
 
     def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         """The call's input, compacted past the trigger (the same object under it)."""

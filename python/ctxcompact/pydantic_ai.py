@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 try:
+    from pydantic_ai import Tool
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.messages import (
         ModelMessage,
@@ -45,6 +46,7 @@ try:
         ToolCallPart,
         UserPromptPart,
     )
+    from pydantic_ai.toolsets import FunctionToolset
 except ImportError as err:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         'ctxcompact.pydantic_ai needs pydantic-ai: pip install "ctxcompact[pydantic-ai]"'
@@ -257,6 +259,11 @@ class Compaction(AbstractCapability[Any]):
     ``window`` gives it. ``options`` are :func:`ctxcompact.compact_request`'s other keywords
     (``tool_mode``, ``keep_tool_rounds``, ``exclude_tools``, ``tokenizer``, ``archive``, …).
     ``last_decision`` is the last request's :class:`ctxcompact.ForwardedRequest`.
+
+    Every marker and placeholder names a handle, and the capability registers a
+    ``ctxcompact_recall`` tool with the agent (``get_toolset``): it gives back what a handle
+    names, exactly as the run's messages held it, from the last model request's messages;
+    nothing is written.
     """
 
     model: Optional[str] = None
@@ -270,6 +277,16 @@ class Compaction(AbstractCapability[Any]):
         self._settings = _hooks.Settings(
             self.model, self.window, self.trigger, self.target_ratio, dict(self.options)
         )
+
+    def get_toolset(self) -> Any:
+        """The recall tool, as a toolset of its own."""
+        settings = self._settings
+
+        def recall(handle: str) -> str:
+            return _hooks.recall(settings, handle)
+
+        tool = Tool(recall, name=_hooks.RECALL_NAME, description=_hooks.RECALL_DESCRIPTION)
+        return FunctionToolset([tool])
 
     @classmethod
     def get_serialization_name(cls) -> Optional[str]:

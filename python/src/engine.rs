@@ -67,6 +67,11 @@ pub(crate) enum Failure {
         /// What is wrong, naming the Python keyword.
         message: String,
     },
+    /// A handle that cannot be given back: `ctxcompact.RecallError`.
+    Recall {
+        /// Why, naming the handle.
+        message: String,
+    },
 }
 
 impl Failure {
@@ -138,6 +143,24 @@ pub(crate) fn compact_request(
         "facts": facts(&forward),
     });
     Ok((forward.body, decision))
+}
+
+/// What `handle` names in the history of a provider request body compacted with `settings`
+/// (`Compactor::recall`): the removed messages, one JSON message a line; a handle it cannot
+/// give back is a `Failure::Recall` naming it.
+pub(crate) fn recall_request(
+    body: &[u8],
+    settings: &RequestSettings,
+    handle: &str,
+) -> Result<String, Failure> {
+    let format: Format = settings.format.parse().map_err(Failure::options)?;
+    let compactor =
+        Compactor::new(&settings.run, settings.window, 0).map_err(Failure::from_library)?;
+    compactor
+        .recall(body, format, settings.path_model.as_deref(), handle)
+        .map_err(|err| Failure::Recall {
+            message: err.to_string(),
+        })
 }
 
 /// What was known of a request's model and agent, as the proxy's ledger line spells it: the

@@ -49,6 +49,13 @@ impl From<Failure> for PyErr {
                 None::<String>,
                 None::<String>,
             )),
+            Failure::Recall { message } => NativeError::new_err((
+                "recall",
+                message,
+                None::<usize>,
+                None::<String>,
+                None::<String>,
+            )),
         }
     }
 }
@@ -159,6 +166,14 @@ fn compact_request<'py>(
     Ok((bytes, data::to_python(py, &decision)?))
 }
 
+/// What `handle` names in the history of a provider request body, given back from it as the
+/// proxy's compactions of it removed it: one JSON message a line.
+#[pyfunction]
+fn recall_request(py: Python<'_>, body: &[u8], settings: &str, handle: &str) -> PyResult<String> {
+    let settings = engine::request_settings(settings)?;
+    Ok(py.detach(|| engine::recall_request(body, &settings, handle))?)
+}
+
 /// The extension module `ctxcompact._native`.
 #[pymodule]
 #[pyo3(name = "_native")]
@@ -170,5 +185,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(compact_request, m)?)?;
+    m.add_function(wrap_pyfunction!(recall_request, m)?)?;
     Ok(())
 }

@@ -129,8 +129,9 @@ def request_bodies(
         yield json.dumps(request).encode()
 
 
-def start_proxy(cli: Path, origin: str) -> Tuple[subprocess.Popen[bytes], str]:
-    """A proxy on an ephemeral port of 127.0.0.1 in front of `origin`, and its address."""
+def start_proxy(cli: Path, origin: str, archive: Path) -> Tuple[subprocess.Popen[bytes], str]:
+    """A proxy on an ephemeral port of 127.0.0.1 in front of `origin`, archiving in `archive`
+    (its default is the user's cache folder), and its address."""
     proxy = subprocess.Popen(
         [
             str(cli),
@@ -143,6 +144,8 @@ def start_proxy(cli: Path, origin: str) -> Tuple[subprocess.Popen[bytes], str]:
             origin,
             "--openai-upstream",
             origin,
+            "--archive-dir",
+            str(archive),
         ],
         stderr=subprocess.PIPE,
     )
@@ -164,7 +167,9 @@ def post(address: str, path: str, body: bytes) -> None:
 
 
 @pytest.mark.parametrize("session", SESSIONS, ids=[s[1] for s in SESSIONS])
-def test_compact_request_equals_the_proxys_upstream_bytes(cli: Path, session: Any) -> None:
+def test_compact_request_equals_the_proxys_upstream_bytes(
+    cli: Path, session: Any, tmp_path: Path
+) -> None:
     path, log_format, api, request_path, model = session
     if not path.is_file():
         pytest.skip(f"SKIPPED: {path} not found")
@@ -173,13 +178,17 @@ def test_compact_request_equals_the_proxys_upstream_bytes(cli: Path, session: An
     thread.start()
     proxy: Optional[subprocess.Popen[bytes]] = None
     try:
-        proxy, address = start_proxy(cli, f"http://127.0.0.1:{upstream.server_address[1]}")
+        # Both archive in one folder (the proxy does by default), so the notes name the same files.
+        archive = tmp_path / "archive"
+        proxy, address = start_proxy(
+            cli, f"http://127.0.0.1:{upstream.server_address[1]}", archive
+        )
         bodies = list(request_bodies(cli, path, log_format, api, model))
         assert len(bodies) >= 10
         actions = []
         for body in bodies:
             post(address, request_path, body)
-            forwarded = ctxcompact.compact_request(body, api, window=WINDOW)
+            forwarded = ctxcompact.compact_request(body, api, window=WINDOW, archive=archive)
             actions.append(forwarded.action)
             assert upstream.bodies[-1] == forwarded.body, f"call {len(actions) - 1}: {forwarded}"
         assert "compacted" in actions, actions

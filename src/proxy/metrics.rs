@@ -54,6 +54,9 @@ pub struct Totals {
     pub failed_open: u64,
     /// Compactions run.
     pub compactions: u64,
+    /// Requests whose compactions' archive files could not be written (each went on without
+    /// them; the ledger line says why).
+    pub archive_errors: u64,
     /// Tokens of the read bodies as received.
     pub tokens_received: u64,
     /// Tokens of the read bodies as forwarded.
@@ -76,6 +79,7 @@ pub(crate) struct Metrics {
     requests: [[AtomicU64; APIS.len()]; Handling::ALL.len()],
     failed_open: [AtomicU64; FailOpen::ALL.len()],
     compactions: AtomicU64,
+    archive_errors: AtomicU64,
     tokens_received: AtomicU64,
     tokens_forwarded: AtomicU64,
     tokens_saved: AtomicU64,
@@ -102,6 +106,7 @@ impl Metrics {
             requests: Default::default(),
             failed_open: Default::default(),
             compactions: AtomicU64::new(0),
+            archive_errors: AtomicU64::new(0),
             tokens_received: AtomicU64::new(0),
             tokens_forwarded: AtomicU64::new(0),
             tokens_saved: AtomicU64::new(0),
@@ -126,6 +131,10 @@ impl Metrics {
             add(&self.failed_open[index(&FailOpen::ALL, &why)], 1);
         }
         add(&self.compactions, entry.compactions_run as u64);
+        add(
+            &self.archive_errors,
+            u64::from(entry.archive_error.is_some()),
+        );
         let received = entry.tokens_received.unwrap_or(0) as u64;
         let forwarded = entry.tokens_forwarded.unwrap_or(0) as u64;
         add(&self.tokens_received, received);
@@ -183,6 +192,7 @@ impl Metrics {
             passthrough,
             failed_open,
             compactions: load(&self.compactions),
+            archive_errors: load(&self.archive_errors),
             tokens_received: load(&self.tokens_received),
             tokens_forwarded: load(&self.tokens_forwarded),
             tokens_saved: load(&self.tokens_saved),
@@ -241,6 +251,11 @@ impl Metrics {
     fn write_counters(&self, out: &mut String) {
         let counters = [
             ("compactions", "Compactions run.", &self.compactions),
+            (
+                "archive_errors",
+                "Requests whose removed history could not be archived (each went on without it).",
+                &self.archive_errors,
+            ),
             (
                 "received_tokens",
                 "Tokens of the read request bodies as received.",

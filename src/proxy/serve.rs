@@ -62,6 +62,9 @@ pub enum Event {
     /// A model no catalog name or family naming rule reads: its requests go through unchanged.
     /// Told once per model and server.
     UnknownModel(String),
+    /// A compaction's removed history could not be archived: the request went on without it
+    /// (counted in the metrics, and said in the ledger line).
+    ArchiveFailed(String),
 }
 
 impl fmt::Display for Event {
@@ -69,6 +72,10 @@ impl fmt::Display for Event {
         match self {
             Self::Listening(addr) => write!(f, "listening on http://{addr}"),
             Self::AcceptFailed(err) => write!(f, "accept failed: {err}"),
+            Self::ArchiveFailed(why) => write!(
+                f,
+                "cannot archive removed history (the request went on without it): {why}"
+            ),
             Self::UnknownModel(model) => write!(
                 f,
                 "unknown model `{model}` (no catalog name or family naming rule reads it): its requests go through unchanged; pass --window N to compact them"
@@ -361,6 +368,9 @@ async fn decide_body(
     };
     if let Some(model) = &decision.unknown_model {
         shared.unknown_model(model);
+    }
+    if let Some(why) = &decision.archive_error {
+        (shared.on_event)(Event::ArchiveFailed(why.clone()));
     }
     let body = decision.body.take();
     entry.decided(decision);

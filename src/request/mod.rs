@@ -25,10 +25,12 @@
 mod agent;
 mod breakpoints;
 mod cache;
+mod recall;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::archive::Bound;
 use crate::budget::Budget;
 use crate::catalog::{Catalog, WindowSource};
 use crate::conversation::{Conversation, Message, Role, named_model};
@@ -318,6 +320,8 @@ pub struct Compactor {
     /// allows: [`Options::traffic_depth`]).
     target_given: bool,
     cache: Cache,
+    /// The size bound on the archive folder, when there is one ([`Compactor::bound_archive`]).
+    archive_bound: Option<Bound>,
 }
 
 /// A request read and checked, ready to replay.
@@ -384,7 +388,20 @@ impl Compactor {
             target_given,
             settings,
             cache: Cache::new(cache_entries),
+            archive_bound: None,
         })
+    }
+
+    /// This compactor with its archive folder (the settings' `archive`, if any) kept under
+    /// `max_bytes` bytes: past it, the least recently written files go first.
+    #[must_use]
+    pub fn bound_archive(mut self, max_bytes: u64) -> Self {
+        self.archive_bound = self
+            .settings
+            .archive
+            .clone()
+            .map(|dir| Bound::new(dir, max_bytes));
+        self
     }
 
     /// How many replayed conversations the cache holds.
@@ -598,7 +615,12 @@ impl Compactor {
         let incoming = messages.into_iter().skip(state.pushed);
         push_calls(&mut state, incoming, &boundaries);
         // Written before the body that names them is sent; a failure fails nothing.
-        let archive_error = state.session.write_archive().err().map(|e| e.to_string());
+        let archive_error = match (state.session.write_archive(), &self.archive_bound) {
+            (Ok(created), Some(bound)) => bound.account(&created).err(),
+            (Ok(_), None) => None,
+            (Err(err), _) => Some(err),
+        }
+        .map(|e| e.to_string());
         let session = &state.session;
         let received = state.received_tokens;
         let forwarded = session.tokens();

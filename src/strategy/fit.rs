@@ -95,7 +95,8 @@ impl Cutting<'_> {
     /// The reference to the archive file of the message at `index` of `state`, when archived.
     pub(super) fn reference(&self, state: &Applied, index: usize) -> Option<String> {
         let input = state.origin[index].input()?;
-        Some(note::reference(&self.archive?.message_file(input), 1))
+        let archive = self.archive?;
+        Some(archive.reference(&archive.message_file(input), 1))
     }
 
     /// Cuts the outputs of the round in progress, the messages `round` at the end of `state`,

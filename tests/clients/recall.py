@@ -22,7 +22,7 @@ import sys
 
 # Importing upstream.py from the source tree leaves no __pycache__ there.
 sys.dont_write_bytecode = True
-from upstream import FOUND, anthropic_turn, responses_turn
+from upstream import FOUND, anthropic_turn, outputs_of, outputs_sent, responses_turn
 
 record, kind, request = sys.argv[1:4]
 
@@ -69,14 +69,6 @@ def texts(message):
     return [p.get("text") for p in content or [] if isinstance(p, dict) and "text" in p]
 
 
-def outputs_of(message):
-    """The tool outputs an archived message carries, by call id."""
-    if message.get("type") in ("function_call_output", "custom_tool_call_output"):
-        return {message.get("call_id"): message.get("output")}
-    return {p.get("tool_use_id"): p.get("content") for p in message.get("content") or []
-            if isinstance(p, dict) and p.get("type") == "tool_result"}
-
-
 names = sorted(f for f in os.listdir(record) if f.endswith(f"-{kind}.json"))
 bodies = [json.load(open(os.path.join(record, n))) for n in names]
 sent = [n for n, b in zip(names, bodies) if request in typed(b)]
@@ -109,10 +101,7 @@ lines = archived_lines(result)
 assert lines, "the cleared output's file read back holds no archived line"
 # The tool output archived, as the client sent it before the proxy cleared it.
 restored = {i: o for m in lines for i, o in outputs_of(m).items()}
-client = {}
-for body in bodies:
-    client.update({i: o for m in messages(body) for i, o in outputs_of(m).items()
-                   if i in restored and i not in client})
+client = outputs_sent((messages(body) for body in bodies), restored)
 assert client and all(client[i] == restored[i] for i in client), \
     "the cleared output read back differs from the one the client sent"
 print(f"recall: the request of {len(request)} characters, sent in {len(sent)} bodies, removed from "

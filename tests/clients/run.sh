@@ -18,15 +18,18 @@
 # agents (npm and PyPI, pinned) as `ctxcompact wrap -- AGENT …` in one-shot mode: each reaches
 # the scripted provider through the proxy in wrap's process, compacts, exits 0, leaves the
 # proxy's port closed and the user's own settings files unchanged (issue 55).
-# Usage: tests/clients/run.sh [sdk|replay|claude|codex|codex-low-target|gemini|recall|wrap]...
-# (default: all eight).
+# `mcp-sdk` drives `ctxcompact mcp` with the official MCP Python SDK (mcp_sdk.py); `mcp-claude`
+# and `mcp-codex` run Claude Code and Codex through the proxy with `ctxcompact mcp` configured,
+# the scripted model recalling a cleared output by its handle (mcp_recall.py), issue 53.
+# Usage: tests/clients/run.sh [sdk|replay|claude|codex|codex-low-target|gemini|mcp-sdk|mcp-claude|
+# mcp-codex|recall|wrap]... (default: all eleven).
 # Needs python3 and npm; CTXCOMPACT names the binary (default target/release/ctxcompact).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$root/tests/clients"
 ctxcompact="${CTXCOMPACT:-$root/target/release/ctxcompact}"
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex codex-low-target gemini recall wrap)
+[ ${#steps[@]} -gt 0 ] || steps=(sdk replay claude codex codex-low-target gemini mcp-sdk mcp-claude mcp-codex recall wrap)
 work="$(mktemp -d)"
 pids=()
 cleanup() {
@@ -37,7 +40,7 @@ trap cleanup EXIT
 
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check anthropic==2.15.0 openai==3.57.0 \
-  prometheus-client==0.26.0
+  prometheus-client==0.26.0 mcp==2.3.0
 py="$work/venv/bin/python"
 
 # Waits for a file to appear (a port number written by the one who listens), 30 s at most.
@@ -72,7 +75,7 @@ start() {
   local name="$1"
   shift
   upstream "$name"
-  "$ctxcompact" proxy --listen 127.0.0.1:0 --ledger "$ledger" --anthropic-upstream "$origin" \
+  XDG_CACHE_HOME="$work/$name/cache" "$ctxcompact" proxy --listen 127.0.0.1:0 --ledger "$ledger" --anthropic-upstream "$origin" \
     --openai-upstream "$origin" --gemini-upstream "$origin" "$@" 2> "$work/$name/proxy.err" &
   pids+=($!)
   for _ in $(seq 300); do grep -qs "listening on" "$work/$name/proxy.err" && break; sleep 0.1; done
@@ -140,7 +143,8 @@ second_turn="Now read part files 11 to 20 and check them against my review notes
 third_turn="Read part files 21 to 30, then quote word for word, from the ctxcompact archive, what I asked in my request before this one."
 
 # Runs Claude Code as docs/proxy.md says through the proxy of step $1, with the prompt $2 and
-# the flags after it (`--continue`: the person's next turn); sets $out.
+# the flags after it (`--continue`: the person's next turn), the tools $claude_tools allowed
+# (default: Read, Bash, Write); sets $out.
 claude_session() {
   local name="$1" prompt="$2"
   shift 2
@@ -149,7 +153,7 @@ claude_session() {
   out="$(cd "$work/$name/files" && HOME="$work/$name/home" ANTHROPIC_API_KEY=sk-ant-dummy \
     DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
     ANTHROPIC_BASE_URL="$proxy" timeout 600 "$work/npm/node_modules/.bin/claude" \
-      -p "$prompt" "$@" --allowedTools "Read,Bash,Write" < /dev/null 2> "$work/$name/stderr")" \
+      -p "$prompt" "$@" --allowedTools "${claude_tools:-Read,Bash,Write}" < /dev/null 2> "$work/$name/stderr")" \
     || { tail -40 "$work/$name/stderr" >&2; exit 1; }
   echo "claude: $out" | tail -3
   grep -q SCRIPTED-FINAL-ANSWER <<< "$out"
@@ -247,6 +251,38 @@ print("codex: first model request %.2f s after start" % (os.path.getmtime(os.pat
       "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1048576 2 gemini
       "$py" "$here/pinned.py" "$ctxcompact" "$record" "$ledger" gemini GEMINI.md "$rule"
       "$py" "$here/metrics.py" "$proxy" "$ledger"
+      ;;
+    mcp-sdk)
+      # Issue 53: `ctxcompact mcp` through the official MCP Python SDK, both protocol eras:
+      # every handle `compact --archive` names recalled byte-exact, a removed request found by
+      # a phrase of it; over a corpus recording (said and skipped when ../shared/corpus lacks
+      # it) and a bundled conversation, which removes a person's request.
+      "$py" "$here/mcp_sdk.py" "$ctxcompact" \
+        "$root/../shared/corpus/claude-code-spotter/258c7280-ae70-4798-800f-63464d01a85d.json" \
+        "$root/data/conversations/openai-coding-python-500.json"
+      ;;
+    mcp-claude)
+      # Issue 53: Claude Code through the proxy archiving by default (its own cache folder), with
+      # `ctxcompact mcp` over the default folder configured by --mcp-config; after the session's
+      # reads the scripted model calls mcp__ctxcompact__recall with the handle a cleared output's
+      # placeholder names, and the next body's tool result holds that output as sent.
+      start mcp-claude --trigger 0.04 --target-ratio 0.025
+      mcp_config="$(printf '{"mcpServers": {"ctxcompact": {"command": "%s", "args": ["mcp"], "env": {"XDG_CACHE_HOME": "%s"}}}}' \
+        "$ctxcompact" "$work/mcp-claude/cache")"
+      claude_tools="Read,Bash,Write,mcp__ctxcompact__recall" claude_session mcp-claude "$task" \
+        --mcp-config "$mcp_config" --strict-mcp-config
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 1000000 2 anthropic
+      "$py" "$here/mcp_recall.py" "$record" anthropic
+      ;;
+    mcp-codex)
+      # The same for Codex, its MCP server configured with -c mcp_servers.ctxcompact.….
+      start mcp-codex --trigger 0.15 --target-ratio 0.1
+      codex_session mcp-codex -c "mcp_servers.ctxcompact.command=\"$ctxcompact\"" \
+        -c 'mcp_servers.ctxcompact.args=["mcp"]' \
+        -c "mcp_servers.ctxcompact.env={XDG_CACHE_HOME=\"$work/mcp-codex/cache\"}" \
+        --skip-git-repo-check "$task"
+      "$py" "$here/check.py" "$ctxcompact" "$record" "$ledger" 272000 2 responses
+      "$py" "$here/mcp_recall.py" "$record" responses
       ;;
     recall)
       # Issue 33, item 5: the agent reads its removed history back. A session of three typed

@@ -18,6 +18,10 @@ turn's first rounds), then the final text. When that request also says `ctxcompa
 tools, as a model reading the notes would: the file a cleared output's placeholder names;
 then a search of the marker's archive folder for the start of the removed request its digest
 names, and a read of the line the search names. recall.py checks what those reads returned.
+A session whose requests offer `ctxcompact mcp`'s recall tool (`mcp__ctxcompact__recall`) ends,
+after its reads, with a call of it on the handle the first cleared output's placeholder names
+(Claude Code: loaded with ToolSearch first; Codex: from a code-mode `exec` script), issue 53;
+mcp_recall.py checks its result.
 Past --max-requests requests, a session's answer is the final text (a bound on a loop).
 
 Usage: upstream.py --port-file FILE --record DIR --workdir DIR [--tool-calls N] [--final TEXT]
@@ -64,7 +68,7 @@ PART_RANGE = re.compile(r"part files (\d+) to (\d+)")
 RECALL_WORDS = "ctxcompact archive"
 # A removal marker's archive line, and a cleared output's placeholder (src/note.rs).
 SPAN_FILE = re.compile(r"\[ctxcompact: archived in (/[^\s,\]]+\.jsonl), lines? 1\b")
-CLEARED_FILE = re.compile(r"\[ctxcompact: output of [^\]]*? cleared [^\]]*?archived in (/[^\s,\]]+\.jsonl), line 1\]")
+CLEARED_FILE = re.compile(r"\[ctxcompact: output of [^\]]*? cleared [^\]]*?archived in (/[^\s,\]]+\.jsonl), line 1[;\]]")
 # A search's first match: `PATH:LINE:`.
 FOUND = re.compile(r"^(/[^:\n]+\.jsonl):(\d+):", re.M)
 # Tool-call ids: what the call is, then the number of the request answered (unique: Claude Code
@@ -91,6 +95,25 @@ def text_of(content):
     if isinstance(content, str):
         return content
     return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
+def outputs_of(message):
+    """The tool outputs a message (Anthropic or Responses, as sent or archived) carries, by
+    call id."""
+    if message.get("type") in ("function_call_output", "custom_tool_call_output"):
+        return {message.get("call_id"): message.get("output")}
+    return {p.get("tool_use_id"): p.get("content") for p in message.get("content") or []
+            if isinstance(p, dict) and p.get("type") == "tool_result"}
+
+
+def outputs_sent(item_lists, ids):
+    """The tool outputs of the call ids `ids`, as the client first sent them, from the items
+    (messages or input items) of its bodies in order."""
+    sent = {}
+    for items in item_lists:
+        sent.update({i: o for m in items for i, o in outputs_of(m).items()
+                     if i in ids and i not in sent})
+    return sent
 
 
 def digest_request(notes):
@@ -213,9 +236,45 @@ def anthropic_answer(body, n):
             tool = {"name": "Read", "input": {"file_path": next_file(results)}}
         block = {"type": "tool_use", "id": f"toolu_{results:04d}", **tool}
         return [{"type": "text", "text": f"Reading part {results}."}, block], "tool_use"
+    block = anthropic_recall(names, anthropic_turn(body)[3], json.dumps(body), n)
+    if block is not None:
+        return [{"type": "text", "text": "Recalling a cleared output."}, block], "tool_use"
     if "Read" in names:
         return [{"type": "text", "text": ARGS.final}], "end_turn"
     return [{"type": "text", "text": "scripted"}], "end_turn"
+
+
+# The recall tool of `ctxcompact mcp` as Claude Code and Codex name an MCP server's tool (issue
+# 53), the prefix of the server's tools, and the handle a note names (src/note.rs).
+MCP_RECALL = "mcp__ctxcompact__recall"
+MCP_SERVER = "mcp__ctxcompact"
+HANDLE = re.compile(r"; handle ([0-9a-f]{12}/[0-9a-f]{12})[;\]]")
+
+
+def mcp_recall(outputs, text):
+    """Once the reads are done, when the session's request names `ctxcompact mcp`'s tools (in
+    `text`) and has not called its recall tool: the handle the first cleared output's
+    placeholder names (issue 53), else None."""
+    if MCP_SERVER not in text or any("_mcprecall_" in i for i in outputs):
+        return None
+    cleared = [HANDLE.search(o) for o in outputs.values() if o.startswith("[ctxcompact: output of ")]
+    return next((m.group(1) for m in cleared if m), None)
+
+
+def anthropic_recall(names, outputs, text, n):
+    """The call of `ctxcompact mcp`'s recall tool (`mcp_recall`) as Claude Code's model makes
+    it: Claude Code defers an MCP server's tools (its request names them and offers ToolSearch),
+    so the tool is loaded first, as its prompt says, with ToolSearch's `select:` query."""
+    handle = mcp_recall(outputs, text)
+    if handle is None:
+        return None
+    if MCP_RECALL in names:
+        return {"type": "tool_use", "id": f"toolu_mcprecall_{n:04d}", "name": MCP_RECALL,
+                "input": {"handle": handle}}
+    if "ToolSearch" in names and not any("_toolsearch_" in i for i in outputs):
+        return {"type": "tool_use", "id": f"toolu_toolsearch_{n:04d}", "name": "ToolSearch",
+                "input": {"query": f"select:{MCP_RECALL}", "max_results": 1}}
+    return None
 
 
 def sse(events):
@@ -284,6 +343,14 @@ def responses_items(body, n):
         return [exec_call(f"{step[1]}_{n:04d}", command, budget)]
     if step:
         return [responses_message(ARGS.final, n)]
+    # Codex's code mode calls an MCP server's (deferred) tool on its `tools` object.
+    handle = mcp_recall(responses_turn(items)[3], json.dumps(body)) if shell == "exec" else None
+    if handle is not None and results >= ARGS.tool_calls:
+        script = (f"const r = await tools.{MCP_RECALL}({{handle: {json.dumps(handle)}}});\n"
+                  "text(r.content.map((c) => c.text).join(\"\"));")
+        return [{"type": "custom_tool_call", "id": f"ctc_mcprecall_{n:04d}",
+                 "call_id": f"call_mcprecall_{n:04d}", "name": "exec", "input": script,
+                 "status": "completed"}]
     if shell and results < ARGS.tool_calls:
         path = next_file(results)
         if shell == "exec":

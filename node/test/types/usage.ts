@@ -8,7 +8,7 @@ import {
   analyze, codes, compact, compactRequest, count, CtxcompactError, Session, trimTools, validate,
   type Report,
 } from "ctxcompact";
-import { compactModelMessages, prepareStep } from "ctxcompact/ai-sdk";
+import { compaction, compactModelMessages, prepareStep } from "ctxcompact/ai-sdk";
 import { compactLangChainMessages, ctxcompactMiddleware } from "ctxcompact/langchain";
 
 const messages = [{ role: "user", content: "hi" }];
@@ -38,8 +38,16 @@ await generateText({
   stopWhen: stepCountIs(5),
   prepareStep: prepareStep({ window: 16_000, onCompaction: (r, step) => console.log(r.action, step) }),
 });
+const loop = compaction({ window: 16_000, handles: true });
+await generateText({
+  model,
+  messages: [] as ModelMessage[],
+  tools: { [loop.recallName]: loop.recallTool },
+  prepareStep: loop.prepareStep,
+});
+const recallable: Record<string, string> = compactModelMessages([], { window: 1000 }).recallable;
 const modelMessages: ModelMessage[] = compactModelMessages([], { window: 1000, instructions: "Be brief." }).messages;
 const agent = createAgent({ model: "openai:gpt-4o", tools: [], middleware: [ctxcompactMiddleware({ model: "gpt-4o" })] });
 compactLangChainMessages([new HumanMessage("hi")], { target: 100, systemPrompt: "Be brief." });
 
-console.log(body, text, report, tokens, problems, analyzed, bytes, compacted, modelMessages, agent);
+console.log(body, text, report, tokens, problems, analyzed, bytes, compacted, modelMessages, agent, recallable);

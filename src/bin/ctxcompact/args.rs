@@ -50,6 +50,9 @@ pub(crate) enum Command {
     /// status (see `ctxcompact wrap --help`).
     #[cfg(feature = "proxy")]
     Wrap(crate::wrap::WrapArgs),
+    /// Serve the archive to an agent over the Model Context Protocol (stdio): recall what a
+    /// handle names, search removed history (see `ctxcompact mcp --help`).
+    Mcp(crate::mcp::McpArgs),
 }
 
 impl Command {
@@ -63,7 +66,7 @@ impl Command {
             Self::TrimTools(args) => &args.model,
             Self::Count(args) => &args.model,
             Self::Bench(args) => &args.model,
-            Self::Validate(_) | Self::Replay(_) | Self::Calibrate(_) => return,
+            Self::Validate(_) | Self::Replay(_) | Self::Calibrate(_) | Self::Mcp(_) => return,
             #[cfg(feature = "proxy")]
             Self::Proxy(_) | Self::Wrap(_) => return,
         };

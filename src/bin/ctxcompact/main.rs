@@ -2,6 +2,7 @@
 //! (one module per subcommand); errors to exit codes.
 
 mod analyze;
+mod archive_dir;
 mod args;
 mod bench;
 mod calibrate;
@@ -10,6 +11,7 @@ mod count;
 mod files;
 mod flags;
 mod input;
+mod mcp;
 mod output;
 #[cfg(feature = "proxy")]
 mod presets;
@@ -70,6 +72,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Bench(args) => bench::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Calibrate(args) => calibrate::run(&args),
+        Command::Mcp(args) => mcp::run(&args).map(|()| ExitCode::SUCCESS),
         #[cfg(feature = "proxy")]
         Command::Proxy(args) => proxy::run(&args).map(|()| ExitCode::SUCCESS),
         #[cfg(feature = "proxy")]

@@ -69,10 +69,19 @@ pub(crate) struct ServeArgs {
     /// Compact down to this share of the window [default: 0.5].
     #[arg(long, value_name = "R")]
     pub(crate) target_ratio: Option<f64>,
-    /// Archive each compaction's removed history in this folder, as `compact --archive` does;
-    /// a file that cannot be written is noted in the ledger and the request goes on.
+    /// Archive each compaction's removed history in this folder, as `compact --archive` does
+    /// [default: `$XDG_CACHE_HOME/ctxcompact/archive`, else `~/.cache/ctxcompact/archive`];
+    /// a file that cannot be written is logged, counted and noted in the ledger, and the
+    /// request goes on. `ctxcompact mcp` recalls it by the handles the notes name.
     #[arg(long, value_name = "DIR")]
     pub(crate) archive_dir: Option<PathBuf>,
+    /// Archive nothing: what compactions remove is gone.
+    #[arg(long, conflicts_with = "archive_dir")]
+    pub(crate) no_archive: bool,
+    /// Keep the archive folder under this many bytes: past it, the least recently written
+    /// files are removed [default: 1 GiB].
+    #[arg(long, value_name = "BYTES", default_value_t = ARCHIVE_MAX_BYTES)]
+    pub(crate) archive_max_bytes: u64,
     /// Bodies larger than this many bytes stream through untouched.
     #[arg(long, value_name = "BYTES", default_value_t = Config::MAX_BODY)]
     pub(crate) max_body: usize,
@@ -99,6 +108,9 @@ pub(crate) struct ServeArgs {
     pub(crate) calibration: Option<PathBuf>,
 }
 
+/// The default `--archive-max-bytes`: 1 GiB.
+const ARCHIVE_MAX_BYTES: u64 = 1 << 30;
+
 /// Runs the proxy until the process is stopped (or prints the environment lines).
 pub(crate) fn run(args: &ProxyArgs) -> Result<()> {
     let config = Config {
@@ -110,6 +122,10 @@ pub(crate) fn run(args: &ProxyArgs) -> Result<()> {
     config.check()?;
     if args.print_env {
         print!("{}", config.env_lines());
+        print!(
+            "{}",
+            crate::mcp::config_lines(args.serve.archive().as_deref())
+        );
         return Ok(());
     }
     let never: Infallible = config.serve(|event| eprintln!("ctxcompact proxy: {event}"))?;
@@ -117,6 +133,14 @@ pub(crate) fn run(args: &ProxyArgs) -> Result<()> {
 }
 
 impl ServeArgs {
+    /// The archive folder: `--archive-dir`, else the user's default, unless `--no-archive`.
+    pub(crate) fn archive(&self) -> Option<PathBuf> {
+        if self.no_archive {
+            return None;
+        }
+        crate::archive_dir::given_or_default(self.archive_dir.as_ref())
+    }
+
     /// The library's proxy configured by the flags, on the default address, with no ledger;
     /// an upstream not given is the provider's public endpoint.
     pub(crate) fn config(&self) -> Result<Config> {
@@ -126,11 +150,12 @@ impl ServeArgs {
             trigger: self.trigger,
             target_ratio: self.target_ratio,
             tokenizer: self.tokenizer,
-            archive: self.archive_dir.clone(),
+            archive: self.archive(),
             ..Settings::default()
         };
         self.removal.fill(&mut settings);
-        let compactor = Compactor::new(&settings, self.window, self.cache_entries)?;
+        let compactor = Compactor::new(&settings, self.window, self.cache_entries)?
+            .bound_archive(self.archive_max_bytes);
         let given = |flag: &Option<String>, default: &str| flag.clone().unwrap_or(default.into());
         Ok(Config {
             anthropic_upstream: given(&self.anthropic_upstream, Config::ANTHROPIC_UPSTREAM),
