@@ -166,27 +166,8 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], relevance: &[f64], limits
         dropped.push((protection, i));
         removal.set(i, true, &mut plan);
     }
-    // A tail unit too large for the room left can leave most of the budget empty once it
-    // goes: then the units removed before it are restored, newest first, while the plan fits.
-    // Above that fill the slack is left as it is: the markers' digests grow into it. Without
-    // markers nothing grows into it: units are restored wherever a tenth of the budget is left.
-    // Relevant removal fills what room is left with what it removed, the most relevant and
-    // then the newest first, wherever a unit still fits (a large one skipped, a smaller kept).
-    if strategy == Strategy::Relevant && plan.fits && !folding {
-        removal.restore_while_fits(dropped.iter().rev().map(|d| d.1), &mut plan);
-    }
-    let gave_up_tail = dropped
-        .last()
-        .is_some_and(|(p, _)| *p == Some(Protection::Tail));
-    let tenths = |t: usize| plan.tokens_after * 10 < limits.budget * t;
-    let no_markers = limits.marker == 0 && limits.marker_each == 0;
-    let refill = if no_markers {
-        tenths(REFILL_WITHOUT_MARKERS_BELOW_TENTHS)
-    } else {
-        gave_up_tail && tenths(REFILL_BELOW_TENTHS)
-    };
-    if plan.fits && refill {
-        removal.restore_while_fits(dropped.iter().rev().skip(1).map(|d| d.1), &mut plan);
+    if plan.fits && !folding {
+        removal.refill(strategy, &dropped, &mut plan);
     }
     for (protection, i) in dropped {
         let Some(protection) = protection.filter(|_| removal.removed[i]) else {
@@ -210,6 +191,39 @@ struct Removal<'a> {
 }
 
 impl Removal<'_> {
+    /// Gives back units of a plan that fits (`dropped`: what it removed, in order) where room
+    /// is left. Relevant removal fills what room is left with what it removed, the most
+    /// relevant and then the newest first, wherever a unit still fits (a large one skipped, a
+    /// smaller kept). A tail unit too large for the room left can leave most of the budget
+    /// empty once it goes: then the units removed before it are restored, newest first, while
+    /// the plan fits. Above that fill the slack is left as it is: the markers' digests grow into
+    /// it. Without markers nothing grows into it: units are restored wherever a tenth of the
+    /// budget is left.
+    fn refill(
+        &mut self,
+        strategy: Strategy,
+        dropped: &[(Option<Protection>, usize)],
+        plan: &mut Plan,
+    ) {
+        if strategy == Strategy::Relevant {
+            self.restore_while_fits(dropped.iter().rev().map(|d| d.1), plan);
+        }
+        let limits = self.limits;
+        let gave_up_tail = dropped
+            .last()
+            .is_some_and(|(p, _)| *p == Some(Protection::Tail));
+        let tenths = |t: usize| plan.tokens_after * 10 < limits.budget * t;
+        let no_markers = limits.marker == 0 && limits.marker_each == 0;
+        let refill = if no_markers {
+            tenths(REFILL_WITHOUT_MARKERS_BELOW_TENTHS)
+        } else {
+            gave_up_tail && tenths(REFILL_BELOW_TENTHS)
+        };
+        if refill {
+            self.restore_while_fits(dropped.iter().rev().skip(1).map(|d| d.1), plan);
+        }
+    }
+
     /// Restores each unit of `units` in turn where the plan still fits with it.
     /// Units already kept are passed over.
     fn restore_while_fits(&mut self, units: impl Iterator<Item = usize>, plan: &mut Plan) {
