@@ -1,6 +1,7 @@
 //! Hand-written fixtures in both formats: round trips, detection, and token counts checked
 //! against numbers computed independently with Python's tiktoken (`fixtures/token_counts.json`,
-//! made by `fixtures/tiktoken_reference.py`).
+//! made by `fixtures/tiktoken_reference.py`); and Codex's Responses requests compacted and
+//! trimmed through the public API.
 
 use std::path::{Path, PathBuf};
 
@@ -508,4 +509,123 @@ fn a_write_that_fails_midway_is_the_error() {
         let err = format::write(&conversation, FailingWriter { room }).unwrap_err();
         assert_eq!(err.to_string(), "disk full");
     }
+}
+
+/// Codex 0.169's default request (code mode), as the pinned binary sends it, shortened:
+/// the tools as an `additional_tools` item, a freeform `exec` call with its output as
+/// `input_text` parts, a `configuration_update`, `reasoning.context` and `client_metadata`.
+fn codex_code_mode(reads: usize) -> Value {
+    let mut input = vec![
+        json!({"type": "additional_tools", "id": "at_1", "role": "developer", "tools": [
+            {"type": "namespace", "name": "functions", "description": "", "tools": [
+                {"type": "custom", "name": "exec", "description": "Run JavaScript code to orchestrate tool calls",
+                 "format": {"type": "grammar", "syntax": "lark", "definition": "start: SOURCE\nSOURCE: /[\\s\\S]+/\n"}},
+                {"type": "function", "name": "wait", "strict": false, "parameters": {"type": "object",
+                 "properties": {"cell_id": {"type": "string"}}, "required": ["cell_id"], "additionalProperties": false}}]}]}),
+        json!({"type": "message", "id": "msg_1", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex."}]}),
+        json!({"type": "message", "id": "msg_2", "role": "user", "content": [{"type": "input_text", "text": "Read every part file here."}],
+               "internal_chat_message_metadata_passthrough": {"turn_id": "t1"}}),
+        json!({"type": "configuration_update", "reasoning": {"effort": "low"}}),
+    ];
+    for n in 0..reads {
+        let call_id = format!("call_{n}");
+        input.push(json!({"type": "custom_tool_call", "id": format!("ctc_{n}"), "status": "completed", "call_id": call_id, "name": "exec",
+            "input": format!("const r = await tools.exec_command({{cmd: \"cat part{n}.txt\"}});\ntext(r.output);")}));
+        input.push(json!({"type": "custom_tool_call_output", "id": format!("ctco_{n}"), "call_id": call_id, "output": [
+            {"type": "input_text", "text": "Script completed\nWall time 0.1 seconds\nOutput:\n"},
+            {"type": "input_text", "text": format!("part {n}: the quick brown fox jumps over the lazy dog\n").repeat(40)}]}));
+    }
+    json!({"model": "gpt-6.1-sol", "stream": true, "input": input, "tool_choice": "auto", "parallel_tool_calls": false,
+           "reasoning": {"effort": "low", "context": "all_turns"}, "store": false, "include": ["reasoning.encrypted_content"],
+           "prompt_cache_key": "k", "client_metadata": {"thread_id": "th", "turn_id": "t1"}})
+}
+
+#[test]
+fn codex_code_mode_reads_with_its_tools_and_settings_pinned_and_round_trips() {
+    use Role::{Assistant, System, Tool, User};
+    let value = codex_code_mode(2);
+    let conversation = format::parse_value(value.clone(), None).unwrap();
+    assert_eq!(conversation.format, Format::Responses);
+    assert_eq!(format::render(&conversation), value);
+    assert!(ctxcompact::validate(&conversation).is_empty());
+    let roles: Vec<Role> = conversation.messages.iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            System, System, User, System, Assistant, Tool, Assistant, Tool
+        ]
+    );
+    // Each custom call goes with its output.
+    assert_eq!(conversation.result_window(4), 5..6);
+    assert_eq!(conversation.result_window(6), 7..8);
+    // The tool definitions are counted with the messages.
+    let counts =
+        ctxcompact::Options::with_budget(ctxcompact::Budget::Ratio(0.5)).count_body(&conversation);
+    assert!(counts.messages[0] > 50, "{:?}", counts.messages);
+}
+
+#[test]
+fn compacting_codex_code_mode_keeps_its_tools_and_settings_and_pairs() {
+    let value = codex_code_mode(12);
+    let conversation = format::parse_value(value, None).unwrap();
+    // Without tool trimming, so that whole rounds are removed.
+    let options = ctxcompact::Options {
+        tools: ctxcompact::ToolOptions {
+            mode: ctxcompact::ToolMode::Off,
+            ..ctxcompact::ToolOptions::default()
+        },
+        ..ctxcompact::Options::with_budget(ctxcompact::Budget::Ratio(0.3))
+    };
+    let out = ctxcompact::compact(conversation, &options).unwrap();
+    assert!(!out.report.removed.is_empty(), "{:?}", out.report.action);
+    let rendered = format::render(&out.conversation);
+    let items = rendered["input"].as_array().unwrap();
+    let kinds: Vec<&str> = items.iter().filter_map(|i| i["type"].as_str()).collect();
+    assert_eq!(kinds[0], "additional_tools");
+    assert!(kinds.contains(&"configuration_update"), "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "custom_tool_call").count(),
+        kinds
+            .iter()
+            .filter(|k| **k == "custom_tool_call_output")
+            .count()
+    );
+    assert!(ctxcompact::validate(&out.conversation).is_empty());
+    assert_eq!(
+        rendered["reasoning"],
+        json!({"effort": "low", "context": "all_turns"})
+    );
+}
+
+#[test]
+fn dropping_a_round_drops_the_reasoning_before_its_call() {
+    let value = json!({"input": [
+        {"role": "user", "content": "go"},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "xx"},
+        {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "a.rs"},
+        {"role": "user", "content": "and now?"},
+        {"role": "assistant", "content": "done"}
+    ]});
+    let conversation = format::parse_value(value, None).unwrap();
+    let options = ctxcompact::Options {
+        tools: ctxcompact::ToolOptions {
+            mode: ctxcompact::ToolMode::Drop,
+            keep: 0,
+            ..ctxcompact::ToolOptions::default()
+        },
+        ..ctxcompact::Options::with_budget(ctxcompact::Budget::Ratio(1.0))
+    };
+    let out = ctxcompact::trim_tools(conversation, &options).unwrap();
+    let kinds: Vec<Value> = format::render(&out.conversation)["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| {
+            item.get("type")
+                .cloned()
+                .unwrap_or_else(|| item["role"].clone())
+        })
+        .collect();
+    assert_eq!(kinds, [json!("user"), json!("user"), json!("assistant")]);
 }

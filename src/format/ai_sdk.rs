@@ -13,10 +13,9 @@
 //! provider-executed call with its result (both inside the assistant message, so no `tool`
 //! message answers it) stay [`Part::Opaque`].
 
-use std::ops::Range;
-
 use serde_json::{Map, Value};
 
+use super::Placement;
 use super::{
     Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object, kind,
     list, parse_content, render_content, required_str, single, split_envelope,
@@ -101,16 +100,8 @@ impl Wire for AiSdk {
 
     /// The run of `tool` messages right after the calling message (approval responses and
     /// results).
-    fn result_window(&self, messages: &[Message], index: usize) -> Range<usize> {
-        let start = index + 1;
-        if !messages.get(index).is_some_and(Message::has_calls) {
-            return start..start;
-        }
-        let run = messages[start..]
-            .iter()
-            .take_while(|m| m.role == Role::Tool)
-            .count();
-        start..start + run
+    fn results(&self) -> Placement {
+        Placement::ToolMessages
     }
 
     fn call_field(&self, _: &Message, part: usize) -> String {

@@ -9,10 +9,9 @@
 //! `is_error`); `image`, `document`, `thinking`, `redacted_thinking` and unknown types stay
 //! [`Part::Opaque`].
 
-use std::ops::Range;
-
 use serde_json::{Map, Value};
 
+use super::Placement;
 use super::{
     Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object, kind,
     list, parse_content, render_content, required_str, single, split_envelope,
@@ -83,8 +82,8 @@ impl Wire for Anthropic {
     }
 
     /// The very next message, when it is a user message.
-    fn result_window(&self, messages: &[Message], index: usize) -> Range<usize> {
-        next_user_window(messages, index)
+    fn results(&self) -> Placement {
+        Placement::NextUserTurn
     }
 
     fn merge_marker(&self, message: &mut Message, text: &str) -> bool {
@@ -108,18 +107,6 @@ impl Wire for Anthropic {
 
     fn result_field(&self, _: &Message, part: usize) -> String {
         format!("content[{part}].tool_use_id")
-    }
-}
-
-/// The results window of formats whose results sit in the very next user message.
-pub(super) fn next_user_window(messages: &[Message], index: usize) -> Range<usize> {
-    let start = index + 1;
-    if !messages.get(index).is_some_and(Message::has_calls) {
-        return start..start;
-    }
-    match messages.get(start) {
-        Some(next) if next.role == Role::User => start..start + 1,
-        _ => start..start,
     }
 }
 

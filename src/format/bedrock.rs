@@ -9,11 +9,10 @@
 //! [`Part::Opaque`]. A server-side tool's result may sit in the assistant message beside its
 //! call.
 
-use std::ops::Range;
-
 use serde_json::{Map, Value};
 
-use super::anthropic::{merge_text_in_front, next_user_window};
+use super::Placement;
+use super::anthropic::merge_text_in_front;
 use super::{
     Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object, kind,
     list, nested_object, single, split_envelope,
@@ -133,8 +132,8 @@ impl Wire for Bedrock {
         Rendered::Object(object)
     }
 
-    fn result_window(&self, messages: &[Message], index: usize) -> Range<usize> {
-        next_user_window(messages, index)
+    fn results(&self) -> Placement {
+        Placement::NextUserTurn
     }
 
     fn merge_marker(&self, message: &mut Message, text: &str) -> bool {

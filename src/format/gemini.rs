@@ -11,11 +11,10 @@
 //! the next user turn: such a call gets the id `<name>#<n>` (`n` counting the calls of that
 //! name), which is never written out.
 
-use std::ops::Range;
-
 use serde_json::{Map, Value};
 
-use super::anthropic::{merge_text_in_front, next_user_window};
+use super::Placement;
+use super::anthropic::merge_text_in_front;
 use super::{
     Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object, kind,
     list, nested_object, single, split_envelope,
@@ -70,8 +69,8 @@ impl Wire for Gemini {
         render_content(message)
     }
 
-    fn result_window(&self, messages: &[Message], index: usize) -> Range<usize> {
-        next_user_window(messages, index)
+    fn results(&self) -> Placement {
+        Placement::NextUserTurn
     }
 
     fn merge_marker(&self, message: &mut Message, text: &str) -> bool {

@@ -2,7 +2,7 @@
 //!
 //! Each format is one file behind one interface. A `Reader` detects its format (with the
 //! evidence it found) and reads records into a conversation; a `Wire` — one per API request
-//! format — writes a conversation back, says which messages may carry a call's results, where a
+//! format — writes a conversation back, names where a call's results go (`results`), where a
 //! removal marker goes and how it merges, and names the wire field of a call or a result in
 //! problems. Nothing outside this module matches on a format: the engine asks the interface.
 //!
@@ -35,6 +35,7 @@ mod pretty;
 mod rendered;
 mod repair;
 mod responses;
+mod results;
 mod spelling;
 
 use std::io::Read;
@@ -53,6 +54,7 @@ pub use output::{render, write};
 pub(crate) use parts::*;
 use pretty::Pretty;
 pub(crate) use rendered::{Object, Rendered};
+use results::Placement;
 
 /// The reader of each format. Adding a format is one line here (and its file).
 pub(crate) fn reader(format: Format) -> &'static dyn Reader {
@@ -167,9 +169,8 @@ pub(crate) trait Wire: Sync {
     fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a>;
     /// Writes one message.
     fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a>;
-    /// The messages after `index` that belong with it: those that may carry the results of the
-    /// calls it (and the call-side messages right after it) makes. Empty when it makes none.
-    fn result_window(&self, messages: &[Message], index: usize) -> Range<usize>;
+    /// Where the format puts the results of a message's calls.
+    fn results(&self) -> Placement;
     /// Merges a removal marker into `message` when the format wants it there rather than as a
     /// message of its own (formats that require turns to alternate); returns whether it did.
     fn merge_marker(&self, message: &mut Message, text: &str) -> bool {
@@ -191,7 +192,7 @@ impl Conversation {
     /// call-side messages right after it, in formats with one item per call), as the format
     /// places them. Empty when message `index` makes no calls.
     pub fn result_window(&self, index: usize) -> Range<usize> {
-        wire(self.format).result_window(&self.messages, index)
+        results::window(wire(self.format).results(), &self.messages, index)
     }
 
     /// Checks that the conversation, once written, reads back in its own format the way its

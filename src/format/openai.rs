@@ -5,10 +5,9 @@
 //! `tool_call_id`. The legacy `function_call` / `role: "function"` API is rejected with an error
 //! that says so, since its calls carry no id to pair results by.
 
-use std::ops::Range;
-
 use serde_json::{Map, Value};
 
+use super::Placement;
 use super::{
     Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_string,
     has_value, kind, list, nested_object, parse_content, render_content, required_str, single,
@@ -94,16 +93,8 @@ impl Wire for OpenAi {
     }
 
     /// The run of tool messages right after the calling message.
-    fn result_window(&self, messages: &[Message], index: usize) -> Range<usize> {
-        let start = index + 1;
-        if !messages.get(index).is_some_and(Message::has_calls) {
-            return start..start;
-        }
-        let run = messages[start..]
-            .iter()
-            .take_while(|m| m.role == Role::Tool)
-            .count();
-        start..start + run
+    fn results(&self) -> Placement {
+        Placement::ToolMessages
     }
 
     fn call_field(&self, message: &Message, part: usize) -> String {
