@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use ctxcompact::catalog::Catalog;
 use ctxcompact::lab::replay::Prices;
-use ctxcompact::lab::replay::{Outcome, Policy, Replay, Totals, Window};
+use ctxcompact::lab::replay::{Figures, Policy, Replay, Totals, Window};
 use ctxcompact::{Conversation, format};
 use serde_json::Value;
 
@@ -25,8 +25,8 @@ fn replay_in(model: &str, window: Window, policies: &[Policy]) -> ctxcompact::Re
     Replay::new(model, &profile, family, window, (0.7, None), policies)
 }
 
-fn row(outcome: &Outcome, policy: Policy) -> &Totals {
-    outcome
+fn row(figures: &Figures, policy: Policy) -> &Totals {
+    figures
         .policies
         .iter()
         .find(|p| p.policy == policy)
@@ -41,8 +41,8 @@ fn fixture(name: &str) -> Conversation {
 }
 
 /// Checks what must hold of any replay: the bill adds up, and each policy keeps its promise.
-fn check_accounting(outcome: &Outcome) {
-    for p in &outcome.policies {
+fn check_accounting(figures: &Figures) {
+    for p in &figures.policies {
         let name = p.policy.as_str();
         assert_eq!(
             p.cache_read_tokens + p.cache_write_tokens + p.uncached_tokens,
@@ -66,12 +66,12 @@ fn a_long_fixture_replays_with_every_policy_accounted() {
         replay.add(&conversation, true).unwrap(),
         "the session outgrows 8,000 tokens"
     );
-    let outcome = replay.outcome();
-    check_accounting(&outcome);
+    let figures = replay.figures();
+    check_accounting(&figures);
     let (none, naive, default) = (
-        row(&outcome, Policy::None),
-        row(&outcome, Policy::Naive),
-        row(&outcome, Policy::Default),
+        row(&figures, Policy::None),
+        row(&figures, Policy::Naive),
+        row(&figures, Policy::Default),
     );
     assert!(
         none.over_window_calls > 0,
@@ -104,10 +104,10 @@ fn a_session_within_the_window_costs_the_same_under_every_policy() {
         "within the window"
     );
     assert!(replay.add(&conversation, false).unwrap());
-    let outcome = replay.outcome();
-    check_accounting(&outcome);
-    let none = row(&outcome, Policy::None);
-    for p in &outcome.policies {
+    let figures = replay.figures();
+    check_accounting(&figures);
+    let none = row(&figures, Policy::None);
+    for p in &figures.policies {
         assert_eq!(
             (p.input_tokens, p.cache_read_tokens, p.compactions),
             (none.input_tokens, none.cache_read_tokens, 0),
@@ -133,7 +133,7 @@ fn a_recording_that_breaks_pairing_is_refused_and_not_counted() {
     .unwrap();
     let err = replay.add(&bad, false).unwrap_err().to_string();
     assert!(err.contains("message 1"), "{err}");
-    assert_eq!(replay.outcome().sessions, 0);
+    assert_eq!(replay.figures().sessions, 0);
 }
 
 #[test]
@@ -205,10 +205,10 @@ fn a_window_share_gives_each_session_its_own_window_and_next_steps_are_measured(
             .add(&fixture("openai-coding-python-500.json"), true)
             .unwrap()
     );
-    let outcome = replay.outcome();
-    assert_eq!((outcome.window, outcome.window_share), (0, Some(0.34)));
-    let none = row(&outcome, Policy::None);
-    let default = row(&outcome, Policy::Default);
+    let figures = replay.figures();
+    assert_eq!((figures.window, figures.window_share), (0, Some(0.34)));
+    let none = row(&figures, Policy::None);
+    let default = row(&figures, Policy::Default);
     assert!(none.over_window_calls > 0, "{none:?}");
     assert!(default.compactions > 0, "{default:?}");
     assert_eq!(default.over_window_calls, 0, "{default:?}");
@@ -346,14 +346,14 @@ fn corpus_default_is_valid_and_30_pct_cheaper_than_naive_when_present() {
             let conversation = format::parse(&std::fs::read(file).unwrap(), None).unwrap();
             replay.add(&conversation, true).unwrap();
         }
-        let outcome = replay.outcome();
+        let figures = replay.figures();
         assert!(
-            outcome.sessions >= 5,
+            figures.sessions >= 5,
             "{model}: the corpus has long sessions"
         );
-        check_accounting(&outcome);
-        let naive = row(&outcome, Policy::Naive);
-        let default = row(&outcome, Policy::Default);
+        check_accounting(&figures);
+        let naive = row(&figures, Policy::Naive);
+        let default = row(&figures, Policy::Default);
         assert_eq!(default.invalid_calls, 0);
         assert!(
             default.cost_usd <= 0.7 * naive.cost_usd,
@@ -363,7 +363,7 @@ fn corpus_default_is_valid_and_30_pct_cheaper_than_naive_when_present() {
         );
         eprintln!(
             "{model}: {} sessions, default ${:.4} vs naive ${:.4} ({:.0}% less)",
-            outcome.sessions,
+            figures.sessions,
             default.cost_usd,
             naive.cost_usd,
             100.0 * (1.0 - default.cost_usd / naive.cost_usd)

@@ -251,9 +251,9 @@ impl Totals {
     }
 }
 
-/// The result of a replay.
+/// The figures of a replay: one row of totals per policy.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Outcome {
+pub struct Figures {
     /// The model priced.
     pub model: String,
     /// The price family it belongs to.
@@ -416,7 +416,7 @@ impl Replay {
     }
 
     /// The figures so far.
-    pub fn outcome(&self) -> Outcome {
+    pub fn figures(&self) -> Figures {
         let mut policies = self.totals.clone();
         for totals in &mut policies {
             totals.settle(&self.family);
@@ -425,7 +425,7 @@ impl Replay {
             Window::Tokens(tokens) => (tokens, None),
             Window::Share(share) => (0, Some(share)),
         };
-        Outcome {
+        Figures {
             model: self.model.clone(),
             family: self.family.family.clone(),
             window,

@@ -11,7 +11,7 @@ use anyhow::{Context, Result, anyhow};
 use clap::{Args, ValueEnum};
 use ctxcompact::catalog::Catalog;
 use ctxcompact::lab::replay::Prices;
-use ctxcompact::lab::replay::{Outcome, Policy, Replay, Window};
+use ctxcompact::lab::replay::{Figures, Policy, Replay, Window};
 use ctxcompact::{Budget, format};
 
 /// Arguments of `replay`.
@@ -162,30 +162,30 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
     if within > 0 {
         eprintln!("ctxcompact: left out {within} session(s) that never outgrow the window");
     }
-    let outcome = replay.outcome();
-    if outcome.sessions == 0 {
+    let figures = replay.figures();
+    if figures.sessions == 0 {
         return Err(anyhow!("no session to replay in the paths given"));
     }
     let text = if args.json {
-        let mut text = serde_json::to_string_pretty(&outcome).expect("figures always serialize");
+        let mut text = serde_json::to_string_pretty(&figures).expect("figures always serialize");
         text.push('\n');
         text
     } else {
-        table(&outcome)
+        table(&figures)
     };
     io::stdout().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The outcome as an aligned text table, one row per policy.
-fn table(outcome: &Outcome) -> String {
-    let window = match outcome.window_share {
+/// The figures as an aligned text table, one row per policy.
+fn table(figures: &Figures) -> String {
+    let window = match figures.window_share {
         Some(share) => format!("window {share} of each session's tokens"),
-        None => format!("window {} tokens", outcome.window),
+        None => format!("window {} tokens", figures.window),
     };
     let mut out = format!(
         "{} sessions, model {} (prices: {}), {window}\n",
-        outcome.sessions, outcome.model, outcome.family
+        figures.sessions, figures.model, figures.family
     );
     let header = [
         "policy",
@@ -204,7 +204,7 @@ fn table(outcome: &Outcome) -> String {
         "next %",
     ];
     let mut rows = vec![header.map(String::from).to_vec()];
-    for p in &outcome.policies {
+    for p in &figures.policies {
         rows.push(vec![
             p.policy.as_str().to_string(),
             p.calls.to_string(),
