@@ -8,6 +8,7 @@
 
 use crate::account::{Decision, KeptFor, MarkerNote, Shortened, Strategy};
 use crate::archive::{Archive, SpanFile};
+use crate::budget::Budget;
 use crate::classify;
 use crate::conversation::{Layout, Message, Part, Role};
 use crate::digest::{self, ClearedNames, DigestCap, MarkerMode};
@@ -178,16 +179,18 @@ pub(crate) struct Planner<'a> {
 
 impl<'a> Planner<'a> {
     /// The planner of one run (`context`) over `input`, choosing with `selector`, its digests
-    /// capped by [`Options::digest_tokens`] (or the default cap for the run's budget).
+    /// capped by [`Options::digest_tokens`] (or the default cap for the run's budget, a loop's
+    /// under a window whose depth follows the traffic).
     pub(crate) fn new(context: Context<'a>, input: &'a Input, selector: &'a Selector<'a>) -> Self {
         let Context {
             options,
             budget,
             archive,
         } = context;
+        let in_loop = options.traffic_depth && matches!(options.budget, Budget::Window { .. });
         let cap = options
             .digest_tokens
-            .map_or_else(|| DigestCap::default_for(budget), DigestCap::fixed);
+            .map_or_else(|| DigestCap::default_for(budget, in_loop), DigestCap::fixed);
         Self {
             options,
             budget,

@@ -71,6 +71,12 @@ const STATE_CHARS: usize = 400;
 pub(crate) const DIGEST_TOKENS: usize = 2000;
 /// … and at most this share of the budget, in percent.
 pub(crate) const DIGEST_BUDGET_PCT: usize = 10;
+/// Under a window whose depth follows the agent's traffic, the sections after the requests
+/// take at most this many tokens …
+const LOOP_DIGEST_TOKENS: usize = 4000;
+/// … and at most this share of the budget, in percent: each compaction of a loop folds the
+/// last one's marker into its own, so its digest stands for all the history removed so far.
+const LOOP_DIGEST_BUDGET_PCT: usize = 30;
 /// The default cap of a whole digest, requests included, as a share of the budget in percent:
 /// the removed requests come first and may take what the other sections leave of it.
 pub(crate) const DIGEST_TOTAL_PCT: usize = 50;
@@ -108,11 +114,16 @@ impl DigestCap {
     }
 
     /// The default for `budget`: the sections after the requests share the smaller of
-    /// [`DIGEST_TOKENS`] and [`DIGEST_BUDGET_PCT`]% of the budget, and the whole digest, the
-    /// requests first, at most [`DIGEST_TOTAL_PCT`]% of it. The requests' room thus grows with
-    /// the budget, as the span a digest stands for does.
-    pub(crate) fn default_for(budget: usize) -> Self {
-        let rest = DIGEST_TOKENS.min(percent(budget, DIGEST_BUDGET_PCT));
+    /// [`DIGEST_TOKENS`] and [`DIGEST_BUDGET_PCT`]% of the budget ([`LOOP_DIGEST_TOKENS`] and
+    /// [`LOOP_DIGEST_BUDGET_PCT`]% in a loop: `in_loop`), and the whole digest, the requests
+    /// first, at most [`DIGEST_TOTAL_PCT`]% of it. The requests' room thus grows with the
+    /// budget, as the span a digest stands for does.
+    pub(crate) fn default_for(budget: usize, in_loop: bool) -> Self {
+        let rest = if in_loop {
+            LOOP_DIGEST_TOKENS.min(percent(budget, LOOP_DIGEST_BUDGET_PCT))
+        } else {
+            DIGEST_TOKENS.min(percent(budget, DIGEST_BUDGET_PCT))
+        };
         Self {
             total: rest.max(percent(budget, DIGEST_TOTAL_PCT)),
             rest,
