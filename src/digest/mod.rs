@@ -813,6 +813,21 @@ mod tests {
     }
 
     #[test]
+    fn a_loops_digest_has_a_larger_share_of_its_budget_than_a_one_off() {
+        for budget in [1_000, 10_000, 20_000, 100_000] {
+            let (one_off, in_loop) = (
+                DigestCap::default_for(budget, false),
+                DigestCap::default_for(budget, true),
+            );
+            assert_eq!(one_off.rest, (budget / 10).min(2_000), "{budget}");
+            assert_eq!(in_loop.rest, (budget * 3 / 10).min(4_000), "{budget}");
+            // The whole digest, requests first, takes half the budget either way.
+            assert_eq!(one_off.total, budget / 2, "{budget}");
+            assert_eq!(in_loop.total, budget / 2, "{budget}");
+        }
+    }
+
+    #[test]
     fn the_cap_trims_from_the_bottom_with_counts() {
         let messages = span();
         let tokens = vec![Some(10); messages.len()];
