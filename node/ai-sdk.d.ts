@@ -20,7 +20,7 @@ export declare function compactModelMessages(
  * removed. `TOOLS` is the loop's tool set, which holds the recall tool (so any by default).
  */
 export declare function compaction<TOOLS extends ToolSet = any>(
-  options: CompactOptions & { onCompaction?: (report: Report, stepNumber: number) => void },
+  options: CompactOptions & { onCompaction?: (report: Report, stepNumber: number) => void; recallMaxBytes?: number },
 ): { prepareStep: PrepareStepFunction<TOOLS>; recallTool: Tool<{ handle: string }, string>; recallName: "ctxcompact_recall" };
 
 /** A `prepareStep` for `generateText` and `streamText` that compacts the loop's messages past the trigger. */

@@ -21,6 +21,7 @@ import {
   RECALL_DESCRIPTION,
   RECALL_NAME,
   recallFrom,
+  RecallStore,
 } from "./index.js";
 
 /**
@@ -50,17 +51,18 @@ export function compactModelMessages(messages, options = {}) {
  * `compact()` (a `model` or a `window`, `trigger`, `targetRatio`, the tool options, `overhead`
  * for the tokens the tool definitions add to every call…) and `onCompaction(report,
  * stepNumber)`, called after each compaction. Every note names a handle (`handles: true` unless
- * given), and what each compaction removed is kept here: `recallTool`, an AI SDK tool for the
+ * given), and what each compaction removed is kept here (at most `recallMaxBytes`, 64 MiB unless
+ * given, the oldest going first): `recallTool`, an AI SDK tool for the
  * loop's `tools` (as `ctxcompact_recall`), gives it back by handle, exactly as the loop held it.
  */
 export function compaction(options = {}) {
-  const { onCompaction, ...rest } = options;
-  const kept = new Map();
+  const { onCompaction, recallMaxBytes, ...rest } = options;
+  const kept = new RecallStore(recallMaxBytes);
   const prepare = ({ messages, instructions, stepNumber }) => {
     const { messages: compacted, report, recallable } =
       compactModelMessages(messages, { handles: true, ...rest, instructions });
     if (report.action === "within_budget") return undefined;
-    for (const [handle, content] of Object.entries(recallable)) kept.set(handle, content);
+    kept.keep(recallable);
     onCompaction?.(report, stepNumber);
     return { messages: compacted };
   };

@@ -125,8 +125,21 @@ export declare function analyze(conversation: Conversation, options: Omit<Compac
 export declare const RECALL_NAME: "ctxcompact_recall";
 /** The recall tool's description, in every framework adapter. */
 export declare const RECALL_DESCRIPTION: string;
+/** How many bytes of removed history an adapter keeps for its recall tool, unless told (64 MiB). */
+export declare const RECALL_MAX_BYTES: number;
+/** What an adapter's compactions removed, by handle, in memory, within `maxBytes`: past it, the handles kept longest ago go first. */
+export declare class RecallStore {
+  constructor(maxBytes?: number);
+  readonly maxBytes: number;
+  /** UTF-8 bytes of what the handles kept stand for. */
+  readonly bytes: number;
+  /** Keeps a compaction's `recallable`, newest last. */
+  keep(recallable: Record<string, string>): void;
+  /** What `handle` stands for, if it is kept. */
+  get(handle: string): string | undefined;
+}
 /** A recall tool's answer from the handles kept: the messages one JSON line each, or a sentence naming a handle it cannot give back. */
-export declare function recallFrom(kept: Map<string, string>, handle: string): string;
+export declare function recallFrom(kept: RecallStore | Map<string, string>, handle: string): string;
 
 /** Tokens as `ctxcompact count --json` counts them. */
 export declare function count(

@@ -400,10 +400,51 @@ export const RECALL_DESCRIPTION =
   "messages or tool output a `[ctxcompact: …]` note stands for, exactly as they were, one JSON " +
   "message a line. Pass the handle the note names (`handle 3fa2c1d0e9ab/7c1b2e3f4a5d`).";
 
+/** How many bytes of removed history an adapter keeps for its recall tool, unless told. */
+export const RECALL_MAX_BYTES = 64 * 1024 * 1024;
+
 /**
- * A recall tool's answer from `kept` (a Map of handle to what it stands for, the compactions'
- * `recallable`): the messages one JSON line each, or a sentence naming a handle it cannot give
- * back.
+ * What an adapter's compactions removed, by handle, in memory: at most `maxBytes` (the UTF-8
+ * bytes of what the handles stand for). Past it, the handles kept longest ago go first, so one
+ * adapter serving conversation after conversation in a long-running process stays within the
+ * bound; a recall of a handle that went says so.
+ */
+export class RecallStore {
+  constructor(maxBytes = RECALL_MAX_BYTES) {
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
+      throw new RangeError(`recallMaxBytes: expected a whole number of bytes above 0, got ${maxBytes}`);
+    }
+    this.maxBytes = maxBytes;
+    this.bytes = 0;
+    this.kept = new Map();
+  }
+
+  /** Keeps a compaction's `recallable` (handle → what it stands for), newest last. */
+  keep(recallable) {
+    for (const [handle, content] of Object.entries(recallable)) {
+      this.#drop(handle);
+      this.kept.set(handle, content);
+      this.bytes += Buffer.byteLength(content);
+    }
+    while (this.bytes > this.maxBytes) this.#drop(this.kept.keys().next().value);
+  }
+
+  /** What `handle` stands for, if it is kept. */
+  get(handle) {
+    return this.kept.get(handle);
+  }
+
+  #drop(handle) {
+    const content = this.kept.get(handle);
+    if (content === undefined) return;
+    this.kept.delete(handle);
+    this.bytes -= Buffer.byteLength(content);
+  }
+}
+
+/**
+ * A recall tool's answer from `kept` (a `RecallStore`, or a Map of handle to what it stands
+ * for): the messages one JSON line each, or a sentence naming a handle it cannot give back.
  */
 export function recallFrom(kept, handle) {
   const asked = typeof handle === "string" ? handle.trim() : "";
@@ -412,5 +453,6 @@ export function recallFrom(kept, handle) {
       "groups of 12 hexadecimal digits, `<conversation>/<file>`, as a marker or placeholder names it";
   }
   return kept.get(asked) ??
-    `ctxcompact recall: no compaction of this conversation removed anything under handle \`${asked}\``;
+    `ctxcompact recall: nothing is kept under handle \`${asked}\`: no compaction of this ` +
+      "conversation removed anything under it, or it went to keep the adapter within `recallMaxBytes`";
 }

@@ -15,5 +15,5 @@ export declare function compactLangChainMessages(
  * whole, and gives the agent a `ctxcompact_recall` tool for what it removed.
  */
 export declare function ctxcompactMiddleware(
-  options: CompactOptions & { onCompaction?: (report: Report) => void },
+  options: CompactOptions & { onCompaction?: (report: Report) => void; recallMaxBytes?: number },
 ): AgentMiddleware;

@@ -12,7 +12,7 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/
 import { tool } from "@langchain/core/tools";
 import { createMiddleware } from "langchain";
 
-import { compactMessages, RECALL_DESCRIPTION, RECALL_NAME, recallFrom } from "./index.js";
+import { compactMessages, RECALL_DESCRIPTION, RECALL_NAME, recallFrom, RecallStore } from "./index.js";
 
 /** A LangChain message's type: `human`, `ai`, `system`, `tool`… */
 function typeOf(message) {
@@ -130,14 +130,15 @@ function same(a, b) {
  * grows at its end, so a provider's prompt cache keeps hitting.
  *
  * Every note names a handle (`handles: true` unless given), and the middleware gives the agent
- * a `ctxcompact_recall` tool: what a compaction removed is kept in memory by handle (the
+ * a `ctxcompact_recall` tool: what a compaction removed is kept in memory by handle, at most
+ * `recallMaxBytes` (64 MiB unless given, the oldest going first; the
  * agent's state holds it whole too), and the tool gives it back exactly, one JSON message a
  * line; nothing is written.
  */
 export function ctxcompactMiddleware(options = {}) {
-  const { onCompaction, ...rest } = options;
+  const { onCompaction, recallMaxBytes, ...rest } = options;
   const sent = new WeakMap();
-  const kept = new Map();
+  const kept = new RecallStore(recallMaxBytes);
   const recall = tool(async ({ handle }) => recallFrom(kept, handle), {
     name: RECALL_NAME,
     description: RECALL_DESCRIPTION,
@@ -163,7 +164,7 @@ export function ctxcompactMiddleware(options = {}) {
         systemPrompt: request.systemPrompt,
       });
       if (report.action !== "within_budget") {
-        for (const [handle, content] of Object.entries(recallable)) kept.set(handle, content);
+        kept.keep(recallable);
         onCompaction?.(report);
       }
       if (history.length > 0) sent.set(history[0], { input: history, output: messages });

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { recallFrom } from "../index.js";
+import { recallFrom, RecallStore, RECALL_MAX_BYTES } from "../index.js";
 import { FINAL, nextStep, readOutput, RECALL, recallId, recalledLines, TURNS } from "./recall-script.js";
 
 let ai;
@@ -85,6 +85,40 @@ function check(history, outputOf, requestOf) {
   for (const [id, output] of restored) assert.equal(output, outputs.get(id), id);
   assert.ok(lines.some((line) => requestOf(line) === TURNS[1]), "the removed request was not recalled");
 }
+
+describe("the recall store", () => {
+  const handle = (n) => `${"a".repeat(12)}/${String(n).padStart(12, "0")}`;
+
+  it("stays within its bound, the handles kept longest ago going first", () => {
+    const store = new RecallStore(100);
+    store.keep({ [handle(1)]: "x".repeat(40), [handle(2)]: "é".repeat(20) }); // 40 + 40 bytes
+    assert.equal(store.bytes, 80);
+    store.keep({ [handle(1)]: "x".repeat(40) }); // kept again: now the newest
+    store.keep({ [handle(3)]: "y".repeat(30) });
+    assert.equal(store.bytes, 70);
+    assert.equal(store.get(handle(2)), undefined);
+    assert.equal(store.get(handle(1)), "x".repeat(40));
+    assert.match(recallFrom(store, handle(2)), /nothing is kept under handle .*recallMaxBytes/);
+    assert.equal(recallFrom(store, handle(3)), "y".repeat(30));
+    // One content over the bound is not kept at all.
+    store.keep({ [handle(4)]: "z".repeat(101) });
+    assert.equal(store.get(handle(4)), undefined);
+    assert.ok(store.bytes <= 100);
+  });
+
+  it("holds 64 MiB unless told, and refuses a bound that is not a number of bytes", () => {
+    assert.equal(new RecallStore().maxBytes, RECALL_MAX_BYTES);
+    assert.equal(RECALL_MAX_BYTES, 64 * 1024 * 1024);
+    for (const bad of [0, -1, 1.5, Number.NaN, "10"]) {
+      assert.throws(() => new RecallStore(bad), RangeError, String(bad));
+    }
+  });
+
+  it("is each adapter's: its recallMaxBytes reaches the store", { skip }, () => {
+    assert.throws(() => aiAdapter.compaction({ window: WINDOW, recallMaxBytes: 0 }), /recallMaxBytes/);
+    assert.throws(() => lcAdapter.ctxcompactMiddleware({ window: WINDOW, recallMaxBytes: -5 }), /recallMaxBytes/);
+  });
+});
 
 describe("the recall tools", { skip }, () => {
   it("answers bad and unknown handles with a sentence naming them", () => {
