@@ -8,7 +8,7 @@
 //! from JavaScript and the CLI give the same output and report for the same input and options.
 
 use ctxcompact::format::{self, Format, ReadOptions};
-use ctxcompact::request::{Agent, Compactor, Forward};
+use ctxcompact::request::{Agent, Compactor};
 use ctxcompact::{Conversation, Error, Options, Problem, Report};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -308,32 +308,17 @@ pub(crate) fn compact_request(
     let client = settings.client.map(|agent| (agent, "the caller"));
     let forward = compactor.compact(body, format, settings.path_model.as_deref(), client);
     let decision = json!({
-        "action": forward.handling,
-        "reason": forward.reason,
+        "action": forward.verdict.action,
+        "reason": forward.verdict.reason,
         "model": forward.model,
-        "tokensReceived": forward.tokens_received,
-        "tokensForwarded": forward.tokens_forwarded,
-        "compactions": forward.compactions,
-        "archiveError": forward.archive_error,
-        "instructionFiles": forward.instruction_files,
-        "facts": facts(&forward),
+        "tokensReceived": forward.verdict.tokens_received,
+        "tokensForwarded": forward.verdict.tokens_forwarded,
+        "compactions": forward.verdict.compactions,
+        "archiveError": forward.compaction.archive_error,
+        "instructionFiles": forward.compaction.instruction_files,
+        "facts": forward.facts,
     });
     Ok((forward.body, decision))
-}
-
-/// What was known of a request's model and agent, as the proxy's ledger line spells it.
-fn facts(forward: &Forward) -> Value {
-    let mut facts = json!({
-        "window": forward.window,
-        "window_source": forward.window_source,
-    });
-    if let (Some(agent), Some(by)) = (forward.client, forward.client_by) {
-        facts["client"] = json!(agent);
-        facts["client_by"] = json!(by);
-    }
-    facts["trigger"] = json!(forward.trigger);
-    facts["trigger_reason"] = json!(forward.trigger_reason);
-    facts
 }
 
 /// A conversation kept across an agent's calls: a [`ctxcompact::Session`] and the format of

@@ -7,7 +7,7 @@
 //! same input and options; counts and problems are the library's own JSON shapes.
 
 use ctxcompact::format::{self, Format};
-use ctxcompact::request::{Agent, Compactor, Forward};
+use ctxcompact::request::{Agent, Compactor};
 use ctxcompact::{Conversation, Error, Options, Problem};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -132,15 +132,15 @@ pub(crate) fn compact_request(
     let client = settings.client.map(|agent| (agent, "the caller"));
     let forward = compactor.compact(body, format, settings.path_model.as_deref(), client);
     let decision = json!({
-        "action": forward.handling,
-        "reason": forward.reason,
+        "action": forward.verdict.action,
+        "reason": forward.verdict.reason,
         "model": forward.model,
-        "tokens_received": forward.tokens_received,
-        "tokens_forwarded": forward.tokens_forwarded,
-        "compactions": forward.compactions,
-        "archive_error": forward.archive_error,
-        "instruction_files": forward.instruction_files,
-        "facts": facts(&forward),
+        "tokens_received": forward.verdict.tokens_received,
+        "tokens_forwarded": forward.verdict.tokens_forwarded,
+        "compactions": forward.verdict.compactions,
+        "archive_error": forward.compaction.archive_error,
+        "instruction_files": forward.compaction.instruction_files,
+        "facts": forward.facts,
     });
     Ok((forward.body, decision))
 }
@@ -161,23 +161,6 @@ pub(crate) fn recall_request(
         .map_err(|err| Failure::Recall {
             message: err.to_string(),
         })
-}
-
-/// What was known of a request's model and agent, as the proxy's ledger line spells it: the
-/// window and where it came from, the agent and what told it (absent when none was
-/// recognised), the trigger and why.
-fn facts(forward: &Forward) -> Value {
-    let mut facts = json!({
-        "window": forward.window,
-        "window_source": forward.window_source,
-    });
-    if let (Some(agent), Some(by)) = (forward.client, forward.client_by) {
-        facts["client"] = json!(agent);
-        facts["client_by"] = json!(by);
-    }
-    facts["trigger"] = json!(forward.trigger);
-    facts["trigger_reason"] = json!(forward.trigger_reason);
-    facts
 }
 
 /// What [`compact`] gives when it runs to the end.
