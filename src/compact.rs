@@ -97,6 +97,10 @@ pub(crate) fn compact_counted(
             pinned: report.pinned_tokens,
             budget: report.budget,
             unlogged: report.unlogged_tokens.unwrap_or(0),
+            report: Box::new(
+                serde_json::to_value(&*report)
+                    .expect("a report holds only numbers, strings and enums"),
+            ),
         }),
     }
 }
@@ -185,6 +189,13 @@ enum Run {
     CannotFit(Box<Report>),
 }
 
+#[cfg(feature = "binding")]
+thread_local! {
+    /// The runs of the pipeline on this thread: the Python and Node packages' tests read it
+    /// to show that one call runs it once.
+    pub(crate) static RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The shared run of [`compact`] and [`analyze`]: the output, or the report when it cannot fit.
 /// Each stage is a call into its module; under a tight budget, [`degrade::fit`] takes the
 /// steps of the degrade order.
@@ -193,6 +204,8 @@ fn run(
     counts: Option<tokens::Counts>,
     options: &Options,
 ) -> Result<Run> {
+    #[cfg(feature = "binding")]
+    RUNS.with(|runs| runs.set(runs.get() + 1));
     // Count, check.
     let (input, start) = checked_start(conversation, counts, options)?;
     let archive = archive_of(options, &start, &input);

@@ -278,6 +278,10 @@ pub enum Error {
         /// Of the pinned tokens, those the provider's reported usage counts that the log does
         /// not hold (an agent's system prompt and tool definitions); 0 when not anchored.
         unlogged: usize,
+        /// The report of the run that could not fit (`cannot_fit`: what `analyze` gives for
+        /// the same input and options), as its JSON since errors sit below the report in the
+        /// layers; carried so that no caller runs the pipeline again to explain the failure.
+        report: Box<serde_json::Value>,
     },
     /// A budget has a value that cannot be used.
     #[error("budget {field} = {value}: {problem}")]

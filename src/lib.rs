@@ -108,6 +108,8 @@
 
 mod account;
 mod archive;
+#[cfg(feature = "binding")]
+pub mod binding;
 mod budget;
 pub mod catalog;
 mod classify;

@@ -333,10 +333,10 @@ fn handles_without_an_archive_are_recalled_from_the_whole_history() {
     let full = body(&messages);
     let forward = compactor.compact(&full, Format::OpenAi, None, None);
     assert_eq!(
-        forward.handling,
+        forward.verdict.action,
         Handling::Compacted,
         "{:?}",
-        forward.reason
+        forward.verdict.reason
     );
     let sent: Value = serde_json::from_slice(forward.body.as_deref().unwrap()).unwrap();
     let sent = sent["messages"].as_array().unwrap();

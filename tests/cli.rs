@@ -1367,7 +1367,7 @@ fn count_and_compact_request_count_a_body_with_tools_alike() {
         let counted: Value = serde_json::from_slice(&output.stdout).unwrap();
         let forward = compactor.compact(&bytes, format, None, None);
         assert_eq!(
-            forward.tokens_received.map(|total| total as u64),
+            forward.verdict.tokens_received.map(|total| total as u64),
             counted["total"].as_u64(),
             "{model}"
         );
@@ -1413,7 +1413,7 @@ fn a_body_is_counted_for_the_model_it_names() {
         let forward = compactor.compact(&bytes, Format::Anthropic, None, None);
         assert_eq!(
             counted["total"].as_u64(),
-            forward.tokens_received.map(|total| total as u64),
+            forward.verdict.tokens_received.map(|total| total as u64),
             "{model}"
         );
         assert_eq!(counted, count(&bytes, &["--model", model]), "{model}");

@@ -5,11 +5,11 @@
 //! [`Outcome`]: the output as the CLI writes it (for data, only what changed, beside the
 //! indices of the input messages that did not) and the report, or the failure sorted by kind.
 //! Failures are returned, not thrown, so that the JavaScript layer (`index.js`) builds its own
-//! `Error`s with their codes. Every call into the library sits in [`engine`].
+//! `Error`s with their codes. Every call into the library goes through `ctxcompact::binding`,
+//! the core the Python package shares: this crate holds only JavaScript's conversions (an
+//! `Outcome`, and JavaScript's names for the keys of the objects it returns).
 
-mod engine;
-
-use engine::{Compaction, Failure, Output};
+use ctxcompact::binding::{self, Compaction, Failure, Input, Output, Pieces, Settings};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
 use serde_json::Value;
@@ -31,7 +31,8 @@ pub struct Outcome {
     /// Per output message, the index of the input message it is unchanged from (-1: changed
     /// or new); empty when the input's list is not read one message for one element.
     pub unchanged: Option<Vec<i64>>,
-    /// `input`, `cannot_fit` or `options`, when the call failed.
+    /// `input`, `cannot_fit` or `options`, when the call failed (the core's `recall` comes
+    /// only from a call this addon does not export).
     pub error_kind: Option<String>,
     /// What went wrong.
     pub error_message: Option<String>,
@@ -71,6 +72,11 @@ impl From<Failure> for Outcome {
                 error_message: Some(message),
                 ..Self::default()
             },
+            Failure::Recall { message } => Self {
+                error_kind: Some("recall".into()),
+                error_message: Some(message),
+                ..Self::default()
+            },
         }
     }
 }
@@ -81,11 +87,11 @@ impl From<Result<Compaction, Failure>> for Outcome {
             Ok(compaction) => {
                 let (output, list_key, changed) = match compaction.output {
                     Output::Bytes(bytes) => (text(bytes), None, None),
-                    Output::Pieces {
+                    Output::Pieces(Pieces {
                         shell,
                         list_key,
                         changed,
-                    } => (
+                    }) => (
                         shell.to_string(),
                         Some(list_key.unwrap_or_default().to_string()),
                         Some(Value::Array(changed).to_string()),
@@ -129,64 +135,117 @@ fn text(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).expect("the library writes UTF-8 JSON")
 }
 
+/// JavaScript's names for the keys of an object the core names in snake case
+/// (`message_index` → `messageIndex`), or of each object of a list; what they hold keeps its
+/// names.
+fn camel_keys(value: Value) -> Value {
+    match value {
+        Value::Object(object) => Value::Object(
+            object
+                .into_iter()
+                .map(|(key, value)| (camel(&key), value))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(camel_keys).collect()),
+        other => other,
+    }
+}
+
+/// `snake_case` as `camelCase`.
+fn camel(key: &str) -> String {
+    let mut words = key.split('_');
+    let mut name = words.next().unwrap_or_default().to_string();
+    for word in words {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            name.extend(first.to_uppercase());
+            name.push_str(chars.as_str());
+        }
+    }
+    name
+}
+
 /// Runs `work` on the input with the settings parsed.
 fn with_settings<T>(
     settings: &str,
-    work: impl FnOnce(&engine::Settings) -> Result<T, Failure>,
+    work: impl FnOnce(&Settings) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
-    work(&engine::settings(settings)?)
+    work(&binding::settings(settings)?)
 }
 
 /// Compacts a conversation to its budget, as `ctxcompact compact` does.
 #[napi]
 pub fn compact(input: String, settings: String) -> Outcome {
-    with_settings(&settings, |s| engine::compact(input.as_bytes(), s)).into()
+    with_settings(&settings, |s| {
+        binding::compact(Input::Text(input.as_bytes()), s)
+    })
+    .into()
 }
 
 /// Trims old tool rounds alone, as `ctxcompact trim-tools` does.
 #[napi]
 pub fn trim_tools(input: String, settings: String) -> Outcome {
-    with_settings(&settings, |s| engine::trim_tools(input.as_bytes(), s)).into()
+    with_settings(&settings, |s| {
+        binding::trim_tools(Input::Text(input.as_bytes()), s)
+    })
+    .into()
 }
 
 /// What `compact` would do: the report of `ctxcompact analyze --json`.
 #[napi]
 pub fn analyze(input: String, settings: String) -> Outcome {
-    with_settings(&settings, |s| engine::analyze(input.as_bytes(), s)).into()
+    with_settings(&settings, |s| {
+        binding::analyze(Input::Text(input.as_bytes()), s)
+    })
+    .into()
 }
 
 /// Each message's tokens and the total, as `ctxcompact count --json` prints them.
 #[napi]
 pub fn count(input: String, settings: String) -> Outcome {
-    with_settings(&settings, |s| engine::count(input.as_bytes(), s)).into()
+    with_settings(&settings, |s| {
+        binding::count(Input::Text(input.as_bytes()), s)
+    })
+    .into()
 }
 
-/// Every problem a provider refuses the conversation for as a request.
+/// Every problem a provider refuses the conversation for as a request: `{ messageIndex,
+/// field, kind, callId, text }` objects.
 #[napi]
 pub fn validate(input: String, settings: String) -> Outcome {
-    with_settings(&settings, |s| engine::validate(input.as_bytes(), s)).into()
+    with_settings(&settings, |s| {
+        binding::validate(Input::Text(input.as_bytes()), s)
+    })
+    .map(camel_keys)
+    .into()
 }
 
 /// What to forward for a provider request body, as `ctxcompact proxy` decides it: `body` when
 /// it differs from the received bytes, and the decision as `value`.
 #[napi]
 pub fn compact_request(body: Buffer, settings: String) -> Outcome {
-    let result = engine::request_settings(&settings)
-        .and_then(|settings| engine::compact_request(&body, &settings));
+    let result = binding::request_settings(&settings)
+        .and_then(|settings| binding::compact_request(&body, &settings));
     match result {
         Ok((forwarded, decision)) => Outcome {
             body: forwarded.map(Buffer::from),
-            value: Some(decision.to_string()),
+            value: Some(camel_keys(decision).to_string()),
             ..Outcome::default()
         },
         Err(failure) => failure.into(),
     }
 }
 
+/// The pipeline's runs on this thread so far (for the tests: a call runs it once).
+#[napi]
+pub fn pipeline_runs() -> i64 {
+    i64::try_from(binding::pipeline_runs()).unwrap_or(i64::MAX)
+}
+
 /// A conversation kept across an agent's calls (`ctxcompact::Session`).
 #[napi]
 pub struct NativeSession {
-    inner: Option<engine::Session>,
+    inner: Option<binding::Session>,
 }
 
 #[napi]
@@ -201,7 +260,10 @@ impl NativeSession {
     /// Starts the session from `input` (a body or a list of messages, possibly empty).
     #[napi]
     pub fn start(&mut self, input: String, settings: String) -> Outcome {
-        match with_settings(&settings, |s| engine::Session::new(input.as_bytes(), s)) {
+        let started = with_settings(&settings, |s| {
+            binding::Session::new(Input::Text(input.as_bytes()), s)
+        });
+        match started {
             Ok(session) => {
                 self.inner = Some(session);
                 Outcome::default()
@@ -224,7 +286,7 @@ impl NativeSession {
     pub fn compact_if_needed(&mut self) -> Outcome {
         match self
             .session_mut()
-            .and_then(engine::Session::compact_if_needed)
+            .and_then(binding::Session::compact_if_needed)
         {
             Ok(report) => Outcome {
                 value: report.map(|report| report.to_string()),
@@ -248,16 +310,11 @@ impl NativeSession {
         let Some(session) = &self.inner else {
             return Vec::new();
         };
-        let inner = session.inner();
-        [
-            inner.tokens(),
-            inner.trigger(),
-            inner.compactions(),
-            inner.conversation().messages.len(),
-        ]
-        .into_iter()
-        .map(|n| i64::try_from(n).unwrap_or(i64::MAX))
-        .collect()
+        session
+            .figures()
+            .into_iter()
+            .map(|n| i64::try_from(n).unwrap_or(i64::MAX))
+            .collect()
     }
 
     /// Records the input size the provider reported for the conversation as it is now.
@@ -268,7 +325,7 @@ impl NativeSession {
         }
     }
 
-    fn session_mut(&mut self) -> Result<&mut engine::Session, Failure> {
+    fn session_mut(&mut self) -> Result<&mut binding::Session, Failure> {
         self.inner
             .as_mut()
             .ok_or_else(|| Failure::options("the session was not started"))

@@ -3,6 +3,7 @@
 
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
@@ -70,6 +71,19 @@ describe("errors", () => {
       assert.ok(err.report.pinned_tokens > 50);
     });
     assert.equal(existsSync(archiveDir), false);
+  });
+
+  // See: #56 (the report comes with the failure, not from a second run).
+  it("a call that cannot fit runs the pipeline once", () => {
+    const native = createRequire(import.meta.url)("../ctxcompact.node");
+    let before = native.pipelineRuns();
+    throwsWith(() => ctxcompact.compact(session(3, 400), { target: 10 }), codes.cannotFit, (err) => {
+      assert.equal(err.report.action, "cannot_fit");
+    });
+    assert.equal(native.pipelineRuns() - before, 1);
+    before = native.pipelineRuns();
+    assert.equal(ctxcompact.analyze(session(3, 400), { target: 10 }).action, "cannot_fit");
+    assert.equal(native.pipelineRuns() - before, 1);
   });
 
   it("unusable options are option errors", () => {

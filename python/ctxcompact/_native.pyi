@@ -42,3 +42,6 @@ def compact_request(body: bytes, settings: str) -> Tuple[bytes, Dict[str, Any]]:
 def recall_request(body: bytes, settings: str, handle: str) -> str:
     """What ``handle`` names in the history of a provider request body, given back from it:
     one JSON message a line."""
+
+def pipeline_runs() -> int:
+    """The pipeline's runs on this thread so far (for the tests: a call runs it once)."""

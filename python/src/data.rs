@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
-use crate::engine::{Item, Output};
+use ctxcompact::binding::Pieces;
 
 /// Deepest nesting of lists and dicts read: `serde_json`'s recursion limit for JSON text (128),
 /// which the CLI meets when it reads the same data from a file.
@@ -285,20 +285,22 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'
     })
 }
 
-/// Builds a call's output as Python data: `output.shell` with the output's messages in place,
-/// each unchanged message being element `i` of `input`'s list of messages (unless `inexact`
-/// names it: it is then built as JSON gives it back), each other field of a body the input's
-/// own object when equal. The top level and the list are always new.
+/// Builds a call's output as Python data: `pieces.shell` with the output's messages in place,
+/// each one `unchanged` names being element `i` of `input`'s list of messages (unless
+/// `inexact` names it: it is then built as JSON gives it back), each other message the next of
+/// `pieces.changed`, each other field of a body the input's own object when equal. The top
+/// level and the list are always new.
 ///
 /// # Errors
 /// A Python error building the data, or when `input`'s list lost elements during the call.
 pub(crate) fn rebuild<'py>(
     input: &Bound<'py, PyAny>,
     inexact: &Inexact,
-    output: &Output,
+    pieces: &Pieces,
+    unchanged: &[Option<usize>],
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = input.py();
-    let source = match output.list_key {
+    let source = match pieces.list_key {
         None => Some(input.clone()),
         Some(key) => input
             .cast::<PyDict>()
@@ -307,28 +309,29 @@ pub(crate) fn rebuild<'py>(
     };
     let objects = source.and_then(|list| elements(&list)).unwrap_or_default();
     let list = PyList::empty(py);
-    for item in &output.messages {
-        match item {
-            Item::Input(index) => {
-                let object = objects.get(*index).ok_or_else(|| {
-                    PyRuntimeError::new_err(
-                        "the conversation's list of messages changed during the call",
-                    )
-                })?;
-                if inexact.contains(output.list_key, *index) {
-                    // Built as JSON data would give it back: its value as read.
-                    let value = from_python(object).map_err(|NotJson(why)| {
-                        PyRuntimeError::new_err(format!("a message changed during the call: {why}"))
-                    })?;
-                    list.append(to_python(py, &value)?)?;
-                } else {
-                    list.append(object)?;
-                }
-            }
-            Item::Rendered(value) => list.append(to_python(py, value)?)?,
+    let mut changed = pieces.changed.iter();
+    for source in unchanged {
+        let Some(index) = *source else {
+            let value = changed
+                .next()
+                .expect("the pieces hold a changed message for each not unchanged");
+            list.append(to_python(py, value)?)?;
+            continue;
+        };
+        let object = objects.get(index).ok_or_else(|| {
+            PyRuntimeError::new_err("the conversation's list of messages changed during the call")
+        })?;
+        if inexact.contains(pieces.list_key, index) {
+            // Built as JSON data would give it back: its value as read.
+            let value = from_python(object).map_err(|NotJson(why)| {
+                PyRuntimeError::new_err(format!("a message changed during the call: {why}"))
+            })?;
+            list.append(to_python(py, &value)?)?;
+        } else {
+            list.append(object)?;
         }
     }
-    let (Some(key), Value::Object(shell)) = (output.list_key, &output.shell) else {
+    let (Some(key), Value::Object(shell)) = (pieces.list_key, &pieces.shell) else {
         return Ok(list.into_any());
     };
     let body = input.cast::<PyDict>().ok();

@@ -7,18 +7,17 @@
 //! the input's own object. The Python layer (`ctxcompact/__init__.py`) checks the options and
 //! turns failures into its exception classes. Calls share nothing mutable but the library's
 //! tokenizer singletons, which are built once and thread-safe, so calls from several Python
-//! threads at once are safe. Every call into the library sits in [`engine`].
+//! threads at once are safe. Every call into the library goes through `ctxcompact::binding`,
+//! the core the Node package shares: this crate holds only Python's conversions.
 
 mod data;
-mod engine;
 
+use ctxcompact::binding::{self, Compaction, Failure, Input, Output, Settings};
 use data::NotJson;
-use engine::{Compaction, Failure, Settings};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use serde_json::Value;
 
 create_exception!(
     _native,
@@ -27,57 +26,56 @@ create_exception!(
     "A failure: args are (kind, message, message_index, field, report_json)."
 );
 
-impl From<Failure> for PyErr {
-    fn from(failure: Failure) -> Self {
-        match failure {
-            Failure::Input {
-                message,
-                message_index,
-                field,
-            } => NativeError::new_err(("input", message, message_index, field, None::<String>)),
-            Failure::CannotFit { message, report } => NativeError::new_err((
-                "cannot_fit",
-                message,
-                None::<usize>,
-                None::<String>,
-                Some(report),
-            )),
-            Failure::Options { message } => NativeError::new_err((
-                "options",
-                message,
-                None::<usize>,
-                None::<String>,
-                None::<String>,
-            )),
-            Failure::Recall { message } => NativeError::new_err((
-                "recall",
-                message,
-                None::<usize>,
-                None::<String>,
-                None::<String>,
-            )),
-        }
+/// A failure as the Python layer receives it: `NativeError` with its kind.
+fn raised(failure: Failure) -> PyErr {
+    match failure {
+        Failure::Input {
+            message,
+            message_index,
+            field,
+        } => NativeError::new_err(("input", message, message_index, field, None::<String>)),
+        Failure::CannotFit { message, report } => NativeError::new_err((
+            "cannot_fit",
+            message,
+            None::<usize>,
+            None::<String>,
+            Some(report.to_string()),
+        )),
+        Failure::Options { message } => NativeError::new_err((
+            "options",
+            message,
+            None::<usize>,
+            None::<String>,
+            None::<String>,
+        )),
+        Failure::Recall { message } => NativeError::new_err((
+            "recall",
+            message,
+            None::<usize>,
+            None::<String>,
+            None::<String>,
+        )),
     }
 }
 
-impl From<NotJson> for Failure {
-    fn from(NotJson(why): NotJson) -> Self {
-        Self::Input {
-            message: format!("the conversation is not JSON data: {why}"),
-            message_index: None,
-            field: None,
-        }
-    }
+/// Python data that is not JSON data: bad input.
+fn not_json(NotJson(why): NotJson) -> PyErr {
+    raised(Failure::input(format!(
+        "the conversation is not JSON data: {why}"
+    )))
 }
 
 /// Reads the conversation and the settings, then runs `work` on them with the GIL released.
 fn detached<T: Send>(
     conversation: &Bound<'_, PyAny>,
-    settings: &Settings,
-    work: impl FnOnce(Value, &Settings) -> Result<T, Failure> + Send,
+    settings: &str,
+    work: impl FnOnce(Input<'_>, &Settings) -> Result<T, Failure> + Send,
 ) -> PyResult<T> {
-    let input = data::from_python(conversation).map_err(Failure::from)?;
-    Ok(conversation.py().detach(|| work(input, settings))?)
+    let settings = binding::settings(settings).map_err(raised)?;
+    let input = data::from_python(conversation).map_err(not_json)?;
+    let py = conversation.py();
+    py.detach(|| work(Input::Data(input), &settings))
+        .map_err(raised)
 }
 
 /// Runs `work`, which consumes the conversation's value, and builds its `(conversation,
@@ -85,27 +83,23 @@ fn detached<T: Send>(
 fn compacted<'py>(
     conversation: &Bound<'py, PyAny>,
     settings: &str,
-    work: impl FnOnce(Value, &Settings) -> Result<Compaction, Failure> + Send,
+    work: impl FnOnce(Input<'_>, &Settings) -> Result<Compaction, Failure> + Send,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let py = conversation.py();
-    let settings = engine::settings(settings)?;
-    let (input, inexact) = data::read_conversation(conversation).map_err(Failure::from)?;
-    match py.detach(|| work(input, &settings))? {
-        Compaction::Done(output, report) => {
-            let result = (
-                data::rebuild(conversation, &inexact, &output)?,
-                data::to_python(py, &report)?,
-            );
-            py.detach(move || drop(output));
-            Ok(result)
-        }
-        Compaction::CannotFit(message) => {
-            let failure = detached(conversation, &settings, |input, settings| {
-                Ok(engine::cannot_fit(input, settings, message))
-            })?;
-            Err(failure.into())
-        }
-    }
+    let settings = binding::settings(settings).map_err(raised)?;
+    let (input, inexact) = data::read_conversation(conversation).map_err(not_json)?;
+    let compaction = py
+        .detach(|| work(Input::Data(input), &settings))
+        .map_err(raised)?;
+    let Output::Pieces(pieces) = &compaction.output else {
+        unreachable!("data is handed back in pieces")
+    };
+    let result = (
+        data::rebuild(conversation, &inexact, pieces, &compaction.unchanged)?,
+        data::to_python(py, &compaction.report)?,
+    );
+    py.detach(move || drop(compaction));
+    Ok(result)
 }
 
 /// Compacts a conversation to its budget: `(conversation, report)`.
@@ -114,7 +108,7 @@ fn compact<'py>(
     conversation: &Bound<'py, PyAny>,
     settings: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    compacted(conversation, settings, engine::compact)
+    compacted(conversation, settings, binding::compact)
 }
 
 /// Trims old tool rounds alone: `(conversation, report)`.
@@ -123,32 +117,27 @@ fn trim_tools<'py>(
     conversation: &Bound<'py, PyAny>,
     settings: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    compacted(conversation, settings, |input, settings| {
-        engine::trim_tools(input, settings).map(|(output, report)| Compaction::Done(output, report))
-    })
+    compacted(conversation, settings, binding::trim_tools)
 }
 
 /// What `compact` would do: the report.
 #[pyfunction]
 fn analyze<'py>(conversation: &Bound<'py, PyAny>, settings: &str) -> PyResult<Bound<'py, PyAny>> {
-    let settings = engine::settings(settings)?;
-    let report = detached(conversation, &settings, engine::analyze)?;
+    let report = detached(conversation, settings, binding::analyze)?;
     data::to_python(conversation.py(), &report)
 }
 
 /// Each message's tokens and the total, as `count --json` prints them.
 #[pyfunction]
 fn count<'py>(conversation: &Bound<'py, PyAny>, settings: &str) -> PyResult<Bound<'py, PyAny>> {
-    let settings = engine::settings(settings)?;
-    let counts = detached(conversation, &settings, engine::count)?;
+    let counts = detached(conversation, settings, binding::count)?;
     data::to_python(conversation.py(), &counts)
 }
 
 /// Every pairing and placement problem, as a list of dicts.
 #[pyfunction]
 fn validate<'py>(conversation: &Bound<'py, PyAny>, settings: &str) -> PyResult<Bound<'py, PyAny>> {
-    let settings = engine::settings(settings)?;
-    let problems = detached(conversation, &settings, engine::validate)?;
+    let problems = detached(conversation, settings, binding::validate)?;
     data::to_python(conversation.py(), &problems)
 }
 
@@ -160,8 +149,10 @@ fn compact_request<'py>(
     body: &[u8],
     settings: &str,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>)> {
-    let settings = engine::request_settings(settings)?;
-    let (forwarded, decision) = py.detach(|| engine::compact_request(body, &settings))?;
+    let settings = binding::request_settings(settings).map_err(raised)?;
+    let (forwarded, decision) = py
+        .detach(|| binding::compact_request(body, &settings))
+        .map_err(raised)?;
     let bytes = PyBytes::new(py, forwarded.as_deref().unwrap_or(body));
     Ok((bytes, data::to_python(py, &decision)?))
 }
@@ -170,8 +161,15 @@ fn compact_request<'py>(
 /// proxy's compactions of it removed it: one JSON message a line.
 #[pyfunction]
 fn recall_request(py: Python<'_>, body: &[u8], settings: &str, handle: &str) -> PyResult<String> {
-    let settings = engine::request_settings(settings)?;
-    Ok(py.detach(|| engine::recall_request(body, &settings, handle))?)
+    let settings = binding::request_settings(settings).map_err(raised)?;
+    py.detach(|| binding::recall_request(body, &settings, handle))
+        .map_err(raised)
+}
+
+/// The pipeline's runs on this thread so far (for the tests: a call runs it once).
+#[pyfunction]
+fn pipeline_runs() -> usize {
+    binding::pipeline_runs()
 }
 
 /// The extension module `ctxcompact._native`.
@@ -186,5 +184,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(compact_request, m)?)?;
     m.add_function(wrap_pyfunction!(recall_request, m)?)?;
+    m.add_function(wrap_pyfunction!(pipeline_runs, m)?)?;
     Ok(())
 }

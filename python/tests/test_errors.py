@@ -83,6 +83,20 @@ def test_budget_below_the_pinned_minimum_raises_cannot_fit_with_the_report() -> 
     assert str(report["pinned_tokens"]) in str(caught.value)
 
 
+def test_a_call_that_cannot_fit_runs_the_pipeline_once() -> None:
+    # See: #56 (the report comes with the failure, not from a second run).
+    from ctxcompact import _native
+
+    before = _native.pipeline_runs()
+    with pytest.raises(ctxcompact.CannotFit) as caught:
+        ctxcompact.compact(chat(), target=20)
+    assert _native.pipeline_runs() - before == 1
+    assert caught.value.report["action"] == "cannot_fit"
+    before = _native.pipeline_runs()
+    assert ctxcompact.analyze(chat(), target=20)["action"] == "cannot_fit"
+    assert _native.pipeline_runs() - before == 1
+
+
 @pytest.mark.parametrize(
     "kwargs,match",
     [

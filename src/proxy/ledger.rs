@@ -19,11 +19,9 @@ use serde::Serialize;
 
 use super::relay::Ending;
 use super::usage::Usage;
-use crate::account::{InstructionFile, LoopDepth};
-use crate::catalog::WindowSource;
 use crate::cost::Prices;
 use crate::format::Format;
-use crate::request::{Agent, FailOpen, Forward, Handling};
+use crate::request::{CompactionFacts, Facts, Forward, Verdict};
 
 /// One request's line.
 #[derive(Debug, Clone, Serialize)]
@@ -34,31 +32,13 @@ pub(crate) struct Entry {
     /// The path, without the query.
     pub(crate) path: String,
     pub(crate) model: Option<String>,
-    /// The context window the budget was taken from.
-    pub(crate) window: Option<usize>,
-    /// Where that window came from: `flag`, `catalog` or `family`.
-    pub(crate) window_source: Option<WindowSource>,
-    /// The agent recognised.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) client: Option<Agent>,
-    /// What told it: a header or a body field.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) client_by: Option<&'static str>,
-    /// The trigger, in tokens.
-    pub(crate) trigger: Option<usize>,
-    /// Why that trigger.
-    pub(crate) trigger_reason: Option<String>,
+    /// The window and where it came from, the agent and what told it, the trigger and why.
+    #[serde(flatten)]
+    pub(crate) facts: Facts,
     pub(crate) status: Option<u16>,
-    pub(crate) tokens_received: Option<usize>,
-    pub(crate) tokens_forwarded: Option<usize>,
-    pub(crate) action: Handling,
-    pub(crate) reason: Option<String>,
-    /// When it failed open: the reason's kind.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) fail_open: Option<FailOpen>,
-    pub(crate) compactions: Option<usize>,
-    /// The compactions this request's replay ran.
-    pub(crate) compactions_run: usize,
+    /// The tokens received and forwarded, the action and why, the compactions.
+    #[serde(flatten)]
+    pub(crate) verdict: Verdict,
     /// Milliseconds between the whole body's arrival and the request leaving for upstream.
     pub(crate) proxy_ms: f64,
     pub(crate) usage: Option<Usage>,
@@ -66,24 +46,10 @@ pub(crate) struct Entry {
     pub(crate) cost_usd: Option<f64>,
     /// How the response ended.
     pub(crate) response: Option<Ending>,
-    /// Why the archive files of the request's compactions could not be written (the request
-    /// went on without them).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) archive_error: Option<String>,
-    /// When compacted: the project instruction files the last compaction pinned.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(crate) instruction_files: Vec<InstructionFile>,
-    /// When compacted: the budget the last compaction compacted to (a fallback above the
-    /// target when the pinned part exceeds it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) budget: Option<usize>,
-    /// When compacted: how deep the last compaction went, from the conversation's traffic,
-    /// and the room it left (`window_short` when the window cannot leave much).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) depth: Option<LoopDepth>,
-    /// The model's price family, for the cost of the usage reported.
-    #[serde(skip)]
-    pub(crate) price: Option<String>,
+    /// What the request's compactions left to account for: an archive that could not be
+    /// written, the instruction files pinned, the budget, the depth.
+    #[serde(flatten)]
+    pub(crate) compaction: CompactionFacts,
     /// The API the body was read as (none: not read); the path says it in the line.
     #[serde(skip)]
     pub(crate) api: Option<Format>,
@@ -111,29 +77,14 @@ impl Entry {
             method,
             path,
             model: None,
-            window: None,
-            window_source: None,
-            client: None,
-            client_by: None,
-            trigger: None,
-            trigger_reason: None,
+            facts: Facts::default(),
             status: None,
-            tokens_received: None,
-            tokens_forwarded: None,
-            action: Handling::Passthrough,
-            reason: None,
-            fail_open: None,
-            compactions: None,
-            compactions_run: 0,
+            verdict: Verdict::default(),
             proxy_ms: 0.0,
             usage: None,
             cost_usd: None,
             response: None,
-            archive_error: None,
-            instruction_files: Vec::new(),
-            budget: None,
-            depth: None,
-            price: None,
+            compaction: CompactionFacts::default(),
             api: None,
             upstream: Upstream::NotSent,
         }
@@ -142,24 +93,9 @@ impl Entry {
     /// Fills in what the request's compaction did and knew.
     pub(crate) fn decided(&mut self, forward: Forward) {
         self.model = forward.model;
-        self.window = forward.window;
-        self.window_source = forward.window_source;
-        self.client = forward.client;
-        self.client_by = forward.client_by;
-        self.trigger = forward.trigger;
-        self.trigger_reason = forward.trigger_reason;
-        self.action = forward.handling;
-        self.reason = forward.reason;
-        self.fail_open = forward.fail_open;
-        self.tokens_received = forward.tokens_received;
-        self.tokens_forwarded = forward.tokens_forwarded;
-        self.compactions = forward.compactions;
-        self.compactions_run = forward.compactions_run;
-        self.archive_error = forward.archive_error;
-        self.instruction_files = forward.instruction_files;
-        self.budget = forward.budget;
-        self.depth = forward.depth;
-        self.price = forward.price;
+        self.facts = forward.facts;
+        self.verdict = forward.verdict;
+        self.compaction = forward.compaction;
     }
 }
 
@@ -249,8 +185,8 @@ mod tests {
             line,
             r#"{"time":"1970-01-01T00:00:00.000Z","method":"POST","path":"/v1/messages","model":null,"window":null,"window_source":null,"trigger":null,"trigger_reason":null,"status":null,"tokens_received":null,"tokens_forwarded":null,"action":"passthrough","reason":null,"compactions":null,"compactions_run":0,"proxy_ms":0.0,"usage":null,"cost_usd":null,"response":null}"#
         );
-        entry.client = Some(Agent::Codex);
-        entry.client_by = Some("originator header");
+        entry.facts.client = Some(crate::request::Agent::Codex);
+        entry.facts.client_by = Some("originator header");
         let line = serde_json::to_string(&entry).unwrap();
         assert!(
             line.contains(r#""window_source":null,"client":"codex","client_by":"originator header","trigger":null"#),

@@ -125,21 +125,21 @@ impl Metrics {
     /// Adds a request's line.
     pub(crate) fn record(&self, entry: &Entry) {
         let add = |counter: &AtomicU64, n: u64| counter.fetch_add(n, Ordering::Relaxed);
-        let action = index(&Handling::ALL, &entry.action);
+        let action = index(&Handling::ALL, &entry.verdict.action);
         add(&self.requests[action][index(&APIS, &entry.api)], 1);
-        if let Some(why) = entry.fail_open {
+        if let Some(why) = entry.verdict.fail_open {
             add(&self.failed_open[index(&FailOpen::ALL, &why)], 1);
         }
-        add(&self.compactions, entry.compactions_run as u64);
+        add(&self.compactions, entry.verdict.compactions_run as u64);
         add(
             &self.archive_errors,
-            u64::from(entry.archive_error.is_some()),
+            u64::from(entry.compaction.archive_error.is_some()),
         );
-        let received = entry.tokens_received.unwrap_or(0) as u64;
-        let forwarded = entry.tokens_forwarded.unwrap_or(0) as u64;
+        let received = entry.verdict.tokens_received.unwrap_or(0) as u64;
+        let forwarded = entry.verdict.tokens_forwarded.unwrap_or(0) as u64;
         add(&self.tokens_received, received);
         add(&self.tokens_forwarded, forwarded);
-        if entry.action == Handling::Compacted {
+        if entry.verdict.action == Handling::Compacted {
             add(&self.tokens_saved, received.saturating_sub(forwarded));
         }
         if let Some(usage) = &entry.usage {
@@ -348,7 +348,7 @@ mod tests {
 
     fn entry(action: Handling, api: Option<Format>, upstream: Upstream) -> Entry {
         let mut entry = Entry::new(UNIX_EPOCH, "POST".into(), "/v1/messages".into());
-        entry.action = action;
+        entry.verdict.action = action;
         entry.api = api;
         entry.upstream = upstream;
         entry
@@ -362,9 +362,9 @@ mod tests {
             Some(Format::Anthropic),
             Upstream::Answered,
         );
-        compacted.tokens_received = Some(1000);
-        compacted.tokens_forwarded = Some(400);
-        compacted.compactions_run = 1;
+        compacted.verdict.tokens_received = Some(1000);
+        compacted.verdict.tokens_forwarded = Some(400);
+        compacted.verdict.compactions_run = 1;
         compacted.status = Some(200);
         compacted.proxy_ms = 2.0;
         metrics.record(&compacted);
@@ -373,7 +373,7 @@ mod tests {
             Some(Format::OpenAi),
             Upstream::Answered,
         );
-        failed.fail_open = Some(FailOpen::NotJson);
+        failed.verdict.fail_open = Some(FailOpen::NotJson);
         failed.status = Some(400);
         failed.proxy_ms = 0.05;
         metrics.record(&failed);

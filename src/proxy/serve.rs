@@ -282,7 +282,7 @@ async fn handle(
             }
             Route::Upgrade => {
                 entry.status = Some(StatusCode::UPGRADE_REQUIRED.as_u16());
-                entry.reason = Some(UPGRADE_REFUSED.into());
+                entry.verdict.reason = Some(UPGRADE_REFUSED.into());
                 shared.record(&entry);
                 let mut response = error(StatusCode::UPGRADE_REQUIRED, UPGRADE_REFUSED);
                 // RFC 9110 §15.5.22: a 426 names the protocol to use.
@@ -300,13 +300,13 @@ async fn handle(
                 entry.api = Some(format);
                 match read_capped(body, &parts.headers, shared.config.max_body).await {
                     Err(err) => {
-                        entry.reason = Some(format!("the request body broke off: {err}"));
+                        entry.verdict.reason = Some(format!("the request body broke off: {err}"));
                         entry.response = Some(Ending::ClientGone);
                         shared.record(&entry);
                         return Ok(error(StatusCode::BAD_REQUEST, "the request body broke off"));
                     }
                     Ok(Capped::Over(body)) => {
-                        entry.reason = Some(format!(
+                        entry.verdict.reason = Some(format!(
                             "the body is over --max-body ({} bytes): streamed through unread",
                             shared.config.max_body
                         ));
@@ -369,7 +369,7 @@ async fn decide_body(
     if let Some(model) = &decision.unknown_model {
         shared.unknown_model(model);
     }
-    if let Some(why) = &decision.archive_error {
+    if let Some(why) = &decision.compaction.archive_error {
         (shared.on_event)(Event::ArchiveFailed(why.clone()));
     }
     let body = decision.body.take();
@@ -427,7 +427,7 @@ async fn forward(
 ) -> Response<Body> {
     let url = shared.upstreams.url(provider, path_and_query);
     let Ok(uri) = url.parse::<hyper::Uri>() else {
-        entry.reason = Some("the upstream URL of this path is not valid".into());
+        entry.verdict.reason = Some("the upstream URL of this path is not valid".into());
         shared.record(&entry);
         return error(
             StatusCode::BAD_GATEWAY,
@@ -449,8 +449,9 @@ async fn forward(
             let why = format!("upstream unreachable: {}", error_chain(&err));
             entry.upstream = Upstream::Unreachable;
             entry.status = Some(502);
-            entry.reason = Some(
+            entry.verdict.reason = Some(
                 entry
+                    .verdict
                     .reason
                     .take()
                     .map_or(why.clone(), |r| format!("{r}; {why}")),
@@ -473,7 +474,7 @@ async fn forward(
             let on_end = Box::new(move |ending: Ending, usage: Option<Usage>| {
                 entry.response = Some(ending);
                 if let Some(usage) = usage {
-                    entry.cost_usd = shared.ledger.cost(entry.price.as_deref(), &usage);
+                    entry.cost_usd = shared.ledger.cost(entry.facts.price.as_deref(), &usage);
                     entry.usage = Some(usage);
                 }
                 shared.record(&entry);

@@ -25,19 +25,18 @@
 mod agent;
 mod breakpoints;
 mod cache;
+mod forward;
 mod recall;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::archive::Bound;
 use crate::budget::Budget;
-use crate::catalog::{Catalog, WindowSource};
+use crate::catalog::Catalog;
 use crate::conversation::{Conversation, Message, Role, named_model};
 use crate::error::{Error, Result};
 use crate::format::{self, Format};
 use crate::options::Options;
-use crate::report::{InstructionFile, LoopDepth};
 use crate::session::Session;
 use crate::settings::{Run, Settings};
 use crate::tokens;
@@ -45,246 +44,7 @@ use crate::tokens::calibration::Calibration;
 use cache::{Cache, Key, State};
 
 pub use agent::Agent;
-
-/// What was done with a request body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Handling {
-    /// Read, and forwarded byte for byte (under the trigger).
-    Forwarded,
-    /// Read, and its history compacted before forwarding.
-    Compacted,
-    /// Not read (another path, a body over the caller's size cap): forwarded unchanged.
-    Passthrough,
-    /// Read but not usable (not JSON, invalid, no window known, cannot fit, a compaction that
-    /// would not read back as the body was read): forwarded unchanged.
-    FailedOpen,
-}
-
-impl Handling {
-    /// Every handling, in the order above.
-    pub const ALL: [Handling; 4] = [
-        Self::Forwarded,
-        Self::Compacted,
-        Self::Passthrough,
-        Self::FailedOpen,
-    ];
-
-    /// Its name as the ledger spells it (`failed_open`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Forwarded => "forwarded",
-            Self::Compacted => "compacted",
-            Self::Passthrough => "passthrough",
-            Self::FailedOpen => "failed_open",
-        }
-    }
-}
-
-impl Serialize for Handling {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-/// Why a body failed open, as a kind a dashboard can count by (the reason's text says the
-/// rest).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailOpen {
-    /// Not JSON, or not a JSON object.
-    NotJson,
-    /// JSON its format's reader cannot read: no message list, or a message it cannot parse.
-    Unreadable,
-    /// No model named, and no window given.
-    NoModel,
-    /// A model no catalog name or family naming rule reads, and no window given.
-    UnknownModel,
-    /// The settings give no options for the model.
-    Options,
-    /// Past the trigger, a body that breaks a pairing or placement rule.
-    Invalid,
-    /// The history cannot be compacted within the window.
-    CannotFit,
-    /// The compacted body would not read back as the body was read.
-    ReadBack,
-    /// The compaction panicked (a caller's guard: the proxy's).
-    Panicked,
-}
-
-impl FailOpen {
-    /// Every kind, in the order above.
-    pub const ALL: [FailOpen; 9] = [
-        Self::NotJson,
-        Self::Unreadable,
-        Self::NoModel,
-        Self::UnknownModel,
-        Self::Options,
-        Self::Invalid,
-        Self::CannotFit,
-        Self::ReadBack,
-        Self::Panicked,
-    ];
-
-    /// Its name as the ledger spells it (`cannot_fit`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::NotJson => "not_json",
-            Self::Unreadable => "unreadable",
-            Self::NoModel => "no_model",
-            Self::UnknownModel => "unknown_model",
-            Self::Options => "options",
-            Self::Invalid => "invalid",
-            Self::CannotFit => "cannot_fit",
-            Self::ReadBack => "read_back",
-            Self::Panicked => "panicked",
-        }
-    }
-}
-
-impl Serialize for FailOpen {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-/// What to forward for one request body, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Forward {
-    /// The body to send, or `None` to send the received bytes.
-    pub body: Option<Vec<u8>>,
-    /// What was done.
-    pub handling: Handling,
-    /// Why, when the body went through unchanged past the trigger or failed open.
-    pub reason: Option<String>,
-    /// When it failed open: the reason's kind.
-    pub fail_open: Option<FailOpen>,
-    /// The model the body (or the path) names.
-    pub model: Option<String>,
-    /// The body's tokens as received (the messages and what lies outside them), as
-    /// `ctxcompact count` counts them.
-    pub tokens_received: Option<usize>,
-    /// The tokens of what is forwarded.
-    pub tokens_forwarded: Option<usize>,
-    /// Compactions so far in the conversation (its replay's).
-    pub compactions: Option<usize>,
-    /// Compactions this body's replay ran: those before the point the cache resumed it from
-    /// were run for earlier bodies.
-    pub compactions_run: usize,
-    /// Why the archive files of this request's compactions could not be written (the request
-    /// goes on without them).
-    pub archive_error: Option<String>,
-    /// The context window the budget was taken from, once the model is known.
-    pub window: Option<usize>,
-    /// Where that window came from: `flag` (the compactor's window), `catalog` or `family`.
-    pub window_source: Option<WindowSource>,
-    /// The agent recognised, by the caller (its headers: [`Agent::from_headers`]) or by its
-    /// body's shape.
-    pub client: Option<Agent>,
-    /// What told the agent: a header, a body field, or whatever the caller said it was.
-    pub client_by: Option<&'static str>,
-    /// The trigger, in tokens, once the history was replayed.
-    pub trigger: Option<usize>,
-    /// Why that trigger: the shares given, or the agent's own compaction point below them.
-    pub trigger_reason: Option<String>,
-    /// The model's price family (`data/prices.json`), for the cost of the usage reported.
-    pub price: Option<String>,
-    /// The model no catalog name or family naming rule reads, when that is why it failed open
-    /// (a caller may name it once, with the remedy: a window for every model).
-    pub unknown_model: Option<String>,
-    /// When compacted: the project instruction files the conversation's last compaction
-    /// pinned (`message` is the index in the history that compaction read).
-    pub instruction_files: Vec<InstructionFile>,
-    /// When compacted: the budget the conversation's last compaction compacted to, the target
-    /// or, when the pinned part exceeds it, the fallback it used ([`crate::Session`]).
-    pub budget: Option<usize>,
-    /// When compacted: how deep the conversation's last compaction went, from its traffic, and
-    /// the room it left ([`crate::Report::depth`]).
-    pub depth: Option<LoopDepth>,
-}
-
-/// What was known of a request's model and agent once its model was read: the window used and
-/// where it came from, the agent recognised and by what, the trigger and why (the fields of a
-/// [`Forward`] they fill).
-#[derive(Debug, Clone, Default)]
-struct Facts {
-    window: Option<usize>,
-    window_source: Option<WindowSource>,
-    client: Option<(Agent, &'static str)>,
-    trigger: Option<usize>,
-    trigger_reason: Option<String>,
-    price: Option<String>,
-}
-
-impl Forward {
-    /// Nothing done yet: the received body, `handling`, no reason, nothing known.
-    fn new(handling: Handling, model: Option<String>) -> Self {
-        Self {
-            body: None,
-            handling,
-            reason: None,
-            fail_open: None,
-            model,
-            tokens_received: None,
-            tokens_forwarded: None,
-            compactions: None,
-            compactions_run: 0,
-            archive_error: None,
-            window: None,
-            window_source: None,
-            client: None,
-            client_by: None,
-            trigger: None,
-            trigger_reason: None,
-            price: None,
-            unknown_model: None,
-            instruction_files: Vec::new(),
-            budget: None,
-            depth: None,
-        }
-    }
-
-    /// The received body sent as it is, with `handling` and the reason.
-    pub fn unchanged(handling: Handling, model: Option<String>, reason: String) -> Self {
-        Self {
-            reason: Some(reason),
-            ..Self::new(handling, model)
-        }
-    }
-
-    /// With what was known of the model and agent.
-    fn with_facts(self, facts: Facts) -> Self {
-        Self {
-            window: facts.window,
-            window_source: facts.window_source,
-            client: facts.client.map(|(agent, _)| agent),
-            client_by: facts.client.map(|(_, by)| by),
-            trigger: facts.trigger,
-            trigger_reason: facts.trigger_reason,
-            price: facts.price,
-            ..self
-        }
-    }
-
-    /// The received body sent as it is, failed open for `why`, with the reason.
-    pub fn failed_open(model: Option<String>, why: FailOpen, reason: String) -> Self {
-        Self {
-            fail_open: Some(why),
-            ..Self::unchanged(Handling::FailedOpen, model, reason)
-        }
-    }
-
-    /// Fails open for `why`: the received body is sent.
-    fn fail(&mut self, why: FailOpen, reason: String) {
-        self.handling = Handling::FailedOpen;
-        self.fail_open = Some(why);
-        self.reason = Some(reason);
-    }
-
-    /// Failed open, with what was known of the model and agent.
-    fn failed_with(model: Option<String>, why: FailOpen, reason: String, facts: &Facts) -> Self {
-        Self::failed_open(model, why, reason).with_facts(facts.clone())
-    }
-}
+pub use forward::{CompactionFacts, Facts, FailOpen, Forward, Handling, Verdict};
 
 /// Compacts provider request bodies with one set of settings, keeping a bounded cache of
 /// replayed conversations (it saves work, never changes a byte).
@@ -298,7 +58,7 @@ impl Forward {
 /// let compactor = Compactor::new(&settings, None, 1024)?;
 /// let body = br#"{"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}"#;
 /// let forward = compactor.compact(body, Format::OpenAi, None, None);
-/// assert_eq!(forward.handling, Handling::Forwarded);
+/// assert_eq!(forward.verdict.action, Handling::Forwarded);
 /// let upstream: &[u8] = forward.body.as_deref().unwrap_or(body);
 /// assert_eq!(upstream, body);
 /// # Ok::<(), ctxcompact::Error>(())
@@ -479,7 +239,8 @@ impl Compactor {
         let facts = Facts {
             window: Some(window),
             window_source: options.window_source,
-            client,
+            client: client.map(|(agent, _)| agent),
+            client_by: client.map(|(_, by)| by),
             trigger: None,
             trigger_reason: Some(reason),
             price: options.profile.price.clone(),
@@ -625,15 +386,15 @@ impl Compactor {
         let received = state.received_tokens;
         let forwarded = session.tokens();
         facts.trigger = Some(session.trigger());
-        let mut forward = Forward {
+        let mut forward = Forward::new(Handling::Forwarded, model).with_facts(facts);
+        forward.verdict = Verdict {
             tokens_received: Some(received),
             tokens_forwarded: Some(received),
             compactions: Some(session.compactions()),
             compactions_run: session.compactions() - compactions_before,
-            archive_error,
-            ..Forward::new(Handling::Forwarded, model)
-        }
-        .with_facts(facts);
+            ..forward.verdict
+        };
+        forward.compaction.archive_error = archive_error;
         if forwarded > window {
             let why = state.last_error.as_ref().map(|e| format!(": {e}"));
             forward.fail(
@@ -661,16 +422,17 @@ impl Compactor {
                     breakpoints::restore(&mut value, marked);
                 }
                 forward.body = Some(serde_json::to_vec(&value).expect("a JSON value serializes"));
-                forward.handling = Handling::Compacted;
-                forward.tokens_forwarded = Some(forwarded);
-                forward
-                    .instruction_files
-                    .clone_from(&state.instruction_files);
-                forward.budget = state.budget;
-                forward.depth = state.depth;
+                forward.verdict.action = Handling::Compacted;
+                forward.verdict.tokens_forwarded = Some(forwarded);
+                forward.compaction = CompactionFacts {
+                    instruction_files: state.instruction_files.clone(),
+                    budget: state.budget,
+                    depth: state.depth,
+                    ..forward.compaction
+                };
             }
         } else if received > session.trigger() {
-            forward.reason = state.last_error.clone().or_else(|| {
+            forward.verdict.reason = state.last_error.clone().or_else(|| {
                 Some("over the trigger, but the last round still waits for its results".into())
             });
         }
@@ -744,16 +506,12 @@ fn invalid(
     match Session::new(conversation, options) {
         Ok(session) if session.tokens() <= session.trigger() => {
             facts.trigger = Some(session.trigger());
-            Forward {
-                reason: Some(format!(
-                    "{reason}; under the trigger: forwarded as received"
-                )),
-                tokens_received: Some(session.tokens()),
-                tokens_forwarded: Some(session.tokens()),
-                compactions: Some(0),
-                ..Forward::new(Handling::Forwarded, model)
-            }
-            .with_facts(facts)
+            let reason = format!("{reason}; under the trigger: forwarded as received");
+            let mut forward = Forward::unchanged(Handling::Forwarded, model, reason);
+            forward.verdict.tokens_received = Some(session.tokens());
+            forward.verdict.tokens_forwarded = Some(session.tokens());
+            forward.verdict.compactions = Some(0);
+            forward.with_facts(facts)
         }
         _ => Forward::failed_with(model, FailOpen::Invalid, reason, &facts),
     }
@@ -812,28 +570,32 @@ mod tests {
         let body = codex_body(40);
         let forward = compactor.compact(&body, Format::Responses, None, None);
         assert_eq!(
-            forward.handling,
+            forward.verdict.action,
             Handling::Compacted,
             "{:?}",
-            forward.reason
+            forward.verdict.reason
         );
         let sent: Value = serde_json::from_slice(forward.body.as_deref().unwrap()).unwrap();
         let text = sent.to_string();
         assert!(text.contains("Never push to main. Run cargo fmt before every commit."));
         assert!(text.contains("Fix the parser bug"));
         let listed: Vec<_> = forward
+            .compaction
             .instruction_files
             .iter()
             .map(|file| (file.message, file.agent, file.file))
             .collect();
         assert_eq!(listed, [(0, "codex", "AGENTS.md")]);
-        assert!(forward.tokens_forwarded < forward.tokens_received);
-        assert_eq!(forward.window, Some(20_000));
-        assert_eq!(forward.window_source, Some(WindowSource::Flag));
+        assert!(forward.verdict.tokens_forwarded < forward.verdict.tokens_received);
+        assert_eq!(forward.facts.window, Some(20_000));
+        assert_eq!(
+            forward.facts.window_source,
+            Some(crate::catalog::WindowSource::Flag)
+        );
         // Codex's headers name it; its trigger is then still the settings' (given).
         let codex = Agent::from_headers(|name| (name == "originator").then_some("codex_cli_rs"));
         let forward = compactor.compact(&body, Format::Responses, None, codex);
-        assert_eq!(forward.client, Some(Agent::Codex));
+        assert_eq!(forward.facts.client, Some(Agent::Codex));
     }
 
     /// The proxy's side of a pinned part above the target: an agent whose system prompt is
@@ -863,15 +625,18 @@ mod tests {
             let body =
                 serde_json::to_vec(&json!({"model": "gpt-4o", "messages": messages})).unwrap();
             let forward = compactor.compact(&body, Format::OpenAi, None, None);
-            if forward.handling == Handling::Compacted {
+            if forward.verdict.action == Handling::Compacted {
                 compacted += 1;
                 let budget = forward
+                    .compaction
                     .budget
                     .expect("a compacted request names its budget");
                 assert!(budget > 2_000, "the fallback is above the target: {budget}");
-                assert!(forward.tokens_forwarded.unwrap() <= forward.trigger.unwrap());
+                assert!(
+                    forward.verdict.tokens_forwarded.unwrap() <= forward.facts.trigger.unwrap()
+                );
             }
-            compactions = forward.compactions.unwrap_or(compactions);
+            compactions = forward.verdict.compactions.unwrap_or(compactions);
         }
         assert!(compacted >= 10, "{compacted} requests compacted");
         assert!(
@@ -885,7 +650,7 @@ mod tests {
         let compactor = Compactor::new(&Settings::default(), None, 0).unwrap();
         let body = br#"{"model": "foo-1", "messages": [{"role": "user", "content": "hi"}]}"#;
         let forward = compactor.compact(body, Format::OpenAi, None, None);
-        assert_eq!(forward.handling, Handling::FailedOpen);
+        assert_eq!(forward.verdict.action, Handling::FailedOpen);
         assert_eq!(forward.unknown_model.as_deref(), Some("foo-1"));
         assert!(forward.body.is_none());
     }

@@ -30,7 +30,7 @@ impl Compactor {
         let handle = crate::recall::checked(handle)?;
         let request = self
             .read(format, (path_model, None), body)
-            .map_err(|forward| RecallError::History(forward.reason.unwrap_or_default()))?;
+            .map_err(|forward| RecallError::History(forward.verdict.reason.unwrap_or_default()))?;
         let Request {
             options,
             conversation,
