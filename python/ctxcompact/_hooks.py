@@ -10,20 +10,27 @@ item is which input item, so that an adapter hands back its framework's own obje
 item that came out unchanged.
 
 Every note names a handle (``handles=True`` unless given otherwise), and each adapter offers a
-recall tool in its framework's form, answered by :func:`recall` from the last call's items —
-the agent's history whole, as its state holds it: nothing is written anywhere.
+recall tool in its framework's form, answered by :func:`recall` from the last call's items of
+each conversation the adapter served lately — the agent's history whole, as its state holds it:
+nothing is written anywhere.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import warnings
+from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import ForwardedRequest, OptionError, RecallError, compact_request, recall_request
 
 # Each request format's key for the list of items in a body.
 _ITEMS_KEY = {"openai": "messages", "responses": "input"}
+
+#: How many conversations an adapter keeps the last model call of, for its recall tool: one
+#: adapter may serve several at once (a server's agents), each recalled from its own history.
+RECALL_CONVERSATIONS = 32
 
 
 class Settings:
@@ -35,7 +42,7 @@ class Settings:
     given). ``options`` are :func:`ctxcompact.compact_request`'s other keywords.
     """
 
-    __slots__ = ("model", "window", "trigger", "target_ratio", "options", "last_call")
+    __slots__ = ("model", "window", "trigger", "target_ratio", "options", "_calls", "_lock")
 
     def __init__(
         self,
@@ -57,9 +64,11 @@ class Settings:
         self.trigger = trigger
         self.target_ratio = target_ratio
         self.options = options
-        # The last model call's body (the agent's whole history then) and format, which the
-        # recall tool answers from.
-        self.last_call: Optional[Tuple[bytes, str]] = None
+        # Of each conversation served lately (by its first item), the last model call's body
+        # (the agent's whole history then) and format, newest last: what the recall tool
+        # answers from. Calls of concurrent conversations may come from several threads.
+        self._calls: "OrderedDict[str, Tuple[bytes, str]]" = OrderedDict()
+        self._lock = threading.Lock()
         # Check the options once, on an empty request, so that a mistake shows at construction.
         compact_request(
             b'{"messages": []}',
@@ -69,6 +78,20 @@ class Settings:
             target_ratio=target_ratio,
             **options,
         )
+
+    def remember(self, conversation: str, body: bytes, format: str) -> None:
+        """Keeps ``body`` as the last call of ``conversation`` (:func:`_conversation_key`),
+        and the last calls of at most :data:`RECALL_CONVERSATIONS` conversations."""
+        with self._lock:
+            self._calls.pop(conversation, None)
+            self._calls[conversation] = (body, format)
+            while len(self._calls) > RECALL_CONVERSATIONS:
+                self._calls.popitem(last=False)
+
+    def last_calls(self) -> List[Tuple[bytes, str]]:
+        """The last call of each conversation kept, newest first."""
+        with self._lock:
+            return list(reversed(self._calls.values()))
 
 
 def fit(
@@ -97,7 +120,7 @@ def fit(
     prefix = json.dumps(head, ensure_ascii=False)[:-1]
     separator = ", " if head else ""
     body = f'{prefix}{separator}"{_ITEMS_KEY[format]}": [{", ".join(texts)}]}}'.encode("utf-8")
-    settings.last_call = (body, format)
+    settings.remember(_conversation_key(items, texts), body, format)
     decision = compact_request(
         body,
         format,
@@ -117,6 +140,16 @@ def fit(
     if decision.action != "compacted":
         return None, decision
     return json.loads(decision.body), decision
+
+
+def _conversation_key(items: Sequence[Any], texts: Sequence[str]) -> str:
+    """What tells a conversation from the others an adapter serves: its first item that is not
+    a system or developer message (its first request; a system prompt is often the same for
+    every conversation of an agent), else its first item."""
+    for item, text in zip(items, texts):
+        if not (isinstance(item, dict) and item.get("role") in ("system", "developer")):
+            return text
+    return texts[0] if texts else ""
 
 
 def match(items: Sequence[Any], output: Sequence[Any]) -> List[Optional[int]]:
@@ -151,20 +184,25 @@ RECALL_DESCRIPTION = (
 
 
 def recall(settings: Settings, handle: str) -> str:
-    """The recall tool's answer: what ``handle`` names, from the last model call's history (the
-    agent's whole history, compacted with ``settings``), or a sentence saying why not."""
-    if settings.last_call is None:
+    """The recall tool's answer: what ``handle`` names, from the history of the last model
+    call of a conversation the adapter served (the agent's whole history, compacted with
+    ``settings``; the newest first, so one adapter shared by concurrent conversations answers
+    each from its own), or a sentence saying why not."""
+    calls = settings.last_calls()
+    if not calls:
         return "ctxcompact recall: no model call was made yet, so nothing was removed"
-    body, format = settings.last_call
-    try:
-        return recall_request(
-            body,
-            format,
-            handle,
-            window=settings.window,
-            trigger=settings.trigger,
-            target_ratio=settings.target_ratio,
-            **settings.options,
-        )
-    except RecallError as err:
-        return f"ctxcompact recall: {err}"
+    first_error: Optional[RecallError] = None
+    for body, format in calls:
+        try:
+            return recall_request(
+                body,
+                format,
+                handle,
+                window=settings.window,
+                trigger=settings.trigger,
+                target_ratio=settings.target_ratio,
+                **settings.options,
+            )
+        except RecallError as err:
+            first_error = first_error or err
+    return f"ctxcompact recall: {first_error}"

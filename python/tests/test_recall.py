@@ -5,6 +5,7 @@ and gets them back exactly as the agent's history holds them; nothing is written
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Dict, List
 
 import pytest
@@ -52,6 +53,33 @@ def test_the_recall_tool_answers_bad_handles_with_a_sentence_naming_them() -> No
         ctxcompact.recall_request(
             body.encode(), "openai", "000000000000/000000000000", window=WINDOW, handles=True
         )
+
+
+def test_one_adapter_recalls_each_conversation_from_its_own_history() -> None:
+    from ctxcompact import _hooks
+
+    settings = _hooks.Settings(None, 8_000, None, None, {})
+
+    def items(task: str, reads: int) -> List[Dict[str, Any]]:
+        out: List[Dict[str, Any]] = [
+            {"role": "system", "content": "You read files."},
+            {"role": "user", "content": task},
+        ]
+        for i in range(reads):
+            call = {"id": f"c{i}", "type": "function",
+                    "function": {"name": "read", "arguments": json.dumps({"path": f"{i}.txt"})}}
+            out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+            out.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"{task} line {i} " * 300})
+        return out
+
+    body, decision = _hooks.fit(items("alpha task", 20), "openai", settings, model="gpt-4o")
+    assert decision.action == "compacted", decision.reason
+    handle = re.search(r"handle ([0-9a-f]{12}/[0-9a-f]{12})", json.dumps(body)).group(1)
+    # Another conversation's call through the same adapter, after it.
+    _hooks.fit(items("beta task", 2), "openai", settings, model="gpt-4o")
+    recalled = _hooks.recall(settings, handle)
+    assert not recalled.startswith("ctxcompact recall:"), recalled
+    assert "alpha task line" in recalled
 
 
 def test_langchain_middleware_recalls_from_the_agents_state() -> None:
