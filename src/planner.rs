@@ -6,7 +6,7 @@
 //! When the asked marker cannot fit, a digest gives way to a brief marker and a brief marker to
 //! none; when nothing fits, the protections are relaxed and, last, the task is shortened.
 
-use crate::account::{Decision, KeptFor, MarkerNote, Shortened, Strategy};
+use crate::account::{Decision, MarkerNote, Shortened, Strategy};
 use crate::archive::{Archive, SpanFile};
 use crate::classify;
 use crate::conversation::{Layout, Message, Part, Role};
@@ -14,9 +14,9 @@ use crate::digest::{self, ClearedNames, DigestCap, MarkerMode};
 use crate::instructions;
 use crate::note::{self, Place};
 use crate::options::Options;
-use crate::relevance::Relevance;
 use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input};
+use crate::strategy::relevant::Scored;
 use crate::strategy::{self, Limits, Plan};
 use crate::tokens::{Memo, TokenCounter};
 use crate::units::Unit;
@@ -35,8 +35,6 @@ const MARKER_ROUNDS: usize = 4;
 const FULLER_DIGESTS_PCT: usize = 2;
 /// Tries at giving the digests that room, each with less by what the last ran over.
 const FULLER_TRIES: usize = 3;
-/// The report names at most this many of the terms that kept a unit.
-const KEPT_FOR_TERMS: usize = 5;
 
 /// One plan of a state, with its markers.
 pub(crate) struct Attempt {
@@ -94,70 +92,6 @@ struct Order<'r> {
     fold_before: usize,
     /// What the units share with the current request, when relevant removal may be planned.
     relevance: &'r Scored,
-}
-
-/// The relevance of one state's units to its current request: each unit's score (its best
-/// message's) and the messages' matched terms.
-#[derive(Debug, Default)]
-struct Scored {
-    units: Vec<f64>,
-    messages: Relevance,
-}
-
-impl Scored {
-    /// Scores `units` of `state` against the current request and, when the last unit is a tool
-    /// round, its calls' arguments.
-    fn measure(state: &Applied, units: &[Unit]) -> Self {
-        let messages = &state.conversation.messages;
-        let request = units
-            .iter()
-            .find(|u| u.is_current)
-            .map_or(0..0, |u| u.messages.clone());
-        let calls = units
-            .last()
-            .filter(|u| u.is_round && !u.is_current)
-            .map_or(0..0, |u| u.messages.clone());
-        let relevance = Relevance::measure(messages, request, calls);
-        let units = units
-            .iter()
-            .map(|u| {
-                relevance.scores[u.messages.clone()]
-                    .iter()
-                    .copied()
-                    .fold(0.0, f64::max)
-            })
-            .collect();
-        Self {
-            units,
-            messages: relevance,
-        }
-    }
-
-    /// The units a relevant plan kept for their relevance, each with the terms that kept it
-    /// (its own, or its scoring neighbour's), as the report gives them.
-    fn kept_for(&self, state: &Applied, units: &[Unit], plan: &Plan) -> Vec<KeptFor> {
-        let reasons = strategy::relevant::reasons(units, &self.units);
-        (0..units.len())
-            .filter(|u| plan.drop.binary_search(u).is_err() && !units[*u].pinned)
-            .filter_map(|u| {
-                let (_, from) = reasons[u]?;
-                let best = units[from]
-                    .messages
-                    .clone()
-                    .max_by(|&a, &b| self.messages.scores[a].total_cmp(&self.messages.scores[b]))?;
-                let terms = self
-                    .messages
-                    .terms_of(best)
-                    .take(KEPT_FOR_TERMS)
-                    .map(str::to_owned)
-                    .collect();
-                Some(KeptFor {
-                    message: state.origin[units[u].messages.start].input(),
-                    terms,
-                })
-            })
-            .collect()
-    }
 }
 
 /// What every attempt of one run shares.
