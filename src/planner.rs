@@ -2,11 +2,12 @@
 //!
 //! Which units go decides how many removal markers there are and what their digests say, and the
 //! markers' tokens count against the budget; so a plan is made with a reserve for its markers,
-//! the markers are built, and the plan is made again with their actual size until the two agree.
+//! the markers are built, and the plan is made again with their actual size until the two agree;
+//! where the digests then leave room, removed units at a span's end are kept in it.
 //! When the asked marker cannot fit, a digest gives way to a brief marker and a brief marker to
 //! none; when nothing fits, the protections are relaxed and, last, the task is shortened.
 
-use crate::account::{Decision, KeptFor, MarkerNote, Shortened, Strategy};
+use crate::account::{Decision, MarkerNote, Shortened, Strategy};
 use crate::archive::{Archive, SpanFile};
 use crate::budget::Budget;
 use crate::classify;
@@ -15,9 +16,9 @@ use crate::digest::{self, ClearedNames, DigestCap, MarkerMode};
 use crate::instructions;
 use crate::note::{self, Place};
 use crate::options::Options;
-use crate::relevance::Relevance;
 use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input};
+use crate::strategy::relevant::Scored;
 use crate::strategy::{self, Limits, Plan};
 use crate::tokens::{Memo, TokenCounter};
 use crate::units::Unit;
@@ -36,8 +37,6 @@ const MARKER_ROUNDS: usize = 4;
 const FULLER_DIGESTS_PCT: usize = 2;
 /// Tries at giving the digests that room, each with less by what the last ran over.
 const FULLER_TRIES: usize = 3;
-/// The report names at most this many of the terms that kept a unit.
-const KEPT_FOR_TERMS: usize = 5;
 
 /// One plan of a state, with its markers.
 pub(crate) struct Attempt {
@@ -54,6 +53,8 @@ pub(crate) struct Attempt {
     pub(crate) mode: MarkerMode,
     /// The cap each digest was built within.
     pub(crate) cap: DigestCap,
+    /// Tokens the plan set aside for the digests together.
+    pub(crate) allowance: usize,
     /// Tokens after removal, the markers included.
     pub(crate) tokens_after: usize,
     /// Tokens the digests took beyond their headers' reserve.
@@ -95,70 +96,6 @@ struct Order<'r> {
     fold_before: usize,
     /// What the units share with the current request, when relevant removal may be planned.
     relevance: &'r Scored,
-}
-
-/// The relevance of one state's units to its current request: each unit's score (its best
-/// message's) and the messages' matched terms.
-#[derive(Debug, Default)]
-struct Scored {
-    units: Vec<f64>,
-    messages: Relevance,
-}
-
-impl Scored {
-    /// Scores `units` of `state` against the current request and, when the last unit is a tool
-    /// round, its calls' arguments.
-    fn measure(state: &Applied, units: &[Unit]) -> Self {
-        let messages = &state.conversation.messages;
-        let request = units
-            .iter()
-            .find(|u| u.is_current)
-            .map_or(0..0, |u| u.messages.clone());
-        let calls = units
-            .last()
-            .filter(|u| u.is_round && !u.is_current)
-            .map_or(0..0, |u| u.messages.clone());
-        let relevance = Relevance::measure(messages, request, calls);
-        let units = units
-            .iter()
-            .map(|u| {
-                relevance.scores[u.messages.clone()]
-                    .iter()
-                    .copied()
-                    .fold(0.0, f64::max)
-            })
-            .collect();
-        Self {
-            units,
-            messages: relevance,
-        }
-    }
-
-    /// The units a relevant plan kept for their relevance, each with the terms that kept it
-    /// (its own, or its scoring neighbour's), as the report gives them.
-    fn kept_for(&self, state: &Applied, units: &[Unit], plan: &Plan) -> Vec<KeptFor> {
-        let reasons = strategy::relevant::reasons(units, &self.units);
-        (0..units.len())
-            .filter(|u| plan.drop.binary_search(u).is_err() && !units[*u].pinned)
-            .filter_map(|u| {
-                let (_, from) = reasons[u]?;
-                let best = units[from]
-                    .messages
-                    .clone()
-                    .max_by(|&a, &b| self.messages.scores[a].total_cmp(&self.messages.scores[b]))?;
-                let terms = self
-                    .messages
-                    .terms_of(best)
-                    .take(KEPT_FOR_TERMS)
-                    .map(str::to_owned)
-                    .collect();
-                Some(KeptFor {
-                    message: state.origin[units[u].messages.start].input(),
-                    terms,
-                })
-            })
-            .collect()
-    }
 }
 
 /// What every attempt of one run shares.
@@ -255,11 +192,12 @@ impl<'a> Planner<'a> {
             && plain.unnamed == 0
             && plain.unnamed_files <= around.unnamed_files
             && plain.markers.len() < around.markers.len();
-        let mut chosen = if around.fits && spares_requests && !plain_reads_better {
+        let chosen = if around.fits && spares_requests && !plain_reads_better {
             around
         } else {
             plain
         };
+        let mut chosen = self.with_span_ends_kept(state, &units, order(false), chosen);
         if chosen.plan.strategy == Strategy::Relevant {
             chosen.decision.kept_for = relevance.kept_for(state, &chosen.units, &chosen.plan);
         }
@@ -400,6 +338,55 @@ impl<'a> Planner<'a> {
         found
     }
 
+    /// `found`, once its markers are built, with the removed units at either end of a span
+    /// kept, the newest first, while it uses less than [`strategy::REFILL_UNDER_TENTHS`] of the
+    /// budget: the plan priced each marker at its reserve, and the digests, given the room
+    /// left, took less. A unit is kept where the plan with its markers built again fits and
+    /// names every request and file it named; never the last one removed, which would leave
+    /// nothing to remove. `order` is only read for the plan's limits.
+    fn with_span_ends_kept(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        order: Order<'_>,
+        mut found: Attempt,
+    ) -> Attempt {
+        let limits = self.limits(state, order, found.allowance, self.marker_each(found.mode));
+        let mut tried = Vec::new();
+        while found.fits
+            && found.plan.drop.len() > 1
+            && found.tokens_after * 10 < self.budget * strategy::REFILL_UNDER_TENTHS
+        {
+            let room = self.budget - found.tokens_after;
+            let mut ends: Vec<usize> = strategy::spans(&found.plan.drop)
+                .into_iter()
+                .flat_map(|span| [span.start, span.end - 1])
+                .filter(|&u| units[u].tokens <= room && !tried.contains(&u))
+                .collect();
+            ends.sort_unstable_by(|a, b| b.cmp(a));
+            ends.dedup();
+            let kept = ends.into_iter().find_map(|u| {
+                tried.push(u);
+                let plan = strategy::keep(&found.plan, units, &limits, u);
+                let decision = found.decision.clone();
+                let kept = self.marked(
+                    state,
+                    units,
+                    (found.mode, found.cap),
+                    &limits,
+                    (decision, plan),
+                );
+                (kept.fits
+                    && kept.unnamed <= found.unnamed
+                    && kept.unnamed_files <= found.unnamed_files)
+                    .then_some(kept)
+            });
+            let Some(kept) = kept else { break };
+            found = kept;
+        }
+        found
+    }
+
     /// The plan that gives the digests the most room the budget allows (within the cap):
     /// every unit that may go goes. `None` when there is no room for a digest at all.
     fn roomier(&self, state: &Applied, units: &[Unit], order: Order<'_>) -> Option<Attempt> {
@@ -523,13 +510,35 @@ impl<'a> Planner<'a> {
         (mode, cap): (MarkerMode, DigestCap),
         allowance: usize,
     ) -> Attempt {
-        let archive = self.archive;
-        let each = match mode {
-            MarkerMode::None if archive.is_none() => 0,
-            _ => self.header_tokens(mode),
-        };
-        let limits = self.limits(state, order, allowance, each);
+        let limits = self.limits(state, order, allowance, self.marker_each(mode));
         let (decision, plan) = self.selector.decide(units, &order.relevance.units, &limits);
+        let planned = plan.fits;
+        let mut attempt = self.marked(state, units, (mode, cap), &limits, (decision, plan));
+        attempt.fits &= planned;
+        attempt
+    }
+
+    /// Tokens each marker of `mode` costs besides its digest: none without markers, unless
+    /// every removed span names its archive file.
+    fn marker_each(&self, mode: MarkerMode) -> usize {
+        match mode {
+            MarkerMode::None if self.archive.is_none() => 0,
+            _ => self.header_tokens(mode),
+        }
+    }
+
+    /// The attempt of `plan`, made within `limits`, with its markers of `mode` built (each
+    /// digest within `cap`): it fits when the units it keeps and the markers as built do.
+    fn marked(
+        &self,
+        state: &Applied,
+        units: &[Unit],
+        (mode, cap): (MarkerMode, DigestCap),
+        limits: &Limits,
+        (decision, plan): (Decision, Plan),
+    ) -> Attempt {
+        let archive = self.archive;
+        let (allowance, each) = (limits.marker, limits.marker_each);
         let spans = strategy::spans(&plan.drop);
         let caps = digest_caps(&plan, units, &spans, cap, allowance);
         let mut markers = Vec::new();
@@ -592,7 +601,7 @@ impl<'a> Planner<'a> {
         let kept_tokens = plan.tokens_after - reserved;
         let tokens_after = kept_tokens + marker_tokens;
         let slack = MARKER_SLACK.min(marker_tokens);
-        let fits = plan.fits && tokens_after + slack <= self.budget;
+        let fits = tokens_after + slack <= self.budget;
         Attempt {
             units: units.to_vec(),
             decision,
@@ -602,6 +611,7 @@ impl<'a> Planner<'a> {
             archive: archived_files,
             mode,
             cap,
+            allowance,
             tokens_after,
             digest_tokens,
             kept_tokens,

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::account::Strategy;
 use crate::budget::Budget;
-use crate::catalog::{Catalog, WindowSource};
+use crate::catalog::{Catalog, Tables, WindowSource};
 use crate::conversation::Conversation;
 use crate::cost::CostModel;
 use crate::digest::MarkerMode;
@@ -112,7 +112,36 @@ impl Settings {
     /// # Errors
     /// As [`Settings::catalog`] and [`Settings::options_in`].
     pub fn options(&self) -> Result<Options> {
-        self.options_in(&self.catalog()?)
+        self.options_from(&self.tables()?)
+    }
+
+    /// The catalog and calibration files these settings name, read (the built-in catalog
+    /// without one): for [`Settings::options_from`] and [`Settings::options_for_body_from`],
+    /// so that resolving options again reads no file again.
+    ///
+    /// # Errors
+    /// As [`Settings::catalog`]; [`Error::Calibration`] naming the file, when it cannot be
+    /// read or is no calibration.
+    pub fn tables(&self) -> Result<Tables> {
+        let catalog = self.catalog()?;
+        let calibration = self.calibration()?;
+        Ok(Tables {
+            catalog,
+            calibration,
+        })
+    }
+
+    /// As [`Settings::options`], with the files `tables` read instead of these settings'.
+    ///
+    /// # Errors
+    /// As [`Settings::options_in`], but for the files.
+    pub fn options_from(&self, tables: &Tables) -> Result<Options> {
+        self.options_for(&Run {
+            catalog: &tables.catalog,
+            calibration: tables.calibration.as_ref(),
+            model: self.model.as_deref(),
+            window: None,
+        })
     }
 
     /// As [`Settings::options`], for `conversation`, with every model's context window `window`
@@ -130,12 +159,24 @@ impl Settings {
         conversation: &Conversation,
         window: Option<usize>,
     ) -> Result<Options> {
-        let catalog = self.catalog()?;
-        let calibration = self.calibration()?;
+        self.options_for_body_from(&self.tables()?, conversation, window)
+    }
+
+    /// As [`Settings::options_for_body`], with the files `tables` read instead of these
+    /// settings'.
+    ///
+    /// # Errors
+    /// As [`Settings::options_for_body`], but for the files.
+    pub fn options_for_body_from(
+        &self,
+        tables: &Tables,
+        conversation: &Conversation,
+        window: Option<usize>,
+    ) -> Result<Options> {
         let named = conversation.model().filter(|_| self.model.is_none());
         let run = Run {
-            catalog: &catalog,
-            calibration: calibration.as_ref(),
+            catalog: &tables.catalog,
+            calibration: tables.calibration.as_ref(),
             model: self.model.as_deref().or(named),
             window,
         };
@@ -470,6 +511,15 @@ mod tests {
     }
 
     /// A file beside the test's others, written once per test name.
+    /// A catalog of one model, `house-model`, with a window of 9,000 tokens.
+    const HOUSE_CATALOG: &str = r#"{"models": [{"name": "house-model", "provider": "openai",
+        "context_window": 9000, "tokenizer": "o200k", "strategy": "middle", "reason": "a test"}]}"#;
+    /// A calibration of claude-opus at twice o200k's count.
+    const OPUS_CALIBRATION: &str = r#"{"families": [{"family": "claude-opus", "calls": 1,
+        "sessions": 1, "tokens_per_o200k": 2.0, "tokens_per_tool_call": 0.0,
+        "tokens_per_char": 0.5, "fixed_overhead": 0, "r2": 1.0, "median_ape_pct": 0.0,
+        "p95_ape_pct": 0.0}]}"#;
+
     fn file(name: &str, text: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("ctxcompact-settings-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -480,12 +530,7 @@ mod tests {
 
     #[test]
     fn a_catalog_file_is_where_models_are_looked_up() {
-        let path = file(
-            "catalog.json",
-            r#"{"models": [{"name": "house-model", "provider": "openai",
-                "context_window": 9000, "tokenizer": "o200k", "strategy": "middle",
-                "reason": "a test"}]}"#,
-        );
+        let path = file("catalog.json", HOUSE_CATALOG);
         let given = Settings {
             model: Some("house-model".into()),
             catalog: Some(path.clone()),
@@ -519,12 +564,7 @@ mod tests {
                 shipped.tokenizer
             )
         };
-        let path = file(
-            "calibration.json",
-            r#"{"families": [{"family": "claude-opus", "calls": 1, "sessions": 1,
-                "tokens_per_o200k": 2.0, "tokens_per_tool_call": 0.0, "tokens_per_char": 0.5,
-                "fixed_overhead": 0, "r2": 1.0, "median_ape_pct": 0.0, "p95_ape_pct": 0.0}]}"#,
-        );
+        let path = file("calibration.json", OPUS_CALIBRATION);
         let calibrated = Settings {
             target: Some(10),
             tokenizer: shipped_tokenizer(),
@@ -549,6 +589,38 @@ mod tests {
                 .contains("bad-calibration.json: calibration:"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn tables_read_once_resolve_again_without_their_files() {
+        let catalog = file("tables-catalog.json", HOUSE_CATALOG);
+        let calibration = file("tables-calibration.json", OPUS_CALIBRATION);
+        let settings = Settings {
+            ratio: Some(0.5),
+            tokenizer: shipped_tokenizer(),
+            catalog: Some(catalog.clone()),
+            calibration: Some(calibration.clone()),
+            ..Settings::default()
+        };
+        let body = crate::format::parse_value(
+            serde_json::json!({"model": "house-model", "messages": [{"role": "user", "content": "hi"}]}),
+            None,
+        )
+        .unwrap();
+        let read = settings.options_for_body(&body, None).unwrap();
+        let tables = settings.tables().unwrap();
+        std::fs::remove_file(&catalog).unwrap();
+        std::fs::remove_file(&calibration).unwrap();
+        let again = settings
+            .options_for_body_from(&tables, &body, None)
+            .unwrap();
+        assert_eq!(again.profile.context_window, 9000);
+        assert_eq!((again.model, again.tokenizer), (read.model, read.tokenizer));
+        assert_eq!(
+            settings.options_from(&tables).unwrap().tokenizer,
+            read.tokenizer
+        );
+        assert!(matches!(settings.tables(), Err(Error::Catalog { .. })));
     }
 
     fn shipped_tokenizer() -> Option<Tokenizer> {

@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::tokens::Tokenizer;
+use crate::tokens::calibration::Calibration;
 
 /// The built-in catalog's JSON. Keep in sync with the providers' published context windows and
 /// the agent CLIs' bundled catalogs it cites.
@@ -136,6 +137,19 @@ pub struct Resolved {
     pub how: String,
     /// Whether the window is the listed model's or a family rule's guess.
     pub window_source: WindowSource,
+}
+
+/// What run settings look models and factors up in, each read once: the catalog (the built-in
+/// one or a catalog file) and a calibration file's factors, when one is given. A caller that
+/// resolves options more than once in one run (the CLI: the tokenizer before its input is read,
+/// then the options for the body it read) reads each file once
+/// ([`Settings::tables`](crate::Settings::tables)).
+#[derive(Debug, Clone)]
+pub struct Tables {
+    /// Where models are looked up.
+    pub(crate) catalog: Catalog,
+    /// The factors the calibrated estimators count with, instead of the shipped ones.
+    pub(crate) calibration: Option<Calibration>,
 }
 
 /// A list of model profiles.

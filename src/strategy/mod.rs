@@ -33,9 +33,10 @@ use crate::units::Unit;
 /// A plan that gave up its tail and keeps less than this many tenths of its budget restores
 /// units: below it, a large tail unit has left the budget mostly empty.
 const REFILL_BELOW_TENTHS: usize = 6;
-/// A plan without markers (none asked, or none fits) restores units below this many tenths of
-/// its budget: no digest takes the room it leaves.
-const REFILL_WITHOUT_MARKERS_BELOW_TENTHS: usize = 9;
+/// A plan using less than this many tenths of its budget restores removed units where no digest
+/// takes the room it leaves: a plan without markers (none asked, or none fits) as it is made,
+/// one with markers once they are built (the planner's `with_span_ends_kept`).
+pub(crate) const REFILL_UNDER_TENTHS: usize = 9;
 
 /// What a plan must fit into, and what it must keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,44 +86,16 @@ pub(crate) struct Plan {
 pub(crate) fn plan(strategy: Strategy, units: &[Unit], relevance: &[f64], limits: &Limits) -> Plan {
     let total: usize = limits.fixed + units.iter().map(|u| u.tokens).sum::<usize>();
     let messages: usize = units.iter().map(|u| u.messages.len()).sum();
-    let tail_start = units.len().saturating_sub(limits.preserve_end);
-    let head: Vec<usize> = match strategy {
-        Strategy::Middle => units
-            .iter()
-            .enumerate()
-            .filter(|(_, u)| !u.is_system)
-            .map(|(i, _)| i)
-            .take(limits.preserve_start)
-            .collect(),
-        Strategy::Oldest | Strategy::Relevant => Vec::new(),
-    };
-    let is_head = |i: &usize| head.binary_search(i).is_ok();
-    // Rounds cleared bare for want of room go, protected or not ([`Limits::fold_before`]).
-    let folds = |i: usize| {
-        let unit = &units[i];
-        unit.is_round && !unit.has_request && unit.messages.end <= limits.fold_before
-    };
+    let protections = protections(strategy, units, limits);
     // Removal order: the unprotected middle, then the head, then the tail; oldest first in
     // each. With `requests_last`, units without a request go first in each, then those with one.
-    let requests_last = |region: Vec<(Option<Protection>, usize)>| {
-        let (requests, others): (Vec<_>, Vec<_>) = region
-            .into_iter()
+    let region = |protection: Option<Protection>| {
+        let (requests, others): (Vec<_>, Vec<_>) = (0..units.len())
+            .filter(|&i| protections[i] == protection)
+            .map(|i| (protection, i))
             .partition(|(_, i)| limits.requests_last && units[*i].has_request);
         others.into_iter().chain(requests)
     };
-    let middle: Vec<_> = (0..tail_start)
-        .filter(|i| !is_head(i))
-        .map(|i| (None, i))
-        .collect();
-    let head_region: Vec<_> = head
-        .iter()
-        .copied()
-        .filter(|&i| i < tail_start)
-        .map(|i| (Some(Protection::Head), i))
-        .collect();
-    let tail: Vec<_> = (tail_start..units.len())
-        .map(|i| (Some(Protection::Tail), i))
-        .collect();
     let order: Vec<_> = if strategy == Strategy::Relevant {
         // No protected head or tail: the order itself keeps what matters.
         relevant::removal_order(units, relevance)
@@ -130,10 +103,12 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], relevance: &[f64], limits
             .map(|i| (None, i))
             .collect()
     } else {
-        requests_last(middle)
-            .chain(requests_last(head_region))
-            .chain(requests_last(tail))
-            .filter(|(protection, i)| limits.relax || protection.is_none() || folds(*i))
+        region(None)
+            .chain(region(Some(Protection::Head)))
+            .chain(region(Some(Protection::Tail)))
+            .filter(|(protection, i)| {
+                limits.relax || protection.is_none() || folds(&units[*i], limits)
+            })
             .collect()
     };
     let mut plan = Plan {
@@ -144,13 +119,7 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], relevance: &[f64], limits
         fits: total <= limits.budget,
         relaxed: Vec::new(),
     };
-    let mut removal = Removal {
-        units,
-        limits,
-        removed: vec![false; units.len()],
-        spans: 0,
-        kept_tokens: total,
-    };
+    let mut removal = Removal::of(units, limits, &[]);
     let mut dropped: Vec<(Option<Protection>, usize)> = Vec::new();
     // A fold removes only the bare rounds: what else it would take to fit, it does not.
     let folding = limits.fold_before > 0;
@@ -158,27 +127,56 @@ pub(crate) fn plan(strategy: Strategy, units: &[Unit], relevance: &[f64], limits
         if plan.fits && !folding {
             break;
         }
-        if units[i].pinned || folding && !folds(i) {
+        if units[i].pinned || folding && !folds(&units[i], limits) {
             continue;
         }
-        // A bare round folded is no protection given up: nothing of it was whole.
-        let protection = protection.filter(|_| !folds(i));
         dropped.push((protection, i));
         removal.set(i, true, &mut plan);
     }
     if plan.fits && !folding {
         removal.refill(strategy, &dropped, &mut plan);
     }
-    for (protection, i) in dropped {
-        let Some(protection) = protection.filter(|_| removal.removed[i]) else {
-            continue;
-        };
-        if plan.relaxed.last() != Some(&protection) {
-            plan.relaxed.push(protection);
-        }
-    }
+    plan.relaxed = removal.relaxed(&protections);
     plan.drop = (0..units.len()).filter(|&i| removal.removed[i]).collect();
     plan
+}
+
+/// `plan`, made by [`plan`] within `limits`, with its removed unit `i` kept: its tokens, the
+/// markers of its spans and the protections it gives up counted again.
+pub(crate) fn keep(plan: &Plan, units: &[Unit], limits: &Limits, i: usize) -> Plan {
+    let mut removal = Removal::of(units, limits, &plan.drop);
+    let mut kept = plan.clone();
+    removal.set(i, false, &mut kept);
+    kept.drop.retain(|&d| d != i);
+    kept.relaxed = removal.relaxed(&protections(plan.strategy, units, limits));
+    kept
+}
+
+/// The protection of each unit under `strategy` within `limits`: the tail (the last
+/// `preserve_end` units), the head (middle removal's first `preserve_start` non-system units
+/// before the tail), or none (every unit under relevant removal, whose order itself keeps what
+/// matters).
+fn protections(strategy: Strategy, units: &[Unit], limits: &Limits) -> Vec<Option<Protection>> {
+    let tail_start = units.len().saturating_sub(limits.preserve_end);
+    let mut protections = vec![None; units.len()];
+    match strategy {
+        Strategy::Relevant => return protections,
+        Strategy::Middle => {
+            let head = (0..tail_start).filter(|&i| !units[i].is_system);
+            for i in head.take(limits.preserve_start) {
+                protections[i] = Some(Protection::Head);
+            }
+        }
+        Strategy::Oldest => {}
+    }
+    protections[tail_start..].fill(Some(Protection::Tail));
+    protections
+}
+
+/// Whether `unit` is a tool round without a request ending at or before
+/// [`Limits::fold_before`]: one to remove, protected or not.
+fn folds(unit: &Unit, limits: &Limits) -> bool {
+    unit.is_round && !unit.has_request && unit.messages.end <= limits.fold_before
 }
 
 /// The units a plan removes so far, with what they leave: its kept tokens and removed spans.
@@ -190,7 +188,43 @@ struct Removal<'a> {
     kept_tokens: usize,
 }
 
-impl Removal<'_> {
+impl<'a> Removal<'a> {
+    /// The removal of `drop` from `units` within `limits`.
+    fn of(units: &'a [Unit], limits: &'a Limits, drop: &[usize]) -> Self {
+        let mut removed = vec![false; units.len()];
+        for &i in drop {
+            removed[i] = true;
+        }
+        let kept: usize = (0..units.len())
+            .filter(|&i| !removed[i])
+            .map(|i| units[i].tokens)
+            .sum();
+        Self {
+            units,
+            limits,
+            removed,
+            spans: spans(drop).len(),
+            kept_tokens: limits.fixed + kept,
+        }
+    }
+
+    /// The protections (of `protections`, each unit's) the units removed give up, in the order
+    /// removal reaches them: the head before the tail. A bare round folded gives up none:
+    /// nothing of it was whole.
+    fn relaxed(&self, protections: &[Option<Protection>]) -> Vec<Protection> {
+        let given_up = |protection: Protection| {
+            (0..self.units.len()).any(|i| {
+                self.removed[i]
+                    && protections[i] == Some(protection)
+                    && !folds(&self.units[i], self.limits)
+            })
+        };
+        [Protection::Head, Protection::Tail]
+            .into_iter()
+            .filter(|&p| given_up(p))
+            .collect()
+    }
+
     /// Gives back units of a plan that fits (`dropped`: what it removed, in order) where room
     /// is left. Relevant removal fills what room is left with what it removed, the most
     /// relevant and then the newest first, wherever a unit still fits (a large one skipped, a
@@ -215,7 +249,7 @@ impl Removal<'_> {
         let tenths = |t: usize| plan.tokens_after * 10 < limits.budget * t;
         let no_markers = limits.marker == 0 && limits.marker_each == 0;
         let refill = if no_markers {
-            tenths(REFILL_WITHOUT_MARKERS_BELOW_TENTHS)
+            tenths(REFILL_UNDER_TENTHS)
         } else {
             gave_up_tail && tenths(REFILL_BELOW_TENTHS)
         };
@@ -471,10 +505,22 @@ mod tests {
             proptest::prop_assert_eq!(plan.messages_kept, units.len() - plan.drop.len());
             proptest::prop_assert!(plan.drop.iter().all(|&i| !units[i].pinned));
             proptest::prop_assert_eq!(plan.fits, tokens <= budget);
+            // Any removed unit kept again: the plan counted as if made without it.
+            for &i in &plan.drop {
+                let fewer: Vec<usize> = plan.drop.iter().copied().filter(|&d| d != i).collect();
+                let kept = keep(&plan, &units, &limits, i);
+                proptest::prop_assert_eq!(&kept.drop, &fewer);
+                proptest::prop_assert_eq!(kept.tokens_after, cost(&fewer));
+                proptest::prop_assert_eq!(kept.messages_kept, plan.messages_kept + 1);
+                proptest::prop_assert_eq!(kept.fits, cost(&fewer) <= budget);
+                let tail = fewer.iter().any(|&d| d + limits.preserve_end >= units.len());
+                proptest::prop_assert_eq!(kept.relaxed.contains(&Protection::Tail), tail);
+                proptest::prop_assert!(kept.relaxed.iter().all(|p| plan.relaxed.contains(p)));
+            }
             let underfilled = tokens * 10 < budget * REFILL_BELOW_TENTHS;
             let tail = plan.relaxed.contains(&Protection::Tail);
             let no_markers = marker == 0 && marker_each == 0;
-            let unfilled = tokens * 10 < budget * REFILL_WITHOUT_MARKERS_BELOW_TENTHS;
+            let unfilled = tokens * 10 < budget * REFILL_UNDER_TENTHS;
             if plan.fits && (tail && underfilled && marker_each == 0 || no_markers && unfilled) {
                 for &i in &plan.drop {
                     let fewer: Vec<usize> = plan.drop.iter().copied().filter(|&d| d != i).collect();

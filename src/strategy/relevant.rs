@@ -5,15 +5,89 @@
 //! fact is kept with what frames it. Units scoring at least 5% of the best are
 //! **relevant**: they are removed last, the weakest first; the others go before them, the
 //! oldest first, so that what room relevant units leave keeps the newest history.
+//!
+//! [`Scored`] holds a state's units scored against its current request, and names the terms
+//! that kept a unit for the report.
 
 use std::cmp::Ordering;
 
+use crate::account::KeptFor;
+use crate::relevance::Relevance;
+use crate::state::Applied;
+use crate::strategy::Plan;
 use crate::units::Unit;
 
 /// The share of a unit's score its neighbours take, in percent.
 const NEIGHBOUR_PCT: f64 = 50.0;
 /// A unit is relevant when it scores at least this share of the best, in percent.
 const RELEVANT_PCT: f64 = 5.0;
+/// The report names at most this many of the terms that kept a unit.
+const KEPT_FOR_TERMS: usize = 5;
+
+/// The relevance of one state's units to its current request: each unit's score (its best
+/// message's) and the messages' matched terms.
+#[derive(Debug, Default)]
+pub(crate) struct Scored {
+    /// Each unit's score.
+    pub(crate) units: Vec<f64>,
+    messages: Relevance,
+}
+
+impl Scored {
+    /// Scores `units` of `state` against the current request and, when the last unit is a tool
+    /// round, its calls' arguments.
+    pub(crate) fn measure(state: &Applied, units: &[Unit]) -> Self {
+        let messages = &state.conversation.messages;
+        let request = units
+            .iter()
+            .find(|u| u.is_current)
+            .map_or(0..0, |u| u.messages.clone());
+        let calls = units
+            .last()
+            .filter(|u| u.is_round && !u.is_current)
+            .map_or(0..0, |u| u.messages.clone());
+        let relevance = Relevance::measure(messages, request, calls);
+        let units = units
+            .iter()
+            .map(|u| {
+                relevance.scores[u.messages.clone()]
+                    .iter()
+                    .copied()
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        Self {
+            units,
+            messages: relevance,
+        }
+    }
+
+    /// The units a relevant plan kept for their relevance, each with the terms that kept it
+    /// (its own, or its scoring neighbour's), as the report gives them.
+    pub(crate) fn kept_for(&self, state: &Applied, units: &[Unit], plan: &Plan) -> Vec<KeptFor> {
+        let reasons = reasons(units, &self.units);
+        (0..units.len())
+            .filter(|u| plan.drop.binary_search(u).is_err() && !units[*u].pinned)
+            .filter_map(|u| {
+                let (_, from) = reasons[u]?;
+                let best = units[from]
+                    .messages
+                    .clone()
+                    .max_by(|&a, &b| self.messages.scores[a].total_cmp(&self.messages.scores[b]))?;
+                let terms = self
+                    .messages
+                    .terms_of(best)
+                    .take(KEPT_FOR_TERMS)
+                    .map(str::to_owned)
+                    .collect();
+                Some(KeptFor {
+                    message: state.origin[units[u].messages.start].input(),
+                    terms,
+                })
+            })
+            .collect()
+    }
+}
 
 /// Each unit's effective score and the unit it takes it from (itself or a neighbour); `None`
 /// for a unit that is not relevant. `scores` are the units' own scores (empty: none scores).

@@ -35,9 +35,13 @@ pub(crate) fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         removal,
         json,
     } = args;
+    let tables = budget.model.prepare();
     let (conversation, anchor) = read_anchored(input)?;
-    let options = flags::settings(budget, removal, None, Some(0.5), anchor)
-        .options_for_body(&conversation, None)?;
+    let options = flags::settings(budget, removal, None, Some(0.5), anchor).options_for_body_from(
+        &tables?,
+        &conversation,
+        None,
+    )?;
     let report =
         ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
     let text = if *json {

@@ -54,24 +54,3 @@ pub(crate) enum Command {
     /// handle names, search removed history (see `ctxcompact mcp --help`).
     Mcp(crate::mcp::McpArgs),
 }
-
-impl Command {
-    /// Starts building the tokenizer this command counts with, so that it is built while the
-    /// input is read and parsed. Arguments that do not resolve build nothing here: the command
-    /// reports them where it uses them.
-    pub(crate) fn prepare_tokenizer(&self) {
-        let model = match self {
-            Self::Compact(args) => &args.budget.model,
-            Self::Analyze(args) => &args.budget.model,
-            Self::TrimTools(args) => &args.model,
-            Self::Count(args) => &args.model,
-            Self::Bench(args) => &args.model,
-            Self::Validate(_) | Self::Replay(_) | Self::Calibrate(_) | Self::Mcp(_) => return,
-            #[cfg(feature = "proxy")]
-            Self::Proxy(_) | Self::Wrap(_) => return,
-        };
-        if let Ok(options) = model.unbudgeted(None, None).options() {
-            options.tokenizer.prepare();
-        }
-    }
-}

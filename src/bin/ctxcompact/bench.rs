@@ -244,7 +244,8 @@ fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer, next: usize) 
 /// The bench's base options: model, tokenizer, strategy and tool options (the budget is set
 /// per conversation).
 fn base_options(model: &ModelArgs, strategy: StrategyArg, tools: &ToolArgs) -> Result<Options> {
-    let mut options = model.unbudgeted(Some(tools), None).options()?;
+    let tables = model.prepare()?;
+    let mut options = model.unbudgeted(Some(tools), None).options_from(&tables)?;
     options.strategy = strategy.strategy();
     Ok(options)
 }

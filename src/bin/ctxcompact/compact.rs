@@ -36,10 +36,14 @@ pub(crate) fn run(args: CompactArgs) -> Result<ExitCode> {
         archive,
         output,
     } = args;
+    let tables = budget.model.prepare();
     check_paths(&input, &output)?;
     let (conversation, anchor) = read_anchored(&input)?;
-    let options = flags::settings(&budget, &removal, archive, None, anchor)
-        .options_for_body(&conversation, None)?;
+    let options = flags::settings(&budget, &removal, archive, None, anchor).options_for_body_from(
+        &tables?,
+        &conversation,
+        None,
+    )?;
     let compacted =
         ctxcompact::compact(conversation, &options).with_context(|| input.file.clone())?;
     let code = emit(

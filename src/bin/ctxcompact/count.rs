@@ -27,10 +27,12 @@ pub(crate) struct CountArgs {
 /// Prints each message's tokens and the total.
 pub(crate) fn run(args: &CountArgs) -> Result<ExitCode> {
     let CountArgs { input, model, json } = args;
+    let tables = model.prepare();
     let (conversation, anchor) = read_anchored(input)?;
-    let options = model
-        .unbudgeted(None, anchor)
-        .options_for_body(&conversation, None)?;
+    let options =
+        model
+            .unbudgeted(None, anchor)
+            .options_for_body_from(&tables?, &conversation, None)?;
     let tokenizer = options.tokenizer;
     let counts = options.count_body(&conversation);
     let mut out = String::new();

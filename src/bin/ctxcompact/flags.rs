@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use ctxcompact::catalog::Tables;
 use ctxcompact::format::{Format, RecordedUsage};
 use ctxcompact::{MarkerMode, Settings, Strategy, Tokenizer, ToolMode};
 
@@ -288,6 +289,19 @@ impl FormatArg {
 }
 
 impl ModelArgs {
+    /// Reads the catalog and calibration files these arguments name, once for the run, and
+    /// starts building the tokenizer they give, so that it is built while the input is read
+    /// and parsed. The files' tables, or the error reading them, which the command reports
+    /// where it uses them: after its input is read.
+    pub(crate) fn prepare(&self) -> ctxcompact::Result<Tables> {
+        let settings = self.unbudgeted(None, None);
+        let tables = settings.tables()?;
+        if let Ok(options) = settings.options_from(&tables) {
+            options.tokenizer.prepare();
+        }
+        Ok(tables)
+    }
+
     /// The settings of the model, its catalog and calibration, the tokenizer, the overhead and
     /// `anchor`, the input size the log read last recorded.
     fn settings(&self, anchor: Option<RecordedUsage>) -> Settings {

@@ -62,7 +62,6 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 /// Runs the subcommand.
 fn run(cli: Cli) -> Result<ExitCode> {
-    cli.command.prepare_tokenizer();
     match cli.command {
         Command::Compact(args) => compact::run(args),
         Command::TrimTools(args) => trim_tools::run(&args),

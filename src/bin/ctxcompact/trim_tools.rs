@@ -31,11 +31,12 @@ pub(crate) fn run(args: &TrimToolsArgs) -> Result<ExitCode> {
         tools,
         output,
     } = args;
+    let tables = model.prepare();
     check_paths(input, output)?;
     let (conversation, anchor) = read_anchored(input)?;
     let options = model
         .unbudgeted(Some(tools), anchor)
-        .options_for_body(&conversation, None)?;
+        .options_for_body_from(&tables?, &conversation, None)?;
     let trimmed =
         ctxcompact::trim_tools(conversation, &options).with_context(|| input.file.clone())?;
     emit(
