@@ -91,11 +91,11 @@ pub struct Settings {
     pub handles: bool,
 }
 
-/// What a run adds to the settings: the catalog its model is looked up in, the calibration
+/// How a run looks its model up, beside the settings: the catalog, the calibration
 /// read once from the settings' file, the model (a request's own, or the settings'), and a
 /// window for every model, when given.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Run<'a> {
+pub(crate) struct ModelLookup<'a> {
     /// Where the model is looked up.
     pub(crate) catalog: &'a Catalog,
     /// The calibration the tokenizer is calibrated with.
@@ -136,7 +136,7 @@ impl Settings {
     /// # Errors
     /// As [`Settings::options_in`], but for the files.
     pub fn options_from(&self, tables: &Tables) -> Result<Options> {
-        self.options_for(&Run {
+        self.options_for(&ModelLookup {
             catalog: &tables.catalog,
             calibration: tables.calibration.as_ref(),
             model: self.model.as_deref(),
@@ -174,7 +174,7 @@ impl Settings {
         window: Option<usize>,
     ) -> Result<Options> {
         let named = conversation.model().filter(|_| self.model.is_none());
-        let run = Run {
+        let run = ModelLookup {
             catalog: &tables.catalog,
             calibration: tables.calibration.as_ref(),
             model: self.model.as_deref().or(named),
@@ -182,7 +182,7 @@ impl Settings {
         };
         match self.options_for(&run) {
             Err(err @ Error::UnknownModel { .. }) if named.is_some() => {
-                let mut options = self.options_for(&Run { model: None, ..run })?;
+                let mut options = self.options_for(&ModelLookup { model: None, ..run })?;
                 options.model = named.map(str::to_string);
                 options.model_match = Some(format!(
                     "named by the body: {err}; counted with the generic profile"
@@ -241,7 +241,7 @@ impl Settings {
     /// used instead.
     pub fn options_in(&self, catalog: &Catalog) -> Result<Options> {
         let calibration = self.calibration()?;
-        let run = Run {
+        let run = ModelLookup {
             catalog,
             calibration: calibration.as_ref(),
             model: self.model.as_deref(),
@@ -257,7 +257,7 @@ impl Settings {
     ///
     /// # Errors
     /// As [`Settings::options_in`]; with a window, an unknown model and no budget are no errors.
-    pub(crate) fn options_for(&self, run: &Run<'_>) -> Result<Options> {
+    pub(crate) fn options_for(&self, run: &ModelLookup<'_>) -> Result<Options> {
         self.check_exclusive()?;
         let budget = Budget::from_parts(self.target, self.ratio, self.trigger, self.target_ratio);
         let profile = match run

@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, Format};
 use crate::options::Options;
 use crate::session::Session;
-use crate::settings::{Run, Settings};
+use crate::settings::{ModelLookup, Settings};
 use crate::tokens;
 use crate::tokens::calibration::Calibration;
 use cache::{Cache, Key, State};
@@ -132,7 +132,7 @@ impl Compactor {
             ..settings.clone()
         };
         // Every setting is checked here, so that no request's options fail on one.
-        let checked = settings.options_for(&Run {
+        let checked = settings.options_for(&ModelLookup {
             catalog: &catalog,
             calibration: calibration.as_ref(),
             model: None,
@@ -209,7 +209,7 @@ impl Compactor {
                 "the body names no model, and no window was given".into(),
             ));
         }
-        let run = Run {
+        let run = ModelLookup {
             catalog: &self.catalog,
             calibration: self.calibration.as_ref(),
             model,
