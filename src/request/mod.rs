@@ -32,7 +32,7 @@ use serde_json::Value;
 
 use crate::archive::Bound;
 use crate::budget::Budget;
-use crate::catalog::Catalog;
+use crate::catalog::Tables;
 use crate::conversation::{Conversation, Message, Role, named_model};
 use crate::error::{Error, Result};
 use crate::format::{self, Format};
@@ -40,7 +40,6 @@ use crate::options::Options;
 use crate::session::Session;
 use crate::settings::{ModelLookup, Settings};
 use crate::tokens;
-use crate::tokens::calibration::Calibration;
 use cache::{Cache, Key, State};
 
 pub use agent::Agent;
@@ -67,9 +66,8 @@ pub struct Compactor {
     /// The settings every request's options come from: the trigger and target given or
     /// defaulted, the archive folder made absolute once.
     settings: Settings,
-    catalog: Catalog,
-    /// The settings' calibration, read once.
-    calibration: Option<Calibration>,
+    /// The settings' catalog and calibration, read once.
+    tables: Tables,
     /// The context window for every model, instead of the catalog's.
     window: Option<usize>,
     /// The trigger and target shares (the settings', else the defaults).
@@ -122,8 +120,7 @@ impl Compactor {
         if window == Some(0) {
             return Err(Error::bad_setting("a window is a number of tokens above 0"));
         }
-        let catalog = settings.catalog()?;
-        let calibration = settings.calibration()?;
+        let tables = settings.tables()?;
         let trigger_given = settings.trigger.is_some();
         let target_given = settings.target_ratio.is_some();
         let mut settings = Settings {
@@ -133,15 +130,14 @@ impl Compactor {
         };
         // Every setting is checked here, so that no request's options fail on one.
         let checked = settings.options_for(&ModelLookup {
-            catalog: &catalog,
-            calibration: calibration.as_ref(),
+            catalog: &tables.catalog,
+            calibration: tables.calibration.as_ref(),
             model: None,
             window,
         })?;
         settings.archive = checked.archive;
         Ok(Self {
-            catalog,
-            calibration,
+            tables,
             window,
             shares: (trigger, target),
             trigger_given,
@@ -210,8 +206,8 @@ impl Compactor {
             ));
         }
         let run = ModelLookup {
-            catalog: &self.catalog,
-            calibration: self.calibration.as_ref(),
+            catalog: &self.tables.catalog,
+            calibration: self.tables.calibration.as_ref(),
             model,
             window: self.window,
         };
