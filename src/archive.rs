@@ -19,6 +19,7 @@ use crate::conversation::{Conversation, Message, Part, Role};
 use crate::format::wire;
 use crate::hash::ContentHash;
 use crate::note;
+use crate::recall;
 use crate::state::{Applied, Source};
 
 /// Characters of the task that name a conversation: a shortened task keeps at least its first
@@ -236,7 +237,8 @@ fn names_its_archive(message: &Message) -> bool {
 }
 
 /// Writes archive files (path and content): each new file to a temporary file beside it, then
-/// all renamed into place; a file already there with the same content is left as it is, and
+/// all renamed into place; a file already there with the same content is left as it is (but
+/// marked used: [`recall::mark_used`]), and
 /// one named by its handle alone (no folder) is not written.
 /// Returns the files it created.
 ///
@@ -282,7 +284,8 @@ pub(crate) fn write(files: &[(String, String)]) -> io::Result<Vec<PathBuf>> {
 }
 
 /// A size bound on an archive folder, so that a long-running writer (the proxy) never fills a
-/// disk: past `max` bytes of archive files, the least recently written go first. Only the
+/// disk: past `max` bytes of archive files, the least recently used (written, archived again
+/// or recalled: [`recall::mark_used`]) go first. Only the
 /// files' own sizes count (not the folders'). Instances sharing a folder each keep it bounded:
 /// every sweep reads the folder as it is.
 #[derive(Debug)]
@@ -305,7 +308,7 @@ impl Bound {
     }
 
     /// Counts the files [`write`] just created; past the bound, removes the least recently
-    /// written files (and the folders they leave empty) until the folder holds at most nine
+    /// used files (and the folders they leave empty) until the folder holds at most nine
     /// tenths of it, so that a sweep is rare. Returns how many files it removed.
     ///
     /// # Errors
@@ -352,8 +355,8 @@ impl Bound {
     }
 }
 
-/// The archive files in `dir` (`<conversation>/<file>.jsonl`): when each was last written, its
-/// path and its size. A folder not made yet holds none.
+/// The archive files in `dir` (`<conversation>/<file>.jsonl`): when each was last used (its
+/// modification time), its path and its size. A folder not made yet holds none.
 fn files_of(dir: &Path) -> io::Result<Vec<(std::time::SystemTime, PathBuf, u64)>> {
     let mut files = Vec::new();
     let conversations = match std::fs::read_dir(dir) {
@@ -383,7 +386,10 @@ fn files_of(dir: &Path) -> io::Result<Vec<(std::time::SystemTime, PathBuf, u64)>
 /// Writes `content` to a temporary file beside `path`, unless `path` already holds it.
 fn stage(path: &Path, content: &str) -> io::Result<Option<PathBuf>> {
     match std::fs::read(path) {
-        Ok(existing) if existing == content.as_bytes() => return Ok(None),
+        Ok(existing) if existing == content.as_bytes() => {
+            recall::mark_used(path);
+            return Ok(None);
+        }
         Ok(_) => {
             return Err(io::Error::new(
                 io::ErrorKind::AlreadyExists,
@@ -521,6 +527,43 @@ mod tests {
         assert!(!Path::new(&other).exists());
         let left: Vec<_> = std::fs::read_dir(dir.join("c")).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file is left");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_bound_removes_the_least_recently_used_files_first() {
+        let dir =
+            std::env::temp_dir().join(format!("ctxcompact-bound-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // Files named as handles name them: `<conversation>/<file>`, 12 hex digits each.
+        let names = [
+            "0000000000a1",
+            "0000000000a2",
+            "0000000000a3",
+            "0000000000a4",
+        ];
+        let path = |name: &str| dir.join("0123456789ab").join(format!("{name}.jsonl"));
+        let files: Vec<(String, String)> = names
+            .iter()
+            .map(|n| (path(n).to_string_lossy().into_owned(), "x".repeat(100)))
+            .collect();
+        write(&files).unwrap();
+        // Written in this order, a minute apart, an hour ago.
+        let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for (k, (file, _)) in files.iter().enumerate() {
+            let at = hour_ago + std::time::Duration::from_secs(60 * k as u64);
+            let handle = std::fs::OpenOptions::new().append(true).open(file).unwrap();
+            handle.set_modified(at).unwrap();
+        }
+        // The second archived again with the same content, the third recalled: both used since
+        // the last was written.
+        assert!(write(&files[1..2]).unwrap().is_empty());
+        crate::recall::recall(&dir, "0123456789ab/0000000000a3").unwrap();
+        // Room for two files: the two least recently used go, the first and the last written.
+        let bound = Bound::new(dir.clone(), 250);
+        assert_eq!(bound.account(&[]).unwrap(), 2);
+        let left: Vec<bool> = names.iter().map(|n| path(n).exists()).collect();
+        assert_eq!(left, [false, true, true, false]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -95,12 +95,26 @@ pub fn file_of(dir: &Path, handle: &str) -> Result<PathBuf, RecallError> {
 pub fn recall(dir: &Path, handle: &str) -> Result<String, RecallError> {
     let path = file_of(dir, handle)?;
     match std::fs::read_to_string(&path) {
-        Ok(content) => Ok(content),
+        Ok(content) => {
+            mark_used(&path);
+            Ok(content)
+        }
         Err(err) if err.kind() == io::ErrorKind::NotFound => Err(RecallError::Missing {
             handle: handle.trim().to_string(),
             path,
         }),
         Err(source) => Err(RecallError::Read { path, source }),
+    }
+}
+
+/// Marks the archive file at `path` used now: the archive's size bound removes the least
+/// recently used files first (by modification time), so a file an agent recalls, or a
+/// compaction archives again, outlives those no one has used since. Best effort: a file whose
+/// time cannot be set only goes sooner.
+pub(crate) fn mark_used(path: &Path) {
+    let file = std::fs::OpenOptions::new().append(true).open(path);
+    if let Ok(file) = file {
+        let _ = file.set_modified(std::time::SystemTime::now());
     }
 }
 

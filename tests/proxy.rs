@@ -1509,7 +1509,7 @@ fn the_archive_stays_under_its_size_bound_and_a_write_failure_is_counted() {
         largest = largest.max(held);
         assert!(held as u64 <= bound, "{held} bytes after request {tag}");
     }
-    // Files were removed, the least recently written first: the last conversation's are kept.
+    // Files were removed, the least recently used first: the last conversation's are kept.
     assert!(
         written.len() > files_under(&dir).len(),
         "nothing was removed"

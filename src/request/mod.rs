@@ -149,7 +149,7 @@ impl Compactor {
     }
 
     /// This compactor with its archive folder (the settings' `archive`, if any) kept under
-    /// `max_bytes` bytes: past it, the least recently written files go first.
+    /// `max_bytes` bytes: past it, the least recently used files go first.
     #[must_use]
     pub fn bound_archive(mut self, max_bytes: u64) -> Self {
         self.archive_bound = self

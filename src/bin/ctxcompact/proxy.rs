@@ -78,7 +78,7 @@ pub(crate) struct ServeArgs {
     /// Archive nothing: what compactions remove is gone.
     #[arg(long, conflicts_with = "archive_dir")]
     pub(crate) no_archive: bool,
-    /// Keep the archive folder under this many bytes: past it, the least recently written
+    /// Keep the archive folder under this many bytes: past it, the least recently used
     /// files are removed [default: 1 GiB].
     #[arg(long, value_name = "BYTES", default_value_t = ARCHIVE_MAX_BYTES)]
     pub(crate) archive_max_bytes: u64,
