@@ -676,8 +676,10 @@ fn fold_files(digest: &mut Digest<'_>, touch: usize, rest: &str) {
 }
 
 /// Adds a folded identifiers line (`a, b, +3 more`; a marker of an earlier version wrote counts,
-/// `a ×2`, which are dropped) to the identifiers found, as written ones: the earlier digest
-/// chose them, written ones first, and its line no longer says which were.
+/// `a ×2`, which are dropped) to the identifiers found, as seen where the earlier marker stands
+/// and not as written ones (its line no longer says which were): where room is short, what the
+/// span after it holds goes before them, as the next steps of a loop use its recent work most
+/// (docs/decisions.md).
 fn fold_identifiers(digest: &mut Digest<'_>, rest: &str) {
     // Last first: the tally ranks the most recently seen first, and the earlier digest's
     // first item is its first.
@@ -691,7 +693,7 @@ fn fold_identifiers(digest: &mut Digest<'_>, rest: &str) {
             continue;
         }
         let id = item.rsplit_once(" ×").map_or(item, |(id, _)| id);
-        digest.ids.add(id, true);
+        digest.ids.add(id, false);
     }
 }
 
@@ -1011,6 +1013,25 @@ mod tests {
         assert!(
             again.contains("Identifiers (3): noah_muller_9847, ZFA04Y, HAT170\n"),
             "{again}"
+        );
+    }
+
+    #[test]
+    fn an_earlier_markers_identifiers_come_after_those_the_span_after_it_holds() {
+        let older = "[ctxcompact: 3 earlier messages (30 input tokens) removed here; digest below]\n\
+                     Identifiers (2): noah_muller_9847, ZFA04Y\n\
+                     [ctxcompact: end of digest]";
+        let mut messages = vec![Message::new_text(Role::User, older)];
+        messages.extend(one_call(
+            "Look the flight up.",
+            "{\"query\": \"next flight\"}",
+            "{\"flight\": \"HAT170\"}",
+        ));
+        let tokens = vec![Some(10); messages.len()];
+        let text = digest(&messages, &tokens, 500);
+        assert!(
+            text.contains("Identifiers (3): HAT170, noah_muller_9847, ZFA04Y\n"),
+            "{text}"
         );
     }
 
