@@ -9,7 +9,7 @@
 //! the budget as fully ([`fold_bare`]). A window budget keeps history first ([`Trimming::new`]
 //! says why). Each step taken is named in the report, in order.
 
-use crate::account::{Action, CutOutput, Protection, Step, ToolTrim};
+use crate::account::{Action, CutOutput, Protection, Shortened, Step, ToolTrim};
 use crate::archive::Archive;
 use crate::budget::Budget;
 use crate::conversation::{Layout, Part};
@@ -17,28 +17,125 @@ use crate::digest::MarkerMode;
 use crate::options::Options;
 use crate::planner::{self, Attempt, Context, Planner, Protections};
 use crate::report::Outcome;
-use crate::select;
+use crate::select::{self, Selector};
 use crate::state::Applied;
 use crate::strategy::fit;
 use crate::strategy::tools::{self, ToolMode};
 use crate::tokens::TokenCounter;
 
-/// Fits `state`, over the budget once [`Trimming::trim_first`] has trimmed it (`done`: what
+/// The record of one run, which each of its steps adds to: what trimming did, the steps taken
+/// in order, and the last plan with what was done to make it fit. The run's [`Outcome`] is made
+/// from it alone ([`Record::outcome`]).
+pub(crate) struct Record {
+    /// What the run did when it planned no removal: nothing (within budget), or trimming.
+    action: Action,
+    /// What tool-round trimming did.
+    pub(crate) tool_trim: ToolTrim,
+    /// The steps taken, in order.
+    pub(crate) steps: Vec<Step>,
+    /// The last plan, when units were planned to go: one that fits, or the least that could
+    /// not.
+    pub(crate) plan: Option<Attempt>,
+    /// How the task was shortened, when it had to be.
+    shortened: Option<Shortened>,
+    /// The outputs of the round in progress cut to fit.
+    outputs_cut: Vec<CutOutput>,
+}
+
+impl Record {
+    /// The record of a run within its budget: nothing done, `tool_trim` counting its rounds.
+    pub(crate) fn within_budget(tool_trim: ToolTrim) -> Self {
+        Self::new(Action::WithinBudget, tool_trim, Vec::new())
+    }
+
+    /// The record of a run that trimmed tool outputs (`tool_trim`), taking `steps`.
+    pub(crate) fn trimmed(tool_trim: ToolTrim, steps: Vec<Step>) -> Self {
+        Self::new(Action::Compacted, tool_trim, steps)
+    }
+
+    fn new(action: Action, tool_trim: ToolTrim, steps: Vec<Step>) -> Self {
+        Self {
+            action,
+            tool_trim,
+            steps,
+            plan: None,
+            shortened: None,
+            outputs_cut: Vec::new(),
+        }
+    }
+
+    /// Whether the run fits its budget: it planned no removal, or its plan fits.
+    pub(crate) fn fits(&self) -> bool {
+        self.plan.as_ref().is_none_or(|plan| plan.fits)
+    }
+
+    /// The run's outcome under `budget`, its features and rules' verdicts `selector`'s: the
+    /// one place an [`Outcome`] is made. A plan that fits gives it its decision and markers;
+    /// one that does not, the step [`Step::CannotFit`] and the least the pinned units take.
+    pub(crate) fn outcome(self, budget: usize, selector: &Selector<'_>) -> Outcome {
+        let Self {
+            action,
+            tool_trim,
+            mut steps,
+            plan,
+            shortened,
+            outputs_cut,
+        } = self;
+        let mut outcome = Outcome {
+            action,
+            budget,
+            tool_trim,
+            features: selector.features.clone(),
+            rules: selector.checks.clone(),
+            pinned_tokens: 0,
+            smallest_span_end: None,
+            decision: None,
+            relaxed: Vec::new(),
+            marker: false,
+            marker_mode: MarkerMode::None,
+            markers: Vec::new(),
+            steps: Vec::new(),
+            shortened,
+            outputs_cut,
+            archive: Vec::new(),
+        };
+        if let Some(plan) = plan {
+            outcome.smallest_span_end = smallest_span_end(&plan);
+            outcome.decision = Some(plan.decision);
+            outcome.relaxed = plan.plan.relaxed;
+            if plan.fits {
+                outcome.action = Action::Compacted;
+                outcome.marker = !plan.markers.is_empty();
+                outcome.marker_mode = plan.mode;
+                outcome.markers = plan.notes;
+                outcome.archive = plan.archive;
+            } else {
+                outcome.action = Action::CannotFit;
+                steps.push(Step::CannotFit);
+                outcome.pinned_tokens = plan.tokens_after;
+            }
+        }
+        outcome.steps = steps;
+        outcome
+    }
+}
+
+/// Fits `state`, over the budget once [`Trimming::trim_first`] has trimmed it (`record`: what
 /// that did; `untrimmed`, the state before, when [`Trimming::untrimmed`] kept it), in the
-/// degrade order: the last state, its attempt (which fits, or is the least that could not) and
-/// the run's outcome so far (its action, decision, steps, markers).
+/// degrade order: the last state, its plan (which fits, or is the least that could not) and
+/// the steps taken added to `record`.
 pub(crate) fn fit(
     (mut state, untrimmed): (Applied, Option<Applied>),
     trimming: &Trimming<'_>,
     planner: &Planner<'_>,
-    (mut tool_trim, mut steps): (ToolTrim, Vec<Step>),
-) -> (Applied, Attempt, Outcome) {
+    record: &mut Record,
+) -> Applied {
     let mut attempt = planner.attempt(&state, Protections::Keep);
-    steps.push(Step::RemoveUnits);
+    record.steps.push(Step::RemoveUnits);
     if !attempt.fits && !trimming.fill && trimming.clears() {
-        let freed = tool_trim.tokens_freed;
-        state = trimming.clear(state, (&mut tool_trim, &mut steps));
-        if tool_trim.tokens_freed > freed {
+        let freed = record.tool_trim.tokens_freed;
+        state = trimming.clear(state, record);
+        if record.tool_trim.tokens_freed > freed {
             attempt = planner.attempt(&state, Protections::Keep);
         }
     }
@@ -46,16 +143,16 @@ pub(crate) fn fit(
         attempt = planner.attempt(&state, Protections::Relax);
     }
     if trimming.fill && trimming.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
-        let done = (&mut tool_trim, &mut steps);
-        (state, attempt) = trimming.clear_inputs((state, untrimmed), attempt, planner, done);
+        (state, attempt) = trimming.clear_inputs((state, untrimmed), attempt, planner, record);
     }
     let outputs_cut;
     (state, attempt, outputs_cut) = cut_in_progress(state, attempt, planner, trimming.clears());
     if trimming.fill && attempt.fits && !attempt.plan.drop.is_empty() {
         let restored = trimming.give_back(&mut state, &mut attempt, planner);
         if restored.outputs > 0 {
-            tool_trim.outputs_restored += restored.outputs;
-            tool_trim.tokens_freed = tool_trim.tokens_freed.saturating_sub(restored.tokens);
+            let (trim, steps) = (&mut record.tool_trim, &mut record.steps);
+            trim.outputs_restored += restored.outputs;
+            trim.tokens_freed = trim.tokens_freed.saturating_sub(restored.tokens);
             let at = steps.iter().position(|s| *s == Step::RemoveUnits);
             steps.insert(at.map_or(steps.len(), |at| at + 1), Step::RestoreOutputs);
         }
@@ -72,36 +169,33 @@ pub(crate) fn fit(
         }
     }
     for protection in &attempt.plan.relaxed {
-        steps.push(match protection {
+        record.steps.push(match protection {
             Protection::Head => Step::RelaxHead,
             Protection::Tail => Step::RelaxTail,
         });
     }
     if !outputs_cut.is_empty() {
-        steps.push(Step::CutCurrentOutputs);
+        record.steps.push(Step::CutCurrentOutputs);
     }
     if shortened.is_some() {
-        steps.push(Step::ShortenTask);
+        record.steps.push(Step::ShortenTask);
     }
-    let mut outcome = outcome_of(planner, tool_trim, steps, &mut attempt);
-    outcome.shortened = shortened;
-    outcome.outputs_cut = outputs_cut;
-    (state, attempt, outcome)
+    record.shortened = shortened;
+    record.outputs_cut = outputs_cut;
+    record.plan = Some(attempt);
+    state
 }
 
 /// When trimming met the budget by clearing the oldest rounds' outputs bare
 /// ([`ToolTrim::bare_before`]), the plan that removes the most of those rounds, oldest first,
-/// into a digest instead, and the run's outcome with it: the digest names the files and names
-/// of their outputs that the placeholders lost. Taken only where the budget is used as fully
-/// as by the trimmed conversation (but for the markers' slack), and never with a brief marker,
-/// which would name less than the calls did.
-pub(crate) fn fold_bare(
-    state: &Applied,
-    planner: &Planner<'_>,
-    (tool_trim, mut steps): (ToolTrim, Vec<Step>),
-) -> Option<(Attempt, Outcome)> {
-    if tool_trim.bare_before == 0 {
-        return None;
+/// into a digest instead, with its step, added to `record`: the digest names the files and
+/// names of their outputs that the placeholders lost. Taken only where the budget is used as
+/// fully as by the trimmed conversation (but for the markers' slack), and never with a brief
+/// marker, which would name less than the calls did.
+pub(crate) fn fold_bare(state: &Applied, planner: &Planner<'_>, record: &mut Record) {
+    let bare_before = record.tool_trim.bare_before;
+    if bare_before == 0 {
+        return;
     }
     // As fully as the trimmed conversation, but for the markers' slack (a plan with markers
     // leaves it unused).
@@ -110,7 +204,7 @@ pub(crate) fn fold_bare(
     let ends: Vec<usize> = state
         .units(planner.input)
         .iter()
-        .filter(|u| u.is_round && !u.pinned && u.messages.end <= tool_trim.bare_before)
+        .filter(|u| u.is_round && !u.pinned && u.messages.end <= bare_before)
         .map(|u| u.messages.end)
         .collect();
     let fold = |end: usize| {
@@ -135,41 +229,10 @@ pub(crate) fn fold_bare(
             None => high = mid,
         }
     }
-    let mut attempt = best?;
-    steps.push(Step::FoldBareRounds);
-    let outcome = outcome_of(planner, tool_trim, steps, &mut attempt);
-    Some((attempt, outcome))
-}
-
-/// The outcome of a run whose last plan is `attempt` (its markers taken into the outcome when
-/// it fits), after `steps`.
-fn outcome_of(
-    planner: &Planner<'_>,
-    tool_trim: ToolTrim,
-    steps: Vec<Step>,
-    attempt: &mut Attempt,
-) -> Outcome {
-    let mut outcome = Outcome::new(
-        Action::Compacted,
-        planner.budget,
-        tool_trim,
-        planner.selector,
-    );
-    outcome.decision = Some(attempt.decision.clone());
-    outcome.relaxed.clone_from(&attempt.plan.relaxed);
-    outcome.steps = steps;
-    outcome.smallest_span_end = smallest_span_end(attempt);
-    if attempt.fits {
-        outcome.marker = !attempt.markers.is_empty();
-        outcome.marker_mode = attempt.mode;
-        outcome.markers = std::mem::take(&mut attempt.notes);
-        outcome.archive = std::mem::take(&mut attempt.archive);
-    } else {
-        outcome.action = Action::CannotFit;
-        outcome.steps.push(Step::CannotFit);
-        outcome.pinned_tokens = attempt.tokens_after;
+    if let Some(attempt) = best {
+        record.steps.push(Step::FoldBareRounds);
+        record.plan = Some(attempt);
     }
-    outcome
 }
 
 /// Tokens of the smallest unit at either end of a run of units `attempt` removes: the cheapest
@@ -306,11 +369,7 @@ impl<'a> Trimming<'a> {
 
     /// The trimming before any unit goes: the old rounds' outputs, then, with a fixed budget, the
     /// recent rounds'. `tokens` is the input's size (what cost-optimized trimming weighs).
-    pub(crate) fn trim_first(
-        &self,
-        start: Applied,
-        tokens: usize,
-    ) -> (Applied, ToolTrim, Vec<Step>) {
+    pub(crate) fn trim_first(&self, start: Applied, tokens: usize) -> (Applied, Record) {
         let options = self.options;
         let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
         // With a fixed budget that full gists of the old rounds' outputs cannot meet, the recent
@@ -325,7 +384,7 @@ impl<'a> Trimming<'a> {
             ..self.stop()
         };
         let protected = tool_options.keep;
-        let (mut state, mut tool_trim) =
+        let (mut state, tool_trim) =
             tools::trim(start, &tool_options, stop, options.tokenizer, self.archive);
         let mut steps = Vec::new();
         if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
@@ -334,10 +393,11 @@ impl<'a> Trimming<'a> {
         if tool_trim.kept < tool_trim.rounds.min(protected) {
             steps.push(Step::ClearRecentOutputs);
         }
+        let mut record = Record::trimmed(tool_trim, steps);
         if self.fill && self.clears() && state.counts.total() > self.budget {
-            state = self.clear(state, (&mut tool_trim, &mut steps));
+            state = self.clear(state, &mut record);
         }
-        (state, tool_trim, steps)
+        (state, record)
     }
 
     /// With a fixed budget and no archive, where `attempt` does not fit or fills less than 60%
@@ -347,7 +407,8 @@ impl<'a> Trimming<'a> {
     /// keeps more messages than `attempt` (or as many, using more of the budget), or `attempt`
     /// does not fit: a file written whole in one call no longer takes its unit with it, nor
     /// leaves a pinned unit over the budget; else `state` and `attempt` as they are. What was
-    /// cleared is added to the trimming figures and its step to the steps, before unit removal.
+    /// cleared is added to `record`'s trimming figures and its step to its steps, before unit
+    /// removal.
     ///
     /// The outputs were cleared for a budget those inputs kept out of reach, so clearing them
     /// frees more than needed: the outputs are given back by trimming `untrimmed` (the state
@@ -359,7 +420,7 @@ impl<'a> Trimming<'a> {
         (mut state, untrimmed): (Applied, Option<Applied>),
         attempt: Attempt,
         planner: &Planner<'_>,
-        (trim, steps): (&mut ToolTrim, &mut Vec<Step>),
+        record: &mut Record,
     ) -> (Applied, Attempt) {
         // With an archive, nothing is changed that the archive would not give back.
         if self.options.tools.clear_inputs || self.archive.is_some() {
@@ -406,8 +467,7 @@ impl<'a> Trimming<'a> {
                 .map(|&i| start.conversation.messages[i].clone());
             let (start, _, again, mut freed) =
                 fit::clear_large_inputs(start, inputs_at.iter().copied(), 0, counter);
-            let (mut retrimmed, mut tool_trim, mut redone) =
-                self.trim_first(start, planner.input.tokens);
+            let (mut retrimmed, mut redone) = self.trim_first(start, planner.input.tokens);
             // The last input cleared is capped instead where the budget leaves room for more
             // of it: the outputs whole, it fills what is left.
             let at = retrimmed
@@ -431,23 +491,24 @@ impl<'a> Trimming<'a> {
             }
             let fuller = kept_else_relaxed(&retrimmed, planner);
             (fuller.fits && again == inputs && keeps_more(&fuller, &better)).then(|| {
-                tool_trim.inputs_cleared += again;
-                tool_trim.tokens_freed += freed;
-                redone.push(Step::RemoveUnits);
-                (retrimmed, fuller, tool_trim, redone)
+                redone.tool_trim.inputs_cleared += again;
+                redone.tool_trim.tokens_freed += freed;
+                redone.steps.push(Step::RemoveUnits);
+                (retrimmed, fuller, redone)
             })
         });
-        let attempt = if let Some((retrimmed, fuller, tool_trim, redone)) = given_back {
+        let attempt = if let Some((retrimmed, fuller, redone)) = given_back {
             cleared = retrimmed;
-            (*trim, *steps) = (tool_trim, redone);
+            *record = redone;
             fuller
         } else {
             // Only inputs changed: what earlier steps discarded stays with the state.
             cleared.discarded = std::mem::take(&mut state.discarded);
-            trim.inputs_cleared += inputs;
-            trim.tokens_freed += freed;
+            record.tool_trim.inputs_cleared += inputs;
+            record.tool_trim.tokens_freed += freed;
             better
         };
+        let steps = &mut record.steps;
         let at = steps.iter().position(|s| *s == Step::RemoveUnits);
         steps.insert(at.unwrap_or(steps.len()), Step::ClearOldInputs);
         (cleared, attempt)
@@ -533,14 +594,14 @@ impl<'a> Trimming<'a> {
 
     /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.
     /// The last round is spared only when it is the round in progress (the last unit). What was
-    /// cleared is added to `done`'s trimming figures and steps.
-    fn clear(&self, state: Applied, done: (&mut ToolTrim, &mut Vec<Step>)) -> Applied {
+    /// cleared is added to `record`'s trimming figures and steps.
+    fn clear(&self, state: Applied, record: &mut Record) -> Applied {
         let (tools, tokenizer) = (&self.options.tools, self.options.tokenizer);
         let (cleared, more) =
             tools::clear_recent(state, tools, self.stop(), tokenizer, self.archive);
-        let (trim, steps) = done;
         if more.cleared + more.truncated > 0 {
-            steps.push(Step::ClearRecentOutputs);
+            let trim = &mut record.tool_trim;
+            record.steps.push(Step::ClearRecentOutputs);
             trim.cleared += more.cleared;
             trim.truncated += more.truncated;
             trim.inputs_cleared += more.inputs_cleared;
