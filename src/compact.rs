@@ -1,7 +1,7 @@
 //! The pipeline: count → check → budget → measure → trim tools → group → select → apply →
 //! check, each stage a call into its module: [`Input::checked`] (pairing, requests, harness
 //! text, instruction files), [`crate::Budget`], [`Selector::new`] (the input's features, and the
-//! selector's layers that read only them), [`Trimming::trim_first`], [`degrade::fit`] (units
+//! selector's layers that read only them), [`degrade::fit`] (tool outputs trimmed, then units
 //! grouped, a strategy selected and planned with its markers, in the degrade order),
 //! [`strategy::apply`], then [`Finishing::finish`]'s checks and the report of the finished run.
 //!
@@ -12,7 +12,7 @@
 use crate::account::Action;
 use crate::archive::{self, Archive};
 use crate::conversation::Conversation;
-use crate::degrade::{self, Record, Trimming};
+use crate::degrade::{self, Record};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::options::Options;
@@ -198,8 +198,8 @@ thread_local! {
 }
 
 /// The shared run of [`compact`] and [`analyze`]: the output, or the report when it cannot fit.
-/// Each stage is a call into its module; under a tight budget, [`degrade::fit`] takes the
-/// steps of the degrade order.
+/// Each stage is a call into its module; over the budget, [`degrade::fit`] trims and plans in
+/// the degrade order, and its plan is applied here.
 fn run(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
@@ -240,24 +240,14 @@ fn run(
         let pinned = start.pinned_inputs(&start.units(&input));
         return finished(start, &pinned, Record::within_budget(rounds));
     }
-    // Trim tools.
+    // Trim tools, then group, select, plan with markers, in the degrade order.
     let context = Context {
         options,
         budget,
         archive: archive.as_ref(),
     };
-    let trimming = Trimming::new(context);
-    let untrimmed = trimming.untrimmed(&start);
-    let (state, mut record) = trimming.trim_first(start, input.tokens);
     let planner = Planner::new(context, &input, &selector);
-    let state = if state.counts.total() <= budget {
-        // Rounds cleared bare go into a digest where one fits.
-        degrade::fold_bare(&state, &planner, &mut record);
-        state
-    } else {
-        // Group, select, plan with markers, in the degrade order.
-        degrade::fit((state, untrimmed), &trimming, &planner, &mut record)
-    };
+    let (state, record) = degrade::fit(&planner, start);
     if !record.fits() {
         let report = record
             .outcome(budget, &selector)

@@ -1,5 +1,5 @@
-//! The degrade order: what a run does, step by step, when trimming old tool outputs has not
-//! brought the conversation within its budget.
+//! The degrade order: what a run over its budget does, step by step, to come within it — the
+//! fitting loop, read top to bottom in [`fit`], each step added to the run's [`Record`].
 //!
 //! Clear old rounds' outputs → clear outputs inside the protected recent rounds (not the round
 //! in progress) → remove units by the chosen strategy → relax the head, then the tail → cut the
@@ -7,7 +7,8 @@
 //! cannot fit. Outputs go before units; the round whose clearing meets the budget is capped to
 //! just meet it, and rounds cleared bare for want of room fold into a digest where that uses
 //! the budget as fully ([`fold_bare`]). A window budget keeps history first ([`Trimming::new`]
-//! says why). Each step taken is named in the report, in order.
+//! says why). Each step taken is named in the report, in order. The plan the loop ends with is
+//! the pipeline's to apply.
 
 use crate::account::{Action, CutOutput, Protection, Shortened, Step, ToolTrim};
 use crate::archive::Archive;
@@ -15,13 +16,91 @@ use crate::budget::Budget;
 use crate::conversation::{Layout, Part};
 use crate::digest::MarkerMode;
 use crate::options::Options;
-use crate::planner::{self, Attempt, Context, Planner, Protections};
+use crate::planner::{self, Attempt, Planner, Protections};
 use crate::report::Outcome;
 use crate::select::{self, Selector};
 use crate::state::Applied;
 use crate::strategy::fit;
 use crate::strategy::tools::{self, ToolMode};
 use crate::tokens::TokenCounter;
+
+/// Brings `start`, the run's checked input, over its budget, within the budget `planner`
+/// plans for: the last state (its plan not yet applied) and the run's record, whose plan, when
+/// it made one, fits or is the least that could not.
+pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, Record) {
+    // Trim tools: the old rounds' outputs, then, with a fixed budget, the recent rounds'.
+    let trimming = Trimming::new(planner);
+    let untrimmed = trimming.untrimmed(&start);
+    let (mut state, mut record) = trimming.trim_first(start, planner.input.tokens);
+    if state.counts.total() <= planner.budget {
+        // Rounds cleared bare go into a digest where one fits.
+        fold_bare(&state, planner, &mut record);
+        return (state, record);
+    }
+    // Group, select, plan with markers: remove units by the chosen strategy, the protections
+    // kept (under a window's target, the recent rounds' outputs go where removal alone
+    // cannot fit).
+    let mut attempt = planner.attempt(&state, Protections::Keep);
+    record.steps.push(Step::RemoveUnits);
+    if !attempt.fits && !trimming.fill && trimming.clears() {
+        let freed = record.tool_trim.tokens_freed;
+        state = trimming.clear(state, &mut record);
+        if record.tool_trim.tokens_freed > freed {
+            attempt = planner.attempt(&state, Protections::Keep);
+        }
+    }
+    // Relax the head, then the tail.
+    if !attempt.fits {
+        attempt = planner.attempt(&state, Protections::Relax);
+    }
+    // Under a fixed budget, large tool-call inputs cleared where that keeps more of the units.
+    if trimming.fill && trimming.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
+        (state, attempt) = trimming.clear_inputs((state, untrimmed), attempt, planner, &mut record);
+    }
+    // Cut the outputs of the round in progress.
+    let outputs_cut;
+    (state, attempt, outputs_cut) = cut_in_progress(state, attempt, planner, trimming.clears());
+    // Under a fixed budget, outputs given back in the room the removal left.
+    if trimming.fill && attempt.fits && !attempt.plan.drop.is_empty() {
+        let restored = trimming.give_back(&mut state, &mut attempt, planner);
+        if restored.outputs > 0 {
+            let (trim, steps) = (&mut record.tool_trim, &mut record.steps);
+            trim.outputs_restored += restored.outputs;
+            trim.tokens_freed = trim.tokens_freed.saturating_sub(restored.tokens);
+            let at = steps.iter().position(|s| *s == Step::RemoveUnits);
+            steps.insert(at.map_or(steps.len(), |at| at + 1), Step::RestoreOutputs);
+        }
+    }
+    // Shorten the task.
+    let mut shortened = None;
+    if !attempt.fits {
+        if let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) {
+            let retry = planner.attempt(&shorter, Protections::Relax);
+            if retry.fits {
+                state = shorter;
+                attempt = retry;
+                shortened = Some(cut);
+            }
+        }
+    }
+    // The steps the last plan took, in order.
+    for protection in &attempt.plan.relaxed {
+        record.steps.push(match protection {
+            Protection::Head => Step::RelaxHead,
+            Protection::Tail => Step::RelaxTail,
+        });
+    }
+    if !outputs_cut.is_empty() {
+        record.steps.push(Step::CutCurrentOutputs);
+    }
+    if shortened.is_some() {
+        record.steps.push(Step::ShortenTask);
+    }
+    record.shortened = shortened;
+    record.outputs_cut = outputs_cut;
+    record.plan = Some(attempt);
+    (state, record)
+}
 
 /// The record of one run, which each of its steps adds to: what trimming did, the steps taken
 /// in order, and the last plan with what was done to make it fit. The run's [`Outcome`] is made
@@ -30,9 +109,9 @@ pub(crate) struct Record {
     /// What the run did when it planned no removal: nothing (within budget), or trimming.
     action: Action,
     /// What tool-round trimming did.
-    pub(crate) tool_trim: ToolTrim,
+    tool_trim: ToolTrim,
     /// The steps taken, in order.
-    pub(crate) steps: Vec<Step>,
+    steps: Vec<Step>,
     /// The last plan, when units were planned to go: one that fits, or the least that could
     /// not.
     pub(crate) plan: Option<Attempt>,
@@ -120,79 +199,13 @@ impl Record {
     }
 }
 
-/// Fits `state`, over the budget once [`Trimming::trim_first`] has trimmed it (`record`: what
-/// that did; `untrimmed`, the state before, when [`Trimming::untrimmed`] kept it), in the
-/// degrade order: the last state, its plan (which fits, or is the least that could not) and
-/// the steps taken added to `record`.
-pub(crate) fn fit(
-    (mut state, untrimmed): (Applied, Option<Applied>),
-    trimming: &Trimming<'_>,
-    planner: &Planner<'_>,
-    record: &mut Record,
-) -> Applied {
-    let mut attempt = planner.attempt(&state, Protections::Keep);
-    record.steps.push(Step::RemoveUnits);
-    if !attempt.fits && !trimming.fill && trimming.clears() {
-        let freed = record.tool_trim.tokens_freed;
-        state = trimming.clear(state, record);
-        if record.tool_trim.tokens_freed > freed {
-            attempt = planner.attempt(&state, Protections::Keep);
-        }
-    }
-    if !attempt.fits {
-        attempt = planner.attempt(&state, Protections::Relax);
-    }
-    if trimming.fill && trimming.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
-        (state, attempt) = trimming.clear_inputs((state, untrimmed), attempt, planner, record);
-    }
-    let outputs_cut;
-    (state, attempt, outputs_cut) = cut_in_progress(state, attempt, planner, trimming.clears());
-    if trimming.fill && attempt.fits && !attempt.plan.drop.is_empty() {
-        let restored = trimming.give_back(&mut state, &mut attempt, planner);
-        if restored.outputs > 0 {
-            let (trim, steps) = (&mut record.tool_trim, &mut record.steps);
-            trim.outputs_restored += restored.outputs;
-            trim.tokens_freed = trim.tokens_freed.saturating_sub(restored.tokens);
-            let at = steps.iter().position(|s| *s == Step::RemoveUnits);
-            steps.insert(at.map_or(steps.len(), |at| at + 1), Step::RestoreOutputs);
-        }
-    }
-    let mut shortened = None;
-    if !attempt.fits {
-        if let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) {
-            let retry = planner.attempt(&shorter, Protections::Relax);
-            if retry.fits {
-                state = shorter;
-                attempt = retry;
-                shortened = Some(cut);
-            }
-        }
-    }
-    for protection in &attempt.plan.relaxed {
-        record.steps.push(match protection {
-            Protection::Head => Step::RelaxHead,
-            Protection::Tail => Step::RelaxTail,
-        });
-    }
-    if !outputs_cut.is_empty() {
-        record.steps.push(Step::CutCurrentOutputs);
-    }
-    if shortened.is_some() {
-        record.steps.push(Step::ShortenTask);
-    }
-    record.shortened = shortened;
-    record.outputs_cut = outputs_cut;
-    record.plan = Some(attempt);
-    state
-}
-
 /// When trimming met the budget by clearing the oldest rounds' outputs bare
 /// ([`ToolTrim::bare_before`]), the plan that removes the most of those rounds, oldest first,
 /// into a digest instead, with its step, added to `record`: the digest names the files and
 /// names of their outputs that the placeholders lost. Taken only where the budget is used as
 /// fully as by the trimmed conversation (but for the markers' slack), and never with a brief
 /// marker, which would name less than the calls did.
-pub(crate) fn fold_bare(state: &Applied, planner: &Planner<'_>, record: &mut Record) {
+fn fold_bare(state: &Applied, planner: &Planner<'_>, record: &mut Record) {
     let bare_before = record.tool_trim.bare_before;
     if bare_before == 0 {
         return;
@@ -308,7 +321,7 @@ struct Restored {
 
 /// How tool outputs are trimmed under a run's budget, and the recent rounds' cleared when they
 /// are.
-pub(crate) struct Trimming<'a> {
+struct Trimming<'a> {
     budget: usize,
     /// Whether the recent rounds' outputs go before any unit.
     fill: bool,
@@ -325,12 +338,13 @@ impl<'a> Trimming<'a> {
     /// headroom until the next compaction: there history goes first, the recent outputs (the
     /// agent's working evidence) only when removal alone cannot fit, and outputs are cleared
     /// whole. Nor is an output capped with an archive: the archive gives back what it changes.
-    pub(crate) fn new(context: Context<'a>) -> Self {
-        let Context {
+    fn new(planner: &Planner<'a>) -> Self {
+        let Planner {
             options,
             budget,
             archive,
-        } = context;
+            ..
+        } = *planner;
         let fill = !matches!(options.budget, Budget::Window { .. });
         Self {
             budget,
@@ -356,7 +370,7 @@ impl<'a> Trimming<'a> {
     /// A copy of `start` for [`Trimming::clear_inputs`] to trim again once it has cleared large
     /// inputs, kept only where it may clear one: a fixed budget, outputs cleared, no archive,
     /// inputs not cleared anyway, and a call whose input is large.
-    pub(crate) fn untrimmed(&self, start: &Applied) -> Option<Applied> {
+    fn untrimmed(&self, start: &Applied) -> Option<Applied> {
         let tools = &self.options.tools;
         let may = self.fill && self.clears() && self.archive.is_none() && !tools.clear_inputs;
         (may && fit::has_large_input(start)).then(|| start.copy())
@@ -369,7 +383,7 @@ impl<'a> Trimming<'a> {
 
     /// The trimming before any unit goes: the old rounds' outputs, then, with a fixed budget, the
     /// recent rounds'. `tokens` is the input's size (what cost-optimized trimming weighs).
-    pub(crate) fn trim_first(&self, start: Applied, tokens: usize) -> (Applied, Record) {
+    fn trim_first(&self, start: Applied, tokens: usize) -> (Applied, Record) {
         let options = self.options;
         let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
         // With a fixed budget that full gists of the old rounds' outputs cannot meet, the recent
