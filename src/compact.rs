@@ -1,7 +1,7 @@
 //! The pipeline: count → check → budget → measure → trim tools → group → select → apply →
 //! check, each stage a call into its module: [`Input::checked`] (pairing, requests, harness
 //! text, instruction files), [`crate::Budget`], [`Selector::new`] (the input's features, and the
-//! selector's layers that read only them), [`Trimming::trim_first`], [`degrade::fit`] (units
+//! selector's layers that read only them), [`degrade::fit`] (tool outputs trimmed, then units
 //! grouped, a strategy selected and planned with its markers, in the degrade order),
 //! [`strategy::apply`], then [`Finishing::finish`]'s checks and the report of the finished run.
 //!
@@ -12,13 +12,13 @@
 use crate::account::Action;
 use crate::archive::{self, Archive};
 use crate::conversation::Conversation;
-use crate::degrade::{self, Trimming};
+use crate::degrade::{self, Record};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::options::Options;
 use crate::parallel;
 use crate::planner::{Context, Planner};
-use crate::report::{Outcome, Report};
+use crate::report::Report;
 use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input, PARALLEL_CHECK_MESSAGES, Source};
 use crate::strategy;
@@ -143,19 +143,20 @@ pub(crate) fn trim_tools_counted(
         archive.as_ref(),
     );
     let changed = tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0;
-    let action = if changed {
-        Action::Compacted
+    let record = if changed {
+        Record::trimmed(tool_trim, Vec::new())
     } else {
-        Action::WithinBudget
+        Record::within_budget(tool_trim)
     };
-    let outcome = Outcome::new(action, budget, tool_trim, &selector);
     let pinned = trimmed.pinned_inputs(&trimmed.units(&input));
     let finishing = Finishing {
         input: &input,
         archive: archive.as_ref(),
         options,
+        budget,
+        selector: &selector,
     };
-    finishing.finish(trimmed, &pinned, outcome)
+    finishing.finish(trimmed, &pinned, record)
 }
 
 /// Counts the input, then checks its pairing and classifies its messages
@@ -197,8 +198,8 @@ thread_local! {
 }
 
 /// The shared run of [`compact`] and [`analyze`]: the output, or the report when it cannot fit.
-/// Each stage is a call into its module; under a tight budget, [`degrade::fit`] takes the
-/// steps of the degrade order.
+/// Each stage is a call into its module; over the budget, [`degrade::fit`] trims and plans in
+/// the degrade order, and its plan is applied here.
 fn run(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
@@ -209,15 +210,6 @@ fn run(
     // Count, check.
     let (input, start) = checked_start(conversation, counts, options)?;
     let archive = archive_of(options, &start, &input);
-    let finishing = Finishing {
-        input: &input,
-        archive: archive.as_ref(),
-        options,
-    };
-    let finished = |output: Applied, pinned: &[usize], outcome| {
-        let compacted = finishing.finish(output, pinned, outcome)?;
-        Ok(Run::Done(Box::new(compacted)))
-    };
     // Budget.
     let resolved = options
         .budget
@@ -231,67 +223,71 @@ fn run(
         &features,
         &options.selector,
     );
+    let finishing = Finishing {
+        input: &input,
+        archive: archive.as_ref(),
+        options,
+        budget,
+        selector: &selector,
+    };
+    let finished = |output: Applied, pinned: &[usize], record| {
+        let compacted = finishing.finish(output, pinned, record)?;
+        Ok(Run::Done(Box::new(compacted)))
+    };
     // Nothing can be removed from an empty conversation: it is within any budget.
     if !resolved.compact || input.messages == 0 {
         let rounds = tools::count_rounds(&start.conversation, &options.tools);
         let pinned = start.pinned_inputs(&start.units(&input));
-        let outcome = Outcome::new(Action::WithinBudget, budget, rounds, &selector);
-        return finished(start, &pinned, outcome);
+        return finished(start, &pinned, Record::within_budget(rounds));
     }
-    // Trim tools.
+    // Trim tools, then group, select, plan with markers, in the degrade order.
     let context = Context {
         options,
         budget,
         archive: archive.as_ref(),
     };
-    let trimming = Trimming::new(context);
-    let untrimmed = trimming.untrimmed(&start);
-    let (state, tool_trim, steps) = trimming.trim_first(start, input.tokens);
     let planner = Planner::new(context, &input, &selector);
-    let (state, attempt, outcome) = if state.counts.total() <= budget {
-        // Rounds cleared bare go into a digest where one fits.
-        let Some((attempt, outcome)) =
-            degrade::fold_bare(&state, &planner, (tool_trim.clone(), steps.clone()))
-        else {
-            let pinned = state.pinned_inputs(&state.units(&input));
-            let mut outcome = Outcome::new(Action::Compacted, budget, tool_trim, &selector);
-            outcome.steps = steps;
-            return finished(state, &pinned, outcome);
-        };
-        (state, attempt, outcome)
-    } else {
-        // Group, select, plan with markers, in the degrade order.
-        degrade::fit((state, untrimmed), &trimming, &planner, (tool_trim, steps))
-    };
-    if !attempt.fits {
-        let report = outcome.report(&input, &state, options);
+    let (state, record) = degrade::fit(&planner, start);
+    if !record.fits() {
+        let report = record
+            .outcome(budget, &selector)
+            .report(&input, &state, options);
         return Ok(Run::CannotFit(Box::new(report)));
     }
     // Apply, check.
-    let pinned = state.pinned_inputs(&attempt.units);
-    let (units, drop) = (&attempt.units, &attempt.plan.drop);
-    let applied = strategy::apply(state, units, drop, &attempt.markers, &planner.counter);
-    finished(applied, &pinned, outcome)
+    let Some(plan) = &record.plan else {
+        let pinned = state.pinned_inputs(&state.units(&input));
+        return finished(state, &pinned, record);
+    };
+    let pinned = state.pinned_inputs(&plan.units);
+    let (units, drop) = (&plan.units, &plan.plan.drop);
+    let applied = strategy::apply(state, units, drop, &plan.markers, &planner.counter);
+    finished(applied, &pinned, record)
 }
 
 /// What the last step of a run reads, borrowed once: the input, the archive when removed
-/// history is archived, and the options.
+/// history is archived, the options, and the budget and selector the run's outcome names.
 struct Finishing<'a> {
     input: &'a Input,
     archive: Option<&'a Archive>,
     options: &'a Options,
+    budget: usize,
+    selector: &'a Selector<'a>,
 }
 
 impl Finishing<'_> {
     /// The last checks before output — valid pairing, never more tokens than the input nor, when
-    /// compacted, than the budget — then the report; `pinned` are the input indices of the pinned
-    /// messages the output holds ([`Applied::pinned_inputs`]).
-    fn finish(&self, output: Applied, pinned: &[usize], mut outcome: Outcome) -> Result<Compacted> {
+    /// compacted, than the budget — then the report of `record`; `pinned` are the input indices
+    /// of the pinned messages the output holds ([`Applied::pinned_inputs`]).
+    fn finish(&self, output: Applied, pinned: &[usize], record: Record) -> Result<Compacted> {
         let Finishing {
             input,
             archive,
             options,
+            budget,
+            selector,
         } = *self;
+        let mut outcome = record.outcome(budget, selector);
         // The input was valid and the budget was planned for: a failure here is the engine's. The
         // report is made meanwhile: both read the output alone.
         let apart = output.conversation.messages.len() >= PARALLEL_CHECK_MESSAGES;

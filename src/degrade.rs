@@ -1,65 +1,75 @@
-//! The degrade order: what a run does, step by step, when trimming old tool outputs has not
-//! brought the conversation within its budget.
+//! The degrade order: what a run over its budget does, step by step, to come within it — the
+//! fitting loop, read top to bottom in [`fit`], each step added to the run's [`Record`].
 //!
 //! Clear old rounds' outputs → clear outputs inside the protected recent rounds (not the round
 //! in progress) → remove units by the chosen strategy → relax the head, then the tail → cut the
 //! outputs of the round in progress (unless tool outputs are left alone) → shorten the task →
 //! cannot fit. Outputs go before units; the round whose clearing meets the budget is capped to
 //! just meet it, and rounds cleared bare for want of room fold into a digest where that uses
-//! the budget as fully ([`fold_bare`]). A window budget keeps history first ([`Trimming::new`]
-//! says why). Each step taken is named in the report, in order.
+//! the budget as fully ([`fold_bare`]). A window budget keeps history first ([`Fitting::new`]
+//! says why). Each step taken is named in the report, in order. The plan the loop ends with is
+//! the pipeline's to apply.
 
-use crate::account::{Action, CutOutput, Protection, Step, ToolTrim};
-use crate::archive::Archive;
+use crate::account::{Action, CutOutput, Protection, Shortened, Step, ToolTrim};
 use crate::budget::Budget;
 use crate::conversation::{Layout, Part};
 use crate::digest::MarkerMode;
-use crate::options::Options;
-use crate::planner::{self, Attempt, Context, Planner, Protections};
+use crate::planner::{self, Attempt, Planner, Protections};
 use crate::report::Outcome;
-use crate::select;
+use crate::select::{self, Selector};
 use crate::state::Applied;
 use crate::strategy::fit;
 use crate::strategy::tools::{self, ToolMode};
 use crate::tokens::TokenCounter;
 
-/// Fits `state`, over the budget once [`Trimming::trim_first`] has trimmed it (`done`: what
-/// that did; `untrimmed`, the state before, when [`Trimming::untrimmed`] kept it), in the
-/// degrade order: the last state, its attempt (which fits, or is the least that could not) and
-/// the run's outcome so far (its action, decision, steps, markers).
-pub(crate) fn fit(
-    (mut state, untrimmed): (Applied, Option<Applied>),
-    trimming: &Trimming<'_>,
-    planner: &Planner<'_>,
-    (mut tool_trim, mut steps): (ToolTrim, Vec<Step>),
-) -> (Applied, Attempt, Outcome) {
+/// Brings `start`, the run's checked input, over its budget, within the budget `planner`
+/// plans for: the last state (its plan not yet applied) and the run's record, whose plan, when
+/// it made one, fits or is the least that could not.
+pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, Record) {
+    // Trim tools: the old rounds' outputs, then, with a fixed budget, the recent rounds'.
+    let fitting = Fitting::new(planner);
+    let untrimmed = fitting.untrimmed(&start);
+    let (mut state, mut record) = fitting.trim_first(start, planner.input.tokens);
+    if state.counts.total() <= planner.budget {
+        // Rounds cleared bare go into a digest where one fits.
+        fitting.fold_bare(&state, &mut record);
+        return (state, record);
+    }
+    // Group, select, plan with markers: remove units by the chosen strategy, the protections
+    // kept (under a window's target, the recent rounds' outputs go where removal alone
+    // cannot fit).
     let mut attempt = planner.attempt(&state, Protections::Keep);
-    steps.push(Step::RemoveUnits);
-    if !attempt.fits && !trimming.fill && trimming.clears() {
-        let freed = tool_trim.tokens_freed;
-        state = trimming.clear(state, (&mut tool_trim, &mut steps));
-        if tool_trim.tokens_freed > freed {
+    record.steps.push(Step::RemoveUnits);
+    if !attempt.fits && !fitting.fill && fitting.clears() {
+        let freed = record.tool_trim.tokens_freed;
+        state = fitting.clear(state, &mut record);
+        if record.tool_trim.tokens_freed > freed {
             attempt = planner.attempt(&state, Protections::Keep);
         }
     }
+    // Relax the head, then the tail.
     if !attempt.fits {
         attempt = planner.attempt(&state, Protections::Relax);
     }
-    if trimming.fill && trimming.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
-        let done = (&mut tool_trim, &mut steps);
-        (state, attempt) = trimming.clear_inputs((state, untrimmed), attempt, planner, done);
+    // Under a fixed budget, large tool-call inputs cleared where that keeps more of the units.
+    if fitting.fill && fitting.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
+        (state, attempt) = fitting.clear_inputs((state, untrimmed), attempt, &mut record);
     }
+    // Cut the outputs of the round in progress.
     let outputs_cut;
-    (state, attempt, outputs_cut) = cut_in_progress(state, attempt, planner, trimming.clears());
-    if trimming.fill && attempt.fits && !attempt.plan.drop.is_empty() {
-        let restored = trimming.give_back(&mut state, &mut attempt, planner);
+    (state, attempt, outputs_cut) = fitting.cut_in_progress(state, attempt);
+    // Under a fixed budget, outputs given back in the room the removal left.
+    if fitting.fill && attempt.fits && !attempt.plan.drop.is_empty() {
+        let restored = fitting.give_back(&mut state, &mut attempt);
         if restored.outputs > 0 {
-            tool_trim.outputs_restored += restored.outputs;
-            tool_trim.tokens_freed = tool_trim.tokens_freed.saturating_sub(restored.tokens);
+            let (trim, steps) = (&mut record.tool_trim, &mut record.steps);
+            trim.outputs_restored += restored.outputs;
+            trim.tokens_freed = trim.tokens_freed.saturating_sub(restored.tokens);
             let at = steps.iter().position(|s| *s == Step::RemoveUnits);
             steps.insert(at.map_or(steps.len(), |at| at + 1), Step::RestoreOutputs);
         }
     }
+    // Shorten the task.
     let mut shortened = None;
     if !attempt.fits {
         if let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) {
@@ -71,105 +81,120 @@ pub(crate) fn fit(
             }
         }
     }
+    // The steps the last plan took, in order.
     for protection in &attempt.plan.relaxed {
-        steps.push(match protection {
+        record.steps.push(match protection {
             Protection::Head => Step::RelaxHead,
             Protection::Tail => Step::RelaxTail,
         });
     }
     if !outputs_cut.is_empty() {
-        steps.push(Step::CutCurrentOutputs);
+        record.steps.push(Step::CutCurrentOutputs);
     }
     if shortened.is_some() {
-        steps.push(Step::ShortenTask);
+        record.steps.push(Step::ShortenTask);
     }
-    let mut outcome = outcome_of(planner, tool_trim, steps, &mut attempt);
-    outcome.shortened = shortened;
-    outcome.outputs_cut = outputs_cut;
-    (state, attempt, outcome)
+    record.shortened = shortened;
+    record.outputs_cut = outputs_cut;
+    record.plan = Some(attempt);
+    (state, record)
 }
 
-/// When trimming met the budget by clearing the oldest rounds' outputs bare
-/// ([`ToolTrim::bare_before`]), the plan that removes the most of those rounds, oldest first,
-/// into a digest instead, and the run's outcome with it: the digest names the files and names
-/// of their outputs that the placeholders lost. Taken only where the budget is used as fully
-/// as by the trimmed conversation (but for the markers' slack), and never with a brief marker,
-/// which would name less than the calls did.
-pub(crate) fn fold_bare(
-    state: &Applied,
-    planner: &Planner<'_>,
-    (tool_trim, mut steps): (ToolTrim, Vec<Step>),
-) -> Option<(Attempt, Outcome)> {
-    if tool_trim.bare_before == 0 {
-        return None;
+/// The record of one run, which each of its steps adds to: what trimming did, the steps taken
+/// in order, and the last plan with what was done to make it fit. The run's [`Outcome`] is made
+/// from it alone ([`Record::outcome`]).
+pub(crate) struct Record {
+    /// What the run did when it planned no removal: nothing (within budget), or trimming.
+    action: Action,
+    /// What tool-round trimming did.
+    tool_trim: ToolTrim,
+    /// The steps taken, in order.
+    steps: Vec<Step>,
+    /// The last plan, when units were planned to go: one that fits, or the least that could
+    /// not.
+    pub(crate) plan: Option<Attempt>,
+    /// How the task was shortened, when it had to be.
+    shortened: Option<Shortened>,
+    /// The outputs of the round in progress cut to fit.
+    outputs_cut: Vec<CutOutput>,
+}
+
+impl Record {
+    /// The record of a run within its budget: nothing done, `tool_trim` counting its rounds.
+    pub(crate) fn within_budget(tool_trim: ToolTrim) -> Self {
+        Self::new(Action::WithinBudget, tool_trim, Vec::new())
     }
-    // As fully as the trimmed conversation, but for the markers' slack (a plan with markers
-    // leaves it unused).
-    let full = state.counts.total().saturating_sub(planner::MARKER_SLACK);
-    // Where each bare round ends: folding up to one folds every bare round before it too.
-    let ends: Vec<usize> = state
-        .units(planner.input)
-        .iter()
-        .filter(|u| u.is_round && !u.pinned && u.messages.end <= tool_trim.bare_before)
-        .map(|u| u.messages.end)
-        .collect();
-    let fold = |end: usize| {
-        let attempt = planner.fold(state, end);
-        let taken = attempt.fits
-            && attempt.mode == MarkerMode::Digest
-            && !attempt.plan.drop.is_empty()
-            && attempt.tokens_after >= full;
-        taken.then_some(attempt)
-    };
-    // The more rounds fold, the fewer tokens the digest makes up for: the most that still use
-    // the budget as fully, by bisection.
-    let (mut low, mut high) = (0, ends.len());
-    let mut best = None;
-    while low < high {
-        let mid = usize::midpoint(low, high);
-        match fold(ends[mid]) {
-            Some(attempt) => {
-                best = Some(attempt);
-                low = mid + 1;
-            }
-            None => high = mid,
+
+    /// The record of a run that trimmed tool outputs (`tool_trim`), taking `steps`.
+    pub(crate) fn trimmed(tool_trim: ToolTrim, steps: Vec<Step>) -> Self {
+        Self::new(Action::Compacted, tool_trim, steps)
+    }
+
+    fn new(action: Action, tool_trim: ToolTrim, steps: Vec<Step>) -> Self {
+        Self {
+            action,
+            tool_trim,
+            steps,
+            plan: None,
+            shortened: None,
+            outputs_cut: Vec::new(),
         }
     }
-    let mut attempt = best?;
-    steps.push(Step::FoldBareRounds);
-    let outcome = outcome_of(planner, tool_trim, steps, &mut attempt);
-    Some((attempt, outcome))
-}
 
-/// The outcome of a run whose last plan is `attempt` (its markers taken into the outcome when
-/// it fits), after `steps`.
-fn outcome_of(
-    planner: &Planner<'_>,
-    tool_trim: ToolTrim,
-    steps: Vec<Step>,
-    attempt: &mut Attempt,
-) -> Outcome {
-    let mut outcome = Outcome::new(
-        Action::Compacted,
-        planner.budget,
-        tool_trim,
-        planner.selector,
-    );
-    outcome.decision = Some(attempt.decision.clone());
-    outcome.relaxed.clone_from(&attempt.plan.relaxed);
-    outcome.steps = steps;
-    outcome.smallest_span_end = smallest_span_end(attempt);
-    if attempt.fits {
-        outcome.marker = !attempt.markers.is_empty();
-        outcome.marker_mode = attempt.mode;
-        outcome.markers = std::mem::take(&mut attempt.notes);
-        outcome.archive = std::mem::take(&mut attempt.archive);
-    } else {
-        outcome.action = Action::CannotFit;
-        outcome.steps.push(Step::CannotFit);
-        outcome.pinned_tokens = attempt.tokens_after;
+    /// Whether the run fits its budget: it planned no removal, or its plan fits.
+    pub(crate) fn fits(&self) -> bool {
+        self.plan.as_ref().is_none_or(|plan| plan.fits)
     }
-    outcome
+
+    /// The run's outcome under `budget`, its features and rules' verdicts `selector`'s: the
+    /// one place an [`Outcome`] is made. A plan that fits gives it its decision and markers;
+    /// one that does not, the step [`Step::CannotFit`] and the least the pinned units take.
+    pub(crate) fn outcome(self, budget: usize, selector: &Selector<'_>) -> Outcome {
+        let Self {
+            action,
+            tool_trim,
+            mut steps,
+            plan,
+            shortened,
+            outputs_cut,
+        } = self;
+        let mut outcome = Outcome {
+            action,
+            budget,
+            tool_trim,
+            features: selector.features.clone(),
+            rules: selector.checks.clone(),
+            pinned_tokens: 0,
+            smallest_span_end: None,
+            decision: None,
+            relaxed: Vec::new(),
+            marker: false,
+            marker_mode: MarkerMode::None,
+            markers: Vec::new(),
+            steps: Vec::new(),
+            shortened,
+            outputs_cut,
+            archive: Vec::new(),
+        };
+        if let Some(plan) = plan {
+            outcome.smallest_span_end = smallest_span_end(&plan);
+            outcome.decision = Some(plan.decision);
+            outcome.relaxed = plan.plan.relaxed;
+            if plan.fits {
+                outcome.action = Action::Compacted;
+                outcome.marker = !plan.markers.is_empty();
+                outcome.marker_mode = plan.mode;
+                outcome.markers = plan.notes;
+                outcome.archive = plan.archive;
+            } else {
+                outcome.action = Action::CannotFit;
+                steps.push(Step::CannotFit);
+                outcome.pinned_tokens = plan.tokens_after;
+            }
+        }
+        outcome.steps = steps;
+        outcome
+    }
 }
 
 /// Tokens of the smallest unit at either end of a run of units `attempt` removes: the cheapest
@@ -189,42 +214,6 @@ fn smallest_span_end(attempt: &Attempt) -> Option<usize> {
     tokens.min()
 }
 
-/// When `attempt`, which removed every unit it could, does not fit and outputs may be cleared
-/// (`clears`): the state with the outputs of its round in progress cut by what `attempt` is
-/// over the budget, and its plan; else both as they are (or when the last unit is no round).
-fn cut_in_progress(
-    state: Applied,
-    attempt: Attempt,
-    planner: &Planner<'_>,
-    clears: bool,
-) -> (Applied, Attempt, Vec<CutOutput>) {
-    let round = attempt.units.last().filter(|u| u.is_round);
-    let Some(round) = round.filter(|_| clears && !attempt.fits) else {
-        return (state, attempt, Vec::new());
-    };
-    let over = attempt.tokens_after.saturating_sub(planner.budget) + planner::MARKER_SLACK;
-    let cutting = fit::Cutting {
-        counter: &planner.counter,
-        archive: planner.archive,
-    };
-    let reserve = marker_reserve(planner.budget);
-    let (state, cut) = cutting.cut_in_progress(state, round.messages.clone(), over, reserve);
-    if cut.is_empty() {
-        return (state, attempt, cut);
-    }
-    let attempt = planner.attempt(&state, Protections::Relax);
-    (state, attempt, cut)
-}
-
-/// The plan over `state` with the head and tail kept, else relaxed.
-fn kept_else_relaxed(state: &Applied, planner: &Planner<'_>) -> Attempt {
-    let attempt = planner.attempt(state, Protections::Keep);
-    if attempt.fits {
-        return attempt;
-    }
-    planner.attempt(state, Protections::Relax)
-}
-
 /// Tokens the round in progress gives beyond what the budget needs when its outputs are cut,
 /// where a cap can: room for the marker of the history removed before it, whose digest names
 /// the files and ids the agent read there and goes on to use. A tenth of `budget` (the digest's
@@ -236,45 +225,35 @@ fn marker_reserve(budget: usize) -> usize {
 /// The most tokens [`marker_reserve`] takes from the round in progress.
 const MARKER_RESERVE_MAX: usize = 400;
 
-/// What [`Trimming::give_back`] gave back: outputs, and the tokens they added.
+/// What [`Fitting::give_back`] gave back: outputs, and the tokens they added.
 #[derive(Debug, Default)]
 struct Restored {
     outputs: usize,
     tokens: usize,
 }
 
-/// How tool outputs are trimmed under a run's budget, and the recent rounds' cleared when they
-/// are.
-pub(crate) struct Trimming<'a> {
-    budget: usize,
+/// One run's fitting: its planner, and how tool outputs are trimmed under its budget.
+struct Fitting<'p, 'a> {
+    planner: &'p Planner<'a>,
     /// Whether the recent rounds' outputs go before any unit.
     fill: bool,
     /// Whether the round that meets the budget is capped to just meet it.
     cap_crossing: bool,
-    options: &'a Options,
-    archive: Option<&'a Archive>,
 }
 
-impl<'a> Trimming<'a> {
+impl<'p, 'a> Fitting<'p, 'a> {
     /// A fixed budget is room the caller gives to fill: the recent rounds' outputs go before any
     /// unit, and the round whose clearing meets the budget is capped to just meet it. A window
     /// budget's target is where an agent loop compacts down to, and the room left under it is
     /// headroom until the next compaction: there history goes first, the recent outputs (the
     /// agent's working evidence) only when removal alone cannot fit, and outputs are cleared
     /// whole. Nor is an output capped with an archive: the archive gives back what it changes.
-    pub(crate) fn new(context: Context<'a>) -> Self {
-        let Context {
-            options,
-            budget,
-            archive,
-        } = context;
-        let fill = !matches!(options.budget, Budget::Window { .. });
+    fn new(planner: &'p Planner<'a>) -> Self {
+        let fill = !matches!(planner.options.budget, Budget::Window { .. });
         Self {
-            budget,
+            planner,
             fill,
-            cap_crossing: fill && archive.is_none(),
-            options,
-            archive,
+            cap_crossing: fill && planner.archive.is_none(),
         }
     }
 
@@ -284,34 +263,31 @@ impl<'a> Trimming<'a> {
     /// of it.
     fn stop(&self) -> tools::Stop {
         tools::Stop {
-            budget: Some(self.budget),
+            budget: Some(self.planner.budget),
             cap_crossing: self.cap_crossing,
             widen_to: None,
         }
     }
 
-    /// A copy of `start` for [`Trimming::clear_inputs`] to trim again once it has cleared large
+    /// A copy of `start` for [`Fitting::clear_inputs`] to trim again once it has cleared large
     /// inputs, kept only where it may clear one: a fixed budget, outputs cleared, no archive,
     /// inputs not cleared anyway, and a call whose input is large.
-    pub(crate) fn untrimmed(&self, start: &Applied) -> Option<Applied> {
-        let tools = &self.options.tools;
-        let may = self.fill && self.clears() && self.archive.is_none() && !tools.clear_inputs;
+    fn untrimmed(&self, start: &Applied) -> Option<Applied> {
+        let tools = &self.planner.options.tools;
+        let may =
+            self.fill && self.clears() && self.planner.archive.is_none() && !tools.clear_inputs;
         (may && fit::has_large_input(start)).then(|| start.copy())
     }
 
     /// Whether tool outputs may be cleared at all.
     fn clears(&self) -> bool {
-        self.options.tools.mode != ToolMode::Off
+        self.planner.options.tools.mode != ToolMode::Off
     }
 
     /// The trimming before any unit goes: the old rounds' outputs, then, with a fixed budget, the
     /// recent rounds'. `tokens` is the input's size (what cost-optimized trimming weighs).
-    pub(crate) fn trim_first(
-        &self,
-        start: Applied,
-        tokens: usize,
-    ) -> (Applied, ToolTrim, Vec<Step>) {
-        let options = self.options;
+    fn trim_first(&self, start: Applied, tokens: usize) -> (Applied, Record) {
+        let options = self.planner.options;
         let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
         // With a fixed budget that full gists of the old rounds' outputs cannot meet, the recent
         // rounds' outputs keep full gists before the old ones' keep poorer ones: trimmed with
@@ -325,8 +301,13 @@ impl<'a> Trimming<'a> {
             ..self.stop()
         };
         let protected = tool_options.keep;
-        let (mut state, mut tool_trim) =
-            tools::trim(start, &tool_options, stop, options.tokenizer, self.archive);
+        let (mut state, tool_trim) = tools::trim(
+            start,
+            &tool_options,
+            stop,
+            options.tokenizer,
+            self.planner.archive,
+        );
         let mut steps = Vec::new();
         if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
             steps.push(Step::ClearOldOutputs);
@@ -334,10 +315,61 @@ impl<'a> Trimming<'a> {
         if tool_trim.kept < tool_trim.rounds.min(protected) {
             steps.push(Step::ClearRecentOutputs);
         }
-        if self.fill && self.clears() && state.counts.total() > self.budget {
-            state = self.clear(state, (&mut tool_trim, &mut steps));
+        let mut record = Record::trimmed(tool_trim, steps);
+        if self.fill && self.clears() && state.counts.total() > self.planner.budget {
+            state = self.clear(state, &mut record);
         }
-        (state, tool_trim, steps)
+        (state, record)
+    }
+
+    /// When trimming met the budget by clearing the oldest rounds' outputs bare
+    /// ([`ToolTrim::bare_before`]), the plan that removes the most of those rounds, oldest first,
+    /// into a digest instead, with its step, added to `record`: the digest names the files and
+    /// names of their outputs that the placeholders lost. Taken only where the budget is used as
+    /// fully as by the trimmed conversation (but for the markers' slack), and never with a brief
+    /// marker, which would name less than the calls did.
+    fn fold_bare(&self, state: &Applied, record: &mut Record) {
+        let planner = self.planner;
+        let bare_before = record.tool_trim.bare_before;
+        if bare_before == 0 {
+            return;
+        }
+        // As fully as the trimmed conversation, but for the markers' slack (a plan with markers
+        // leaves it unused).
+        let full = state.counts.total().saturating_sub(planner::MARKER_SLACK);
+        // Where each bare round ends: folding up to one folds every bare round before it too.
+        let ends: Vec<usize> = state
+            .units(planner.input)
+            .iter()
+            .filter(|u| u.is_round && !u.pinned && u.messages.end <= bare_before)
+            .map(|u| u.messages.end)
+            .collect();
+        let fold = |end: usize| {
+            let attempt = planner.fold(state, end);
+            let taken = attempt.fits
+                && attempt.mode == MarkerMode::Digest
+                && !attempt.plan.drop.is_empty()
+                && attempt.tokens_after >= full;
+            taken.then_some(attempt)
+        };
+        // The more rounds fold, the fewer tokens the digest makes up for: the most that still use
+        // the budget as fully, by bisection.
+        let (mut low, mut high) = (0, ends.len());
+        let mut best = None;
+        while low < high {
+            let mid = usize::midpoint(low, high);
+            match fold(ends[mid]) {
+                Some(attempt) => {
+                    best = Some(attempt);
+                    low = mid + 1;
+                }
+                None => high = mid,
+            }
+        }
+        if let Some(attempt) = best {
+            record.steps.push(Step::FoldBareRounds);
+            record.plan = Some(attempt);
+        }
     }
 
     /// With a fixed budget and no archive, where `attempt` does not fit or fills less than 60%
@@ -347,7 +379,8 @@ impl<'a> Trimming<'a> {
     /// keeps more messages than `attempt` (or as many, using more of the budget), or `attempt`
     /// does not fit: a file written whole in one call no longer takes its unit with it, nor
     /// leaves a pinned unit over the budget; else `state` and `attempt` as they are. What was
-    /// cleared is added to the trimming figures and its step to the steps, before unit removal.
+    /// cleared is added to `record`'s trimming figures and its step to its steps, before unit
+    /// removal.
     ///
     /// The outputs were cleared for a budget those inputs kept out of reach, so clearing them
     /// frees more than needed: the outputs are given back by trimming `untrimmed` (the state
@@ -358,16 +391,16 @@ impl<'a> Trimming<'a> {
         &self,
         (mut state, untrimmed): (Applied, Option<Applied>),
         attempt: Attempt,
-        planner: &Planner<'_>,
-        (trim, steps): (&mut ToolTrim, &mut Vec<Step>),
+        record: &mut Record,
     ) -> (Applied, Attempt) {
+        let planner = self.planner;
         // With an archive, nothing is changed that the archive would not give back.
-        if self.options.tools.clear_inputs || self.archive.is_some() {
+        if planner.options.tools.clear_inputs || planner.archive.is_some() {
             return (state, attempt);
         }
         // Only where removal alone leaves the budget mostly empty (under 60% of it) or cannot
         // fit: a cleared input loses what it named, which the digest of a removed unit keeps.
-        if attempt.fits && attempt.tokens_after * 10 >= self.budget * 9 {
+        if attempt.fits && attempt.tokens_after * 10 >= planner.budget * 9 {
             return (state, attempt);
         }
         // Only the units the plan removes (the inputs of those it keeps stay whole), or, when it
@@ -380,12 +413,16 @@ impl<'a> Trimming<'a> {
             (0..units.last().map_or(0, |u| u.messages.start)).collect()
         };
         let counter = &planner.counter;
-        let (mut cleared, changed, inputs, freed) =
-            fit::clear_large_inputs(state.copy(), candidates.into_iter(), self.budget, counter);
+        let (mut cleared, changed, inputs, freed) = fit::clear_large_inputs(
+            state.copy(),
+            candidates.into_iter(),
+            planner.budget,
+            counter,
+        );
         if inputs == 0 {
             return (state, attempt);
         }
-        let better = kept_else_relaxed(&cleared, planner);
+        let better = self.kept_else_relaxed(&cleared);
         // More messages kept, or as many and more of the budget used.
         let keeps_more = |better: &Attempt, than: &Attempt| {
             let (kept, was) = (better.plan.messages_kept, than.plan.messages_kept);
@@ -406,8 +443,7 @@ impl<'a> Trimming<'a> {
                 .map(|&i| start.conversation.messages[i].clone());
             let (start, _, again, mut freed) =
                 fit::clear_large_inputs(start, inputs_at.iter().copied(), 0, counter);
-            let (mut retrimmed, mut tool_trim, mut redone) =
-                self.trim_first(start, planner.input.tokens);
+            let (mut retrimmed, mut redone) = self.trim_first(start, planner.input.tokens);
             // The last input cleared is capped instead where the budget leaves room for more
             // of it: the outputs whole, it fills what is left.
             let at = retrimmed
@@ -416,7 +452,7 @@ impl<'a> Trimming<'a> {
                 .rposition(|o| o.input() == inputs_at.last().copied());
             if let (Some(at), Some(last)) = (at, last) {
                 let cleared = retrimmed.counts.messages[at];
-                let room = (self.budget + cleared).saturating_sub(retrimmed.counts.total());
+                let room = (planner.budget + cleared).saturating_sub(retrimmed.counts.total());
                 let cutting = fit::Cutting {
                     counter,
                     archive: None,
@@ -429,28 +465,66 @@ impl<'a> Trimming<'a> {
                     }
                 }
             }
-            let fuller = kept_else_relaxed(&retrimmed, planner);
+            let fuller = self.kept_else_relaxed(&retrimmed);
             (fuller.fits && again == inputs && keeps_more(&fuller, &better)).then(|| {
-                tool_trim.inputs_cleared += again;
-                tool_trim.tokens_freed += freed;
-                redone.push(Step::RemoveUnits);
-                (retrimmed, fuller, tool_trim, redone)
+                redone.tool_trim.inputs_cleared += again;
+                redone.tool_trim.tokens_freed += freed;
+                redone.steps.push(Step::RemoveUnits);
+                (retrimmed, fuller, redone)
             })
         });
-        let attempt = if let Some((retrimmed, fuller, tool_trim, redone)) = given_back {
+        let attempt = if let Some((retrimmed, fuller, redone)) = given_back {
             cleared = retrimmed;
-            (*trim, *steps) = (tool_trim, redone);
+            *record = redone;
             fuller
         } else {
             // Only inputs changed: what earlier steps discarded stays with the state.
             cleared.discarded = std::mem::take(&mut state.discarded);
-            trim.inputs_cleared += inputs;
-            trim.tokens_freed += freed;
+            record.tool_trim.inputs_cleared += inputs;
+            record.tool_trim.tokens_freed += freed;
             better
         };
+        let steps = &mut record.steps;
         let at = steps.iter().position(|s| *s == Step::RemoveUnits);
         steps.insert(at.unwrap_or(steps.len()), Step::ClearOldInputs);
         (cleared, attempt)
+    }
+
+    /// The plan over `state` with the head and tail kept, else relaxed.
+    fn kept_else_relaxed(&self, state: &Applied) -> Attempt {
+        let planner = self.planner;
+        let attempt = planner.attempt(state, Protections::Keep);
+        if attempt.fits {
+            return attempt;
+        }
+        planner.attempt(state, Protections::Relax)
+    }
+
+    /// When `attempt`, which removed every unit it could, does not fit and outputs may be
+    /// cleared: the state with the outputs of its round in progress cut by what `attempt` is over
+    /// the budget, and its plan; else both as they are (or when the last unit is no round).
+    fn cut_in_progress(
+        &self,
+        state: Applied,
+        attempt: Attempt,
+    ) -> (Applied, Attempt, Vec<CutOutput>) {
+        let planner = self.planner;
+        let round = attempt.units.last().filter(|u| u.is_round);
+        let Some(round) = round.filter(|_| self.clears() && !attempt.fits) else {
+            return (state, attempt, Vec::new());
+        };
+        let over = attempt.tokens_after.saturating_sub(planner.budget) + planner::MARKER_SLACK;
+        let cutting = fit::Cutting {
+            counter: &planner.counter,
+            archive: planner.archive,
+        };
+        let reserve = marker_reserve(planner.budget);
+        let (state, cut) = cutting.cut_in_progress(state, round.messages.clone(), over, reserve);
+        if cut.is_empty() {
+            return (state, attempt, cut);
+        }
+        let attempt = planner.attempt(&state, Protections::Relax);
+        (state, attempt, cut)
     }
 
     /// Where `attempt` fits a fixed budget by removing units, the outputs trimming cleared or
@@ -461,12 +535,8 @@ impl<'a> Trimming<'a> {
     /// fill what is left. The plan and its markers stay as they are; `attempt`'s tokens grow
     /// by what was given back. A message given back stays marked as changed: an output capped
     /// to `max_output` holds no original, so what is given back is that cap.
-    fn give_back(
-        &self,
-        state: &mut Applied,
-        attempt: &mut Attempt,
-        planner: &Planner<'_>,
-    ) -> Restored {
+    fn give_back(&self, state: &mut Applied, attempt: &mut Attempt) -> Restored {
+        let planner = self.planner;
         let mut removed = vec![false; state.conversation.messages.len()];
         for &unit in &attempt.plan.drop {
             removed[attempt.units[unit].messages.clone()].fill(true);
@@ -474,9 +544,9 @@ impl<'a> Trimming<'a> {
         let counter = &planner.counter;
         let cutting = fit::Cutting {
             counter,
-            archive: self.archive,
+            archive: planner.archive,
         };
-        let full = self.budget.saturating_sub(planner::MARKER_SLACK);
+        let full = planner.budget.saturating_sub(planner::MARKER_SLACK);
         let mut restored = Restored::default();
         for index in (0..state.conversation.messages.len()).rev() {
             let room = full.saturating_sub(attempt.tokens_after);
@@ -533,14 +603,14 @@ impl<'a> Trimming<'a> {
 
     /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.
     /// The last round is spared only when it is the round in progress (the last unit). What was
-    /// cleared is added to `done`'s trimming figures and steps.
-    fn clear(&self, state: Applied, done: (&mut ToolTrim, &mut Vec<Step>)) -> Applied {
-        let (tools, tokenizer) = (&self.options.tools, self.options.tokenizer);
+    /// cleared is added to `record`'s trimming figures and steps.
+    fn clear(&self, state: Applied, record: &mut Record) -> Applied {
+        let (tools, tokenizer) = (&self.planner.options.tools, self.planner.options.tokenizer);
         let (cleared, more) =
-            tools::clear_recent(state, tools, self.stop(), tokenizer, self.archive);
-        let (trim, steps) = done;
+            tools::clear_recent(state, tools, self.stop(), tokenizer, self.planner.archive);
         if more.cleared + more.truncated > 0 {
-            steps.push(Step::ClearRecentOutputs);
+            let trim = &mut record.tool_trim;
+            record.steps.push(Step::ClearRecentOutputs);
             trim.cleared += more.cleared;
             trim.truncated += more.truncated;
             trim.inputs_cleared += more.inputs_cleared;

@@ -26,7 +26,6 @@ pub use crate::account::{
     ToolTrim,
 };
 pub use crate::error::{Location, ProblemKind};
-use crate::select::Selector;
 
 /// The full account of one run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -221,7 +220,7 @@ impl Report {
     }
 }
 
-/// What a run decided, before it becomes a [`Report`].
+/// What a run decided, made once from the record its steps kept, before it becomes a [`Report`].
 pub(crate) struct Outcome {
     pub(crate) action: Action,
     pub(crate) budget: usize,
@@ -248,34 +247,6 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
-    /// A run's outcome before its later steps fill it in: the features and the rules' verdicts
-    /// are the run's selector's.
-    pub(crate) fn new(
-        action: Action,
-        budget: usize,
-        tool_trim: ToolTrim,
-        selector: &Selector<'_>,
-    ) -> Self {
-        Self {
-            action,
-            budget,
-            tool_trim,
-            features: selector.features.clone(),
-            rules: selector.checks.clone(),
-            pinned_tokens: 0,
-            smallest_span_end: None,
-            decision: None,
-            relaxed: Vec::new(),
-            marker: false,
-            marker_mode: MarkerMode::None,
-            markers: Vec::new(),
-            steps: Vec::new(),
-            shortened: None,
-            outputs_cut: Vec::new(),
-            archive: Vec::new(),
-        }
-    }
-
     /// The report of this outcome for `output`, the pipeline's last state.
     pub(crate) fn report(self, input: &Input, output: &Applied, options: &Options) -> Report {
         let finished = self.action != Action::CannotFit;
