@@ -17,6 +17,7 @@
 
 use std::sync::LazyLock;
 
+use memchr::memmem;
 use serde::Deserialize;
 
 use crate::classify::{Kind, find_open};
@@ -57,6 +58,8 @@ impl Wrapper {
     fn is_in(&self, text: &str) -> bool {
         match self.kind {
             Kind::Prefix => text.trim_start().starts_with(&self.text),
+            // Most texts hold no tag at all: no search, no copy.
+            Kind::Tag if !text.contains('<') => false,
             Kind::Tag => {
                 let (open, close) = (format!("<{}", self.text), format!("</{}>", self.text));
                 let mut from = 0;
@@ -106,10 +109,14 @@ const OUTPUT_CONTEXT_START: &str = "\n--- Newly Discovered Project Context ---\n
 /// How it closes it (`JIT_CONTEXT_SUFFIX`).
 const OUTPUT_CONTEXT_END: &str = "\n--- End Project Context ---";
 
+/// A search for [`OUTPUT_CONTEXT_START`], built once: every cleared output is searched whole.
+static OUTPUT_CONTEXT: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(OUTPUT_CONTEXT_START));
+
 /// The instruction file a tool's output carries at its end, if any: Gemini CLI's project
 /// context, from its opening line through its closing one. A cleared output keeps it.
 pub(crate) fn carried_in_output(text: &str) -> Option<&str> {
-    let start = text.find(OUTPUT_CONTEXT_START)?;
+    let start = OUTPUT_CONTEXT.find(text.as_bytes())?;
     let end = text[start..]
         .find(OUTPUT_CONTEXT_END)
         .map_or(text.len(), |at| start + at + OUTPUT_CONTEXT_END.len());

@@ -74,7 +74,8 @@ impl GistSize {
 /// known to repeat one: `--clear-tool-inputs` leaves `{}` of two different commands, and
 /// trimming again would take the first for stale.
 pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild> {
-    let mut last: HashMap<(&str, String), &str, FxBuild> = HashMap::with_hasher(FxBuild::default());
+    let mut last: HashMap<(&str, Arguments<'_>), &str, FxBuild> =
+        HashMap::with_hasher(FxBuild::default());
     let mut stale = HashSet::with_hasher(FxBuild::default());
     for part in conversation.messages.iter().flat_map(|m| &m.parts) {
         if let Part::ToolCall {
@@ -87,13 +88,31 @@ pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild
             if is_empty(arguments) {
                 continue;
             }
-            let key = (name.as_str(), arguments.to_string());
+            let key = (name.as_str(), Arguments::of(arguments));
             if let Some(earlier) = last.insert(key, id.as_str()) {
                 stale.insert(earlier.to_owned());
             }
         }
     }
     stale
+}
+
+/// A call's arguments as [`superseded`] compares them, equal when their JSON texts are: a
+/// string's text as it is, without a copy (strings are equal when their texts are, and no
+/// other value's JSON text is a string's), any other value as its JSON text.
+#[derive(PartialEq, Eq, Hash)]
+enum Arguments<'a> {
+    Text(&'a str),
+    Json(String),
+}
+
+impl<'a> Arguments<'a> {
+    fn of(arguments: &'a Value) -> Self {
+        match arguments {
+            Value::String(text) => Self::Text(text),
+            other => Self::Json(other.to_string()),
+        }
+    }
 }
 
 /// Whether a call's arguments hold nothing: null, an empty object or string, or one encoded

@@ -588,7 +588,7 @@ fn plan_clear(
                 if let Some(carried) = instructions::carried_in_output(&text) {
                     placeholder.push_str(carried);
                 }
-                let placeholder_tokens = if kept.is_some() || stale {
+                let placeholder_tokens = if kept.is_some() {
                     counter.count_text(&placeholder)
                 } else {
                     counting.placeholder(tool, &placeholder)
@@ -882,20 +882,30 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Under the BPE tokenizers a placeholder costs its tool's head plus the rest, exactly
-        /// as counted whole, whatever the tool's name, the size and the output's last lines.
+        /// Under the BPE tokenizers and the estimates calibrated on one, a placeholder costs
+        /// its tool's head, its size and the rest, exactly as counted whole, whatever the tool's
+        /// name, the size, the output's last lines and the notes after it.
         #[test]
-        fn a_placeholder_costs_its_head_and_its_rest(
+        fn a_placeholder_costs_its_head_its_size_and_its_rest(
             tool in "(?s).{0,12}",
             tokens in proptest::prop_oneof![0_usize..2_000, 0_usize..usize::MAX],
             content in "(?s)(.{0,30}(exit code|error:|\n| |[0-9]{1,4})){0,6}",
             is_error: bool,
+            superseded: bool,
+            reference in proptest::option::of("(?s).{0,20}"),
         ) {
-            let placeholder = note::cleared_output(&tool, tokens, evidence::outcome_in(&content, is_error));
-            for tokenizer in [Tokenizer::O200k, Tokenizer::Cl100k] {
+            let mut placeholder = note::cleared_output(&tool, tokens, evidence::outcome_in(&content, is_error));
+            if let Some(reference) = reference {
+                placeholder = note::with_reference(&placeholder, &reference);
+            }
+            if superseded {
+                placeholder = note::superseded(&placeholder);
+            }
+            let calibrated = Tokenizer::from_name("claude-sonnet").expect("a shipped family");
+            for tokenizer in [Tokenizer::O200k, Tokenizer::Cl100k, calibrated] {
                 let mut counting = Counting::new(tokenizer);
                 let whole = tokenizer.counter().count_text(&placeholder);
-                // The first call counts the head, the second reads it back.
+                // The first call counts the head and the rest, the second reads them back.
                 proptest::prop_assert_eq!(counting.placeholder(&tool, &placeholder), whole);
                 proptest::prop_assert_eq!(counting.placeholder(&tool, &placeholder), whole);
             }

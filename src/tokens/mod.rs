@@ -215,11 +215,18 @@ impl Tokenizer {
         }
     }
 
-    /// Whether a text cut where the tokenizer always ends a piece (between punctuation and a
-    /// digit) counts as the sum of its sides: true of the BPE tokenizers, which cut a text into
-    /// pieces before merging each alone; not of the estimates, which round each count.
-    pub(crate) fn adds_across_piece_ends(self) -> bool {
-        matches!(self, Self::O200k | Self::Cl100k)
+    /// The tokenizer whose counts add across piece ends that this one's counts are made of, and
+    /// the factor per million this one scales them by ([`scale`]): a text cut where the BPE
+    /// tokenizers always end a piece (between punctuation and a digit, a digit and a space)
+    /// counts as the sum of its sides, since they cut a text into pieces before merging each
+    /// alone. The BPE tokenizers themselves, unscaled; a calibrated estimate, `o200k` scaled by
+    /// its factor; `None` for the other estimates, which round each count.
+    pub(crate) fn additive_base(self) -> Option<(Self, Option<u64>)> {
+        match self {
+            Self::O200k | Self::Cl100k => Some((self, None)),
+            Self::Calibrated(factor) => Some((Self::O200k, Some(u64::from(factor.per_million)))),
+            _ => None,
+        }
     }
 
     /// The process-wide counter for this tokenizer, built on first use; every thread shares it.
