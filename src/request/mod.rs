@@ -286,9 +286,16 @@ impl Compactor {
         } else {
             Vec::new()
         };
-        let encoded: Vec<Vec<u8>> = messages
+        // Each message's part of the keys: its JSON as the replay reads it, written into one
+        // buffer and hashed, before the reader takes the values.
+        let mut buffer = Vec::new();
+        let hashes: Vec<Key> = messages
             .iter()
-            .map(|m| serde_json::to_vec(m).unwrap_or_default())
+            .map(|message| {
+                buffer.clear();
+                serde_json::to_writer(&mut buffer, message).expect("a JSON value serializes");
+                Key::of(&buffer)
+            })
             .collect();
         let conversation = format::parse_value(Value::Object(object), Some(format))
             .map_err(|err| unreadable(&model, format!("unreadable: {err}")))?;
@@ -314,11 +321,11 @@ impl Compactor {
         for tools in tokens::tool_definitions(&conversation) {
             base = base.then(tools.to_string().as_bytes());
         }
-        let mut keys = Vec::with_capacity(encoded.len() + 1);
+        let mut keys = Vec::with_capacity(hashes.len() + 1);
         keys.push(base);
-        for bytes in &encoded {
+        for hash in hashes {
             let previous = *keys.last().expect("keys start with the base");
-            keys.push(previous.then(bytes));
+            keys.push(previous.then_hash(hash));
         }
         Ok(Request {
             model,
