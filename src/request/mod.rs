@@ -286,17 +286,8 @@ impl Compactor {
         } else {
             Vec::new()
         };
-        // Each message's part of the keys: its JSON as the replay reads it, written into one
-        // buffer and hashed, before the reader takes the values.
-        let mut buffer = Vec::new();
-        let hashes: Vec<Key> = messages
-            .iter()
-            .map(|message| {
-                buffer.clear();
-                serde_json::to_writer(&mut buffer, message).expect("a JSON value serializes");
-                Key::of(&buffer)
-            })
-            .collect();
+        // Each message's part of the keys, as the replay reads it (without breakpoints).
+        let hashes: Vec<Key> = messages.iter().map(cache::hash_value).collect();
         let conversation = format::parse_value(Value::Object(object), Some(format))
             .map_err(|err| unreadable(&model, format!("unreadable: {err}")))?;
         let problems = crate::validate::check(&conversation);
