@@ -258,8 +258,25 @@ impl Settings {
     /// # Errors
     /// As [`Settings::options_in`]; with a window, an unknown model and no budget are no errors.
     pub(crate) fn options_for(&self, run: &ModelLookup<'_>) -> Result<Options> {
-        self.check_exclusive()?;
         let budget = Budget::from_parts(self.target, self.ratio, self.trigger, self.target_ratio);
+        self.options_budgeted(run, |_| (budget, ()))
+            .map(|(options, ())| options)
+    }
+
+    /// As [`Settings::options_for`], the budget decided by `budget` from the context window
+    /// the lookup found (the model's, else the run's window), with what it says beside: a request
+    /// compactor's trigger and target below an agent's own compaction point. The window is
+    /// found first, so that the budget is decided once, for the window it is a share of; `None`
+    /// leaves the model's window budget.
+    ///
+    /// # Errors
+    /// As [`Settings::options_for`].
+    pub(crate) fn options_budgeted<T>(
+        &self,
+        run: &ModelLookup<'_>,
+        budget: impl FnOnce(usize) -> (Option<Budget>, T),
+    ) -> Result<(Options, T)> {
+        self.check_exclusive()?;
         let profile = match run
             .model
             .map(|name| Options::for_model_in(run.catalog, name))
@@ -270,24 +287,22 @@ impl Settings {
             }),
             found => found.transpose()?,
         };
-        let mut options = match (profile, budget) {
-            (Some(mut options), budget) => {
-                if let Some(budget) = budget {
-                    options.budget = budget;
-                }
-                options
-            }
-            (None, Some(budget)) => Options::with_budget(budget),
-            (None, None) if run.window.is_some() => Options::with_budget(Budget::window()),
-            (None, None) => {
+        let found = profile.is_some();
+        // A model's options hold its window budget; without one, so does a window given.
+        let mut options = profile.unwrap_or_else(|| Options::with_budget(Budget::window()));
+        if let Some(window) = run.window {
+            options.profile.context_window = window;
+            options.window_source = Some(WindowSource::Flag);
+        }
+        let (budget, beside) = budget(options.profile.context_window);
+        match budget {
+            Some(budget) => options.budget = budget,
+            None if found || run.window.is_some() => {}
+            None => {
                 return Err(Error::bad_setting(
                     "no budget: give a target in tokens, a ratio or a model",
                 ));
             }
-        };
-        if let Some(window) = run.window {
-            options.profile.context_window = window;
-            options.window_source = Some(WindowSource::Flag);
         }
         if let Some(tokenizer) = self.tokenizer {
             options.tokenizer = tokenizer;
@@ -319,7 +334,7 @@ impl Settings {
                 ..SelectorTuning::default()
             };
         }
-        Ok(options)
+        Ok((options, beside))
     }
 
     /// Refuses budget settings that exclude each other.

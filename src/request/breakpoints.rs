@@ -7,13 +7,14 @@ use serde_json::{Map, Value};
 /// Anthropic's limit on `cache_control` breakpoints in one request.
 pub(super) const MAX_BREAKPOINTS: usize = 4;
 
-/// Takes every breakpoint out of `messages`; returns each marked message as it was, by index.
+/// Takes every breakpoint out of `messages`; returns each marked message as it was, by index
+/// (only those are copied).
 pub(super) fn strip_all(messages: &mut [Value]) -> Vec<(usize, Value)> {
     let mut marked = Vec::new();
     for (index, message) in messages.iter_mut().enumerate() {
-        let original = message.clone();
-        if strip(message) {
-            marked.push((index, original));
+        if find(message, false) {
+            marked.push((index, message.clone()));
+            strip(message);
         }
     }
     marked
@@ -33,19 +34,29 @@ pub(super) fn restore(body: &mut Value, marked: Vec<(usize, Value)>) {
 /// Takes every `cache_control` out of a message and its blocks (and the blocks inside a
 /// `tool_result`); returns whether there was one.
 fn strip(message: &mut Value) -> bool {
-    fn strip_object(object: &mut Map<String, Value>) -> bool {
-        let mut found = object.shift_remove("cache_control").is_some();
+    find(message, true)
+}
+
+/// Whether a message or its blocks (or the blocks inside a `tool_result`) hold a
+/// `cache_control`; each taken out when `take`, else the message is left as it is.
+fn find(message: &mut Value, take: bool) -> bool {
+    fn find_in(object: &mut Map<String, Value>, take: bool) -> bool {
+        let mut found = if take {
+            object.shift_remove("cache_control").is_some()
+        } else {
+            object.contains_key("cache_control")
+        };
         if let Some(Value::Array(blocks)) = object.get_mut("content") {
             for block in blocks {
                 if let Value::Object(block) = block {
-                    found |= strip_object(block);
+                    found |= find_in(block, take);
                 }
             }
         }
         found
     }
     match message {
-        Value::Object(object) => strip_object(object),
+        Value::Object(object) => find_in(object, take),
         _ => false,
     }
 }

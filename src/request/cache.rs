@@ -10,12 +10,40 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
+use serde_json::Value;
+
 use crate::hash::{ContentHash, FxBuild};
 use crate::report::{InstructionFile, LoopDepth};
 use crate::session::Session;
 
 /// The key of a replayed state: the content hash of what produced it.
 pub(crate) type Key = ContentHash;
+
+/// The hash of a JSON value (a message as the replay reads it), walked as it is held rather
+/// than serialised: each scalar with its kind, each array and object with its length, object
+/// entries in their order. Two values hash alike when their serialisations are alike.
+pub(crate) fn hash_value(value: &Value) -> Key {
+    fn add(hash: Key, value: &Value) -> Key {
+        match value {
+            Value::Null => hash.then(b"null"),
+            Value::Bool(true) => hash.then(b"true"),
+            Value::Bool(false) => hash.then(b"false"),
+            Value::Number(number) => hash.then(b"number").then(number.as_str().as_bytes()),
+            Value::String(text) => hash.then(b"string").then(text.as_bytes()),
+            Value::Array(items) => {
+                let start = hash.then(b"array").then(&items.len().to_le_bytes());
+                items.iter().fold(start, add)
+            }
+            Value::Object(object) => {
+                let start = hash.then(b"object").then(&object.len().to_le_bytes());
+                object.iter().fold(start, |hash, (key, value)| {
+                    add(hash.then(key.as_bytes()), value)
+                })
+            }
+        }
+    }
+    add(Key::default(), value)
+}
 
 /// The replayed state of one conversation after a prefix of its history.
 #[derive(Clone)]
@@ -98,5 +126,40 @@ impl Cache {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .states
             .len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn values_hash_alike_exactly_when_they_serialise_alike() {
+        let read = |text: &str| -> Value { serde_json::from_str(text).unwrap() };
+        let value =
+            read(r#"{"role": "user", "content": [{"type": "text", "text": "a\"b"}], "n": 1.50}"#);
+        assert_eq!(hash_value(&value), hash_value(&value.clone()));
+        // Each differs from it, or from the others, in what its serialisation writes.
+        let others = [
+            read(r#"{"content": [{"type": "text", "text": "a\"b"}], "role": "user", "n": 1.50}"#),
+            read(r#"{"role": "user", "content": [{"type": "text", "text": "a\"b"}], "n": 1.5}"#),
+            read(r#"{"role": "user", "content": [{"type": "text", "text": "a\"b"}], "n": "1.50"}"#),
+            read(r#"{"role": "user", "content": [{"type": "text"}, {"text": "a\"b"}], "n": 1.50}"#),
+            read(r#"{"role": "user", "content": [{"type": "text", "text": "a\"b"}]}"#),
+            json!(["ab"]),
+            json!(["a", "b"]),
+            json!([null]),
+            json!(["null"]),
+            json!([]),
+            json!({}),
+        ];
+        let mut hashes: Vec<Key> = others.iter().map(hash_value).collect();
+        hashes.push(hash_value(&value));
+        let count = hashes.len();
+        hashes.sort();
+        hashes.dedup();
+        assert_eq!(hashes.len(), count);
     }
 }

@@ -63,8 +63,9 @@ pub use forward::{CompactionFacts, Facts, FailOpen, Forward, Handling, Verdict};
 /// # Ok::<(), ctxcompact::Error>(())
 /// ```
 pub struct Compactor {
-    /// The settings every request's options come from: the trigger and target given or
-    /// defaulted, the archive folder made absolute once.
+    /// The settings every request's options come from, the archive folder made absolute once;
+    /// their trigger and target as given (a target given sets the depth of every compaction:
+    /// [`Options::traffic_depth`]).
     settings: Settings,
     /// The settings' catalog and calibration, read once.
     tables: Tables,
@@ -72,11 +73,6 @@ pub struct Compactor {
     window: Option<usize>,
     /// The trigger and target shares (the settings', else the defaults).
     shares: (f64, f64),
-    /// Whether the trigger was given (it then wins over an agent's own point).
-    trigger_given: bool,
-    /// Whether the target was given (compactions then go to it, not as deep as the traffic
-    /// allows: [`Options::traffic_depth`]).
-    target_given: bool,
     cache: Cache,
     /// The size bound on the archive folder, when there is one ([`Compactor::bound_archive`]).
     archive_bound: Option<Bound>,
@@ -121,27 +117,24 @@ impl Compactor {
             return Err(Error::bad_setting("a window is a number of tokens above 0"));
         }
         let tables = settings.tables()?;
-        let trigger_given = settings.trigger.is_some();
-        let target_given = settings.target_ratio.is_some();
-        let mut settings = Settings {
-            trigger: Some(trigger),
-            target_ratio: Some(target),
+        // Every setting is checked here, so that no request's options fail on one.
+        let (checked, ()) = settings.options_budgeted(
+            &ModelLookup {
+                catalog: &tables.catalog,
+                calibration: tables.calibration.as_ref(),
+                model: None,
+                window,
+            },
+            |_| (Some(budget), ()),
+        )?;
+        let settings = Settings {
+            archive: checked.archive,
             ..settings.clone()
         };
-        // Every setting is checked here, so that no request's options fail on one.
-        let checked = settings.options_for(&ModelLookup {
-            catalog: &tables.catalog,
-            calibration: tables.calibration.as_ref(),
-            model: None,
-            window,
-        })?;
-        settings.archive = checked.archive;
         Ok(Self {
             tables,
             window,
             shares: (trigger, target),
-            trigger_given,
-            target_given,
             settings,
             cache: Cache::new(cache_entries),
             archive_bound: None,
@@ -211,8 +204,16 @@ impl Compactor {
             model,
             window: self.window,
         };
-        let mut options = match self.settings.options_for(&run) {
-            Ok(options) => options,
+        let agent = client.map(|(agent, _)| agent);
+        // The shares are of the window the lookup finds: the budget is decided there, once.
+        let shares = |window| {
+            let trigger_given = self.settings.trigger.is_some();
+            let ((trigger, target), reason) =
+                agent::shares(agent, window, self.shares, trigger_given);
+            (Some(Budget::Window { trigger, target }), reason)
+        };
+        let (options, reason) = match self.settings.options_budgeted(&run, shares) {
+            Ok(found) => found,
             Err(err @ Error::UnknownModel { .. }) => {
                 let mut forward = failed(
                     FailOpen::UnknownModel,
@@ -224,18 +225,10 @@ impl Compactor {
             Err(err) => return Err(failed(FailOpen::Options, format!("options: {err}"))),
         };
         let window = options.profile.context_window;
-        let ((trigger, target), reason) = agent::shares(
-            client.map(|(agent, _)| agent),
-            window,
-            self.shares,
-            self.trigger_given,
-        );
-        options.budget = Budget::Window { trigger, target };
-        options.traffic_depth = !self.target_given;
         let facts = Facts {
             window: Some(window),
             window_source: options.window_source,
-            client: client.map(|(agent, _)| agent),
+            client: agent,
             client_by: client.map(|(_, by)| by),
             trigger: None,
             trigger_reason: Some(reason),
@@ -293,10 +286,8 @@ impl Compactor {
         } else {
             Vec::new()
         };
-        let encoded: Vec<Vec<u8>> = messages
-            .iter()
-            .map(|m| serde_json::to_vec(m).unwrap_or_default())
-            .collect();
+        // Each message's part of the keys, as the replay reads it (without breakpoints).
+        let hashes: Vec<Key> = messages.iter().map(cache::hash_value).collect();
         let conversation = format::parse_value(Value::Object(object), Some(format))
             .map_err(|err| unreadable(&model, format!("unreadable: {err}")))?;
         let problems = crate::validate::check(&conversation);
@@ -321,11 +312,11 @@ impl Compactor {
         for tools in tokens::tool_definitions(&conversation) {
             base = base.then(tools.to_string().as_bytes());
         }
-        let mut keys = Vec::with_capacity(encoded.len() + 1);
+        let mut keys = Vec::with_capacity(hashes.len() + 1);
         keys.push(base);
-        for bytes in &encoded {
+        for hash in hashes {
             let previous = *keys.last().expect("keys start with the base");
-            keys.push(previous.then(bytes));
+            keys.push(previous.then_hash(hash));
         }
         Ok(Request {
             model,
