@@ -3,7 +3,7 @@
 //! text, instruction files), [`crate::Budget`], [`Selector::new`] (the input's features, and the
 //! selector's layers that read only them), [`degrade::fit`] (tool outputs trimmed, then units
 //! grouped, a strategy selected and planned with its markers, in the degrade order),
-//! [`strategy::apply`], then [`Finishing::finish`]'s checks and the report of the finished run.
+//! [`strategy::apply`], then [`Finishing::finish_pinned`]'s checks and the report of the finished run.
 //!
 //! Guards: a conversation already within budget comes back unchanged; the output never has more
 //! tokens than the input; the output is validated before it is returned; when even the pinned
@@ -18,7 +18,7 @@ use crate::format::Format;
 use crate::options::Options;
 use crate::parallel;
 use crate::planner::{Context, Planner};
-use crate::report::Report;
+use crate::report::{Ending, Outcome, Report};
 use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input, PARALLEL_CHECK_MESSAGES, Source};
 use crate::strategy;
@@ -130,9 +130,8 @@ pub(crate) fn trim_tools_counted(
     counts: Option<tokens::Counts>,
     options: &Options,
 ) -> Result<Compacted> {
-    let (input, start) = checked_start(conversation, counts, options)?;
-    let archive = archive_of(options, &start, &input);
-    let budget = input.tokens;
+    let (finishing, start) = Finishing::start(conversation, counts, options)?;
+    let budget = finishing.input.tokens;
     let features = start.measure(budget, &options.thresholds);
     let selector = Selector::new(&options.profile, None, &features, &options.selector);
     let (trimmed, tool_trim) = tools::trim(
@@ -140,7 +139,7 @@ pub(crate) fn trim_tools_counted(
         &options.tools,
         tools::Stop::ALL,
         options.tokenizer,
-        archive.as_ref(),
+        finishing.archive.as_ref(),
     );
     let changed = tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0;
     let record = if changed {
@@ -148,38 +147,7 @@ pub(crate) fn trim_tools_counted(
     } else {
         Record::within_budget(tool_trim)
     };
-    let pinned = trimmed.pinned_inputs(&trimmed.units(&input));
-    let finishing = Finishing {
-        input: &input,
-        archive: archive.as_ref(),
-        options,
-        budget,
-        selector: &selector,
-    };
-    finishing.finish(trimmed, &pinned, record)
-}
-
-/// Counts the input, then checks its pairing and classifies its messages
-/// ([`Input::checked`]): the starting point of every run.
-fn checked_start(
-    conversation: Conversation,
-    counts: Option<tokens::Counts>,
-    options: &Options,
-) -> Result<(Input, Applied)> {
-    let (counts, unlogged) = match counts {
-        Some(counts) => (counts, options.overhead),
-        None => options.add_unlogged(options.tokenizer.count(&conversation)),
-    };
-    let anchored = options.anchored_unlogged(&conversation, &counts);
-    let input = Input::checked(&conversation, (&counts, unlogged), anchored)?;
-    Ok((input, Applied::unchanged(conversation, counts)))
-}
-
-/// Where the run archives what it removes: when [`Options::archive`] names a folder, or, with
-/// [`Options::handles`], by handle alone.
-fn archive_of(options: &Options, start: &Applied, input: &Input) -> Option<Archive> {
-    let dir = options.archive.as_deref();
-    (dir.is_some() || options.handles).then(|| Archive::new(dir, &start.conversation, input.task))
+    finishing.finish(trimmed, record.outcome(budget, &selector))
 }
 
 /// How a run of the pipeline ended.
@@ -208,8 +176,8 @@ fn run(
     #[cfg(feature = "binding")]
     RUNS.with(|runs| runs.set(runs.get() + 1));
     // Count, check.
-    let (input, start) = checked_start(conversation, counts, options)?;
-    let archive = archive_of(options, &start, &input);
+    let (finishing, start) = Finishing::start(conversation, counts, options)?;
+    let input = &finishing.input;
     // Budget.
     let resolved = options
         .budget
@@ -223,81 +191,106 @@ fn run(
         &features,
         &options.selector,
     );
-    let finishing = Finishing {
-        input: &input,
-        archive: archive.as_ref(),
-        options,
-        budget,
-        selector: &selector,
-    };
-    let finished = |output: Applied, pinned: &[usize], record| {
-        let compacted = finishing.finish(output, pinned, record)?;
-        Ok(Run::Done(Box::new(compacted)))
-    };
+    let done = |compacted| Ok(Run::Done(Box::new(compacted)));
     // Nothing can be removed from an empty conversation: it is within any budget.
     if !resolved.compact || input.messages == 0 {
         let rounds = tools::count_rounds(&start.conversation, &options.tools);
-        let pinned = start.pinned_inputs(&start.units(&input));
-        return finished(start, &pinned, Record::within_budget(rounds));
+        let outcome = Record::within_budget(rounds).outcome(budget, &selector);
+        return done(finishing.finish(start, outcome)?);
     }
     // Trim tools, then group, select, plan with markers, in the degrade order.
     let context = Context {
         options,
         budget,
-        archive: archive.as_ref(),
+        archive: finishing.archive.as_ref(),
     };
-    let planner = Planner::new(context, &input, &selector);
+    let planner = Planner::new(context, input, &selector);
     let (state, record) = degrade::fit(&planner, start);
-    if !record.fits() {
-        let report = record
-            .outcome(budget, &selector)
-            .report(&input, &state, options);
+    if let Some(least) = record.cannot_fit() {
+        let ending = Ending {
+            pinned_tokens: least,
+            archive: Vec::new(),
+        };
+        let outcome = record.outcome(budget, &selector);
+        let report = outcome.report(input, &state, options, ending);
         return Ok(Run::CannotFit(Box::new(report)));
     }
     // Apply, check.
     let Some(plan) = &record.plan else {
-        let pinned = state.pinned_inputs(&state.units(&input));
-        return finished(state, &pinned, record);
+        return done(finishing.finish(state, record.outcome(budget, &selector))?);
     };
     let pinned = state.pinned_inputs(&plan.units);
     let (units, drop) = (&plan.units, &plan.plan.drop);
     let applied = strategy::apply(state, units, drop, &plan.markers, &planner.counter);
-    finished(applied, &pinned, record)
+    let outcome = record.outcome(budget, &selector);
+    done(finishing.finish_pinned(applied, &pinned, outcome)?)
 }
 
-/// What the last step of a run reads, borrowed once: the input, the archive when removed
-/// history is archived, the options, and the budget and selector the run's outcome names.
+/// What a run reads at its first and last steps: the input, counted and checked, the options,
+/// and where removed history is archived (when [`Options::archive`] names a folder, or, with
+/// [`Options::handles`], by handle alone).
 struct Finishing<'a> {
-    input: &'a Input,
-    archive: Option<&'a Archive>,
+    input: Input,
+    archive: Option<Archive>,
     options: &'a Options,
-    budget: usize,
-    selector: &'a Selector<'a>,
 }
 
-impl Finishing<'_> {
-    /// The last checks before output — valid pairing, never more tokens than the input nor, when
-    /// compacted, than the budget — then the report of `record`; `pinned` are the input indices
-    /// of the pinned messages the output holds ([`Applied::pinned_inputs`]).
-    fn finish(&self, output: Applied, pinned: &[usize], record: Record) -> Result<Compacted> {
-        let Finishing {
+impl<'a> Finishing<'a> {
+    /// Counts the input, then checks its pairing and classifies its messages
+    /// ([`Input::checked`]): what every run reads, and its first state.
+    fn start(
+        conversation: Conversation,
+        counts: Option<tokens::Counts>,
+        options: &'a Options,
+    ) -> Result<(Self, Applied)> {
+        let (counts, unlogged) = match counts {
+            Some(counts) => (counts, options.overhead),
+            None => options.add_unlogged(options.tokenizer.count(&conversation)),
+        };
+        let anchored = options.anchored_unlogged(&conversation, &counts);
+        let input = Input::checked(&conversation, (&counts, unlogged), anchored)?;
+        let archive = (options.archive.is_some() || options.handles)
+            .then(|| Archive::new(options.archive.as_deref(), &conversation, input.task));
+        let finishing = Finishing {
             input,
             archive,
             options,
-            budget,
-            selector,
-        } = *self;
-        let mut outcome = record.outcome(budget, selector);
+        };
+        Ok((finishing, Applied::unchanged(conversation, counts)))
+    }
+
+    /// [`Finishing::finish_pinned`] for an output whose pinned messages are found by grouping
+    /// it: one no plan was applied into.
+    fn finish(&self, output: Applied, outcome: Outcome) -> Result<Compacted> {
+        let pinned = output.pinned_inputs(&output.units(&self.input));
+        self.finish_pinned(output, &pinned, outcome)
+    }
+
+    /// The last checks before output — valid pairing, never more tokens than the input nor, when
+    /// compacted, than the budget — then the report of `outcome`; `pinned` are the input indices
+    /// of the pinned messages the output holds ([`Applied::pinned_inputs`]).
+    fn finish_pinned(
+        &self,
+        output: Applied,
+        pinned: &[usize],
+        outcome: Outcome,
+    ) -> Result<Compacted> {
+        let (input, options) = (&self.input, self.options);
         // The input was valid and the budget was planned for: a failure here is the engine's. The
-        // report is made meanwhile: both read the output alone.
+        // report and the archive files are made meanwhile: they read the output alone.
         let apart = output.conversation.messages.len() >= PARALLEL_CHECK_MESSAGES;
-        let spans = std::mem::take(&mut outcome.archive);
-        let (problems, mut report) = parallel::beside(
+        let (problems, (report, archive)) = parallel::beside(
             apart,
             || validate::check(&output.conversation),
             || {
-                outcome.pinned_tokens = output.pinned_tokens(pinned);
-                outcome.report(input, &output, options)
+                let archive: Vec<(String, String)> = (self.archive.as_ref())
+                    .map(|archive| archive::files(archive, &outcome.archive, &output))
+                    .unwrap_or_default();
+                let ending = Ending {
+                    pinned_tokens: output.pinned_tokens(pinned),
+                    archive: archive.iter().map(|(path, _)| path.clone()).collect(),
+                };
+                (outcome.report(input, &output, options, ending), archive)
             },
         );
         if let Some(first) = problems.first() {
@@ -333,10 +326,6 @@ impl Finishing<'_> {
                 Source::Edited(_) | Source::Marker => None,
             })
             .collect();
-        let archive = archive
-            .map(|archive| archive::files(archive, &spans, &output))
-            .unwrap_or_default();
-        report.archive = archive.iter().map(|(path, _)| path.clone()).collect();
         Ok(Compacted {
             conversation: output.conversation,
             report,

@@ -141,14 +141,17 @@ impl Record {
         }
     }
 
-    /// Whether the run fits its budget: it planned no removal, or its plan fits.
-    pub(crate) fn fits(&self) -> bool {
-        self.plan.as_ref().is_none_or(|plan| plan.fits)
+    /// When the run's plan cannot fit its budget, the least tokens the pinned units take;
+    /// `None` when it fits (it planned no removal, or its plan fits).
+    pub(crate) fn cannot_fit(&self) -> Option<usize> {
+        (self.plan.as_ref())
+            .filter(|plan| !plan.fits)
+            .map(|plan| plan.tokens_after)
     }
 
     /// The run's outcome under `budget`, its features and rules' verdicts `selector`'s: the
     /// one place an [`Outcome`] is made. A plan that fits gives it its decision and markers;
-    /// one that does not, the step [`Step::CannotFit`] and the least the pinned units take.
+    /// one that does not, the step [`Step::CannotFit`].
     pub(crate) fn outcome(self, budget: usize, selector: &Selector<'_>) -> Outcome {
         let Self {
             action,
@@ -164,7 +167,6 @@ impl Record {
             tool_trim,
             features: selector.features.clone(),
             rules: selector.checks.clone(),
-            pinned_tokens: 0,
             smallest_span_end: None,
             decision: None,
             relaxed: Vec::new(),
@@ -189,7 +191,6 @@ impl Record {
             } else {
                 outcome.action = Action::CannotFit;
                 steps.push(Step::CannotFit);
-                outcome.pinned_tokens = plan.tokens_after;
             }
         }
         outcome.steps = steps;

@@ -228,9 +228,6 @@ pub(crate) struct Outcome {
     pub(crate) features: Features,
     /// Every rule's verdict over the features, as the selector found them.
     pub(crate) rules: Vec<RuleCheck>,
-    /// Tokens of what can never be removed: the minimum when the plan could not fit; else the
-    /// output's pinned messages, the system prompt and the reply priming.
-    pub(crate) pinned_tokens: usize,
     /// Tokens of the smallest unit at either end of a span the plan removed, when it removed
     /// any.
     pub(crate) smallest_span_end: Option<usize>,
@@ -246,9 +243,26 @@ pub(crate) struct Outcome {
     pub(crate) archive: Vec<SpanFile>,
 }
 
+/// What only the end of a run knows, for its report.
+pub(crate) struct Ending {
+    /// Tokens of what can never be removed: the least the pinned units take when the plan
+    /// could not fit; else the output's pinned messages, the system prompt and the reply
+    /// priming.
+    pub(crate) pinned_tokens: usize,
+    /// The archive files (paths, or handles) the removed spans were written to.
+    pub(crate) archive: Vec<String>,
+}
+
 impl Outcome {
-    /// The report of this outcome for `output`, the pipeline's last state.
-    pub(crate) fn report(self, input: &Input, output: &Applied, options: &Options) -> Report {
+    /// The report of this outcome for `output`, the pipeline's last state; its spans' archive
+    /// files are `ending`'s, made from [`Outcome::archive`].
+    pub(crate) fn report(
+        self,
+        input: &Input,
+        output: &Applied,
+        options: &Options,
+        ending: Ending,
+    ) -> Report {
         let finished = self.action != Action::CannotFit;
         let tokens_after = if finished {
             output.counts.total()
@@ -285,7 +299,7 @@ impl Outcome {
             } else {
                 Vec::new()
             },
-            pinned_tokens: self.pinned_tokens,
+            pinned_tokens: ending.pinned_tokens,
             smallest_span_end: self.smallest_span_end.filter(|_| finished),
             rules: self.rules,
             features: self.features,
@@ -305,7 +319,7 @@ impl Outcome {
             tool_trim: self.tool_trim,
             repairs: input.repairs.clone(),
             unlogged_tokens: input.anchored_unlogged,
-            archive: Vec::new(),
+            archive: ending.archive,
             depth: None,
         }
     }
