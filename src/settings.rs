@@ -174,15 +174,18 @@ impl Settings {
         window: Option<usize>,
     ) -> Result<Options> {
         let named = conversation.model().filter(|_| self.model.is_none());
-        let run = ModelLookup {
+        let lookup = ModelLookup {
             catalog: &tables.catalog,
             calibration: tables.calibration.as_ref(),
             model: self.model.as_deref().or(named),
             window,
         };
-        match self.options_for(&run) {
+        match self.options_for(&lookup) {
             Err(err @ Error::UnknownModel { .. }) if named.is_some() => {
-                let mut options = self.options_for(&ModelLookup { model: None, ..run })?;
+                let mut options = self.options_for(&ModelLookup {
+                    model: None,
+                    ..lookup
+                })?;
                 options.model = named.map(str::to_string);
                 options.model_match = Some(format!(
                     "named by the body: {err}; counted with the generic profile"
@@ -241,25 +244,25 @@ impl Settings {
     /// used instead.
     pub fn options_in(&self, catalog: &Catalog) -> Result<Options> {
         let calibration = self.calibration()?;
-        let run = ModelLookup {
+        let lookup = ModelLookup {
             catalog,
             calibration: calibration.as_ref(),
             model: self.model.as_deref(),
             window: None,
         };
-        self.options_for(&run)
+        self.options_for(&lookup)
     }
 
-    /// The options these settings give for one run of `run`: its model instead of `model`,
+    /// The options these settings give for `lookup`: its model instead of `model`,
     /// and its window, when given, instead of the profile's (a model no catalog rule reads
     /// then counts with the generic profile; no budget is the window's). The one resolution of model, profile,
     /// tokenizer, calibration and window, for the CLI, the proxy and the bindings alike.
     ///
     /// # Errors
     /// As [`Settings::options_in`]; with a window, an unknown model and no budget are no errors.
-    pub(crate) fn options_for(&self, run: &ModelLookup<'_>) -> Result<Options> {
+    pub(crate) fn options_for(&self, lookup: &ModelLookup<'_>) -> Result<Options> {
         let budget = Budget::from_parts(self.target, self.ratio, self.trigger, self.target_ratio);
-        self.options_budgeted(run, |_| (budget, ()))
+        self.options_budgeted(lookup, |_| (budget, ()))
             .map(|(options, ())| options)
     }
 
@@ -273,16 +276,16 @@ impl Settings {
     /// As [`Settings::options_for`].
     pub(crate) fn options_budgeted<T>(
         &self,
-        run: &ModelLookup<'_>,
+        lookup: &ModelLookup<'_>,
         budget: impl FnOnce(usize) -> (Option<Budget>, T),
     ) -> Result<(Options, T)> {
         self.check_exclusive()?;
-        let profile = match run
+        let profile = match lookup
             .model
-            .map(|name| Options::for_model_in(run.catalog, name))
+            .map(|name| Options::for_model_in(lookup.catalog, name))
         {
-            Some(Err(Error::UnknownModel { .. })) if run.window.is_some() => Some(Options {
-                model: run.model.map(str::to_string),
+            Some(Err(Error::UnknownModel { .. })) if lookup.window.is_some() => Some(Options {
+                model: lookup.model.map(str::to_string),
                 ..Options::with_budget(Budget::window())
             }),
             found => found.transpose()?,
@@ -290,14 +293,14 @@ impl Settings {
         let found = profile.is_some();
         // A model's options hold its window budget; without one, so does a window given.
         let mut options = profile.unwrap_or_else(|| Options::with_budget(Budget::window()));
-        if let Some(window) = run.window {
+        if let Some(window) = lookup.window {
             options.profile.context_window = window;
             options.window_source = Some(WindowSource::Flag);
         }
         let (budget, beside) = budget(options.profile.context_window);
         match budget {
             Some(budget) => options.budget = budget,
-            None if found || run.window.is_some() => {}
+            None if found || lookup.window.is_some() => {}
             None => {
                 return Err(Error::bad_setting(
                     "no budget: give a target in tokens, a ratio or a model",
@@ -307,7 +310,7 @@ impl Settings {
         if let Some(tokenizer) = self.tokenizer {
             options.tokenizer = tokenizer;
         }
-        if let Some(calibration) = run.calibration {
+        if let Some(calibration) = lookup.calibration {
             options.tokenizer = calibration.apply(options.tokenizer);
         }
         options.traffic_depth = self.target_ratio.is_none();
@@ -324,7 +327,7 @@ impl Settings {
         }
         options.handles = self.handles;
         if self.optimize_cost {
-            if run.model.is_none() {
+            if lookup.model.is_none() {
                 return Err(Error::bad_setting(
                     "optimizing for cost needs a model, to price the calls",
                 ));

@@ -198,7 +198,7 @@ impl Compactor {
                 "the body names no model, and no window was given".into(),
             ));
         }
-        let run = ModelLookup {
+        let lookup = ModelLookup {
             catalog: &self.tables.catalog,
             calibration: self.tables.calibration.as_ref(),
             model,
@@ -212,7 +212,7 @@ impl Compactor {
                 agent::shares(agent, window, self.shares, trigger_given);
             (Some(Budget::Window { trigger, target }), reason)
         };
-        let (options, reason) = match self.settings.options_budgeted(&run, shares) {
+        let (options, reason) = match self.settings.options_budgeted(&lookup, shares) {
             Ok(found) => found,
             Err(err @ Error::UnknownModel { .. }) => {
                 let mut forward = failed(
