@@ -387,6 +387,19 @@ pub struct Conversation {
 }
 
 impl Conversation {
+    /// The same request (format, system prompt, envelope) holding `messages` instead; what was
+    /// read of a log (its lines, its repairs) does not carry over.
+    pub(crate) fn with_messages(&self, messages: Vec<Message>) -> Conversation {
+        Conversation {
+            format: self.format,
+            system: self.system.clone(),
+            messages,
+            envelope: self.envelope.clone(),
+            lines: Vec::new(),
+            repairs: Vec::new(),
+        }
+    }
+
     /// The model the request body names (its `model` field), if any: what the proxy and the
     /// CLI count and compact it for when no model is given.
     #[must_use]

@@ -119,14 +119,7 @@ pub(super) fn reads_back(conversation: &Conversation, forced: Option<Format>) ->
     }
     // The evidence of a format lies in the shape of the request, never in its texts: the
     // output is rendered with its texts and arguments emptied.
-    let skeleton = Conversation {
-        format: conversation.format,
-        system: conversation.system.clone(),
-        messages: conversation.messages.iter().map(skeleton).collect(),
-        envelope: conversation.envelope.clone(),
-        lines: Vec::new(),
-        repairs: Vec::new(),
-    };
+    let skeleton = conversation.with_messages(conversation.messages.iter().map(skeleton).collect());
     let records = [Record {
         line: 1,
         value: render(&skeleton),

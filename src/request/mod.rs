@@ -335,7 +335,7 @@ impl Compactor {
             model,
             options,
             mut facts,
-            conversation,
+            mut conversation,
             marked,
             keys,
         } = request;
@@ -353,13 +353,8 @@ impl Compactor {
                 return Forward::failed_with(model, FailOpen::Options, reason, &facts);
             }
         };
-        let Conversation {
-            system,
-            messages,
-            envelope,
-            ..
-        } = conversation;
         let compactions_before = state.session.compactions();
+        let messages = std::mem::take(&mut conversation.messages);
         let incoming = messages.into_iter().skip(state.pushed);
         push_calls(&mut state, incoming, &boundaries);
         // Written before the body that names them is sent; a failure fails nothing.
@@ -392,14 +387,7 @@ impl Compactor {
                 ),
             );
         } else if session.compactions() > 0 {
-            let output = Conversation {
-                format,
-                system,
-                messages: session.conversation().messages.clone(),
-                envelope,
-                lines: Vec::new(),
-                repairs: Vec::new(),
-            };
+            let output = conversation.with_messages(session.conversation().messages.clone());
             // What is forwarded must read back as the body was read, as what the CLI writes.
             if let Err(err) = output.check_reads_back(Some(format)) {
                 forward.fail(FailOpen::ReadBack, err.to_string());
@@ -459,15 +447,7 @@ fn push_calls(
 /// alone (the system prompt, and the envelope with the tool definitions), counted as `count`
 /// counts it.
 fn fresh(conversation: &Conversation, options: Options) -> Result<State> {
-    let start = Conversation {
-        format: conversation.format,
-        system: conversation.system.clone(),
-        messages: Vec::new(),
-        envelope: conversation.envelope.clone(),
-        lines: Vec::new(),
-        repairs: Vec::new(),
-    };
-    let session = Session::new(start, options)?;
+    let session = Session::new(conversation.with_messages(Vec::new()), options)?;
     Ok(State {
         received_tokens: session.tokens(),
         session,
