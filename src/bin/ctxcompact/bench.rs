@@ -244,8 +244,10 @@ fn bench_table(rows: &[Row], budget: Budget, tokenizer: Tokenizer, next: usize) 
 /// The bench's base options: model, tokenizer, strategy and tool options (the budget is set
 /// per conversation).
 fn base_options(model: &ModelArgs, strategy: StrategyArg, tools: &ToolArgs) -> Result<Options> {
-    let tables = model.prepare()?;
-    let mut options = model.unbudgeted(Some(tools), None).options_from(&tables)?;
+    let settings = model.unbudgeted(Some(tools), None);
+    let mut options = settings.options_from(&settings.tables()?)?;
+    // Built while the conversations are read.
+    options.tokenizer.prepare();
     options.strategy = strategy.strategy();
     Ok(options)
 }
