@@ -81,28 +81,7 @@ impl Compacted {
 /// [`Error::Invalid`] when the input breaks tool pairing, [`Error::BadBudget`] for an unusable
 /// budget, [`Error::BudgetTooSmall`] when even the pinned units exceed it.
 pub fn compact(conversation: Conversation, options: &Options) -> Result<Compacted> {
-    compact_counted(conversation, None, options)
-}
-
-/// [`compact`] for a conversation whose counts under `options.tokenizer` are already known (a
-/// [`crate::Session`] keeps them), so that it is not tokenized again.
-pub(crate) fn compact_counted(
-    conversation: Conversation,
-    counts: Option<tokens::Counts>,
-    options: &Options,
-) -> Result<Compacted> {
-    match run(conversation, counts, options)? {
-        Run::Done(compacted) => Ok(*compacted),
-        Run::CannotFit(report) => Err(Error::BudgetTooSmall {
-            pinned: report.pinned_tokens,
-            budget: report.budget,
-            unlogged: report.unlogged_tokens.unwrap_or(0),
-            report: Box::new(
-                serde_json::to_value(&*report)
-                    .expect("a report holds only numbers, strings and enums"),
-            ),
-        }),
-    }
+    run(conversation, None, options)?.compacted()
 }
 
 /// Reports what [`compact`] would do, including `cannot_fit`, without producing output.
@@ -124,7 +103,7 @@ pub fn trim_tools(conversation: Conversation, options: &Options) -> Result<Compa
     trim_tools_counted(conversation, None, options)
 }
 
-/// [`trim_tools`] for a conversation whose counts are already known, as [`compact_counted`].
+/// [`trim_tools`] for a conversation whose counts are already known, as [`run`].
 pub(crate) fn trim_tools_counted(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
@@ -151,11 +130,30 @@ pub(crate) fn trim_tools_counted(
 }
 
 /// How a run of the pipeline ended.
-enum Run {
+pub(crate) enum Run {
     /// Within budget, or compacted to it.
     Done(Box<Compacted>),
     /// Even the pinned units exceed the budget: the report of what was tried.
     CannotFit(Box<Report>),
+}
+
+impl Run {
+    /// The compacted conversation, or [`Error::BudgetTooSmall`] carrying the report of what
+    /// was tried.
+    pub(crate) fn compacted(self) -> Result<Compacted> {
+        match self {
+            Run::Done(compacted) => Ok(*compacted),
+            Run::CannotFit(report) => Err(Error::BudgetTooSmall {
+                pinned: report.pinned_tokens,
+                budget: report.budget,
+                unlogged: report.unlogged_tokens.unwrap_or(0),
+                report: Box::new(
+                    serde_json::to_value(&*report)
+                        .expect("a report holds only numbers, strings and enums"),
+                ),
+            }),
+        }
+    }
 }
 
 #[cfg(feature = "binding")]
@@ -165,10 +163,11 @@ thread_local! {
     pub(crate) static RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// The shared run of [`compact`] and [`analyze`]: the output, or the report when it cannot fit.
-/// Each stage is a call into its module; over the budget, [`degrade::fit`] trims and plans in
-/// the degrade order, and its plan is applied here.
-fn run(
+/// The shared run of [`compact`], [`analyze`] and a [`crate::Session`]'s compactions (whose
+/// counts are already known): the output, or the report when it cannot fit. Each stage is a
+/// call into its module; over the budget, [`degrade::fit`] trims and plans in the degrade
+/// order, and its plan is applied here.
+pub(crate) fn run(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
     options: &Options,

@@ -15,9 +15,9 @@ use std::ops::Range;
 
 use crate::account::{Action, LoopDepth};
 use crate::budget::{Budget, Traffic};
-use crate::compact::{compact_counted, trim_tools_counted};
+use crate::compact::{self, Compacted, Run, trim_tools_counted};
 use crate::conversation::{Conversation, Message};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::options::Options;
 use crate::report::Report;
 use crate::tokens::Counts;
@@ -80,8 +80,8 @@ impl Session {
     /// context window) or [`Budget::Tokens`] (trigger and target both that number).
     ///
     /// # Errors
-    /// [`Error::BadBudget`] for a [`Budget::Ratio`], a trigger or target that is not a share
-    /// above 0, a target above the trigger, or a window-based budget without a window.
+    /// [`crate::Error::BadBudget`] for a [`Budget::Ratio`], a trigger or target that is not a
+    /// share above 0, a target above the trigger, or a window-based budget without a window.
     pub fn new(conversation: Conversation, options: Options) -> Result<Self> {
         Self::with_compaction(conversation, options, Compaction::Full)
     }
@@ -224,17 +224,17 @@ impl Session {
             Some(depth) => Cow::Owned(self.at_depth(depth)),
             None => Cow::Borrowed(&self.options),
         };
-        let mut compacted = match self.run(&options) {
+        let mut compacted = match self.run(&options)? {
             // The pinned units alone exceed the target, with the round in progress cut: rather
             // than send everything (and fail past the window), compact down to the trigger, or
             // the window, that they fit.
-            Err(Error::BudgetTooSmall { pinned, .. })
-                if pinned <= self.options.profile.context_window
+            Run::CannotFit(report)
+                if report.pinned_tokens <= self.options.profile.context_window
                     && matches!(self.options.budget, Budget::Window { .. }) =>
             {
-                self.run_fallback(pinned)?
+                self.run_fallback(report.pinned_tokens)?
             }
-            other => other?,
+            run => run.compacted()?,
         };
         if compacted.report.action != Action::Compacted {
             // Tool trimming found nothing to trim: the conversation is unchanged.
@@ -301,7 +301,7 @@ impl Session {
     }
 
     /// The compaction at the lowest of [`Session::fallback_budgets`] that fits.
-    fn run_fallback(&self, pinned: usize) -> Result<crate::compact::Compacted> {
+    fn run_fallback(&self, pinned: usize) -> Result<Compacted> {
         let budgets = Self::fallback_budgets(pinned, self.trigger, &self.options);
         let mut last = None;
         for budget in budgets {
@@ -309,24 +309,26 @@ impl Session {
                 budget: Budget::Tokens(budget),
                 ..self.options.clone()
             };
-            match self.run(&fallback) {
-                Err(error @ Error::BudgetTooSmall { .. }) => last = Some(error),
-                other => return other,
+            match self.run(&fallback)? {
+                cannot @ Run::CannotFit(_) => last = Some(cannot),
+                done => return done.compacted(),
             }
         }
-        Err(last.expect("at least one fallback budget"))
+        last.expect("at least one fallback budget").compacted()
     }
 
     /// One compaction of the session's conversation under `options`, from its cached counts;
     /// an observed excess over the estimate counts as part of what lies outside the messages.
-    fn run(&self, options: &Options) -> Result<crate::compact::Compacted> {
+    fn run(&self, options: &Options) -> Result<Run> {
         let input = self.conversation.clone();
         let mut counts = self.counts.clone();
         counts.outside = counts.outside.saturating_add_signed(self.offset.max(0));
         let counts = Some(counts);
         match self.compaction {
-            Compaction::Full => compact_counted(input, counts, options),
-            Compaction::ToolsOnly => trim_tools_counted(input, counts, options),
+            Compaction::Full => compact::run(input, counts, options),
+            Compaction::ToolsOnly => {
+                trim_tools_counted(input, counts, options).map(|c| Run::Done(Box::new(c)))
+            }
         }
     }
 
