@@ -412,6 +412,18 @@ impl Error {
         self
     }
 
+    /// The [`Error::Invalid`] of a conversation with `problems` ([`crate::validate()`]'s, in
+    /// order); `Ok` when there are none.
+    pub(crate) fn unless_valid(problems: &[Problem]) -> Result<()> {
+        match problems.first() {
+            None => Ok(()),
+            Some(first) => Err(Self::Invalid {
+                first: first.clone(),
+                count: problems.len(),
+            }),
+        }
+    }
+
     /// Builds a [`Error::Malformed`] for a field of a message.
     pub(crate) fn field(
         index: usize,

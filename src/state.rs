@@ -81,12 +81,7 @@ impl Input {
                 )
             },
         );
-        if let Some(first) = problems.first() {
-            return Err(Error::Invalid {
-                first: first.clone(),
-                count: problems.len(),
-            });
-        }
+        Error::unless_valid(&problems)?;
         Ok(Self {
             format: conversation.format,
             unlogged,

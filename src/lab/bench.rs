@@ -510,12 +510,7 @@ impl Bench {
     fn trials(&self, conversation: &Conversation) -> Result<([Tally; 6], Vec<Failure>)> {
         let mut tallies: [Tally; 6] = Default::default();
         let problems = check(conversation);
-        if let Some(first) = problems.first() {
-            return Err(Error::Invalid {
-                first: first.clone(),
-                count: problems.len(),
-            });
-        }
+        Error::unless_valid(&problems)?;
         let before = self.base.tokenizer.count(conversation).total();
         let budget = self.resolve(before);
         let total = conversation.messages.len();

@@ -365,12 +365,7 @@ impl Replay {
     /// [`Error::Invalid`] when the recording itself breaks tool pairing (nothing is added).
     pub fn add(&mut self, conversation: &Conversation, only_outgrowing: bool) -> Result<bool> {
         let problems = validate::check(conversation);
-        if let Some(first) = problems.first() {
-            return Err(Error::Invalid {
-                first: first.clone(),
-                count: problems.len(),
-            });
-        }
+        Error::unless_valid(&problems)?;
         let counts = self.options.count_body(conversation);
         let window = match self.window {
             Window::Tokens(tokens) => tokens,
