@@ -291,12 +291,8 @@ impl Compactor {
         let conversation = format::parse_value(Value::Object(object), Some(format))
             .map_err(|err| unreadable(&model, format!("unreadable: {err}")))?;
         let problems = crate::validate::check(&conversation);
-        if let Some(first) = problems.first() {
-            let more = match problems.len() {
-                1 => String::new(),
-                n => format!(" (and {} more)", n - 1),
-            };
-            let reason = format!("invalid: {first}{more}");
+        if let Err(problem) = crate::Error::unless_valid(&problems) {
+            let reason = format!("invalid: {problem}");
             return Err(Box::new(invalid(
                 conversation,
                 options,
