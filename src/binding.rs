@@ -150,6 +150,31 @@ impl Failure {
         }
     }
 
+    /// The failure as a package hands it to its language: its kind's name and what it
+    /// carries.
+    pub fn into_parts(self) -> Parts {
+        let (kind, message, message_index, field, report) = match self {
+            Self::Input {
+                message,
+                message_index,
+                field,
+            } => ("input", message, message_index, field, None),
+            Self::CannotFit { message, report } => {
+                let report = (!report.is_null()).then_some(report);
+                ("cannot_fit", message, None, None, report)
+            }
+            Self::Options { message } => ("options", message, None, None, None),
+            Self::Recall { message } => ("recall", message, None, None, None),
+        };
+        Parts {
+            kind,
+            message,
+            message_index,
+            field,
+            report,
+        }
+    }
+
     /// Sorts a library error; a budget too small carries the report of its run.
     fn from_library(err: Error) -> Self {
         let message = err.to_string();
@@ -177,6 +202,21 @@ impl Failure {
             _ => Self::input(message),
         }
     }
+}
+
+/// A [`Failure`] taken apart, for a package to build its language's error from.
+#[derive(Debug)]
+pub struct Parts {
+    /// `input`, `cannot_fit`, `options` or `recall`.
+    pub kind: &'static str,
+    /// What went wrong.
+    pub message: String,
+    /// An input failure's message index, when the problem is inside one message.
+    pub message_index: Option<usize>,
+    /// An input failure's field path, when one field is at fault.
+    pub field: Option<String>,
+    /// A `cannot_fit` failure's report, when it has one.
+    pub report: Option<Value>,
 }
 
 /// A conversation as a package hands it over.

@@ -28,34 +28,15 @@ create_exception!(
 
 /// A failure as the Python layer receives it: `NativeError` with its kind.
 fn raised(failure: Failure) -> PyErr {
-    match failure {
-        Failure::Input {
-            message,
-            message_index,
-            field,
-        } => NativeError::new_err(("input", message, message_index, field, None::<String>)),
-        Failure::CannotFit { message, report } => NativeError::new_err((
-            "cannot_fit",
-            message,
-            None::<usize>,
-            None::<String>,
-            Some(report.to_string()),
-        )),
-        Failure::Options { message } => NativeError::new_err((
-            "options",
-            message,
-            None::<usize>,
-            None::<String>,
-            None::<String>,
-        )),
-        Failure::Recall { message } => NativeError::new_err((
-            "recall",
-            message,
-            None::<usize>,
-            None::<String>,
-            None::<String>,
-        )),
-    }
+    let parts = failure.into_parts();
+    let report = parts.report.map(|report| report.to_string());
+    NativeError::new_err((
+        parts.kind,
+        parts.message,
+        parts.message_index,
+        parts.field,
+        report,
+    ))
 }
 
 /// Python data that is not JSON data: bad input.
