@@ -281,11 +281,11 @@ export function validate(conversation, options) {
 }
 
 /**
- * Decides what to forward for a provider request body, as `ctxcompact proxy` does: `{ body,
- * action, reason, model, tokensReceived, tokensForwarded, compactions, archiveError,
- * instructionFiles, facts }`, `body` the bytes to send (a Buffer; the received ones when
- * nothing changed). Never throws for the body: what cannot be read or fitted comes back
- * unchanged with `action` `failed_open`.
+ * Decides what to forward for a provider request body, as `ctxcompact proxy` does: `body`,
+ * the bytes to send (a Buffer; the received ones when nothing changed), beside the proxy
+ * ledger's record of the decision (`action`, `reason`, `tokensReceived`, …, `facts`: see
+ * index.d.ts). Never throws for the body: what cannot be read or fitted comes back unchanged
+ * with `action` `failed_open`.
  */
 export function compactRequest(body, format, options = {}) {
   const bytes = typeof body === "string" ? Buffer.from(body, "utf8")

@@ -17,8 +17,8 @@ use crate::conversation::{Conversation, Message};
 use crate::error::{Error, Problem};
 use crate::format::{self, Format, ReadOptions};
 use crate::options::Options;
-use crate::report::{InstructionFile, Report};
-use crate::request::{Agent, Compactor, Facts, Forward, Handling};
+use crate::report::Report;
+use crate::request::{Agent, CompactionFacts, Compactor, Facts, Forward, Verdict};
 
 /// A call's settings: the input's format, how to read it, and the library's settings by their
 /// names.
@@ -359,7 +359,8 @@ pub fn validate(input: Input<'_>, settings: &Settings) -> Result<Value, Failure>
 }
 
 /// What to forward for a provider request body, as the proxy decides it: the compacted body
-/// (`None` to forward the received bytes) and the rest of the decision as a JSON object.
+/// (`None` to forward the received bytes) and the rest of the decision as a JSON object, the
+/// proxy ledger's record of it.
 ///
 /// # Errors
 /// [`Failure::Options`] for settings a request compactor refuses.
@@ -375,8 +376,7 @@ pub fn compact_request(
     let client = settings.client.map(|agent| (agent, "the caller"));
     let mut forward = compactor.compact(body, format, settings.path_model.as_deref(), client);
     let body = forward.body.take();
-    let decision = serde_json::to_value(Returned::of(&forward)).expect("a decision serializes");
-    Ok((body, decision))
+    Ok((body, Returned::of(&forward)))
 }
 
 /// What `handle` names in the history of a provider request body compacted with `settings`
@@ -483,35 +483,45 @@ impl Session {
     }
 }
 
-/// A request's decision as the packages return it: what was done and why, the tokens, the
-/// compactions, and what was known of the model and agent under `facts`, as the ledger's line
-/// spells them.
+/// A request's decision as the packages return it: the record the proxy ledger's line holds of
+/// it (the model, then the facts, the verdict and the compactions' facts, each group
+/// serialized by its own type and flattened as the line flattens it), and the model no rule
+/// reads when that is why it failed open. `facts` holds the facts again as one object, as the
+/// packages returned them before the ledger's groups were flattened in.
 #[derive(Serialize)]
 struct Returned<'a> {
-    action: Handling,
-    reason: &'a Option<String>,
     model: &'a Option<String>,
-    tokens_received: Option<usize>,
-    tokens_forwarded: Option<usize>,
-    compactions: Option<usize>,
-    archive_error: &'a Option<String>,
-    instruction_files: &'a [InstructionFile],
+    #[serde(flatten)]
+    known: &'a Facts,
+    #[serde(flatten)]
+    verdict: &'a Verdict,
+    #[serde(flatten)]
+    compaction: &'a CompactionFacts,
+    unknown_model: &'a Option<String>,
     facts: &'a Facts,
 }
 
 impl<'a> Returned<'a> {
-    fn of(forward: &'a Forward) -> Self {
-        Self {
-            action: forward.verdict.action,
-            reason: &forward.verdict.reason,
+    /// `forward`'s decision as a JSON object; `archive_error` (null) and `instruction_files`
+    /// (empty), which the ledger's line leaves out when there is nothing to say, are always
+    /// there, as the packages returned them before.
+    fn of(forward: &'a Forward) -> Value {
+        let returned = Self {
             model: &forward.model,
-            tokens_received: forward.verdict.tokens_received,
-            tokens_forwarded: forward.verdict.tokens_forwarded,
-            compactions: forward.verdict.compactions,
-            archive_error: &forward.compaction.archive_error,
-            instruction_files: &forward.compaction.instruction_files,
+            known: &forward.facts,
+            verdict: &forward.verdict,
+            compaction: &forward.compaction,
+            unknown_model: &forward.unknown_model,
             facts: &forward.facts,
+        };
+        let mut decision = serde_json::to_value(returned).expect("a decision serializes");
+        if let Value::Object(fields) = &mut decision {
+            fields.entry("archive_error").or_insert(Value::Null);
+            fields
+                .entry("instruction_files")
+                .or_insert_with(|| Value::Array(Vec::new()));
         }
+        decision
     }
 }
 

@@ -353,40 +353,28 @@ class ForwardedRequest:
     """The result of :func:`compact_request`: what to send upstream, and why.
 
     ``body`` is the bytes to forward: the compacted body, or the received bytes themselves when
-    nothing changed. ``action`` is ``"forwarded"`` (under the trigger, byte for byte),
-    ``"compacted"`` or ``"failed_open"`` (unreadable, invalid, no window known, cannot fit:
-    forwarded unchanged); ``reason`` says why when it went through unchanged past the trigger
-    or failed open. ``model``, ``tokens_received``, ``tokens_forwarded``, ``compactions`` (in
-    the conversation so far), ``archive_error``, ``instruction_files`` (when compacted: the
-    project instruction files the last compaction pinned, as the report lists them) and
-    ``facts`` (the window and where it came from, the agent recognised, the trigger and why)
-    are the proxy ledger's fields.
+    nothing changed. ``decision`` is the rest, as a dict, each of its fields also an attribute:
+    the proxy ledger's record of the request, with its names (``docs/proxy.md``, "The ledger":
+    ``action``, ``reason``, ``fail_open``, ``model``, the window, agent and trigger, the tokens,
+    the compactions, ``budget``, ``depth``, …); ``unknown_model``, the model no catalog name or
+    family rule reads when that is why it failed open; and ``facts``, the window, agent and
+    trigger fields again as one dict. ``action`` is ``"forwarded"`` (under the trigger, byte for
+    byte), ``"compacted"`` or ``"failed_open"`` (unreadable, invalid, no window known, cannot
+    fit: forwarded unchanged). A name the decision does not hold (a field the ledger leaves out
+    when there is nothing to say) reads as ``None``.
     """
 
-    __slots__ = (
-        "body",
-        "action",
-        "reason",
-        "model",
-        "tokens_received",
-        "tokens_forwarded",
-        "compactions",
-        "archive_error",
-        "instruction_files",
-        "facts",
-    )
+    __slots__ = ("body", "decision")
 
     def __init__(self, body: bytes, decision: Dict[str, Any]) -> None:
         self.body = body
-        self.action: str = decision["action"]
-        self.reason: Optional[str] = decision["reason"]
-        self.model: Optional[str] = decision["model"]
-        self.tokens_received: Optional[int] = decision["tokens_received"]
-        self.tokens_forwarded: Optional[int] = decision["tokens_forwarded"]
-        self.compactions: Optional[int] = decision["compactions"]
-        self.archive_error: Optional[str] = decision["archive_error"]
-        self.instruction_files: List[Dict[str, Any]] = decision["instruction_files"]
-        self.facts: Dict[str, Any] = decision["facts"]
+        self.decision = decision
+
+    def __getattr__(self, name: str) -> Any:
+        """A field of the decision (``None`` when it does not hold it)."""
+        if name.startswith("_") or name in ForwardedRequest.__slots__:
+            raise AttributeError(name)
+        return self.decision.get(name)
 
     def __repr__(self) -> str:
         """A one-line summary: action and tokens received and forwarded."""
