@@ -42,7 +42,7 @@ pub struct Settings {
     lists: Option<Lists>,
     /// Every other setting, by the library's names.
     #[serde(default)]
-    run: crate::Settings,
+    library: crate::Settings,
 }
 
 /// A request compaction's settings: the body's API format, the model its path names, the
@@ -60,7 +60,7 @@ pub struct RequestSettings {
     client: Option<Agent>,
     /// Every other setting.
     #[serde(default)]
-    run: crate::Settings,
+    library: crate::Settings,
 }
 
 /// The lengths of the lists in the input data.
@@ -527,7 +527,7 @@ impl<'a> Returned<'a> {
 
 /// A request compactor for `settings`, caching nothing (each call is its own).
 fn compactor(settings: &RequestSettings) -> Result<Compactor, Failure> {
-    Compactor::new(&settings.run, settings.window, 0).map_err(Failure::from_library)
+    Compactor::new(&settings.library, settings.window, 0).map_err(Failure::from_library)
 }
 
 /// An input read, with its options and how its output is handed back.
@@ -559,13 +559,13 @@ fn read(input: Input<'_>, settings: &Settings, unbudgeted: bool) -> Result<Read,
         Input::Text(_) => None,
     };
     let (conversation, anchor) = parse(input, settings)?;
-    let mut run = if unbudgeted {
-        settings.run.without_budget()
+    let mut library = if unbudgeted {
+        settings.library.without_budget()
     } else {
-        settings.run.clone()
+        settings.library.clone()
     };
-    run.anchor = anchor;
-    let options = run
+    library.anchor = anchor;
+    let options = library
         .options_for_body(&conversation, settings.window)
         .map_err(Failure::from_library)?;
     let lists = lists.as_ref().or(settings.lists.as_ref());
@@ -590,7 +590,7 @@ fn parse(
     let format = forced_format(settings)?;
     match input {
         Input::Data(value) => format::parse_value(value, format)
-            .map(|conversation| (conversation, settings.run.anchor.clone()))
+            .map(|conversation| (conversation, settings.library.anchor.clone()))
             .map_err(Failure::from_library),
         Input::Text(bytes) => {
             let read = ReadOptions {

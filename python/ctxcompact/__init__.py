@@ -484,14 +484,14 @@ def _request_settings(body: Any, format: str, given: Dict[str, Any]) -> Dict[str
         settings["client"] = _choice("client", client, _CLIENTS)
     if window is not None:
         settings["window"] = _count("window", window)
-    run: Dict[str, Any] = {}
+    library: Dict[str, Any] = {}
     for name, value in (("trigger", given["trigger"]), ("target_ratio", given["target_ratio"])):
         if value is not None:
-            run[name] = _number(name, value)
+            library[name] = _number(name, value)
     if given["tokenizer"] is not None:
-        run["tokenizer"] = _choice("tokenizer", given["tokenizer"], _TOKENIZERS)
-    run.update(_file_settings(given["catalog"], given["calibration"]))
-    run.update(
+        library["tokenizer"] = _choice("tokenizer", given["tokenizer"], _TOKENIZERS)
+    library.update(_file_settings(given["catalog"], given["calibration"]))
+    library.update(
         _removal_settings(
             given["strategy"],
             given["marker"],
@@ -507,8 +507,8 @@ def _request_settings(body: Any, format: str, given: Dict[str, Any]) -> Dict[str
         )
     )
     if given["handles"]:
-        run["handles"] = _flag("handles", given["handles"])
-    settings["run"] = run
+        library["handles"] = _flag("handles", given["handles"])
+    settings["library"] = library
     return settings
 
 
@@ -520,7 +520,7 @@ def _call(function: Callable[[Any, str], Any], conversation: Any, settings: Dict
             f"not {type(conversation).__name__}"
         )
     try:
-        request = {"format": settings.pop("format"), "run": settings}
+        request = {"format": settings.pop("format"), "library": settings}
         return function(conversation, json.dumps(request))
     except _native.NativeError as err:
         kind, message, message_index, field, report = err.args
