@@ -364,37 +364,64 @@ pub fn validate(input: Input<'_>, settings: &Settings) -> Result<Value, Failure>
 ///
 /// # Errors
 /// [`Failure::Options`] for settings a request compactor refuses.
-///
-/// # Panics
-/// Never: a decision holds only numbers, strings and enums.
 pub fn compact_request(
     body: &[u8],
     settings: &RequestSettings,
 ) -> Result<(Option<Vec<u8>>, Value), Failure> {
-    let format: Format = settings.format.parse().map_err(Failure::options)?;
-    let compactor = compactor(settings)?;
-    let client = settings.client.map(|agent| (agent, "the caller"));
-    let mut forward = compactor.compact(body, format, settings.path_model.as_deref(), client);
-    let body = forward.body.take();
-    Ok((body, Returned::of(&forward)))
+    Ok(RequestCompactor::new(settings, 0)?.compact(body))
 }
 
-/// What `handle` names in the history of a provider request body compacted with `settings`
-/// (`Compactor::recall`): the removed messages, one JSON message a line.
-///
-/// # Errors
-/// [`Failure::Recall`] naming a handle that cannot be given back.
-pub fn recall_request(
-    body: &[u8],
-    settings: &RequestSettings,
-    handle: &str,
-) -> Result<String, Failure> {
-    let format: Format = settings.format.parse().map_err(Failure::options)?;
-    compactor(settings)?
-        .recall(body, format, settings.path_model.as_deref(), handle)
-        .map_err(|err| Failure::Recall {
-            message: err.to_string(),
+/// A request compactor for one set of settings, kept across calls by a package's adapter:
+/// it reads the catalog and calibration once, and its [`Compactor`]'s cache resumes each
+/// history from the last call it replayed instead of replaying every earlier compaction
+/// (never changing a byte).
+pub struct RequestCompactor {
+    compactor: Compactor,
+    format: Format,
+    path_model: Option<String>,
+    client: Option<Agent>,
+}
+
+impl RequestCompactor {
+    /// A compactor for `settings`, caching at most `conversations` replayed histories (0: each
+    /// call is its own).
+    ///
+    /// # Errors
+    /// [`Failure::Options`] for settings a request compactor refuses.
+    pub fn new(settings: &RequestSettings, conversations: usize) -> Result<Self, Failure> {
+        let format: Format = settings.format.parse().map_err(Failure::options)?;
+        let compactor = Compactor::new(&settings.library, settings.window, conversations)
+            .map_err(Failure::from_library)?;
+        Ok(Self {
+            compactor,
+            format,
+            path_model: settings.path_model.clone(),
+            client: settings.client,
         })
+    }
+
+    /// What to forward for `body`: the compacted body (`None` to forward the received bytes)
+    /// and the rest of the decision, as [`compact_request`] gives them.
+    pub fn compact(&self, body: &[u8]) -> (Option<Vec<u8>>, Value) {
+        let client = self.client.map(|agent| (agent, "the caller"));
+        let mut forward =
+            self.compactor
+                .compact(body, self.format, self.path_model.as_deref(), client);
+        (forward.body.take(), Returned::of(&forward))
+    }
+
+    /// What `handle` names in the history of `body` (`Compactor::recall`): the removed
+    /// messages, one JSON message a line.
+    ///
+    /// # Errors
+    /// [`Failure::Recall`] naming a handle that cannot be given back.
+    pub fn recall(&self, body: &[u8], handle: &str) -> Result<String, Failure> {
+        self.compactor
+            .recall(body, self.format, self.path_model.as_deref(), handle)
+            .map_err(|err| Failure::Recall {
+                message: err.to_string(),
+            })
+    }
 }
 
 /// The pipeline's runs on this thread so far, for the packages' tests to show that a call runs
@@ -523,11 +550,6 @@ impl<'a> Returned<'a> {
         }
         decision
     }
-}
-
-/// A request compactor for `settings`, caching nothing (each call is its own).
-fn compactor(settings: &RequestSettings) -> Result<Compactor, Failure> {
-    Compactor::new(&settings.library, settings.window, 0).map_err(Failure::from_library)
 }
 
 /// An input read, with its options and how its output is handed back.
