@@ -181,18 +181,44 @@ export interface RequestOptions extends ToolOptions {
   archiveDir?: string;
 }
 
-/** What to forward for a request body, and why: the proxy ledger's fields. */
+/**
+ * What to forward for a request body, and why: the proxy ledger's record of the request, its
+ * names in camel case (docs/proxy.md, "The ledger"); a field the ledger leaves out when there
+ * is nothing to say is absent.
+ */
 export interface ForwardedRequest {
   /** The bytes to send: the received ones when nothing changed. */
   body: Buffer;
-  action: "forwarded" | "compacted" | "failed_open";
-  reason: string | null;
   model: string | null;
+  window: number | null;
+  windowSource: "flag" | "catalog" | "family" | null;
+  client?: "claude-code" | "codex" | "gemini-cli";
+  /** What told the agent: a header, a body field, or the caller. */
+  clientBy?: string;
+  trigger: number | null;
+  triggerReason: string | null;
   tokensReceived: number | null;
   tokensForwarded: number | null;
+  action: "forwarded" | "compacted" | "failed_open";
+  reason: string | null;
+  /** When it failed open: the reason's kind. */
+  failOpen?:
+    | "not_json" | "unreadable" | "no_model" | "unknown_model" | "options" | "invalid"
+    | "cannot_fit" | "read_back" | "panicked";
+  /** Compactions so far in the conversation. */
   compactions: number | null;
+  /** Compactions this call ran (all of them: a call replays the history whole). */
+  compactionsRun: number;
   archiveError: string | null;
+  /** When compacted: the project instruction files the last compaction pinned. */
   instructionFiles: unknown[];
+  /** When compacted: the budget the last compaction compacted to. */
+  budget?: number;
+  /** When compacted with no target given: how deep the last compaction went (snake-case keys). */
+  depth?: Record<string, unknown>;
+  /** The model no catalog name or family rule reads, when that is why it failed open. */
+  unknownModel: string | null;
+  /** The window, agent and trigger again, as one object with the ledger's snake-case keys. */
   facts: Record<string, unknown>;
 }
 

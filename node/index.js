@@ -100,7 +100,7 @@ function text(name, value) {
 }
 
 // Each option: its name in the library's settings, and its check. `null` means "the call's own".
-const RUN_OPTIONS = {
+const LIBRARY_OPTIONS = {
   model: ["model", text],
   target: ["target", whole],
   ratio: ["ratio", share],
@@ -149,7 +149,7 @@ function settings(options, allowed, data) {
     throw optionError("the options must be an object");
   }
   const call = {};
-  const run = {};
+  const library = {};
   for (const [name, value] of Object.entries(options)) {
     if (value === undefined) continue;
     if (!allowed.includes(name)) {
@@ -160,12 +160,12 @@ function settings(options, allowed, data) {
     } else if (name === "strategy" && value === "auto") {
       choice(name, value, STRATEGIES);
     } else {
-      const [key, check] = RUN_OPTIONS[name];
-      run[key] = check(name, value);
+      const [key, check] = LIBRARY_OPTIONS[name];
+      library[key] = check(name, value);
     }
   }
   if (data !== undefined) call.lists = lists(data);
-  return JSON.stringify({ ...call, run });
+  return JSON.stringify({ ...call, library });
 }
 
 // The lengths of the lists in conversation data: the top level's, or those under its keys.
@@ -281,11 +281,11 @@ export function validate(conversation, options) {
 }
 
 /**
- * Decides what to forward for a provider request body, as `ctxcompact proxy` does: `{ body,
- * action, reason, model, tokensReceived, tokensForwarded, compactions, archiveError,
- * instructionFiles, facts }`, `body` the bytes to send (a Buffer; the received ones when
- * nothing changed). Never throws for the body: what cannot be read or fitted comes back
- * unchanged with `action` `failed_open`.
+ * Decides what to forward for a provider request body, as `ctxcompact proxy` does: `body`,
+ * the bytes to send (a Buffer; the received ones when nothing changed), beside the proxy
+ * ledger's record of the decision (`action`, `reason`, `tokensReceived`, …, `facts`: see
+ * index.d.ts). Never throws for the body: what cannot be read or fitted comes back unchanged
+ * with `action` `failed_open`.
  */
 export function compactRequest(body, format, options = {}) {
   const bytes = typeof body === "string" ? Buffer.from(body, "utf8")
@@ -299,11 +299,11 @@ export function compactRequest(body, format, options = {}) {
   if (pathModel !== undefined) call.path_model = text("pathModel", pathModel);
   if (client !== undefined) call.client = choice("client", client, CLIENTS);
   if (window !== undefined) call.window = whole("window", window);
-  const run = JSON.parse(settings(rest, [
+  const library = JSON.parse(settings(rest, [
     "trigger", "targetRatio", "strategy", "marker", "digestTokens", "tokenizer", "catalog",
     "calibration", "archiveDir", ...TOOL_OPTIONS,
-  ])).run;
-  const outcome = unwrap(native.compactRequest(bytes, JSON.stringify({ ...call, run })));
+  ])).library;
+  const outcome = unwrap(native.compactRequest(bytes, JSON.stringify({ ...call, library })));
   return { body: outcome.body ?? bytes, ...JSON.parse(outcome.value) };
 }
 

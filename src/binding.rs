@@ -17,8 +17,8 @@ use crate::conversation::{Conversation, Message};
 use crate::error::{Error, Problem};
 use crate::format::{self, Format, ReadOptions};
 use crate::options::Options;
-use crate::report::{InstructionFile, Report};
-use crate::request::{Agent, Compactor, Facts, Forward, Handling};
+use crate::report::Report;
+use crate::request::{Agent, CompactionFacts, Compactor, Facts, Forward, Verdict};
 
 /// A call's settings: the input's format, how to read it, and the library's settings by their
 /// names.
@@ -42,7 +42,7 @@ pub struct Settings {
     lists: Option<Lists>,
     /// Every other setting, by the library's names.
     #[serde(default)]
-    run: crate::Settings,
+    library: crate::Settings,
 }
 
 /// A request compaction's settings: the body's API format, the model its path names, the
@@ -60,7 +60,7 @@ pub struct RequestSettings {
     client: Option<Agent>,
     /// Every other setting.
     #[serde(default)]
-    run: crate::Settings,
+    library: crate::Settings,
 }
 
 /// The lengths of the lists in the input data.
@@ -150,6 +150,31 @@ impl Failure {
         }
     }
 
+    /// The failure as a package hands it to its language: its kind's name and what it
+    /// carries.
+    pub fn into_parts(self) -> Parts {
+        let (kind, message, message_index, field, report) = match self {
+            Self::Input {
+                message,
+                message_index,
+                field,
+            } => ("input", message, message_index, field, None),
+            Self::CannotFit { message, report } => {
+                let report = (!report.is_null()).then_some(report);
+                ("cannot_fit", message, None, None, report)
+            }
+            Self::Options { message } => ("options", message, None, None, None),
+            Self::Recall { message } => ("recall", message, None, None, None),
+        };
+        Parts {
+            kind,
+            message,
+            message_index,
+            field,
+            report,
+        }
+    }
+
     /// Sorts a library error; a budget too small carries the report of its run.
     fn from_library(err: Error) -> Self {
         let message = err.to_string();
@@ -177,6 +202,21 @@ impl Failure {
             _ => Self::input(message),
         }
     }
+}
+
+/// A [`Failure`] taken apart, for a package to build its language's error from.
+#[derive(Debug)]
+pub struct Parts {
+    /// `input`, `cannot_fit`, `options` or `recall`.
+    pub kind: &'static str,
+    /// What went wrong.
+    pub message: String,
+    /// An input failure's message index, when the problem is inside one message.
+    pub message_index: Option<usize>,
+    /// An input failure's field path, when one field is at fault.
+    pub field: Option<String>,
+    /// A `cannot_fit` failure's report, when it has one.
+    pub report: Option<Value>,
 }
 
 /// A conversation as a package hands it over.
@@ -319,42 +359,69 @@ pub fn validate(input: Input<'_>, settings: &Settings) -> Result<Value, Failure>
 }
 
 /// What to forward for a provider request body, as the proxy decides it: the compacted body
-/// (`None` to forward the received bytes) and the rest of the decision as a JSON object.
+/// (`None` to forward the received bytes) and the rest of the decision as a JSON object, the
+/// proxy ledger's record of it.
 ///
 /// # Errors
 /// [`Failure::Options`] for settings a request compactor refuses.
-///
-/// # Panics
-/// Never: a decision holds only numbers, strings and enums.
 pub fn compact_request(
     body: &[u8],
     settings: &RequestSettings,
 ) -> Result<(Option<Vec<u8>>, Value), Failure> {
-    let format: Format = settings.format.parse().map_err(Failure::options)?;
-    let compactor = compactor(settings)?;
-    let client = settings.client.map(|agent| (agent, "the caller"));
-    let mut forward = compactor.compact(body, format, settings.path_model.as_deref(), client);
-    let body = forward.body.take();
-    let decision = serde_json::to_value(Returned::of(&forward)).expect("a decision serializes");
-    Ok((body, decision))
+    Ok(RequestCompactor::new(settings, 0)?.compact(body))
 }
 
-/// What `handle` names in the history of a provider request body compacted with `settings`
-/// (`Compactor::recall`): the removed messages, one JSON message a line.
-///
-/// # Errors
-/// [`Failure::Recall`] naming a handle that cannot be given back.
-pub fn recall_request(
-    body: &[u8],
-    settings: &RequestSettings,
-    handle: &str,
-) -> Result<String, Failure> {
-    let format: Format = settings.format.parse().map_err(Failure::options)?;
-    compactor(settings)?
-        .recall(body, format, settings.path_model.as_deref(), handle)
-        .map_err(|err| Failure::Recall {
-            message: err.to_string(),
+/// A request compactor for one set of settings, kept across calls by a package's adapter:
+/// it reads the catalog and calibration once, and its [`Compactor`]'s cache resumes each
+/// history from the last call it replayed instead of replaying every earlier compaction
+/// (never changing a byte).
+pub struct RequestCompactor {
+    compactor: Compactor,
+    format: Format,
+    path_model: Option<String>,
+    client: Option<Agent>,
+}
+
+impl RequestCompactor {
+    /// A compactor for `settings`, caching at most `conversations` replayed histories (0: each
+    /// call is its own).
+    ///
+    /// # Errors
+    /// [`Failure::Options`] for settings a request compactor refuses.
+    pub fn new(settings: &RequestSettings, conversations: usize) -> Result<Self, Failure> {
+        let format: Format = settings.format.parse().map_err(Failure::options)?;
+        let compactor = Compactor::new(&settings.library, settings.window, conversations)
+            .map_err(Failure::from_library)?;
+        Ok(Self {
+            compactor,
+            format,
+            path_model: settings.path_model.clone(),
+            client: settings.client,
         })
+    }
+
+    /// What to forward for `body`: the compacted body (`None` to forward the received bytes)
+    /// and the rest of the decision, as [`compact_request`] gives them.
+    pub fn compact(&self, body: &[u8]) -> (Option<Vec<u8>>, Value) {
+        let client = self.client.map(|agent| (agent, "the caller"));
+        let mut forward =
+            self.compactor
+                .compact(body, self.format, self.path_model.as_deref(), client);
+        (forward.body.take(), Returned::of(&forward))
+    }
+
+    /// What `handle` names in the history of `body` (`Compactor::recall`): the removed
+    /// messages, one JSON message a line.
+    ///
+    /// # Errors
+    /// [`Failure::Recall`] naming a handle that cannot be given back.
+    pub fn recall(&self, body: &[u8], handle: &str) -> Result<String, Failure> {
+        self.compactor
+            .recall(body, self.format, self.path_model.as_deref(), handle)
+            .map_err(|err| Failure::Recall {
+                message: err.to_string(),
+            })
+    }
 }
 
 /// The pipeline's runs on this thread so far, for the packages' tests to show that a call runs
@@ -443,41 +510,46 @@ impl Session {
     }
 }
 
-/// A request's decision as the packages return it: what was done and why, the tokens, the
-/// compactions, and what was known of the model and agent under `facts`, as the ledger's line
-/// spells them.
+/// A request's decision as the packages return it: the record the proxy ledger's line holds of
+/// it (the model, then the facts, the verdict and the compactions' facts, each group
+/// serialized by its own type and flattened as the line flattens it), and the model no rule
+/// reads when that is why it failed open. `facts` holds the facts again as one object, as the
+/// packages returned them before the ledger's groups were flattened in.
 #[derive(Serialize)]
 struct Returned<'a> {
-    action: Handling,
-    reason: &'a Option<String>,
     model: &'a Option<String>,
-    tokens_received: Option<usize>,
-    tokens_forwarded: Option<usize>,
-    compactions: Option<usize>,
-    archive_error: &'a Option<String>,
-    instruction_files: &'a [InstructionFile],
+    #[serde(flatten)]
+    known: &'a Facts,
+    #[serde(flatten)]
+    verdict: &'a Verdict,
+    #[serde(flatten)]
+    compaction: &'a CompactionFacts,
+    unknown_model: &'a Option<String>,
     facts: &'a Facts,
 }
 
 impl<'a> Returned<'a> {
-    fn of(forward: &'a Forward) -> Self {
-        Self {
-            action: forward.verdict.action,
-            reason: &forward.verdict.reason,
+    /// `forward`'s decision as a JSON object; `archive_error` (null) and `instruction_files`
+    /// (empty), which the ledger's line leaves out when there is nothing to say, are always
+    /// there, as the packages returned them before.
+    fn of(forward: &'a Forward) -> Value {
+        let returned = Self {
             model: &forward.model,
-            tokens_received: forward.verdict.tokens_received,
-            tokens_forwarded: forward.verdict.tokens_forwarded,
-            compactions: forward.verdict.compactions,
-            archive_error: &forward.compaction.archive_error,
-            instruction_files: &forward.compaction.instruction_files,
+            known: &forward.facts,
+            verdict: &forward.verdict,
+            compaction: &forward.compaction,
+            unknown_model: &forward.unknown_model,
             facts: &forward.facts,
+        };
+        let mut decision = serde_json::to_value(returned).expect("a decision serializes");
+        if let Value::Object(fields) = &mut decision {
+            fields.entry("archive_error").or_insert(Value::Null);
+            fields
+                .entry("instruction_files")
+                .or_insert_with(|| Value::Array(Vec::new()));
         }
+        decision
     }
-}
-
-/// A request compactor for `settings`, caching nothing (each call is its own).
-fn compactor(settings: &RequestSettings) -> Result<Compactor, Failure> {
-    Compactor::new(&settings.run, settings.window, 0).map_err(Failure::from_library)
 }
 
 /// An input read, with its options and how its output is handed back.
@@ -509,13 +581,13 @@ fn read(input: Input<'_>, settings: &Settings, unbudgeted: bool) -> Result<Read,
         Input::Text(_) => None,
     };
     let (conversation, anchor) = parse(input, settings)?;
-    let mut run = if unbudgeted {
-        settings.run.without_budget()
+    let mut library = if unbudgeted {
+        settings.library.without_budget()
     } else {
-        settings.run.clone()
+        settings.library.clone()
     };
-    run.anchor = anchor;
-    let options = run
+    library.anchor = anchor;
+    let options = library
         .options_for_body(&conversation, settings.window)
         .map_err(Failure::from_library)?;
     let lists = lists.as_ref().or(settings.lists.as_ref());
@@ -540,7 +612,7 @@ fn parse(
     let format = forced_format(settings)?;
     match input {
         Input::Data(value) => format::parse_value(value, format)
-            .map(|conversation| (conversation, settings.run.anchor.clone()))
+            .map(|conversation| (conversation, settings.library.anchor.clone()))
             .map_err(Failure::from_library),
         Input::Text(bytes) => {
             let read = ReadOptions {

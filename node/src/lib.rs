@@ -49,34 +49,14 @@ pub struct Outcome {
 
 impl From<Failure> for Outcome {
     fn from(failure: Failure) -> Self {
-        match failure {
-            Failure::Input {
-                message,
-                message_index,
-                field,
-            } => Self {
-                error_kind: Some("input".into()),
-                error_message: Some(message),
-                message_index: message_index.and_then(|i| u32::try_from(i).ok()),
-                field,
-                ..Self::default()
-            },
-            Failure::CannotFit { message, report } => Self {
-                error_kind: Some("cannot_fit".into()),
-                error_message: Some(message),
-                value: (!report.is_null()).then(|| report.to_string()),
-                ..Self::default()
-            },
-            Failure::Options { message } => Self {
-                error_kind: Some("options".into()),
-                error_message: Some(message),
-                ..Self::default()
-            },
-            Failure::Recall { message } => Self {
-                error_kind: Some("recall".into()),
-                error_message: Some(message),
-                ..Self::default()
-            },
+        let parts = failure.into_parts();
+        Self {
+            error_kind: Some(parts.kind.into()),
+            error_message: Some(parts.message),
+            message_index: parts.message_index.and_then(|i| u32::try_from(i).ok()),
+            field: parts.field,
+            value: parts.report.map(|report| report.to_string()),
+            ..Self::default()
         }
     }
 }

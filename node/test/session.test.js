@@ -90,6 +90,13 @@ describe("compactRequest", () => {
     assert.ok(first.body.equals(second.body));
     assert.deepStrictEqual(ctxcompact.validate(first.body.toString("utf8")), []);
     assert.equal(first.facts.window, 20_000);
+    // The proxy ledger's record, flattened as its line is, with the names of before.
+    assert.equal(first.window, 20_000);
+    assert.equal(first.windowSource, "flag");
+    assert.equal(first.compactionsRun, first.compactions);
+    assert.equal(typeof first.budget, "number");
+    assert.equal(first.failOpen, undefined);
+    assert.equal(first.unknownModel, null);
   });
 
   it("fails open on what it cannot read", () => {
@@ -97,5 +104,8 @@ describe("compactRequest", () => {
     assert.equal(forward.action, "failed_open");
     assert.equal(forward.body.toString(), "{not json");
     assert.equal(typeof forward.reason, "string");
+    assert.equal(forward.failOpen, "not_json");
+    assert.equal(forward.archiveError, null);
+    assert.deepStrictEqual(forward.instructionFiles, []);
   });
 });

@@ -353,40 +353,28 @@ class ForwardedRequest:
     """The result of :func:`compact_request`: what to send upstream, and why.
 
     ``body`` is the bytes to forward: the compacted body, or the received bytes themselves when
-    nothing changed. ``action`` is ``"forwarded"`` (under the trigger, byte for byte),
-    ``"compacted"`` or ``"failed_open"`` (unreadable, invalid, no window known, cannot fit:
-    forwarded unchanged); ``reason`` says why when it went through unchanged past the trigger
-    or failed open. ``model``, ``tokens_received``, ``tokens_forwarded``, ``compactions`` (in
-    the conversation so far), ``archive_error``, ``instruction_files`` (when compacted: the
-    project instruction files the last compaction pinned, as the report lists them) and
-    ``facts`` (the window and where it came from, the agent recognised, the trigger and why)
-    are the proxy ledger's fields.
+    nothing changed. ``decision`` is the rest, as a dict, each of its fields also an attribute:
+    the proxy ledger's record of the request, with its names (``docs/proxy.md``, "The ledger":
+    ``action``, ``reason``, ``fail_open``, ``model``, the window, agent and trigger, the tokens,
+    the compactions, ``budget``, ``depth``, …); ``unknown_model``, the model no catalog name or
+    family rule reads when that is why it failed open; and ``facts``, the window, agent and
+    trigger fields again as one dict. ``action`` is ``"forwarded"`` (under the trigger, byte for
+    byte), ``"compacted"`` or ``"failed_open"`` (unreadable, invalid, no window known, cannot
+    fit: forwarded unchanged). A name the decision does not hold (a field the ledger leaves out
+    when there is nothing to say) reads as ``None``.
     """
 
-    __slots__ = (
-        "body",
-        "action",
-        "reason",
-        "model",
-        "tokens_received",
-        "tokens_forwarded",
-        "compactions",
-        "archive_error",
-        "instruction_files",
-        "facts",
-    )
+    __slots__ = ("body", "decision")
 
     def __init__(self, body: bytes, decision: Dict[str, Any]) -> None:
         self.body = body
-        self.action: str = decision["action"]
-        self.reason: Optional[str] = decision["reason"]
-        self.model: Optional[str] = decision["model"]
-        self.tokens_received: Optional[int] = decision["tokens_received"]
-        self.tokens_forwarded: Optional[int] = decision["tokens_forwarded"]
-        self.compactions: Optional[int] = decision["compactions"]
-        self.archive_error: Optional[str] = decision["archive_error"]
-        self.instruction_files: List[Dict[str, Any]] = decision["instruction_files"]
-        self.facts: Dict[str, Any] = decision["facts"]
+        self.decision = decision
+
+    def __getattr__(self, name: str) -> Any:
+        """A field of the decision (``None`` when it does not hold it)."""
+        if name.startswith("_") or name in ForwardedRequest.__slots__:
+            raise AttributeError(name)
+        return self.decision.get(name)
 
     def __repr__(self) -> str:
         """A one-line summary: action and tokens received and forwarded."""
@@ -443,11 +431,7 @@ def compact_request(
     """
     # The keyword arguments as given, before any other name is bound here.
     settings = _request_settings(body, format, locals())
-    try:
-        forwarded, decision = _native.compact_request(bytes(body), json.dumps(settings))
-    except _native.NativeError as err:
-        raise OptionError(err.args[1]) from None
-    return ForwardedRequest(forwarded, decision)
+    return _RequestCompactor(settings, 0).compact(body)
 
 
 def recall_request(body: bytes, format: str, handle: str, **options: Any) -> str:
@@ -465,20 +449,49 @@ def recall_request(body: bytes, format: str, handle: str, **options: Any) -> str
     Raises :class:`RecallError` for a malformed handle or one no compaction of the history
     names (the message names it), :class:`OptionError` on bad options.
     """
+    compactor = _request_compactor(body, format, options, 0)
+    if not isinstance(handle, str):
+        raise OptionError(f"handle must be a string, not {type(handle).__name__}")
+    return compactor.recall(body, handle)
+
+
+class _RequestCompactor:
+    """:func:`compact_request` and :func:`recall_request` for one set of options, kept across
+    calls by an adapter: the catalog and calibration are read once, and each history is
+    resumed from the last call its cache holds (at most ``conversations`` histories) instead
+    of replaying every earlier compaction. The bytes sent are the same."""
+
+    __slots__ = ("_native",)
+
+    def __init__(self, settings: Dict[str, Any], conversations: int) -> None:
+        try:
+            self._native = _native.RequestCompactor(json.dumps(settings), conversations)
+        except _native.NativeError as err:
+            raise OptionError(err.args[1]) from None
+
+    def compact(self, body: bytes) -> ForwardedRequest:
+        """What to forward for ``body``, as :func:`compact_request` decides it."""
+        return ForwardedRequest(*self._native.compact(bytes(body)))
+
+    def recall(self, body: bytes, handle: str) -> str:
+        """What ``handle`` names in the history of ``body``, as :func:`recall_request`."""
+        try:
+            return self._native.recall(bytes(body), handle)
+        except _native.NativeError as err:
+            raise RecallError(err.args[1]) from None
+
+
+def _request_compactor(
+    body: Any, format: str, options: Dict[str, Any], conversations: int
+) -> _RequestCompactor:
+    """A request compactor for ``body``'s ``format`` and :func:`compact_request`'s other
+    keywords ``options``, type-checked, caching at most ``conversations`` histories."""
     try:
         bound = inspect.signature(compact_request).bind(body, format, **options)
     except TypeError as err:
         raise OptionError(str(err)) from None
     bound.apply_defaults()
-    settings = _request_settings(body, format, bound.arguments)
-    if not isinstance(handle, str):
-        raise OptionError(f"handle must be a string, not {type(handle).__name__}")
-    try:
-        return _native.recall_request(bytes(body), json.dumps(settings), handle)
-    except _native.NativeError as err:
-        if err.args[0] == "recall":
-            raise RecallError(err.args[1]) from None
-        raise OptionError(err.args[1]) from None
+    return _RequestCompactor(_request_settings(body, format, bound.arguments), conversations)
 
 
 def _request_settings(body: Any, format: str, given: Dict[str, Any]) -> Dict[str, Any]:
@@ -496,14 +509,14 @@ def _request_settings(body: Any, format: str, given: Dict[str, Any]) -> Dict[str
         settings["client"] = _choice("client", client, _CLIENTS)
     if window is not None:
         settings["window"] = _count("window", window)
-    run: Dict[str, Any] = {}
+    library: Dict[str, Any] = {}
     for name, value in (("trigger", given["trigger"]), ("target_ratio", given["target_ratio"])):
         if value is not None:
-            run[name] = _number(name, value)
+            library[name] = _number(name, value)
     if given["tokenizer"] is not None:
-        run["tokenizer"] = _choice("tokenizer", given["tokenizer"], _TOKENIZERS)
-    run.update(_file_settings(given["catalog"], given["calibration"]))
-    run.update(
+        library["tokenizer"] = _choice("tokenizer", given["tokenizer"], _TOKENIZERS)
+    library.update(_file_settings(given["catalog"], given["calibration"]))
+    library.update(
         _removal_settings(
             given["strategy"],
             given["marker"],
@@ -519,8 +532,8 @@ def _request_settings(body: Any, format: str, given: Dict[str, Any]) -> Dict[str
         )
     )
     if given["handles"]:
-        run["handles"] = _flag("handles", given["handles"])
-    settings["run"] = run
+        library["handles"] = _flag("handles", given["handles"])
+    settings["library"] = library
     return settings
 
 
@@ -532,7 +545,7 @@ def _call(function: Callable[[Any, str], Any], conversation: Any, settings: Dict
             f"not {type(conversation).__name__}"
         )
     try:
-        request = {"format": settings.pop("format"), "run": settings}
+        request = {"format": settings.pop("format"), "library": settings}
         return function(conversation, json.dumps(request))
     except _native.NativeError as err:
         kind, message, message_index, field, report = err.args

@@ -5,7 +5,8 @@ messages or Responses items), and :func:`fit` decides what to send as ``ctxcompa
 does: under the trigger the items as they are; past it, the history compacted down to the
 target, replayed at its own call boundaries so that between compactions what is sent only
 grows at its end. The decision is a function of the items alone, so an agent's state is never
-touched and the provider's prompt cache keeps hitting. :func:`match` then tells which output
+touched and the provider's prompt cache keeps hitting; the adapter's kept request compactor
+(:meth:`Settings.compactor`) resumes each replay where the conversation's last call left it. :func:`match` then tells which output
 item is which input item, so that an adapter hands back its framework's own objects for every
 item that came out unchanged.
 
@@ -23,13 +24,21 @@ import warnings
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import ForwardedRequest, OptionError, RecallError, compact_request, recall_request
+from . import (
+    ForwardedRequest,
+    OptionError,
+    RecallError,
+    _request_compactor,
+    _RequestCompactor,
+    compact_request,
+)
 
 # Each request format's key for the list of items in a body.
 _ITEMS_KEY = {"openai": "messages", "responses": "input"}
 
-#: How many conversations an adapter keeps the last model call of, for its recall tool: one
-#: adapter may serve several at once (a server's agents), each recalled from its own history.
+#: How many conversations an adapter keeps the last model call of, for its recall tool, and
+#: the replay of, for its next call: one adapter may serve several at once (a server's
+#: agents), each recalled from its own history.
 RECALL_CONVERSATIONS = 32
 
 
@@ -42,7 +51,16 @@ class Settings:
     given). ``options`` are :func:`ctxcompact.compact_request`'s other keywords.
     """
 
-    __slots__ = ("model", "window", "trigger", "target_ratio", "options", "_calls", "_lock")
+    __slots__ = (
+        "model",
+        "window",
+        "trigger",
+        "target_ratio",
+        "options",
+        "_calls",
+        "_compactors",
+        "_lock",
+    )
 
     def __init__(
         self,
@@ -68,6 +86,9 @@ class Settings:
         # (the agent's whole history then) and format, newest last: what the recall tool
         # answers from. Calls of concurrent conversations may come from several threads.
         self._calls: "OrderedDict[str, Tuple[bytes, str]]" = OrderedDict()
+        # A request compactor per request format, made at its first call and kept, so that each
+        # call resumes its conversation from the compactor's cache instead of replaying it.
+        self._compactors: Dict[str, _RequestCompactor] = {}
         self._lock = threading.Lock()
         # Check the options once, on an empty request, so that a mistake shows at construction.
         compact_request(
@@ -87,6 +108,22 @@ class Settings:
             self._calls[conversation] = (body, format)
             while len(self._calls) > RECALL_CONVERSATIONS:
                 self._calls.popitem(last=False)
+
+    def compactor(self, format: str) -> _RequestCompactor:
+        """The request compactor of ``format``, caching the histories of at most
+        :data:`RECALL_CONVERSATIONS` conversations."""
+        with self._lock:
+            if format not in self._compactors:
+                options = {
+                    "window": self.window,
+                    "trigger": self.trigger,
+                    "target_ratio": self.target_ratio,
+                    **self.options,
+                }
+                self._compactors[format] = _request_compactor(
+                    b"", format, options, RECALL_CONVERSATIONS
+                )
+            return self._compactors[format]
 
     def last_calls(self) -> List[Tuple[bytes, str]]:
         """The last call of each conversation kept, newest first."""
@@ -121,14 +158,7 @@ def fit(
     separator = ", " if head else ""
     body = f'{prefix}{separator}"{_ITEMS_KEY[format]}": [{", ".join(texts)}]}}'.encode("utf-8")
     settings.remember(_conversation_key(items, texts), body, format)
-    decision = compact_request(
-        body,
-        format,
-        window=settings.window,
-        trigger=settings.trigger,
-        target_ratio=settings.target_ratio,
-        **settings.options,
-    )
+    decision = settings.compactor(format).compact(body)
     if decision.action == "failed_open":
         # The call still goes, as it is; say why once, as the proxy's ledger would.
         warnings.warn(
@@ -194,15 +224,7 @@ def recall(settings: Settings, handle: str) -> str:
     first_error: Optional[RecallError] = None
     for body, format in calls:
         try:
-            return recall_request(
-                body,
-                format,
-                handle,
-                window=settings.window,
-                trigger=settings.trigger,
-                target_ratio=settings.target_ratio,
-                **settings.options,
-            )
+            return settings.compactor(format).recall(body, handle)
         except RecallError as err:
             first_error = first_error or err
     return f"ctxcompact recall: {first_error}"

@@ -35,13 +35,17 @@ def count(conversation: Any, settings: str) -> Dict[str, Any]:
 def validate(conversation: Any, settings: str) -> List[Dict[str, Any]]:
     """Every pairing and placement problem, as a list of dicts."""
 
-def compact_request(body: bytes, settings: str) -> Tuple[bytes, Dict[str, Any]]:
-    """What to forward for a provider request body, as ``ctxcompact proxy`` decides it:
-    ``(body, decision)``, ``body`` the received bytes when nothing changed."""
+class RequestCompactor:
+    """A request compactor kept across calls: the catalog read once, each history resumed
+    from its cache of at most ``conversations`` replayed histories."""
 
-def recall_request(body: bytes, settings: str, handle: str) -> str:
-    """What ``handle`` names in the history of a provider request body, given back from it:
-    one JSON message a line."""
+    def __init__(self, settings: str, conversations: int) -> None: ...
+    def compact(self, body: bytes) -> Tuple[bytes, Dict[str, Any]]:
+        """What to forward for a provider request body, as ``ctxcompact proxy`` decides it:
+        ``(body, decision)``, ``body`` the received bytes when nothing changed."""
+    def recall(self, body: bytes, handle: str) -> str:
+        """What ``handle`` names in the history of a provider request body, given back from
+        it: one JSON message a line."""
 
 def pipeline_runs() -> int:
     """The pipeline's runs on this thread so far (for the tests: a call runs it once)."""

@@ -28,34 +28,15 @@ create_exception!(
 
 /// A failure as the Python layer receives it: `NativeError` with its kind.
 fn raised(failure: Failure) -> PyErr {
-    match failure {
-        Failure::Input {
-            message,
-            message_index,
-            field,
-        } => NativeError::new_err(("input", message, message_index, field, None::<String>)),
-        Failure::CannotFit { message, report } => NativeError::new_err((
-            "cannot_fit",
-            message,
-            None::<usize>,
-            None::<String>,
-            Some(report.to_string()),
-        )),
-        Failure::Options { message } => NativeError::new_err((
-            "options",
-            message,
-            None::<usize>,
-            None::<String>,
-            None::<String>,
-        )),
-        Failure::Recall { message } => NativeError::new_err((
-            "recall",
-            message,
-            None::<usize>,
-            None::<String>,
-            None::<String>,
-        )),
-    }
+    let parts = failure.into_parts();
+    let report = parts.report.map(|report| report.to_string());
+    NativeError::new_err((
+        parts.kind,
+        parts.message,
+        parts.message_index,
+        parts.field,
+        report,
+    ))
 }
 
 /// Python data that is not JSON data: bad input.
@@ -141,29 +122,43 @@ fn validate<'py>(conversation: &Bound<'py, PyAny>, settings: &str) -> PyResult<B
     data::to_python(conversation.py(), &problems)
 }
 
-/// What to forward for a provider request body, as the proxy decides it: `(body, decision)`,
-/// `body` the bytes to send (the received ones when nothing changed).
-#[pyfunction]
-fn compact_request<'py>(
-    py: Python<'py>,
-    body: &[u8],
-    settings: &str,
-) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>)> {
-    let settings = binding::request_settings(settings).map_err(raised)?;
-    let (forwarded, decision) = py
-        .detach(|| binding::compact_request(body, &settings))
-        .map_err(raised)?;
-    let bytes = PyBytes::new(py, forwarded.as_deref().unwrap_or(body));
-    Ok((bytes, data::to_python(py, &decision)?))
+/// A request compactor kept across calls (`ctxcompact::binding::RequestCompactor`): the
+/// catalog read once, each history resumed from its cache.
+#[pyclass(frozen)]
+struct RequestCompactor {
+    inner: binding::RequestCompactor,
 }
 
-/// What `handle` names in the history of a provider request body, given back from it as the
-/// proxy's compactions of it removed it: one JSON message a line.
-#[pyfunction]
-fn recall_request(py: Python<'_>, body: &[u8], settings: &str, handle: &str) -> PyResult<String> {
-    let settings = binding::request_settings(settings).map_err(raised)?;
-    py.detach(|| binding::recall_request(body, &settings, handle))
-        .map_err(raised)
+#[pymethods]
+impl RequestCompactor {
+    /// A compactor for `settings` (JSON text), caching at most `conversations` histories.
+    #[new]
+    fn new(py: Python<'_>, settings: &str, conversations: usize) -> PyResult<Self> {
+        let settings = binding::request_settings(settings).map_err(raised)?;
+        let inner = py
+            .detach(|| binding::RequestCompactor::new(&settings, conversations))
+            .map_err(raised)?;
+        Ok(Self { inner })
+    }
+
+    /// What to forward for a provider request body, as the proxy decides it: `(body,
+    /// decision)`, `body` the bytes to send (the received ones when nothing changed).
+    fn compact<'py>(
+        &self,
+        py: Python<'py>,
+        body: &[u8],
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>)> {
+        let (forwarded, decision) = py.detach(|| self.inner.compact(body));
+        let bytes = PyBytes::new(py, forwarded.as_deref().unwrap_or(body));
+        Ok((bytes, data::to_python(py, &decision)?))
+    }
+
+    /// What `handle` names in the history of a provider request body, given back from it as
+    /// the compactions of it removed it: one JSON message a line.
+    fn recall(&self, py: Python<'_>, body: &[u8], handle: &str) -> PyResult<String> {
+        py.detach(|| self.inner.recall(body, handle))
+            .map_err(raised)
+    }
 }
 
 /// The pipeline's runs on this thread so far (for the tests: a call runs it once).
@@ -182,8 +177,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(count, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
-    m.add_function(wrap_pyfunction!(compact_request, m)?)?;
-    m.add_function(wrap_pyfunction!(recall_request, m)?)?;
+    m.add_class::<RequestCompactor>()?;
     m.add_function(wrap_pyfunction!(pipeline_runs, m)?)?;
     Ok(())
 }

@@ -123,3 +123,28 @@ def test_pydantic_ai_parts_survive_compaction_in_their_messages() -> None:
     assert ctxcompact.count(to_openai(sent, "You are a coding agent.")[0])["total"] <= 40_000
     # The request context's messages are replaced; the history list is not touched.
     assert len(messages) == 61
+
+
+def test_an_adapter_resumes_each_call_from_its_kept_compactor() -> None:
+    # See: #56 (an adapter's calls no longer replay every earlier compaction of the history).
+    from ctxcompact import _hooks, _native
+
+    settings = _hooks.Settings(None, 20_000, None, None, {})
+    history = session(40)
+    kept_runs, alone_runs, kept_compactions = 0, 0, []
+    for end in range(3, len(history) + 1, 2):
+        body = json.dumps({"model": "gpt-4o", "messages": history[:end]}).encode()
+        before = _native.pipeline_runs()
+        kept = settings.compactor("openai").compact(body)
+        kept_runs += _native.pipeline_runs() - before
+        before = _native.pipeline_runs()
+        alone = ctxcompact.compact_request(body, "openai", window=20_000, handles=True)
+        alone_runs += _native.pipeline_runs() - before
+        assert kept.body == alone.body, f"call of {end} messages"
+        assert kept.compactions == alone.compactions
+        assert alone.compactions_run == alone.compactions
+        kept_compactions.append(kept.compactions_run)
+    # Each compaction of the history ran once through the kept compactor: only the ones its
+    # call added; compact_request alone replays them all on every call.
+    assert kept_runs == sum(kept_compactions) == alone.compactions >= 2
+    assert alone_runs > 2 * kept_runs

@@ -129,9 +129,12 @@ def request_bodies(
         yield json.dumps(request).encode()
 
 
-def start_proxy(cli: Path, origin: str, archive: Path) -> Tuple[subprocess.Popen[bytes], str]:
+def start_proxy(
+    cli: Path, origin: str, archive: Path, ledger: Path
+) -> Tuple[subprocess.Popen[bytes], str]:
     """A proxy on an ephemeral port of 127.0.0.1 in front of `origin`, archiving in `archive`
-    (its default is the user's cache folder), and its address."""
+    (its default is the user's cache folder) and writing its ledger to `ledger`, and its
+    address."""
     proxy = subprocess.Popen(
         [
             str(cli),
@@ -146,6 +149,8 @@ def start_proxy(cli: Path, origin: str, archive: Path) -> Tuple[subprocess.Popen
             origin,
             "--archive-dir",
             str(archive),
+            "--ledger",
+            str(ledger),
         ],
         stderr=subprocess.PIPE,
     )
@@ -166,6 +171,25 @@ def post(address: str, path: str, body: bytes) -> None:
         assert answer.status == 200
 
 
+# The ledger's fields of the request's exchange, not of its decision.
+EXCHANGE = {"time", "method", "path", "status", "proxy_ms", "usage", "cost_usd", "response"}
+# The decision's fields the ledger does not write, and those it leaves out when empty.
+DECISION_ONLY = {"unknown_model", "facts", "archive_error", "instruction_files"}
+
+
+def assert_ledger_record(decision: Dict[str, Any], line: Dict[str, Any], call: int) -> None:
+    """`decision` is the ledger line's record of the decision: every field of it, the same
+    values (but `compactions_run`: the proxy resumes from its cache what a call replays whole),
+    and only the fields the ledger does not write besides."""
+    recorded = {k: v for k, v in line.items() if k not in EXCHANGE}
+    assert set(decision) - set(recorded) <= DECISION_ONLY, f"call {call}"
+    for key, value in recorded.items():
+        if key != "compactions_run":
+            assert decision[key] == value, f"call {call}: {key}"
+    assert decision["compactions_run"] >= recorded["compactions_run"], f"call {call}"
+    assert decision["facts"] == {k: v for k, v in recorded.items() if k in decision["facts"]}
+
+
 @pytest.mark.parametrize("session", SESSIONS, ids=[s[1] for s in SESSIONS])
 def test_compact_request_equals_the_proxys_upstream_bytes(
     cli: Path, session: Any, tmp_path: Path
@@ -180,24 +204,29 @@ def test_compact_request_equals_the_proxys_upstream_bytes(
     try:
         # Both archive in one folder (the proxy does by default), so the notes name the same files.
         archive = tmp_path / "archive"
+        ledger = tmp_path / "ledger.jsonl"
         proxy, address = start_proxy(
-            cli, f"http://127.0.0.1:{upstream.server_address[1]}", archive
+            cli, f"http://127.0.0.1:{upstream.server_address[1]}", archive, ledger
         )
         bodies = list(request_bodies(cli, path, log_format, api, model))
         assert len(bodies) >= 10
-        actions = []
+        decisions = []
         for body in bodies:
             post(address, request_path, body)
             forwarded = ctxcompact.compact_request(body, api, window=WINDOW, archive=archive)
-            actions.append(forwarded.action)
-            assert upstream.bodies[-1] == forwarded.body, f"call {len(actions) - 1}: {forwarded}"
-        assert "compacted" in actions, actions
+            decisions.append(forwarded.decision)
+            assert upstream.bodies[-1] == forwarded.body, f"call {len(decisions) - 1}: {forwarded}"
+        assert "compacted" in [decision["action"] for decision in decisions]
     finally:
         if proxy is not None:
             proxy.terminate()
             proxy.wait(timeout=10)
         upstream.shutdown()
         upstream.server_close()
+    lines = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert len(lines) == len(decisions)
+    for call, (decision, line) in enumerate(zip(decisions, lines)):
+        assert_ledger_record(decision, line, call)
 
 
 def test_a_body_under_the_trigger_is_forwarded_as_it_came() -> None:
@@ -208,15 +237,18 @@ def test_a_body_under_the_trigger_is_forwarded_as_it_came() -> None:
 
 
 def test_what_cannot_be_read_fails_open_unchanged() -> None:
-    for body, reason in [
-        (b"not json", "the body is not JSON"),
-        (b'{"model": "gpt-4o"}', "no `messages` list"),
-        (b'{"model": "no-such-model-9", "messages": []}', "no window is known"),
+    for body, reason, kind in [
+        (b"not json", "the body is not JSON", "not_json"),
+        (b'{"model": "gpt-4o"}', "no `messages` list", "unreadable"),
+        (b'{"model": "no-such-model-9", "messages": []}', "no window is known", "unknown_model"),
     ]:
         forwarded = ctxcompact.compact_request(body, "openai")
         assert forwarded.action == "failed_open"
         assert forwarded.body == body
         assert reason in (forwarded.reason or ""), forwarded.reason
+        assert forwarded.fail_open == kind
+    assert forwarded.unknown_model == "no-such-model-9"
+    assert (forwarded.archive_error, forwarded.instruction_files) == (None, [])
 
 
 def test_bad_options_are_option_errors() -> None:

@@ -22,6 +22,8 @@ const analyzed: Report = analyze(messages, { model: "gpt-4o" });
 trimTools(messages, { keepToolRounds: 2 });
 const forwarded = compactRequest(Buffer.from("{}"), "openai", { window: 1000 });
 const bytes: Buffer = forwarded.body;
+const failedOpen: string | undefined = forwarded.failOpen;
+const ran: number = forwarded.compactionsRun;
 try {
   compact(messages, { target: 1 });
 } catch (err) {
