@@ -336,7 +336,7 @@ fn render_block(part: &Part) -> Rendered<'_> {
                 Some(content) => block.insert("content", content),
                 None => block.shift_remove("content"),
             }
-            if *is_error || extra.contains_key("is_error") {
+            if *is_error || block.contains_key("is_error") {
                 block.insert("is_error", Rendered::Bool(*is_error));
             }
             Rendered::Object(block)
