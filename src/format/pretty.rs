@@ -66,8 +66,15 @@ impl Pretty {
     /// `depth`: one copy out of [`LINE`] up to its depth.
     fn break_line(&mut self, first: bool, depth: usize) {
         let start = usize::from(first);
-        if let Some(line) = LINE.get(start..2 + 2 * depth) {
-            self.bytes.extend_from_slice(line);
+        if let Some(unused) = SHALLOW.checked_sub(depth) {
+            // A copy of constant length is a few moves, where a copy of the needed length calls
+            // `memcpy`; the indentation not needed is cut off after.
+            if first {
+                self.bytes.extend_from_slice(&LINE[1..]);
+            } else {
+                self.bytes.extend_from_slice(&LINE);
+            }
+            self.bytes.truncate(self.bytes.len() - 2 * unused);
         } else {
             self.bytes.extend_from_slice(&LINE[start..2]);
             self.indent(depth);
@@ -123,7 +130,6 @@ impl Pretty {
     /// Appends `text` as a JSON string: the runs between bytes to escape copied whole.
     pub(crate) fn string(&mut self, text: &str) {
         let mut rest = text.as_bytes();
-        self.bytes.reserve(rest.len() + 2);
         self.bytes.push(b'"');
         while let Some(at) = first_escape(rest) {
             let byte = rest[at];
