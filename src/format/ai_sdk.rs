@@ -85,14 +85,13 @@ impl Reader for AiSdk {
 impl Wire for AiSdk {
     fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
         // System messages sit in the list; a prompt held outside it is written as text.
-        let parts: Vec<&Part> = system.parts.iter().collect();
-        render_content(&parts, system.layout, |_| Rendered::Null).unwrap_or(Rendered::Null)
+        render_content(system.parts.iter(), system.layout, |_| Rendered::Null)
+            .unwrap_or(Rendered::Null)
     }
 
     fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
         let mut object = Object::from_map(&message.extra);
-        let parts: Vec<&Part> = message.parts.iter().collect();
-        let content = render_content(&parts, message.layout, render_part)
+        let content = render_content(message.parts.iter(), message.layout, render_part)
             .unwrap_or(Rendered::Array(Vec::new()));
         object.insert("content", content);
         Rendered::Object(object)

@@ -289,15 +289,13 @@ fn parse_block(
 }
 
 fn render_system(system: &Message) -> Rendered<'_> {
-    let parts: Vec<&Part> = system.parts.iter().collect();
-    render_content(&parts, system.layout, |_| Rendered::Null).unwrap_or(Rendered::Null)
+    render_content(system.parts.iter(), system.layout, |_| Rendered::Null).unwrap_or(Rendered::Null)
 }
 
 fn render_message(message: &Message) -> Rendered<'_> {
     let mut object = Object::from_map(&message.extra);
-    let parts: Vec<&Part> = message.parts.iter().collect();
-    let content =
-        render_content(&parts, message.layout, render_block).unwrap_or(Rendered::Array(Vec::new()));
+    let content = render_content(message.parts.iter(), message.layout, render_block)
+        .unwrap_or(Rendered::Array(Vec::new()));
     object.insert("content", content);
     Rendered::Object(object)
 }
@@ -331,12 +329,11 @@ fn render_block(part: &Part) -> Rendered<'_> {
                 block.insert("type", Rendered::Str("tool_result"));
             }
             block.insert("tool_use_id", Rendered::Str(call_id));
-            let content: Vec<&Part> = content.iter().collect();
-            match render_content(&content, *layout, |_| Rendered::Null) {
+            match render_content(content.iter(), *layout, |_| Rendered::Null) {
                 Some(content) => block.insert("content", content),
                 None => block.shift_remove("content"),
             }
-            if *is_error || extra.contains_key("is_error") {
+            if *is_error || block.contains_key("is_error") {
                 block.insert("is_error", Rendered::Bool(*is_error));
             }
             Rendered::Object(block)

@@ -84,8 +84,8 @@ impl Reader for OpenAi {
 impl Wire for OpenAi {
     fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
         // System messages sit in `messages`; a prompt held outside them is written as text.
-        let parts: Vec<&Part> = system.parts.iter().collect();
-        render_content(&parts, system.layout, |_| Rendered::Null).unwrap_or(Rendered::Null)
+        render_content(system.parts.iter(), system.layout, |_| Rendered::Null)
+            .unwrap_or(Rendered::Null)
     }
 
     fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
@@ -285,7 +285,6 @@ fn parse_call(index: usize, c: usize, call: &mut Value) -> Result<Part> {
 
 fn render_message(message: &Message) -> Rendered<'_> {
     let mut object = Object::from_map(&message.extra);
-    let mut content_parts = Vec::new();
     let mut calls = Vec::new();
     for part in &message.parts {
         match part {
@@ -302,21 +301,26 @@ fn render_message(message: &Message) -> Rendered<'_> {
                 ..
             } => {
                 object.insert("tool_call_id", Rendered::Str(call_id));
-                let content: Vec<&Part> = content.iter().collect();
                 set_or_remove(
                     &mut object,
                     "content",
-                    render_content(&content, *layout, |_| Rendered::Null),
+                    render_content(content.iter(), *layout, |_| Rendered::Null),
                 );
             }
-            other => content_parts.push(other),
+            Part::Text { .. } | Part::Opaque(_) => {}
         }
     }
     if message.role != Role::Tool {
         set_or_remove(
             &mut object,
             "content",
-            render_content(&content_parts, message.layout, |_| Rendered::Null),
+            render_content(
+                message.parts.iter().filter(|part| {
+                    !matches!(part, Part::ToolCall { .. } | Part::ToolResult { .. })
+                }),
+                message.layout,
+                |_| Rendered::Null,
+            ),
         );
     }
     if !calls.is_empty() {

@@ -186,8 +186,6 @@ pub(super) fn write_messages(
     parallel::in_order(threads, RENDER_JOBS_AHEAD, take, render, |part| {
         writer.write_all(&part)
     })?;
-    out.bytes.push(b'\n');
-    out.indent(depth);
-    out.bytes.push(b']');
+    out.close(false, depth, b']');
     Ok(())
 }

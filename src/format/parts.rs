@@ -244,23 +244,25 @@ pub(crate) fn parse_content(
 
 /// Writes content parts back in `layout`, as a string when they are plain text and the layout
 /// allows it, else as blocks. Text and opaque parts are written here; `render_other` writes
-/// the format's own blocks (calls, results).
+/// the format's own blocks (calls, results). The parts are walked rather than collected.
 pub(crate) fn render_content<'a>(
-    parts: &[&'a Part],
+    parts: impl Iterator<Item = &'a Part> + Clone,
     layout: Layout,
     render_other: impl Fn(&'a Part) -> Rendered<'a>,
 ) -> Option<Rendered<'a>> {
+    let empty = parts.clone().next().is_none();
     match layout {
-        Layout::Absent if parts.is_empty() => None,
-        Layout::Null if parts.is_empty() => Some(Rendered::Null),
-        Layout::Text | Layout::Absent | Layout::Null if is_plain_text(parts) => {
+        Layout::Absent if empty => None,
+        Layout::Null if empty => Some(Rendered::Null),
+        Layout::Text | Layout::Absent | Layout::Null if is_plain_text(parts.clone()) => {
             // One text is written from the conversation; several are joined.
-            if let &[Part::Text { text, .. }] = parts {
+            let mut first = parts.clone();
+            if let (Some(Part::Text { text, .. }), None) = (first.next(), first.next()) {
                 return Some(Rendered::Str(text));
             }
             let mut text = String::new();
             for part in parts {
-                if let Part::Text { text: t, .. } = *part {
+                if let Part::Text { text: t, .. } = part {
                     text.push_str(t);
                 }
             }
@@ -268,8 +270,7 @@ pub(crate) fn render_content<'a>(
         }
         _ => Some(Rendered::Array(
             parts
-                .iter()
-                .map(|&part| match part {
+                .map(|part| match part {
                     Part::Text { text, extra } => {
                         let mut block = Object::from_map(extra);
                         if !block.contains_key("type") {
@@ -287,10 +288,8 @@ pub(crate) fn render_content<'a>(
 }
 
 /// Whether parts can be written as a bare string: text parts only, with no wire block fields.
-pub(super) fn is_plain_text(parts: &[&Part]) -> bool {
-    parts
-        .iter()
-        .all(|part| matches!(part, Part::Text { extra, .. } if extra.is_empty()))
+fn is_plain_text<'a>(mut parts: impl Iterator<Item = &'a Part>) -> bool {
+    parts.all(|part| matches!(part, Part::Text { extra, .. } if extra.is_empty()))
 }
 
 /// Tool-call arguments as the formats with structured input write them: as read, a string

@@ -56,9 +56,28 @@ impl Pretty {
     }
 
     /// Appends the indentation of nesting `depth`.
-    pub(crate) fn indent(&mut self, depth: usize) {
+    fn indent(&mut self, depth: usize) {
         for _ in 0..depth {
             self.bytes.extend_from_slice(b"  ");
+        }
+    }
+
+    /// Appends a line break, after a comma unless `first`, and the indentation of nesting
+    /// `depth`: one copy out of [`LINE`] up to its depth.
+    fn break_line(&mut self, first: bool, depth: usize) {
+        let start = usize::from(first);
+        if let Some(unused) = SHALLOW.checked_sub(depth) {
+            // A copy of constant length is a few moves, where a copy of the needed length calls
+            // `memcpy`; the indentation not needed is cut off after.
+            if first {
+                self.bytes.extend_from_slice(&LINE[1..]);
+            } else {
+                self.bytes.extend_from_slice(&LINE);
+            }
+            self.bytes.truncate(self.bytes.len() - 2 * unused);
+        } else {
+            self.bytes.extend_from_slice(&LINE[start..2]);
+            self.indent(depth);
         }
     }
 
@@ -97,44 +116,26 @@ impl Pretty {
 
     /// Starts an element's line: a comma after the one before, a line break, the indentation.
     pub(crate) fn line(&mut self, first: bool, depth: usize) {
-        self.bytes
-            .extend_from_slice(if first { b"\n" } else { b",\n" });
-        self.indent(depth);
+        self.break_line(first, depth);
     }
 
-    /// Closes an array or object: on a line of its own unless it is empty.
-    fn close(&mut self, empty: bool, depth: usize, bracket: u8) {
+    /// Closes an array or object at nesting `depth`: on a line of its own unless it is empty.
+    pub(crate) fn close(&mut self, empty: bool, depth: usize, bracket: u8) {
         if !empty {
-            self.bytes.push(b'\n');
-            self.indent(depth);
+            self.break_line(true, depth);
         }
         self.bytes.push(bracket);
     }
 
-    /// Appends `text` as a JSON string.
+    /// Appends `text` as a JSON string: the runs between bytes to escape copied whole.
     pub(crate) fn string(&mut self, text: &str) {
-        let bytes = text.as_bytes();
-        self.bytes.reserve(bytes.len() + 2);
+        let mut rest = text.as_bytes();
         self.bytes.push(b'"');
-        // Bytes before `copied` are in the output; `at` is the next byte to look at.
-        let (mut copied, mut at) = (0, 0);
-        while at < bytes.len() {
-            if let Some(word) = bytes.get(at..at + 8) {
-                let word = u64::from_le_bytes(word.try_into().expect("a slice of eight bytes"));
-                let found = escapes_in(word);
-                if found == 0 {
-                    at += 8;
-                    continue;
-                }
-                // The lowest flag is exact: the first byte to escape.
-                at += found.trailing_zeros() as usize / 8;
-            }
-            let byte = bytes[at];
-            let escape = ESCAPES[usize::from(byte)];
-            if escape != 0 {
-                self.bytes.extend_from_slice(&bytes[copied..at]);
-                copied = at + 1;
-                if escape == b'u' {
+        while let Some(at) = first_escape(rest) {
+            let byte = rest[at];
+            self.bytes.extend_from_slice(&rest[..at]);
+            match ESCAPES[usize::from(byte)] {
+                b'u' => {
                     let hex = |nibble: u8| b"0123456789abcdef"[usize::from(nibble)];
                     self.bytes.extend_from_slice(&[
                         b'\\',
@@ -144,15 +145,54 @@ impl Pretty {
                         hex(byte >> 4),
                         hex(byte & 15),
                     ]);
-                } else {
-                    self.bytes.extend_from_slice(&[b'\\', escape]);
                 }
+                escape => self.bytes.extend_from_slice(&[b'\\', escape]),
             }
-            at += 1;
+            rest = &rest[at + 1..];
         }
-        self.bytes.extend_from_slice(&bytes[copied..]);
+        self.bytes.extend_from_slice(rest);
         self.bytes.push(b'"');
     }
+}
+
+/// Deepest nesting whose line breaks are cut from [`LINE`] whole.
+const SHALLOW: usize = 16;
+
+/// A comma, a line break and the indentation of nesting [`SHALLOW`].
+const LINE: [u8; 2 + 2 * SHALLOW] = {
+    let mut line = [b' '; 2 + 2 * SHALLOW];
+    line[0] = b',';
+    line[1] = b'\n';
+    line
+};
+
+/// Where the first byte of `bytes` that JSON escapes is, looking eight bytes at a time. The last
+/// word ends the text, overlapping bytes already looked at; a text shorter than a word is padded
+/// with spaces (written as they are).
+fn first_escape(bytes: &[u8]) -> Option<usize> {
+    let word_at = |at: usize| {
+        let word: [u8; 8] = bytes[at..at + 8].try_into().expect("eight bytes");
+        u64::from_le_bytes(word)
+    };
+    // The lowest flag is exact: no byte below it was flagged, so none borrowed.
+    let first =
+        |at: usize, found: u64| (found != 0).then(|| at + found.trailing_zeros() as usize / 8);
+    let Some(last) = bytes.len().checked_sub(8) else {
+        let mut word = repeat(b' ');
+        for (i, &byte) in bytes.iter().enumerate() {
+            word ^= u64::from(byte ^ b' ') << (8 * i);
+        }
+        return first(0, escapes_in(word));
+    };
+    let mut at = 0;
+    while at < last {
+        let found = escapes_in(word_at(at));
+        if found != 0 {
+            return first(at, found);
+        }
+        at += 8;
+    }
+    first(last, escapes_in(word_at(last)))
 }
 
 /// Eight copies of a byte.
@@ -217,6 +257,9 @@ mod tests {
             pretty(&value),
             serde_json::to_string_pretty(&value).unwrap()
         );
+        // Deeper than the line breaks cut whole.
+        let deep = (0..SHALLOW + 4).fold(json!({"leaf": [1]}), |inner, _| json!([{"k": inner}]));
+        assert_eq!(pretty(&deep), serde_json::to_string_pretty(&deep).unwrap());
         let exact: Value =
             serde_json::from_str("[1.0e+3, -0.000, 12345678901234567890123]").unwrap();
         assert_eq!(

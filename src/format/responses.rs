@@ -458,8 +458,7 @@ fn render_item(message: &Message) -> Rendered<'_> {
                         item.insert("type", Rendered::Str("function_call_output"));
                     }
                     item.insert("call_id", Rendered::Str(call_id));
-                    let content: Vec<&Part> = content.iter().collect();
-                    let output = render_content(&content, *layout, |_| Rendered::Null)
+                    let output = render_content(content.iter(), *layout, |_| Rendered::Null)
                         .unwrap_or(Rendered::Str(""));
                     item.insert("output", output);
                     return Rendered::Object(item);
@@ -473,9 +472,8 @@ fn render_item(message: &Message) -> Rendered<'_> {
     if !item.contains_key("role") {
         item.insert("role", Rendered::Str(message.role.as_str()));
     }
-    let parts: Vec<&Part> = message.parts.iter().collect();
-    let content =
-        render_content(&parts, message.layout, |_| Rendered::Null).unwrap_or(Rendered::Str(""));
+    let content = render_content(message.parts.iter(), message.layout, |_| Rendered::Null)
+        .unwrap_or(Rendered::Str(""));
     item.insert("content", content);
     Rendered::Object(item)
 }
