@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::options::Options;
 use crate::parallel;
-use crate::planner::{Context, Planner};
+use crate::planner::Planner;
 use crate::report::Report;
 use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input, PARALLEL_CHECK_MESSAGES, Source};
@@ -241,12 +241,7 @@ fn run(
         return finished(start, &pinned, Record::within_budget(rounds));
     }
     // Trim tools, then group, select, plan with markers, in the degrade order.
-    let context = Context {
-        options,
-        budget,
-        archive: archive.as_ref(),
-    };
-    let planner = Planner::new(context, &input, &selector);
+    let planner = Planner::new(options, budget, archive.as_ref(), &input, &selector);
     let (state, record) = degrade::fit(&planner, start);
     if !record.fits() {
         let report = record
