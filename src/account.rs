@@ -322,6 +322,20 @@ pub struct ToolTrim {
     pub(crate) bare_before: usize,
 }
 
+impl ToolTrim {
+    /// Adds what a later step trimmed — outputs cleared, dropped or capped, inputs cleared,
+    /// outputs given back, tokens freed — to these figures; the census of the rounds (`rounds`,
+    /// `kept`, `excluded`, `bare_before`) stays the first trimming's.
+    pub(crate) fn add(&mut self, more: &Self) {
+        self.cleared += more.cleared;
+        self.dropped += more.dropped;
+        self.truncated += more.truncated;
+        self.inputs_cleared += more.inputs_cleared;
+        self.outputs_restored += more.outputs_restored;
+        self.tokens_freed += more.tokens_freed;
+    }
+}
+
 /// Whether a count is 0 (to leave it out of the JSON).
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde passes fields by reference
 pub(crate) fn is_zero(n: &usize) -> bool {

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::options::Options;
 use crate::parallel;
-use crate::planner::{Context, Planner};
+use crate::planner::Planner;
 use crate::report::{Ending, Outcome, Report};
 use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input, PARALLEL_CHECK_MESSAGES, Source};
@@ -198,12 +198,7 @@ pub(crate) fn run(
         return done(finishing.finish(start, outcome)?);
     }
     // Trim tools, then group, select, plan with markers, in the degrade order.
-    let context = Context {
-        options,
-        budget,
-        archive: finishing.archive.as_ref(),
-    };
-    let planner = Planner::new(context, input, &selector);
+    let planner = Planner::new(options, budget, finishing.archive.as_ref(), input, &selector);
     let (state, record) = degrade::fit(&planner, start);
     if let Some(least) = record.cannot_fit() {
         let ending = Ending {

@@ -11,7 +11,6 @@
 //! the pipeline's to apply.
 
 use crate::account::{Action, CutOutput, Protection, Shortened, Step, ToolTrim};
-use crate::budget::Budget;
 use crate::conversation::{Layout, Part};
 use crate::digest::MarkerMode;
 use crate::planner::{self, Attempt, Planner, Protections};
@@ -29,7 +28,7 @@ pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, Record) {
     // Trim tools: the old rounds' outputs, then, with a fixed budget, the recent rounds'.
     let fitting = Fitting::new(planner);
     let untrimmed = fitting.untrimmed(&start);
-    let (mut state, mut record) = fitting.trim_first(start, planner.input.tokens);
+    let (mut state, mut record) = fitting.trim_first(start);
     if state.counts.total() <= planner.budget {
         // Rounds cleared bare go into a digest where one fits.
         fitting.fold_bare(&state, &mut record);
@@ -40,7 +39,7 @@ pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, Record) {
     // cannot fit).
     let mut attempt = planner.attempt(&state, Protections::Keep);
     record.steps.push(Step::RemoveUnits);
-    if !attempt.fits && !fitting.fill && fitting.clears() {
+    if !attempt.fits && !planner.fill && fitting.clears() {
         let freed = record.tool_trim.tokens_freed;
         state = fitting.clear(state, &mut record);
         if record.tool_trim.tokens_freed > freed {
@@ -52,51 +51,20 @@ pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, Record) {
         attempt = planner.attempt(&state, Protections::Relax);
     }
     // Under a fixed budget, large tool-call inputs cleared where that keeps more of the units.
-    if fitting.fill && fitting.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
-        (state, attempt) = fitting.clear_inputs((state, untrimmed), attempt, &mut record);
+    if planner.fill && fitting.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
+        (state, attempt) = fitting.clear_inputs(state, untrimmed, attempt, &mut record);
     }
     // Cut the outputs of the round in progress.
-    let outputs_cut;
-    (state, attempt, outputs_cut) = fitting.cut_in_progress(state, attempt);
+    (state, attempt) = fitting.cut_in_progress(state, attempt, &mut record);
     // Under a fixed budget, outputs given back in the room the removal left.
-    if fitting.fill && attempt.fits && !attempt.plan.drop.is_empty() {
-        let restored = fitting.give_back(&mut state, &mut attempt);
-        if restored.outputs > 0 {
-            let (trim, steps) = (&mut record.tool_trim, &mut record.steps);
-            trim.outputs_restored += restored.outputs;
-            trim.tokens_freed = trim.tokens_freed.saturating_sub(restored.tokens);
-            let at = steps.iter().position(|s| *s == Step::RemoveUnits);
-            steps.insert(at.map_or(steps.len(), |at| at + 1), Step::RestoreOutputs);
-        }
+    if planner.fill && attempt.fits && !attempt.plan.drop.is_empty() {
+        (state, attempt) = fitting.give_back(state, attempt, &mut record);
     }
     // Shorten the task.
-    let mut shortened = None;
     if !attempt.fits {
-        if let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) {
-            let retry = planner.attempt(&shorter, Protections::Relax);
-            if retry.fits {
-                state = shorter;
-                attempt = retry;
-                shortened = Some(cut);
-            }
-        }
+        (state, attempt) = fitting.shorten_task(state, attempt, &mut record);
     }
-    // The steps the last plan took, in order.
-    for protection in &attempt.plan.relaxed {
-        record.steps.push(match protection {
-            Protection::Head => Step::RelaxHead,
-            Protection::Tail => Step::RelaxTail,
-        });
-    }
-    if !outputs_cut.is_empty() {
-        record.steps.push(Step::CutCurrentOutputs);
-    }
-    if shortened.is_some() {
-        record.steps.push(Step::ShortenTask);
-    }
-    record.shortened = shortened;
-    record.outputs_cut = outputs_cut;
-    record.plan = Some(attempt);
+    record.conclude(attempt);
     (state, record)
 }
 
@@ -139,6 +107,36 @@ impl Record {
             shortened: None,
             outputs_cut: Vec::new(),
         }
+    }
+
+    /// Adds `step`, taken beside unit removal, next to [`Step::RemoveUnits`] (last where no
+    /// unit removal was recorded): inputs cleared for it ([`Step::ClearOldInputs`]) just before
+    /// it, outputs given back in the room it left just after it.
+    fn add_beside_removal(&mut self, step: Step) {
+        let removal = self.steps.iter().position(|s| *s == Step::RemoveUnits);
+        let at = match step {
+            Step::ClearOldInputs => removal,
+            _ => removal.map(|at| at + 1),
+        };
+        self.steps.insert(at.unwrap_or(self.steps.len()), step);
+    }
+
+    /// Ends the run with its last plan, `attempt`, adding the steps that plan took, in order:
+    /// the protections it gave up, the round in progress cut, the task shortened.
+    fn conclude(&mut self, attempt: Attempt) {
+        for protection in &attempt.plan.relaxed {
+            self.steps.push(match protection {
+                Protection::Head => Step::RelaxHead,
+                Protection::Tail => Step::RelaxTail,
+            });
+        }
+        if !self.outputs_cut.is_empty() {
+            self.steps.push(Step::CutCurrentOutputs);
+        }
+        if self.shortened.is_some() {
+            self.steps.push(Step::ShortenTask);
+        }
+        self.plan = Some(attempt);
     }
 
     /// When the run's plan cannot fit its budget, the least tokens the pinned units take;
@@ -226,35 +224,31 @@ fn marker_reserve(budget: usize) -> usize {
 /// The most tokens [`marker_reserve`] takes from the round in progress.
 const MARKER_RESERVE_MAX: usize = 400;
 
-/// What [`Fitting::give_back`] gave back: outputs, and the tokens they added.
-#[derive(Debug, Default)]
-struct Restored {
-    outputs: usize,
-    tokens: usize,
-}
-
-/// One run's fitting: its planner, and how tool outputs are trimmed under its budget.
+/// One run's fitting: its planner, and how tool outputs are trimmed and cut under its budget.
 struct Fitting<'p, 'a> {
     planner: &'p Planner<'a>,
-    /// Whether the recent rounds' outputs go before any unit.
-    fill: bool,
     /// Whether the round that meets the budget is capped to just meet it.
     cap_crossing: bool,
+    /// What cutting outputs and inputs reads: the planner's counter and archive.
+    cutting: fit::Cutting<'p>,
 }
 
 impl<'p, 'a> Fitting<'p, 'a> {
-    /// A fixed budget is room the caller gives to fill: the recent rounds' outputs go before any
-    /// unit, and the round whose clearing meets the budget is capped to just meet it. A window
-    /// budget's target is where an agent loop compacts down to, and the room left under it is
-    /// headroom until the next compaction: there history goes first, the recent outputs (the
-    /// agent's working evidence) only when removal alone cannot fit, and outputs are cleared
-    /// whole. Nor is an output capped with an archive: the archive gives back what it changes.
+    /// A fixed budget is room the caller gives to fill ([`Planner::fill`]): the recent rounds'
+    /// outputs go before any unit, and the round whose clearing meets the budget is capped to
+    /// just meet it. A window budget's target is where an agent loop compacts down to, and the
+    /// room left under it is headroom until the next compaction: there history goes first, the
+    /// recent outputs (the agent's working evidence) only when removal alone cannot fit, and
+    /// outputs are cleared whole. Nor is an output capped with an archive: the archive gives
+    /// back what it changes.
     fn new(planner: &'p Planner<'a>) -> Self {
-        let fill = !matches!(planner.options.budget, Budget::Window { .. });
         Self {
             planner,
-            fill,
-            cap_crossing: fill && planner.archive.is_none(),
+            cap_crossing: planner.fill && planner.archive.is_none(),
+            cutting: fit::Cutting {
+                counter: &planner.counter,
+                archive: planner.archive,
+            },
         }
     }
 
@@ -275,8 +269,10 @@ impl<'p, 'a> Fitting<'p, 'a> {
     /// inputs not cleared anyway, and a call whose input is large.
     fn untrimmed(&self, start: &Applied) -> Option<Applied> {
         let tools = &self.planner.options.tools;
-        let may =
-            self.fill && self.clears() && self.planner.archive.is_none() && !tools.clear_inputs;
+        let may = self.planner.fill
+            && self.clears()
+            && self.planner.archive.is_none()
+            && !tools.clear_inputs;
         (may && fit::has_large_input(start)).then(|| start.copy())
     }
 
@@ -286,9 +282,10 @@ impl<'p, 'a> Fitting<'p, 'a> {
     }
 
     /// The trimming before any unit goes: the old rounds' outputs, then, with a fixed budget, the
-    /// recent rounds'. `tokens` is the input's size (what cost-optimized trimming weighs).
-    fn trim_first(&self, start: Applied, tokens: usize) -> (Applied, Record) {
-        let options = self.planner.options;
+    /// recent rounds'. The first step: it makes the run's record.
+    fn trim_first(&self, start: Applied) -> (Applied, Record) {
+        let (options, tokens) = (self.planner.options, self.planner.input.tokens);
+        // Cost-optimized trimming weighs the input's size.
         let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
         // With a fixed budget that full gists of the old rounds' outputs cannot meet, the recent
         // rounds' outputs keep full gists before the old ones' keep poorer ones: trimmed with
@@ -296,7 +293,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
         // Only where trimming clears: the recent rounds are never dropped whole.
         let clears_only = tool_options.mode == ToolMode::Clear;
         let widen_to =
-            (self.fill && clears_only).then(|| usize::from(tools::is_in_progress(&start)));
+            (self.planner.fill && clears_only).then(|| usize::from(tools::is_in_progress(&start)));
         let stop = tools::Stop {
             widen_to,
             ..self.stop()
@@ -317,7 +314,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
             steps.push(Step::ClearRecentOutputs);
         }
         let mut record = Record::trimmed(tool_trim, steps);
-        if self.fill && self.clears() && state.counts.total() > self.planner.budget {
+        if self.planner.fill && self.clears() && state.counts.total() > self.planner.budget {
             state = self.clear(state, &mut record);
         }
         (state, record)
@@ -386,11 +383,13 @@ impl<'p, 'a> Fitting<'p, 'a> {
     /// The outputs were cleared for a budget those inputs kept out of reach, so clearing them
     /// frees more than needed: the outputs are given back by trimming `untrimmed` (the state
     /// before any output was cleared) again with those inputs cleared, so that outputs are
-    /// cleared, gisted and capped only as far as the budget then needs; and where that leaves
-    /// room, the last input cleared is capped instead, its head and tail kept, to fill it.
+    /// cleared, gisted and capped only as far as the budget then needs, that trimming redone
+    /// taking the place of the first in `record`; and where that leaves room, the last input
+    /// cleared is capped instead, its head and tail kept, to fill it.
     fn clear_inputs(
         &self,
-        (mut state, untrimmed): (Applied, Option<Applied>),
+        mut state: Applied,
+        untrimmed: Option<Applied>,
         attempt: Attempt,
         record: &mut Record,
     ) -> (Applied, Attempt) {
@@ -414,13 +413,13 @@ impl<'p, 'a> Fitting<'p, 'a> {
             (0..units.last().map_or(0, |u| u.messages.start)).collect()
         };
         let counter = &planner.counter;
-        let (mut cleared, changed, inputs, freed) = fit::clear_large_inputs(
+        let (mut cleared, changed, inputs) = fit::clear_large_inputs(
             state.copy(),
             candidates.into_iter(),
             planner.budget,
             counter,
         );
-        if inputs == 0 {
+        if inputs.inputs_cleared == 0 {
             return (state, attempt);
         }
         let better = self.kept_else_relaxed(&cleared);
@@ -442,9 +441,9 @@ impl<'p, 'a> Fitting<'p, 'a> {
             let last = inputs_at
                 .last()
                 .map(|&i| start.conversation.messages[i].clone());
-            let (start, _, again, mut freed) =
+            let (start, _, mut again) =
                 fit::clear_large_inputs(start, inputs_at.iter().copied(), 0, counter);
-            let (mut retrimmed, mut redone) = self.trim_first(start, planner.input.tokens);
+            let (mut retrimmed, mut redone) = self.trim_first(start);
             // The last input cleared is capped instead where the budget leaves room for more
             // of it: the outputs whole, it fills what is left.
             let at = retrimmed
@@ -454,40 +453,35 @@ impl<'p, 'a> Fitting<'p, 'a> {
             if let (Some(at), Some(last)) = (at, last) {
                 let cleared = retrimmed.counts.messages[at];
                 let room = (planner.budget + cleared).saturating_sub(retrimmed.counts.total());
-                let cutting = fit::Cutting {
-                    counter,
-                    archive: None,
-                };
-                if let Some((capped, tokens)) = cutting.cap_inputs(&last, room) {
+                if let Some((capped, tokens)) = self.cutting.cap_inputs(&last, room) {
                     if tokens > cleared {
                         retrimmed.conversation.messages[at] = capped;
                         retrimmed.counts.messages[at] = tokens;
-                        freed -= tokens - cleared;
+                        again.tokens_freed -= tokens - cleared;
                     }
                 }
             }
             let fuller = self.kept_else_relaxed(&retrimmed);
-            (fuller.fits && again == inputs && keeps_more(&fuller, &better)).then(|| {
-                redone.tool_trim.inputs_cleared += again;
-                redone.tool_trim.tokens_freed += freed;
+            let same = again.inputs_cleared == inputs.inputs_cleared;
+            (fuller.fits && same && keeps_more(&fuller, &better)).then(|| {
+                redone.tool_trim.add(&again);
                 redone.steps.push(Step::RemoveUnits);
                 (retrimmed, fuller, redone)
             })
         });
         let attempt = if let Some((retrimmed, fuller, redone)) = given_back {
             cleared = retrimmed;
-            *record = redone;
+            // The trimming redone from the start takes the first's place: its figures and steps.
+            record.tool_trim = redone.tool_trim;
+            record.steps = redone.steps;
             fuller
         } else {
             // Only inputs changed: what earlier steps discarded stays with the state.
             cleared.discarded = std::mem::take(&mut state.discarded);
-            record.tool_trim.inputs_cleared += inputs;
-            record.tool_trim.tokens_freed += freed;
+            record.tool_trim.add(&inputs);
             better
         };
-        let steps = &mut record.steps;
-        let at = steps.iter().position(|s| *s == Step::RemoveUnits);
-        steps.insert(at.unwrap_or(steps.len()), Step::ClearOldInputs);
+        record.add_beside_removal(Step::ClearOldInputs);
         (cleared, attempt)
     }
 
@@ -503,29 +497,50 @@ impl<'p, 'a> Fitting<'p, 'a> {
 
     /// When `attempt`, which removed every unit it could, does not fit and outputs may be
     /// cleared: the state with the outputs of its round in progress cut by what `attempt` is over
-    /// the budget, and its plan; else both as they are (or when the last unit is no round).
+    /// the budget, and its plan, the outputs cut added to `record`; else both as they are (or
+    /// when the last unit is no round).
     fn cut_in_progress(
         &self,
         state: Applied,
         attempt: Attempt,
-    ) -> (Applied, Attempt, Vec<CutOutput>) {
+        record: &mut Record,
+    ) -> (Applied, Attempt) {
         let planner = self.planner;
         let round = attempt.units.last().filter(|u| u.is_round);
         let Some(round) = round.filter(|_| self.clears() && !attempt.fits) else {
-            return (state, attempt, Vec::new());
+            return (state, attempt);
         };
         let over = attempt.tokens_after.saturating_sub(planner.budget) + planner::MARKER_SLACK;
-        let cutting = fit::Cutting {
-            counter: &planner.counter,
-            archive: planner.archive,
-        };
         let reserve = marker_reserve(planner.budget);
-        let (state, cut) = cutting.cut_in_progress(state, round.messages.clone(), over, reserve);
+        let messages = round.messages.clone();
+        let (state, cut) = self.cutting.cut_in_progress(state, messages, over, reserve);
         if cut.is_empty() {
-            return (state, attempt, cut);
+            return (state, attempt);
         }
+        record.outputs_cut = cut;
         let attempt = planner.attempt(&state, Protections::Relax);
-        (state, attempt, cut)
+        (state, attempt)
+    }
+
+    /// When the task can be shortened ([`Planner::shorten_task`]) so that the plan, the
+    /// protections relaxed, fits: that state and plan, how the task was shortened added to
+    /// `record`; else `state` and `attempt` as they are.
+    fn shorten_task(
+        &self,
+        state: Applied,
+        attempt: Attempt,
+        record: &mut Record,
+    ) -> (Applied, Attempt) {
+        let planner = self.planner;
+        let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) else {
+            return (state, attempt);
+        };
+        let retry = planner.attempt(&shorter, Protections::Relax);
+        if !retry.fits {
+            return (state, attempt);
+        }
+        record.shortened = Some(cut);
+        (shorter, retry)
     }
 
     /// Where `attempt` fits a fixed budget by removing units, the outputs trimming cleared or
@@ -534,21 +549,24 @@ impl<'p, 'a> Fitting<'p, 'a> {
     /// cleared past what the budget needs. Newest first (what the agent works from), each
     /// message's outputs whole where they fit, else, where outputs may be capped, capped to
     /// fill what is left. The plan and its markers stay as they are; `attempt`'s tokens grow
-    /// by what was given back. A message given back stays marked as changed: an output capped
-    /// to `max_output` holds no original, so what is given back is that cap.
-    fn give_back(&self, state: &mut Applied, attempt: &mut Attempt) -> Restored {
+    /// by what was given back, which is added to `record` with its step, after unit removal. A
+    /// message given back stays marked as changed: an output capped to `max_output` holds no
+    /// original, so what is given back is that cap.
+    fn give_back(
+        &self,
+        mut state: Applied,
+        mut attempt: Attempt,
+        record: &mut Record,
+    ) -> (Applied, Attempt) {
         let planner = self.planner;
         let mut removed = vec![false; state.conversation.messages.len()];
         for &unit in &attempt.plan.drop {
             removed[attempt.units[unit].messages.clone()].fill(true);
         }
         let counter = &planner.counter;
-        let cutting = fit::Cutting {
-            counter,
-            archive: planner.archive,
-        };
         let full = planner.budget.saturating_sub(planner::MARKER_SLACK);
-        let mut restored = Restored::default();
+        // Outputs given back, and the tokens they added.
+        let (mut restored, mut added) = (0, 0);
         for index in (0..state.conversation.messages.len()).rev() {
             let room = full.saturating_sub(attempt.tokens_after);
             if room == 0 {
@@ -572,7 +590,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
                 let outputs: Vec<(usize, usize)> = parts.iter().map(|&p| (index, p)).collect();
                 let capped = self
                     .cap_crossing
-                    .then(|| cutting.cap_outputs(state, &outputs, now + room))
+                    .then(|| self.cutting.cap_outputs(&state, &outputs, now + room))
                     .flatten()
                     .and_then(|mut capped| capped.pop())
                     .filter(|&(_, _, tokens)| tokens > now);
@@ -596,10 +614,16 @@ impl<'p, 'a> Fitting<'p, 'a> {
             let more = state.counts.messages[index] - now;
             attempt.tokens_after += more;
             attempt.kept_tokens += more;
-            restored.outputs += parts.len();
-            restored.tokens += more;
+            restored += parts.len();
+            added += more;
         }
-        restored
+        if restored > 0 {
+            let trim = &mut record.tool_trim;
+            trim.outputs_restored += restored;
+            trim.tokens_freed = trim.tokens_freed.saturating_sub(added);
+            record.add_beside_removal(Step::RestoreOutputs);
+        }
+        (state, attempt)
     }
 
     /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.
@@ -610,12 +634,8 @@ impl<'p, 'a> Fitting<'p, 'a> {
         let (cleared, more) =
             tools::clear_recent(state, tools, self.stop(), tokenizer, self.planner.archive);
         if more.cleared + more.truncated > 0 {
-            let trim = &mut record.tool_trim;
             record.steps.push(Step::ClearRecentOutputs);
-            trim.cleared += more.cleared;
-            trim.truncated += more.truncated;
-            trim.inputs_cleared += more.inputs_cleared;
-            trim.tokens_freed += more.tokens_freed;
+            record.tool_trim.add(&more);
         }
         cleared
     }

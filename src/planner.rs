@@ -68,15 +68,6 @@ pub(crate) struct Attempt {
     pub(crate) fits: bool,
 }
 
-/// What every step of one run reads, borrowed once: its options, its budget in tokens and,
-/// when removed history is archived, the archive.
-#[derive(Clone, Copy)]
-pub(crate) struct Context<'a> {
-    pub(crate) options: &'a Options,
-    pub(crate) budget: usize,
-    pub(crate) archive: Option<&'a Archive>,
-}
-
 /// Whether an attempt may give up the head and tail protections to fit the budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Protections {
@@ -102,6 +93,10 @@ struct Order<'r> {
 pub(crate) struct Planner<'a> {
     pub(crate) options: &'a Options,
     pub(crate) budget: usize,
+    /// Whether the budget is room the caller gives to fill (any budget but a window's target,
+    /// which is headroom until the next compaction): the degrade order and the digests' default
+    /// cap follow it.
+    pub(crate) fill: bool,
     pub(crate) cap: DigestCap,
     pub(crate) input: &'a Input,
     /// Where removed history goes, when it is archived.
@@ -115,22 +110,26 @@ pub(crate) struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
-    /// The planner of one run (`context`) over `input`, choosing with `selector`, its digests
-    /// capped by [`Options::digest_tokens`] (or the default cap for the run's budget, a loop's
-    /// under a window whose depth follows the traffic).
-    pub(crate) fn new(context: Context<'a>, input: &'a Input, selector: &'a Selector<'a>) -> Self {
-        let Context {
-            options,
-            budget,
-            archive,
-        } = context;
-        let in_loop = options.traffic_depth && matches!(options.budget, Budget::Window { .. });
+    /// The planner of one run with `options`, `budget` tokens and, when removed history is
+    /// archived, `archive`, over `input`, choosing with `selector`, its digests capped by
+    /// [`Options::digest_tokens`] (or the default cap for the run's budget, a loop's under a
+    /// window whose depth follows the traffic).
+    pub(crate) fn new(
+        options: &'a Options,
+        budget: usize,
+        archive: Option<&'a Archive>,
+        input: &'a Input,
+        selector: &'a Selector<'a>,
+    ) -> Self {
+        let fill = !matches!(options.budget, Budget::Window { .. });
+        let in_loop = options.traffic_depth && !fill;
         let cap = options
             .digest_tokens
             .map_or_else(|| DigestCap::default_for(budget, in_loop), DigestCap::fixed);
         Self {
             options,
             budget,
+            fill,
             cap,
             input,
             archive,

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use crate::account::CutOutput;
+use crate::account::{CutOutput, ToolTrim};
 use crate::archive::Archive;
 use crate::conversation::{Layout, Message, Part, joined_text};
 use crate::tokens::TokenCounter;
@@ -25,14 +25,14 @@ pub(crate) const LARGE_INPUT: usize = 256;
 /// Clears the large inputs ([`LARGE_INPUT`] tokens or more) of the calls in the messages
 /// `messages` of `state`, in the order given, to their path-like arguments (as
 /// `--clear-tool-inputs` does), until the conversation takes at most `budget` tokens; returns
-/// the messages whose inputs were cleared, how many inputs were and the tokens freed, as
-/// trimming figures.
+/// the messages whose inputs were cleared and, as trimming figures, how many inputs were and
+/// the tokens freed.
 pub(crate) fn clear_large_inputs(
     mut state: Applied,
     messages: impl Iterator<Item = usize>,
     budget: usize,
     counter: &dyn TokenCounter,
-) -> (Applied, Vec<usize>, usize, usize) {
+) -> (Applied, Vec<usize>, ToolTrim) {
     let (mut changed, mut inputs, mut freed) = (Vec::new(), 0, 0);
     let mut total = state.counts.total();
     for index in messages {
@@ -62,7 +62,12 @@ pub(crate) fn clear_large_inputs(
         state.counts.messages[index] = tokens;
         state.origin[index] = state.origin[index].edited();
     }
-    (state, changed, inputs, freed)
+    let trim = ToolTrim {
+        inputs_cleared: inputs,
+        tokens_freed: freed,
+        ..ToolTrim::default()
+    };
+    (state, changed, trim)
 }
 
 /// Whether a call of `state` may have a large input ([`LARGE_INPUT`] tokens or more), by its
