@@ -198,7 +198,13 @@ pub(crate) fn run(
         return done(finishing.finish(start, outcome)?);
     }
     // Trim tools, then group, select, plan with markers, in the degrade order.
-    let planner = Planner::new(options, budget, finishing.archive.as_ref(), input, &selector);
+    let planner = Planner::new(
+        options,
+        budget,
+        finishing.archive.as_ref(),
+        input,
+        &selector,
+    );
     let (state, record) = degrade::fit(&planner, start);
     if let Some(least) = record.cannot_fit() {
         let ending = Ending {
