@@ -548,21 +548,36 @@ const EXIT_LINES: usize = 5;
 pub(crate) fn outcome_in(text: &str, is_error: bool) -> Option<&str> {
     let says_exit =
         |line: &&str| head_has(line, &EXIT_WORDS) || starts_with_ignore_case(line, "exit:");
+    // The first lines, kept for the error check; then the last lines not among them. Each run
+    // of lines is looked at only when it may hold an exit status.
     let mut lines = NonBlankLines(text);
-    // The first lines, kept for the error check; then the last lines not among them.
     let mut first = [""; EXIT_LINES];
     let mut taken = 0;
     for line in lines.by_ref().take(EXIT_LINES) {
-        if says_exit(&line) {
-            return Some(line);
-        }
         first[taken] = line;
         taken += 1;
     }
-    if let Some(line) = lines.rev().take(EXIT_LINES).find(says_exit) {
+    let first = &first[..taken];
+    let rest = lines.0;
+    if may_tell_exit(&text[..text.len() - rest.len()])
+        && let Some(line) = first.iter().copied().find(says_exit)
+    {
         return Some(line);
     }
-    error_among(first[..taken].iter().copied(), is_error)
+    lines.nth_back(EXIT_LINES - 1);
+    let last = &rest[lines.0.len()..];
+    if may_tell_exit(last)
+        && let Some(line) = NonBlankLines(last).rev().find(says_exit)
+    {
+        return Some(line);
+    }
+    error_among(first.iter().copied(), is_error)
+}
+
+/// Whether `lines` may hold an exit-status line: each of its words ([`EXIT_WORDS`]) and `exit:`
+/// hold an `x`.
+fn may_tell_exit(lines: &str) -> bool {
+    memchr::memchr2(b'x', b'X', lines.as_bytes()).is_some()
 }
 
 /// The first line of a result flagged as an error, or the first of its first lines that says
@@ -671,6 +686,26 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The outcome is the first of the first five and then the last five non-blank lines
+        /// that tells an exit status, else the error line among the first ones.
+        #[test]
+        fn the_outcome_is_the_first_exit_line_from_either_end_else_the_error_line(
+            text in "(exit code 1|Exit: 2|error: x|fatal: y|ok|index|X|\n|\n\n| ){0,30}",
+            is_error in proptest::bool::ANY,
+        ) {
+            let lines: Vec<&str> = text.lines().map(trim).filter(|l| !l.is_empty()).collect();
+            let says_exit = |line: &&&str| {
+                head_has(line, &EXIT_WORDS) || starts_with_ignore_case(line, "exit:")
+            };
+            let exit = lines.iter().take(5).chain(lines.iter().rev().take(5)).find(says_exit);
+            let expected = match exit {
+                Some(line) => Some(*line),
+                None if is_error => lines.first().copied(),
+                None => lines.iter().take(3).copied().find(|line| says_error(line)),
+            };
+            proptest::prop_assert_eq!(outcome_in(&text, is_error), expected);
+        }
+
         /// Non-blank lines, from the front and from the back, are the trimmed non-empty lines
         /// of `str::lines`, on text made of line breaks, carriage returns, blanks (ASCII and
         /// not) and words.
