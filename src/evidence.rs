@@ -76,16 +76,19 @@ pub(crate) fn sub<'a>(whole: &Cow<'a, str>, part: &str) -> Cow<'a, str> {
 const HEAD_BYTES: usize = 300;
 
 /// Words (lowercase ASCII, four bytes or more) looked for near the start of a line, with a
-/// filter built at compile time: a bit per hash of each word's first four bytes. A line is
-/// passed over four bytes at a place, five places per load of eight, and a place is looked at
-/// further only when its bytes' hash is a word's (about one place in four hundred by chance).
+/// filter built at compile time: a bit per hash of each four-byte window a word holds at its
+/// first [`Needles::stride`] places. A line is looked at every `stride` bytes only, since a word
+/// starting anywhere holds one of those windows at one of those places, and a place is looked at
+/// further only when its window's hash is a word's (a few places in a thousand by chance).
 struct Needles {
     words: &'static [&'static str],
     /// A lowercase letter every word holds, when one is rare in text: a line without it, in
     /// either case, is passed over by a search for it alone.
     anchor: Option<u8>,
-    /// A bit per [`window_hash`] of some word's first four bytes.
-    starts: [u64; WINDOW_HASHES / 64],
+    /// The shortest word's length less three: how far apart the places looked at are.
+    stride: usize,
+    /// A bit per [`window_hash`] of each word's windows at its first `stride` places.
+    windows: [u64; WINDOW_HASHES / 64],
 }
 
 /// Hashes of four-byte windows the filter tells apart.
@@ -101,11 +104,14 @@ const fn window_hash(window: u32) -> usize {
 
 impl Needles {
     const fn new(words: &'static [&'static str], anchor: Option<u8>) -> Self {
-        let mut starts = [0; WINDOW_HASHES / 64];
+        let mut shortest = usize::MAX;
         let mut i = 0;
         while i < words.len() {
             let bytes = words[i].as_bytes();
             assert!(bytes.len() >= 4, "words are four bytes or more");
+            if bytes.len() < shortest {
+                shortest = bytes.len();
+            }
             if let Some(anchor) = anchor {
                 let mut at = 0;
                 while at < bytes.len() && bytes[at] != anchor {
@@ -113,21 +119,34 @@ impl Needles {
                 }
                 assert!(at < bytes.len(), "every word holds the anchor");
             }
-            let hash = window_hash(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
-            starts[hash / 64] |= 1 << (hash % 64);
+            i += 1;
+        }
+        let stride = shortest - 3;
+        let mut windows = [0; WINDOW_HASHES / 64];
+        let mut i = 0;
+        while i < words.len() {
+            let bytes = words[i].as_bytes();
+            let mut at = 0;
+            while at < stride {
+                let window = [bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]];
+                let hash = window_hash(u32::from_le_bytes(window));
+                windows[hash / 64] |= 1 << (hash % 64);
+                at += 1;
+            }
             i += 1;
         }
         Self {
             words,
             anchor,
-            starts,
+            stride,
+            windows,
         }
     }
 
-    /// Whether some word may start with the four bytes of `window`.
-    fn may_start(&self, window: u32) -> bool {
+    /// Whether some word may hold the four bytes of `window` at one of its first places.
+    fn may_hold(&self, window: u32) -> bool {
         let hash = window_hash(window);
-        self.starts[hash / 64] & (1 << (hash % 64)) != 0
+        self.windows[hash / 64] & (1 << (hash % 64)) != 0
     }
 
     /// Whether one of the words starts at `at` in `head`, ignoring ASCII case.
@@ -168,25 +187,20 @@ fn head_has(line: &str, needles: &Needles) -> bool {
     {
         return false;
     }
-    let found = |window: u32, at: usize| needles.may_start(window) && needles.starts_at(head, at);
-    // Five windows of four bytes per load of eight.
+    // A word starting at `start` holds the window at the first place at or after `start`: that
+    // place is less than `stride` bytes in, and the window ends within the word.
+    let stride = needles.stride;
     let mut at = 0;
-    while let Some(bytes) = head.get(at..at + 8) {
-        let word = u64::from_le_bytes(bytes.try_into().expect("a slice of eight bytes"));
-        // The low four bytes of the word shifted by `k` bytes: the window at `at + k`.
-        let window = |k: usize| {
-            let [a, b, c, d, ..] = (word >> (8 * k)).to_le_bytes();
-            u32::from_le_bytes([a, b, c, d])
-        };
-        if (0..5).any(|k| found(window(k), at + k)) {
+    while let Some(window) = head.get(at..at + 4) {
+        let window = u32::from_le_bytes(window.try_into().expect("a slice of four bytes"));
+        if needles.may_hold(window)
+            && (at.saturating_sub(stride - 1)..=at).any(|start| needles.starts_at(head, start))
+        {
             return true;
         }
-        at += 5;
+        at += stride;
     }
-    (at..head.len().saturating_sub(3)).any(|at| {
-        let bytes = [head[at], head[at + 1], head[at + 2], head[at + 3]];
-        found(u32::from_le_bytes(bytes), at)
-    })
+    false
 }
 
 /// The lines of a text that are not blank, trimmed: `text.lines().map(trim)` less the empty
@@ -527,15 +541,43 @@ pub(crate) fn path_word(word: &str) -> Option<&str> {
     (has_slash || has_extension).then_some(word)
 }
 
+/// How many lines from each end of a result are looked at for an exit status.
+const EXIT_LINES: usize = 5;
+
 /// A command's outcome from its result: an exit-status line, or the first error line.
 pub(crate) fn outcome_in(text: &str, is_error: bool) -> Option<&str> {
-    let lines = || NonBlankLines(text);
-    for line in lines().take(5).chain(lines().rev().take(5)) {
-        if head_has(line, &EXIT_WORDS) || starts_with_ignore_case(line, "exit:") {
-            return Some(line);
-        }
+    let says_exit =
+        |line: &&str| head_has(line, &EXIT_WORDS) || starts_with_ignore_case(line, "exit:");
+    // The first lines, kept for the error check; then the last lines not among them. Each run
+    // of lines is looked at only when it may hold an exit status.
+    let mut lines = NonBlankLines(text);
+    let mut first = [""; EXIT_LINES];
+    let mut taken = 0;
+    for line in lines.by_ref().take(EXIT_LINES) {
+        first[taken] = line;
+        taken += 1;
     }
-    error_line_in(text, is_error)
+    let first = &first[..taken];
+    let rest = lines.0;
+    if may_tell_exit(&text[..text.len() - rest.len()])
+        && let Some(line) = first.iter().copied().find(says_exit)
+    {
+        return Some(line);
+    }
+    lines.nth_back(EXIT_LINES - 1);
+    let last = &rest[lines.0.len()..];
+    if may_tell_exit(last)
+        && let Some(line) = NonBlankLines(last).rev().find(says_exit)
+    {
+        return Some(line);
+    }
+    error_among(first.iter().copied(), is_error)
+}
+
+/// Whether `lines` may hold an exit-status line: each of its words ([`EXIT_WORDS`]) and `exit:`
+/// hold an `x`.
+fn may_tell_exit(lines: &str) -> bool {
+    memchr::memchr2(b'x', b'X', lines.as_bytes()).is_some()
 }
 
 /// The first line of a result flagged as an error, or the first of its first lines that says
@@ -547,7 +589,11 @@ pub(crate) fn error_line(text: &str, is_error: bool) -> Option<String> {
 
 /// [`error_line`], unclipped and borrowed from `text`.
 pub(crate) fn error_line_in(text: &str, is_error: bool) -> Option<&str> {
-    let mut lines = NonBlankLines(text);
+    error_among(NonBlankLines(text), is_error)
+}
+
+/// [`error_line_in`] from a result's non-blank lines (its first three at least).
+fn error_among<'a>(mut lines: impl Iterator<Item = &'a str>, is_error: bool) -> Option<&'a str> {
     if is_error {
         return lines.next();
     }
@@ -640,6 +686,26 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The outcome is the first of the first five and then the last five non-blank lines
+        /// that tells an exit status, else the error line among the first ones.
+        #[test]
+        fn the_outcome_is_the_first_exit_line_from_either_end_else_the_error_line(
+            text in "(exit code 1|Exit: 2|error: x|fatal: y|ok|index|X|\n|\n\n| ){0,30}",
+            is_error in proptest::bool::ANY,
+        ) {
+            let lines: Vec<&str> = text.lines().map(trim).filter(|l| !l.is_empty()).collect();
+            let says_exit = |line: &&&str| {
+                head_has(line, &EXIT_WORDS) || starts_with_ignore_case(line, "exit:")
+            };
+            let exit = lines.iter().take(5).chain(lines.iter().rev().take(5)).find(says_exit);
+            let expected = match exit {
+                Some(line) => Some(*line),
+                None if is_error => lines.first().copied(),
+                None => lines.iter().take(3).copied().find(|line| says_error(line)),
+            };
+            proptest::prop_assert_eq!(outcome_in(&text, is_error), expected);
+        }
+
         /// Non-blank lines, from the front and from the back, are the trimmed non-empty lines
         /// of `str::lines`, on text made of line breaks, carriage returns, blanks (ASCII and
         /// not) and words.

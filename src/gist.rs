@@ -54,6 +54,8 @@ pub(crate) struct Gist {
     pub(crate) lines_kept: usize,
     /// Distinct lines of the output (a JSON output's leaves).
     pub(crate) lines: usize,
+    /// The tokens of `text` by the counter that made the gist.
+    pub(crate) tokens: usize,
 }
 
 impl Gist {
@@ -178,7 +180,7 @@ fn within(
         }
         let tokens = counter.count_text(&gist.text);
         if tokens <= room {
-            return Some(gist);
+            return Some(Gist { tokens, ..gist });
         }
         let next = estimate * room / tokens;
         estimate = next.saturating_sub(next / 16 + 1);
@@ -542,7 +544,8 @@ fn name_cost(name: &str) -> usize {
     name.len() / 6 + 1
 }
 
-/// The kept lines in order, `…` where lines were left out between them, then the names line.
+/// The kept lines in order, `…` where lines were left out between them, then the names line
+/// (its tokens not counted yet: 0).
 fn render(lines: &[Line<'_>], kept: &[bool], names: &[&str]) -> Gist {
     let mut text = String::new();
     let mut lines_kept = 0;
@@ -578,6 +581,7 @@ fn render(lines: &[Line<'_>], kept: &[bool], names: &[&str]) -> Gist {
         text,
         lines_kept,
         lines: lines.len(),
+        tokens: 0,
     }
 }
 

@@ -5,12 +5,11 @@
 //! next user message, …); no result may lack its call; no call id may repeat; no conversation
 //! may open with a tool result, nor, where the format requires it, with anything but a user
 //! message. [`check`] lists every breach with its message index (and log line) and field, in
-//! message order. It runs in one pass over the messages, with maps keyed by call id (hashed
+//! message order. It runs in one pass over the messages, with a map keyed by call id (hashed
 //! with `FxHash`: the ids are short, and a keyed hash's defence against chosen collisions buys
 //! nothing in a check whose input is the caller's own conversation).
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 
 use crate::conversation::{Ahead, Conversation, Part, Role, Warmth};
 use crate::error::Location;
@@ -37,15 +36,14 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
             });
         }
     }
-    // Call id → message that made it; call id → message that answered it. Looked up only, never
-    // iterated, so hash maps keep the output deterministic. A call is open in the group being
-    // checked when the message that made it lies in the group.
-    let mut calls: HashMap<&str, usize, FxBuild> =
+    // Call id → where what is known of it is kept: one lookup per call and per result. Looked
+    // up only, never iterated, so a hash map keeps the output deterministic. A call is open in
+    // the group being checked when the message that made it lies in the group.
+    let mut slots: HashMap<&str, usize, FxBuild> =
         HashMap::with_capacity_and_hasher(messages.len(), FxBuild::default());
-    let mut answers: HashMap<&str, usize, FxBuild> =
-        HashMap::with_capacity_and_hasher(messages.len(), FxBuild::default());
-    // The calls made in the group being checked, in order, and where each is.
-    let mut open: Vec<(&str, usize, usize)> = Vec::new();
+    let mut ids: Vec<Id> = Vec::with_capacity(messages.len());
+    // The calls made in the group being checked, in order: id, its slot, and where it is.
+    let mut open: Vec<(&str, usize, usize, usize)> = Vec::new();
     let mut index = 0;
     let mut ahead = Ahead::new(messages, Warmth::Ids);
     while index < messages.len() {
@@ -58,18 +56,18 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
                 let Part::ToolCall { id, .. } = part else {
                     continue;
                 };
-                match calls.entry(id) {
-                    Entry::Occupied(first) => problems.push(Problem {
+                let slot = slot_of(&mut slots, &mut ids, id);
+                if let Some(first) = ids[slot].call {
+                    problems.push(Problem {
                         at: at(m, wire.call_field(message, p)),
                         kind: ProblemKind::DuplicateCallId {
                             call_id: id.clone(),
-                            first: *first.get(),
+                            first,
                         },
-                    }),
-                    Entry::Vacant(slot) => {
-                        slot.insert(m);
-                        open.push((id, m, p));
-                    }
+                    });
+                } else {
+                    ids[slot].call = Some(m);
+                    open.push((id, slot, m, p));
                 }
             }
         }
@@ -78,24 +76,23 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
                 let Part::ToolResult { call_id, .. } = part else {
                     continue;
                 };
-                let call = calls.get(call_id.as_str()).copied();
-                let kind = match answers.entry(call_id) {
-                    Entry::Occupied(first) => ProblemKind::AnsweredTwice {
+                let slot = slot_of(&mut slots, &mut ids, call_id);
+                let known = &mut ids[slot];
+                let kind = match (known.answer, known.call) {
+                    (Some(first), _) => ProblemKind::AnsweredTwice {
                         call_id: call_id.clone(),
-                        first: *first.get(),
+                        first,
                     },
-                    Entry::Vacant(slot) if call.is_some_and(|c| group.contains(&c)) => {
-                        slot.insert(m);
+                    (None, Some(call)) if group.contains(&call) => {
+                        known.answer = Some(m);
                         continue;
                     }
-                    Entry::Vacant(_) => match call {
-                        Some(call_message) => ProblemKind::Misplaced {
-                            call_id: call_id.clone(),
-                            call_message,
-                        },
-                        None => ProblemKind::Orphan {
-                            call_id: call_id.clone(),
-                        },
+                    (None, Some(call_message)) => ProblemKind::Misplaced {
+                        call_id: call_id.clone(),
+                        call_message,
+                    },
+                    (None, None) => ProblemKind::Orphan {
+                        call_id: call_id.clone(),
                     },
                 };
                 problems.push(Problem {
@@ -104,8 +101,8 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
                 });
             }
         }
-        for &(id, m, p) in &open {
-            if !answers.contains_key(id) && !conversation.calls_in_progress().contains(&(m, id)) {
+        for &(id, slot, m, p) in &open {
+            if ids[slot].answer.is_none() && !conversation.calls_in_progress().contains(&(m, id)) {
                 problems.push(Problem {
                     at: at(m, wire.call_field(&messages[m], p)),
                     kind: ProblemKind::Unanswered {
@@ -118,6 +115,26 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
     }
     problems.sort_by_key(|p| p.at.message);
     problems
+}
+
+/// What [`check`] knows of a call id: the message that made the call, and the one that
+/// answered it where the format requires.
+#[derive(Default)]
+struct Id {
+    call: Option<usize>,
+    answer: Option<usize>,
+}
+
+/// The slot of `id` in `ids`, a new one when it has none.
+fn slot_of<'a>(
+    slots: &mut HashMap<&'a str, usize, FxBuild>,
+    ids: &mut Vec<Id>,
+    id: &'a str,
+) -> usize {
+    *slots.entry(id).or_insert_with(|| {
+        ids.push(Id::default());
+        ids.len() - 1
+    })
 }
 
 /// Where message `index`'s `field` is, with its log line when the conversation was read from a

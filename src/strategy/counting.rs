@@ -1,9 +1,11 @@
 //! What the placeholders trimming writes cost: each tool's placeholder head is counted once per
 //! planning job, what follows the size once per distinct text, and only the size is tokenized
-//! for each output.
+//! for each output; a gist below a placeholder keeps the count it was made with where that is
+//! exact.
 
 use std::collections::HashMap;
 
+use crate::gist::Gist;
 use crate::hash::FxBuild;
 use crate::note;
 use crate::tokens::{self, TokenCounter, Tokenizer};
@@ -63,6 +65,25 @@ impl Counting {
             .per_million
             .map_or(sum, |per_million| tokens::scale(sum, per_million))
     }
+
+    /// Tokens of `placeholder`, a placeholder that ends with `gist` below it
+    /// ([`note::with_gist`]). The gist's own count is reused where counts add unscaled and the
+    /// tokenizer always ends a piece where the gist starts: after the `]` and line break before
+    /// it, unless the gist starts with `\r`, `\n` or `/` (which a piece of punctuation and line
+    /// breaks takes in). Elsewhere the placeholder is counted whole.
+    pub(super) fn with_gist(&self, placeholder: &str, gist: &Gist) -> usize {
+        let unscaled = self
+            .pieces
+            .as_ref()
+            .is_some_and(|pieces| pieces.per_million.is_none());
+        let head = placeholder
+            .strip_suffix(gist.text.as_str())
+            .filter(|head| head.ends_with("]\n") && !gist.text.starts_with(['\r', '\n', '/']));
+        match head {
+            Some(head) if unscaled => self.counter.count_text(head) + gist.tokens,
+            _ => self.counter.count_text(placeholder),
+        }
+    }
 }
 
 impl Pieces {
@@ -85,5 +106,35 @@ impl Pieces {
         let tokens = self.base.count_text(end);
         self.ends.insert(end.to_owned(), tokens);
         tokens
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// A placeholder with a gist below it costs what it counts whole, whatever the gist
+        /// starts with: punctuation, line breaks, a slash, blanks, letters, digits.
+        #[test]
+        fn a_placeholder_with_a_gist_costs_what_it_counts_whole(
+            text in "([a-z]|[A-Z]|[0-9]|/|\r|\n| |\t|\\]|\\{|'|\\.|…|\u{a0}|'s){1,12}"
+        ) {
+            for tokenizer in [Tokenizer::O200k, Tokenizer::Cl100k, Tokenizer::Chars] {
+                let counting = Counting::new(tokenizer);
+                let gist = Gist {
+                    tokens: counting.counter.count_text(&text),
+                    text: text.clone(),
+                    lines_kept: 1,
+                    lines: 3,
+                };
+                let placeholder = note::with_gist(&note::cleared_output("bash", 1_234, None), 1, 3, &text);
+                proptest::prop_assert_eq!(
+                    counting.with_gist(&placeholder, &gist),
+                    counting.counter.count_text(&placeholder),
+                    "{:?} {:?}", tokenizer, text
+                );
+            }
+        }
     }
 }

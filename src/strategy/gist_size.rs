@@ -3,6 +3,7 @@
 //! oldest).
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 use serde_json::Value;
 
@@ -88,7 +89,7 @@ pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild
             if is_empty(arguments) {
                 continue;
             }
-            let key = (name.as_str(), Arguments::of(arguments));
+            let key = (name.as_str(), Arguments(arguments));
             if let Some(earlier) = last.insert(key, id.as_str()) {
                 stale.insert(earlier.to_owned());
             }
@@ -97,21 +98,59 @@ pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild
     stale
 }
 
-/// A call's arguments as [`superseded`] compares them, equal when their JSON texts are: a
-/// string's text as it is, without a copy (strings are equal when their texts are, and no
-/// other value's JSON text is a string's), any other value as its JSON text.
-#[derive(PartialEq, Eq, Hash)]
-enum Arguments<'a> {
-    Text(&'a str),
-    Json(String),
+/// A call's arguments as [`superseded`] compares them: equal when their JSON texts are, without
+/// writing them. Arrays and objects compare item by item in order (an object's keys too, as its
+/// text lists them); any other value as it is: a string by its text, a number by its text (kept
+/// by `arbitrary_precision`), and no two kinds of value alike.
+struct Arguments<'a>(&'a Value);
+
+impl PartialEq for Arguments<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        same_text(self.0, other.0)
+    }
 }
 
-impl<'a> Arguments<'a> {
-    fn of(arguments: &'a Value) -> Self {
-        match arguments {
-            Value::String(text) => Self::Text(text),
-            other => Self::Json(other.to_string()),
+impl Eq for Arguments<'_> {}
+
+impl Hash for Arguments<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        hash_in_order(self.0, state);
+    }
+}
+
+/// Whether `a` and `b` have the same JSON text.
+fn same_text(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_text(a, b))
         }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((ka, va), (kb, vb))| ka == kb && same_text(va, vb))
+        }
+        _ => a == b,
+    }
+}
+
+/// Hashes `value` as [`same_text`] compares it: arrays and objects in their order.
+fn hash_in_order<H: Hasher>(value: &Value, state: &mut H) {
+    match value {
+        Value::Array(items) => {
+            state.write_usize(items.len());
+            for item in items {
+                hash_in_order(item, state);
+            }
+        }
+        Value::Object(map) => {
+            state.write_usize(map.len());
+            for (key, item) in map {
+                key.hash(state);
+                hash_in_order(item, state);
+            }
+        }
+        scalar => scalar.hash(state),
     }
 }
 
@@ -208,6 +247,8 @@ fn oldest_poorest<P>(
 
 #[cfg(test)]
 mod tests {
+    use std::hash::BuildHasher;
+
     use serde_json::json;
 
     use super::*;
@@ -248,6 +289,42 @@ mod tests {
         let stale = superseded(&conversation);
         assert_eq!(stale.len(), 1, "{stale:?}");
         assert!(stale.contains("c0"));
+    }
+
+    #[test]
+    fn arguments_are_alike_when_their_json_texts_are() {
+        let values: Vec<Value> = [
+            r#"{"a": 1, "b": [1, "x"]}"#,
+            r#"{"b": [1, "x"], "a": 1}"#,
+            r#"{"a": 1.0, "b": [1, "x"]}"#,
+            r#"{"a": 1, "b": ["x", 1]}"#,
+            r#"{"a": 1, "b": [1, "x"], "c": null}"#,
+            r#"{"a": "1"}"#,
+            r#"{"a": 1}"#,
+            r#"[{"a": 1}]"#,
+            "[]",
+            "{}",
+            r#""{}""#,
+            "-0.0",
+            "0.0",
+            "1e2",
+            "100",
+            "true",
+            "null",
+        ]
+        .iter()
+        .map(|text| serde_json::from_str(text).unwrap())
+        .collect();
+        let hash = |value: &Value| FxBuild::default().hash_one(Arguments(value));
+        for a in &values {
+            for b in &values {
+                let alike = serde_json::to_string(a).unwrap() == serde_json::to_string(b).unwrap();
+                assert_eq!(Arguments(a) == Arguments(b), alike, "{a} {b}");
+                if alike {
+                    assert_eq!(hash(a), hash(b));
+                }
+            }
+        }
     }
 
     #[test]

@@ -585,13 +585,14 @@ fn plan_clear(
                 }
                 // An instruction file the output carries is never cleared: it follows the
                 // placeholder.
-                if let Some(carried) = instructions::carried_in_output(&text) {
+                let carried = instructions::carried_in_output(&text);
+                if let Some(carried) = carried {
                     placeholder.push_str(carried);
                 }
-                let placeholder_tokens = if kept.is_some() {
-                    counter.count_text(&placeholder)
-                } else {
-                    counting.placeholder(tool, &placeholder)
+                let placeholder_tokens = match &kept {
+                    Some(kept) if carried.is_none() => counting.with_gist(&placeholder, kept),
+                    Some(_) => counter.count_text(&placeholder),
+                    None => counting.placeholder(tool, &placeholder),
                 };
                 if placeholder_tokens < content_tokens {
                     after -= content_tokens - placeholder_tokens;
