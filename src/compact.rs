@@ -12,7 +12,7 @@
 use crate::account::Action;
 use crate::archive::{self, Archive};
 use crate::conversation::Conversation;
-use crate::degrade::{self, Record};
+use crate::degrade::{self, RunRecord};
 use crate::error::{Error, Result};
 use crate::format::Format;
 use crate::options::Options;
@@ -122,9 +122,9 @@ pub(crate) fn trim_tools_counted(
     );
     let changed = tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0;
     let record = if changed {
-        Record::trimmed(tool_trim, Vec::new())
+        RunRecord::trimmed(tool_trim, Vec::new())
     } else {
-        Record::within_budget(tool_trim)
+        RunRecord::within_budget(tool_trim)
     };
     finishing.finish(trimmed, record.outcome(budget, &selector))
 }
@@ -194,7 +194,7 @@ pub(crate) fn run(
     // Nothing can be removed from an empty conversation: it is within any budget.
     if !resolved.compact || input.messages == 0 {
         let rounds = tools::count_rounds(&start.conversation, &options.tools);
-        let outcome = Record::within_budget(rounds).outcome(budget, &selector);
+        let outcome = RunRecord::within_budget(rounds).outcome(budget, &selector);
         return done(finishing.finish(start, outcome)?);
     }
     // Trim tools, then group, select, plan with markers, in the degrade order.

@@ -1,5 +1,5 @@
 //! The degrade order: what a run over its budget does, step by step, to come within it — the
-//! fitting loop, read top to bottom in [`fit`], each step added to the run's [`Record`].
+//! fitting loop, read top to bottom in [`fit`], each step added to the run's [`RunRecord`].
 //!
 //! Clear old rounds' outputs → clear outputs inside the protected recent rounds (not the round
 //! in progress) → remove units by the chosen strategy → relax the head, then the tail → cut the
@@ -24,7 +24,7 @@ use crate::tokens::TokenCounter;
 /// Brings `start`, the run's checked input, over its budget, within the budget `planner`
 /// plans for: the last state (its plan not yet applied) and the run's record, whose plan, when
 /// it made one, fits or is the least that could not.
-pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, Record) {
+pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, RunRecord) {
     // Trim tools: the old rounds' outputs, then, with a fixed budget, the recent rounds'.
     let fitting = Fitting::new(planner);
     let untrimmed = fitting.untrimmed(&start);
@@ -70,8 +70,8 @@ pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, Record) {
 
 /// The record of one run, which each of its steps adds to: what trimming did, the steps taken
 /// in order, and the last plan with what was done to make it fit. The run's [`Outcome`] is made
-/// from it alone ([`Record::outcome`]).
-pub(crate) struct Record {
+/// from it alone ([`RunRecord::outcome`]).
+pub(crate) struct RunRecord {
     /// What the run did when it planned no removal: nothing (within budget), or trimming.
     action: Action,
     /// What tool-round trimming did.
@@ -87,7 +87,7 @@ pub(crate) struct Record {
     outputs_cut: Vec<CutOutput>,
 }
 
-impl Record {
+impl RunRecord {
     /// The record of a run within its budget: nothing done, `tool_trim` counting its rounds.
     pub(crate) fn within_budget(tool_trim: ToolTrim) -> Self {
         Self::new(Action::WithinBudget, tool_trim, Vec::new())
@@ -283,7 +283,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
 
     /// The trimming before any unit goes: the old rounds' outputs, then, with a fixed budget, the
     /// recent rounds'. The first step: it makes the run's record.
-    fn trim_first(&self, start: Applied) -> (Applied, Record) {
+    fn trim_first(&self, start: Applied) -> (Applied, RunRecord) {
         let (options, tokens) = (self.planner.options, self.planner.input.tokens);
         // Cost-optimized trimming weighs the input's size.
         let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
@@ -313,7 +313,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
         if tool_trim.kept < tool_trim.rounds.min(protected) {
             steps.push(Step::ClearRecentOutputs);
         }
-        let mut record = Record::trimmed(tool_trim, steps);
+        let mut record = RunRecord::trimmed(tool_trim, steps);
         if self.planner.fill && self.clears() && state.counts.total() > self.planner.budget {
             state = self.clear(state, &mut record);
         }
@@ -326,7 +326,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
     /// names of their outputs that the placeholders lost. Taken only where the budget is used as
     /// fully as by the trimmed conversation (but for the markers' slack), and never with a brief
     /// marker, which would name less than the calls did.
-    fn fold_bare(&self, state: &Applied, record: &mut Record) {
+    fn fold_bare(&self, state: &Applied, record: &mut RunRecord) {
         let planner = self.planner;
         let bare_before = record.tool_trim.bare_before;
         if bare_before == 0 {
@@ -391,7 +391,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
         mut state: Applied,
         untrimmed: Option<Applied>,
         attempt: Attempt,
-        record: &mut Record,
+        record: &mut RunRecord,
     ) -> (Applied, Attempt) {
         let planner = self.planner;
         // With an archive, nothing is changed that the archive would not give back.
@@ -503,7 +503,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
         &self,
         state: Applied,
         attempt: Attempt,
-        record: &mut Record,
+        record: &mut RunRecord,
     ) -> (Applied, Attempt) {
         let planner = self.planner;
         let round = attempt.units.last().filter(|u| u.is_round);
@@ -529,7 +529,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
         &self,
         state: Applied,
         attempt: Attempt,
-        record: &mut Record,
+        record: &mut RunRecord,
     ) -> (Applied, Attempt) {
         let planner = self.planner;
         let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) else {
@@ -556,7 +556,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
         &self,
         mut state: Applied,
         mut attempt: Attempt,
-        record: &mut Record,
+        record: &mut RunRecord,
     ) -> (Applied, Attempt) {
         let planner = self.planner;
         let mut removed = vec![false; state.conversation.messages.len()];
@@ -629,7 +629,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
     /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.
     /// The last round is spared only when it is the round in progress (the last unit). What was
     /// cleared is added to `record`'s trimming figures and steps.
-    fn clear(&self, state: Applied, record: &mut Record) -> Applied {
+    fn clear(&self, state: Applied, record: &mut RunRecord) -> Applied {
         let (tools, tokenizer) = (&self.planner.options.tools, self.planner.options.tokenizer);
         let (cleared, more) =
             tools::clear_recent(state, tools, self.stop(), tokenizer, self.planner.archive);
