@@ -68,6 +68,20 @@ pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, RunRecord)
     (state, record)
 }
 
+/// The steps tool-round trimming took, as `tool_trim` counts them: the old rounds' outputs
+/// cleared, dropped or cut, and the recent rounds' cleared when fewer than `keep` rounds kept
+/// theirs.
+pub(crate) fn trimming_steps(tool_trim: &ToolTrim, keep: usize) -> Vec<Step> {
+    let mut steps = Vec::new();
+    if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
+        steps.push(Step::ClearOldOutputs);
+    }
+    if tool_trim.kept < tool_trim.rounds.min(keep) {
+        steps.push(Step::ClearRecentOutputs);
+    }
+    steps
+}
+
 /// The record of one run, which each of its steps adds to: what trimming did, the steps taken
 /// in order, and the last plan with what was done to make it fit. The run's [`Outcome`] is made
 /// from it alone ([`RunRecord::outcome`]).
@@ -306,13 +320,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
             options.tokenizer,
             self.planner.archive,
         );
-        let mut steps = Vec::new();
-        if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
-            steps.push(Step::ClearOldOutputs);
-        }
-        if tool_trim.kept < tool_trim.rounds.min(protected) {
-            steps.push(Step::ClearRecentOutputs);
-        }
+        let steps = trimming_steps(&tool_trim, protected);
         let mut record = RunRecord::trimmed(tool_trim, steps);
         if self.planner.fill && self.clears() && state.counts.total() > self.planner.budget {
             state = self.clear(state, &mut record);

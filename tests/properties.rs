@@ -2513,7 +2513,7 @@ proptest! {
     }
 
     /// 12. Tool trimming is idempotent (it knows its own placeholders and caps, whatever the
-    /// cap) and never adds tokens.
+    /// cap) and never adds tokens; its report names the step whenever it changed anything.
     #[test]
     fn trim_tools_is_idempotent_and_never_adds_tokens(
         generated in conversation(),
@@ -2536,6 +2536,8 @@ proptest! {
         let once = ctxcompact::trim_tools(generated.parse(), &options)
             .map_err(|err| TestCaseError::fail(err.to_string()))?;
         prop_assert!(once.report.tokens_after <= once.report.tokens_before);
+        let trimmed = once.report.action == Action::Compacted;
+        prop_assert_eq!(once.report.steps.contains(&Step::ClearOldOutputs), trimmed);
         let bytes = crate::rendered(&once.conversation);
         let reread = format::parse(&bytes, Some(generated.format))
             .map_err(|err| TestCaseError::fail(err.to_string()))?;
