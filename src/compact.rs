@@ -18,7 +18,7 @@ use crate::format::Format;
 use crate::options::Options;
 use crate::parallel;
 use crate::planner::Planner;
-use crate::report::{Ending, Outcome, Report};
+use crate::report::{Outcome, Report, RunEnd};
 use crate::select::Selector;
 use crate::state::{Applied, Discarded, Input, PARALLEL_CHECK_MESSAGES, Source};
 use crate::strategy;
@@ -208,7 +208,7 @@ pub(crate) fn run(
     );
     let (state, record) = degrade::fit(&planner, start);
     if let Some(least) = record.cannot_fit() {
-        let ending = Ending {
+        let ending = RunEnd {
             pinned_tokens: least,
             archive: Vec::new(),
         };
@@ -287,7 +287,7 @@ impl<'a> Finishing<'a> {
                 let archive: Vec<(String, String)> = (self.archive.as_ref())
                     .map(|archive| archive::files(archive, &outcome.archive, &output))
                     .unwrap_or_default();
-                let ending = Ending {
+                let ending = RunEnd {
                     pinned_tokens: output.pinned_tokens(pinned),
                     archive: archive.iter().map(|(path, _)| path.clone()).collect(),
                 };

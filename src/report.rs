@@ -244,7 +244,7 @@ pub(crate) struct Outcome {
 }
 
 /// What only the end of a run knows, for its report.
-pub(crate) struct Ending {
+pub(crate) struct RunEnd {
     /// Tokens of what can never be removed: the least the pinned units take when the plan
     /// could not fit; else the output's pinned messages, the system prompt and the reply
     /// priming.
@@ -261,7 +261,7 @@ impl Outcome {
         input: &Input,
         output: &Applied,
         options: &Options,
-        ending: Ending,
+        ending: RunEnd,
     ) -> Report {
         let finished = self.action != Action::CannotFit;
         let tokens_after = if finished {
