@@ -130,6 +130,8 @@ impl Pretty {
     /// Appends `text` as a JSON string: the runs between bytes to escape copied whole.
     pub(crate) fn string(&mut self, text: &str) {
         let mut rest = text.as_bytes();
+        // Room for the text and its quotes (more when it has escapes): the pushes do not grow.
+        self.bytes.reserve(rest.len() + 2);
         self.bytes.push(b'"');
         while let Some(at) = first_escape(rest) {
             let byte = rest[at];
@@ -167,32 +169,58 @@ const LINE: [u8; 2 + 2 * SHALLOW] = {
 };
 
 /// Where the first byte of `bytes` that JSON escapes is, looking eight bytes at a time. The last
-/// word ends the text, overlapping bytes already looked at; a text shorter than a word is padded
-/// with spaces (written as they are).
+/// word ends the text, overlapping bytes already looked at; a text shorter than a word is looked
+/// at in one word too ([`short_escape`]).
 fn first_escape(bytes: &[u8]) -> Option<usize> {
     let word_at = |at: usize| {
         let word: [u8; 8] = bytes[at..at + 8].try_into().expect("eight bytes");
         u64::from_le_bytes(word)
     };
-    // The lowest flag is exact: no byte below it was flagged, so none borrowed.
-    let first =
-        |at: usize, found: u64| (found != 0).then(|| at + found.trailing_zeros() as usize / 8);
     let Some(last) = bytes.len().checked_sub(8) else {
-        let mut word = repeat(b' ');
-        for (i, &byte) in bytes.iter().enumerate() {
-            word ^= u64::from(byte ^ b' ') << (8 * i);
-        }
-        return first(0, escapes_in(word));
+        return short_escape(bytes);
     };
     let mut at = 0;
     while at < last {
         let found = escapes_in(word_at(at));
         if found != 0 {
-            return first(at, found);
+            return first_flag(at, found);
         }
         at += 8;
     }
-    first(last, escapes_in(word_at(last)))
+    first_flag(last, escapes_in(word_at(last)))
+}
+
+/// Where the first byte JSON escapes is in a text shorter than a word: its first and last `n`
+/// bytes side by side in one word (`n` the power of two with `n <= len < 2n`, overlapping when
+/// `len < 2n`), spaces above. A flag in the last `n` lies above bytes already found clean.
+fn short_escape(bytes: &[u8]) -> Option<usize> {
+    let len = bytes.len();
+    let (n, first, last) = match len {
+        0 => return None,
+        1 => (1, u64::from(bytes[0]), u64::from(bytes[0])),
+        2 | 3 => {
+            let at = |at: usize| u64::from(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
+            (2, at(0), at(len - 2))
+        }
+        _ => {
+            let at = |at: usize| {
+                let word: [u8; 4] = bytes[at..at + 4].try_into().expect("four bytes");
+                u64::from(u32::from_le_bytes(word))
+            };
+            (4, at(0), at(len - 4))
+        }
+    };
+    let halves = first | last << (8 * n);
+    let spaces = if n == 4 { 0 } else { repeat(b' ') << (16 * n) };
+    let found = escapes_in(halves | spaces);
+    let byte = found.trailing_zeros() as usize / 8;
+    (found != 0).then(|| if byte < n { byte } else { len + byte - 2 * n })
+}
+
+/// The position of the lowest flag of `found`, a word read at `at`: exact, since no byte below
+/// it was flagged, so none borrowed.
+fn first_flag(at: usize, found: u64) -> Option<usize> {
+    (found != 0).then(|| at + found.trailing_zeros() as usize / 8)
 }
 
 /// Eight copies of a byte.
