@@ -17,9 +17,8 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, empty_array, kind, list,
-    object, parse_content, required_str, single, split_envelope, write_content,
-    write_system_content,
+    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, kind, list, object,
+    parse_content, required_str, single, split_envelope, write_content_field, write_system_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -90,20 +89,7 @@ impl Wire for AiSdk {
     }
 
     fn write_message(&self, message: &Message, out: &mut dyn Sink) {
-        object(
-            out,
-            Some(&message.extra),
-            &[("content", Change::Set)],
-            |out, _| {
-                write_content(
-                    out,
-                    message.parts.iter(),
-                    message.layout,
-                    write_part,
-                    empty_array,
-                );
-            },
-        );
+        write_content_field(message, out, write_part);
     }
 
     /// The run of `tool` messages right after the calling message (approval responses and

@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent, empty_array,
-    kind, list, object, parse_content, required_str, single, split_envelope, write_content,
-    write_system_content,
+    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent, kind, list,
+    object, parse_content, required_str, single, split_envelope, write_content,
+    write_content_field, write_system_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -294,20 +294,7 @@ fn write_system(system: &Message, out: &mut dyn Sink) {
 }
 
 fn write_message(message: &Message, out: &mut dyn Sink) {
-    object(
-        out,
-        Some(&message.extra),
-        &[("content", Change::Set)],
-        |out, _| {
-            write_content(
-                out,
-                message.parts.iter(),
-                message.layout,
-                write_block,
-                empty_array,
-            );
-        },
-    );
+    write_content_field(message, out, write_block);
 }
 
 fn write_block(out: &mut dyn Sink, part: &Part) {
@@ -342,16 +329,8 @@ fn write_block(out: &mut dyn Sink, part: &Part) {
             is_error,
             extra,
         } => {
-            let content_change = if content_absent(content.iter(), *layout) {
-                Change::Remove
-            } else {
-                Change::Set
-            };
-            let is_error_change = if *is_error || extra.contains_key("is_error") {
-                Change::Set
-            } else {
-                Change::Keep
-            };
+            let content_change = Change::set_or_remove(!content_absent(content.iter(), *layout));
+            let is_error_change = Change::set_if(*is_error || extra.contains_key("is_error"));
             object(
                 out,
                 Some(extra),

@@ -295,11 +295,7 @@ fn write_block(out: &mut dyn Sink, part: &Part) {
         } => {
             let call = nested(extra, "toolUse");
             // An absent `input` (read as `null`) stays absent.
-            let input = if has(call, "input") || !arguments.is_null() {
-                Change::Set
-            } else {
-                Change::Keep
-            };
+            let input = Change::set_if(has(call, "input") || !arguments.is_null());
             object(out, Some(extra), &[("toolUse", Change::Set)], |out, _| {
                 object(
                     out,
@@ -324,11 +320,7 @@ fn write_block(out: &mut dyn Sink, part: &Part) {
             ..
         } => {
             let result = nested(extra, "toolResult");
-            let content_change = if has(result, "content") || !content.is_empty() {
-                Change::Set
-            } else {
-                Change::Keep
-            };
+            let content_change = Change::set_if(has(result, "content") || !content.is_empty());
             object(
                 out,
                 Some(extra),

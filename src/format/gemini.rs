@@ -374,18 +374,10 @@ fn write_part(out: &mut dyn Sink, part: &Part) {
             extra,
         } => {
             let call = nested(extra, "functionCall");
-            let id_change = if has(call, "id") {
-                Change::Set
-            } else {
-                Change::Keep
-            };
+            let id_change = Change::set_if(has(call, "id"));
             // Absent `args` (read as `{}`) stay absent.
             let empty = arguments.as_object().is_some_and(Map::is_empty);
-            let args = if has(call, "args") || !empty {
-                Change::Set
-            } else {
-                Change::Keep
-            };
+            let args = Change::set_if(has(call, "args") || !empty);
             object(
                 out,
                 Some(extra),
@@ -412,11 +404,7 @@ fn write_part(out: &mut dyn Sink, part: &Part) {
             ..
         } => {
             let response = nested(extra, "functionResponse");
-            let id_change = if has(response, "id") {
-                Change::Set
-            } else {
-                Change::Keep
-            };
+            let id_change = Change::set_if(has(response, "id"));
             let text: String = content
                 .iter()
                 .filter_map(|p| match p {

@@ -298,10 +298,13 @@ fn write_message(message: &Message, out: &mut dyn Sink) {
             .iter()
             .filter(|part| !matches!(part, Part::ToolCall { .. } | Part::ToolResult { .. }))
     };
-    let set_or_remove = |absent| if absent { Change::Remove } else { Change::Set };
     let content = match result {
-        _ if message.role != Role::Tool => set_or_remove(content_absent(text(), message.layout)),
-        Some((_, content, layout)) => set_or_remove(content_absent(content.iter(), layout)),
+        _ if message.role != Role::Tool => {
+            Change::set_or_remove(!content_absent(text(), message.layout))
+        }
+        Some((_, content, layout)) => {
+            Change::set_or_remove(!content_absent(content.iter(), layout))
+        }
         None => Change::Keep,
     };
     let has_calls = message
@@ -317,11 +320,7 @@ fn write_message(message: &Message, out: &mut dyn Sink) {
     } else {
         Change::Keep
     };
-    let tool_call_id = if result.is_some() {
-        Change::Set
-    } else {
-        Change::Keep
-    };
+    let tool_call_id = Change::set_if(result.is_some());
     object(
         out,
         Some(&message.extra),

@@ -313,11 +313,31 @@ pub(crate) fn write_system_content(system: &Message, out: &mut dyn Sink) {
     );
 }
 
-/// Writes `[]`: the content of a message whose content field was absent, in formats that
-/// require one.
-pub(crate) fn empty_array(out: &mut dyn Sink) {
-    out.begin_array();
-    out.end_array();
+/// Writes a message as its wire fields with its parts in `content` (`[]` when the field was
+/// absent); `write_other` writes the format's own blocks, as in [`write_content`].
+pub(crate) fn write_content_field(
+    message: &Message,
+    out: &mut dyn Sink,
+    write_other: impl Fn(&mut dyn Sink, &Part),
+) {
+    object(
+        out,
+        Some(&message.extra),
+        &[("content", Change::Set)],
+        |out, _| {
+            let empty = |out: &mut dyn Sink| {
+                out.begin_array();
+                out.end_array();
+            };
+            write_content(
+                out,
+                message.parts.iter(),
+                message.layout,
+                &write_other,
+                empty,
+            );
+        },
+    );
 }
 
 /// Whether parts can be written as a bare string: text parts only, with no wire block fields.

@@ -44,6 +44,18 @@ pub(crate) enum Change {
     Keep,
 }
 
+impl Change {
+    /// [`Change::Set`] when `set`, else [`Change::Keep`].
+    pub(crate) fn set_if(set: bool) -> Self {
+        if set { Change::Set } else { Change::Keep }
+    }
+
+    /// [`Change::Set`] when `set`, else [`Change::Remove`].
+    pub(crate) fn set_or_remove(set: bool) -> Self {
+        if set { Change::Set } else { Change::Remove }
+    }
+}
+
 /// Writes a wire object: the fields `read` in order, those `changes` name changed, then the
 /// fields set that were not read, in the order of `changes`. `set` writes the value of the field
 /// it is given the key of.
