@@ -391,8 +391,8 @@ impl<'p, 'a> Fitting<'p, 'a> {
     /// The outputs were cleared for a budget those inputs kept out of reach, so clearing them
     /// frees more than needed: the outputs are given back by trimming `untrimmed` (the state
     /// before any output was cleared) again with those inputs cleared, so that outputs are
-    /// cleared, gisted and capped only as far as the budget then needs, that trimming redone
-    /// taking the place of the first in `record`; and where that leaves room, the last input
+    /// cleared, gisted and capped only as far as the budget then needs, the record of that
+    /// trimming redone replacing `record`; and where that leaves room, the last input
     /// cleared is capped instead, its head and tail kept, to fill it.
     fn clear_inputs(
         &self,
@@ -479,9 +479,9 @@ impl<'p, 'a> Fitting<'p, 'a> {
         });
         let attempt = if let Some((retrimmed, fuller, redone)) = given_back {
             cleared = retrimmed;
-            // The trimming redone from the start takes the first's place: its figures and steps.
-            record.tool_trim = redone.tool_trim;
-            record.steps = redone.steps;
+            // The trimming redone from the start takes the first's place: its record holds
+            // all the run has recorded so far (trimming, then unit removal).
+            *record = redone;
             fuller
         } else {
             // Only inputs changed: what earlier steps discarded stays with the state.
