@@ -173,40 +173,52 @@ impl RunRecord {
             shortened,
             outputs_cut,
         } = self;
-        let mut outcome = Outcome {
+        let smallest_span_end = plan.as_ref().and_then(smallest_span_end);
+        // A plan gives its decision and the protections it gave up; one that fits, its markers
+        // (whether there are any, their mode, what each stands for, their archive files).
+        let (action, decision, relaxed, fitted) = match plan {
+            None => (action, None, Vec::new(), None),
+            Some(Attempt {
+                decision,
+                plan,
+                markers,
+                notes,
+                archive,
+                mode,
+                fits,
+                ..
+            }) => {
+                let action = if fits {
+                    Action::Compacted
+                } else {
+                    Action::CannotFit
+                };
+                let fitted = fits.then_some((!markers.is_empty(), mode, notes, archive));
+                (action, Some(decision), plan.relaxed, fitted)
+            }
+        };
+        if action == Action::CannotFit {
+            steps.push(Step::CannotFit);
+        }
+        let (marker, marker_mode, markers, archive) =
+            fitted.unwrap_or((false, MarkerMode::None, Vec::new(), Vec::new()));
+        Outcome {
             action,
             budget,
             tool_trim,
             features: selector.features.clone(),
             rules: selector.checks.clone(),
-            smallest_span_end: None,
-            decision: None,
-            relaxed: Vec::new(),
-            marker: false,
-            marker_mode: MarkerMode::None,
-            markers: Vec::new(),
-            steps: Vec::new(),
+            smallest_span_end,
+            decision,
+            relaxed,
+            marker,
+            marker_mode,
+            markers,
+            steps,
             shortened,
             outputs_cut,
-            archive: Vec::new(),
-        };
-        if let Some(plan) = plan {
-            outcome.smallest_span_end = smallest_span_end(&plan);
-            outcome.decision = Some(plan.decision);
-            outcome.relaxed = plan.plan.relaxed;
-            if plan.fits {
-                outcome.action = Action::Compacted;
-                outcome.marker = !plan.markers.is_empty();
-                outcome.marker_mode = plan.mode;
-                outcome.markers = plan.notes;
-                outcome.archive = plan.archive;
-            } else {
-                outcome.action = Action::CannotFit;
-                steps.push(Step::CannotFit);
-            }
+            archive,
         }
-        outcome.steps = steps;
-        outcome
     }
 }
 
@@ -391,8 +403,8 @@ impl<'p, 'a> Fitting<'p, 'a> {
     /// The outputs were cleared for a budget those inputs kept out of reach, so clearing them
     /// frees more than needed: the outputs are given back by trimming `untrimmed` (the state
     /// before any output was cleared) again with those inputs cleared, so that outputs are
-    /// cleared, gisted and capped only as far as the budget then needs, that trimming redone
-    /// taking the place of the first in `record`; and where that leaves room, the last input
+    /// cleared, gisted and capped only as far as the budget then needs, the record of that
+    /// trimming redone replacing `record`; and where that leaves room, the last input
     /// cleared is capped instead, its head and tail kept, to fill it.
     fn clear_inputs(
         &self,
@@ -479,9 +491,9 @@ impl<'p, 'a> Fitting<'p, 'a> {
         });
         let attempt = if let Some((retrimmed, fuller, redone)) = given_back {
             cleared = retrimmed;
-            // The trimming redone from the start takes the first's place: its figures and steps.
-            record.tool_trim = redone.tool_trim;
-            record.steps = redone.steps;
+            // The trimming redone from the start takes the first's place: its record holds
+            // all the run has recorded so far (trimming, then unit removal).
+            *record = redone;
             fuller
         } else {
             // Only inputs changed: what earlier steps discarded stays with the state.
@@ -558,7 +570,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
     /// message's outputs whole where they fit, else, where outputs may be capped, capped to
     /// fill what is left. The plan and its markers stay as they are; `attempt`'s tokens grow
     /// by what was given back, which is added to `record` with its step, after unit removal. A
-    /// message given back stays marked as changed: an output capped to `max_output` holds no
+    /// message given back stays fitted as changed: an output capped to `max_output` holds no
     /// original, so what is given back is that cap.
     fn give_back(
         &self,
