@@ -4,6 +4,7 @@
 //! on recorded usage, the strategy, the marker, tool trimming and what the selector optimizes. Each field is named as its CLI flag (`target_ratio` for
 //! `--target-ratio`) and its Python keyword argument.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use serde::Deserialize;
@@ -213,10 +214,11 @@ impl Settings {
     ///
     /// # Errors
     /// [`Error::Catalog`] naming the file, when it cannot be read or is no catalog.
-    pub fn catalog(&self) -> Result<Catalog> {
-        self.catalog
-            .as_deref()
-            .map_or_else(|| Ok(Catalog::builtin()), Catalog::from_file)
+    pub fn catalog(&self) -> Result<Cow<'static, Catalog>> {
+        match &self.catalog {
+            Some(path) => Catalog::from_file(path).map(Cow::Owned),
+            None => Ok(Cow::Borrowed(Catalog::builtin())),
+        }
     }
 
     /// The `calibration` file's factors, when given.
