@@ -329,8 +329,7 @@ pub fn trim_tools(input: Input<'_>, settings: &Settings) -> Result<Compaction, F
 /// [`Failure::Input`] or [`Failure::Options`].
 pub fn analyze(input: Input<'_>, settings: &Settings) -> Result<Value, Failure> {
     let read = read(input, settings, false)?;
-    let report =
-        crate::analyze(&read.conversation, &read.options).map_err(Failure::from_library)?;
+    let report = crate::analyze(read.conversation, &read.options).map_err(Failure::from_library)?;
     Ok(to_value(&report))
 }
 

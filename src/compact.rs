@@ -84,12 +84,13 @@ pub fn compact(conversation: Conversation, options: &Options) -> Result<Compacte
     run(conversation, None, options)?.compacted()
 }
 
-/// Reports what [`compact`] would do, including `cannot_fit`, without producing output.
+/// Reports what [`compact`] would do, including `cannot_fit`, without producing output. The
+/// conversation is taken by value, as [`compact`] takes it: the run edits it in place.
 ///
 /// # Errors
 /// As [`compact`], except that a budget too small is reported, not an error.
-pub fn analyze(conversation: &Conversation, options: &Options) -> Result<Report> {
-    run(conversation.clone(), None, options).map(|run| match run {
+pub fn analyze(conversation: Conversation, options: &Options) -> Result<Report> {
+    run(conversation, None, options).map(|run| match run {
         Run::Done(compacted) => compacted.report,
         Run::CannotFit(report) => *report,
     })

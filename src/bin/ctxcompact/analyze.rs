@@ -42,8 +42,7 @@ pub(crate) fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         &conversation,
         None,
     )?;
-    let report =
-        ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
+    let report = ctxcompact::analyze(conversation, &options).with_context(|| input.file.clone())?;
     let text = if *json {
         to_json(&report)
     } else {
