@@ -167,7 +167,7 @@ pub(crate) fn token_count(text: &str) -> std::result::Result<usize, String> {
 
 /// The input file and its format.
 #[derive(Debug, Args)]
-pub(crate) struct Input {
+pub(crate) struct InputArgs {
     /// The conversation file, or `-` for standard input.
     #[arg(default_value = "-")]
     pub(crate) file: String,
@@ -193,7 +193,7 @@ pub(crate) struct Input {
 
 /// Where output and the report go.
 #[derive(Debug, Args)]
-pub(crate) struct Output {
+pub(crate) struct OutputArgs {
     /// Write the output here (atomically; `-` for standard output) instead of to standard
     /// output. It may not be the input file: replacing the input takes --in-place.
     #[arg(short = 'o', long = "output")]
