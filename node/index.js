@@ -140,15 +140,15 @@ function toolNames(name, value) {
 }
 
 // The settings object the addon reads, from the options of a call that takes `allowed`;
-// `data` is the conversation when it is data, whose list lengths the addon is told.
-function settings(options, allowed, data) {
+// `data` is the conversation when it is data, whose list lengths the addon is told; `call`
+// holds the call's settings already read.
+function settings(options, allowed, data, call = {}) {
   if (options === undefined || options === null) {
     options = {};
   }
   if (typeof options !== "object" || Array.isArray(options)) {
     throw optionError("the options must be an object");
   }
-  const call = {};
   const library = {};
   for (const [name, value] of Object.entries(options)) {
     if (value === undefined) continue;
@@ -299,11 +299,11 @@ export function compactRequest(body, format, options = {}) {
   if (pathModel !== undefined) call.path_model = text("pathModel", pathModel);
   if (client !== undefined) call.client = choice("client", client, CLIENTS);
   if (window !== undefined) call.window = whole("window", window);
-  const library = JSON.parse(settings(rest, [
+  const json = settings(rest, [
     "trigger", "targetRatio", "strategy", "marker", "digestTokens", "tokenizer", "catalog",
     "calibration", "archiveDir", ...TOOL_OPTIONS,
-  ])).library;
-  const outcome = unwrap(native.compactRequest(bytes, JSON.stringify({ ...call, library })));
+  ], undefined, call);
+  const outcome = unwrap(native.compactRequest(bytes, json));
   return { body: outcome.body ?? bytes, ...JSON.parse(outcome.value) };
 }
 

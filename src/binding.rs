@@ -24,7 +24,7 @@ use crate::request::{Agent, CompactionFacts, Compactor, Facts, Forward, Verdict}
 /// names.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Settings {
+pub struct CallSettings {
     /// `auto` or a format's CLI name (`Format::from_str`).
     format: Option<String>,
     /// The context window of the model, instead of the catalog's (the proxy's `--window`);
@@ -227,7 +227,7 @@ pub enum Input<'a> {
     Data(Value),
     /// The text a file would hold (Node), read as the CLI reads a file, with the usage a
     /// session log recorded as the anchor; the output comes back in [`Pieces`] when
-    /// [`Settings`] gives the lists of the data it was serialized from and they line up with
+    /// [`CallSettings`] gives the lists of the data it was serialized from and they line up with
     /// the messages, else as bytes.
     Text(&'a [u8]),
 }
@@ -277,7 +277,7 @@ const BACKGROUND_FREE_MESSAGES: usize = 1_000;
 ///
 /// # Errors
 /// [`Failure::Options`] naming what is wrong.
-pub fn settings(json: &str) -> Result<Settings, Failure> {
+pub fn settings(json: &str) -> Result<CallSettings, Failure> {
     serde_json::from_str(json).map_err(|err| Failure::options(format!("bad options: {err}")))
 }
 
@@ -295,7 +295,7 @@ pub fn request_settings(json: &str) -> Result<RequestSettings, Failure> {
 ///
 /// # Errors
 /// A [`Failure`] of each kind; [`Failure::CannotFit`] with the report of the one run.
-pub fn compact(input: Input<'_>, settings: &Settings) -> Result<Compaction, Failure> {
+pub fn compact(input: Input<'_>, settings: &CallSettings) -> Result<Compaction, Failure> {
     let read = read(input, settings, false)?;
     let compacted =
         crate::compact(read.conversation, &read.options).map_err(Failure::from_library)?;
@@ -312,7 +312,7 @@ pub fn compact(input: Input<'_>, settings: &Settings) -> Result<Compaction, Fail
 ///
 /// # Errors
 /// [`Failure::Input`] or [`Failure::Options`].
-pub fn trim_tools(input: Input<'_>, settings: &Settings) -> Result<Compaction, Failure> {
+pub fn trim_tools(input: Input<'_>, settings: &CallSettings) -> Result<Compaction, Failure> {
     let read = read(input, settings, true)?;
     let trimmed =
         crate::trim_tools(read.conversation, &read.options).map_err(Failure::from_library)?;
@@ -327,10 +327,9 @@ pub fn trim_tools(input: Input<'_>, settings: &Settings) -> Result<Compaction, F
 ///
 /// # Errors
 /// [`Failure::Input`] or [`Failure::Options`].
-pub fn analyze(input: Input<'_>, settings: &Settings) -> Result<Value, Failure> {
+pub fn analyze(input: Input<'_>, settings: &CallSettings) -> Result<Value, Failure> {
     let read = read(input, settings, false)?;
-    let report =
-        crate::analyze(&read.conversation, &read.options).map_err(Failure::from_library)?;
+    let report = crate::analyze(read.conversation, &read.options).map_err(Failure::from_library)?;
     Ok(to_value(&report))
 }
 
@@ -338,7 +337,7 @@ pub fn analyze(input: Input<'_>, settings: &Settings) -> Result<Value, Failure> 
 ///
 /// # Errors
 /// [`Failure::Input`] or [`Failure::Options`].
-pub fn count(input: Input<'_>, settings: &Settings) -> Result<Value, Failure> {
+pub fn count(input: Input<'_>, settings: &CallSettings) -> Result<Value, Failure> {
     let read = read(input, settings, true)?;
     Ok(read.options.count_json(&read.conversation))
 }
@@ -349,7 +348,7 @@ pub fn count(input: Input<'_>, settings: &Settings) -> Result<Value, Failure> {
 ///
 /// # Errors
 /// [`Failure::Input`] when the input cannot be read.
-pub fn validate(input: Input<'_>, settings: &Settings) -> Result<Value, Failure> {
+pub fn validate(input: Input<'_>, settings: &CallSettings) -> Result<Value, Failure> {
     let conversation = parse(input, settings)?.0;
     Ok(conversation
         .request_problems()
@@ -432,17 +431,17 @@ pub fn pipeline_runs() -> usize {
 
 /// A conversation kept across an agent's calls: a [`crate::Session`] and the format of the
 /// messages pushed to it.
-pub struct Session {
+pub struct WireSession {
     inner: crate::Session,
     format: Format,
 }
 
-impl Session {
+impl WireSession {
     /// Starts a session from `input` (a body or a list of messages, possibly empty).
     ///
     /// # Errors
     /// [`Failure::Input`] or [`Failure::Options`].
-    pub fn new(input: Input<'_>, settings: &Settings) -> Result<Self, Failure> {
+    pub fn new(input: Input<'_>, settings: &CallSettings) -> Result<Self, Failure> {
         let read = read(input, settings, false)?;
         let format = read.conversation.format;
         let inner =
@@ -574,7 +573,7 @@ struct Shape {
 /// Reads the input and the options (`unbudgeted` for a call that removes nothing for a
 /// budget), for the model the body names unless the settings name one, with the window given
 /// for every model (and, when no budget is given, the window's budget).
-fn read(input: Input<'_>, settings: &Settings, unbudgeted: bool) -> Result<Read, Failure> {
+fn read(input: Input<'_>, settings: &CallSettings, unbudgeted: bool) -> Result<Read, Failure> {
     let data = matches!(input, Input::Data(_));
     let lists = match &input {
         Input::Data(value) => Some(Lists::of(value)),
@@ -607,7 +606,7 @@ fn read(input: Input<'_>, settings: &Settings, unbudgeted: bool) -> Result<Read,
 /// last, for text; the settings' own, for data (no log was read).
 fn parse(
     input: Input<'_>,
-    settings: &Settings,
+    settings: &CallSettings,
 ) -> Result<(Conversation, Option<format::RecordedUsage>), Failure> {
     let format = forced_format(settings)?;
     match input {
@@ -629,7 +628,7 @@ fn parse(
 }
 
 /// The format `format` forces, `None` for detection.
-fn forced_format(settings: &Settings) -> Result<Option<Format>, Failure> {
+fn forced_format(settings: &CallSettings) -> Result<Option<Format>, Failure> {
     match settings.format.as_deref() {
         None | Some("auto") => Ok(None),
         Some(name) => name.parse::<Format>().map(Some).map_err(Failure::options),

@@ -80,14 +80,14 @@ impl Budget {
     /// # Errors
     /// [`Error::BadBudget`] naming the field: a ratio that is not a number above 0, a budget
     /// that comes to 0 tokens, a window budget without a window, a trigger below the target.
-    pub(crate) fn resolve(self, total: usize, window: usize) -> Result<Resolved> {
+    pub(crate) fn resolve(self, total: usize, window: usize) -> Result<ResolvedBudget> {
         match self {
             Self::Tokens(0) => Err(Error::bad_budget(
                 "tokens",
                 0,
                 "a budget of 0 tokens fits nothing",
             )),
-            Self::Tokens(tokens) => Ok(Resolved::new(tokens, total > tokens)),
+            Self::Tokens(tokens) => Ok(ResolvedBudget::new(tokens, total > tokens)),
             Self::Ratio(ratio) => {
                 let tokens = share("ratio", ratio, total)?;
                 if tokens == 0 && total > 0 {
@@ -97,7 +97,7 @@ impl Budget {
                         format!("{ratio} of {total} tokens is 0 tokens"),
                     ));
                 }
-                Ok(Resolved::new(tokens, total > tokens))
+                Ok(ResolvedBudget::new(tokens, total > tokens))
             }
             Self::Window { trigger, target } => {
                 if window == 0 {
@@ -117,9 +117,9 @@ impl Budget {
                     ));
                 }
                 if total <= trigger_at {
-                    Ok(Resolved::new(trigger_at, false))
+                    Ok(ResolvedBudget::new(trigger_at, false))
                 } else {
-                    Ok(Resolved::new(target_at.max(1), true))
+                    Ok(ResolvedBudget::new(target_at.max(1), true))
                 }
             }
         }
@@ -168,14 +168,14 @@ impl Budget {
 
 /// A resolved budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Resolved {
+pub(crate) struct ResolvedBudget {
     /// The budget in tokens.
     pub(crate) tokens: usize,
     /// Whether the conversation must be compacted to meet it.
     pub(crate) compact: bool,
 }
 
-impl Resolved {
+impl ResolvedBudget {
     fn new(tokens: usize, compact: bool) -> Self {
         Self { tokens, compact }
     }
@@ -357,16 +357,16 @@ mod tests {
     fn tokens_and_ratios() {
         assert_eq!(
             Budget::Tokens(100).resolve(150, 0).unwrap(),
-            Resolved::new(100, true)
+            ResolvedBudget::new(100, true)
         );
         assert_eq!(
             Budget::Ratio(0.5).resolve(101, 0).unwrap(),
-            Resolved::new(50, true)
+            ResolvedBudget::new(50, true)
         );
         // An empty conversation is within any ratio.
         assert_eq!(
             Budget::Ratio(0.5).resolve(0, 0).unwrap(),
-            Resolved::new(0, false)
+            ResolvedBudget::new(0, false)
         );
     }
 
@@ -375,9 +375,12 @@ mod tests {
         let budget = Budget::window();
         assert_eq!(
             budget.resolve(700, 1000).unwrap(),
-            Resolved::new(700, false)
+            ResolvedBudget::new(700, false)
         );
-        assert_eq!(budget.resolve(701, 1000).unwrap(), Resolved::new(500, true));
+        assert_eq!(
+            budget.resolve(701, 1000).unwrap(),
+            ResolvedBudget::new(500, true)
+        );
     }
 
     #[test]

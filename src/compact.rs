@@ -1,5 +1,5 @@
 //! The pipeline: count → check → budget → measure → trim tools → group → select → apply →
-//! check, each stage a call into its module: [`Input::checked`] (pairing, requests, harness
+//! check, each stage a call into its module: [`CountedInput::checked`] (pairing, requests, harness
 //! text, instruction files), [`crate::Budget`], [`Selector::new`] (the input's features, and the
 //! selector's layers that read only them), [`degrade::fit`] (tool outputs trimmed, then units
 //! grouped, a strategy selected and planned with its markers, in the degrade order),
@@ -20,7 +20,7 @@ use crate::parallel;
 use crate::planner::Planner;
 use crate::report::{Outcome, Report, RunEnd};
 use crate::select::Selector;
-use crate::state::{Applied, Discarded, Input, PARALLEL_CHECK_MESSAGES, Source};
+use crate::state::{Applied, CountedInput, Discarded, PARALLEL_CHECK_MESSAGES, Source};
 use crate::strategy;
 use crate::strategy::tools;
 use crate::tokens;
@@ -84,12 +84,13 @@ pub fn compact(conversation: Conversation, options: &Options) -> Result<Compacte
     run(conversation, None, options)?.compacted()
 }
 
-/// Reports what [`compact`] would do, including `cannot_fit`, without producing output.
+/// Reports what [`compact`] would do, including `cannot_fit`, without producing output. The
+/// conversation is taken by value, as [`compact`] takes it: the run edits it in place.
 ///
 /// # Errors
 /// As [`compact`], except that a budget too small is reported, not an error.
-pub fn analyze(conversation: &Conversation, options: &Options) -> Result<Report> {
-    run(conversation.clone(), None, options).map(|run| match run {
+pub fn analyze(conversation: Conversation, options: &Options) -> Result<Report> {
+    run(conversation, None, options).map(|run| match run {
         Run::Done(compacted) => compacted.report,
         Run::CannotFit(report) => *report,
     })
@@ -231,14 +232,14 @@ pub(crate) fn run(
 /// and where removed history is archived (when [`Options::archive`] names a folder, or, with
 /// [`Options::handles`], by handle alone).
 struct Finishing<'a> {
-    input: Input,
+    input: CountedInput,
     archive: Option<Archive>,
     options: &'a Options,
 }
 
 impl<'a> Finishing<'a> {
     /// Counts the input, then checks its pairing and classifies its messages
-    /// ([`Input::checked`]): what every run reads, and its first state.
+    /// ([`CountedInput::checked`]): what every run reads, and its first state.
     fn start(
         conversation: Conversation,
         counts: Option<tokens::Counts>,
@@ -249,7 +250,7 @@ impl<'a> Finishing<'a> {
             None => options.add_unlogged(options.tokenizer.count(&conversation)),
         };
         let anchored = options.anchored_unlogged(&conversation, &counts);
-        let input = Input::checked(&conversation, (&counts, unlogged), anchored)?;
+        let input = CountedInput::checked(&conversation, (&counts, unlogged), anchored)?;
         let archive = (options.archive.is_some() || options.handles)
             .then(|| Archive::new(options.archive.as_deref(), &conversation, input.task));
         let finishing = Finishing {

@@ -10,6 +10,8 @@
 // uses it within the crate).
 #![cfg_attr(not(feature = "lab"), allow(unreachable_pub))]
 
+use std::sync::OnceLock;
+
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Profile;
@@ -86,12 +88,15 @@ pub struct Prices {
 }
 
 impl Prices {
-    /// The prices compiled into the crate.
+    /// The prices compiled into the crate, parsed once per process.
     ///
     /// # Panics
     /// Never: the built-in price list is checked by a unit test.
-    pub fn builtin() -> Self {
-        Self::from_json(BUILTIN).expect("the built-in prices are valid; a unit test checks it")
+    pub fn builtin() -> &'static Self {
+        static BUILT: OnceLock<Prices> = OnceLock::new();
+        BUILT.get_or_init(|| {
+            Self::from_json(BUILTIN).expect("the built-in prices are valid; a unit test checks it")
+        })
     }
 
     /// Reads a price list from JSON text of the shape of `data/prices.json`.
@@ -268,7 +273,7 @@ mod tests {
     #[test]
     fn every_price_the_catalog_names_is_listed() {
         let prices = Prices::builtin();
-        for model in Catalog::builtin().models {
+        for model in &Catalog::builtin().models {
             if let Some(name) = &model.price {
                 assert!(
                     prices.families.iter().any(|f| &f.family == name),

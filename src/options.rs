@@ -107,7 +107,7 @@ impl Options {
     /// # Ok::<(), ctxcompact::Error>(())
     /// ```
     pub fn for_model(name: &str) -> Result<Self> {
-        Self::for_model_in(&Catalog::builtin(), name)
+        Self::for_model_in(Catalog::builtin(), name)
     }
 
     /// As [`Options::for_model`], with the profile looked up in `catalog`.

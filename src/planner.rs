@@ -17,7 +17,7 @@ use crate::instructions;
 use crate::note::{self, Place};
 use crate::options::Options;
 use crate::select::Selector;
-use crate::state::{Applied, Discarded, Input};
+use crate::state::{Applied, CountedInput, Discarded};
 use crate::strategy::relevant::Scored;
 use crate::strategy::{self, Limits, Plan};
 use crate::tokens::{Memo, TokenCounter};
@@ -98,7 +98,7 @@ pub(crate) struct Planner<'a> {
     /// cap follow it.
     pub(crate) fill: bool,
     pub(crate) cap: DigestCap,
-    pub(crate) input: &'a Input,
+    pub(crate) input: &'a CountedInput,
     /// Where removed history goes, when it is archived.
     pub(crate) archive: Option<&'a Archive>,
     /// The run's selector, its limit-independent layers decided once: every attempt plans
@@ -118,7 +118,7 @@ impl<'a> Planner<'a> {
         options: &'a Options,
         budget: usize,
         archive: Option<&'a Archive>,
-        input: &'a Input,
+        input: &'a CountedInput,
         selector: &'a Selector<'a>,
     ) -> Self {
         let fill = !matches!(options.budget, Budget::Window { .. });

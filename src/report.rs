@@ -17,7 +17,7 @@ use crate::catalog::Profile;
 use crate::digest::MarkerMode;
 use crate::format::Format;
 use crate::options::Options;
-use crate::state::{Applied, Input};
+use crate::state::{Applied, CountedInput};
 use crate::tokens::Tokenizer;
 
 pub use crate::account::{
@@ -258,7 +258,7 @@ impl Outcome {
     /// files are `ending`'s, made from [`Outcome::archive`].
     pub(crate) fn report(
         self,
-        input: &Input,
+        input: &CountedInput,
         output: &Applied,
         options: &Options,
         ending: RunEnd,

@@ -25,7 +25,7 @@ use crate::units;
 
 /// What a session does when usage passes its trigger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Compaction {
+pub(crate) enum CompactionScope {
     /// The whole pipeline of [`crate::compact()`]: tool trimming, then unit removal, down to
     /// the target.
     Full,
@@ -38,7 +38,7 @@ pub(crate) enum Compaction {
 #[derive(Clone)]
 pub struct Session {
     options: Options,
-    compaction: Compaction,
+    compaction: CompactionScope,
     /// Tokens above which the session compacts.
     trigger: usize,
     conversation: Conversation,
@@ -83,7 +83,7 @@ impl Session {
     /// [`crate::Error::BadBudget`] for a [`Budget::Ratio`], a trigger or target that is not a
     /// share above 0, a target above the trigger, or a window-based budget without a window.
     pub fn new(conversation: Conversation, options: Options) -> Result<Self> {
-        Self::with_compaction(conversation, options, Compaction::Full)
+        Self::with_compaction(conversation, options, CompactionScope::Full)
     }
 
     /// As [`Session::new`], with the kind of compaction to run at the trigger.
@@ -93,7 +93,7 @@ impl Session {
     pub(crate) fn with_compaction(
         conversation: Conversation,
         options: Options,
-        compaction: Compaction,
+        compaction: CompactionScope,
     ) -> Result<Self> {
         let trigger = trigger_tokens(&options)?;
         let counts = options.count_body(&conversation);
@@ -325,8 +325,8 @@ impl Session {
         counts.outside = counts.outside.saturating_add_signed(self.offset.max(0));
         let counts = Some(counts);
         match self.compaction {
-            Compaction::Full => compact::run(input, counts, options),
-            Compaction::ToolsOnly => {
+            CompactionScope::Full => compact::run(input, counts, options),
+            CompactionScope::ToolsOnly => {
                 trim_tools_counted(input, counts, options).map(|c| Run::Done(Box::new(c)))
             }
         }

@@ -4,6 +4,7 @@
 //! on recorded usage, the strategy, the marker, tool trimming and what the selector optimizes. Each field is named as its CLI flag (`target_ratio` for
 //! `--target-ratio`) and its Python keyword argument.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use serde::Deserialize;
@@ -196,14 +197,28 @@ impl Settings {
         }
     }
 
+    /// The tokenizer these settings count with, its model looked up in `tables`: the
+    /// `tokenizer` given, else the model's (without one, the generic profile's), calibrated
+    /// with the tables' factors; `None` for a model the catalog does not know. For starting the
+    /// tokenizer ([`Tokenizer::prepare`]) before the options can be resolved.
+    pub fn tokenizer_from(&self, tables: &Tables) -> Option<Tokenizer> {
+        let tokenizer = match (self.tokenizer, &self.model) {
+            (Some(tokenizer), _) => tokenizer,
+            (None, Some(name)) => tables.catalog.resolve(name).ok()?.profile.tokenizer,
+            (None, None) => Options::with_budget(Budget::window()).tokenizer,
+        };
+        Some(calibrated(tokenizer, tables.calibration.as_ref()))
+    }
+
     /// The catalog models are looked up in: the `catalog` file, else the built-in one.
     ///
     /// # Errors
     /// [`Error::Catalog`] naming the file, when it cannot be read or is no catalog.
-    pub fn catalog(&self) -> Result<Catalog> {
-        self.catalog
-            .as_deref()
-            .map_or_else(|| Ok(Catalog::builtin()), Catalog::from_file)
+    pub fn catalog(&self) -> Result<Cow<'static, Catalog>> {
+        match &self.catalog {
+            Some(path) => Catalog::from_file(path).map(Cow::Owned),
+            None => Ok(Cow::Borrowed(Catalog::builtin())),
+        }
     }
 
     /// The `calibration` file's factors, when given.
@@ -307,12 +322,10 @@ impl Settings {
                 ));
             }
         }
-        if let Some(tokenizer) = self.tokenizer {
-            options.tokenizer = tokenizer;
-        }
-        if let Some(calibration) = lookup.calibration {
-            options.tokenizer = calibration.apply(options.tokenizer);
-        }
+        options.tokenizer = calibrated(
+            self.tokenizer.unwrap_or(options.tokenizer),
+            lookup.calibration,
+        );
         options.traffic_depth = self.target_ratio.is_none();
         options.overhead = self.overhead;
         options.anchor.clone_from(&self.anchor);
@@ -377,6 +390,11 @@ impl Settings {
             max_output: self.max_tool_output,
         }
     }
+}
+
+/// `tokenizer` with `calibration`'s factors, when given.
+fn calibrated(tokenizer: Tokenizer, calibration: Option<&Calibration>) -> Tokenizer {
+    calibration.map_or(tokenizer, |calibration| calibration.apply(tokenizer))
 }
 
 #[cfg(test)]
@@ -639,6 +657,26 @@ mod tests {
             read.tokenizer
         );
         assert!(matches!(settings.tables(), Err(Error::Catalog { .. })));
+    }
+
+    #[test]
+    fn the_tokenizer_alone_is_the_one_the_options_count_with() {
+        let tables = Settings::default().tables().unwrap();
+        for json in [
+            r#"{"target": 10}"#,
+            r#"{"model": "claude-sonnet-4-5"}"#,
+            r#"{"model": "gpt-4o", "tokenizer": "cl100k"}"#,
+        ] {
+            let given: Settings = serde_json::from_str(json).unwrap();
+            let options = given.options().unwrap();
+            assert_eq!(
+                given.tokenizer_from(&tables),
+                Some(options.tokenizer),
+                "{json}"
+            );
+        }
+        let unknown: Settings = serde_json::from_str(r#"{"model": "foo-1"}"#).unwrap();
+        assert_eq!(unknown.tokenizer_from(&tables), None);
     }
 
     fn shipped_tokenizer() -> Option<Tokenizer> {

@@ -25,7 +25,7 @@ pub(crate) const PARALLEL_CHECK_MESSAGES: usize = 1_000;
 
 /// What a run knows of its input once the pipeline owns the conversation: counted, checked and
 /// classified once, read by every later stage and by the report.
-pub(crate) struct Input {
+pub(crate) struct CountedInput {
     /// The wire format read.
     pub(crate) format: Format,
     /// The unlogged part of what lies outside the messages, counted in: the `overhead` given,
@@ -53,7 +53,7 @@ pub(crate) struct Input {
     pub(crate) anchored_unlogged: Option<usize>,
 }
 
-impl Input {
+impl CountedInput {
     /// Checks `conversation`'s pairing and classifies its messages (requests, harness text,
     /// instruction files), given its `counts` with the `unlogged` part counted in them and,
     /// with an anchor, the part its count found. The check and the classification follow
@@ -363,7 +363,7 @@ impl Applied {
 
     /// This state's units ([`units::group`]), the input's requests and instruction files,
     /// classified once, found in it.
-    pub(crate) fn units(&self, input: &Input) -> Vec<Unit> {
+    pub(crate) fn units(&self, input: &CountedInput) -> Vec<Unit> {
         let requests = self.of_input(&input.requests);
         let instructions = self.of_input(&input.instruction_indices());
         units::group(&self.conversation, &self.counts, &requests, &instructions)
@@ -432,7 +432,7 @@ mod tests {
     fn pinned_both_ways(format: Format, drop: &[usize]) -> (usize, usize, usize) {
         let conversation = parse_value(five_turns(), Some(format)).unwrap();
         let counts = count_with(&conversation, &CharEstimate);
-        let facts = Input::checked(&conversation, (&counts, 0), None).unwrap();
+        let facts = CountedInput::checked(&conversation, (&counts, 0), None).unwrap();
         let state = Applied::unchanged(conversation, counts);
         let units = state.units(&facts);
         let pinned = state.pinned_inputs(&units);

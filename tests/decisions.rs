@@ -23,7 +23,7 @@ fn decision(bytes: &[u8], strategy: Option<Strategy>) -> Value {
         },
         ..Options::with_budget(Budget::Ratio(0.5))
     };
-    let report = ctxcompact::analyze(&conversation, &options).unwrap();
+    let report = ctxcompact::analyze(conversation, &options).unwrap();
     let report = serde_json::to_value(&report).unwrap();
     let pick = |key: &str| report["decision"][key].clone();
     json!({

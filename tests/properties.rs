@@ -1667,7 +1667,7 @@ proptest! {
                 prop_assert!(pinned > run.budget,
                     "cannot fit although the pinned minimum is {} of a budget of {}",
                     pinned, run.budget);
-                let report = ctxcompact::analyze(&run.input, &run.options)
+                let report = ctxcompact::analyze(run.input.clone(), &run.options)
                     .map_err(|err| TestCaseError::fail(err.to_string()))?;
                 prop_assert_eq!(report.action, Action::CannotFit);
                 prop_assert!(report.pinned_tokens > run.budget);
@@ -2352,7 +2352,7 @@ fn exercise(value: &Value) -> Result<(), TestCaseError> {
             (total + 1, ToolMode::Clear, None),
         ] {
             let options = plain(strategy, mode, 1, true).options(budget);
-            let _ = ctxcompact::analyze(&conversation, &options);
+            let _ = ctxcompact::analyze(conversation.clone(), &options);
             let _ = ctxcompact::trim_tools(conversation.clone(), &options);
             match ctxcompact::compact(conversation.clone(), &options) {
                 Ok(out) => {

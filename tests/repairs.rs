@@ -191,7 +191,10 @@ fn the_task_and_the_current_request_are_never_harness_text() {
             continue;
         }
         for ratio in [0.5, 0.25] {
-            let report = match analyze(&conversation, &Options::with_budget(Budget::Ratio(ratio))) {
+            let report = match analyze(
+                conversation.clone(),
+                &Options::with_budget(Budget::Ratio(ratio)),
+            ) {
                 Ok(report) => report,
                 // A conversation of a few tokens has no budget at a ratio of it.
                 Err(ctxcompact::Error::BadBudget { .. }) => continue,

@@ -9,7 +9,7 @@
 //! the core the Python package shares: this crate holds only JavaScript's conversions (an
 //! `Outcome`, and JavaScript's names for the keys of the objects it returns).
 
-use ctxcompact::binding::{self, Compaction, Failure, Input, Output, Pieces, Settings};
+use ctxcompact::binding::{self, CallSettings, Compaction, Failure, Input, Output, Pieces};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
 use serde_json::Value;
@@ -148,7 +148,7 @@ fn camel(key: &str) -> String {
 /// Runs `work` on the input with the settings parsed.
 fn with_settings<T>(
     settings: &str,
-    work: impl FnOnce(&Settings) -> Result<T, Failure>,
+    work: impl FnOnce(&CallSettings) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
     work(&binding::settings(settings)?)
 }
@@ -225,7 +225,7 @@ pub fn pipeline_runs() -> i64 {
 /// A conversation kept across an agent's calls (`ctxcompact::Session`).
 #[napi]
 pub struct NativeSession {
-    inner: Option<binding::Session>,
+    inner: Option<binding::WireSession>,
 }
 
 #[napi]
@@ -241,7 +241,7 @@ impl NativeSession {
     #[napi]
     pub fn start(&mut self, input: String, settings: String) -> Outcome {
         let started = with_settings(&settings, |s| {
-            binding::Session::new(Input::Text(input.as_bytes()), s)
+            binding::WireSession::new(Input::Text(input.as_bytes()), s)
         });
         match started {
             Ok(session) => {
@@ -266,7 +266,7 @@ impl NativeSession {
     pub fn compact_if_needed(&mut self) -> Outcome {
         match self
             .session_mut()
-            .and_then(binding::Session::compact_if_needed)
+            .and_then(binding::WireSession::compact_if_needed)
         {
             Ok(report) => Outcome {
                 value: report.map(|report| report.to_string()),
@@ -305,7 +305,7 @@ impl NativeSession {
         }
     }
 
-    fn session_mut(&mut self) -> Result<&mut binding::Session, Failure> {
+    fn session_mut(&mut self) -> Result<&mut binding::WireSession, Failure> {
         self.inner
             .as_mut()
             .ok_or_else(|| Failure::options("the session was not started"))

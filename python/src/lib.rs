@@ -12,7 +12,7 @@
 
 mod data;
 
-use ctxcompact::binding::{self, Compaction, Failure, Input, Output, Settings};
+use ctxcompact::binding::{self, CallSettings, Compaction, Failure, Input, Output};
 use data::NotJson;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -50,7 +50,7 @@ fn not_json(NotJson(why): NotJson) -> PyErr {
 fn detached<T: Send>(
     conversation: &Bound<'_, PyAny>,
     settings: &str,
-    work: impl FnOnce(Input<'_>, &Settings) -> Result<T, Failure> + Send,
+    work: impl FnOnce(Input<'_>, &CallSettings) -> Result<T, Failure> + Send,
 ) -> PyResult<T> {
     let settings = binding::settings(settings).map_err(raised)?;
     let input = data::from_python(conversation).map_err(not_json)?;
@@ -64,7 +64,7 @@ fn detached<T: Send>(
 fn compacted<'py>(
     conversation: &Bound<'py, PyAny>,
     settings: &str,
-    work: impl FnOnce(Input<'_>, &Settings) -> Result<Compaction, Failure> + Send,
+    work: impl FnOnce(Input<'_>, &CallSettings) -> Result<Compaction, Failure> + Send,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let py = conversation.py();
     let settings = binding::settings(settings).map_err(raised)?;

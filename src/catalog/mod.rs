@@ -20,6 +20,9 @@
 
 mod name;
 
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
 pub use crate::tokens::Factor;
 pub use crate::tokens::calibration::Family;
 use serde::{Deserialize, Serialize};
@@ -146,8 +149,8 @@ pub struct Resolved {
 /// ([`Settings::tables`](crate::Settings::tables)).
 #[derive(Debug, Clone)]
 pub struct Tables {
-    /// Where models are looked up.
-    pub(crate) catalog: Catalog,
+    /// Where models are looked up: the built-in catalog, shared, or a file's.
+    pub(crate) catalog: Cow<'static, Catalog>,
     /// The factors the calibrated estimators count with, instead of the shipped ones.
     pub(crate) calibration: Option<Calibration>,
 }
@@ -160,12 +163,15 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// The catalog compiled into the crate.
+    /// The catalog compiled into the crate, parsed once per process.
     ///
     /// # Panics
     /// Never: the built-in catalog is checked by a unit test.
-    pub fn builtin() -> Self {
-        Self::from_json(BUILTIN).expect("the built-in catalog is valid; a unit test checks it")
+    pub fn builtin() -> &'static Self {
+        static BUILT: OnceLock<Catalog> = OnceLock::new();
+        BUILT.get_or_init(|| {
+            Self::from_json(BUILTIN).expect("the built-in catalog is valid; a unit test checks it")
+        })
     }
 
     /// Reads a catalog from a file of the shape of `data/models.json`.
@@ -467,7 +473,7 @@ mod tests {
 
     #[test]
     fn every_builtin_entry_has_a_source_and_date() {
-        for model in Catalog::builtin().models {
+        for model in &Catalog::builtin().models {
             assert!(
                 model
                     .source
@@ -549,7 +555,7 @@ mod tests {
         ];
         for (name, window) in cases {
             let listed = (name.to_string(), window, WindowSource::Catalog);
-            assert_eq!(resolved(&catalog, name), listed);
+            assert_eq!(resolved(catalog, name), listed);
         }
     }
 
@@ -573,11 +579,11 @@ mod tests {
         ];
         for (name, profile, window) in cases {
             let family = (profile.to_string(), window, WindowSource::Family);
-            assert_eq!(resolved(&catalog, name), family, "{name}");
+            assert_eq!(resolved(catalog, name), family, "{name}");
         }
         // A listed line and version with words the catalog does not name: the listed model.
         assert_eq!(
-            resolved(&catalog, "claude-opus-4-1-20250805"),
+            resolved(catalog, "claude-opus-4-1-20250805"),
             (
                 "claude-opus-4-1".to_string(),
                 200_000,
@@ -585,7 +591,7 @@ mod tests {
             )
         );
         assert_eq!(
-            resolved(&catalog, "gemini-3.1-pro-preview-customtools-002"),
+            resolved(catalog, "gemini-3.1-pro-preview-customtools-002"),
             (
                 "gemini-3.1-pro-preview-customtools".to_string(),
                 1_048_576,
@@ -608,11 +614,11 @@ mod tests {
     fn suffixes_that_name_no_other_model_are_stripped() {
         let catalog = Catalog::builtin();
         assert_eq!(
-            resolved(&catalog, "claude-3-5-sonnet-latest").0,
+            resolved(catalog, "claude-3-5-sonnet-latest").0,
             "claude-3-5-sonnet"
         );
         assert_eq!(
-            resolved(&catalog, "gpt-daybreak-blue-latest").0,
+            resolved(catalog, "gpt-daybreak-blue-latest").0,
             "gpt-daybreak-blue-latest"
         );
         // Claude Code's 1M tag: the model, with a window of 1,000,000.
@@ -627,10 +633,10 @@ mod tests {
             "{}",
             wide.how
         );
-        assert_eq!(resolved(&catalog, "claude-opus-5-5[1m]").1, 1_000_000);
+        assert_eq!(resolved(catalog, "claude-opus-5-5[1m]").1, 1_000_000);
         // Claude Code's aliases.
-        assert_eq!(resolved(&catalog, "opus").0, "claude-opus-5-5");
-        assert_eq!(resolved(&catalog, "sonnet").0, "claude-sonnet-5-5");
+        assert_eq!(resolved(catalog, "opus").0, "claude-opus-5-5");
+        assert_eq!(resolved(catalog, "sonnet").0, "claude-sonnet-5-5");
     }
 
     #[test]

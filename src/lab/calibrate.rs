@@ -197,7 +197,7 @@ fn calls(logs: &[(usize, &SessionLog)]) -> BTreeMap<Family, Vec<Call>> {
         for usage in &log.usages {
             // The request held the system prompt and the messages from `from` on.
             let (Some(family), Some(held), Some(before)) = (
-                family_of(&catalog, &usage.model),
+                family_of(catalog, &usage.model),
                 prefix.get(usage.message),
                 prefix
                     .get(usage.from)
@@ -457,7 +457,7 @@ fn measure_anchored(logs: &[(usize, &SessionLog)], calibration: &Calibration) ->
             let usages: Vec<&RecordedUsage> = log
                 .usages
                 .iter()
-                .filter(|u| family_of(&catalog, &u.model) == Some(family))
+                .filter(|u| family_of(catalog, &u.model) == Some(family))
                 .filter(|u| u.message <= log.conversation.messages.len())
                 .collect();
             if usages.len() < 2 {
@@ -580,7 +580,7 @@ mod tests {
             ("<synthetic>", None),
         ];
         for (model, family) in cases {
-            assert_eq!(family_of(&catalog, model), family, "{model}");
+            assert_eq!(family_of(catalog, model), family, "{model}");
         }
     }
 

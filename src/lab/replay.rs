@@ -23,7 +23,7 @@ use crate::classify::is_user_turn;
 use crate::cost::{COST_HORIZON, CostModel, MILLION};
 pub use crate::cost::{Caching, PriceFamily, Prices};
 use crate::parallel;
-use crate::session::Compaction;
+use crate::session::CompactionScope;
 use crate::tuning::Optimize;
 use crate::{
     Budget, Conversation, Counts, Error, Message, Options, Result, Session, Strategy, ToolMode,
@@ -439,7 +439,7 @@ impl Replay {
     ) -> Result<Session> {
         let mut options = self.options.clone();
         options.profile.context_window = window;
-        let mut compaction = Compaction::Full;
+        let mut compaction = CompactionScope::Full;
         match policy {
             Policy::Middle | Policy::Oldest => {
                 options.strategy = Some(if policy == Policy::Middle {
@@ -449,7 +449,7 @@ impl Replay {
                 });
                 options.tools.mode = ToolMode::Off;
             }
-            Policy::Tools => compaction = Compaction::ToolsOnly,
+            Policy::Tools => compaction = CompactionScope::ToolsOnly,
             Policy::Cost => {
                 options.selector.optimize =
                     Optimize::Cost(CostModel::new(&self.family, COST_HORIZON));

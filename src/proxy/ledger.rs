@@ -102,7 +102,7 @@ impl Entry {
 /// Where entries go.
 pub(crate) struct Ledger {
     file: Option<Mutex<File>>,
-    prices: Prices,
+    prices: &'static Prices,
 }
 
 impl Ledger {

@@ -301,12 +301,14 @@ impl Compactor {
                 facts,
             )));
         }
-        // A replay depends on the options and on what lies outside the messages.
+        // A replay depends on the options and on what lies outside the messages: the options
+        // and the system prompt, which have no JSON form, by their `Debug` text; the tool
+        // definitions as the messages are hashed, walked without serialising them.
         let mut base = Key::of(format.as_str().as_bytes())
             .then(format!("{options:?}").as_bytes())
             .then(format!("{:?}", conversation.system).as_bytes());
         for tools in tokens::tool_definitions(&conversation) {
-            base = base.then(tools.to_string().as_bytes());
+            base = base.then_hash(cache::hash_value(tools));
         }
         let mut keys = Vec::with_capacity(hashes.len() + 1);
         keys.push(base);

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use ctxcompact::Report;
 
-use crate::flags::{self, BudgetArgs, Input, RemovalArgs};
+use crate::flags::{self, BudgetArgs, InputArgs, RemovalArgs};
 use crate::input::read_anchored;
 use crate::output::to_json;
 
@@ -17,7 +17,7 @@ use crate::output::to_json;
 #[derive(Debug, Args)]
 pub(crate) struct AnalyzeArgs {
     #[command(flatten)]
-    pub(crate) input: Input,
+    pub(crate) input: InputArgs,
     #[command(flatten)]
     pub(crate) budget: BudgetArgs,
     #[command(flatten)]
@@ -42,8 +42,7 @@ pub(crate) fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         &conversation,
         None,
     )?;
-    let report =
-        ctxcompact::analyze(&conversation, &options).with_context(|| input.file.clone())?;
+    let report = ctxcompact::analyze(conversation, &options).with_context(|| input.file.clone())?;
     let text = if *json {
         to_json(&report)
     } else {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use crate::flags::{self, BudgetArgs, Input, Output, RemovalArgs};
+use crate::flags::{self, BudgetArgs, InputArgs, OutputArgs, RemovalArgs};
 use crate::input::read_anchored;
 use crate::output::{check_paths, emit, exit_without_freeing};
 
@@ -14,7 +14,7 @@ use crate::output::{check_paths, emit, exit_without_freeing};
 #[derive(Debug, Args)]
 pub(crate) struct CompactArgs {
     #[command(flatten)]
-    pub(crate) input: Input,
+    pub(crate) input: InputArgs,
     #[command(flatten)]
     pub(crate) budget: BudgetArgs,
     #[command(flatten)]
@@ -24,7 +24,7 @@ pub(crate) struct CompactArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) archive: Option<PathBuf>,
     #[command(flatten)]
-    pub(crate) output: Output,
+    pub(crate) output: OutputArgs,
 }
 
 /// Compacts the input to the budget and writes the output, the report and the archive.

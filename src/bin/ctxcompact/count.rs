@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::flags::{Input, ModelArgs};
+use crate::flags::{InputArgs, ModelArgs};
 use crate::input::read_anchored;
 use crate::output::exit_without_freeing;
 
@@ -15,7 +15,7 @@ use crate::output::exit_without_freeing;
 #[derive(Debug, Args)]
 pub(crate) struct CountArgs {
     #[command(flatten)]
-    pub(crate) input: Input,
+    pub(crate) input: InputArgs,
     #[command(flatten)]
     pub(crate) model: ModelArgs,
     /// Print `{"total": N, "system": N, "messages": [...], "tokenizer": …, "estimator": …}`,

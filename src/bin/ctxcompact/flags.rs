@@ -167,7 +167,7 @@ pub(crate) fn token_count(text: &str) -> std::result::Result<usize, String> {
 
 /// The input file and its format.
 #[derive(Debug, Args)]
-pub(crate) struct Input {
+pub(crate) struct InputArgs {
     /// The conversation file, or `-` for standard input.
     #[arg(default_value = "-")]
     pub(crate) file: String,
@@ -193,7 +193,7 @@ pub(crate) struct Input {
 
 /// Where output and the report go.
 #[derive(Debug, Args)]
-pub(crate) struct Output {
+pub(crate) struct OutputArgs {
     /// Write the output here (atomically; `-` for standard output) instead of to standard
     /// output. It may not be the input file: replacing the input takes --in-place.
     #[arg(short = 'o', long = "output")]
@@ -291,13 +291,14 @@ impl FormatArg {
 impl ModelArgs {
     /// Reads the catalog and calibration files these arguments name, once for the run, and
     /// starts building the tokenizer they give, so that it is built while the input is read
-    /// and parsed. The files' tables, or the error reading them, which the command reports
-    /// where it uses them: after its input is read.
+    /// and parsed; the command builds its options once, from these tables, after. The files'
+    /// tables, or the error reading them, which the command reports where it uses them: after
+    /// its input is read.
     pub(crate) fn prepare(&self) -> ctxcompact::Result<Tables> {
-        let settings = self.unbudgeted(None, None);
+        let settings = self.settings(None);
         let tables = settings.tables()?;
-        if let Ok(options) = settings.options_from(&tables) {
-            options.tokenizer.prepare();
+        if let Some(tokenizer) = settings.tokenizer_from(&tables) {
+            tokenizer.prepare();
         }
         Ok(tables)
     }

@@ -7,17 +7,17 @@ use std::io;
 use anyhow::{Context, Result};
 use ctxcompact::{Conversation, format};
 
-use crate::flags::Input;
+use crate::flags::InputArgs;
 
 /// Reads and parses the input file (or standard input for `-`).
-pub(crate) fn read(input: &Input) -> Result<Conversation> {
+pub(crate) fn read(input: &InputArgs) -> Result<Conversation> {
     read_anchored(input).map(|(conversation, _)| conversation)
 }
 
 /// Reads the input, with the last input size a session log recorded (none when the whole
 /// history is read: the reported sizes are of what followed the last compaction).
 pub(crate) fn read_anchored(
-    input: &Input,
+    input: &InputArgs,
 ) -> Result<(Conversation, Option<format::RecordedUsage>)> {
     let options = format::ReadOptions {
         format: input.format.format(),

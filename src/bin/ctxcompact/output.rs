@@ -19,7 +19,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use ctxcompact::report::Action;
 use ctxcompact::{Compacted, Report, format};
 
-use crate::flags::{Input, Output};
+use crate::flags::{InputArgs, OutputArgs};
 
 /// The exit code of bad input or usage.
 pub(crate) const EXIT_BAD_INPUT: u8 = 2;
@@ -190,8 +190,8 @@ pub(crate) fn exit_without_freeing(conversation: impl Sized) {
 pub(crate) fn emit(
     compacted: &Compacted,
     summary: &str,
-    input: &Input,
-    output: &Output,
+    input: &InputArgs,
+    output: &OutputArgs,
     archive: bool,
 ) -> Result<ExitCode> {
     let Compacted {
@@ -257,7 +257,7 @@ pub(crate) fn emit(
 
 /// The file the output goes to: `-o FILE`, the input with `--in-place`, or `None` for
 /// standard output (also `-o -`).
-pub(crate) fn destination<'a>(input: &'a Input, output: &'a Output) -> Option<&'a Path> {
+pub(crate) fn destination<'a>(input: &'a InputArgs, output: &'a OutputArgs) -> Option<&'a Path> {
     if output.in_place {
         return Some(Path::new(&input.file));
     }
@@ -273,7 +273,7 @@ pub(crate) fn to_json(report: &Report) -> String {
 
 /// Fails early, before any work, when an output path cannot be written or two of the input,
 /// the output and the report are the same file.
-pub(crate) fn check_paths(input: &Input, output: &Output) -> Result<()> {
+pub(crate) fn check_paths(input: &InputArgs, output: &OutputArgs) -> Result<()> {
     if output.in_place && input.file == "-" {
         bail!("--in-place needs an input file, not standard input");
     }

@@ -95,7 +95,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
                 .with_context(|| format!("{}: cannot read", path.display()))?,
         )
         .with_context(|| path.display().to_string())?,
-        None => Catalog::builtin(),
+        None => Catalog::builtin().clone(),
     };
     let prices = match &args.prices {
         Some(path) => Prices::from_json(
@@ -103,7 +103,7 @@ pub(crate) fn run(args: &ReplayArgs) -> Result<ExitCode> {
                 .with_context(|| format!("{}: cannot read", path.display()))?,
         )
         .with_context(|| path.display().to_string())?,
-        None => Prices::builtin(),
+        None => Prices::builtin().clone(),
     };
     let profile = catalog.resolve(&args.model)?.profile;
     let family = prices.for_profile(&profile)?.clone();

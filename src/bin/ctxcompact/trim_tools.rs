@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use ctxcompact::Report;
 
-use crate::flags::{Input, ModelArgs, Output, ToolArgs};
+use crate::flags::{InputArgs, ModelArgs, OutputArgs, ToolArgs};
 use crate::input::read_anchored;
 use crate::output::{check_paths, emit};
 
@@ -14,13 +14,13 @@ use crate::output::{check_paths, emit};
 #[derive(Debug, Args)]
 pub(crate) struct TrimToolsArgs {
     #[command(flatten)]
-    pub(crate) input: Input,
+    pub(crate) input: InputArgs,
     #[command(flatten)]
     pub(crate) model: ModelArgs,
     #[command(flatten)]
     pub(crate) tools: ToolArgs,
     #[command(flatten)]
-    pub(crate) output: Output,
+    pub(crate) output: OutputArgs,
 }
 
 /// Trims the input's old tool rounds and writes the output and the report.

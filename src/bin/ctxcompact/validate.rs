@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
-use crate::flags::Input;
+use crate::flags::InputArgs;
 use crate::input::read;
 use crate::output::{EXIT_BAD_INPUT, say};
 
@@ -14,7 +14,7 @@ use crate::output::{EXIT_BAD_INPUT, say};
 #[derive(Debug, Args)]
 pub(crate) struct ValidateArgs {
     #[command(flatten)]
-    pub(crate) input: Input,
+    pub(crate) input: InputArgs,
 }
 
 /// Prints every problem a provider refuses the body for as a request (pairing, placement, a
