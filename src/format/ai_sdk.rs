@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::{
     Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object, kind,
-    list, parse_content, render_content, required_str, single, split_envelope,
+    list, parse_content, read_body, render_content, required_str,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -68,16 +68,8 @@ impl Reader for AiSdk {
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
-        let value = single(records, Format::AiSdk)?;
-        let (envelope, messages) = split_envelope(value, "messages")?;
-        let messages = super::parse_messages(messages, parse_message)?;
-        Ok(Conversation {
-            format: Format::AiSdk,
-            system: None,
-            messages,
-            envelope,
-            lines: Vec::new(),
-            repairs: Vec::new(),
+        read_body(records, Format::AiSdk, |_, messages| {
+            Ok((None, super::parse_messages(messages, parse_message)?))
         })
     }
 }

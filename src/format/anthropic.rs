@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object, kind,
-    list, parse_content, render_content, required_str, single, split_envelope,
+    Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
+    arguments_object, kind, list, parse_content, read_body, render_content, required_str,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -66,9 +66,7 @@ impl Reader for Anthropic {
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
-        let value = single(records, Format::Anthropic)?;
-        let (envelope, messages) = split_envelope(value, "messages")?;
-        parse(envelope, messages)
+        read_body(records, Format::Anthropic, parse)
     }
 }
 
@@ -131,23 +129,17 @@ pub(super) fn merge_text_in_front(
     true
 }
 
+/// Reads the top-level system prompt and the messages.
 pub(super) fn parse(
-    mut envelope: Option<Map<String, Value>>,
+    envelope: &mut Option<Envelope>,
     messages: Vec<Value>,
-) -> Result<Conversation> {
+) -> Result<(Option<Message>, Vec<Message>)> {
     let system = match envelope.as_mut().and_then(|e| e.get_mut("system")) {
         None => None,
         Some(value) => Some(parse_system(value)?),
     };
     let messages = super::parse_messages(messages, parse_message)?;
-    Ok(Conversation {
-        format: Format::Anthropic,
-        system,
-        messages,
-        envelope,
-        lines: Vec::new(),
-        repairs: Vec::new(),
-    })
+    Ok((system, messages))
 }
 
 /// Reads the top-level system prompt, taking its text out of the envelope.

@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
-    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object, kind,
-    list, nested_object, single, split_envelope,
+    Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
+    arguments_object, kind, list, nested_object, read_body,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -90,33 +90,7 @@ impl Reader for Bedrock {
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
-        let value = single(records, Format::Bedrock)?;
-        let (mut envelope, messages) = split_envelope(value, "messages")?;
-        let system = match envelope.as_mut().and_then(|e| e.get_mut("system")) {
-            None => None,
-            Some(system) => {
-                let parts = parse_blocks(0, "system", system.take()).map_err(|err| match err {
-                    Error::Malformed { at, problem } => Error::top(at.field, problem),
-                    other => other,
-                })?;
-                Some(Message {
-                    role: Role::System,
-                    parts,
-                    layout: Layout::Blocks,
-                    extra: Map::new(),
-                    harness: None,
-                })
-            }
-        };
-        let messages = super::parse_messages(messages, parse_message)?;
-        Ok(Conversation {
-            format: Format::Bedrock,
-            system,
-            messages,
-            envelope,
-            lines: Vec::new(),
-            repairs: Vec::new(),
-        })
+        read_body(records, Format::Bedrock, parse)
     }
 }
 
@@ -153,6 +127,31 @@ impl Wire for Bedrock {
     fn result_field(&self, _: &Message, part: usize) -> String {
         format!("content[{part}].toolResult.toolUseId")
     }
+}
+
+/// Reads the top-level system blocks and the messages.
+fn parse(
+    envelope: &mut Option<Envelope>,
+    messages: Vec<Value>,
+) -> Result<(Option<Message>, Vec<Message>)> {
+    let system = match envelope.as_mut().and_then(|e| e.get_mut("system")) {
+        None => None,
+        Some(system) => {
+            let parts = parse_blocks(0, "system", system.take()).map_err(|err| match err {
+                Error::Malformed { at, problem } => Error::top(at.field, problem),
+                other => other,
+            })?;
+            Some(Message {
+                role: Role::System,
+                parts,
+                layout: Layout::Blocks,
+                extra: Map::new(),
+                harness: None,
+            })
+        }
+    };
+    let messages = super::parse_messages(messages, parse_message)?;
+    Ok((system, messages))
 }
 
 fn parse_message(index: usize, value: Value) -> Result<Message> {

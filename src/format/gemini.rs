@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
-    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object, kind,
-    list, nested_object, single, split_envelope,
+    Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
+    arguments_object, kind, list, nested_object, read_body,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -50,9 +50,7 @@ impl Reader for Gemini {
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
-        let value = single(records, Format::Gemini)?;
-        let (envelope, contents) = split_envelope(value, "contents")?;
-        parse(envelope, contents)
+        read_body(records, Format::Gemini, parse)
     }
 }
 
@@ -101,10 +99,11 @@ fn field(message: &Message, part: usize, key: &str) -> String {
     format!("parts[{part}].{key}.{}", if has_id { "id" } else { "name" })
 }
 
+/// Reads `systemInstruction` and the contents.
 pub(super) fn parse(
-    mut envelope: Option<Map<String, Value>>,
+    envelope: &mut Option<Envelope>,
     contents: Vec<Value>,
-) -> Result<Conversation> {
+) -> Result<(Option<Message>, Vec<Message>)> {
     let system = match envelope
         .as_mut()
         .and_then(|e| e.get_mut("systemInstruction"))
@@ -139,14 +138,7 @@ pub(super) fn parse(
         .enumerate()
         .map(|(index, value)| parse_content(index, value, &mut ids))
         .collect::<Result<Vec<_>>>()?;
-    Ok(Conversation {
-        format: Format::Gemini,
-        system,
-        messages,
-        envelope,
-        lines: Vec::new(),
-        repairs: Vec::new(),
-    })
+    Ok((system, messages))
 }
 
 /// Names calls and responses that carry no id: the n-th call of a name in the conversation is

@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_string,
-    has_value, kind, list, nested_object, parse_content, render_content, required_str, single,
-    split_envelope,
+    Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
+    arguments_string, has_value, kind, list, nested_object, parse_content, read_body,
+    render_content, required_str,
 };
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -75,9 +75,7 @@ impl Reader for OpenAi {
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
-        let value = single(records, Format::OpenAi)?;
-        let (envelope, messages) = split_envelope(value, "messages")?;
-        parse(envelope, messages)
+        read_body(records, Format::OpenAi, parse)
     }
 }
 
@@ -110,19 +108,12 @@ impl Wire for OpenAi {
     }
 }
 
-pub(super) fn parse(
-    envelope: Option<Map<String, Value>>,
+/// Reads the messages; system messages sit among them.
+fn parse(
+    _: &mut Option<Envelope>,
     messages: Vec<Value>,
-) -> Result<Conversation> {
-    let messages = super::parse_messages(messages, parse_message)?;
-    Ok(Conversation {
-        format: Format::OpenAi,
-        system: None,
-        messages,
-        envelope,
-        lines: Vec::new(),
-        repairs: Vec::new(),
-    })
+) -> Result<(Option<Message>, Vec<Message>)> {
+    Ok((None, super::parse_messages(messages, parse_message)?))
 }
 
 fn parse_message(index: usize, value: Value) -> Result<Message> {

@@ -25,8 +25,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_string, kind,
-    list, parse_content, render_content, required_str, single, split_envelope,
+    Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
+    arguments_string, kind, list, parse_content, read_list, render_content, required_str, single,
+    split_envelope,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -116,7 +117,7 @@ impl Reader for Responses {
             *input = Value::Array(vec![serde_json::json!({"role": "user", "content": text})]);
         }
         let (envelope, items) = split_envelope(value, "input")?;
-        let mut conversation = parse(envelope, items)?;
+        let mut conversation = read_list(Format::Responses, envelope, items, parse)?;
         // The string stays in the envelope: written back as read while it is the whole
         // conversation (see `format::write`).
         if let (Some(text), Some(envelope)) = (text_input, conversation.envelope.as_mut()) {
@@ -211,10 +212,11 @@ fn opaque_id<'a>(message: &'a Message, suffix: &str) -> Option<&'a str> {
     item.get("call_id").and_then(Value::as_str)
 }
 
+/// Reads `instructions` (when a string) and the items.
 pub(super) fn parse(
-    mut envelope: Option<Map<String, Value>>,
+    envelope: &mut Option<Envelope>,
     items: Vec<Value>,
-) -> Result<Conversation> {
+) -> Result<(Option<Message>, Vec<Message>)> {
     let system = match envelope.as_mut().and_then(|e| e.get_mut("instructions")) {
         Some(Value::String(text)) => Some(Message {
             role: Role::System,
@@ -274,14 +276,7 @@ pub(super) fn parse(
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(Conversation {
-        format: Format::Responses,
-        system,
-        messages,
-        envelope,
-        lines: Vec::new(),
-        repairs: Vec::new(),
-    })
+    Ok((system, messages))
 }
 
 /// Claims the Responses text part types as text.
