@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object, kind,
-    list, parse_content, read_body, render_content, required_str,
+    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object,
+    fields_of, kind, list, read_body, render_content, required_content, required_str, role_of,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -34,6 +34,14 @@ const OWN_PARTS: [&str; 6] = [
     "reasoning-file",
     "tool-approval-request",
     "tool-approval-response",
+];
+
+/// The roles of messages, as named on the wire.
+const ROLES: &[(&str, Role)] = &[
+    ("system", Role::System),
+    ("user", Role::User),
+    ("assistant", Role::Assistant),
+    ("tool", Role::Tool),
 ];
 
 impl Reader for AiSdk {
@@ -105,36 +113,11 @@ impl Wire for AiSdk {
 }
 
 fn parse_message(index: usize, value: Value) -> Result<Message> {
-    let Value::Object(mut extra) = value else {
-        return Err(Error::field(
-            index,
-            "message",
-            format!("expected an object, found {}", kind(&value)),
-        ));
-    };
-    let role = match required_str(&extra, "role", index, "role")?.as_str() {
-        "system" => Role::System,
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        "tool" => Role::Tool,
-        other => {
-            return Err(Error::field(
-                index,
-                "role",
-                format!("unknown role `{other}` (expected system, user, assistant or tool)"),
-            ));
-        }
-    };
-    let (parts, layout) = parse_content(extra.get_mut("content"), index, "content", |p, part| {
+    let mut extra = fields_of(index, "message", value)?;
+    let role = role_of(&extra, index, ROLES)?;
+    let (parts, layout) = required_content(&mut extra, index, "parts", |p, part| {
         parse_part(index, p, part, role)
     })?;
-    if layout == Layout::Absent || layout == Layout::Null {
-        return Err(Error::field(
-            index,
-            "content",
-            "missing: expected a string or an array of parts",
-        ));
-    }
     Ok(Message {
         role,
         parts,

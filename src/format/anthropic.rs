@@ -14,13 +14,23 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::{
     Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
-    arguments_object, kind, list, parse_content, read_body, render_content, required_str,
+    arguments_object, fields_of, kind, list, parse_content, read_body, render_content,
+    required_content, required_str, role_of,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 
 /// Anthropic Messages.
 pub(super) struct Anthropic;
+
+/// The roles of messages, as named on the wire. Current Claude Code sends environment notes as
+/// `system` messages inside `messages`: read as system messages, pinned like the top-level
+/// system prompt.
+const ROLES: &[(&str, Role)] = &[
+    ("user", Role::User),
+    ("assistant", Role::Assistant),
+    ("system", Role::System),
+];
 
 impl Reader for Anthropic {
     fn wire(&self) -> &'static dyn Wire {
@@ -168,37 +178,11 @@ fn parse_system(value: &mut Value) -> Result<Message> {
 }
 
 fn parse_message(index: usize, value: Value) -> Result<Message> {
-    let Value::Object(mut extra) = value else {
-        return Err(Error::field(
-            index,
-            "message",
-            format!("expected an object, found {}", kind(&value)),
-        ));
-    };
-    let role = match required_str(&extra, "role", index, "role")?.as_str() {
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        // Current Claude Code sends environment notes as `system` messages inside `messages`:
-        // read as system messages, pinned like the top-level system prompt.
-        "system" => Role::System,
-        other => {
-            return Err(Error::field(
-                index,
-                "role",
-                format!("unknown role `{other}` (expected user, assistant or system)"),
-            ));
-        }
-    };
-    let (parts, layout) = parse_content(extra.get_mut("content"), index, "content", |b, block| {
+    let mut extra = fields_of(index, "message", value)?;
+    let role = role_of(&extra, index, ROLES)?;
+    let (parts, layout) = required_content(&mut extra, index, "blocks", |b, block| {
         parse_block(index, b, block, role)
     })?;
-    if layout == Layout::Absent || layout == Layout::Null {
-        return Err(Error::field(
-            index,
-            "content",
-            "missing: expected a string or an array of blocks",
-        ));
-    }
     Ok(Message {
         role,
         parts,

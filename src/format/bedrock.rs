@@ -15,13 +15,16 @@ use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
     Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
-    arguments_object, kind, list, nested_object, read_body,
+    arguments_object, fields_of, kind, known_role, list, nested_object, read_body,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 
 /// Bedrock Converse.
 pub(super) struct Bedrock;
+
+/// The roles of messages, as named on the wire.
+const ROLES: &[(&str, Role)] = &[("user", Role::User), ("assistant", Role::Assistant)];
 
 /// Block kinds only Bedrock has.
 const BLOCKS: &[&str] = &[
@@ -155,23 +158,9 @@ fn parse(
 }
 
 fn parse_message(index: usize, value: Value) -> Result<Message> {
-    let Value::Object(mut extra) = value else {
-        return Err(Error::field(
-            index,
-            "message",
-            format!("expected an object, found {}", kind(&value)),
-        ));
-    };
+    let mut extra = fields_of(index, "message", value)?;
     let role = match extra.get("role").and_then(Value::as_str) {
-        Some("user") => Role::User,
-        Some("assistant") => Role::Assistant,
-        Some(other) => {
-            return Err(Error::field(
-                index,
-                "role",
-                format!("unknown role `{other}` (expected user or assistant)"),
-            ));
-        }
+        Some(name) => known_role(index, name, ROLES)?,
         None => return Err(Error::field(index, "role", "missing")),
     };
     let content = extra.get_mut("content").map_or(Value::Null, Value::take);

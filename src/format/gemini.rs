@@ -17,13 +17,16 @@ use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
     Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
-    arguments_object, kind, list, nested_object, read_body,
+    arguments_object, fields_of, kind, known_role, list, nested_object, read_body,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 
 /// Gemini API contents.
 pub(super) struct Gemini;
+
+/// The roles of contents, as named on the wire (and in the error naming those expected).
+const ROLES: &[(&str, Role)] = &[("user", Role::User), ("model", Role::Assistant)];
 
 impl Reader for Gemini {
     fn wire(&self) -> &'static dyn Wire {
@@ -175,26 +178,12 @@ impl Ids {
 }
 
 fn parse_content(index: usize, value: Value, ids: &mut Ids) -> Result<Message> {
-    let Value::Object(mut extra) = value else {
-        return Err(Error::field(
-            index,
-            "content",
-            format!("expected an object, found {}", kind(&value)),
-        ));
-    };
+    let mut extra = fields_of(index, "content", value)?;
     let role = match extra.get("role") {
         None | Some(Value::Null) => Role::User,
-        Some(Value::String(role)) => match role.as_str() {
-            "user" | "function" => Role::User,
-            "model" => Role::Assistant,
-            other => {
-                return Err(Error::field(
-                    index,
-                    "role",
-                    format!("unknown role `{other}` (expected user or model)"),
-                ));
-            }
-        },
+        // The legacy role of function responses, not named among the roles expected.
+        Some(Value::String(role)) if role == "function" => Role::User,
+        Some(Value::String(role)) => known_role(index, role, ROLES)?,
         Some(other) => {
             return Err(Error::field(
                 index,

@@ -10,14 +10,23 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::{
     Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
-    arguments_string, has_value, kind, list, nested_object, parse_content, read_body,
-    render_content, required_str,
+    arguments_string, fields_of, has_value, kind, list, nested_object, parse_content, read_body,
+    render_content, required_str, role_of,
 };
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::error::{Error, Result};
 
 /// OpenAI Chat Completions.
 pub(super) struct OpenAi;
+
+/// The roles of messages, as named on the wire.
+const ROLES: &[(&str, Role)] = &[
+    ("system", Role::System),
+    ("developer", Role::System),
+    ("user", Role::User),
+    ("assistant", Role::Assistant),
+    ("tool", Role::Tool),
+];
 
 impl Reader for OpenAi {
     fn wire(&self) -> &'static dyn Wire {
@@ -117,35 +126,15 @@ fn parse(
 }
 
 fn parse_message(index: usize, value: Value) -> Result<Message> {
-    let Value::Object(mut extra) = value else {
+    let mut extra = fields_of(index, "message", value)?;
+    if extra.get("role").and_then(Value::as_str) == Some("function") {
         return Err(Error::field(
             index,
-            "message",
-            format!("expected an object, found {}", kind(&value)),
+            "role",
+            "legacy role `function` is not supported; use `tool` messages with `tool_call_id`",
         ));
-    };
-    let role = match required_str(&extra, "role", index, "role")?.as_str() {
-        "system" | "developer" => Role::System,
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        "tool" => Role::Tool,
-        "function" => {
-            return Err(Error::field(
-                index,
-                "role",
-                "legacy role `function` is not supported; use `tool` messages with `tool_call_id`",
-            ));
-        }
-        other => {
-            return Err(Error::field(
-                index,
-                "role",
-                format!(
-                    "unknown role `{other}` (expected system, developer, user, assistant or tool)"
-                ),
-            ));
-        }
-    };
+    }
+    let role = role_of(&extra, index, ROLES)?;
     if extra.contains_key("function_call") {
         return Err(Error::field(
             index,

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::{Format, Object, Record, Rendered, single};
-use crate::conversation::{Conversation, Layout, Message, Part};
+use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 use crate::parallel;
 
@@ -120,6 +120,65 @@ pub(crate) fn read_list(
         lines: Vec::new(),
         repairs: Vec::new(),
     })
+}
+
+/// The fields of `value`, message `index` of a list (`noun` names it in the error: a message,
+/// an item, a content), refused when it is not an object.
+pub(crate) fn fields_of(index: usize, noun: &str, value: Value) -> Result<Map<String, Value>> {
+    match value {
+        Value::Object(fields) => Ok(fields),
+        other => Err(Error::field(
+            index,
+            noun,
+            format!("expected an object, found {}", kind(&other)),
+        )),
+    }
+}
+
+/// The role named `name` of message `index`: one of `roles` (each wire name with the role it
+/// reads as), or refused naming them in order.
+pub(crate) fn known_role(index: usize, name: &str, roles: &[(&str, Role)]) -> Result<Role> {
+    if let Some(&(_, role)) = roles.iter().find(|(known, _)| *known == name) {
+        return Ok(role);
+    }
+    let names: Vec<&str> = roles.iter().map(|(known, _)| *known).collect();
+    let expected = match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.concat(),
+    };
+    Err(Error::field(
+        index,
+        "role",
+        format!("unknown role `{name}` (expected {expected})"),
+    ))
+}
+
+/// The required `role` of message `index`, one of `roles` (see [`known_role`]).
+pub(crate) fn role_of(
+    fields: &Map<String, Value>,
+    index: usize,
+    roles: &[(&str, Role)],
+) -> Result<Role> {
+    known_role(index, &required_str(fields, "role", index, "role")?, roles)
+}
+
+/// The required `content` of message `index`, read with [`parse_content`]: absent or null is
+/// refused, `what` naming what its array holds (parts, blocks).
+pub(crate) fn required_content(
+    fields: &mut Map<String, Value>,
+    index: usize,
+    what: &str,
+    special: impl FnMut(usize, &mut Map<String, Value>) -> Result<Option<Part>>,
+) -> Result<(Vec<Part>, Layout)> {
+    let (parts, layout) = parse_content(fields.get_mut("content"), index, "content", special)?;
+    if matches!(layout, Layout::Absent | Layout::Null) {
+        return Err(Error::field(
+            index,
+            "content",
+            format!("missing: expected a string or an array of {what}"),
+        ));
+    }
+    Ok((parts, layout))
 }
 
 /// The list under `key` of a single JSON document (the envelope's or a bare array), for

@@ -26,8 +26,8 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::{
     Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
-    arguments_string, kind, list, parse_content, read_list, render_content, required_str, single,
-    split_envelope,
+    arguments_string, fields_of, kind, list, parse_content, read_list, render_content,
+    required_str, role_of, single, split_envelope,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -53,6 +53,14 @@ const ITEM_TYPES: &[&str] = &[
     "compaction",
     "additional_tools",
     "configuration_update",
+];
+
+/// The roles of `message` items, as named on the wire.
+const ROLES: &[(&str, Role)] = &[
+    ("user", Role::User),
+    ("assistant", Role::Assistant),
+    ("system", Role::System),
+    ("developer", Role::System),
 ];
 
 /// Item types that configure the model (its tools, its reasoning effort) rather than converse:
@@ -305,28 +313,8 @@ fn text_part(
     }
 }
 
-/// The role of a `message` item.
-fn message_role(index: usize, item: &Map<String, Value>) -> Result<Role> {
-    match required_str(item, "role", index, "role")?.as_str() {
-        "user" => Ok(Role::User),
-        "assistant" => Ok(Role::Assistant),
-        "system" | "developer" => Ok(Role::System),
-        other => Err(Error::field(
-            index,
-            "role",
-            format!("unknown role `{other}` (expected user, assistant, system or developer)"),
-        )),
-    }
-}
-
 fn parse_item(index: usize, item: Value) -> Result<Message> {
-    let Value::Object(mut item) = item else {
-        return Err(Error::field(
-            index,
-            "item",
-            format!("expected an object, found {}", kind(&item)),
-        ));
-    };
+    let mut item = fields_of(index, "item", item)?;
     let one = |role, part| Message {
         role,
         parts: vec![part],
@@ -337,7 +325,7 @@ fn parse_item(index: usize, item: Value) -> Result<Message> {
     let kind_of = item.get("type").and_then(Value::as_str).map(str::to_string);
     match kind_of.as_deref() {
         None | Some("message") if item.contains_key("role") => {
-            let role = message_role(index, &item)?;
+            let role = role_of(&item, index, ROLES)?;
             let (parts, layout) =
                 parse_content(item.get_mut("content"), index, "content", |b, block| {
                     text_part(index, "content", b, block)
