@@ -16,7 +16,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::conversation::{Conversation, Message, Part, Role};
-use crate::format::wire;
+use crate::format::{to_value, wire};
 use crate::hash::ContentHash;
 use crate::note;
 use crate::recall;
@@ -69,7 +69,7 @@ impl Archive {
         let lines: Vec<String> = conversation
             .messages
             .iter()
-            .map(|m| wire.render_message(m).into_value().to_string())
+            .map(|m| to_value(|out| wire.write_message(m, out)).to_string())
             .collect();
         let hashes = lines
             .iter()

@@ -17,8 +17,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire, arguments_object,
-    fields_of, kind, list, read_body, render_content, required_content, required_str, role_of,
+    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, kind, list,
+    object, read_body, required_content, required_str, role_of, write_content_field,
+    write_system_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -83,18 +84,13 @@ impl Reader for AiSdk {
 }
 
 impl Wire for AiSdk {
-    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
+    fn write_system(&self, system: &Message, out: &mut dyn Sink) {
         // System messages sit in the list; a prompt held outside it is written as text.
-        render_content(system.parts.iter(), system.layout, |_| Rendered::Null)
-            .unwrap_or(Rendered::Null)
+        write_system_content(system, out);
     }
 
-    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
-        let mut object = Object::from_map(&message.extra);
-        let content = render_content(message.parts.iter(), message.layout, render_part)
-            .unwrap_or(Rendered::Array(Vec::new()));
-        object.insert("content", content);
-        Rendered::Object(object)
+    fn write_message(&self, message: &Message, out: &mut dyn Sink) {
+        write_content_field(message, out, write_part);
     }
 
     /// The run of `tool` messages right after the calling message (approval responses and
@@ -224,45 +220,51 @@ fn output_text(output: &Map<String, Value>) -> String {
     }
 }
 
-fn render_part(part: &Part) -> Rendered<'_> {
+fn write_part(out: &mut dyn Sink, part: &Part) {
     match part {
         Part::ToolCall {
             id,
             name,
             arguments,
             extra,
-        } => {
-            let mut object = Object::from_map(extra);
-            object.insert("toolCallId", Rendered::Str(id));
-            object.insert("toolName", Rendered::Str(name));
-            object.insert("input", arguments_object(arguments));
-            Rendered::Object(object)
-        }
+        } => object(
+            out,
+            Some(extra),
+            &[
+                ("toolCallId", Change::Set),
+                ("toolName", Change::Set),
+                ("input", Change::Set),
+            ],
+            |out, key| match key {
+                "toolCallId" => out.str(id),
+                "toolName" => out.str(name),
+                _ => out.value(arguments),
+            },
+        ),
         Part::ToolResult {
             call_id,
             content,
             is_error,
             extra,
             ..
-        } => {
-            let mut object = Object::from_map(extra);
-            object.insert("toolCallId", Rendered::Str(call_id));
-            object.insert("output", render_output(extra, content, *is_error));
-            Rendered::Object(object)
-        }
+        } => object(
+            out,
+            Some(extra),
+            &[("toolCallId", Change::Set), ("output", Change::Set)],
+            |out, key| match key {
+                "toolCallId" => out.str(call_id),
+                _ => write_output(out, extra, content, *is_error),
+            },
+        ),
         Part::Text { .. } | Part::Opaque(_) => {
-            unreachable!("render_content writes text and opaque parts itself")
+            unreachable!("write_content writes text and opaque parts itself")
         }
     }
 }
 
-/// A result's `output`: as read when its text is unchanged, else a `text` (or `error-text`)
-/// output holding the new text.
-fn render_output<'a>(
-    extra: &'a Map<String, Value>,
-    content: &'a [Part],
-    is_error: bool,
-) -> Rendered<'a> {
+/// Writes a result's `output`: as read when its text is unchanged, else a `text` (or
+/// `error-text`) output holding the new text.
+fn write_output(out: &mut dyn Sink, extra: &Map<String, Value>, content: &[Part], is_error: bool) {
     let read = extra.get("output").and_then(Value::as_object);
     let read_kind = read
         .and_then(|output| output.get("type"))
@@ -274,29 +276,29 @@ fn render_output<'a>(
             _ => None,
         })
         .collect();
+    let joined = |out: &mut dyn Sink| match text.as_slice() {
+        [one] => out.str(one),
+        more => out.str(&more.concat()),
+    };
     let text_kind = if is_error { "error-text" } else { "text" };
     match (read, read_kind) {
         (Some(output), Some(kind @ ("text" | "error-text"))) if kind == text_kind => {
-            let mut object = Object::from_map(output);
-            object.insert("value", joined(&text));
-            Rendered::Object(object)
+            object(out, Some(output), &[("value", Change::Set)], |out, _| {
+                joined(out);
+            });
         }
         (Some(output), Some(_)) if text == [output_text(output).as_str()] => {
-            Rendered::Object(Object::from_map(output))
+            object(out, Some(output), &[], |_, _| {});
         }
-        _ => {
-            let mut object = Object::default();
-            object.insert("type", Rendered::Str(text_kind));
-            object.insert("value", joined(&text));
-            Rendered::Object(object)
-        }
-    }
-}
-
-fn joined<'a>(text: &[&'a str]) -> Rendered<'a> {
-    match text {
-        [one] => Rendered::Str(one),
-        more => Rendered::String(more.concat()),
+        _ => object(
+            out,
+            None,
+            &[("type", Change::Set), ("value", Change::Set)],
+            |out, key| match key {
+                "type" => out.str(text_kind),
+                _ => joined(out),
+            },
+        ),
     }
 }
 

@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
-    arguments_object, fields_of, kind, list, parse_content, read_body, render_content,
-    required_content, required_str, role_of,
+    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent,
+    fields_of, kind, list, object, parse_content, read_body, required_content, required_str,
+    role_of, write_content, write_content_field, write_system_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -81,12 +81,12 @@ impl Reader for Anthropic {
 }
 
 impl Wire for Anthropic {
-    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
-        render_system(system)
+    fn write_system(&self, system: &Message, out: &mut dyn Sink) {
+        write_system(system, out);
     }
 
-    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
-        render_message(message)
+    fn write_message(&self, message: &Message, out: &mut dyn Sink) {
+        write_message(message, out);
     }
 
     /// The very next message, when it is a user message.
@@ -264,35 +264,39 @@ fn parse_block(
     }
 }
 
-fn render_system(system: &Message) -> Rendered<'_> {
-    render_content(system.parts.iter(), system.layout, |_| Rendered::Null).unwrap_or(Rendered::Null)
+fn write_system(system: &Message, out: &mut dyn Sink) {
+    write_system_content(system, out);
 }
 
-fn render_message(message: &Message) -> Rendered<'_> {
-    let mut object = Object::from_map(&message.extra);
-    let content = render_content(message.parts.iter(), message.layout, render_block)
-        .unwrap_or(Rendered::Array(Vec::new()));
-    object.insert("content", content);
-    Rendered::Object(object)
+fn write_message(message: &Message, out: &mut dyn Sink) {
+    write_content_field(message, out, write_block);
 }
 
-fn render_block(part: &Part) -> Rendered<'_> {
+fn write_block(out: &mut dyn Sink, part: &Part) {
     match part {
         Part::ToolCall {
             id,
             name,
             arguments,
             extra,
-        } => {
-            let mut block = Object::from_map(extra);
-            if !block.contains_key("type") {
-                block.insert("type", Rendered::Str("tool_use"));
-            }
-            block.insert("id", Rendered::Str(id));
-            block.insert("name", Rendered::Str(name));
-            block.insert("input", arguments_object(arguments));
-            Rendered::Object(block)
-        }
+        } => object(
+            out,
+            Some(extra),
+            &[
+                ("type", Change::Default),
+                ("id", Change::Set),
+                ("name", Change::Set),
+                ("input", Change::Set),
+            ],
+            |out, key| match key {
+                "type" => out.str("tool_use"),
+                "id" => out.str(id),
+                "name" => out.str(name),
+                // As read: the output is in the input's format, so never another format's
+                // JSON-encoded string to decode.
+                _ => out.value(arguments),
+            },
+        ),
         Part::ToolResult {
             call_id,
             content,
@@ -300,22 +304,35 @@ fn render_block(part: &Part) -> Rendered<'_> {
             is_error,
             extra,
         } => {
-            let mut block = Object::from_map(extra);
-            if !block.contains_key("type") {
-                block.insert("type", Rendered::Str("tool_result"));
-            }
-            block.insert("tool_use_id", Rendered::Str(call_id));
-            match render_content(content.iter(), *layout, |_| Rendered::Null) {
-                Some(content) => block.insert("content", content),
-                None => block.shift_remove("content"),
-            }
-            if *is_error || block.contains_key("is_error") {
-                block.insert("is_error", Rendered::Bool(*is_error));
-            }
-            Rendered::Object(block)
+            let content_change = Change::set_or_remove(!content_absent(content.iter(), *layout));
+            let is_error_change = Change::set_if(*is_error || extra.contains_key("is_error"));
+            object(
+                out,
+                Some(extra),
+                &[
+                    ("type", Change::Default),
+                    ("tool_use_id", Change::Set),
+                    ("content", content_change),
+                    ("is_error", is_error_change),
+                ],
+                |out, key| match key {
+                    "type" => out.str("tool_result"),
+                    "tool_use_id" => out.str(call_id),
+                    "content" => {
+                        write_content(
+                            out,
+                            content.iter(),
+                            *layout,
+                            |out, _| out.null(),
+                            |out| out.null(),
+                        );
+                    }
+                    _ => out.bool(*is_error),
+                },
+            );
         }
         Part::Text { .. } | Part::Opaque(_) => {
-            unreachable!("render_content writes text and opaque parts itself")
+            unreachable!("write_content writes text and opaque parts itself")
         }
     }
 }

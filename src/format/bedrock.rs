@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
-    Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
-    arguments_object, fields_of, kind, known_role, list, nested_object, read_body,
+    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, has,
+    kind, known_role, list, nested, object, read_body,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -98,15 +98,17 @@ impl Reader for Bedrock {
 }
 
 impl Wire for Bedrock {
-    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
-        Rendered::Array(system.parts.iter().map(render_block).collect())
+    fn write_system(&self, system: &Message, out: &mut dyn Sink) {
+        write_blocks(out, &system.parts);
     }
 
-    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
-        let mut object = Object::from_map(&message.extra);
-        let content = message.parts.iter().map(render_block).collect();
-        object.insert("content", Rendered::Array(content));
-        Rendered::Object(object)
+    fn write_message(&self, message: &Message, out: &mut dyn Sink) {
+        object(
+            out,
+            Some(&message.extra),
+            &[("content", Change::Set)],
+            |out, _| write_blocks(out, &message.parts),
+        );
     }
 
     fn results(&self) -> Placement {
@@ -258,12 +260,20 @@ fn string(object: &Map<String, Value>, key: &str, index: usize, path: &str) -> R
     }
 }
 
-fn render_block(part: &Part) -> Rendered<'_> {
+fn write_blocks(out: &mut dyn Sink, parts: &[Part]) {
+    out.begin_array();
+    for part in parts {
+        write_block(out, part);
+    }
+    out.end_array();
+}
+
+fn write_block(out: &mut dyn Sink, part: &Part) {
     match part {
         Part::Text { text, extra } => {
-            let mut block = Object::from_map(extra);
-            block.insert("text", Rendered::Str(text));
-            Rendered::Object(block)
+            object(out, Some(extra), &[("text", Change::Set)], |out, _| {
+                out.str(text);
+            });
         }
         Part::ToolCall {
             id,
@@ -271,16 +281,25 @@ fn render_block(part: &Part) -> Rendered<'_> {
             arguments,
             extra,
         } => {
-            let mut block = Object::from_map(extra);
-            let mut call = nested_object(extra, "toolUse");
-            call.insert("toolUseId", Rendered::Str(id));
-            call.insert("name", Rendered::Str(name));
+            let call = nested(extra, "toolUse");
             // An absent `input` (read as `null`) stays absent.
-            if call.contains_key("input") || !arguments.is_null() {
-                call.insert("input", arguments_object(arguments));
-            }
-            block.insert("toolUse", Rendered::Object(call));
-            Rendered::Object(block)
+            let input = Change::set_if(has(call, "input") || !arguments.is_null());
+            object(out, Some(extra), &[("toolUse", Change::Set)], |out, _| {
+                object(
+                    out,
+                    call,
+                    &[
+                        ("toolUseId", Change::Set),
+                        ("name", Change::Set),
+                        ("input", input),
+                    ],
+                    |out, key| match key {
+                        "toolUseId" => out.str(id),
+                        "name" => out.str(name),
+                        _ => out.value(arguments),
+                    },
+                );
+            });
         }
         Part::ToolResult {
             call_id,
@@ -288,17 +307,26 @@ fn render_block(part: &Part) -> Rendered<'_> {
             extra,
             ..
         } => {
-            let mut block = Object::from_map(extra);
-            let mut result = nested_object(extra, "toolResult");
-            result.insert("toolUseId", Rendered::Str(call_id));
-            if result.contains_key("content") || !content.is_empty() {
-                let content = content.iter().map(render_block).collect();
-                result.insert("content", Rendered::Array(content));
-            }
-            block.insert("toolResult", Rendered::Object(result));
-            Rendered::Object(block)
+            let result = nested(extra, "toolResult");
+            let content_change = Change::set_if(has(result, "content") || !content.is_empty());
+            object(
+                out,
+                Some(extra),
+                &[("toolResult", Change::Set)],
+                |out, _| {
+                    object(
+                        out,
+                        result,
+                        &[("toolUseId", Change::Set), ("content", content_change)],
+                        |out, key| match key {
+                            "toolUseId" => out.str(call_id),
+                            _ => write_blocks(out, content),
+                        },
+                    );
+                },
+            );
         }
-        Part::Opaque(value) => Rendered::Value(value),
+        Part::Opaque(value) => out.value(value),
     }
 }
 

@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
-    Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
-    arguments_object, fields_of, kind, known_role, list, nested_object, read_body,
+    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, has,
+    kind, known_role, list, nested, object, read_body,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -62,12 +62,12 @@ impl Wire for Gemini {
         "systemInstruction"
     }
 
-    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
-        render_content(system)
+    fn write_system(&self, system: &Message, out: &mut dyn Sink) {
+        write_content(system, out);
     }
 
-    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
-        render_content(message)
+    fn write_message(&self, message: &Message, out: &mut dyn Sink) {
+        write_content(message, out);
     }
 
     fn results(&self) -> Placement {
@@ -316,28 +316,37 @@ fn parse_part(index: usize, p: usize, block: Value, parts: &[Part], ids: &mut Id
     Ok(part)
 }
 
-fn render_content(message: &Message) -> Rendered<'_> {
-    let mut object = Object::from_map(&message.extra);
+fn write_content(message: &Message, out: &mut dyn Sink) {
     let read_without_role = message.layout == Layout::Absent;
-    if message.role != Role::System && !read_without_role && !object.contains_key("role") {
-        let role = if message.role == Role::Assistant {
-            "model"
-        } else {
-            "user"
-        };
-        object.insert("role", Rendered::Str(role));
-    }
-    let parts = message.parts.iter().map(render_part).collect();
-    object.insert("parts", Rendered::Array(parts));
-    Rendered::Object(object)
+    let role = if message.role != Role::System && !read_without_role {
+        Change::Default
+    } else {
+        Change::Keep
+    };
+    object(
+        out,
+        Some(&message.extra),
+        &[("role", role), ("parts", Change::Set)],
+        |out, key| match key {
+            "role" if message.role == Role::Assistant => out.str("model"),
+            "role" => out.str("user"),
+            _ => {
+                out.begin_array();
+                for part in &message.parts {
+                    write_part(out, part);
+                }
+                out.end_array();
+            }
+        },
+    );
 }
 
-fn render_part(part: &Part) -> Rendered<'_> {
+fn write_part(out: &mut dyn Sink, part: &Part) {
     match part {
         Part::Text { text, extra } => {
-            let mut block = Object::from_map(extra);
-            block.insert("text", Rendered::Str(text));
-            Rendered::Object(block)
+            object(out, Some(extra), &[("text", Change::Set)], |out, _| {
+                out.str(text);
+            });
         }
         Part::ToolCall {
             id,
@@ -345,19 +354,28 @@ fn render_part(part: &Part) -> Rendered<'_> {
             arguments,
             extra,
         } => {
-            let mut block = Object::from_map(extra);
-            let mut call = nested_object(extra, "functionCall");
-            if call.contains_key("id") {
-                call.insert("id", Rendered::Str(id));
-            }
-            call.insert("name", Rendered::Str(name));
+            let call = nested(extra, "functionCall");
+            let id_change = Change::set_if(has(call, "id"));
             // Absent `args` (read as `{}`) stay absent.
             let empty = arguments.as_object().is_some_and(Map::is_empty);
-            if call.contains_key("args") || !empty {
-                call.insert("args", arguments_object(arguments));
-            }
-            block.insert("functionCall", Rendered::Object(call));
-            Rendered::Object(block)
+            let args = Change::set_if(has(call, "args") || !empty);
+            object(
+                out,
+                Some(extra),
+                &[("functionCall", Change::Set)],
+                |out, _| {
+                    object(
+                        out,
+                        call,
+                        &[("id", id_change), ("name", Change::Set), ("args", args)],
+                        |out, key| match key {
+                            "id" => out.str(id),
+                            "name" => out.str(name),
+                            _ => out.value(arguments),
+                        },
+                    );
+                },
+            );
         }
         Part::ToolResult {
             call_id,
@@ -366,11 +384,8 @@ fn render_part(part: &Part) -> Rendered<'_> {
             extra,
             ..
         } => {
-            let mut block = Object::from_map(extra);
-            let mut response = nested_object(extra, "functionResponse");
-            if response.contains_key("id") {
-                response.insert("id", Rendered::Str(call_id));
-            }
+            let response = nested(extra, "functionResponse");
+            let id_change = Change::set_if(has(response, "id"));
             let text: String = content
                 .iter()
                 .filter_map(|p| match p {
@@ -378,19 +393,32 @@ fn render_part(part: &Part) -> Rendered<'_> {
                     _ => None,
                 })
                 .collect();
-            let value = match serde_json::from_str::<Value>(&text) {
-                Ok(value) if *layout == Layout::Blocks => Rendered::Parsed(Box::new(value)),
-                _ => {
-                    let mut output = Object::default();
-                    output.insert("output", Rendered::String(text));
-                    Rendered::Object(output)
-                }
-            };
-            response.insert("response", value);
-            block.insert("functionResponse", Rendered::Object(response));
-            Rendered::Object(block)
+            let parsed = (*layout == Layout::Blocks)
+                .then(|| serde_json::from_str::<Value>(&text).ok())
+                .flatten();
+            object(
+                out,
+                Some(extra),
+                &[("functionResponse", Change::Set)],
+                |out, _| {
+                    object(
+                        out,
+                        response,
+                        &[("id", id_change), ("response", Change::Set)],
+                        |out, key| match (key, &parsed) {
+                            ("id", _) => out.str(call_id),
+                            (_, Some(value)) => out.value(value),
+                            (_, None) => {
+                                object(out, None, &[("output", Change::Set)], |out, _| {
+                                    out.str(&text);
+                                });
+                            }
+                        },
+                    );
+                },
+            );
         }
-        Part::Opaque(value) => Rendered::Value(value),
+        Part::Opaque(value) => out.value(value),
     }
 }
 

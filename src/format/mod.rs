@@ -53,7 +53,7 @@ use input::{read_records, records_of_slice};
 pub use output::{render, write};
 pub(crate) use parts::*;
 use pretty::Pretty;
-pub(crate) use rendered::{Object, Rendered};
+pub(crate) use rendered::{Change, Sink, has, nested, object, to_value};
 use results::Placement;
 
 /// The reader of each format. Adding a format is one line here (and its file).
@@ -166,9 +166,9 @@ pub(crate) trait Wire: Sync {
         "system"
     }
     /// Writes a system prompt held outside the list.
-    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a>;
+    fn write_system(&self, system: &Message, out: &mut dyn Sink);
     /// Writes one message.
-    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a>;
+    fn write_message(&self, message: &Message, out: &mut dyn Sink);
     /// Where the format puts the results of a message's calls.
     fn results(&self) -> Placement;
     /// Merges a removal marker into `message` when the format wants it there rather than as a

@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
-    arguments_string, fields_of, has_value, kind, list, nested_object, parse_content, read_body,
-    render_content, required_str, role_of,
+    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent,
+    fields_of, has_value, kind, list, nested, object, parse_content, read_body, required_str,
+    role_of, write_arguments_string, write_content, write_system_content,
 };
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -89,14 +89,13 @@ impl Reader for OpenAi {
 }
 
 impl Wire for OpenAi {
-    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
+    fn write_system(&self, system: &Message, out: &mut dyn Sink) {
         // System messages sit in `messages`; a prompt held outside them is written as text.
-        render_content(system.parts.iter(), system.layout, |_| Rendered::Null)
-            .unwrap_or(Rendered::Null)
+        write_system_content(system, out);
     }
 
-    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
-        render_message(message)
+    fn write_message(&self, message: &Message, out: &mut dyn Sink) {
+        write_message(message, out);
     }
 
     /// The run of tool messages right after the calling message.
@@ -263,80 +262,121 @@ fn parse_call(index: usize, c: usize, call: &mut Value) -> Result<Part> {
     })
 }
 
-fn render_message(message: &Message) -> Rendered<'_> {
-    let mut object = Object::from_map(&message.extra);
-    let mut calls = Vec::new();
-    for part in &message.parts {
-        match part {
-            Part::ToolCall {
-                id,
-                name,
-                arguments,
-                extra,
-            } => calls.push(render_call(id, name, arguments, extra)),
-            Part::ToolResult {
-                call_id,
-                content,
-                layout,
-                ..
-            } => {
-                object.insert("tool_call_id", Rendered::Str(call_id));
-                set_or_remove(
-                    &mut object,
-                    "content",
-                    render_content(content.iter(), *layout, |_| Rendered::Null),
+fn write_message(message: &Message, out: &mut dyn Sink) {
+    let result = message.parts.iter().rev().find_map(|part| match part {
+        Part::ToolResult {
+            call_id,
+            content,
+            layout,
+            ..
+        } => Some((call_id, content, *layout)),
+        _ => None,
+    });
+    let text = || {
+        message
+            .parts
+            .iter()
+            .filter(|part| !matches!(part, Part::ToolCall { .. } | Part::ToolResult { .. }))
+    };
+    let content = match result {
+        _ if message.role != Role::Tool => {
+            Change::set_or_remove(!content_absent(text(), message.layout))
+        }
+        Some((_, content, layout)) => {
+            Change::set_or_remove(!content_absent(content.iter(), layout))
+        }
+        None => Change::Keep,
+    };
+    let has_calls = message
+        .parts
+        .iter()
+        .any(|part| matches!(part, Part::ToolCall { .. }));
+    let tool_calls = if has_calls {
+        Change::Set
+    } else if matches!(message.extra.get("tool_calls"), Some(Value::Array(calls)) if !calls.is_empty())
+    {
+        // Its calls were dropped with their round: the message keeps only its text.
+        Change::Remove
+    } else {
+        Change::Keep
+    };
+    let tool_call_id = Change::set_if(result.is_some());
+    object(
+        out,
+        Some(&message.extra),
+        &[
+            ("tool_call_id", tool_call_id),
+            ("content", content),
+            ("tool_calls", tool_calls),
+        ],
+        |out, key| match (key, result) {
+            ("tool_call_id", Some((call_id, _, _))) => out.str(call_id),
+            ("content", Some((_, content, layout))) if message.role == Role::Tool => {
+                write_content(
+                    out,
+                    content.iter(),
+                    layout,
+                    |out, _| out.null(),
+                    |out| out.null(),
                 );
             }
-            Part::Text { .. } | Part::Opaque(_) => {}
-        }
-    }
-    if message.role != Role::Tool {
-        set_or_remove(
-            &mut object,
-            "content",
-            render_content(
-                message.parts.iter().filter(|part| {
-                    !matches!(part, Part::ToolCall { .. } | Part::ToolResult { .. })
-                }),
-                message.layout,
-                |_| Rendered::Null,
+            ("content", _) => {
+                write_content(
+                    out,
+                    text(),
+                    message.layout,
+                    |out, _| out.null(),
+                    |out| out.null(),
+                );
+            }
+            _ => {
+                out.begin_array();
+                for part in &message.parts {
+                    if let Part::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                        extra,
+                    } = part
+                    {
+                        write_call(out, id, name, arguments, extra);
+                    }
+                }
+                out.end_array();
+            }
+        },
+    );
+}
+
+fn write_call(
+    out: &mut dyn Sink,
+    id: &str,
+    name: &str,
+    arguments: &Value,
+    extra: &Map<String, Value>,
+) {
+    object(
+        out,
+        Some(extra),
+        &[
+            ("type", Change::Default),
+            ("id", Change::Set),
+            ("function", Change::Set),
+        ],
+        |out, key| match key {
+            "type" => out.str("function"),
+            "id" => out.str(id),
+            _ => object(
+                out,
+                nested(extra, "function"),
+                &[("name", Change::Set), ("arguments", Change::Set)],
+                |out, key| match key {
+                    "name" => out.str(name),
+                    _ => write_arguments_string(out, arguments),
+                },
             ),
-        );
-    }
-    if !calls.is_empty() {
-        object.insert("tool_calls", Rendered::Array(calls));
-    } else if object.field("tool_calls").is_some_and(
-        |calls| matches!(calls, Rendered::Value(Value::Array(calls)) if !calls.is_empty()),
-    ) {
-        // Its calls were dropped with their round: the message keeps only its text.
-        object.shift_remove("tool_calls");
-    }
-    Rendered::Object(object)
-}
-
-fn render_call<'a>(
-    id: &'a str,
-    name: &'a str,
-    arguments: &'a Value,
-    extra: &'a Map<String, Value>,
-) -> Rendered<'a> {
-    let mut call = Object::from_map(extra);
-    if !call.contains_key("type") {
-        call.insert("type", Rendered::Str("function"));
-    }
-    call.insert("id", Rendered::Str(id));
-    let mut function = nested_object(extra, "function");
-    function.insert("name", Rendered::Str(name));
-    function.insert("arguments", arguments_string(arguments));
-    call.insert("function", Rendered::Object(function));
-    Rendered::Object(call)
-}
-
-fn set_or_remove<'a>(object: &mut Object<'a>, key: &'a str, value: Option<Rendered<'a>>) {
-    match value {
-        Some(value) => object.insert(key, value),
-        None => object.shift_remove(key),
-    }
+        },
+    );
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use super::{Pretty, wire};
+use super::{Pretty, to_value, wire};
 use crate::conversation::{Conversation, Layout, Message, Part, Warmth};
 use crate::parallel;
 
@@ -15,7 +15,7 @@ pub fn render(conversation: &Conversation) -> Value {
     let messages: Vec<Value> = conversation
         .messages
         .iter()
-        .map(|m| wire.render_message(m).into_value())
+        .map(|m| to_value(|out| wire.write_message(m, out)))
         .collect();
     let Some(envelope) = &conversation.envelope else {
         return Value::Array(messages);
@@ -28,7 +28,7 @@ pub fn render(conversation: &Conversation) -> Value {
     if let Some(system) = &conversation.system {
         envelope.insert(
             wire.system_key().into(),
-            wire.render_system(system).into_value(),
+            to_value(|out| wire.write_system(system, out)),
         );
     }
     Value::Object(envelope)
@@ -83,8 +83,11 @@ pub fn write(conversation: &Conversation, mut writer: impl std::io::Write) -> st
         out.bytes.extend_from_slice(b": ");
         match field {
             Field::Messages => write_messages(conversation, 1, &mut out, &mut writer)?,
-            Field::System(system) => out.value(&wire.render_system(system), 1),
-            Field::Value(value) => out.value(value, 1),
+            Field::System(system) => {
+                out.depth = 1;
+                wire.write_system(system, &mut out);
+            }
+            Field::Value(value) => out.json(value, 1),
         }
     }
     out.bytes.extend_from_slice(b"\n}\n");
@@ -119,7 +122,7 @@ pub(super) enum Field<'a> {
 }
 
 /// What rendering a message costs beyond its text, in bytes of text that cost as much (about
-/// 2 µs: its wire object is built and dropped). A message's render weight is its text plus
+/// 2 µs: its wire object is walked and its keys written). A message's render weight is its text plus
 /// this, so that a run of many short messages (cleared tool rounds) is cut like long ones.
 pub(super) const RENDER_MESSAGE_BYTES: usize = 1 << 10;
 /// Render weight of one rendering job: large enough that handing it out costs little, small
@@ -173,13 +176,13 @@ pub(super) fn write_messages(
     let render = |(range, bytes): (Range<usize>, usize)| {
         let wire = wire(format);
         // The render weight is about the rendered bytes or more: the part seldom grows.
-        let mut part = Pretty {
-            bytes: Vec::with_capacity(bytes),
-        };
+        let mut part = Pretty::default();
+        part.bytes.reserve(bytes);
+        part.depth = depth + 1;
         crate::conversation::warm(&messages[range.clone()], Warmth::Whole);
         for index in range {
             part.line(index == 0, depth + 1);
-            part.value(&wire.render_message(&messages[index]), depth + 1);
+            wire.write_message(&messages[index], &mut part);
         }
         part.bytes
     };

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Format, Object, Record, Rendered, single};
+use super::{Change, Format, Record, Sink, object, single};
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 use crate::parallel;
@@ -332,23 +332,34 @@ pub(crate) fn parse_content(
     Ok((parts, Layout::Blocks))
 }
 
+/// Whether content parts are left out: the field was absent and stays empty.
+pub(crate) fn content_absent<'a>(
+    mut parts: impl Iterator<Item = &'a Part>,
+    layout: Layout,
+) -> bool {
+    layout == Layout::Absent && parts.next().is_none()
+}
+
 /// Writes content parts back in `layout`, as a string when they are plain text and the layout
-/// allows it, else as blocks. Text and opaque parts are written here; `render_other` writes
-/// the format's own blocks (calls, results). The parts are walked rather than collected.
-pub(crate) fn render_content<'a>(
+/// allows it, else as blocks; `absent` writes what stands for them when [`content_absent`].
+/// Text and opaque parts are written here; `write_other` writes the format's own blocks (calls,
+/// results). The parts are walked rather than collected.
+pub(crate) fn write_content<'a>(
+    out: &mut dyn Sink,
     parts: impl Iterator<Item = &'a Part> + Clone,
     layout: Layout,
-    render_other: impl Fn(&'a Part) -> Rendered<'a>,
-) -> Option<Rendered<'a>> {
+    write_other: impl Fn(&mut dyn Sink, &'a Part),
+    absent: impl FnOnce(&mut dyn Sink),
+) {
     let empty = parts.clone().next().is_none();
     match layout {
-        Layout::Absent if empty => None,
-        Layout::Null if empty => Some(Rendered::Null),
+        Layout::Absent if empty => absent(out),
+        Layout::Null if empty => out.null(),
         Layout::Text | Layout::Absent | Layout::Null if is_plain_text(parts.clone()) => {
             // One text is written from the conversation; several are joined.
             let mut first = parts.clone();
             if let (Some(Part::Text { text, .. }), None) = (first.next(), first.next()) {
-                return Some(Rendered::Str(text));
+                return out.str(text);
             }
             let mut text = String::new();
             for part in parts {
@@ -356,25 +367,67 @@ pub(crate) fn render_content<'a>(
                     text.push_str(t);
                 }
             }
-            Some(Rendered::String(text))
+            out.str(&text);
         }
-        _ => Some(Rendered::Array(
-            parts
-                .map(|part| match part {
-                    Part::Text { text, extra } => {
-                        let mut block = Object::from_map(extra);
-                        if !block.contains_key("type") {
-                            block.insert("type", Rendered::Str("text"));
-                        }
-                        block.insert("text", Rendered::Str(text));
-                        Rendered::Object(block)
-                    }
-                    Part::Opaque(value) => Rendered::Value(value),
-                    other => render_other(other),
-                })
-                .collect(),
-        )),
+        _ => {
+            out.begin_array();
+            for part in parts {
+                match part {
+                    Part::Text { text, extra } => object(
+                        out,
+                        Some(extra),
+                        &[("type", Change::Default), ("text", Change::Set)],
+                        |out, key| match key {
+                            "type" => out.str("text"),
+                            _ => out.str(text),
+                        },
+                    ),
+                    Part::Opaque(value) => out.value(value),
+                    other => write_other(out, other),
+                }
+            }
+            out.end_array();
+        }
     }
+}
+
+/// Writes a system prompt held outside the list as its content, `null` when it has none.
+pub(crate) fn write_system_content(system: &Message, out: &mut dyn Sink) {
+    let none = |out: &mut dyn Sink| out.null();
+    write_content(
+        out,
+        system.parts.iter(),
+        system.layout,
+        |out, _| none(out),
+        none,
+    );
+}
+
+/// Writes a message as its wire fields with its parts in `content` (`[]` when the field was
+/// absent); `write_other` writes the format's own blocks, as in [`write_content`].
+pub(crate) fn write_content_field(
+    message: &Message,
+    out: &mut dyn Sink,
+    write_other: impl Fn(&mut dyn Sink, &Part),
+) {
+    object(
+        out,
+        Some(&message.extra),
+        &[("content", Change::Set)],
+        |out, _| {
+            let empty = |out: &mut dyn Sink| {
+                out.begin_array();
+                out.end_array();
+            };
+            write_content(
+                out,
+                message.parts.iter(),
+                message.layout,
+                &write_other,
+                empty,
+            );
+        },
+    );
 }
 
 /// Whether parts can be written as a bare string: text parts only, with no wire block fields.
@@ -382,28 +435,12 @@ fn is_plain_text<'a>(mut parts: impl Iterator<Item = &'a Part>) -> bool {
     parts.all(|part| matches!(part, Part::Text { extra, .. } if extra.is_empty()))
 }
 
-/// Tool-call arguments as the formats with structured input write them: as read, a string
-/// where the object belongs included (the output is always in the input's format, so the
-/// arguments are never another format's JSON-encoded string to decode).
-pub(crate) fn arguments_object(arguments: &Value) -> Rendered<'_> {
-    Rendered::Value(arguments)
-}
-
-/// Tool-call arguments as formats with string arguments write them: a string is kept, anything
-/// else is encoded as JSON text.
-pub(crate) fn arguments_string(arguments: &Value) -> Rendered<'_> {
+/// Writes tool-call arguments as formats with string arguments write them: a string is kept,
+/// anything else is encoded as JSON text.
+pub(crate) fn write_arguments_string(out: &mut dyn Sink, arguments: &Value) {
     match arguments {
-        Value::String(_) => Rendered::Value(arguments),
-        other => Rendered::String(other.to_string()),
-    }
-}
-
-/// The fields of the object under `key` of a wire block (none when absent or not an object), to
-/// write a call or result back into.
-pub(crate) fn nested_object<'a>(block: &'a Map<String, Value>, key: &str) -> Object<'a> {
-    match block.get(key) {
-        Some(Value::Object(inner)) => Object::from_map(inner),
-        _ => Object::default(),
+        Value::String(_) => out.value(arguments),
+        other => out.str(&other.to_string()),
     }
 }
 

@@ -7,52 +7,121 @@
 
 use serde_json::Value;
 
-use super::Rendered;
+use super::Sink;
 
 /// Pretty-printed JSON being assembled.
 #[derive(Default)]
 pub(crate) struct Pretty {
     pub(crate) bytes: Vec<u8>,
+    /// Nesting of the value written next through [`Sink`].
+    pub(crate) depth: usize,
+    /// Arrays and objects opened through [`Sink`] and not closed.
+    open: usize,
+    /// Whether the innermost one open has no element yet.
+    first: bool,
+    /// Whether a key was just written: its value follows on its line.
+    keyed: bool,
 }
 
-/// A value [`Pretty`] writes.
-pub(crate) trait Json {
-    /// Appends the value pretty-printed as it appears at nesting `depth`.
-    fn write(&self, out: &mut Pretty, depth: usize);
-}
-
-impl Json for Value {
-    fn write(&self, out: &mut Pretty, depth: usize) {
-        match self {
-            Value::Null => out.bytes.extend_from_slice(b"null"),
-            Value::Bool(value) => out.boolean(*value),
-            Value::Number(number) => out.bytes.extend_from_slice(number.as_str().as_bytes()),
-            Value::String(text) => out.string(text),
-            Value::Array(items) => out.array(items, depth),
-            Value::Object(map) => out.object(map.iter().map(|(k, v)| (k.as_str(), v)), depth),
-        }
+impl Sink for Pretty {
+    fn null(&mut self) {
+        self.start();
+        self.bytes.extend_from_slice(b"null");
     }
-}
 
-impl Json for Rendered<'_> {
-    fn write(&self, out: &mut Pretty, depth: usize) {
-        match self {
-            Rendered::Null => out.bytes.extend_from_slice(b"null"),
-            Rendered::Bool(value) => out.boolean(*value),
-            Rendered::Value(value) => value.write(out, depth),
-            Rendered::Str(text) => out.string(text),
-            Rendered::String(text) => out.string(text),
-            Rendered::Parsed(value) => value.write(out, depth),
-            Rendered::Array(items) => out.array(items, depth),
-            Rendered::Object(object) => out.object(object.fields(), depth),
-        }
+    fn bool(&mut self, value: bool) {
+        self.start();
+        self.boolean(value);
+    }
+
+    fn str(&mut self, text: &str) {
+        self.start();
+        self.string(text);
+    }
+
+    fn value(&mut self, value: &Value) {
+        self.start();
+        self.json(value, self.depth);
+    }
+
+    fn begin_array(&mut self) {
+        self.open_with(b'[');
+    }
+
+    fn end_array(&mut self) {
+        self.close_with(b']');
+    }
+
+    fn begin_object(&mut self) {
+        self.open_with(b'{');
+    }
+
+    fn key(&mut self, key: &str) {
+        self.line(self.first, self.depth);
+        self.first = false;
+        self.string(key);
+        self.bytes.extend_from_slice(b": ");
+        self.keyed = true;
+    }
+
+    fn end_object(&mut self) {
+        self.close_with(b'}');
     }
 }
 
 impl Pretty {
+    /// Starts a value written through [`Sink`]: after its key, on a line of its own in an
+    /// array, or as it is at the top.
+    fn start(&mut self) {
+        if self.keyed {
+            self.keyed = false;
+        } else if self.open > 0 {
+            self.line(self.first, self.depth);
+            self.first = false;
+        }
+    }
+
+    fn open_with(&mut self, bracket: u8) {
+        self.start();
+        self.bytes.push(bracket);
+        self.depth += 1;
+        self.open += 1;
+        self.first = true;
+    }
+
+    fn close_with(&mut self, bracket: u8) {
+        self.depth -= 1;
+        self.open -= 1;
+        self.close(self.first, self.depth, bracket);
+        self.first = false;
+    }
+
     /// Appends `value` pretty-printed as it appears at nesting `depth`.
-    pub(crate) fn value(&mut self, value: &impl Json, depth: usize) {
-        value.write(self, depth);
+    pub(crate) fn json(&mut self, value: &Value, depth: usize) {
+        match value {
+            Value::Null => self.bytes.extend_from_slice(b"null"),
+            Value::Bool(value) => self.boolean(*value),
+            Value::Number(number) => self.bytes.extend_from_slice(number.as_str().as_bytes()),
+            Value::String(text) => self.string(text),
+            Value::Array(items) => {
+                self.bytes.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    self.line(i == 0, depth + 1);
+                    self.json(item, depth + 1);
+                }
+                self.close(items.is_empty(), depth, b']');
+            }
+            Value::Object(map) => {
+                self.bytes.push(b'{');
+                for (i, (key, value)) in map.iter().enumerate() {
+                    self.line(i == 0, depth + 1);
+                    self.string(key);
+                    self.bytes.extend_from_slice(b": ");
+                    self.json(value, depth + 1);
+                }
+                self.close(map.is_empty(), depth, b'}');
+            }
+        }
     }
 
     /// Appends the indentation of nesting `depth`.
@@ -86,34 +155,6 @@ impl Pretty {
             .extend_from_slice(if value { b"true" } else { b"false" });
     }
 
-    fn array<'v, T: Json + 'v>(&mut self, items: impl IntoIterator<Item = &'v T>, depth: usize) {
-        self.bytes.push(b'[');
-        let mut empty = true;
-        for item in items {
-            self.line(empty, depth + 1);
-            empty = false;
-            item.write(self, depth + 1);
-        }
-        self.close(empty, depth, b']');
-    }
-
-    fn object<'v, T: Json + 'v>(
-        &mut self,
-        fields: impl IntoIterator<Item = (&'v str, &'v T)>,
-        depth: usize,
-    ) {
-        self.bytes.push(b'{');
-        let mut empty = true;
-        for (key, value) in fields {
-            self.line(empty, depth + 1);
-            empty = false;
-            self.string(key);
-            self.bytes.extend_from_slice(b": ");
-            value.write(self, depth + 1);
-        }
-        self.close(empty, depth, b'}');
-    }
-
     /// Starts an element's line: a comma after the one before, a line break, the indentation.
     pub(crate) fn line(&mut self, first: bool, depth: usize) {
         self.break_line(first, depth);
@@ -130,6 +171,8 @@ impl Pretty {
     /// Appends `text` as a JSON string: the runs between bytes to escape copied whole.
     pub(crate) fn string(&mut self, text: &str) {
         let mut rest = text.as_bytes();
+        // Room for the text and its quotes (more when it has escapes): the pushes do not grow.
+        self.bytes.reserve(rest.len() + 2);
         self.bytes.push(b'"');
         while let Some(at) = first_escape(rest) {
             let byte = rest[at];
@@ -167,32 +210,58 @@ const LINE: [u8; 2 + 2 * SHALLOW] = {
 };
 
 /// Where the first byte of `bytes` that JSON escapes is, looking eight bytes at a time. The last
-/// word ends the text, overlapping bytes already looked at; a text shorter than a word is padded
-/// with spaces (written as they are).
+/// word ends the text, overlapping bytes already looked at; a text shorter than a word is looked
+/// at in one word too ([`short_escape`]).
 fn first_escape(bytes: &[u8]) -> Option<usize> {
     let word_at = |at: usize| {
         let word: [u8; 8] = bytes[at..at + 8].try_into().expect("eight bytes");
         u64::from_le_bytes(word)
     };
-    // The lowest flag is exact: no byte below it was flagged, so none borrowed.
-    let first =
-        |at: usize, found: u64| (found != 0).then(|| at + found.trailing_zeros() as usize / 8);
     let Some(last) = bytes.len().checked_sub(8) else {
-        let mut word = repeat(b' ');
-        for (i, &byte) in bytes.iter().enumerate() {
-            word ^= u64::from(byte ^ b' ') << (8 * i);
-        }
-        return first(0, escapes_in(word));
+        return short_escape(bytes);
     };
     let mut at = 0;
     while at < last {
         let found = escapes_in(word_at(at));
         if found != 0 {
-            return first(at, found);
+            return first_flag(at, found);
         }
         at += 8;
     }
-    first(last, escapes_in(word_at(last)))
+    first_flag(last, escapes_in(word_at(last)))
+}
+
+/// Where the first byte JSON escapes is in a text shorter than a word: its first and last `n`
+/// bytes side by side in one word (`n` the power of two with `n <= len < 2n`, overlapping when
+/// `len < 2n`), spaces above. A flag in the last `n` lies above bytes already found clean.
+fn short_escape(bytes: &[u8]) -> Option<usize> {
+    let len = bytes.len();
+    let (n, first, last) = match len {
+        0 => return None,
+        1 => (1, u64::from(bytes[0]), u64::from(bytes[0])),
+        2 | 3 => {
+            let at = |at: usize| u64::from(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
+            (2, at(0), at(len - 2))
+        }
+        _ => {
+            let at = |at: usize| {
+                let word: [u8; 4] = bytes[at..at + 4].try_into().expect("four bytes");
+                u64::from(u32::from_le_bytes(word))
+            };
+            (4, at(0), at(len - 4))
+        }
+    };
+    let halves = first | last << (8 * n);
+    let spaces = if n == 4 { 0 } else { repeat(b' ') << (16 * n) };
+    let found = escapes_in(halves | spaces);
+    let byte = found.trailing_zeros() as usize / 8;
+    (found != 0).then(|| if byte < n { byte } else { len + byte - 2 * n })
+}
+
+/// The position of the lowest flag of `found`, a word read at `at`: exact, since no byte below
+/// it was flagged, so none borrowed.
+fn first_flag(at: usize, found: u64) -> Option<usize> {
+    (found != 0).then(|| at + found.trailing_zeros() as usize / 8)
 }
 
 /// Eight copies of a byte.
@@ -242,7 +311,7 @@ mod tests {
 
     fn pretty(value: &Value) -> String {
         let mut out = Pretty::default();
-        out.value(value, 0);
+        out.json(value, 0);
         String::from_utf8(out.bytes).expect("the writer writes UTF-8")
     }
 

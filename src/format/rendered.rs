@@ -1,113 +1,183 @@
-//! A message as a format writes it, borrowing from the conversation.
+//! A message as a format writes it: straight into a [`Sink`], pretty-printed bytes
+//! ([`super::Pretty`]) or an owned `Value` ([`to_value`]).
 //!
 //! Rendering writes the interpreted fields of a message back into its wire object. Building that
-//! object as an owned `Value` would copy every field the message kept (keys and values) and every
-//! text, only to serialize the copy and drop it. A [`Rendered`] tree instead points into the
-//! message and owns only what rendering makes (joined text, encoded arguments), and is written
-//! as the very bytes the owned value would be ([`super::pretty`]): an [`Object`] keeps its
-//! fields in order with the insert and remove semantics of `serde_json::Map` (with
-//! `preserve_order`), so the key order is the one the owned value would have had.
+//! object first, as a `Value` or as a tree borrowing from the message, only to walk it once and
+//! drop it, costs more than writing it: the formats write each message as they walk it. A wire
+//! object is its fields as read with the fields rendering changes ([`object`]), in the order
+//! `serde_json::Map` (with `preserve_order`) would give them after the same inserts and removals.
 
 use serde_json::{Map, Value};
 
-/// A JSON value as a format writes it: parts of the conversation by reference, what rendering
-/// makes by value.
-#[derive(Debug)]
-pub(crate) enum Rendered<'a> {
-    /// `null`.
-    Null,
-    /// `true` or `false`.
-    Bool(bool),
-    /// A value of the conversation, written as it was read.
-    Value(&'a Value),
-    /// A string of the conversation (a text, an id, a name) or a constant.
-    Str(&'a str),
-    /// A string rendering made (joined text, arguments encoded as a string).
-    String(String),
-    /// A value rendering made (arguments or a result parsed from their text).
-    Parsed(Box<Value>),
-    /// An array.
-    Array(Vec<Rendered<'a>>),
-    /// An object.
-    Object(Object<'a>),
+/// Where a format writes JSON, one value at a time: a value in an array, or after a key.
+pub(crate) trait Sink {
+    /// Writes `null`.
+    fn null(&mut self);
+    /// Writes `true` or `false`.
+    fn bool(&mut self, value: bool);
+    /// Writes a string.
+    fn str(&mut self, text: &str);
+    /// Writes a value of the conversation as it was read.
+    fn value(&mut self, value: &Value);
+    /// Opens an array; its values follow.
+    fn begin_array(&mut self);
+    /// Closes the array opened last.
+    fn end_array(&mut self);
+    /// Opens an object; its keys, each followed by its value, follow.
+    fn begin_object(&mut self);
+    /// Writes the key of the object's next field.
+    fn key(&mut self, key: &str);
+    /// Closes the object opened last.
+    fn end_object(&mut self);
 }
 
-/// A JSON object being rendered: its fields in order, keys and values borrowed where they can be.
-#[derive(Debug, Default)]
-pub(crate) struct Object<'a> {
-    fields: Vec<(&'a str, Rendered<'a>)>,
+/// What rendering does with a field of a wire object.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Change {
+    /// Writes it anew: in its place when read, else at the end.
+    Set,
+    /// Writes it anew at the end when it was not read (as read otherwise).
+    Default,
+    /// Leaves it out.
+    Remove,
+    /// Leaves it as read (or absent).
+    Keep,
 }
 
-/// Room for the fields rendering adds to a wire object (content, type, id, …) without growing.
-const ADDED_FIELDS: usize = 3;
-
-impl<'a> Object<'a> {
-    /// The fields of a wire object as read, in order, each written as it was read.
-    pub(crate) fn from_map(map: &'a Map<String, Value>) -> Self {
-        let mut fields = Vec::with_capacity(map.len() + ADDED_FIELDS);
-        fields.extend(
-            map.iter()
-                .map(|(key, value)| (key.as_str(), Rendered::Value(value))),
-        );
-        Self { fields }
+impl Change {
+    /// [`Change::Set`] when `set`, else [`Change::Keep`].
+    pub(crate) fn set_if(set: bool) -> Self {
+        if set { Change::Set } else { Change::Keep }
     }
 
-    /// Whether the object has a field `key`.
-    pub(crate) fn contains_key(&self, key: &str) -> bool {
-        self.field(key).is_some()
+    /// [`Change::Set`] when `set`, else [`Change::Remove`].
+    pub(crate) fn set_or_remove(set: bool) -> Self {
+        if set { Change::Set } else { Change::Remove }
     }
+}
 
-    /// The value of field `key`, if the object has it (a look along its few fields, no hashing).
-    pub(crate) fn field(&self, key: &str) -> Option<&Rendered<'a>> {
-        self.fields
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, value)| value)
-    }
-
-    /// Sets field `key`: in its place when the object has it, else at the end (as
-    /// `Map::insert` does).
-    pub(crate) fn insert(&mut self, key: &'a str, value: Rendered<'a>) {
-        match self.fields.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, slot)) => *slot = value,
-            None => self.fields.push((key, value)),
+/// Writes a wire object: the fields `read` in order, those `changes` name changed, then the
+/// fields set that were not read, in the order of `changes`. `set` writes the value of the field
+/// it is given the key of.
+pub(crate) fn object(
+    out: &mut dyn Sink,
+    read: Option<&Map<String, Value>>,
+    changes: &[(&str, Change)],
+    mut set: impl FnMut(&mut dyn Sink, &str),
+) {
+    out.begin_object();
+    // The changes whose field was read, by their place in `changes`.
+    let mut found = 0_u32;
+    for (key, value) in read.into_iter().flatten() {
+        let change = changes.iter().position(|(k, _)| k == key);
+        if let Some(at) = change {
+            found |= 1 << at;
         }
-    }
-
-    /// The fields in order.
-    pub(crate) fn fields(&self) -> impl Iterator<Item = (&'a str, &Rendered<'a>)> {
-        self.fields.iter().map(|(key, value)| (*key, value))
-    }
-
-    /// Removes field `key` if present, keeping the order of the others (as `Map::shift_remove`
-    /// does).
-    pub(crate) fn shift_remove(&mut self, key: &str) {
-        if let Some(at) = self.fields.iter().position(|(k, _)| *k == key) {
-            self.fields.remove(at);
-        }
-    }
-}
-
-impl Rendered<'_> {
-    /// The owned JSON value this writes.
-    pub(crate) fn into_value(self) -> Value {
-        match self {
-            Rendered::Null => Value::Null,
-            Rendered::Bool(value) => Value::Bool(value),
-            Rendered::Value(value) => value.clone(),
-            Rendered::Str(text) => Value::String(text.to_owned()),
-            Rendered::String(text) => Value::String(text),
-            Rendered::Parsed(value) => *value,
-            Rendered::Array(items) => {
-                Value::Array(items.into_iter().map(Rendered::into_value).collect())
+        match change.map(|at| changes[at].1) {
+            Some(Change::Set) => {
+                out.key(key);
+                set(out, key);
             }
-            Rendered::Object(object) => Value::Object(
-                object
-                    .fields
-                    .into_iter()
-                    .map(|(key, value)| (key.to_owned(), value.into_value()))
-                    .collect(),
-            ),
+            Some(Change::Remove) => {}
+            Some(Change::Default | Change::Keep) | None => {
+                out.key(key);
+                out.value(value);
+            }
         }
+    }
+    for (at, &(key, change)) in changes.iter().enumerate() {
+        if found & 1 << at == 0 && matches!(change, Change::Set | Change::Default) {
+            out.key(key);
+            set(out, key);
+        }
+    }
+    out.end_object();
+}
+
+/// The object under `key` of a wire block, when it is one: read to write a call or result back
+/// into.
+pub(crate) fn nested<'a>(
+    block: &'a Map<String, Value>,
+    key: &str,
+) -> Option<&'a Map<String, Value>> {
+    block.get(key).and_then(Value::as_object)
+}
+
+/// Whether `read` has a field `key`.
+pub(crate) fn has(read: Option<&Map<String, Value>>, key: &str) -> bool {
+    read.is_some_and(|map| map.contains_key(key))
+}
+
+/// The owned JSON value `write` writes.
+pub(crate) fn to_value(write: impl FnOnce(&mut dyn Sink)) -> Value {
+    let mut builder = Builder::default();
+    write(&mut builder);
+    builder.done.expect("a writer writes one value")
+}
+
+/// A [`Sink`] building an owned value.
+#[derive(Default)]
+struct Builder {
+    /// The arrays and objects open, innermost last, with an object's key waiting for its value.
+    open: Vec<(Value, Option<String>)>,
+    /// The value written, once whole.
+    done: Option<Value>,
+}
+
+impl Builder {
+    fn put(&mut self, value: Value) {
+        match self.open.last_mut() {
+            None => self.done = Some(value),
+            Some((Value::Array(items), _)) => items.push(value),
+            Some((Value::Object(map), key)) => {
+                map.insert(key.take().expect("a key before its value"), value);
+            }
+            Some(_) => unreachable!("only arrays and objects are open"),
+        }
+    }
+
+    fn end(&mut self) {
+        let (value, _) = self.open.pop().expect("an open array or object");
+        self.put(value);
+    }
+}
+
+impl Sink for Builder {
+    fn null(&mut self) {
+        self.put(Value::Null);
+    }
+
+    fn bool(&mut self, value: bool) {
+        self.put(Value::Bool(value));
+    }
+
+    fn str(&mut self, text: &str) {
+        self.put(Value::String(text.to_owned()));
+    }
+
+    fn value(&mut self, value: &Value) {
+        self.put(value.clone());
+    }
+
+    fn begin_array(&mut self) {
+        self.open.push((Value::Array(Vec::new()), None));
+    }
+
+    fn end_array(&mut self) {
+        self.end();
+    }
+
+    fn begin_object(&mut self) {
+        self.open.push((Value::Object(Map::new()), None));
+    }
+
+    fn key(&mut self, key: &str) {
+        if let Some((_, waiting)) = self.open.last_mut() {
+            *waiting = Some(key.to_owned());
+        }
+    }
+
+    fn end_object(&mut self) {
+        self.end();
     }
 }

@@ -25,9 +25,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Envelope, Evidence, Format, Object, ReadOptions, Reader, Record, Rendered, Wire,
-    arguments_string, fields_of, kind, list, parse_content, read_list, render_content,
-    required_str, role_of, single, split_envelope,
+    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, kind,
+    list, object, parse_content, read_list, required_str, role_of, single, split_envelope,
+    write_arguments_string, write_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -140,12 +140,12 @@ impl Wire for Responses {
         "instructions"
     }
 
-    fn render_system<'a>(&self, system: &'a Message) -> Rendered<'a> {
-        Rendered::String(system.text())
+    fn write_system(&self, system: &Message, out: &mut dyn Sink) {
+        out.str(&system.text());
     }
 
-    fn render_message<'a>(&self, message: &'a Message) -> Rendered<'a> {
-        render_item(message)
+    fn write_message(&self, message: &Message, out: &mut dyn Sink) {
+        write_item(message, out);
     }
 
     fn results(&self) -> Placement {
@@ -405,7 +405,8 @@ fn parse_item(index: usize, item: Value) -> Result<Message> {
     }
 }
 
-fn render_item(message: &Message) -> Rendered<'_> {
+fn write_item(message: &Message, out: &mut dyn Sink) {
+    let empty_text = |out: &mut dyn Sink| out.str("");
     if message.extra.is_empty() {
         if let [part] = message.parts.as_slice() {
             match part {
@@ -415,19 +416,25 @@ fn render_item(message: &Message) -> Rendered<'_> {
                     arguments,
                     extra,
                 } => {
-                    let mut item = Object::from_map(extra);
                     let custom =
                         extra.get("type").and_then(Value::as_str) == Some("custom_tool_call");
-                    if !item.contains_key("type") {
-                        item.insert("type", Rendered::Str("function_call"));
-                    }
-                    item.insert("call_id", Rendered::Str(id));
-                    item.insert("name", Rendered::Str(name));
-                    item.insert(
-                        if custom { "input" } else { "arguments" },
-                        arguments_string(arguments),
+                    let arguments_key = if custom { "input" } else { "arguments" };
+                    return object(
+                        out,
+                        Some(extra),
+                        &[
+                            ("type", Change::Default),
+                            ("call_id", Change::Set),
+                            ("name", Change::Set),
+                            (arguments_key, Change::Set),
+                        ],
+                        |out, key| match key {
+                            "type" => out.str("function_call"),
+                            "call_id" => out.str(id),
+                            "name" => out.str(name),
+                            _ => write_arguments_string(out, arguments),
+                        },
                     );
-                    return Rendered::Object(item);
                 }
                 Part::ToolResult {
                     call_id,
@@ -436,29 +443,47 @@ fn render_item(message: &Message) -> Rendered<'_> {
                     extra,
                     ..
                 } => {
-                    let mut item = Object::from_map(extra);
-                    if !item.contains_key("type") {
-                        item.insert("type", Rendered::Str("function_call_output"));
-                    }
-                    item.insert("call_id", Rendered::Str(call_id));
-                    let output = render_content(content.iter(), *layout, |_| Rendered::Null)
-                        .unwrap_or(Rendered::Str(""));
-                    item.insert("output", output);
-                    return Rendered::Object(item);
+                    return object(
+                        out,
+                        Some(extra),
+                        &[
+                            ("type", Change::Default),
+                            ("call_id", Change::Set),
+                            ("output", Change::Set),
+                        ],
+                        |out, key| match key {
+                            "type" => out.str("function_call_output"),
+                            "call_id" => out.str(call_id),
+                            _ => write_content(
+                                out,
+                                content.iter(),
+                                *layout,
+                                |out, _| out.null(),
+                                empty_text,
+                            ),
+                        },
+                    );
                 }
-                Part::Opaque(item) => return Rendered::Value(item),
+                Part::Opaque(item) => return out.value(item),
                 Part::Text { .. } => {}
             }
         }
     }
-    let mut item = Object::from_map(&message.extra);
-    if !item.contains_key("role") {
-        item.insert("role", Rendered::Str(message.role.as_str()));
-    }
-    let content = render_content(message.parts.iter(), message.layout, |_| Rendered::Null)
-        .unwrap_or(Rendered::Str(""));
-    item.insert("content", content);
-    Rendered::Object(item)
+    object(
+        out,
+        Some(&message.extra),
+        &[("role", Change::Default), ("content", Change::Set)],
+        |out, key| match key {
+            "role" => out.str(message.role.as_str()),
+            _ => write_content(
+                out,
+                message.parts.iter(),
+                message.layout,
+                |out, _| out.null(),
+                empty_text,
+            ),
+        },
+    );
 }
 
 #[cfg(test)]
