@@ -360,6 +360,42 @@ fn rows() -> Vec<Row> {
                 "{file}: message 0: role: unknown role `developer` (expected user, assistant or system)",
             )
         },
+        Row {
+            args: vec!["--format", "bedrock", "--target", "50"],
+            ..row(
+                "an unknown role in Bedrock messages",
+                r#"{"messages": [{"role": "wizard", "content": [{"text": "hi"}]}]}"#,
+                BAD,
+                "{file}: message 0: role: unknown role `wizard` (expected user or assistant)",
+            )
+        },
+        Row {
+            args: vec!["--format", "gemini", "--target", "50"],
+            ..row(
+                "an unknown role in Gemini contents",
+                r#"{"contents": [{"role": "wizard", "parts": [{"text": "hi"}]}]}"#,
+                BAD,
+                "{file}: message 0: role: unknown role `wizard` (expected user or model)",
+            )
+        },
+        Row {
+            args: vec!["--format", "responses", "--target", "50"],
+            ..row(
+                "an unknown role in a Responses message item",
+                r#"{"input": [{"type": "message", "role": "wizard", "content": "hi"}]}"#,
+                BAD,
+                "{file}: message 0: role: unknown role `wizard` (expected user, assistant, system or developer)",
+            )
+        },
+        Row {
+            args: vec!["--format", "ai-sdk", "--target", "50"],
+            ..row(
+                "an unknown role in AI SDK messages",
+                r#"{"messages": [{"role": "wizard", "content": "hi"}]}"#,
+                BAD,
+                "{file}: message 0: role: unknown role `wizard` (expected system, user, assistant or tool)",
+            )
+        },
         // Tool calls and results that do not pair.
         row(
             "a tool message without tool_call_id",

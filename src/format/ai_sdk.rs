@@ -17,8 +17,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, kind, list, object,
-    parse_content, required_str, single, split_envelope, write_content_field, write_system_content,
+    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, kind, list,
+    object, read_body, required_content, required_str, role_of, write_content_field,
+    write_system_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -34,6 +35,14 @@ const OWN_PARTS: [&str; 6] = [
     "reasoning-file",
     "tool-approval-request",
     "tool-approval-response",
+];
+
+/// The roles of messages, as named on the wire.
+const ROLES: &[(&str, Role)] = &[
+    ("system", Role::System),
+    ("user", Role::User),
+    ("assistant", Role::Assistant),
+    ("tool", Role::Tool),
 ];
 
 impl Reader for AiSdk {
@@ -68,16 +77,8 @@ impl Reader for AiSdk {
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
-        let value = single(records, Format::AiSdk)?;
-        let (envelope, messages) = split_envelope(value, "messages")?;
-        let messages = super::parse_messages(messages, parse_message)?;
-        Ok(Conversation {
-            format: Format::AiSdk,
-            system: None,
-            messages,
-            envelope,
-            lines: Vec::new(),
-            repairs: Vec::new(),
+        read_body(records, Format::AiSdk, |_, messages| {
+            Ok((None, super::parse_messages(messages, parse_message)?))
         })
     }
 }
@@ -108,36 +109,11 @@ impl Wire for AiSdk {
 }
 
 fn parse_message(index: usize, value: Value) -> Result<Message> {
-    let Value::Object(mut extra) = value else {
-        return Err(Error::field(
-            index,
-            "message",
-            format!("expected an object, found {}", kind(&value)),
-        ));
-    };
-    let role = match required_str(&extra, "role", index, "role")?.as_str() {
-        "system" => Role::System,
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        "tool" => Role::Tool,
-        other => {
-            return Err(Error::field(
-                index,
-                "role",
-                format!("unknown role `{other}` (expected system, user, assistant or tool)"),
-            ));
-        }
-    };
-    let (parts, layout) = parse_content(extra.get_mut("content"), index, "content", |p, part| {
+    let mut extra = fields_of(index, "message", value)?;
+    let role = role_of(&extra, index, ROLES)?;
+    let (parts, layout) = required_content(&mut extra, index, "parts", |p, part| {
         parse_part(index, p, part, role)
     })?;
-    if layout == Layout::Absent || layout == Layout::Null {
-        return Err(Error::field(
-            index,
-            "content",
-            "missing: expected a string or an array of parts",
-        ));
-    }
     Ok(Message {
         role,
         parts,

@@ -13,15 +13,24 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent, kind, list,
-    object, parse_content, required_str, single, split_envelope, write_content,
-    write_content_field, write_system_content,
+    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent,
+    fields_of, kind, list, object, parse_content, read_body, required_content, required_str,
+    role_of, write_content, write_content_field, write_system_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 
 /// Anthropic Messages.
 pub(super) struct Anthropic;
+
+/// The roles of messages, as named on the wire. Current Claude Code sends environment notes as
+/// `system` messages inside `messages`: read as system messages, pinned like the top-level
+/// system prompt.
+const ROLES: &[(&str, Role)] = &[
+    ("user", Role::User),
+    ("assistant", Role::Assistant),
+    ("system", Role::System),
+];
 
 impl Reader for Anthropic {
     fn wire(&self) -> &'static dyn Wire {
@@ -67,9 +76,7 @@ impl Reader for Anthropic {
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
-        let value = single(records, Format::Anthropic)?;
-        let (envelope, messages) = split_envelope(value, "messages")?;
-        parse(envelope, messages)
+        read_body(records, Format::Anthropic, parse)
     }
 }
 
@@ -132,23 +139,17 @@ pub(super) fn merge_text_in_front(
     true
 }
 
+/// Reads the top-level system prompt and the messages.
 pub(super) fn parse(
-    mut envelope: Option<Map<String, Value>>,
+    envelope: &mut Option<Envelope>,
     messages: Vec<Value>,
-) -> Result<Conversation> {
+) -> Result<(Option<Message>, Vec<Message>)> {
     let system = match envelope.as_mut().and_then(|e| e.get_mut("system")) {
         None => None,
         Some(value) => Some(parse_system(value)?),
     };
     let messages = super::parse_messages(messages, parse_message)?;
-    Ok(Conversation {
-        format: Format::Anthropic,
-        system,
-        messages,
-        envelope,
-        lines: Vec::new(),
-        repairs: Vec::new(),
-    })
+    Ok((system, messages))
 }
 
 /// Reads the top-level system prompt, taking its text out of the envelope.
@@ -177,37 +178,11 @@ fn parse_system(value: &mut Value) -> Result<Message> {
 }
 
 fn parse_message(index: usize, value: Value) -> Result<Message> {
-    let Value::Object(mut extra) = value else {
-        return Err(Error::field(
-            index,
-            "message",
-            format!("expected an object, found {}", kind(&value)),
-        ));
-    };
-    let role = match required_str(&extra, "role", index, "role")?.as_str() {
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        // Current Claude Code sends environment notes as `system` messages inside `messages`:
-        // read as system messages, pinned like the top-level system prompt.
-        "system" => Role::System,
-        other => {
-            return Err(Error::field(
-                index,
-                "role",
-                format!("unknown role `{other}` (expected user, assistant or system)"),
-            ));
-        }
-    };
-    let (parts, layout) = parse_content(extra.get_mut("content"), index, "content", |b, block| {
+    let mut extra = fields_of(index, "message", value)?;
+    let role = role_of(&extra, index, ROLES)?;
+    let (parts, layout) = required_content(&mut extra, index, "blocks", |b, block| {
         parse_block(index, b, block, role)
     })?;
-    if layout == Layout::Absent || layout == Layout::Null {
-        return Err(Error::field(
-            index,
-            "content",
-            "missing: expected a string or an array of blocks",
-        ));
-    }
     Ok(Message {
         role,
         parts,

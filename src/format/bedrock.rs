@@ -14,14 +14,17 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
-    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, has, kind, list, nested,
-    object, single, split_envelope,
+    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, has,
+    kind, known_role, list, nested, object, read_body,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 
 /// Bedrock Converse.
 pub(super) struct Bedrock;
+
+/// The roles of messages, as named on the wire.
+const ROLES: &[(&str, Role)] = &[("user", Role::User), ("assistant", Role::Assistant)];
 
 /// Block kinds only Bedrock has.
 const BLOCKS: &[&str] = &[
@@ -90,33 +93,7 @@ impl Reader for Bedrock {
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
-        let value = single(records, Format::Bedrock)?;
-        let (mut envelope, messages) = split_envelope(value, "messages")?;
-        let system = match envelope.as_mut().and_then(|e| e.get_mut("system")) {
-            None => None,
-            Some(system) => {
-                let parts = parse_blocks(0, "system", system.take()).map_err(|err| match err {
-                    Error::Malformed { at, problem } => Error::top(at.field, problem),
-                    other => other,
-                })?;
-                Some(Message {
-                    role: Role::System,
-                    parts,
-                    layout: Layout::Blocks,
-                    extra: Map::new(),
-                    harness: None,
-                })
-            }
-        };
-        let messages = super::parse_messages(messages, parse_message)?;
-        Ok(Conversation {
-            format: Format::Bedrock,
-            system,
-            messages,
-            envelope,
-            lines: Vec::new(),
-            repairs: Vec::new(),
-        })
+        read_body(records, Format::Bedrock, parse)
     }
 }
 
@@ -157,24 +134,35 @@ impl Wire for Bedrock {
     }
 }
 
-fn parse_message(index: usize, value: Value) -> Result<Message> {
-    let Value::Object(mut extra) = value else {
-        return Err(Error::field(
-            index,
-            "message",
-            format!("expected an object, found {}", kind(&value)),
-        ));
-    };
-    let role = match extra.get("role").and_then(Value::as_str) {
-        Some("user") => Role::User,
-        Some("assistant") => Role::Assistant,
-        Some(other) => {
-            return Err(Error::field(
-                index,
-                "role",
-                format!("unknown role `{other}` (expected user or assistant)"),
-            ));
+/// Reads the top-level system blocks and the messages.
+fn parse(
+    envelope: &mut Option<Envelope>,
+    messages: Vec<Value>,
+) -> Result<(Option<Message>, Vec<Message>)> {
+    let system = match envelope.as_mut().and_then(|e| e.get_mut("system")) {
+        None => None,
+        Some(system) => {
+            let parts = parse_blocks(0, "system", system.take()).map_err(|err| match err {
+                Error::Malformed { at, problem } => Error::top(at.field, problem),
+                other => other,
+            })?;
+            Some(Message {
+                role: Role::System,
+                parts,
+                layout: Layout::Blocks,
+                extra: Map::new(),
+                harness: None,
+            })
         }
+    };
+    let messages = super::parse_messages(messages, parse_message)?;
+    Ok((system, messages))
+}
+
+fn parse_message(index: usize, value: Value) -> Result<Message> {
+    let mut extra = fields_of(index, "message", value)?;
+    let role = match extra.get("role").and_then(Value::as_str) {
+        Some(name) => known_role(index, name, ROLES)?,
         None => return Err(Error::field(index, "role", "missing")),
     };
     let content = extra.get_mut("content").map_or(Value::Null, Value::take);

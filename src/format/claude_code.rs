@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::{
-    Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, anthropic, from_log, repair,
-    str_of,
+    Built, Evidence, Format, ReadOptions, Reader, Record, RecordedUsage, Wire, anthropic, from_log,
+    repair, str_of,
 };
 use crate::conversation::{Conversation, Role};
 use crate::error::{Error, Result};
@@ -149,7 +149,7 @@ impl Reader for ClaudeCode {
             &mut usages,
         );
         repairs.sort_by_key(|r| r.line);
-        let mut conversation = from_log(built, "messages", anthropic::parse)?;
+        let mut conversation = from_log(built, Format::Anthropic, anthropic::parse)?;
         conversation.repairs = repairs;
         for (message, line) in conversation.messages.iter_mut().zip(&conversation.lines) {
             if message.role == Role::User {

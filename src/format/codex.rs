@@ -10,8 +10,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, repair, responses,
-    str_of,
+    Built, Evidence, Format, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, repair,
+    responses, str_of,
 };
 use crate::conversation::Conversation;
 
@@ -141,7 +141,7 @@ impl Reader for Codex {
         // rollout; Codex answers it with `aborted` when it next sends the history.
         repair::responses(&mut built, &repair::RESPONSES, &mut repairs, &mut usages);
         repairs.sort_by_key(|r| r.line);
-        let mut conversation = from_log(built, "input", responses::parse)?;
+        let mut conversation = from_log(built, Format::Responses, responses::parse)?;
         conversation.repairs = repairs;
         Ok((conversation, usages))
     }

@@ -16,14 +16,17 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
-    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, has, kind, list, nested,
-    object, single, split_envelope,
+    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, has,
+    kind, known_role, list, nested, object, read_body,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 
 /// Gemini API contents.
 pub(super) struct Gemini;
+
+/// The roles of contents, as named on the wire (and in the error naming those expected).
+const ROLES: &[(&str, Role)] = &[("user", Role::User), ("model", Role::Assistant)];
 
 impl Reader for Gemini {
     fn wire(&self) -> &'static dyn Wire {
@@ -50,9 +53,7 @@ impl Reader for Gemini {
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
-        let value = single(records, Format::Gemini)?;
-        let (envelope, contents) = split_envelope(value, "contents")?;
-        parse(envelope, contents)
+        read_body(records, Format::Gemini, parse)
     }
 }
 
@@ -101,10 +102,11 @@ fn field(message: &Message, part: usize, key: &str) -> String {
     format!("parts[{part}].{key}.{}", if has_id { "id" } else { "name" })
 }
 
+/// Reads `systemInstruction` and the contents.
 pub(super) fn parse(
-    mut envelope: Option<Map<String, Value>>,
+    envelope: &mut Option<Envelope>,
     contents: Vec<Value>,
-) -> Result<Conversation> {
+) -> Result<(Option<Message>, Vec<Message>)> {
     let system = match envelope
         .as_mut()
         .and_then(|e| e.get_mut("systemInstruction"))
@@ -139,14 +141,7 @@ pub(super) fn parse(
         .enumerate()
         .map(|(index, value)| parse_content(index, value, &mut ids))
         .collect::<Result<Vec<_>>>()?;
-    Ok(Conversation {
-        format: Format::Gemini,
-        system,
-        messages,
-        envelope,
-        lines: Vec::new(),
-        repairs: Vec::new(),
-    })
+    Ok((system, messages))
 }
 
 /// Names calls and responses that carry no id: the n-th call of a name in the conversation is
@@ -183,26 +178,12 @@ impl Ids {
 }
 
 fn parse_content(index: usize, value: Value, ids: &mut Ids) -> Result<Message> {
-    let Value::Object(mut extra) = value else {
-        return Err(Error::field(
-            index,
-            "content",
-            format!("expected an object, found {}", kind(&value)),
-        ));
-    };
+    let mut extra = fields_of(index, "content", value)?;
     let role = match extra.get("role") {
         None | Some(Value::Null) => Role::User,
-        Some(Value::String(role)) => match role.as_str() {
-            "user" | "function" => Role::User,
-            "model" => Role::Assistant,
-            other => {
-                return Err(Error::field(
-                    index,
-                    "role",
-                    format!("unknown role `{other}` (expected user or model)"),
-                ));
-            }
-        },
+        // The legacy role of function responses, not named among the roles expected.
+        Some(Value::String(role)) if role == "function" => Role::User,
+        Some(Value::String(role)) => known_role(index, role, ROLES)?,
         Some(other) => {
             return Err(Error::field(
                 index,

@@ -12,8 +12,8 @@
 use serde_json::{Map, Value, json};
 
 use super::{
-    Built, Evidence, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, gemini, repair,
-    str_of,
+    Built, Evidence, Format, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, gemini,
+    repair, str_of,
 };
 use crate::conversation::Conversation;
 use crate::error::{Error, Result};
@@ -157,7 +157,7 @@ impl Reader for GeminiCli {
             }
         }
         let repairs = repair::gemini(&mut built, &mut usages);
-        let conversation = from_log(built, "contents", gemini::parse)?;
+        let conversation = from_log(built, Format::Gemini, gemini::parse)?;
         Ok((repair::attach(conversation, repairs), usages))
     }
 }

@@ -9,15 +9,24 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent, has_value,
-    kind, list, nested, object, parse_content, required_str, single, split_envelope,
-    write_arguments_string, write_content, write_system_content,
+    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent,
+    fields_of, has_value, kind, list, nested, object, parse_content, read_body, required_str,
+    role_of, write_arguments_string, write_content, write_system_content,
 };
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::error::{Error, Result};
 
 /// OpenAI Chat Completions.
 pub(super) struct OpenAi;
+
+/// The roles of messages, as named on the wire.
+const ROLES: &[(&str, Role)] = &[
+    ("system", Role::System),
+    ("developer", Role::System),
+    ("user", Role::User),
+    ("assistant", Role::Assistant),
+    ("tool", Role::Tool),
+];
 
 impl Reader for OpenAi {
     fn wire(&self) -> &'static dyn Wire {
@@ -75,9 +84,7 @@ impl Reader for OpenAi {
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {
-        let value = single(records, Format::OpenAi)?;
-        let (envelope, messages) = split_envelope(value, "messages")?;
-        parse(envelope, messages)
+        read_body(records, Format::OpenAi, parse)
     }
 }
 
@@ -109,51 +116,24 @@ impl Wire for OpenAi {
     }
 }
 
-pub(super) fn parse(
-    envelope: Option<Map<String, Value>>,
+/// Reads the messages; system messages sit among them.
+fn parse(
+    _: &mut Option<Envelope>,
     messages: Vec<Value>,
-) -> Result<Conversation> {
-    let messages = super::parse_messages(messages, parse_message)?;
-    Ok(Conversation {
-        format: Format::OpenAi,
-        system: None,
-        messages,
-        envelope,
-        lines: Vec::new(),
-        repairs: Vec::new(),
-    })
+) -> Result<(Option<Message>, Vec<Message>)> {
+    Ok((None, super::parse_messages(messages, parse_message)?))
 }
 
 fn parse_message(index: usize, value: Value) -> Result<Message> {
-    let Value::Object(mut extra) = value else {
+    let mut extra = fields_of(index, "message", value)?;
+    if extra.get("role").and_then(Value::as_str) == Some("function") {
         return Err(Error::field(
             index,
-            "message",
-            format!("expected an object, found {}", kind(&value)),
+            "role",
+            "legacy role `function` is not supported; use `tool` messages with `tool_call_id`",
         ));
-    };
-    let role = match required_str(&extra, "role", index, "role")?.as_str() {
-        "system" | "developer" => Role::System,
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        "tool" => Role::Tool,
-        "function" => {
-            return Err(Error::field(
-                index,
-                "role",
-                "legacy role `function` is not supported; use `tool` messages with `tool_call_id`",
-            ));
-        }
-        other => {
-            return Err(Error::field(
-                index,
-                "role",
-                format!(
-                    "unknown role `{other}` (expected system, developer, user, assistant or tool)"
-                ),
-            ));
-        }
-    };
+    }
+    let role = role_of(&extra, index, ROLES)?;
     if extra.contains_key("function_call") {
         return Err(Error::field(
             index,

@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{Change, Record, Sink, object};
-use crate::conversation::{Conversation, Layout, Message, Part};
+use super::{Change, Format, Record, Sink, object, single};
+use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 use crate::parallel;
 
@@ -88,6 +88,99 @@ pub(crate) fn split_envelope(value: Value, key: &str) -> Result<(Option<Envelope
     }
 }
 
+/// An API format's reading of a request body's list, its envelope split off: the system prompt
+/// (taken out of the envelope, in formats that hold it there) and the messages.
+pub(crate) type ReadList =
+    fn(&mut Option<Envelope>, Vec<Value>) -> Result<(Option<Message>, Vec<Message>)>;
+
+/// Reads an API request body, the one JSON document of `records`, in `format`.
+pub(crate) fn read_body(
+    records: Vec<Record>,
+    format: Format,
+    read: ReadList,
+) -> Result<Conversation> {
+    let (envelope, list) = split_envelope(single(records, format)?, format.list_key())?;
+    read_list(format, envelope, list, read)
+}
+
+/// Reads the list split off a request body in `format` with `read`, the rest of the body kept
+/// verbatim as the envelope; a session log's reader adds its lines and repairs.
+pub(crate) fn read_list(
+    format: Format,
+    mut envelope: Option<Envelope>,
+    list: Vec<Value>,
+    read: ReadList,
+) -> Result<Conversation> {
+    let (system, messages) = read(&mut envelope, list)?;
+    Ok(Conversation {
+        format,
+        system,
+        messages,
+        envelope,
+        lines: Vec::new(),
+        repairs: Vec::new(),
+    })
+}
+
+/// The fields of `value`, message `index` of a list (`noun` names it in the error: a message,
+/// an item, a content), refused when it is not an object.
+pub(crate) fn fields_of(index: usize, noun: &str, value: Value) -> Result<Map<String, Value>> {
+    match value {
+        Value::Object(fields) => Ok(fields),
+        other => Err(Error::field(
+            index,
+            noun,
+            format!("expected an object, found {}", kind(&other)),
+        )),
+    }
+}
+
+/// The role named `name` of message `index`: one of `roles` (each wire name with the role it
+/// reads as), or refused naming them in order.
+pub(crate) fn known_role(index: usize, name: &str, roles: &[(&str, Role)]) -> Result<Role> {
+    if let Some(&(_, role)) = roles.iter().find(|(known, _)| *known == name) {
+        return Ok(role);
+    }
+    let names: Vec<&str> = roles.iter().map(|(known, _)| *known).collect();
+    let expected = match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.concat(),
+    };
+    Err(Error::field(
+        index,
+        "role",
+        format!("unknown role `{name}` (expected {expected})"),
+    ))
+}
+
+/// The required `role` of message `index`, one of `roles` (see [`known_role`]).
+pub(crate) fn role_of(
+    fields: &Map<String, Value>,
+    index: usize,
+    roles: &[(&str, Role)],
+) -> Result<Role> {
+    known_role(index, &required_str(fields, "role", index, "role")?, roles)
+}
+
+/// The required `content` of message `index`, read with [`parse_content`]: absent or null is
+/// refused, `what` naming what its array holds (parts, blocks).
+pub(crate) fn required_content(
+    fields: &mut Map<String, Value>,
+    index: usize,
+    what: &str,
+    special: impl FnMut(usize, &mut Map<String, Value>) -> Result<Option<Part>>,
+) -> Result<(Vec<Part>, Layout)> {
+    let (parts, layout) = parse_content(fields.get_mut("content"), index, "content", special)?;
+    if matches!(layout, Layout::Absent | Layout::Null) {
+        return Err(Error::field(
+            index,
+            "content",
+            format!("missing: expected a string or an array of {what}"),
+        ));
+    }
+    Ok((parts, layout))
+}
+
 /// The list under `key` of a single JSON document (the envelope's or a bare array), for
 /// evidence; `None` when the input is not one document.
 pub(crate) fn list<'a>(
@@ -136,18 +229,15 @@ pub(crate) struct Built {
     pub(crate) line: usize,
 }
 
-/// Reads messages built from a session log with `parse`, the reader of the API format they
-/// are in, under `list_key` of a new request body; names the log line in errors.
-pub(crate) fn from_log(
-    built: Vec<Built>,
-    list_key: &str,
-    parse: impl FnOnce(Option<Envelope>, Vec<Value>) -> Result<Conversation>,
-) -> Result<Conversation> {
+/// Reads messages built from a session log with `read`, the reader of the API format they are
+/// in, as the list of a new request body in `format`; names the log line in errors.
+pub(crate) fn from_log(built: Vec<Built>, format: Format, read: ReadList) -> Result<Conversation> {
     let lines: Vec<usize> = built.iter().map(|b| b.line).collect();
     let messages: Vec<Value> = built.into_iter().map(|b| b.value).collect();
     let mut envelope = Envelope::new();
-    envelope.insert(list_key.into(), Value::Array(Vec::new()));
-    let mut conversation = parse(Some(envelope), messages).map_err(|err| at_lines(err, &lines))?;
+    envelope.insert(format.list_key().into(), Value::Array(Vec::new()));
+    let mut conversation =
+        read_list(format, Some(envelope), messages, read).map_err(|err| at_lines(err, &lines))?;
     conversation.lines = lines;
     Ok(conversation)
 }

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use super::{
-    Built, Evidence, ReadOptions, Reader, Record, Wire, anthropic, from_log, repair, str_of,
+    Built, Evidence, Format, ReadOptions, Reader, Record, Wire, anthropic, from_log, repair, str_of,
 };
 use crate::conversation::Conversation;
 use crate::error::{Error, Result};
@@ -122,7 +122,7 @@ impl Reader for Pi {
             &mut [],
         );
         repairs.sort_by_key(|r| r.line);
-        let mut conversation = from_log(built, "messages", anthropic::parse)?;
+        let mut conversation = from_log(built, Format::Anthropic, anthropic::parse)?;
         conversation.repairs = repairs;
         Ok(conversation)
     }

@@ -25,8 +25,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, kind, list, object,
-    parse_content, required_str, single, split_envelope, write_arguments_string, write_content,
+    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, kind,
+    list, object, parse_content, read_list, required_str, role_of, single, split_envelope,
+    write_arguments_string, write_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -52,6 +53,14 @@ const ITEM_TYPES: &[&str] = &[
     "compaction",
     "additional_tools",
     "configuration_update",
+];
+
+/// The roles of `message` items, as named on the wire.
+const ROLES: &[(&str, Role)] = &[
+    ("user", Role::User),
+    ("assistant", Role::Assistant),
+    ("system", Role::System),
+    ("developer", Role::System),
 ];
 
 /// Item types that configure the model (its tools, its reasoning effort) rather than converse:
@@ -116,7 +125,7 @@ impl Reader for Responses {
             *input = Value::Array(vec![serde_json::json!({"role": "user", "content": text})]);
         }
         let (envelope, items) = split_envelope(value, "input")?;
-        let mut conversation = parse(envelope, items)?;
+        let mut conversation = read_list(Format::Responses, envelope, items, parse)?;
         // The string stays in the envelope: written back as read while it is the whole
         // conversation (see `format::write`).
         if let (Some(text), Some(envelope)) = (text_input, conversation.envelope.as_mut()) {
@@ -211,10 +220,11 @@ fn opaque_id<'a>(message: &'a Message, suffix: &str) -> Option<&'a str> {
     item.get("call_id").and_then(Value::as_str)
 }
 
+/// Reads `instructions` (when a string) and the items.
 pub(super) fn parse(
-    mut envelope: Option<Map<String, Value>>,
+    envelope: &mut Option<Envelope>,
     items: Vec<Value>,
-) -> Result<Conversation> {
+) -> Result<(Option<Message>, Vec<Message>)> {
     let system = match envelope.as_mut().and_then(|e| e.get_mut("instructions")) {
         Some(Value::String(text)) => Some(Message {
             role: Role::System,
@@ -274,14 +284,7 @@ pub(super) fn parse(
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(Conversation {
-        format: Format::Responses,
-        system,
-        messages,
-        envelope,
-        lines: Vec::new(),
-        repairs: Vec::new(),
-    })
+    Ok((system, messages))
 }
 
 /// Claims the Responses text part types as text.
@@ -310,28 +313,8 @@ fn text_part(
     }
 }
 
-/// The role of a `message` item.
-fn message_role(index: usize, item: &Map<String, Value>) -> Result<Role> {
-    match required_str(item, "role", index, "role")?.as_str() {
-        "user" => Ok(Role::User),
-        "assistant" => Ok(Role::Assistant),
-        "system" | "developer" => Ok(Role::System),
-        other => Err(Error::field(
-            index,
-            "role",
-            format!("unknown role `{other}` (expected user, assistant, system or developer)"),
-        )),
-    }
-}
-
 fn parse_item(index: usize, item: Value) -> Result<Message> {
-    let Value::Object(mut item) = item else {
-        return Err(Error::field(
-            index,
-            "item",
-            format!("expected an object, found {}", kind(&item)),
-        ));
-    };
+    let mut item = fields_of(index, "item", item)?;
     let one = |role, part| Message {
         role,
         parts: vec![part],
@@ -342,7 +325,7 @@ fn parse_item(index: usize, item: Value) -> Result<Message> {
     let kind_of = item.get("type").and_then(Value::as_str).map(str::to_string);
     match kind_of.as_deref() {
         None | Some("message") if item.contains_key("role") => {
-            let role = message_role(index, &item)?;
+            let role = role_of(&item, index, ROLES)?;
             let (parts, layout) =
                 parse_content(item.get_mut("content"), index, "content", |b, block| {
                     text_part(index, "content", b, block)
