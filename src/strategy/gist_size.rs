@@ -74,7 +74,7 @@ impl GistSize {
 /// same arguments (a file read again, a command run again). A call without arguments is not
 /// known to repeat one: `--clear-tool-inputs` leaves `{}` of two different commands, and
 /// trimming again would take the first for stale.
-pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild> {
+pub(super) fn superseded(conversation: &Conversation) -> HashSet<&str, FxBuild> {
     let mut last: HashMap<(&str, Arguments<'_>), &str, FxBuild> =
         HashMap::with_hasher(FxBuild::default());
     let mut stale = HashSet::with_hasher(FxBuild::default());
@@ -91,7 +91,7 @@ pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild
             }
             let key = (name.as_str(), Arguments(arguments));
             if let Some(earlier) = last.insert(key, id.as_str()) {
-                stale.insert(earlier.to_owned());
+                stale.insert(earlier);
             }
         }
     }

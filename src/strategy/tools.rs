@@ -414,7 +414,7 @@ struct Planning<'a> {
     gist: GistSize,
     /// The ids of calls that a later call repeats (the same tool with the same arguments):
     /// their outputs are stale, and cleared without a gist.
-    superseded: HashSet<String, FxBuild>,
+    superseded: HashSet<&'a str, FxBuild>,
 }
 
 /// The planned changes to one round.
@@ -506,7 +506,7 @@ struct Clear<'a> {
     /// How much of each output its gist keeps.
     gist: GistSize,
     /// The ids of calls a later call repeats.
-    superseded: &'a HashSet<String, FxBuild>,
+    superseded: &'a HashSet<&'a str, FxBuild>,
 }
 
 /// The changes that clear a message's results (and inputs, when asked), if any, costed from the
