@@ -1,9 +1,10 @@
 //! What the placeholders trimming writes cost: each tool's placeholder head is counted once per
 //! planning job, what follows the size once per distinct text, and the size as the sum of its
-//! groups of digits and commas, each counted once; a gist below a placeholder keeps the count
-//! it was made with where that is exact.
+//! groups of digits and commas, each counted once per process; a gist below a placeholder keeps
+//! the count it was made with where that is exact.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::gist::Gist;
 use crate::hash::FxBuild;
@@ -34,15 +35,30 @@ struct Pieces {
     /// The tokens of each text seen after a size: a few texts (` tokens)]`, a superseded
     /// output's note) stand after thousands of sizes.
     ends: HashMap<String, usize, FxBuild>,
-    /// The tokens of each group of one to three digits, at [`group_index`]; 0 until counted (a
-    /// group is a token at least, and three at most).
-    groups: Vec<u8>,
+    /// The base's tokens of each group of one to three digits ([`group_tokens`]).
+    groups: &'static Groups,
     /// The tokens of a comma, once counted.
     comma: Option<usize>,
 }
 
 /// Groups of one to three digits: ten of one digit, a hundred of two, a thousand of three.
 const GROUPS: usize = 1_110;
+
+/// The tokens of each group of one to three digits, at [`group_index`]; 0 until counted (a
+/// group is a token at least, and three at most). Shared by every planning job of the process:
+/// a job costs too few sizes to count a group twice.
+type Groups = [AtomicU8; GROUPS];
+
+/// The digit groups of `base`, an additive base ([`Tokenizer::additive_base`]: `O200k` or
+/// `Cl100k`). Threads that count a group at once store the same count.
+fn group_tokens(base: Tokenizer) -> &'static Groups {
+    static O200K: Groups = [const { AtomicU8::new(0) }; GROUPS];
+    static CL100K: Groups = [const { AtomicU8::new(0) }; GROUPS];
+    match base {
+        Tokenizer::Cl100k => &CL100K,
+        _ => &O200K,
+    }
+}
 
 /// Where a group of one to three ASCII digits is in [`Pieces::groups`]: after the groups of
 /// fewer digits, by its value.
@@ -66,7 +82,7 @@ impl Counting {
                 per_million,
                 heads: Vec::new(),
                 ends: HashMap::default(),
-                groups: vec![0; GROUPS],
+                groups: group_tokens(base),
                 comma: None,
             }),
         }
@@ -133,11 +149,14 @@ impl Pieces {
                 // Not a size as `thousands` writes one: counted whole.
                 return self.base.count_text(size);
             }
-            let slot = &mut self.groups[group_index(group)];
-            if *slot == 0 {
-                *slot = u8::try_from(self.base.count_text(group)).expect("three tokens at most");
+            let slot = &self.groups[group_index(group)];
+            let mut group_tokens = slot.load(Ordering::Relaxed);
+            if group_tokens == 0 {
+                group_tokens =
+                    u8::try_from(self.base.count_text(group)).expect("three tokens at most");
+                slot.store(group_tokens, Ordering::Relaxed);
             }
-            tokens += usize::from(*slot);
+            tokens += usize::from(group_tokens);
         }
         tokens
     }
