@@ -563,11 +563,8 @@ fn plan_clear(
                 }
                 let tool = name_of(call_id);
                 let text = joined_text(content);
-                let mut placeholder = note::cleared_output(
-                    tool,
-                    content_tokens,
-                    evidence::outcome_in(&text, *is_error),
-                );
+                let outcome = evidence::outcome_in(&text, *is_error);
+                let mut placeholder = note::cleared_output(tool, content_tokens, outcome);
                 if let Some(reference) = reference {
                     placeholder = note::with_reference(&placeholder, reference);
                 }
@@ -576,7 +573,7 @@ fn plan_clear(
                     None
                 } else {
                     let room = size.room(content_tokens);
-                    gist::gist(&text, *is_error, room, shown, counter)
+                    gist::gist(&text, *is_error, outcome, room, shown, counter)
                 };
                 if let Some(kept) = &kept {
                     kept.show_in(shown);
