@@ -75,10 +75,15 @@ impl GistSize {
 /// known to repeat one: `--clear-tool-inputs` leaves `{}` of two different commands, and
 /// trimming again would take the first for stale.
 pub(super) fn superseded(conversation: &Conversation) -> HashSet<&str, FxBuild> {
+    let parts = || conversation.messages.iter().flat_map(|m| &m.parts);
+    // Sized once: a long session makes thousands of calls, most of them repeats in some.
+    let calls = parts()
+        .filter(|part| matches!(part, Part::ToolCall { .. }))
+        .count();
     let mut last: HashMap<(&str, Arguments<'_>), &str, FxBuild> =
-        HashMap::with_hasher(FxBuild::default());
-    let mut stale = HashSet::with_hasher(FxBuild::default());
-    for part in conversation.messages.iter().flat_map(|m| &m.parts) {
+        HashMap::with_capacity_and_hasher(calls, FxBuild::default());
+    let mut stale = HashSet::with_capacity_and_hasher(calls, FxBuild::default());
+    for part in parts() {
         if let Part::ToolCall {
             id,
             name,
