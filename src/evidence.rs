@@ -79,7 +79,8 @@ const HEAD_BYTES: usize = 300;
 /// filter built at compile time: a bit per hash of each four-byte window a word holds at its
 /// first [`Needles::stride`] places. A line is looked at every `stride` bytes only, since a word
 /// starting anywhere holds one of those windows at one of those places, and a place is looked at
-/// further only when its window's hash is a word's (a few places in a thousand by chance).
+/// further only when its window's hash is a word's (a few places in a thousand by chance); then
+/// only the words whose window it is, where they would start, are compared.
 struct Needles {
     words: &'static [&'static str],
     /// A lowercase letter every word holds, when one is rare in text: a line without it, in
@@ -89,6 +90,27 @@ struct Needles {
     stride: usize,
     /// A bit per [`window_hash`] of each word's windows at its first `stride` places.
     windows: [u64; WINDOW_HASHES / 64],
+    /// Each of those windows with bit 5 of each byte set ([`window_hash`]), its word and its
+    /// place in it; the first `places_len` are used.
+    places: [Place; MAX_PLACES],
+    places_len: usize,
+}
+
+/// A word's window at a place ([`Needles::places`]).
+#[derive(Clone, Copy)]
+struct Place {
+    window: u32,
+    word: usize,
+    at: usize,
+}
+
+/// The most windows a [`Needles`] holds.
+const MAX_PLACES: usize = 32;
+
+/// Four bytes with bit 5 of each set: ASCII letters lowercased (other bytes may then collide,
+/// which a filter allows).
+const fn folded(window: u32) -> u32 {
+    window | 0x2020_2020
 }
 
 /// Hashes of four-byte windows the filter tells apart.
@@ -99,7 +121,7 @@ const WINDOW_HASH_BITS: u32 = 12;
 /// ASCII letter, so the hash ignores ASCII case (other bytes may collide, which the filter
 /// allows: a place it passes is checked exactly).
 const fn window_hash(window: u32) -> usize {
-    ((window | 0x2020_2020).wrapping_mul(0x9E37_79B1) >> (32 - WINDOW_HASH_BITS)) as usize
+    (folded(window).wrapping_mul(0x9E37_79B1) >> (32 - WINDOW_HASH_BITS)) as usize
 }
 
 impl Needles {
@@ -123,14 +145,28 @@ impl Needles {
         }
         let stride = shortest - 3;
         let mut windows = [0; WINDOW_HASHES / 64];
+        let mut places = [Place {
+            window: 0,
+            word: 0,
+            at: 0,
+        }; MAX_PLACES];
+        let mut places_len = 0;
         let mut i = 0;
         while i < words.len() {
             let bytes = words[i].as_bytes();
             let mut at = 0;
             while at < stride {
                 let window = [bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]];
-                let hash = window_hash(u32::from_le_bytes(window));
+                let window = u32::from_le_bytes(window);
+                let hash = window_hash(window);
                 windows[hash / 64] |= 1 << (hash % 64);
+                assert!(places_len < MAX_PLACES, "at most MAX_PLACES windows");
+                places[places_len] = Place {
+                    window: folded(window),
+                    word: i,
+                    at,
+                };
+                places_len += 1;
                 at += 1;
             }
             i += 1;
@@ -140,6 +176,8 @@ impl Needles {
             anchor,
             stride,
             windows,
+            places,
+            places_len,
         }
     }
 
@@ -149,12 +187,18 @@ impl Needles {
         self.windows[hash / 64] & (1 << (hash % 64)) != 0
     }
 
-    /// Whether one of the words starts at `at` in `head`, ignoring ASCII case.
-    fn starts_at(&self, head: &[u8], at: usize) -> bool {
-        self.words.iter().any(|word| {
-            head[at..]
-                .get(..word.len())
-                .is_some_and(|place| place.eq_ignore_ascii_case(word.as_bytes()))
+    /// Whether a word holding `window` (the four bytes at `at` in `head`) at one of its first
+    /// places starts there, ignoring ASCII case: bytes equal but for case are equal once
+    /// [`folded`], so only the words with that folded window are compared.
+    fn holds_at(&self, head: &[u8], at: usize, window: u32) -> bool {
+        let window = folded(window);
+        self.places[..self.places_len].iter().any(|place| {
+            let word = self.words[place.word].as_bytes();
+            place.window == window
+                && at >= place.at
+                && head[at - place.at..]
+                    .get(..word.len())
+                    .is_some_and(|found| found.eq_ignore_ascii_case(word))
         })
     }
 }
@@ -193,9 +237,7 @@ fn head_has(line: &str, needles: &Needles) -> bool {
     let mut at = 0;
     while let Some(window) = head.get(at..at + 4) {
         let window = u32::from_le_bytes(window.try_into().expect("a slice of four bytes"));
-        if needles.may_hold(window)
-            && (at.saturating_sub(stride - 1)..=at).any(|start| needles.starts_at(head, start))
-        {
+        if needles.may_hold(window) && needles.holds_at(head, at, window) {
             return true;
         }
         at += stride;
@@ -548,15 +590,10 @@ const EXIT_LINES: usize = 5;
 pub(crate) fn outcome_in(text: &str, is_error: bool) -> Option<&str> {
     let says_exit =
         |line: &&str| head_has(line, &EXIT_WORDS) || starts_with_ignore_case(line, "exit:");
-    // The first lines, kept for the error check; then the last lines not among them. Each run
-    // of lines is looked at only when it may hold an exit status.
+    // The first lines, kept for the error check; then the last lines not among them, from the
+    // end. Each run of lines is looked at only when it may hold an exit status.
     let mut lines = NonBlankLines(text);
-    let mut first = [""; EXIT_LINES];
-    let mut taken = 0;
-    for line in lines.by_ref().take(EXIT_LINES) {
-        first[taken] = line;
-        taken += 1;
-    }
+    let (first, taken) = take_lines(&mut lines, NonBlankLines::next);
     let first = &first[..taken];
     let rest = lines.0;
     if may_tell_exit(&text[..text.len() - rest.len()])
@@ -564,14 +601,29 @@ pub(crate) fn outcome_in(text: &str, is_error: bool) -> Option<&str> {
     {
         return Some(line);
     }
-    lines.nth_back(EXIT_LINES - 1);
-    let last = &rest[lines.0.len()..];
-    if may_tell_exit(last)
-        && let Some(line) = NonBlankLines(last).rev().find(says_exit)
+    let (last, taken) = take_lines(&mut lines, NonBlankLines::next_back);
+    if may_tell_exit(&rest[lines.0.len()..])
+        && let Some(line) = last[..taken].iter().copied().find(says_exit)
     {
         return Some(line);
     }
     error_among(first.iter().copied(), is_error)
+}
+
+/// Up to [`EXIT_LINES`] lines taken by `step` from `lines`, and how many.
+fn take_lines<'a>(
+    lines: &mut NonBlankLines<'a>,
+    step: fn(&mut NonBlankLines<'a>) -> Option<&'a str>,
+) -> ([&'a str; EXIT_LINES], usize) {
+    let mut taken = [""; EXIT_LINES];
+    let mut count = 0;
+    while count < EXIT_LINES
+        && let Some(line) = step(lines)
+    {
+        taken[count] = line;
+        count += 1;
+    }
+    (taken, count)
 }
 
 /// Whether `lines` may hold an exit-status line: each of its words ([`EXIT_WORDS`]) and `exit:`

@@ -96,12 +96,14 @@ impl Room {
 /// Names another text beside an output already shows: its gist need not name them again.
 pub(crate) type Shown = HashSet<String, FxBuild>;
 
-/// The gist of `text` (an output flagged an error when `is_error`) within `room` tokens of
-/// `counter`, naming none of the names `shown` beside it; `None` when the room is under
-/// [`MIN_ROOM`] or nothing of it fits.
-pub(crate) fn gist(
-    text: &str,
+/// The gist of `text` (an output flagged an error when `is_error`, whose outcome line is
+/// `outcome`: `evidence::outcome_in(text, is_error)`, which its placeholder has read already)
+/// within `room` tokens of `counter`, naming none of the names `shown` beside it; `None` when
+/// the room is under [`MIN_ROOM`] or nothing of it fits.
+pub(crate) fn gist<'a>(
+    text: &'a str,
     is_error: bool,
+    outcome: Option<&'a str>,
     room: Room,
     shown: &Shown,
     counter: &dyn TokenCounter,
@@ -109,16 +111,15 @@ pub(crate) fn gist(
     if room.most.max(room.least) < MIN_ROOM {
         return None;
     }
-    // The harness's reminders appended to an output are not what the tool wrote.
+    // The harness's reminders appended to an output are not what the tool wrote; an output
+    // without any is read as it is, outcome and all.
     let text = classify::without_tags(text);
+    let outcome = match &text {
+        Cow::Borrowed(_) => outcome,
+        Cow::Owned(untagged) => evidence::outcome_in(untagged, is_error),
+    };
     let lines = read_lines(&text);
-    within(
-        &lines,
-        evidence::outcome_in(&text, is_error),
-        room,
-        shown,
-        counter,
-    )
+    within(&lines, outcome, room, shown, counter)
 }
 
 /// A JSON output read as its leaves ([`json_leaves`]), for its gist.
@@ -689,7 +690,8 @@ mod tests {
 
     /// The gist of `output` (not an error) within `room`, with nothing shown beside it.
     fn gist_of(output: &str, room: Room) -> Option<Gist> {
-        gist(output, false, room, &Shown::default(), counter())
+        let outcome = evidence::outcome_in(output, false);
+        gist(output, false, outcome, room, &Shown::default(), counter())
     }
 
     fn counter() -> &'static dyn TokenCounter {
@@ -761,7 +763,8 @@ mod tests {
         let output = format!("{words}shared_helper {words}\n{words}own_handler {words}\n");
         let shown: Shown = ["shared_helper".to_owned()].into_iter().collect();
         let names_line = |shown: &Shown| {
-            let gist = gist(&output, false, Room::fixed(16), shown, counter()).unwrap();
+            let outcome = evidence::outcome_in(&output, false);
+            let gist = gist(&output, false, outcome, Room::fixed(16), shown, counter()).unwrap();
             assert_eq!(gist.lines_kept, 0, "{}", gist.text);
             gist.text
         };
@@ -865,6 +868,35 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// A gist given its output's outcome line is the gist of the output without the
+        /// harness's tags, read with that text's own outcome line: the same line when the output
+        /// has no tags, another when a tag holds an exit status or an error.
+        #[test]
+        fn a_gist_reads_the_outcome_of_the_text_without_tags(
+            lines in proptest::collection::vec(
+                "(src/[a-z]{1,8}\\.rs|exit code [0-9]|error: [a-z]{1,9}|plain words|<system-reminder>|</system-reminder>|\n)",
+                0..30,
+            ),
+            is_error: bool,
+            least in 8_usize..100,
+        ) {
+            let output = lines.concat();
+            let room = Room::fixed(least);
+            let untagged = classify::without_tags(&output);
+            let expected = within(
+                &read_lines(&untagged),
+                evidence::outcome_in(&untagged, is_error),
+                room,
+                &Shown::default(),
+                counter(),
+            );
+            let outcome = evidence::outcome_in(&output, is_error);
+            proptest::prop_assert_eq!(
+                gist(&output, is_error, outcome, room, &Shown::default(), counter()),
+                expected
+            );
+        }
+
         /// Over outputs of code, paths, ids, JSON and repeats: a gist fits its most room, is the
         /// same each time, and holds only the output's own lines (clipped, with a repeat's
         /// count), `…` gaps and a names line of its words.

@@ -222,7 +222,7 @@ pub(crate) fn one_line(text: &str) -> String {
 /// with [`cleared_head`].
 pub(crate) fn cleared_output(tool: &str, tokens: usize, outcome: Option<&str>) -> String {
     let mut placeholder = cleared_head(tool);
-    placeholder.push_str(&thousands(tokens));
+    push_thousands(&mut placeholder, tokens);
     placeholder.push_str(" tokens)");
     if let Some(line) = outcome {
         placeholder.push_str(": ");
@@ -340,15 +340,33 @@ pub(crate) fn shortened(cut: usize, total: usize) -> String {
 
 /// `9812` → `9,812`.
 pub(crate) fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
+    let mut out = String::with_capacity(26);
+    push_thousands(&mut out, n);
     out
+}
+
+/// Appends `n` to `out` as [`thousands`] writes it, without a formatter or a copy: every cleared
+/// output's placeholder holds its size.
+fn push_thousands(out: &mut String, n: usize) {
+    // The digits from the last, each group of three after the first preceded by a comma.
+    let mut digits = [0u8; 26];
+    let mut start = digits.len();
+    let mut rest = n;
+    let mut written = 0;
+    loop {
+        if written > 0 && written % 3 == 0 {
+            start -= 1;
+            digits[start] = b',';
+        }
+        start -= 1;
+        digits[start] = b"0123456789"[rest % 10];
+        written += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[start..]).expect("ASCII digits and commas"));
 }
 
 #[cfg(test)]
@@ -409,5 +427,24 @@ mod tests {
             "[ctxcompact: output of bash cleared (12 tokens); archived in /a/b/d.jsonl, line 1]";
         assert_eq!(parse_reference(old), Some(("/a/b/d.jsonl", 1)));
         assert!(is_cleared_output(&placeholder));
+    }
+
+    proptest::proptest! {
+        /// Sizes are written as their decimal digits with a comma before each group of three
+        /// from the right, at every magnitude up to `usize::MAX`.
+        #[test]
+        fn thousands_groups_the_decimal_digits_by_three(
+            n in proptest::prop_oneof![0..100_000usize, proptest::num::usize::ANY]
+        ) {
+            let digits = n.to_string();
+            let mut expected = String::new();
+            for (i, digit) in digits.chars().enumerate() {
+                if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                    expected.push(',');
+                }
+                expected.push(digit);
+            }
+            proptest::prop_assert_eq!(thousands(n), expected);
+        }
     }
 }

@@ -1,9 +1,10 @@
 //! What the placeholders trimming writes cost: each tool's placeholder head is counted once per
-//! planning job, what follows the size once per distinct text, and only the size is tokenized
-//! for each output; a gist below a placeholder keeps the count it was made with where that is
-//! exact.
+//! planning job, what follows the size once per distinct text, and the size as the sum of its
+//! groups of digits and commas, each counted once per process; a gist below a placeholder keeps
+//! the count it was made with where that is exact.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::gist::Gist;
 use crate::hash::FxBuild;
@@ -22,7 +23,8 @@ pub(super) struct Counting {
 /// The placeholder pieces counted so far, under a tokenizer whose counts are sums of the counts
 /// of a text's pieces ([`Tokenizer::additive_base`]): a placeholder ([`note::cleared_output`])
 /// is cut where the tokenizer always ends a piece, after its head (punctuation before a digit)
-/// and after its size (a digit before a space), and costs the sum of its three parts' counts.
+/// and after its size (a digit before a space), and costs the sum of its three parts' counts;
+/// its size ([`note::thousands`]) is cut likewise between each group of digits and comma.
 struct Pieces {
     /// The counter whose counts add up.
     base: &'static dyn TokenCounter,
@@ -33,6 +35,42 @@ struct Pieces {
     /// The tokens of each text seen after a size: a few texts (` tokens)]`, a superseded
     /// output's note) stand after thousands of sizes.
     ends: HashMap<String, usize, FxBuild>,
+    /// The base's tokens of each group of one to three digits ([`group_tokens`]).
+    groups: &'static Groups,
+    /// The tokens of a comma, once counted.
+    comma: Option<usize>,
+}
+
+/// Groups of one to three digits: ten of one digit, a hundred of two, a thousand of three.
+const GROUPS: usize = 1_110;
+
+/// The tokens of each group of one to three digits, at [`group_index`]; 0 until counted (a
+/// group is a token at least, and three at most). Shared by every planning job of the process:
+/// a job costs too few sizes to count a group twice.
+type Groups = [AtomicU8; GROUPS];
+
+/// The digit groups of `base`, an additive base ([`Tokenizer::additive_base`]: `O200k` or
+/// `Cl100k`). Threads that count a group at once store the same count.
+fn group_tokens(base: Tokenizer) -> &'static Groups {
+    static O200K: Groups = [const { AtomicU8::new(0) }; GROUPS];
+    static CL100K: Groups = [const { AtomicU8::new(0) }; GROUPS];
+    match base {
+        Tokenizer::Cl100k => &CL100K,
+        _ => &O200K,
+    }
+}
+
+/// Where a group of one to three ASCII digits is in [`Pieces::groups`]: after the groups of
+/// fewer digits, by its value.
+fn group_index(group: &str) -> usize {
+    let value = group
+        .bytes()
+        .fold(0, |value, digit| value * 10 + usize::from(digit - b'0'));
+    match group.len() {
+        1 => value,
+        2 => 10 + value,
+        _ => 110 + value,
+    }
 }
 
 impl Counting {
@@ -44,6 +82,8 @@ impl Counting {
                 per_million,
                 heads: Vec::new(),
                 ends: HashMap::default(),
+                groups: group_tokens(base),
+                comma: None,
             }),
         }
     }
@@ -60,7 +100,7 @@ impl Counting {
             .find(|c: char| !c.is_ascii_digit() && c != ',')
             .unwrap_or(rest.len());
         let (size, end) = rest.split_at(digits);
-        let sum = head + pieces.base.count_text(size) + pieces.end(end);
+        let sum = head + pieces.size(size) + pieces.end(end);
         pieces
             .per_million
             .map_or(sum, |per_million| tokens::scale(sum, per_million))
@@ -96,6 +136,29 @@ impl Pieces {
         let tokens = self.base.count_text(&head);
         self.heads.push((tool.to_owned(), head.len(), tokens));
         (head.len(), tokens)
+    }
+
+    /// The tokens of `size`, digits in groups of three with commas between ([`note::thousands`]).
+    fn size(&mut self, size: &str) -> usize {
+        let mut tokens = 0;
+        for (i, group) in size.split(',').enumerate() {
+            if i > 0 {
+                tokens += *self.comma.get_or_insert_with(|| self.base.count_text(","));
+            }
+            if group.is_empty() || group.len() > 3 {
+                // Not a size as `thousands` writes one: counted whole.
+                return self.base.count_text(size);
+            }
+            let slot = &self.groups[group_index(group)];
+            let mut group_tokens = slot.load(Ordering::Relaxed);
+            if group_tokens == 0 {
+                group_tokens =
+                    u8::try_from(self.base.count_text(group)).expect("three tokens at most");
+                slot.store(group_tokens, Ordering::Relaxed);
+            }
+            tokens += usize::from(group_tokens);
+        }
+        tokens
     }
 
     /// The tokens of `end`, the text after a placeholder's size.

@@ -5,6 +5,7 @@
 //! a conversation cannot fit ([`Cutting::cut_in_progress`]). Also the one way an output is cut
 //! to a cap ([`Cutting::cap_text`]): a JSON output to its gist, any other to its head and tail.
 
+use std::cell::OnceCell;
 use std::ops::Range;
 
 use serde_json::{Map, Value};
@@ -286,6 +287,7 @@ impl Cutting<'_> {
             };
             texts.push((text.as_str(), counter.count_text(text)));
         }
+        let measured: Vec<Measured> = texts.iter().map(|_| Measured::default()).collect();
         let mut held: Vec<usize> = outputs.iter().map(|&(m, _)| m).collect();
         held.dedup();
         let before: usize = held.iter().map(|&m| state.counts.messages[m]).sum();
@@ -318,15 +320,16 @@ impl Cutting<'_> {
                 let mut copy = messages[message].clone();
                 let mut parts = Vec::new();
                 let reference = self.reference(state, message);
-                for (&(_, part), &(text, tokens)) in outputs
+                for ((&(_, part), &(text, tokens)), measured) in outputs
                     .iter()
                     .zip(&texts)
-                    .filter(|((m, _), _)| *m == message)
+                    .zip(&measured)
+                    .filter(|(((m, _), _), _)| *m == message)
                 {
                     if tokens <= cap {
                         continue;
                     }
-                    let short = self.cap_text(text, cap, reference.as_deref())?;
+                    let short = self.cap_measured(text, cap, reference.as_deref(), measured)?;
                     if let Part::ToolResult {
                         content, layout, ..
                     } = &mut copy.parts[part]
@@ -420,6 +423,18 @@ impl Cutting<'_> {
         cap: usize,
         reference: Option<&str>,
     ) -> Option<String> {
+        self.cap_measured(text, cap, reference, &Measured::default())
+    }
+
+    /// [`Self::cap_text`] with what it reads of `text` at any cap kept in `measured`: the caps
+    /// [`Self::cap_outputs`] tries on one output count its lines and names once.
+    fn cap_measured(
+        &self,
+        text: &str,
+        cap: usize,
+        reference: Option<&str>,
+        measured: &Measured,
+    ) -> Option<String> {
         if let Some(gist) = self.cap_json(text, cap, reference) {
             return Some(gist);
         }
@@ -436,15 +451,26 @@ impl Cutting<'_> {
         if pieces.len() < 3 {
             return None;
         }
-        let costs: Vec<usize> = pieces
-            .iter()
-            .map(|piece| counter.count_text(piece))
-            .collect();
+        let count_pieces = || -> Vec<usize> {
+            pieces
+                .iter()
+                .map(|piece| counter.count_text(piece))
+                .collect()
+        };
+        // Lines are the same pieces at every cap; characters are cut by the cap.
+        let chunk_costs;
+        let costs: &[usize] = if unit == "lines" {
+            measured.line_costs.get_or_init(count_pieces)
+        } else {
+            chunk_costs = count_pieces();
+            &chunk_costs
+        };
         let omitted = |omitted: usize, total: usize| omitted_note(omitted, total, unit, reference);
         let note_cost = counter.count_text(&omitted(text.len(), text.len())) + 1;
         let whole_room = cap.saturating_sub(note_cost);
         // The names of the middle take up to a share of the room; the ends what they leave.
-        let names_room = gist::names_cost(text).min(whole_room * NAMES_PCT / 100);
+        let names_cost = *measured.names_cost.get_or_init(|| gist::names_cost(text));
+        let names_room = names_cost.min(whole_room * NAMES_PCT / 100);
         let mut room = whole_room - names_room;
         let (mut head, mut tail) = (0, 0);
         // Alternate head and tail pieces while they fit: both ends of an output usually matter.
@@ -562,6 +588,14 @@ impl Cutting<'_> {
         let note = omitted_note(gist.lines - gist.lines_kept, gist.lines, VALUES, reference);
         Some(format!("{note}\n{}", gist.text))
     }
+}
+
+/// What [`Cutting::cap_text`] reads of an output whatever the cap, once read: the tokens of
+/// each of its lines, and of its names ([`gist::names_cost`]).
+#[derive(Default)]
+struct Measured {
+    line_costs: OnceCell<Vec<usize>>,
+    names_cost: OnceCell<usize>,
 }
 
 /// `text` in pieces of at most `size` characters.
@@ -757,5 +791,39 @@ impl Cutting<'_> {
             }
         }
         capped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::Tokenizer;
+
+    proptest::proptest! {
+        /// An output capped at caps in turn, with what was read of it at one cap kept for the
+        /// next, is cut as it is at each cap alone: of lines or of one long line (cut in pieces
+        /// by the cap), with tags the harness appended, with or without an archive reference.
+        #[test]
+        fn caps_tried_in_turn_cut_as_each_cap_alone(
+            text in proptest::prop_oneof![
+                "(src/[a-z]{1,6}\\.rs:[0-9]{1,3}|fn [a-z_]{1,8}\\(\\)|[a-z ]{0,30}|\n|<system-reminder>x</system-reminder>){1,40}",
+                "([a-z]{1,9}_[0-9] |src/[a-z]{1,6}\\.rs ){10,80}\n?",
+            ],
+            caps in proptest::collection::vec(0_usize..400, 1..6),
+            reference in proptest::option::of("archived in /a/b\\.jsonl, line [0-9]"),
+        ) {
+            let cutting = Cutting {
+                counter: Tokenizer::O200k.counter(),
+                archive: None,
+            };
+            let measured = Measured::default();
+            for cap in caps {
+                proptest::prop_assert_eq!(
+                    cutting.cap_measured(&text, cap, reference.as_deref(), &measured),
+                    cutting.cap_text(&text, cap, reference.as_deref()),
+                    "cap {}", cap
+                );
+            }
+        }
     }
 }

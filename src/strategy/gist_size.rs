@@ -74,11 +74,16 @@ impl GistSize {
 /// same arguments (a file read again, a command run again). A call without arguments is not
 /// known to repeat one: `--clear-tool-inputs` leaves `{}` of two different commands, and
 /// trimming again would take the first for stale.
-pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild> {
+pub(super) fn superseded(conversation: &Conversation) -> HashSet<&str, FxBuild> {
+    let parts = || conversation.messages.iter().flat_map(|m| &m.parts);
+    // Sized once: a long session makes thousands of calls, most of them repeats in some.
+    let calls = parts()
+        .filter(|part| matches!(part, Part::ToolCall { .. }))
+        .count();
     let mut last: HashMap<(&str, Arguments<'_>), &str, FxBuild> =
-        HashMap::with_hasher(FxBuild::default());
-    let mut stale = HashSet::with_hasher(FxBuild::default());
-    for part in conversation.messages.iter().flat_map(|m| &m.parts) {
+        HashMap::with_capacity_and_hasher(calls, FxBuild::default());
+    let mut stale = HashSet::with_capacity_and_hasher(calls, FxBuild::default());
+    for part in parts() {
         if let Part::ToolCall {
             id,
             name,
@@ -91,7 +96,7 @@ pub(super) fn superseded(conversation: &Conversation) -> HashSet<String, FxBuild
             }
             let key = (name.as_str(), Arguments(arguments));
             if let Some(earlier) = last.insert(key, id.as_str()) {
-                stale.insert(earlier.to_owned());
+                stale.insert(earlier);
             }
         }
     }

@@ -414,7 +414,7 @@ struct Planning<'a> {
     gist: GistSize,
     /// The ids of calls that a later call repeats (the same tool with the same arguments):
     /// their outputs are stale, and cleared without a gist.
-    superseded: HashSet<String, FxBuild>,
+    superseded: HashSet<&'a str, FxBuild>,
 }
 
 /// The planned changes to one round.
@@ -506,7 +506,7 @@ struct Clear<'a> {
     /// How much of each output its gist keeps.
     gist: GistSize,
     /// The ids of calls a later call repeats.
-    superseded: &'a HashSet<String, FxBuild>,
+    superseded: &'a HashSet<&'a str, FxBuild>,
 }
 
 /// The changes that clear a message's results (and inputs, when asked), if any, costed from the
@@ -563,11 +563,8 @@ fn plan_clear(
                 }
                 let tool = name_of(call_id);
                 let text = joined_text(content);
-                let mut placeholder = note::cleared_output(
-                    tool,
-                    content_tokens,
-                    evidence::outcome_in(&text, *is_error),
-                );
+                let outcome = evidence::outcome_in(&text, *is_error);
+                let mut placeholder = note::cleared_output(tool, content_tokens, outcome);
                 if let Some(reference) = reference {
                     placeholder = note::with_reference(&placeholder, reference);
                 }
@@ -576,7 +573,7 @@ fn plan_clear(
                     None
                 } else {
                     let room = size.room(content_tokens);
-                    gist::gist(&text, *is_error, room, shown, counter)
+                    gist::gist(&text, *is_error, outcome, room, shown, counter)
                 };
                 if let Some(kept) = &kept {
                     kept.show_in(shown);
