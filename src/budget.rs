@@ -262,21 +262,36 @@ impl Traffic {
     }
 }
 
-/// `value` of `of` tokens, rounded down; `value` must be a finite number above 0.
+/// `value` of `of` tokens, rounded down; `value` must be a finite number above 0. A product
+/// within [`SHARE_SLACK`] of a whole number is that number: the share was written or computed
+/// as that many tokens (`0.57` of 100,000, or a depth in tokens over its window), and the
+/// multiplication's rounding error must not cost it a token.
 fn share(field: &'static str, value: f64, of: usize) -> Result<usize> {
     if !value.is_finite() || value <= 0.0 {
         return Err(Error::bad_budget(field, value, "expected a number above 0"));
     }
+    let tokens = of as f64 * value;
+    let whole = tokens.round();
+    let tokens = if (tokens - whole).abs() <= whole * SHARE_SLACK {
+        whole
+    } else {
+        tokens.floor()
+    };
     // Truncation is intended: a budget is a whole number of tokens, rounded down.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    Ok((of as f64 * value).floor() as usize)
+    Ok(tokens as usize)
 }
+
+/// The relative error a share's product may carry and still be the whole number it is next
+/// to: a few units in the last place of an `f64`, far below a token of any window.
+const SHARE_SLACK: f64 = 1e-12;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::conversation::Message;
     use crate::format::Format;
+    use proptest::strategy::Strategy;
 
     /// The traffic of a task of `task` tokens followed by one model call per item of `calls`,
     /// each an answer and a result that together take that many tokens.
@@ -398,5 +413,19 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("above the trigger"), "{err}");
+    }
+
+    proptest::proptest! {
+        /// A share written as a number of tokens over its whole resolves to that number: a
+        /// session's depth in tokens, passed as its share of the window, costs no token.
+        #[test]
+        fn a_share_of_whole_tokens_resolves_to_them(
+            (of, tokens) in (1_usize..4_000_000)
+                .prop_flat_map(|of| (proptest::strategy::Just(of), 1..=of)),
+        ) {
+            #[allow(clippy::cast_precision_loss)]
+            let value = tokens as f64 / of as f64;
+            proptest::prop_assert_eq!(share("target", value, of).unwrap(), tokens);
+        }
     }
 }
