@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Change, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, kind, list,
+    Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, kind, list,
     object, read_body, required_content, required_str, role_of, write_content_field,
     write_system_content,
 };
@@ -231,9 +231,9 @@ fn write_part(out: &mut dyn Sink, part: &Part) {
             out,
             Some(extra),
             &[
-                ("toolCallId", Change::Set),
-                ("toolName", Change::Set),
-                ("input", Change::Set),
+                ("toolCallId", FieldChange::Set),
+                ("toolName", FieldChange::Set),
+                ("input", FieldChange::Set),
             ],
             |out, key| match key {
                 "toolCallId" => out.str(id),
@@ -250,7 +250,10 @@ fn write_part(out: &mut dyn Sink, part: &Part) {
         } => object(
             out,
             Some(extra),
-            &[("toolCallId", Change::Set), ("output", Change::Set)],
+            &[
+                ("toolCallId", FieldChange::Set),
+                ("output", FieldChange::Set),
+            ],
             |out, key| match key {
                 "toolCallId" => out.str(call_id),
                 _ => write_output(out, extra, content, *is_error),
@@ -283,9 +286,14 @@ fn write_output(out: &mut dyn Sink, extra: &Map<String, Value>, content: &[Part]
     let text_kind = if is_error { "error-text" } else { "text" };
     match (read, read_kind) {
         (Some(output), Some(kind @ ("text" | "error-text"))) if kind == text_kind => {
-            object(out, Some(output), &[("value", Change::Set)], |out, _| {
-                joined(out);
-            });
+            object(
+                out,
+                Some(output),
+                &[("value", FieldChange::Set)],
+                |out, _| {
+                    joined(out);
+                },
+            );
         }
         (Some(output), Some(_)) if text == [output_text(output).as_str()] => {
             object(out, Some(output), &[], |_, _| {});
@@ -293,7 +301,7 @@ fn write_output(out: &mut dyn Sink, extra: &Map<String, Value>, content: &[Part]
         _ => object(
             out,
             None,
-            &[("type", Change::Set), ("value", Change::Set)],
+            &[("type", FieldChange::Set), ("value", FieldChange::Set)],
             |out, key| match key {
                 "type" => out.str(text_kind),
                 _ => joined(out),

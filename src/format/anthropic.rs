@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent,
-    fields_of, kind, list, object, parse_content, read_body, required_content, required_str,
-    role_of, write_content, write_content_field, write_system_content,
+    Envelope, Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire,
+    content_absent, fields_of, kind, list, object, parse_content, read_body, required_content,
+    required_str, role_of, write_content, write_content_field, write_system_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -283,10 +283,10 @@ fn write_block(out: &mut dyn Sink, part: &Part) {
             out,
             Some(extra),
             &[
-                ("type", Change::Default),
-                ("id", Change::Set),
-                ("name", Change::Set),
-                ("input", Change::Set),
+                ("type", FieldChange::Default),
+                ("id", FieldChange::Set),
+                ("name", FieldChange::Set),
+                ("input", FieldChange::Set),
             ],
             |out, key| match key {
                 "type" => out.str("tool_use"),
@@ -304,14 +304,15 @@ fn write_block(out: &mut dyn Sink, part: &Part) {
             is_error,
             extra,
         } => {
-            let content_change = Change::set_or_remove(!content_absent(content.iter(), *layout));
-            let is_error_change = Change::set_if(*is_error || extra.contains_key("is_error"));
+            let content_change =
+                FieldChange::set_or_remove(!content_absent(content.iter(), *layout));
+            let is_error_change = FieldChange::set_if(*is_error || extra.contains_key("is_error"));
             object(
                 out,
                 Some(extra),
                 &[
-                    ("type", Change::Default),
-                    ("tool_use_id", Change::Set),
+                    ("type", FieldChange::Default),
+                    ("tool_use_id", FieldChange::Set),
                     ("content", content_change),
                     ("is_error", is_error_change),
                 ],

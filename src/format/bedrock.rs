@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
-    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, has,
-    kind, known_role, list, nested, object, read_body,
+    Envelope, Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of,
+    has, kind, known_role, list, nested, object, read_body,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -106,7 +106,7 @@ impl Wire for Bedrock {
         object(
             out,
             Some(&message.extra),
-            &[("content", Change::Set)],
+            &[("content", FieldChange::Set)],
             |out, _| write_blocks(out, &message.parts),
         );
     }
@@ -271,7 +271,7 @@ fn write_blocks(out: &mut dyn Sink, parts: &[Part]) {
 fn write_block(out: &mut dyn Sink, part: &Part) {
     match part {
         Part::Text { text, extra } => {
-            object(out, Some(extra), &[("text", Change::Set)], |out, _| {
+            object(out, Some(extra), &[("text", FieldChange::Set)], |out, _| {
                 out.str(text);
             });
         }
@@ -283,23 +283,28 @@ fn write_block(out: &mut dyn Sink, part: &Part) {
         } => {
             let call = nested(extra, "toolUse");
             // An absent `input` (read as `null`) stays absent.
-            let input = Change::set_if(has(call, "input") || !arguments.is_null());
-            object(out, Some(extra), &[("toolUse", Change::Set)], |out, _| {
-                object(
-                    out,
-                    call,
-                    &[
-                        ("toolUseId", Change::Set),
-                        ("name", Change::Set),
-                        ("input", input),
-                    ],
-                    |out, key| match key {
-                        "toolUseId" => out.str(id),
-                        "name" => out.str(name),
-                        _ => out.value(arguments),
-                    },
-                );
-            });
+            let input = FieldChange::set_if(has(call, "input") || !arguments.is_null());
+            object(
+                out,
+                Some(extra),
+                &[("toolUse", FieldChange::Set)],
+                |out, _| {
+                    object(
+                        out,
+                        call,
+                        &[
+                            ("toolUseId", FieldChange::Set),
+                            ("name", FieldChange::Set),
+                            ("input", input),
+                        ],
+                        |out, key| match key {
+                            "toolUseId" => out.str(id),
+                            "name" => out.str(name),
+                            _ => out.value(arguments),
+                        },
+                    );
+                },
+            );
         }
         Part::ToolResult {
             call_id,
@@ -308,16 +313,16 @@ fn write_block(out: &mut dyn Sink, part: &Part) {
             ..
         } => {
             let result = nested(extra, "toolResult");
-            let content_change = Change::set_if(has(result, "content") || !content.is_empty());
+            let content_change = FieldChange::set_if(has(result, "content") || !content.is_empty());
             object(
                 out,
                 Some(extra),
-                &[("toolResult", Change::Set)],
+                &[("toolResult", FieldChange::Set)],
                 |out, _| {
                     object(
                         out,
                         result,
-                        &[("toolUseId", Change::Set), ("content", content_change)],
+                        &[("toolUseId", FieldChange::Set), ("content", content_change)],
                         |out, key| match key {
                             "toolUseId" => out.str(call_id),
                             _ => write_blocks(out, content),

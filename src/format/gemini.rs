@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
-    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, has,
-    kind, known_role, list, nested, object, read_body,
+    Envelope, Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of,
+    has, kind, known_role, list, nested, object, read_body,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -319,14 +319,14 @@ fn parse_part(index: usize, p: usize, block: Value, parts: &[Part], ids: &mut Id
 fn write_content(message: &Message, out: &mut dyn Sink) {
     let read_without_role = message.layout == Layout::Absent;
     let role = if message.role != Role::System && !read_without_role {
-        Change::Default
+        FieldChange::Default
     } else {
-        Change::Keep
+        FieldChange::Keep
     };
     object(
         out,
         Some(&message.extra),
-        &[("role", role), ("parts", Change::Set)],
+        &[("role", role), ("parts", FieldChange::Set)],
         |out, key| match key {
             "role" if message.role == Role::Assistant => out.str("model"),
             "role" => out.str("user"),
@@ -344,7 +344,7 @@ fn write_content(message: &Message, out: &mut dyn Sink) {
 fn write_part(out: &mut dyn Sink, part: &Part) {
     match part {
         Part::Text { text, extra } => {
-            object(out, Some(extra), &[("text", Change::Set)], |out, _| {
+            object(out, Some(extra), &[("text", FieldChange::Set)], |out, _| {
                 out.str(text);
             });
         }
@@ -355,19 +355,23 @@ fn write_part(out: &mut dyn Sink, part: &Part) {
             extra,
         } => {
             let call = nested(extra, "functionCall");
-            let id_change = Change::set_if(has(call, "id"));
+            let id_change = FieldChange::set_if(has(call, "id"));
             // Absent `args` (read as `{}`) stay absent.
             let empty = arguments.as_object().is_some_and(Map::is_empty);
-            let args = Change::set_if(has(call, "args") || !empty);
+            let args = FieldChange::set_if(has(call, "args") || !empty);
             object(
                 out,
                 Some(extra),
-                &[("functionCall", Change::Set)],
+                &[("functionCall", FieldChange::Set)],
                 |out, _| {
                     object(
                         out,
                         call,
-                        &[("id", id_change), ("name", Change::Set), ("args", args)],
+                        &[
+                            ("id", id_change),
+                            ("name", FieldChange::Set),
+                            ("args", args),
+                        ],
                         |out, key| match key {
                             "id" => out.str(id),
                             "name" => out.str(name),
@@ -385,7 +389,7 @@ fn write_part(out: &mut dyn Sink, part: &Part) {
             ..
         } => {
             let response = nested(extra, "functionResponse");
-            let id_change = Change::set_if(has(response, "id"));
+            let id_change = FieldChange::set_if(has(response, "id"));
             let text: String = content
                 .iter()
                 .filter_map(|p| match p {
@@ -399,17 +403,17 @@ fn write_part(out: &mut dyn Sink, part: &Part) {
             object(
                 out,
                 Some(extra),
-                &[("functionResponse", Change::Set)],
+                &[("functionResponse", FieldChange::Set)],
                 |out, _| {
                     object(
                         out,
                         response,
-                        &[("id", id_change), ("response", Change::Set)],
+                        &[("id", id_change), ("response", FieldChange::Set)],
                         |out, key| match (key, &parsed) {
                             ("id", _) => out.str(call_id),
                             (_, Some(value)) => out.value(value),
                             (_, None) => {
-                                object(out, None, &[("output", Change::Set)], |out, _| {
+                                object(out, None, &[("output", FieldChange::Set)], |out, _| {
                                     out.str(&text);
                                 });
                             }

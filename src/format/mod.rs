@@ -32,10 +32,10 @@ mod output;
 mod parts;
 mod pi;
 mod pretty;
-mod rendered;
 mod repair;
 mod responses;
 mod results;
+mod sink;
 mod spelling;
 
 use std::io::Read;
@@ -53,8 +53,8 @@ use input::{read_records, records_of_slice};
 pub use output::{render, write};
 pub(crate) use parts::*;
 use pretty::Pretty;
-pub(crate) use rendered::{Change, Sink, has, nested, object, to_value};
 use results::Placement;
+pub(crate) use sink::{FieldChange, Sink, has, nested, object, to_value};
 
 /// The reader of each format. Adding a format is one line here (and its file).
 pub(crate) fn reader(format: Format) -> &'static dyn Reader {

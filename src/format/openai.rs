@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent,
-    fields_of, has_value, kind, list, nested, object, parse_content, read_body, required_str,
-    role_of, write_arguments_string, write_content, write_system_content,
+    Envelope, Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire,
+    content_absent, fields_of, has_value, kind, list, nested, object, parse_content, read_body,
+    required_str, role_of, write_arguments_string, write_content, write_system_content,
 };
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -280,27 +280,27 @@ fn write_message(message: &Message, out: &mut dyn Sink) {
     };
     let content = match result {
         _ if message.role != Role::Tool => {
-            Change::set_or_remove(!content_absent(text(), message.layout))
+            FieldChange::set_or_remove(!content_absent(text(), message.layout))
         }
         Some((_, content, layout)) => {
-            Change::set_or_remove(!content_absent(content.iter(), layout))
+            FieldChange::set_or_remove(!content_absent(content.iter(), layout))
         }
-        None => Change::Keep,
+        None => FieldChange::Keep,
     };
     let has_calls = message
         .parts
         .iter()
         .any(|part| matches!(part, Part::ToolCall { .. }));
     let tool_calls = if has_calls {
-        Change::Set
+        FieldChange::Set
     } else if matches!(message.extra.get("tool_calls"), Some(Value::Array(calls)) if !calls.is_empty())
     {
         // Its calls were dropped with their round: the message keeps only its text.
-        Change::Remove
+        FieldChange::Remove
     } else {
-        Change::Keep
+        FieldChange::Keep
     };
-    let tool_call_id = Change::set_if(result.is_some());
+    let tool_call_id = FieldChange::set_if(result.is_some());
     object(
         out,
         Some(&message.extra),
@@ -359,9 +359,9 @@ fn write_call(
         out,
         Some(extra),
         &[
-            ("type", Change::Default),
-            ("id", Change::Set),
-            ("function", Change::Set),
+            ("type", FieldChange::Default),
+            ("id", FieldChange::Set),
+            ("function", FieldChange::Set),
         ],
         |out, key| match key {
             "type" => out.str("function"),
@@ -369,7 +369,7 @@ fn write_call(
             _ => object(
                 out,
                 nested(extra, "function"),
-                &[("name", Change::Set), ("arguments", Change::Set)],
+                &[("name", FieldChange::Set), ("arguments", FieldChange::Set)],
                 |out, key| match key {
                     "name" => out.str(name),
                     _ => write_arguments_string(out, arguments),

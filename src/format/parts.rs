@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Change, Format, Record, Sink, object, single};
+use super::{FieldChange, Format, Record, Sink, object, single};
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 use crate::parallel;
@@ -376,7 +376,7 @@ pub(crate) fn write_content<'a>(
                     Part::Text { text, extra } => object(
                         out,
                         Some(extra),
-                        &[("type", Change::Default), ("text", Change::Set)],
+                        &[("type", FieldChange::Default), ("text", FieldChange::Set)],
                         |out, key| match key {
                             "type" => out.str("text"),
                             _ => out.str(text),
@@ -413,7 +413,7 @@ pub(crate) fn write_content_field(
     object(
         out,
         Some(&message.extra),
-        &[("content", Change::Set)],
+        &[("content", FieldChange::Set)],
         |out, _| {
             let empty = |out: &mut dyn Sink| {
                 out.begin_array();

@@ -25,8 +25,8 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Change, Envelope, Evidence, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, kind,
-    list, object, parse_content, read_list, required_str, role_of, single, split_envelope,
+    Envelope, Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of,
+    kind, list, object, parse_content, read_list, required_str, role_of, single, split_envelope,
     write_arguments_string, write_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
@@ -423,10 +423,10 @@ fn write_item(message: &Message, out: &mut dyn Sink) {
                         out,
                         Some(extra),
                         &[
-                            ("type", Change::Default),
-                            ("call_id", Change::Set),
-                            ("name", Change::Set),
-                            (arguments_key, Change::Set),
+                            ("type", FieldChange::Default),
+                            ("call_id", FieldChange::Set),
+                            ("name", FieldChange::Set),
+                            (arguments_key, FieldChange::Set),
                         ],
                         |out, key| match key {
                             "type" => out.str("function_call"),
@@ -447,9 +447,9 @@ fn write_item(message: &Message, out: &mut dyn Sink) {
                         out,
                         Some(extra),
                         &[
-                            ("type", Change::Default),
-                            ("call_id", Change::Set),
-                            ("output", Change::Set),
+                            ("type", FieldChange::Default),
+                            ("call_id", FieldChange::Set),
+                            ("output", FieldChange::Set),
                         ],
                         |out, key| match key {
                             "type" => out.str("function_call_output"),
@@ -472,7 +472,10 @@ fn write_item(message: &Message, out: &mut dyn Sink) {
     object(
         out,
         Some(&message.extra),
-        &[("role", Change::Default), ("content", Change::Set)],
+        &[
+            ("role", FieldChange::Default),
+            ("content", FieldChange::Set),
+        ],
         |out, key| match key {
             "role" => out.str(message.role.as_str()),
             _ => write_content(

@@ -33,7 +33,7 @@ pub(crate) trait Sink {
 
 /// What rendering does with a field of a wire object.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Change {
+pub(crate) enum FieldChange {
     /// Writes it anew: in its place when read, else at the end.
     Set,
     /// Writes it anew at the end when it was not read (as read otherwise).
@@ -44,15 +44,23 @@ pub(crate) enum Change {
     Keep,
 }
 
-impl Change {
-    /// [`Change::Set`] when `set`, else [`Change::Keep`].
+impl FieldChange {
+    /// [`FieldChange::Set`] when `set`, else [`FieldChange::Keep`].
     pub(crate) fn set_if(set: bool) -> Self {
-        if set { Change::Set } else { Change::Keep }
+        if set {
+            FieldChange::Set
+        } else {
+            FieldChange::Keep
+        }
     }
 
-    /// [`Change::Set`] when `set`, else [`Change::Remove`].
+    /// [`FieldChange::Set`] when `set`, else [`FieldChange::Remove`].
     pub(crate) fn set_or_remove(set: bool) -> Self {
-        if set { Change::Set } else { Change::Remove }
+        if set {
+            FieldChange::Set
+        } else {
+            FieldChange::Remove
+        }
     }
 }
 
@@ -62,7 +70,7 @@ impl Change {
 pub(crate) fn object(
     out: &mut dyn Sink,
     read: Option<&Map<String, Value>>,
-    changes: &[(&str, Change)],
+    changes: &[(&str, FieldChange)],
     mut set: impl FnMut(&mut dyn Sink, &str),
 ) {
     out.begin_object();
@@ -74,19 +82,19 @@ pub(crate) fn object(
             found |= 1 << at;
         }
         match change.map(|at| changes[at].1) {
-            Some(Change::Set) => {
+            Some(FieldChange::Set) => {
                 out.key(key);
                 set(out, key);
             }
-            Some(Change::Remove) => {}
-            Some(Change::Default | Change::Keep) | None => {
+            Some(FieldChange::Remove) => {}
+            Some(FieldChange::Default | FieldChange::Keep) | None => {
                 out.key(key);
                 out.value(value);
             }
         }
     }
     for (at, &(key, change)) in changes.iter().enumerate() {
-        if found & 1 << at == 0 && matches!(change, Change::Set | Change::Default) {
+        if found & 1 << at == 0 && matches!(change, FieldChange::Set | FieldChange::Default) {
             out.key(key);
             set(out, key);
         }
