@@ -260,11 +260,13 @@ pub(crate) fn without_gist(text: &str) -> Option<String> {
         .then(|| format!("{}]", &body[..at]))
 }
 
-/// A placeholder of an output that a later call of the same tool with the same arguments
-/// repeats, saying so.
-pub(crate) fn superseded(placeholder: &str) -> String {
-    let body = placeholder.strip_suffix(']').unwrap_or(placeholder);
-    format!("{body}; a later call repeats it]")
+/// Makes the placeholder of an output that a later call of the same tool with the same arguments
+/// repeats say so, before its closing bracket: in place, as it is planned for every such output.
+pub(crate) fn superseded(placeholder: &mut String) {
+    if placeholder.ends_with(']') {
+        placeholder.pop();
+    }
+    placeholder.push_str("; a later call repeats it]");
 }
 
 /// How every placeholder of a cleared output starts, before the tool's name.
@@ -445,6 +447,21 @@ mod tests {
                 expected.push(digit);
             }
             proptest::prop_assert_eq!(thousands(n), expected);
+        }
+
+        /// A superseded output's placeholder is the placeholder, without one closing bracket,
+        /// then the words saying so and the bracket: an outcome line ending in `]` keeps its own.
+        #[test]
+        fn a_superseded_placeholder_says_so_before_its_one_closing_bracket(
+            tool in "[a-z_]{1,8}",
+            tokens in 0..2_000_000usize,
+            outcome in proptest::option::of("(x|\\]|\\[| |\u{e9}){0,6}"),
+        ) {
+            let placeholder = cleared_output(&tool, tokens, outcome.as_deref());
+            let mut marked = placeholder.clone();
+            superseded(&mut marked);
+            let body = &placeholder[..placeholder.len() - 1];
+            proptest::prop_assert_eq!(marked, format!("{body}; a later call repeats it]"));
         }
     }
 }

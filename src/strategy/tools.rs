@@ -569,7 +569,7 @@ fn plan_clear(
                     placeholder = note::with_reference(&placeholder, reference);
                 }
                 let kept = if stale {
-                    placeholder = note::superseded(&placeholder);
+                    note::superseded(&mut placeholder);
                     None
                 } else {
                     let room = size.room(content_tokens);
@@ -897,7 +897,7 @@ mod tests {
                 placeholder = note::with_reference(&placeholder, &reference);
             }
             if superseded {
-                placeholder = note::superseded(&placeholder);
+                note::superseded(&mut placeholder);
             }
             let calibrated = Tokenizer::from_name("claude-sonnet").expect("a shipped family");
             for tokenizer in [Tokenizer::O200k, Tokenizer::Cl100k, calibrated] {
