@@ -189,7 +189,10 @@ impl Needles {
 
     /// Whether a word holding `window` (the four bytes at `at` in `head`) at one of its first
     /// places starts there, ignoring ASCII case: bytes equal but for case are equal once
-    /// [`folded`], so only the words with that folded window are compared.
+    /// [`folded`], so only the words with that folded window are compared. Kept out of
+    /// [`head_has`]'s loop, which passes it a few places in a thousand: inlined, its registers
+    /// would crowd the loop's.
+    #[inline(never)]
     fn holds_at(&self, head: &[u8], at: usize, window: u32) -> bool {
         let window = folded(window);
         self.places[..self.places_len].iter().any(|place| {
