@@ -218,7 +218,7 @@ pub(crate) fn run(
         return Ok(Run::CannotFit(Box::new(report)));
     }
     // Apply, check.
-    let Some(plan) = &record.plan else {
+    let Some(plan) = record.plan() else {
         return done(finishing.finish(state, record.outcome(budget, &selector))?);
     };
     let pinned = state.pinned_inputs(&plan.units);
