@@ -292,6 +292,14 @@ impl LoopDepth {
     }
 }
 
+/// The depth a session chose for one compaction, with its trigger: what the run reads to
+/// report the depth and the room the output leaves ([`LoopDepth::with_room`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunDepth {
+    pub(crate) depth: LoopDepth,
+    pub(crate) trigger: usize,
+}
+
 /// What tool trimming did, for the report.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ToolTrim {

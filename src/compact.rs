@@ -9,7 +9,7 @@
 //! tokens than the input; the output is validated before it is returned; when even the pinned
 //! units exceed the budget, nothing is returned but [`Error::BudgetTooSmall`].
 
-use crate::account::Action;
+use crate::account::{Action, RunDepth};
 use crate::archive::{self, Archive};
 use crate::conversation::Conversation;
 use crate::degrade::{self, RunRecord};
@@ -81,7 +81,7 @@ impl Compacted {
 /// [`Error::Invalid`] when the input breaks tool pairing, [`Error::BadBudget`] for an unusable
 /// budget, [`Error::BudgetTooSmall`] when even the pinned units exceed it.
 pub fn compact(conversation: Conversation, options: &Options) -> Result<Compacted> {
-    run(conversation, None, options)?.compacted()
+    run(conversation, None, options, None)?.compacted()
 }
 
 /// Reports what [`compact`] would do, including `cannot_fit`, without producing output. The
@@ -90,7 +90,7 @@ pub fn compact(conversation: Conversation, options: &Options) -> Result<Compacte
 /// # Errors
 /// As [`compact`], except that a budget too small is reported, not an error.
 pub fn analyze(conversation: Conversation, options: &Options) -> Result<Report> {
-    run(conversation, None, options).map(|run| match run {
+    run(conversation, None, options, None).map(|run| match run {
         Run::Done(compacted) => compacted.report,
         Run::CannotFit(report) => *report,
     })
@@ -101,16 +101,18 @@ pub fn analyze(conversation: Conversation, options: &Options) -> Result<Report> 
 /// # Errors
 /// [`Error::Invalid`] when the input breaks tool pairing.
 pub fn trim_tools(conversation: Conversation, options: &Options) -> Result<Compacted> {
-    trim_tools_counted(conversation, None, options)
+    trim_tools_counted(conversation, None, options, None)
 }
 
-/// [`trim_tools`] for a conversation whose counts are already known, as [`run`].
+/// [`trim_tools`] for a conversation whose counts are already known, and a session's depth,
+/// as [`run`].
 pub(crate) fn trim_tools_counted(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
     options: &Options,
+    depth: Option<RunDepth>,
 ) -> Result<Compacted> {
-    let (finishing, start) = Finishing::start(conversation, counts, options)?;
+    let (finishing, start) = Finishing::start(conversation, counts, options, depth)?;
     let budget = finishing.input.tokens;
     let features = start.measure(budget, &options.thresholds);
     let selector = Selector::new(&options.profile, None, &features, &options.selector);
@@ -166,18 +168,20 @@ thread_local! {
 }
 
 /// The shared run of [`compact`], [`analyze`] and a [`crate::Session`]'s compactions (whose
-/// counts are already known): the output, or the report when it cannot fit. Each stage is a
+/// counts, and with a depth following the traffic that depth, are already known): the
+/// output, or the report when it cannot fit. Each stage is a
 /// call into its module; over the budget, [`degrade::fit`] trims and plans in the degrade
 /// order, and its plan is applied here.
 pub(crate) fn run(
     conversation: Conversation,
     counts: Option<tokens::Counts>,
     options: &Options,
+    depth: Option<RunDepth>,
 ) -> Result<Run> {
     #[cfg(feature = "binding")]
     RUNS.with(|runs| runs.set(runs.get() + 1));
     // Count, check.
-    let (finishing, start) = Finishing::start(conversation, counts, options)?;
+    let (finishing, start) = Finishing::start(conversation, counts, options, depth)?;
     let input = &finishing.input;
     // Budget.
     let resolved = options
@@ -212,13 +216,14 @@ pub(crate) fn run(
         let ending = RunEnd {
             pinned_tokens: least,
             archive: Vec::new(),
+            depth,
         };
         let outcome = record.outcome(budget, &selector);
         let report = outcome.report(input, &state, options, ending);
         return Ok(Run::CannotFit(Box::new(report)));
     }
     // Apply, check.
-    let Some(plan) = &record.plan else {
+    let Some(plan) = record.plan() else {
         return done(finishing.finish(state, record.outcome(budget, &selector))?);
     };
     let pinned = state.pinned_inputs(&plan.units);
@@ -229,12 +234,13 @@ pub(crate) fn run(
 }
 
 /// What a run reads at its first and last steps: the input, counted and checked, the options,
-/// and where removed history is archived (when [`Options::archive`] names a folder, or, with
-/// [`Options::handles`], by handle alone).
+/// where removed history is archived (when [`Options::archive`] names a folder, or, with
+/// [`Options::handles`], by handle alone), and a session's depth for it.
 struct Finishing<'a> {
     input: CountedInput,
     archive: Option<Archive>,
     options: &'a Options,
+    depth: Option<RunDepth>,
 }
 
 impl<'a> Finishing<'a> {
@@ -244,6 +250,7 @@ impl<'a> Finishing<'a> {
         conversation: Conversation,
         counts: Option<tokens::Counts>,
         options: &'a Options,
+        depth: Option<RunDepth>,
     ) -> Result<(Self, Applied)> {
         let (counts, unlogged) = match counts {
             Some(counts) => (counts, options.overhead),
@@ -257,6 +264,7 @@ impl<'a> Finishing<'a> {
             input,
             archive,
             options,
+            depth,
         };
         Ok((finishing, Applied::unchanged(conversation, counts)))
     }
@@ -291,6 +299,7 @@ impl<'a> Finishing<'a> {
                 let ending = RunEnd {
                     pinned_tokens: output.pinned_tokens(pinned),
                     archive: archive.iter().map(|(path, _)| path.clone()).collect(),
+                    depth: self.depth,
                 };
                 (outcome.report(input, &output, options, ending), archive)
             },

@@ -24,11 +24,17 @@ use crate::tokens::TokenCounter;
 /// Brings `start`, the run's checked input, over its budget, within the budget `planner`
 /// plans for: the last state (its plan not yet applied) and the run's record, whose plan, when
 /// it made one, fits or is the least that could not.
+///
+/// Every step from unit removal on has one shape, `fn(&self, Applied, &mut RunRecord) ->
+/// Applied`: it reads the run's current plan from the record ([`RunRecord::plan`]) and records
+/// what it did and the plan it leaves. The steps before (trimming, folding bare rounds) run
+/// before any plan is made and make or add to the record themselves.
 pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, RunRecord) {
     // Trim tools: the old rounds' outputs, then, with a fixed budget, the recent rounds'.
     let fitting = Fitting::new(planner);
     let untrimmed = fitting.untrimmed(&start);
-    let (mut state, mut record) = fitting.trim_first(start);
+    let (mut state, trimming) = fitting.trim_first(start);
+    let mut record = RunRecord::new(Action::Compacted, trimming);
     if state.counts.total() <= planner.budget {
         // Rounds cleared bare go into a digest where one fits.
         fitting.fold_bare(&state, &mut record);
@@ -37,34 +43,28 @@ pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, RunRecord)
     // Group, select, plan with markers: remove units by the chosen strategy, the protections
     // kept (under a window's target, the recent rounds' outputs go where removal alone
     // cannot fit).
-    let mut attempt = planner.attempt(&state, Protections::Keep);
-    record.steps.push(Step::RemoveUnits);
-    if !attempt.fits && !planner.fill && fitting.clears() {
-        let freed = record.tool_trim.tokens_freed;
-        state = fitting.clear(state, &mut record);
-        if record.tool_trim.tokens_freed > freed {
-            attempt = planner.attempt(&state, Protections::Keep);
-        }
+    record.remove_units(planner.attempt(&state, Protections::Keep));
+    if !record.fits() && !planner.fill && fitting.clears() {
+        state = fitting.clear_recent(state, &mut record);
     }
     // Relax the head, then the tail.
-    if !attempt.fits {
-        attempt = planner.attempt(&state, Protections::Relax);
+    if !record.fits() {
+        record.take_plan(planner.attempt(&state, Protections::Relax));
     }
     // Under a fixed budget, large tool-call inputs cleared where that keeps more of the units.
-    if planner.fill && fitting.clears() && (!attempt.fits || !attempt.plan.drop.is_empty()) {
-        (state, attempt) = fitting.clear_inputs(state, untrimmed, attempt, &mut record);
+    if planner.fill && fitting.clears() && (!record.fits() || record.removes()) {
+        state = fitting.clear_inputs(state, untrimmed, &mut record);
     }
     // Cut the outputs of the round in progress.
-    (state, attempt) = fitting.cut_in_progress(state, attempt, &mut record);
+    state = fitting.cut_in_progress(state, &mut record);
     // Under a fixed budget, outputs given back in the room the removal left.
-    if planner.fill && attempt.fits && !attempt.plan.drop.is_empty() {
-        (state, attempt) = fitting.give_back(state, attempt, &mut record);
+    if planner.fill && record.fits() && record.removes() {
+        state = fitting.give_back(state, &mut record);
     }
     // Shorten the task.
-    if !attempt.fits {
-        (state, attempt) = fitting.shorten_task(state, attempt, &mut record);
+    if !record.fits() {
+        state = fitting.shorten_task(state, &mut record);
     }
-    record.conclude(attempt);
     (state, record)
 }
 
@@ -82,75 +82,153 @@ pub(crate) fn trimming_steps(tool_trim: &ToolTrim, keep: usize) -> Vec<Step> {
     steps
 }
 
-/// The record of one run, which each of its steps adds to: what trimming did, the steps taken
-/// in order, and the last plan with what was done to make it fit. The run's [`Outcome`] is made
-/// from it alone ([`RunRecord::outcome`]).
+/// What the trimming before any unit goes did, and its steps in order: the part of a run's
+/// record that a redo of that trimming ([`Fitting::clear_inputs`]) replaces whole.
+pub(crate) struct Trimming {
+    tool_trim: ToolTrim,
+    steps: Vec<Step>,
+}
+
+impl Trimming {
+    /// Adds the recent rounds' outputs cleared (`more`) after the first trimming, as its step.
+    fn add_recent_cleared(&mut self, more: &ToolTrim) {
+        self.steps.push(Step::ClearRecentOutputs);
+        self.tool_trim.add(more);
+    }
+}
+
+/// The record of one run, which each of its steps adds to through its methods: what trimming
+/// did, what each later step did, and the current plan. The report's steps are placed in one
+/// order by [`RunRecord::outcome`], the run's [`Outcome`] made from the record alone.
 pub(crate) struct RunRecord {
     /// What the run did when it planned no removal: nothing (within budget), or trimming.
     action: Action,
-    /// What tool-round trimming did.
-    tool_trim: ToolTrim,
-    /// The steps taken, in order.
-    steps: Vec<Step>,
-    /// The last plan, when units were planned to go: one that fits, or the least that could
-    /// not.
-    pub(crate) plan: Option<Attempt>,
-    /// How the task was shortened, when it had to be.
-    shortened: Option<Shortened>,
+    /// What the trimming before any unit goes did, and its steps.
+    trimming: Trimming,
+    /// Whether bare rounds were folded into a digest instead of unit removal.
+    folded: bool,
+    /// Whether units were planned to go by the chosen strategy.
+    removed: bool,
+    /// What clearing large tool-call inputs did, beside unit removal.
+    inputs_cleared: Option<ToolTrim>,
+    /// What clearing the recent rounds' outputs did after unit removal (a window's target).
+    recent_cleared: Option<ToolTrim>,
+    /// Outputs given back in the room unit removal left, and the tokens they added.
+    restored: (usize, usize),
     /// The outputs of the round in progress cut to fit.
     outputs_cut: Vec<CutOutput>,
+    /// How the task was shortened, when it had to be.
+    shortened: Option<Shortened>,
+    /// The current plan, when units were planned to go: from unit removal on, each step's
+    /// plan; at the end one that fits, or the least that could not.
+    plan: Option<Attempt>,
 }
 
 impl RunRecord {
     /// The record of a run within its budget: nothing done, `tool_trim` counting its rounds.
     pub(crate) fn within_budget(tool_trim: ToolTrim) -> Self {
-        Self::new(Action::WithinBudget, tool_trim, Vec::new())
+        let trimming = Trimming {
+            tool_trim,
+            steps: Vec::new(),
+        };
+        Self::new(Action::WithinBudget, trimming)
     }
 
     /// The record of a run that trimmed tool outputs (`tool_trim`), taking `steps`.
     pub(crate) fn trimmed(tool_trim: ToolTrim, steps: Vec<Step>) -> Self {
-        Self::new(Action::Compacted, tool_trim, steps)
+        Self::new(Action::Compacted, Trimming { tool_trim, steps })
     }
 
-    fn new(action: Action, tool_trim: ToolTrim, steps: Vec<Step>) -> Self {
+    fn new(action: Action, trimming: Trimming) -> Self {
         Self {
             action,
-            tool_trim,
-            steps,
-            plan: None,
-            shortened: None,
+            trimming,
+            folded: false,
+            removed: false,
+            inputs_cleared: None,
+            recent_cleared: None,
+            restored: (0, 0),
             outputs_cut: Vec::new(),
+            shortened: None,
+            plan: None,
         }
     }
 
-    /// Adds `step`, taken beside unit removal, next to [`Step::RemoveUnits`] (last where no
-    /// unit removal was recorded): inputs cleared for it ([`Step::ClearOldInputs`]) just before
-    /// it, outputs given back in the room it left just after it.
-    fn add_beside_removal(&mut self, step: Step) {
-        let removal = self.steps.iter().position(|s| *s == Step::RemoveUnits);
-        let at = match step {
-            Step::ClearOldInputs => removal,
-            _ => removal.map(|at| at + 1),
-        };
-        self.steps.insert(at.unwrap_or(self.steps.len()), step);
+    /// The run's current plan, when units were planned to go.
+    pub(crate) fn plan(&self) -> Option<&Attempt> {
+        self.plan.as_ref()
     }
 
-    /// Ends the run with its last plan, `attempt`, adding the steps that plan took, in order:
-    /// the protections it gave up, the round in progress cut, the task shortened.
-    fn conclude(&mut self, attempt: Attempt) {
-        for protection in &attempt.plan.relaxed {
-            self.steps.push(match protection {
-                Protection::Head => Step::RelaxHead,
-                Protection::Tail => Step::RelaxTail,
-            });
-        }
-        if !self.outputs_cut.is_empty() {
-            self.steps.push(Step::CutCurrentOutputs);
-        }
-        if self.shortened.is_some() {
-            self.steps.push(Step::ShortenTask);
-        }
+    /// The current plan of a step taken from unit removal on, which [`RunRecord::remove_units`]
+    /// made.
+    fn attempt(&self) -> &Attempt {
+        self.plan
+            .as_ref()
+            .expect("unit removal planned before this step")
+    }
+
+    /// Whether the current plan fits.
+    fn fits(&self) -> bool {
+        self.attempt().fits
+    }
+
+    /// Whether the current plan removes any unit.
+    fn removes(&self) -> bool {
+        !self.attempt().plan.drop.is_empty()
+    }
+
+    /// The run's plan is now `attempt`.
+    fn take_plan(&mut self, attempt: Attempt) {
         self.plan = Some(attempt);
+    }
+
+    /// Bare rounds folded into a digest by `attempt`, the run's plan.
+    fn fold_bare_rounds(&mut self, attempt: Attempt) {
+        self.folded = true;
+        self.take_plan(attempt);
+    }
+
+    /// Units planned to go by the chosen strategy, `attempt` the first plan.
+    fn remove_units(&mut self, attempt: Attempt) {
+        self.removed = true;
+        self.take_plan(attempt);
+    }
+
+    /// The recent rounds' outputs cleared after unit removal (`more`).
+    fn clear_recent(&mut self, more: ToolTrim) {
+        self.recent_cleared = Some(more);
+    }
+
+    /// Large tool-call inputs cleared (`inputs`), the plan now `attempt`; the trimming before
+    /// any unit went replaced by `redone` where it was redone with those inputs cleared.
+    fn clear_inputs(&mut self, inputs: ToolTrim, redone: Option<Trimming>, attempt: Attempt) {
+        if let Some(redone) = redone {
+            self.trimming = redone;
+        }
+        self.inputs_cleared = Some(inputs);
+        self.take_plan(attempt);
+    }
+
+    /// The outputs of the round in progress cut (`cut`), the plan now `attempt`.
+    fn cut_outputs(&mut self, cut: Vec<CutOutput>, attempt: Attempt) {
+        self.outputs_cut = cut;
+        self.take_plan(attempt);
+    }
+
+    /// `restored` outputs given back, adding `added` tokens to the plan.
+    fn restore_outputs(&mut self, restored: usize, added: usize) {
+        if let Some(plan) = &mut self.plan {
+            plan.add_restored(added);
+        }
+        if restored > 0 {
+            self.restored = (restored, added);
+        }
+    }
+
+    /// The task shortened (`cut`), the plan now `attempt`.
+    fn shorten_task(&mut self, cut: Shortened, attempt: Attempt) {
+        self.shortened = Some(cut);
+        self.take_plan(attempt);
     }
 
     /// When the run's plan cannot fit its budget, the least tokens the pinned units take;
@@ -163,16 +241,27 @@ impl RunRecord {
 
     /// The run's outcome under `budget`, its features and rules' verdicts `selector`'s: the
     /// one place an [`Outcome`] is made. A plan that fits gives it its decision and markers;
-    /// one that does not, the step [`Step::CannotFit`].
+    /// one that does not, the step [`Step::CannotFit`]. The steps go in one order: trimming's,
+    /// bare rounds folded, inputs cleared, units removed, outputs given back, the recent
+    /// rounds' outputs cleared, the protections the plan gave up, the round in progress cut,
+    /// the task shortened, cannot fit.
     pub(crate) fn outcome(self, budget: usize, selector: &Selector<'_>) -> Outcome {
         let Self {
             action,
-            tool_trim,
-            mut steps,
-            plan,
-            shortened,
+            trimming,
+            folded,
+            removed,
+            inputs_cleared,
+            recent_cleared,
+            restored,
             outputs_cut,
+            shortened,
+            plan,
         } = self;
+        let Trimming {
+            mut tool_trim,
+            mut steps,
+        } = trimming;
         let smallest_span_end = plan.as_ref().and_then(smallest_span_end);
         // A plan gives its decision and the protections it gave up; one that fits, its markers
         // (whether there are any, their mode, what each stands for, their archive files).
@@ -197,9 +286,35 @@ impl RunRecord {
                 (action, Some(decision), plan.relaxed, fitted)
             }
         };
-        if action == Action::CannotFit {
-            steps.push(Step::CannotFit);
+        let mut taken = |step, taken: bool| {
+            if taken {
+                steps.push(step);
+            }
+        };
+        taken(Step::FoldBareRounds, folded);
+        taken(Step::ClearOldInputs, inputs_cleared.is_some());
+        taken(Step::RemoveUnits, removed);
+        taken(Step::RestoreOutputs, restored.0 > 0);
+        taken(Step::ClearRecentOutputs, recent_cleared.is_some());
+        // The protections unit removal gave up (a fold's plan names none).
+        for protection in relaxed.iter().filter(|_| removed) {
+            taken(
+                match protection {
+                    Protection::Head => Step::RelaxHead,
+                    Protection::Tail => Step::RelaxTail,
+                },
+                true,
+            );
         }
+        taken(Step::CutCurrentOutputs, !outputs_cut.is_empty());
+        taken(Step::ShortenTask, shortened.is_some());
+        taken(Step::CannotFit, action == Action::CannotFit);
+        for more in inputs_cleared.iter().chain(&recent_cleared) {
+            tool_trim.add(more);
+        }
+        let (outputs_restored, added) = restored;
+        tool_trim.outputs_restored += outputs_restored;
+        tool_trim.tokens_freed = tool_trim.tokens_freed.saturating_sub(added);
         let (marker, marker_mode, markers, archive) =
             fitted.unwrap_or((false, MarkerMode::None, Vec::new(), Vec::new()));
         Outcome {
@@ -308,8 +423,8 @@ impl<'p, 'a> Fitting<'p, 'a> {
     }
 
     /// The trimming before any unit goes: the old rounds' outputs, then, with a fixed budget, the
-    /// recent rounds'. The first step: it makes the run's record.
-    fn trim_first(&self, start: Applied) -> (Applied, RunRecord) {
+    /// recent rounds'. The first step: what it did makes the run's record.
+    fn trim_first(&self, start: Applied) -> (Applied, Trimming) {
         let (options, tokens) = (self.planner.options, self.planner.input.tokens);
         // Cost-optimized trimming weighs the input's size.
         let tool_options = select::tool_options(&options.selector, &options.tools, tokens);
@@ -333,11 +448,15 @@ impl<'p, 'a> Fitting<'p, 'a> {
             self.planner.archive,
         );
         let steps = trimming_steps(&tool_trim, protected);
-        let mut record = RunRecord::trimmed(tool_trim, steps);
+        let mut trimming = Trimming { tool_trim, steps };
         if self.planner.fill && self.clears() && state.counts.total() > self.planner.budget {
-            state = self.clear(state, &mut record);
+            let more;
+            (state, more) = self.clear(state);
+            if let Some(more) = more {
+                trimming.add_recent_cleared(&more);
+            }
         }
-        (state, record)
+        (state, trimming)
     }
 
     /// When trimming met the budget by clearing the oldest rounds' outputs bare
@@ -348,7 +467,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
     /// marker, which would name less than the calls did.
     fn fold_bare(&self, state: &Applied, record: &mut RunRecord) {
         let planner = self.planner;
-        let bare_before = record.tool_trim.bare_before;
+        let bare_before = record.trimming.tool_trim.bare_before;
         if bare_before == 0 {
             return;
         }
@@ -385,43 +504,41 @@ impl<'p, 'a> Fitting<'p, 'a> {
             }
         }
         if let Some(attempt) = best {
-            record.steps.push(Step::FoldBareRounds);
-            record.plan = Some(attempt);
+            record.fold_bare_rounds(attempt);
         }
     }
 
-    /// With a fixed budget and no archive, where `attempt` does not fit or fills less than 60%
-    /// of the budget, the large tool-call inputs of the units `attempt` removes (of all but the
+    /// With a fixed budget and no archive, where the run's plan, `attempt`, does not fit or
+    /// fills less than 60% of the budget, the large tool-call inputs of the units it removes (of all but the
     /// last when it does not fit; [`fit::clear_large_inputs`]), oldest first, cleared to their
     /// path-like arguments until the conversation fits, when the plan over that state fits and
     /// keeps more messages than `attempt` (or as many, using more of the budget), or `attempt`
     /// does not fit: a file written whole in one call no longer takes its unit with it, nor
-    /// leaves a pinned unit over the budget; else `state` and `attempt` as they are. What was
-    /// cleared is added to `record`'s trimming figures and its step to its steps, before unit
-    /// removal.
+    /// leaves a pinned unit over the budget; else `state` as it is. What was cleared and the
+    /// plan over it are added to `record`, its step before unit removal.
     ///
     /// The outputs were cleared for a budget those inputs kept out of reach, so clearing them
     /// frees more than needed: the outputs are given back by trimming `untrimmed` (the state
     /// before any output was cleared) again with those inputs cleared, so that outputs are
-    /// cleared, gisted and capped only as far as the budget then needs, the record of that
-    /// trimming redone replacing `record`; and where that leaves room, the last input
-    /// cleared is capped instead, its head and tail kept, to fill it.
+    /// cleared, gisted and capped only as far as the budget then needs, what that trimming
+    /// redone did replacing what the first did in `record`; and where that leaves room, the
+    /// last input cleared is capped instead, its head and tail kept, to fill it.
     fn clear_inputs(
         &self,
         mut state: Applied,
         untrimmed: Option<Applied>,
-        attempt: Attempt,
         record: &mut RunRecord,
-    ) -> (Applied, Attempt) {
+    ) -> Applied {
         let planner = self.planner;
         // With an archive, nothing is changed that the archive would not give back.
         if planner.options.tools.clear_inputs || planner.archive.is_some() {
-            return (state, attempt);
+            return state;
         }
+        let attempt = record.attempt();
         // Only where removal alone leaves the budget mostly empty (under 60% of it) or cannot
         // fit: a cleared input loses what it named, which the digest of a removed unit keeps.
         if attempt.fits && attempt.tokens_after * 10 >= planner.budget * 9 {
-            return (state, attempt);
+            return state;
         }
         // Only the units the plan removes (the inputs of those it keeps stay whole), or, when it
         // cannot fit, every unit but the last.
@@ -440,7 +557,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
             counter,
         );
         if inputs.inputs_cleared == 0 {
-            return (state, attempt);
+            return state;
         }
         let better = self.kept_else_relaxed(&cleared);
         // More messages kept, or as many and more of the budget used.
@@ -448,8 +565,8 @@ impl<'p, 'a> Fitting<'p, 'a> {
             let (kept, was) = (better.plan.messages_kept, than.plan.messages_kept);
             !than.fits || kept > was || (kept == was && better.tokens_after > than.tokens_after)
         };
-        if !better.fits || !keeps_more(&better, &attempt) {
-            return (state, attempt);
+        if !better.fits || !keeps_more(&better, attempt) {
+            return state;
         }
         // The outputs given back: the same inputs cleared before any output (the start holds
         // each input message at its index), then trimmed again to the budget.
@@ -463,7 +580,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
                 .map(|&i| start.conversation.messages[i].clone());
             let (start, _, mut again) =
                 fit::clear_large_inputs(start, inputs_at.iter().copied(), 0, counter);
-            let (mut retrimmed, mut redone) = self.trim_first(start);
+            let (mut retrimmed, redone) = self.trim_first(start);
             // The last input cleared is capped instead where the budget leaves room for more
             // of it: the outputs whole, it fills what is left.
             let at = retrimmed
@@ -483,26 +600,19 @@ impl<'p, 'a> Fitting<'p, 'a> {
             }
             let fuller = self.kept_else_relaxed(&retrimmed);
             let same = again.inputs_cleared == inputs.inputs_cleared;
-            (fuller.fits && same && keeps_more(&fuller, &better)).then(|| {
-                redone.tool_trim.add(&again);
-                redone.steps.push(Step::RemoveUnits);
-                (retrimmed, fuller, redone)
-            })
+            (fuller.fits && same && keeps_more(&fuller, &better))
+                .then_some((retrimmed, fuller, redone, again))
         });
-        let attempt = if let Some((retrimmed, fuller, redone)) = given_back {
-            cleared = retrimmed;
-            // The trimming redone from the start takes the first's place: its record holds
-            // all the run has recorded so far (trimming, then unit removal).
-            *record = redone;
-            fuller
+        if let Some((retrimmed, fuller, redone, again)) = given_back {
+            // The trimming redone from the start takes the first's place.
+            record.clear_inputs(again, Some(redone), fuller);
+            retrimmed
         } else {
             // Only inputs changed: what earlier steps discarded stays with the state.
             cleared.discarded = std::mem::take(&mut state.discarded);
-            record.tool_trim.add(&inputs);
-            better
-        };
-        record.add_beside_removal(Step::ClearOldInputs);
-        (cleared, attempt)
+            record.clear_inputs(inputs, None, better);
+            cleared
+        }
     }
 
     /// The plan over `state` with the head and tail kept, else relaxed.
@@ -515,70 +625,56 @@ impl<'p, 'a> Fitting<'p, 'a> {
         planner.attempt(state, Protections::Relax)
     }
 
-    /// When `attempt`, which removed every unit it could, does not fit and outputs may be
-    /// cleared: the state with the outputs of its round in progress cut by what `attempt` is over
-    /// the budget, and its plan, the outputs cut added to `record`; else both as they are (or
-    /// when the last unit is no round).
-    fn cut_in_progress(
-        &self,
-        state: Applied,
-        attempt: Attempt,
-        record: &mut RunRecord,
-    ) -> (Applied, Attempt) {
+    /// When the run's plan, `attempt`, which removed every unit it could, does not fit and
+    /// outputs may be cleared: the state with the outputs of its round in progress cut by what
+    /// `attempt` is over the budget, the outputs cut and the plan over it added to `record`;
+    /// else `state` as it is (or when the last unit is no round).
+    fn cut_in_progress(&self, state: Applied, record: &mut RunRecord) -> Applied {
         let planner = self.planner;
+        let attempt = record.attempt();
         let round = attempt.units.last().filter(|u| u.is_round);
         let Some(round) = round.filter(|_| self.clears() && !attempt.fits) else {
-            return (state, attempt);
+            return state;
         };
         let over = attempt.tokens_after.saturating_sub(planner.budget) + planner::MARKER_SLACK;
         let reserve = marker_reserve(planner.budget);
         let messages = round.messages.clone();
         let (state, cut) = self.cutting.cut_in_progress(state, messages, over, reserve);
         if cut.is_empty() {
-            return (state, attempt);
+            return state;
         }
-        record.outputs_cut = cut;
-        let attempt = planner.attempt(&state, Protections::Relax);
-        (state, attempt)
+        record.cut_outputs(cut, planner.attempt(&state, Protections::Relax));
+        state
     }
 
     /// When the task can be shortened ([`Planner::shorten_task`]) so that the plan, the
-    /// protections relaxed, fits: that state and plan, how the task was shortened added to
-    /// `record`; else `state` and `attempt` as they are.
-    fn shorten_task(
-        &self,
-        state: Applied,
-        attempt: Attempt,
-        record: &mut RunRecord,
-    ) -> (Applied, Attempt) {
+    /// protections relaxed, fits: that state, how the task was shortened and the plan added
+    /// to `record`; else `state` as it is.
+    fn shorten_task(&self, state: Applied, record: &mut RunRecord) -> Applied {
         let planner = self.planner;
-        let Some((shorter, cut)) = planner.shorten_task(&state, &attempt) else {
-            return (state, attempt);
+        let Some((shorter, cut)) = planner.shorten_task(&state, record.attempt()) else {
+            return state;
         };
         let retry = planner.attempt(&shorter, Protections::Relax);
         if !retry.fits {
-            return (state, attempt);
+            return state;
         }
-        record.shortened = Some(cut);
-        (shorter, retry)
+        record.shorten_task(cut, retry);
+        shorter
     }
 
-    /// Where `attempt` fits a fixed budget by removing units, the outputs trimming cleared or
+    /// Where the run's plan fits a fixed budget by removing units, the outputs trimming cleared or
     /// capped in the messages it keeps, given back in the room the removal left: trimming
     /// cleared them for a budget that the units now removed kept out of reach, so they were
     /// cleared past what the budget needs. Newest first (what the agent works from), each
     /// message's outputs whole where they fit, else, where outputs may be capped, capped to
-    /// fill what is left. The plan and its markers stay as they are; `attempt`'s tokens grow
-    /// by what was given back, which is added to `record` with its step, after unit removal. A
+    /// fill what is left. The plan and its markers stay as they are; its tokens grow by what
+    /// was given back, which is added to `record` with its step, after unit removal. A
     /// message given back stays fitted as changed: an output capped to `max_output` holds no
     /// original, so what is given back is that cap.
-    fn give_back(
-        &self,
-        mut state: Applied,
-        mut attempt: Attempt,
-        record: &mut RunRecord,
-    ) -> (Applied, Attempt) {
+    fn give_back(&self, mut state: Applied, record: &mut RunRecord) -> Applied {
         let planner = self.planner;
+        let attempt = record.attempt();
         let mut removed = vec![false; state.conversation.messages.len()];
         for &unit in &attempt.plan.drop {
             removed[attempt.units[unit].messages.clone()].fill(true);
@@ -588,7 +684,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
         // Outputs given back, and the tokens they added.
         let (mut restored, mut added) = (0, 0);
         for index in (0..state.conversation.messages.len()).rev() {
-            let room = full.saturating_sub(attempt.tokens_after);
+            let room = full.saturating_sub(attempt.tokens_after + added);
             if room == 0 {
                 break;
             }
@@ -631,32 +727,36 @@ impl<'p, 'a> Fitting<'p, 'a> {
                 }
                 state.counts.messages[index] = tokens;
             }
-            let more = state.counts.messages[index] - now;
-            attempt.tokens_after += more;
-            attempt.kept_tokens += more;
             restored += parts.len();
-            added += more;
+            added += state.counts.messages[index] - now;
         }
-        if restored > 0 {
-            let trim = &mut record.tool_trim;
-            trim.outputs_restored += restored;
-            trim.tokens_freed = trim.tokens_freed.saturating_sub(added);
-            record.add_beside_removal(Step::RestoreOutputs);
+        record.restore_outputs(restored, added);
+        state
+    }
+
+    /// Under a window's target, where the run's plan does not fit: the recent rounds' outputs
+    /// cleared ([`Fitting::clear`]), what was cleared added to `record` with its step, after
+    /// unit removal, and the plan made again, the protections kept, where that freed tokens.
+    fn clear_recent(&self, state: Applied, record: &mut RunRecord) -> Applied {
+        let (state, more) = self.clear(state);
+        if let Some(more) = more {
+            let freed = more.tokens_freed > 0;
+            record.clear_recent(more);
+            if freed {
+                record.take_plan(self.planner.attempt(&state, Protections::Keep));
+            }
         }
-        (state, attempt)
+        state
     }
 
     /// Clears the recent rounds' outputs, oldest first, until the conversation fits the budget.
-    /// The last round is spared only when it is the round in progress (the last unit). What was
-    /// cleared is added to `record`'s trimming figures and steps.
-    fn clear(&self, state: Applied, record: &mut RunRecord) -> Applied {
+    /// The last round is spared only when it is the round in progress (the last unit). Returns
+    /// what was cleared, when any output was.
+    fn clear(&self, state: Applied) -> (Applied, Option<ToolTrim>) {
         let (tools, tokenizer) = (&self.planner.options.tools, self.planner.options.tokenizer);
         let (cleared, more) =
             tools::clear_recent(state, tools, self.stop(), tokenizer, self.planner.archive);
-        if more.cleared + more.truncated > 0 {
-            record.steps.push(Step::ClearRecentOutputs);
-            record.tool_trim.add(&more);
-        }
-        cleared
+        let any = more.cleared + more.truncated > 0;
+        (cleared, any.then_some(more))
     }
 }

@@ -68,6 +68,14 @@ pub(crate) struct Attempt {
     pub(crate) fits: bool,
 }
 
+impl Attempt {
+    /// `added` tokens of outputs given back in the messages the plan keeps.
+    pub(crate) fn add_restored(&mut self, added: usize) {
+        self.tokens_after += added;
+        self.kept_tokens += added;
+    }
+}
+
 /// Whether an attempt may give up the head and tail protections to fit the budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Protections {

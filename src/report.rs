@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::account::is_zero;
+use crate::account::{RunDepth, is_zero};
 use crate::archive::SpanFile;
 use crate::catalog::Profile;
 use crate::digest::MarkerMode;
@@ -251,6 +251,9 @@ pub(crate) struct RunEnd {
     pub(crate) pinned_tokens: usize,
     /// The archive files (paths, or handles) the removed spans were written to.
     pub(crate) archive: Vec<String>,
+    /// The depth the session chose for the run, when it follows the traffic: reported with
+    /// the room the output leaves, once the run finished.
+    pub(crate) depth: Option<RunDepth>,
 }
 
 impl Outcome {
@@ -320,7 +323,9 @@ impl Outcome {
             repairs: input.repairs.clone(),
             unlogged_tokens: input.anchored_unlogged,
             archive: ending.archive,
-            depth: None,
+            depth: (ending.depth)
+                .filter(|_| finished)
+                .map(|at| at.depth.with_room(tokens_after, at.trigger)),
         }
     }
 }

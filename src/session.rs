@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use crate::account::{Action, LoopDepth};
+use crate::account::{Action, LoopDepth, RunDepth};
 use crate::budget::{Budget, Traffic};
 use crate::compact::{self, Compacted, Run, trim_tools_counted};
 use crate::conversation::{Conversation, Message};
@@ -224,7 +224,11 @@ impl Session {
             Some(depth) => Cow::Owned(self.at_depth(depth)),
             None => Cow::Borrowed(&self.options),
         };
-        let mut compacted = match self.run(&options)? {
+        let depth = depth.map(|depth| RunDepth {
+            depth,
+            trigger: self.trigger,
+        });
+        let compacted = match self.run(&options, depth)? {
             // The pinned units alone exceed the target, with the round in progress cut: rather
             // than send everything (and fail past the window), compact down to the trigger, or
             // the window, that they fit.
@@ -232,7 +236,7 @@ impl Session {
                 if report.pinned_tokens <= self.options.profile.context_window
                     && matches!(self.options.budget, Budget::Window { .. }) =>
             {
-                self.run_fallback(report.pinned_tokens)?
+                self.run_fallback(report.pinned_tokens, depth)?
             }
             run => run.compacted()?,
         };
@@ -240,8 +244,6 @@ impl Session {
             // Tool trimming found nothing to trim: the conversation is unchanged.
             return Ok(None);
         }
-        compacted.report.depth =
-            depth.map(|depth| depth.with_room(compacted.report.tokens_after, self.trigger));
         self.counts = self.recount(&compacted.conversation, &compacted.unchanged);
         self.conversation = compacted.conversation;
         self.total = self.counts.total();
@@ -301,7 +303,7 @@ impl Session {
     }
 
     /// The compaction at the lowest of [`Session::fallback_budgets`] that fits.
-    fn run_fallback(&self, pinned: usize) -> Result<Compacted> {
+    fn run_fallback(&self, pinned: usize, depth: Option<RunDepth>) -> Result<Compacted> {
         let budgets = Self::fallback_budgets(pinned, self.trigger, &self.options);
         let mut last = None;
         for budget in budgets {
@@ -309,7 +311,7 @@ impl Session {
                 budget: Budget::Tokens(budget),
                 ..self.options.clone()
             };
-            match self.run(&fallback)? {
+            match self.run(&fallback, depth)? {
                 cannot @ Run::CannotFit(_) => last = Some(cannot),
                 done => return done.compacted(),
             }
@@ -317,17 +319,18 @@ impl Session {
         last.expect("at least one fallback budget").compacted()
     }
 
-    /// One compaction of the session's conversation under `options`, from its cached counts;
-    /// an observed excess over the estimate counts as part of what lies outside the messages.
-    fn run(&self, options: &Options) -> Result<Run> {
+    /// One compaction of the session's conversation under `options`, from its cached counts,
+    /// its report giving `depth`; an observed excess over the estimate counts as part of what
+    /// lies outside the messages.
+    fn run(&self, options: &Options, depth: Option<RunDepth>) -> Result<Run> {
         let input = self.conversation.clone();
         let mut counts = self.counts.clone();
         counts.outside = counts.outside.saturating_add_signed(self.offset.max(0));
         let counts = Some(counts);
         match self.compaction {
-            CompactionScope::Full => compact::run(input, counts, options),
+            CompactionScope::Full => compact::run(input, counts, options, depth),
             CompactionScope::ToolsOnly => {
-                trim_tools_counted(input, counts, options).map(|c| Run::Done(Box::new(c)))
+                trim_tools_counted(input, counts, options, depth).map(|c| Run::Done(Box::new(c)))
             }
         }
     }
