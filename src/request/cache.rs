@@ -12,8 +12,8 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+use super::forward::LastCompaction;
 use crate::hash::{ContentHash, FxBuild};
-use crate::report::{InstructionFile, LoopDepth};
 use crate::session::Session;
 
 /// The key of a replayed state: the content hash of what produced it.
@@ -56,13 +56,8 @@ pub(crate) struct State {
     pub(crate) received_tokens: usize,
     /// The last compaction error, for the ledger.
     pub(crate) last_error: Option<String>,
-    /// The instruction files the last compaction pinned, as its report lists them.
-    pub(crate) instruction_files: Vec<InstructionFile>,
-    /// The budget the last compaction compacted to: the target, or the fallback above it when
-    /// the pinned part exceeds it.
-    pub(crate) budget: Option<usize>,
-    /// How deep the last compaction went, from the conversation's traffic.
-    pub(crate) depth: Option<LoopDepth>,
+    /// What the last compaction reported, for the ledger.
+    pub(crate) last: Option<LastCompaction>,
 }
 
 /// A bounded map from keys to states.

@@ -43,7 +43,7 @@ use crate::tokens;
 use cache::{Cache, Key, State};
 
 pub use agent::Agent;
-pub use forward::{CompactionFacts, Facts, FailOpen, Forward, Handling, Verdict};
+pub use forward::{CompactionFacts, Facts, FailOpen, Forward, Handling, LastCompaction, Verdict};
 
 /// Compacts provider request bodies with one set of settings, keeping a bounded cache of
 /// replayed conversations (it saves work, never changes a byte).
@@ -362,16 +362,16 @@ impl Compactor {
             (Err(err), _) => Some(err),
         }
         .map(|e| e.to_string());
-        let session = &state.session;
         let received = state.received_tokens;
-        let forwarded = session.tokens();
-        facts.trigger = Some(session.trigger());
+        let forwarded = state.session.tokens();
+        let (trigger, compactions) = (state.session.trigger(), state.session.compactions());
+        facts.trigger = Some(trigger);
         let mut forward = Forward::new(Handling::Forwarded, model).with_facts(facts);
         forward.verdict = Verdict {
             tokens_received: Some(received),
             tokens_forwarded: Some(received),
-            compactions: Some(session.compactions()),
-            compactions_run: session.compactions() - compactions_before,
+            compactions: Some(compactions),
+            compactions_run: compactions - compactions_before,
             ..forward.verdict
         };
         forward.compaction.archive_error = archive_error;
@@ -384,27 +384,28 @@ impl Compactor {
                     why.unwrap_or_default()
                 ),
             );
-        } else if session.compactions() > 0 {
-            let output = conversation.with_messages(session.conversation().messages.clone());
-            // What is forwarded must read back as the body was read, as what the CLI writes.
-            if let Err(err) = output.check_reads_back(Some(format)) {
-                forward.fail(FailOpen::ReadBack, err.to_string());
-            } else {
-                let mut value = format::render(&output);
-                if format == Format::Anthropic {
-                    breakpoints::restore(&mut value, marked);
+        } else if compactions > 0 {
+            // The session's messages in this request's envelope; what is forwarded must read
+            // back as the body was read, as what the CLI writes.
+            let rendered = state.session.lend_messages(&mut conversation, |output| {
+                output
+                    .check_reads_back(Some(format))
+                    .map(|()| format::render(output))
+            });
+            match rendered {
+                Err(err) => forward.fail(FailOpen::ReadBack, err.to_string()),
+                Ok(mut value) => {
+                    if format == Format::Anthropic {
+                        breakpoints::restore(&mut value, marked);
+                    }
+                    let body = serde_json::to_vec(&value).expect("a JSON value serializes");
+                    forward.body = Some(body);
+                    forward.verdict.action = Handling::Compacted;
+                    forward.verdict.tokens_forwarded = Some(forwarded);
+                    forward.compaction.last.clone_from(&state.last);
                 }
-                forward.body = Some(serde_json::to_vec(&value).expect("a JSON value serializes"));
-                forward.verdict.action = Handling::Compacted;
-                forward.verdict.tokens_forwarded = Some(forwarded);
-                forward.compaction = CompactionFacts {
-                    instruction_files: state.instruction_files.clone(),
-                    budget: state.budget,
-                    depth: state.depth,
-                    ..forward.compaction
-                };
             }
-        } else if received > session.trigger() {
+        } else if received > trigger {
             forward.verdict.reason = state.last_error.clone().or_else(|| {
                 Some("over the trigger, but the last round still waits for its results".into())
             });
@@ -430,11 +431,7 @@ fn push_calls(
         state.received_tokens += counts[counts.len() - count..].iter().sum::<usize>();
         state.pushed = boundary;
         match state.session.compact_if_needed() {
-            Ok(Some(report)) => {
-                state.budget = Some(report.budget);
-                state.depth = report.depth;
-                state.instruction_files = report.instruction_files;
-            }
+            Ok(Some(report)) => state.last = Some(LastCompaction::of(report)),
             Ok(None) => {}
             Err(err) => state.last_error = Some(err.to_string()),
         }
@@ -451,9 +448,7 @@ fn fresh(conversation: &Conversation, options: Options) -> Result<State> {
         session,
         pushed: 0,
         last_error: None,
-        instruction_files: Vec::new(),
-        budget: None,
-        depth: None,
+        last: None,
     })
 }
 
@@ -546,8 +541,9 @@ mod tests {
         assert!(text.contains("Fix the parser bug"));
         let listed: Vec<_> = forward
             .compaction
-            .instruction_files
+            .last
             .iter()
+            .flat_map(|last| &last.instruction_files)
             .map(|file| (file.message, file.agent, file.file))
             .collect();
         assert_eq!(listed, [(0, "codex", "AGENTS.md")]);
@@ -594,8 +590,10 @@ mod tests {
                 compacted += 1;
                 let budget = forward
                     .compaction
-                    .budget
-                    .expect("a compacted request names its budget");
+                    .last
+                    .as_ref()
+                    .expect("a compacted request names its budget")
+                    .budget;
                 assert!(budget > 2_000, "the fallback is above the target: {budget}");
                 assert!(
                     forward.verdict.tokens_forwarded.unwrap() <= forward.facts.trigger.unwrap()
