@@ -302,11 +302,11 @@ impl Compactor {
             )));
         }
         // A replay depends on the options and on what lies outside the messages: the options
-        // and the system prompt, which have no JSON form, by their `Debug` text; the tool
-        // definitions as the messages are hashed, walked without serialising them.
+        // by what makes them ([`cache::options_key`]); the system prompt as the format writes
+        // it, and the tool definitions, walked as the messages are.
         let mut base = Key::of(format.as_str().as_bytes())
-            .then(format!("{options:?}").as_bytes())
-            .then(format!("{:?}", conversation.system).as_bytes());
+            .then_hash(cache::options_key(&options))
+            .then_hash(cache::system_hash(&conversation));
         for tools in tokens::tool_definitions(&conversation) {
             base = base.then_hash(cache::hash_value(tools));
         }
@@ -606,6 +606,31 @@ mod tests {
             2 * compactions <= compacted,
             "{compactions} compactions for {compacted}"
         );
+    }
+
+    #[test]
+    fn a_body_sent_again_resumes_its_replay_from_the_cache_and_forwards_the_same_bytes() {
+        let settings = Settings {
+            trigger: Some(0.5),
+            target_ratio: Some(0.3),
+            ..Settings::default()
+        };
+        let compactor = Compactor::new(&settings, Some(20_000), 4).unwrap();
+        let body = codex_body(40);
+        let first = compactor.compact(&body, Format::Responses, None, None);
+        assert_eq!(first.verdict.action, Handling::Compacted);
+        assert!(first.verdict.compactions_run > 0);
+        assert_eq!(compactor.cached(), 1);
+        let again = compactor.compact(&body, Format::Responses, None, None);
+        assert_eq!(again.verdict.compactions_run, 0, "resumed at its end");
+        assert_eq!(again.body, first.body);
+        assert_eq!(again.compaction, first.compaction);
+        // Another model's options are another replay.
+        let other = String::from_utf8(body)
+            .unwrap()
+            .replace("gpt-6.1-sol", "gpt-4o");
+        let other = compactor.compact(other.as_bytes(), Format::Responses, None, None);
+        assert!(other.verdict.compactions_run > 0);
     }
 
     #[test]
