@@ -317,12 +317,10 @@ impl Session {
     /// The compaction at the lowest of [`Session::fallback_budgets`] that fits.
     fn run_fallback(&self, pinned: usize) -> Result<Compacted> {
         let budgets = Self::fallback_budgets(pinned, self.trigger, &self.options);
+        let mut fallback = self.options.clone();
         let mut last = None;
         for budget in budgets {
-            let fallback = Options {
-                budget: Budget::Tokens(budget),
-                ..self.options.clone()
-            };
+            fallback.budget = Budget::Tokens(budget);
             match self.run(&fallback)? {
                 cannot @ Run::CannotFit(_) => last = Some(cannot),
                 done => return done.compacted(),
