@@ -519,14 +519,20 @@ mod tests {
         serde_json::to_vec(&json!({"model": "gpt-6.1-sol", "input": input})).unwrap()
     }
 
-    #[test]
-    fn an_instruction_file_survives_the_proxys_compaction_and_the_agent_is_read_from_the_body() {
+    /// A compactor for [`codex_body`]'s requests: past half of a 20,000-token window, down to
+    /// 30%, caching `cache` conversations.
+    fn codex_compactor(cache: usize) -> Compactor {
         let settings = Settings {
             trigger: Some(0.5),
             target_ratio: Some(0.3),
             ..Settings::default()
         };
-        let compactor = Compactor::new(&settings, Some(20_000), 0).unwrap();
+        Compactor::new(&settings, Some(20_000), cache).unwrap()
+    }
+
+    #[test]
+    fn an_instruction_file_survives_the_proxys_compaction_and_the_agent_is_read_from_the_body() {
+        let compactor = codex_compactor(0);
         let body = codex_body(40);
         let forward = compactor.compact(&body, Format::Responses, None, None);
         assert_eq!(
@@ -610,12 +616,7 @@ mod tests {
 
     #[test]
     fn a_body_sent_again_resumes_its_replay_from_the_cache_and_forwards_the_same_bytes() {
-        let settings = Settings {
-            trigger: Some(0.5),
-            target_ratio: Some(0.3),
-            ..Settings::default()
-        };
-        let compactor = Compactor::new(&settings, Some(20_000), 4).unwrap();
+        let compactor = codex_compactor(4);
         let body = codex_body(40);
         let first = compactor.compact(&body, Format::Responses, None, None);
         assert_eq!(first.verdict.action, Handling::Compacted);
