@@ -176,6 +176,20 @@ impl Session {
         &self.conversation
     }
 
+    /// `read` of the session's messages in `shell` (a request's format, system prompt and
+    /// envelope, its own messages set aside): what would be sent now in another request's
+    /// envelope, read without copying the messages, which come back to the session after.
+    pub(crate) fn lend_messages<T>(
+        &mut self,
+        shell: &mut Conversation,
+        read: impl FnOnce(&Conversation) -> T,
+    ) -> T {
+        std::mem::swap(&mut shell.messages, &mut self.conversation.messages);
+        let result = read(shell);
+        std::mem::swap(&mut shell.messages, &mut self.conversation.messages);
+        result
+    }
+
     /// The cached count of each message and of the system prompt.
     pub fn counts(&self) -> &Counts {
         &self.counts
@@ -305,12 +319,10 @@ impl Session {
     /// The compaction at the lowest of [`Session::fallback_budgets`] that fits.
     fn run_fallback(&self, pinned: usize, depth: Option<RunDepth>) -> Result<Compacted> {
         let budgets = Self::fallback_budgets(pinned, self.trigger, &self.options);
+        let mut fallback = self.options.clone();
         let mut last = None;
         for budget in budgets {
-            let fallback = Options {
-                budget: Budget::Tokens(budget),
-                ..self.options.clone()
-            };
+            fallback.budget = Budget::Tokens(budget);
             match self.run(&fallback, depth)? {
                 cannot @ Run::CannotFit(_) => last = Some(cannot),
                 done => return done.compacted(),

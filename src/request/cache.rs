@@ -10,10 +10,14 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use super::forward::LastCompaction;
+use crate::budget::Budget;
+use crate::conversation::Conversation;
+use crate::format;
 use crate::hash::{ContentHash, FxBuild};
-use crate::report::{InstructionFile, LoopDepth};
+use crate::options::Options;
 use crate::session::Session;
 
 /// The key of a replayed state: the content hash of what produced it.
@@ -45,6 +49,37 @@ pub(crate) fn hash_value(value: &Value) -> Key {
     add(Key::default(), value)
 }
 
+/// The part of a key the options give. A compactor's options are its settings, fixed for its
+/// cache's life, resolved for a model and a budget (the agent's shares of the model's window):
+/// those two stand for them, and options alike have them alike.
+pub(crate) fn options_key(options: &Options) -> Key {
+    let model = options.model.as_deref();
+    let key = Key::of(&[u8::from(model.is_some())]).then(model.unwrap_or_default().as_bytes());
+    let share = |share: f64| share.to_bits().to_le_bytes();
+    match options.budget {
+        Budget::Tokens(tokens) => key.then(b"tokens").then(&tokens.to_le_bytes()),
+        Budget::Ratio(ratio) => key.then(b"ratio").then(&share(ratio)),
+        Budget::Window { trigger, target } => key
+            .then(b"window")
+            .then(&share(trigger))
+            .then(&share(target)),
+    }
+}
+
+/// The hash of a request's system prompt as its format writes it, outside the message list
+/// (alike for every request without one).
+pub(crate) fn system_hash(conversation: &Conversation) -> Key {
+    let alone = Conversation {
+        format: conversation.format,
+        system: conversation.system.clone(),
+        messages: Vec::new(),
+        envelope: Some(Map::new()),
+        lines: Vec::new(),
+        repairs: Vec::new(),
+    };
+    hash_value(&format::render(&alone))
+}
+
 /// The replayed state of one conversation after a prefix of its history.
 #[derive(Clone)]
 pub(crate) struct State {
@@ -56,13 +91,8 @@ pub(crate) struct State {
     pub(crate) received_tokens: usize,
     /// The last compaction error, for the ledger.
     pub(crate) last_error: Option<String>,
-    /// The instruction files the last compaction pinned, as its report lists them.
-    pub(crate) instruction_files: Vec<InstructionFile>,
-    /// The budget the last compaction compacted to: the target, or the fallback above it when
-    /// the pinned part exceeds it.
-    pub(crate) budget: Option<usize>,
-    /// How deep the last compaction went, from the conversation's traffic.
-    pub(crate) depth: Option<LoopDepth>,
+    /// What the last compaction reported, for the ledger.
+    pub(crate) last: Option<LastCompaction>,
 }
 
 /// A bounded map from keys to states.

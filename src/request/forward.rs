@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::agent::Agent;
 use crate::catalog::WindowSource;
-use crate::report::{InstructionFile, LoopDepth};
+use crate::report::{InstructionFile, LoopDepth, Report};
 
 /// What was done with a request body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -190,18 +190,39 @@ pub struct CompactionFacts {
     /// goes on without them).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub archive_error: Option<String>,
-    /// When compacted: the project instruction files the conversation's last compaction
-    /// pinned (`message` is the index in the history that compaction read).
+    /// When compacted: what the conversation's last compaction reported.
+    #[serde(flatten)]
+    pub last: Option<LastCompaction>,
+}
+
+/// What a conversation's compaction reports that a request's record carries: taken from its
+/// [`Report`] here alone, kept with the replayed conversation and carried into
+/// [`CompactionFacts`], so a new fact is added in one place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct LastCompaction {
+    /// The project instruction files it pinned (`message` is the index in the history that
+    /// compaction read).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub instruction_files: Vec<InstructionFile>,
-    /// When compacted: the budget the conversation's last compaction compacted to, the target
-    /// or, when the pinned part exceeds it, the fallback it used ([`crate::Session`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub budget: Option<usize>,
-    /// When compacted: how deep the conversation's last compaction went, from its traffic, and
-    /// the room it left ([`crate::Report::depth`]).
+    /// The budget it compacted to: the target or, when the pinned part exceeds it, the
+    /// fallback it used ([`crate::Session`]).
+    pub budget: usize,
+    /// How deep it went, from the conversation's traffic, and the room it left
+    /// ([`crate::Report::depth`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub depth: Option<LoopDepth>,
+}
+
+impl LastCompaction {
+    /// What `report`, a compaction's, says of it.
+    pub(super) fn of(report: Report) -> Self {
+        Self {
+            instruction_files: report.instruction_files,
+            budget: report.budget,
+            depth: report.depth,
+        }
+    }
 }
 
 impl Forward {

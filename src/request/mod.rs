@@ -43,7 +43,7 @@ use crate::tokens;
 use cache::{Cache, Key, State};
 
 pub use agent::Agent;
-pub use forward::{CompactionFacts, Facts, FailOpen, Forward, Handling, Verdict};
+pub use forward::{CompactionFacts, Facts, FailOpen, Forward, Handling, LastCompaction, Verdict};
 
 /// Compacts provider request bodies with one set of settings, keeping a bounded cache of
 /// replayed conversations (it saves work, never changes a byte).
@@ -302,11 +302,11 @@ impl Compactor {
             )));
         }
         // A replay depends on the options and on what lies outside the messages: the options
-        // and the system prompt, which have no JSON form, by their `Debug` text; the tool
-        // definitions as the messages are hashed, walked without serialising them.
+        // by what makes them ([`cache::options_key`]); the system prompt as the format writes
+        // it, and the tool definitions, walked as the messages are.
         let mut base = Key::of(format.as_str().as_bytes())
-            .then(format!("{options:?}").as_bytes())
-            .then(format!("{:?}", conversation.system).as_bytes());
+            .then_hash(cache::options_key(&options))
+            .then_hash(cache::system_hash(&conversation));
         for tools in tokens::tool_definitions(&conversation) {
             base = base.then_hash(cache::hash_value(tools));
         }
@@ -362,16 +362,16 @@ impl Compactor {
             (Err(err), _) => Some(err),
         }
         .map(|e| e.to_string());
-        let session = &state.session;
         let received = state.received_tokens;
-        let forwarded = session.tokens();
-        facts.trigger = Some(session.trigger());
+        let forwarded = state.session.tokens();
+        let (trigger, compactions) = (state.session.trigger(), state.session.compactions());
+        facts.trigger = Some(trigger);
         let mut forward = Forward::new(Handling::Forwarded, model).with_facts(facts);
         forward.verdict = Verdict {
             tokens_received: Some(received),
             tokens_forwarded: Some(received),
-            compactions: Some(session.compactions()),
-            compactions_run: session.compactions() - compactions_before,
+            compactions: Some(compactions),
+            compactions_run: compactions - compactions_before,
             ..forward.verdict
         };
         forward.compaction.archive_error = archive_error;
@@ -384,27 +384,28 @@ impl Compactor {
                     why.unwrap_or_default()
                 ),
             );
-        } else if session.compactions() > 0 {
-            let output = conversation.with_messages(session.conversation().messages.clone());
-            // What is forwarded must read back as the body was read, as what the CLI writes.
-            if let Err(err) = output.check_reads_back(Some(format)) {
-                forward.fail(FailOpen::ReadBack, err.to_string());
-            } else {
-                let mut value = format::render(&output);
-                if format == Format::Anthropic {
-                    breakpoints::restore(&mut value, marked);
+        } else if compactions > 0 {
+            // The session's messages in this request's envelope; what is forwarded must read
+            // back as the body was read, as what the CLI writes.
+            let rendered = state.session.lend_messages(&mut conversation, |output| {
+                output
+                    .check_reads_back(Some(format))
+                    .map(|()| format::render(output))
+            });
+            match rendered {
+                Err(err) => forward.fail(FailOpen::ReadBack, err.to_string()),
+                Ok(mut value) => {
+                    if format == Format::Anthropic {
+                        breakpoints::restore(&mut value, marked);
+                    }
+                    let body = serde_json::to_vec(&value).expect("a JSON value serializes");
+                    forward.body = Some(body);
+                    forward.verdict.action = Handling::Compacted;
+                    forward.verdict.tokens_forwarded = Some(forwarded);
+                    forward.compaction.last.clone_from(&state.last);
                 }
-                forward.body = Some(serde_json::to_vec(&value).expect("a JSON value serializes"));
-                forward.verdict.action = Handling::Compacted;
-                forward.verdict.tokens_forwarded = Some(forwarded);
-                forward.compaction = CompactionFacts {
-                    instruction_files: state.instruction_files.clone(),
-                    budget: state.budget,
-                    depth: state.depth,
-                    ..forward.compaction
-                };
             }
-        } else if received > session.trigger() {
+        } else if received > trigger {
             forward.verdict.reason = state.last_error.clone().or_else(|| {
                 Some("over the trigger, but the last round still waits for its results".into())
             });
@@ -430,11 +431,7 @@ fn push_calls(
         state.received_tokens += counts[counts.len() - count..].iter().sum::<usize>();
         state.pushed = boundary;
         match state.session.compact_if_needed() {
-            Ok(Some(report)) => {
-                state.budget = Some(report.budget);
-                state.depth = report.depth;
-                state.instruction_files = report.instruction_files;
-            }
+            Ok(Some(report)) => state.last = Some(LastCompaction::of(report)),
             Ok(None) => {}
             Err(err) => state.last_error = Some(err.to_string()),
         }
@@ -451,9 +448,7 @@ fn fresh(conversation: &Conversation, options: Options) -> Result<State> {
         session,
         pushed: 0,
         last_error: None,
-        instruction_files: Vec::new(),
-        budget: None,
-        depth: None,
+        last: None,
     })
 }
 
@@ -524,14 +519,20 @@ mod tests {
         serde_json::to_vec(&json!({"model": "gpt-6.1-sol", "input": input})).unwrap()
     }
 
-    #[test]
-    fn an_instruction_file_survives_the_proxys_compaction_and_the_agent_is_read_from_the_body() {
+    /// A compactor for [`codex_body`]'s requests: past half of a 20,000-token window, down to
+    /// 30%, caching `cache` conversations.
+    fn codex_compactor(cache: usize) -> Compactor {
         let settings = Settings {
             trigger: Some(0.5),
             target_ratio: Some(0.3),
             ..Settings::default()
         };
-        let compactor = Compactor::new(&settings, Some(20_000), 0).unwrap();
+        Compactor::new(&settings, Some(20_000), cache).unwrap()
+    }
+
+    #[test]
+    fn an_instruction_file_survives_the_proxys_compaction_and_the_agent_is_read_from_the_body() {
+        let compactor = codex_compactor(0);
         let body = codex_body(40);
         let forward = compactor.compact(&body, Format::Responses, None, None);
         assert_eq!(
@@ -546,8 +547,9 @@ mod tests {
         assert!(text.contains("Fix the parser bug"));
         let listed: Vec<_> = forward
             .compaction
-            .instruction_files
+            .last
             .iter()
+            .flat_map(|last| &last.instruction_files)
             .map(|file| (file.message, file.agent, file.file))
             .collect();
         assert_eq!(listed, [(0, "codex", "AGENTS.md")]);
@@ -594,8 +596,10 @@ mod tests {
                 compacted += 1;
                 let budget = forward
                     .compaction
-                    .budget
-                    .expect("a compacted request names its budget");
+                    .last
+                    .as_ref()
+                    .expect("a compacted request names its budget")
+                    .budget;
                 assert!(budget > 2_000, "the fallback is above the target: {budget}");
                 assert!(
                     forward.verdict.tokens_forwarded.unwrap() <= forward.facts.trigger.unwrap()
@@ -608,6 +612,26 @@ mod tests {
             2 * compactions <= compacted,
             "{compactions} compactions for {compacted}"
         );
+    }
+
+    #[test]
+    fn a_body_sent_again_resumes_its_replay_from_the_cache_and_forwards_the_same_bytes() {
+        let compactor = codex_compactor(4);
+        let body = codex_body(40);
+        let first = compactor.compact(&body, Format::Responses, None, None);
+        assert_eq!(first.verdict.action, Handling::Compacted);
+        assert!(first.verdict.compactions_run > 0);
+        assert_eq!(compactor.cached(), 1);
+        let again = compactor.compact(&body, Format::Responses, None, None);
+        assert_eq!(again.verdict.compactions_run, 0, "resumed at its end");
+        assert_eq!(again.body, first.body);
+        assert_eq!(again.compaction, first.compaction);
+        // Another model's options are another replay.
+        let other = String::from_utf8(body)
+            .unwrap()
+            .replace("gpt-6.1-sol", "gpt-4o");
+        let other = compactor.compact(other.as_bytes(), Format::Responses, None, None);
+        assert!(other.verdict.compactions_run > 0);
     }
 
     #[test]
