@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::{
     Envelope, Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire,
-    content_absent, fields_of, kind, list, object, parse_content, read_body, required_content,
+    content_absent, fields_of, has, kind, list, object, parse_content, read_body, required_content,
     required_str, role_of, write_content, write_content_field, write_system_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
@@ -306,7 +306,7 @@ fn write_block(out: &mut dyn Sink, part: &Part) {
         } => {
             let content_change =
                 FieldChange::set_or_remove(!content_absent(content.iter(), *layout));
-            let is_error_change = FieldChange::set_if(*is_error || extra.contains_key("is_error"));
+            let is_error_change = FieldChange::set_if(*is_error || has(Some(extra), "is_error"));
             object(
                 out,
                 Some(extra),

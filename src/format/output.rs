@@ -79,8 +79,7 @@ pub fn write(conversation: &Conversation, mut writer: impl std::io::Write) -> st
     for (i, (key, field)) in fields.into_iter().enumerate() {
         out.bytes
             .extend_from_slice(if i == 0 { b"\n  " } else { b",\n  " });
-        out.string(key);
-        out.bytes.extend_from_slice(b": ");
+        out.key_string(key);
         match field {
             Field::Messages => write_messages(conversation, 1, &mut out, &mut writer)?,
             Field::System(system) => {

@@ -59,8 +59,7 @@ impl Sink for Pretty {
     fn key(&mut self, key: &str) {
         self.line(self.first, self.depth);
         self.first = false;
-        self.string(key);
-        self.bytes.extend_from_slice(b": ");
+        self.key_string(key);
         self.keyed = true;
     }
 
@@ -115,8 +114,7 @@ impl Pretty {
                 self.bytes.push(b'{');
                 for (i, (key, value)) in map.iter().enumerate() {
                     self.line(i == 0, depth + 1);
-                    self.string(key);
-                    self.bytes.extend_from_slice(b": ");
+                    self.key_string(key);
                     self.json(value, depth + 1);
                 }
                 self.close(map.is_empty(), depth, b'}');
@@ -168,8 +166,36 @@ impl Pretty {
         self.bytes.push(bracket);
     }
 
-    /// Appends `text` as a JSON string: the runs between bytes to escape copied whole.
+    /// Appends `text` as a JSON string.
     pub(crate) fn string(&mut self, text: &str) {
+        self.string_then(text, []);
+    }
+
+    /// Appends `key` as a JSON string and the `": "` that follows a key.
+    pub(crate) fn key_string(&mut self, key: &str) {
+        self.string_then(key, *b": ");
+    }
+
+    /// Appends `text` as a JSON string, then `after`. Most strings written are at most a word
+    /// long and have nothing to escape (keys, types, ids): such a one is copied as one word
+    /// ([`plain_word`]) cut to its length, where a longer one is scanned for escapes.
+    fn string_then<const N: usize>(&mut self, text: &str, after: [u8; N]) {
+        if let Some(word) = plain_word(text.as_bytes()) {
+            let [b0, b1, b2, b3, b4, b5, b6, b7] = word.to_le_bytes();
+            self.bytes
+                .extend_from_slice(&[b'"', b0, b1, b2, b3, b4, b5, b6, b7]);
+            self.bytes.truncate(self.bytes.len() - (8 - text.len()));
+            self.bytes.push(b'"');
+        } else {
+            self.scanned_string(text);
+        }
+        self.bytes.extend_from_slice(&after);
+    }
+
+    /// Appends `text` as a JSON string: the runs between bytes to escape copied whole. Kept
+    /// apart from the short strings' path, which then needs few registers.
+    #[inline(never)]
+    fn scanned_string(&mut self, text: &str) {
         let mut rest = text.as_bytes();
         // Room for the text and its quotes (more when it has escapes): the pushes do not grow.
         self.bytes.reserve(rest.len() + 2);
@@ -208,6 +234,33 @@ const LINE: [u8; 2 + 2 * SHALLOW] = {
     line[1] = b'\n';
     line
 };
+
+/// The bytes of a text of one to eight bytes with nothing to escape, in order from the lowest
+/// byte, zeros above; `None` for a longer or empty text or one with a byte to escape. Read as
+/// two overlapping loads of a power-of-two width, the last shifted into place.
+fn plain_word(bytes: &[u8]) -> Option<u64> {
+    let len = bytes.len();
+    let (first, last, width) = match len {
+        1 => (u64::from(bytes[0]), 0, 1),
+        2 | 3 => {
+            let at = |at: usize| u64::from(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
+            (at(0), at(len - 2), 2)
+        }
+        4..=8 => {
+            let at = |at: usize| {
+                let word: [u8; 4] = bytes[at..at + 4].try_into().expect("four bytes");
+                u64::from(u32::from_le_bytes(word))
+            };
+            (at(0), at(len - 4), 4)
+        }
+        _ => return None,
+    };
+    let word = first | last << (8 * (len - width));
+    // Bytes above the text are zeros, flagged as control characters: only flags below its
+    // length count, and those are exact (a borrow only flags bytes above a flagged one).
+    let below = u64::MAX >> (64 - 8 * len);
+    (escapes_in(word) & below == 0).then_some(word)
+}
 
 /// Where the first byte of `bytes` that JSON escapes is, looking eight bytes at a time. The last
 /// word ends the text, overlapping bytes already looked at; a text shorter than a word is looked
@@ -366,6 +419,27 @@ mod tests {
                 let mut out = Pretty::default();
                 out.string(text);
                 prop_assert_eq!(out.bytes, serde_json::to_vec(text).unwrap());
+            }
+        }
+
+        /// Short strings and keys, around the length written as one copy, with bytes to escape
+        /// and not, after text already written.
+        #[test]
+        fn short_strings_and_keys_are_escaped_as_serde_json_escapes_them(
+            plain in "[a-zé]{0,18}",
+            escaped in r#"[a-z"\\\x00-\x1f]{0,18}"#,
+            before in "[a-z]{0,3}",
+        ) {
+            for text in [&plain, &escaped] {
+                let mut out = Pretty::default();
+                out.bytes.extend_from_slice(before.as_bytes());
+                out.string(text);
+                out.key_string(text);
+                let quoted = serde_json::to_string(text).unwrap();
+                prop_assert_eq!(
+                    String::from_utf8(out.bytes).unwrap(),
+                    format!("{before}{quoted}{quoted}: ")
+                );
             }
         }
     }
