@@ -475,14 +475,13 @@ impl<'p, 'a> Fitting<'p, 'a> {
         // leaves it unused).
         let full = state.counts.total().saturating_sub(planner::MARKER_SLACK);
         // Where each bare round ends: folding up to one folds every bare round before it too.
-        let ends: Vec<usize> = state
-            .units(planner.input)
-            .iter()
+        let grouped = planner.group(state);
+        let ends: Vec<usize> = (grouped.units.iter())
             .filter(|u| u.is_round && !u.pinned && u.messages.end <= bare_before)
             .map(|u| u.messages.end)
             .collect();
         let fold = |end: usize| {
-            let attempt = planner.fold(state, end);
+            let attempt = grouped.fold(end);
             let taken = attempt.fits
                 && attempt.mode == MarkerMode::Digest
                 && !attempt.plan.drop.is_empty()
@@ -617,12 +616,12 @@ impl<'p, 'a> Fitting<'p, 'a> {
 
     /// The plan over `state` with the head and tail kept, else relaxed.
     fn kept_else_relaxed(&self, state: &Applied) -> Attempt {
-        let planner = self.planner;
-        let attempt = planner.attempt(state, Protections::Keep);
+        let grouped = self.planner.group(state);
+        let attempt = grouped.attempt(Protections::Keep);
         if attempt.fits {
             return attempt;
         }
-        planner.attempt(state, Protections::Relax)
+        grouped.attempt(Protections::Relax)
     }
 
     /// When the run's plan, `attempt`, which removed every unit it could, does not fit and

@@ -97,6 +97,69 @@ struct Order<'r> {
     relevance: &'r Scored,
 }
 
+/// One state's units, grouped once, and their relevance, measured once: every plan over the
+/// state starts from them.
+pub(crate) struct Grouped<'p, 'a> {
+    planner: &'p Planner<'a>,
+    state: &'p Applied,
+    pub(crate) units: Vec<Unit>,
+    relevance: Scored,
+}
+
+impl Grouped<'_, '_> {
+    /// [`Planner::attempt`] over the grouped state.
+    pub(crate) fn attempt(&self, protections: Protections) -> Attempt {
+        self.attempt_folding(protections, 0)
+    }
+
+    /// [`Planner::attempt`] for a state that fits, whose oldest tool rounds, up to message
+    /// `before`, trimming cleared bare for want of room: they are removed into a digest, which
+    /// names the files and names of their outputs that the bare placeholders lost, in the room
+    /// their calls and placeholders took.
+    pub(crate) fn fold(&self, before: usize) -> Attempt {
+        self.attempt_folding(Protections::Keep, before)
+    }
+
+    /// [`Planner::attempt`], removing the bare rounds before message `fold_before` too.
+    fn attempt_folding(&self, protections: Protections, fold_before: usize) -> Attempt {
+        let Self {
+            planner,
+            state,
+            units,
+            relevance,
+        } = self;
+        let order = |requests_last| Order {
+            protections,
+            requests_last,
+            fold_before,
+            relevance,
+        };
+        let around = planner.attempt_with(state, units, order(true));
+        let spares_requests = around
+            .plan
+            .drop
+            .iter()
+            .all(|&u| !around.units[u].has_request);
+        let plain = planner.attempt_with(state, units, order(false));
+        // Kept whole is better than named in a digest, unless the plain plan names every
+        // removed request with fewer markers: one digest reads better than a note in every gap.
+        let plain_reads_better = plain.fits
+            && plain.unnamed == 0
+            && plain.unnamed_files <= around.unnamed_files
+            && plain.markers.len() < around.markers.len();
+        let chosen = if around.fits && spares_requests && !plain_reads_better {
+            around
+        } else {
+            plain
+        };
+        let mut chosen = planner.with_span_ends_kept(state, units, order(false), chosen);
+        if chosen.plan.strategy == Strategy::Relevant {
+            chosen.decision.kept_for = relevance.kept_for(state, &chosen.units, &chosen.plan);
+        }
+        chosen
+    }
+}
+
 /// What every attempt of one run shares.
 pub(crate) struct Planner<'a> {
     pub(crate) options: &'a Options,
@@ -156,59 +219,23 @@ impl<'a> Planner<'a> {
     /// and none of them is taken when it fits, unless the plain plan (removal oldest first, the
     /// removed requests in the digest) names them all with fewer markers.
     pub(crate) fn attempt(&self, state: &Applied, protections: Protections) -> Attempt {
-        self.attempt_folding(state, protections, 0)
+        self.group(state).attempt(protections)
     }
 
-    /// [`Planner::attempt`] for a state that fits, whose oldest tool rounds, up to message
-    /// `before`, trimming cleared bare for want of room: they are removed into a digest, which
-    /// names the files and names of their outputs that the bare placeholders lost, in the room
-    /// their calls and placeholders took.
-    pub(crate) fn fold(&self, state: &Applied, before: usize) -> Attempt {
-        self.attempt_folding(state, Protections::Keep, before)
-    }
-
-    /// [`Planner::attempt`], removing the bare rounds before message `fold_before` too.
-    fn attempt_folding(
-        &self,
-        state: &Applied,
-        protections: Protections,
-        fold_before: usize,
-    ) -> Attempt {
+    /// `state`'s units, grouped once for every plan over it.
+    pub(crate) fn group<'p>(&'p self, state: &'p Applied) -> Grouped<'p, 'a> {
         let units = state.units(self.input);
         let relevance = if self.selector.may_plan_relevant() {
             Scored::measure(state, &units)
         } else {
             Scored::default()
         };
-        let order = |requests_last| Order {
-            protections,
-            requests_last,
-            fold_before,
-            relevance: &relevance,
-        };
-        let around = self.attempt_with(state, &units, order(true));
-        let spares_requests = around
-            .plan
-            .drop
-            .iter()
-            .all(|&u| !around.units[u].has_request);
-        let plain = self.attempt_with(state, &units, order(false));
-        // Kept whole is better than named in a digest, unless the plain plan names every
-        // removed request with fewer markers: one digest reads better than a note in every gap.
-        let plain_reads_better = plain.fits
-            && plain.unnamed == 0
-            && plain.unnamed_files <= around.unnamed_files
-            && plain.markers.len() < around.markers.len();
-        let chosen = if around.fits && spares_requests && !plain_reads_better {
-            around
-        } else {
-            plain
-        };
-        let mut chosen = self.with_span_ends_kept(state, &units, order(false), chosen);
-        if chosen.plan.strategy == Strategy::Relevant {
-            chosen.decision.kept_for = relevance.kept_for(state, &chosen.units, &chosen.plan);
+        Grouped {
+            planner: self,
+            state,
+            units,
+            relevance,
         }
-        chosen
     }
 
     /// [`Planner::attempt`] with requests removed last or not.
