@@ -2,12 +2,12 @@
 //!
 //! Each function takes the conversation as the text a file would hold (the JavaScript layer
 //! sends data as its `JSON.stringify` text) and the settings as JSON text, and returns an
-//! [`Outcome`]: the output as the CLI writes it (for data, only what changed, beside the
+//! [`CallResult`]: the output as the CLI writes it (for data, only what changed, beside the
 //! indices of the input messages that did not) and the report, or the failure sorted by kind.
 //! Failures are returned, not thrown, so that the JavaScript layer (`index.js`) builds its own
 //! `Error`s with their codes. Every call into the library goes through `ctxcompact::binding`,
 //! the core the Python package shares: this crate holds only JavaScript's conversions (an
-//! `Outcome`, and JavaScript's names for the keys of the objects it returns).
+//! `CallResult`, and JavaScript's names for the keys of the objects it returns).
 
 use ctxcompact::binding::{self, CallSettings, Compaction, Failure, Input, Output, Pieces};
 use napi::bindgen_prelude::Buffer;
@@ -17,7 +17,7 @@ use serde_json::Value;
 /// What a call gives: a result, or a failure (`errorKind` set).
 #[napi(object)]
 #[derive(Default)]
-pub struct Outcome {
+pub struct CallResult {
     /// The output conversation, as the CLI writes it (compact, trim-tools, a session's state);
     /// for data read one message for one element, the output without its messages.
     pub output: Option<String>,
@@ -47,7 +47,7 @@ pub struct Outcome {
     pub recallable: Option<String>,
 }
 
-impl From<Failure> for Outcome {
+impl From<Failure> for CallResult {
     fn from(failure: Failure) -> Self {
         let parts = failure.into_parts();
         Self {
@@ -61,7 +61,7 @@ impl From<Failure> for Outcome {
     }
 }
 
-impl From<Result<Compaction, Failure>> for Outcome {
+impl From<Result<Compaction, Failure>> for CallResult {
     fn from(result: Result<Compaction, Failure>) -> Self {
         match result {
             Ok(compaction) => {
@@ -98,7 +98,7 @@ impl From<Result<Compaction, Failure>> for Outcome {
     }
 }
 
-impl From<Result<Value, Failure>> for Outcome {
+impl From<Result<Value, Failure>> for CallResult {
     fn from(result: Result<Value, Failure>) -> Self {
         match result {
             Ok(value) => Self {
@@ -155,7 +155,7 @@ fn with_settings<T>(
 
 /// Compacts a conversation to its budget, as `ctxcompact compact` does.
 #[napi]
-pub fn compact(input: String, settings: String) -> Outcome {
+pub fn compact(input: String, settings: String) -> CallResult {
     with_settings(&settings, |s| {
         binding::compact(Input::Text(input.as_bytes()), s)
     })
@@ -164,7 +164,7 @@ pub fn compact(input: String, settings: String) -> Outcome {
 
 /// Trims old tool rounds alone, as `ctxcompact trim-tools` does.
 #[napi]
-pub fn trim_tools(input: String, settings: String) -> Outcome {
+pub fn trim_tools(input: String, settings: String) -> CallResult {
     with_settings(&settings, |s| {
         binding::trim_tools(Input::Text(input.as_bytes()), s)
     })
@@ -173,7 +173,7 @@ pub fn trim_tools(input: String, settings: String) -> Outcome {
 
 /// What `compact` would do: the report of `ctxcompact analyze --json`.
 #[napi]
-pub fn analyze(input: String, settings: String) -> Outcome {
+pub fn analyze(input: String, settings: String) -> CallResult {
     with_settings(&settings, |s| {
         binding::analyze(Input::Text(input.as_bytes()), s)
     })
@@ -182,7 +182,7 @@ pub fn analyze(input: String, settings: String) -> Outcome {
 
 /// Each message's tokens and the total, as `ctxcompact count --json` prints them.
 #[napi]
-pub fn count(input: String, settings: String) -> Outcome {
+pub fn count(input: String, settings: String) -> CallResult {
     with_settings(&settings, |s| {
         binding::count(Input::Text(input.as_bytes()), s)
     })
@@ -192,7 +192,7 @@ pub fn count(input: String, settings: String) -> Outcome {
 /// Every problem a provider refuses the conversation for as a request: `{ messageIndex,
 /// field, kind, callId, text }` objects.
 #[napi]
-pub fn validate(input: String, settings: String) -> Outcome {
+pub fn validate(input: String, settings: String) -> CallResult {
     with_settings(&settings, |s| {
         binding::validate(Input::Text(input.as_bytes()), s)
     })
@@ -203,14 +203,14 @@ pub fn validate(input: String, settings: String) -> Outcome {
 /// What to forward for a provider request body, as `ctxcompact proxy` decides it: `body` when
 /// it differs from the received bytes, and the decision as `value`.
 #[napi]
-pub fn compact_request(body: Buffer, settings: String) -> Outcome {
+pub fn compact_request(body: Buffer, settings: String) -> CallResult {
     let result = binding::request_settings(&settings)
         .and_then(|settings| binding::compact_request(&body, &settings));
     match result {
-        Ok((forwarded, decision)) => Outcome {
+        Ok((forwarded, decision)) => CallResult {
             body: forwarded.map(Buffer::from),
             value: Some(camel_keys(decision).to_string()),
-            ..Outcome::default()
+            ..CallResult::default()
         },
         Err(failure) => failure.into(),
     }
@@ -239,14 +239,14 @@ impl NativeSession {
 
     /// Starts the session from `input` (a body or a list of messages, possibly empty).
     #[napi]
-    pub fn start(&mut self, input: String, settings: String) -> Outcome {
+    pub fn start(&mut self, input: String, settings: String) -> CallResult {
         let started = with_settings(&settings, |s| {
             binding::WireSession::new(Input::Text(input.as_bytes()), s)
         });
         match started {
             Ok(session) => {
                 self.inner = Some(session);
-                Outcome::default()
+                CallResult::default()
             }
             Err(failure) => failure.into(),
         }
@@ -254,23 +254,23 @@ impl NativeSession {
 
     /// Appends a JSON list of messages in the session's format.
     #[napi]
-    pub fn push(&mut self, list: String) -> Outcome {
+    pub fn push(&mut self, list: String) -> CallResult {
         match self.session_mut().and_then(|s| s.push(list.as_bytes())) {
-            Ok(()) => Outcome::default(),
+            Ok(()) => CallResult::default(),
             Err(failure) => failure.into(),
         }
     }
 
     /// Compacts past the trigger: the report as `value`, absent when nothing changed.
     #[napi]
-    pub fn compact_if_needed(&mut self) -> Outcome {
+    pub fn compact_if_needed(&mut self) -> CallResult {
         match self
             .session_mut()
             .and_then(binding::WireSession::compact_if_needed)
         {
-            Ok(report) => Outcome {
+            Ok(report) => CallResult {
                 value: report.map(|report| report.to_string()),
-                ..Outcome::default()
+                ..CallResult::default()
             },
             Err(failure) => failure.into(),
         }
