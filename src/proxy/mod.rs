@@ -43,5 +43,5 @@ mod serve;
 mod usage;
 
 pub use config::Config;
-pub use metrics::Totals;
+pub use metrics::RequestTotals;
 pub use serve::{Event, Running};

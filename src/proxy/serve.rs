@@ -27,7 +27,7 @@ use tokio::sync::Semaphore;
 
 use super::config::{Config, Provider, Upstreams};
 use super::ledger::{Entry, Ledger, Upstream};
-use super::metrics::{self, Metrics, Totals};
+use super::metrics::{self, Metrics, RequestTotals};
 use super::relay::{self, Body, Client, Ending, Prefixed, Relay};
 use super::route::{self, Route};
 use super::usage::Usage;
@@ -200,14 +200,14 @@ impl Running {
     }
 
     /// The totals so far, as `GET /ctxcompact/stats` returns them.
-    pub fn totals(&self) -> Totals {
+    pub fn totals(&self) -> RequestTotals {
         let cached = self.shared.config.compactor.cached();
         self.shared.metrics.totals(cached)
     }
 
     /// Stops serving, and returns the totals: every request's, those dropped while stopping
     /// included.
-    pub fn stop(mut self) -> Totals {
+    pub fn stop(mut self) -> RequestTotals {
         self.shut_down();
         self.totals()
     }
