@@ -9,7 +9,7 @@
 //! the core the Python package shares: this crate holds only JavaScript's conversions (an
 //! `CallResult`, and JavaScript's names for the keys of the objects it returns).
 
-use ctxcompact::binding::{self, CallSettings, Compaction, Failure, Input, Output, Pieces};
+use ctxcompact::binding::{self, CallFailure, CallSettings, Compaction, Input, Output, Pieces};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
 use serde_json::Value;
@@ -47,8 +47,8 @@ pub struct CallResult {
     pub recallable: Option<String>,
 }
 
-impl From<Failure> for CallResult {
-    fn from(failure: Failure) -> Self {
+impl From<CallFailure> for CallResult {
+    fn from(failure: CallFailure) -> Self {
         let parts = failure.into_parts();
         Self {
             error_kind: Some(parts.kind.into()),
@@ -61,8 +61,8 @@ impl From<Failure> for CallResult {
     }
 }
 
-impl From<Result<Compaction, Failure>> for CallResult {
-    fn from(result: Result<Compaction, Failure>) -> Self {
+impl From<Result<Compaction, CallFailure>> for CallResult {
+    fn from(result: Result<Compaction, CallFailure>) -> Self {
         match result {
             Ok(compaction) => {
                 let (output, list_key, changed) = match compaction.output {
@@ -98,8 +98,8 @@ impl From<Result<Compaction, Failure>> for CallResult {
     }
 }
 
-impl From<Result<Value, Failure>> for CallResult {
-    fn from(result: Result<Value, Failure>) -> Self {
+impl From<Result<Value, CallFailure>> for CallResult {
+    fn from(result: Result<Value, CallFailure>) -> Self {
         match result {
             Ok(value) => Self {
                 value: Some(value.to_string()),
@@ -148,8 +148,8 @@ fn camel(key: &str) -> String {
 /// Runs `work` on the input with the settings parsed.
 fn with_settings<T>(
     settings: &str,
-    work: impl FnOnce(&CallSettings) -> Result<T, Failure>,
-) -> Result<T, Failure> {
+    work: impl FnOnce(&CallSettings) -> Result<T, CallFailure>,
+) -> Result<T, CallFailure> {
     work(&binding::settings(settings)?)
 }
 
@@ -305,9 +305,9 @@ impl NativeSession {
         }
     }
 
-    fn session_mut(&mut self) -> Result<&mut binding::WireSession, Failure> {
+    fn session_mut(&mut self) -> Result<&mut binding::WireSession, CallFailure> {
         self.inner
             .as_mut()
-            .ok_or_else(|| Failure::options("the session was not started"))
+            .ok_or_else(|| CallFailure::options("the session was not started"))
     }
 }

@@ -162,7 +162,7 @@ pub(crate) fn naive(conversation: &Conversation, counts: &Counts, budget: usize)
 
 /// Something a contender did that the bench did not expect of a valid input.
 #[derive(Debug)]
-pub enum Failure {
+pub enum ContenderFault {
     /// The engine returned an error other than "cannot fit".
     Error {
         /// Who failed.
@@ -181,7 +181,7 @@ pub enum Failure {
     },
 }
 
-impl fmt::Display for Failure {
+impl fmt::Display for ContenderFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Error { contender, error } => write!(f, "{contender}: {error}"),
@@ -476,7 +476,7 @@ impl Bench {
     ///
     /// # Errors
     /// [`Error::Invalid`] when the input itself breaks tool pairing: it is not run.
-    pub fn add(&mut self, conversation: &Conversation) -> Result<Vec<Failure>> {
+    pub fn add(&mut self, conversation: &Conversation) -> Result<Vec<ContenderFault>> {
         let (tallies, failures) = self.trials(conversation)?;
         for (all, one) in self.tallies.iter_mut().zip(&tallies) {
             all.merge(one);
@@ -489,7 +489,11 @@ impl Bench {
     ///
     /// # Errors
     /// As [`Bench::add`].
-    pub fn add_from(&mut self, source: &str, conversation: &Conversation) -> Result<Vec<Failure>> {
+    pub fn add_from(
+        &mut self,
+        source: &str,
+        conversation: &Conversation,
+    ) -> Result<Vec<ContenderFault>> {
         let (tallies, failures) = self.trials(conversation)?;
         for (all, one) in self.tallies.iter_mut().zip(&tallies) {
             all.merge(one);
@@ -507,7 +511,7 @@ impl Bench {
     }
 
     /// Every contender's sums over one conversation.
-    fn trials(&self, conversation: &Conversation) -> Result<([Tally; 6], Vec<Failure>)> {
+    fn trials(&self, conversation: &Conversation) -> Result<([Tally; 6], Vec<ContenderFault>)> {
         let mut tallies: [Tally; 6] = Default::default();
         let problems = check(conversation);
         Error::unless_valid(&problems)?;
@@ -661,7 +665,7 @@ fn look_ahead(
     cut_runs: &[CutRun],
     base: &Options,
     tally: &mut Tally,
-    failures: &mut Vec<Failure>,
+    failures: &mut Vec<ContenderFault>,
 ) {
     for cut in cut_runs {
         tally.next_references += cut.pending.len();
@@ -682,7 +686,7 @@ fn run(
     conversation: &Conversation,
     budget: usize,
     base: &Options,
-    failures: &mut Vec<Failure>,
+    failures: &mut Vec<ContenderFault>,
 ) -> Trial {
     let tokenizer = base.tokenizer;
     let all = vec![true; conversation.messages.len()];
@@ -716,7 +720,7 @@ fn run(
         }) => {
             let measured = tokenizer.count(&output).total();
             if measured != report.tokens_after {
-                failures.push(Failure::Miscounted {
+                failures.push(ContenderFault::Miscounted {
                     contender,
                     reported: report.tokens_after,
                     measured,
@@ -737,7 +741,7 @@ fn run(
         Err(error) => {
             let sound = error.is_cannot_fit();
             if !sound {
-                failures.push(Failure::Error { contender, error });
+                failures.push(ContenderFault::Error { contender, error });
             }
             Trial {
                 output: None,
