@@ -222,11 +222,11 @@ pub struct Parts {
 /// A conversation as a package hands it over.
 pub enum Input<'a> {
     /// Data already read into a JSON value (Python): read as that value; the output comes
-    /// back in [`Pieces`], its unchanged messages named when the value's list is read one
+    /// back in [`SplitOutput`], its unchanged messages named when the value's list is read one
     /// message for one element.
     Data(Value),
     /// The text a file would hold (Node), read as the CLI reads a file, with the usage a
-    /// session log recorded as the anchor; the output comes back in [`Pieces`] when
+    /// session log recorded as the anchor; the output comes back in [`SplitOutput`] when
     /// [`CallSettings`] gives the lists of the data it was serialized from and they line up with
     /// the messages, else as bytes.
     Text(&'a [u8]),
@@ -253,13 +253,13 @@ pub enum Output {
     Bytes(Vec<u8>),
     /// The output without its messages, and its messages that are not unchanged input
     /// messages.
-    Pieces(Pieces),
+    Split(SplitOutput),
 }
 
 /// An output conversation without the messages the caller holds: the caller puts its own
 /// input objects where [`Compaction::unchanged`] names them, and the changed messages, in
 /// order, everywhere else.
-pub struct Pieces {
+pub struct SplitOutput {
     /// The output without its messages: an empty list where they go.
     pub shell: Value,
     /// Where the messages go: `None` for the top-level list, else this key of the body.
@@ -703,12 +703,12 @@ fn output(compacted: Compacted, shape: Shape) -> (Output, Vec<Option<usize>>) {
         .into_iter()
         .map(|message| render_message(format, message))
         .collect();
-    let pieces = Pieces {
+    let pieces = SplitOutput {
         shell,
         list_key,
         changed,
     };
-    (Output::Pieces(pieces), unchanged)
+    (Output::Split(pieces), unchanged)
 }
 
 /// One message as its format writes it.

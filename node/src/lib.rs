@@ -9,7 +9,9 @@
 //! the core the Python package shares: this crate holds only JavaScript's conversions (an
 //! `CallResult`, and JavaScript's names for the keys of the objects it returns).
 
-use ctxcompact::binding::{self, CallFailure, CallSettings, Compaction, Input, Output, Pieces};
+use ctxcompact::binding::{
+    self, CallFailure, CallSettings, Compaction, Input, Output, SplitOutput,
+};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
 use serde_json::Value;
@@ -67,7 +69,7 @@ impl From<Result<Compaction, CallFailure>> for CallResult {
             Ok(compaction) => {
                 let (output, list_key, changed) = match compaction.output {
                     Output::Bytes(bytes) => (text(bytes), None, None),
-                    Output::Pieces(Pieces {
+                    Output::Split(SplitOutput {
                         shell,
                         list_key,
                         changed,

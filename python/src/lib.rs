@@ -72,7 +72,7 @@ fn compacted<'py>(
     let compaction = py
         .detach(|| work(Input::Data(input), &settings))
         .map_err(raised)?;
-    let Output::Pieces(pieces) = &compaction.output else {
+    let Output::Split(pieces) = &compaction.output else {
         unreachable!("data is handed back in pieces")
     };
     let result = (
