@@ -305,14 +305,14 @@ async fn handle(
                         shared.record(&entry);
                         return Ok(error(StatusCode::BAD_REQUEST, "the request body broke off"));
                     }
-                    Ok(Capped::Over(body)) => {
+                    Ok(CappedBody::Over(body)) => {
                         entry.verdict.reason = Some(format!(
                             "the body is over --max-body ({} bytes): streamed through unread",
                             shared.config.max_body
                         ));
                         (provider, body, Instant::now())
                     }
-                    Ok(Capped::Whole(bytes)) => {
+                    Ok(CappedBody::Whole(bytes)) => {
                         let started = Instant::now();
                         let recognised = Agent::from_headers(|name| {
                             parts.headers.get(name).and_then(|v| v.to_str().ok())
@@ -384,7 +384,7 @@ async fn decide_body(
 }
 
 /// A request body read whole, or found over the cap and streamed.
-enum Capped {
+enum CappedBody {
     Whole(Bytes),
     Over(Body),
 }
@@ -394,13 +394,13 @@ async fn read_capped(
     mut body: Incoming,
     headers: &hyper::HeaderMap,
     cap: usize,
-) -> Result<Capped, hyper::Error> {
+) -> Result<CappedBody, hyper::Error> {
     let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|length| length > cap) {
-        return Ok(Capped::Over(relay::stream(body)));
+        return Ok(CappedBody::Over(relay::stream(body)));
     }
     let mut read = Vec::with_capacity(declared.unwrap_or(0));
     while let Some(frame) = body.frame().await {
@@ -408,11 +408,11 @@ async fn read_capped(
             read.extend_from_slice(&data);
             if read.len() > cap {
                 let prefixed = Prefixed::new(Bytes::from(read), body);
-                return Ok(Capped::Over(prefixed.boxed()));
+                return Ok(CappedBody::Over(prefixed.boxed()));
             }
         }
     }
-    Ok(Capped::Whole(Bytes::from(read)))
+    Ok(CappedBody::Whole(Bytes::from(read)))
 }
 
 /// Sends the request upstream and relays the answer, recording the entry when it ends.

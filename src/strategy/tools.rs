@@ -302,7 +302,7 @@ fn fit(
     plan: &RoundPlan,
     (total, budget): (usize, usize),
     cutting: &fit::Cutting<'_>,
-) -> Option<Vec<fit::Capped>> {
+) -> Option<Vec<fit::CappedMessage>> {
     let mut outputs = Vec::new();
     for edit in &plan.edits {
         for change in &edit.changes {
