@@ -35,7 +35,7 @@ use crate::{
 
 use super::next::{self, NEXT_MESSAGES, Pending};
 use super::recall::{
-    Evidence, NAMED_CHARS, RECALL_CHARS, Recall, first_chars, removed_evidence, searchable,
+    LookedFor, NAMED_CHARS, RECALL_CHARS, Recall, first_chars, removed_evidence, searchable,
 };
 
 /// One of the six ways of compacting that the bench compares.
@@ -521,7 +521,7 @@ impl Bench {
         let users: Vec<usize> = (0..total)
             .filter(|&i| is_user_turn(conversation, i))
             .collect();
-        let evidence = Evidence::of(conversation);
+        let looked_for = LookedFor::of(conversation);
         let mut failures = Vec::new();
         let cuts = next::cuts(conversation);
         let cut_runs = self.cut_runs(conversation, &cuts);
@@ -550,11 +550,11 @@ impl Bench {
             };
             let text = searchable(output);
             let verbatim = |k: Option<&String>| k.is_none_or(|t| text.contains(t.as_str()));
-            tally.task_kept += usize::from(verbatim(evidence.texts.first()));
-            tally.current_kept += usize::from(verbatim(evidence.texts.last()));
+            tally.task_kept += usize::from(verbatim(looked_for.texts.first()));
+            tally.current_kept += usize::from(verbatim(looked_for.texts.last()));
             let mut named = Recall::default();
-            let removed_requests = evidence.requests.iter().zip(&evidence.texts);
-            let removed_requests = removed_requests.zip(&evidence.imperatives);
+            let removed_requests = looked_for.requests.iter().zip(&looked_for.texts);
+            let removed_requests = removed_requests.zip(&looked_for.imperatives);
             for ((&index, request), imperatives) in removed_requests {
                 if !trial.kept[index] {
                     tally
@@ -575,10 +575,10 @@ impl Bench {
             } else {
                 merge_recall(&mut tally.named_with_room, named);
             }
-            for file in &evidence.instruction_files {
+            for file in &looked_for.instruction_files {
                 tally.instruction_files.add(text.contains(file.as_str()));
             }
-            let removed = removed_evidence(conversation, &trial.kept, &evidence.requests);
+            let removed = removed_evidence(conversation, &trial.kept, &looked_for.requests);
             for path in &removed.paths {
                 tally.files.add(text.contains(path.as_str()));
             }
