@@ -359,8 +359,8 @@ pub fn validate(input: Input<'_>, settings: &CallSettings) -> Result<Value, Call
 }
 
 /// What to forward for a provider request body, as the proxy decides it: the compacted body
-/// (`None` to forward the received bytes) and the rest of the decision as a JSON object, the
-/// proxy ledger's record of it.
+/// (`None` to forward the received bytes) and the rest of the request's record as a JSON
+/// object, as the proxy ledger's line holds it.
 ///
 /// # Errors
 /// [`CallFailure::Options`] for settings a request compactor refuses.
@@ -401,7 +401,7 @@ impl RequestCompactor {
     }
 
     /// What to forward for `body`: the compacted body (`None` to forward the received bytes)
-    /// and the rest of the decision, as [`compact_request`] gives them.
+    /// and the rest of the request's record, as [`compact_request`] gives them.
     pub fn compact(&self, body: &[u8]) -> (Option<Vec<u8>>, Value) {
         let client = self.client.map(|agent| (agent, "the caller"));
         let mut forward =
@@ -510,8 +510,8 @@ impl WireSession {
     }
 }
 
-/// A request's decision as the packages return it: the record the proxy ledger's line holds of
-/// it (the model, then the facts, the verdict and the compactions' facts, each group
+/// A request's record as the packages return it: what the proxy ledger's line holds of it
+/// (the model, then the facts, the verdict and the compactions' facts, each group
 /// serialized by its own type and flattened as the line flattens it), and the model no rule
 /// reads when that is why it failed open. `facts` holds the facts again as one object, as the
 /// packages returned them before the ledger's groups were flattened in.
@@ -529,7 +529,7 @@ struct Returned<'a> {
 }
 
 impl<'a> Returned<'a> {
-    /// `forward`'s decision as a JSON object; `archive_error` (null) and `instruction_files`
+    /// `forward`'s record as a JSON object; `archive_error` (null) and `instruction_files`
     /// (empty), which the ledger's line leaves out when there is nothing to say, are always
     /// there, as the packages returned them before.
     fn of(forward: &'a Forward) -> Value {
@@ -541,14 +541,14 @@ impl<'a> Returned<'a> {
             unknown_model: &forward.unknown_model,
             facts: &forward.facts,
         };
-        let mut decision = serde_json::to_value(returned).expect("a decision serializes");
-        if let Value::Object(fields) = &mut decision {
+        let mut record = serde_json::to_value(returned).expect("a record serializes");
+        if let Value::Object(fields) = &mut record {
             fields.entry("archive_error").or_insert(Value::Null);
             fields
                 .entry("instruction_files")
                 .or_insert_with(|| Value::Array(Vec::new()));
         }
-        decision
+        record
     }
 }
 

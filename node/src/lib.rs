@@ -28,7 +28,7 @@ pub struct CallResult {
     /// With the output without its messages: the JSON text of the list of new or changed
     /// messages, in order; the others are the input messages `unchanged` names.
     pub changed: Option<String>,
-    /// The result as JSON text: the report, the counts, the problems or a request's decision.
+    /// The result as JSON text: the report, the counts, the problems or a request's record.
     pub value: Option<String>,
     /// Per output message, the index of the input message it is unchanged from (-1: changed
     /// or new); empty when the input's list is not read one message for one element.
@@ -203,15 +203,15 @@ pub fn validate(input: String, settings: String) -> CallResult {
 }
 
 /// What to forward for a provider request body, as `ctxcompact proxy` decides it: `body` when
-/// it differs from the received bytes, and the decision as `value`.
+/// it differs from the received bytes, and the request's record as `value`.
 #[napi]
 pub fn compact_request(body: Buffer, settings: String) -> CallResult {
     let result = binding::request_settings(&settings)
         .and_then(|settings| binding::compact_request(&body, &settings));
     match result {
-        Ok((forwarded, decision)) => CallResult {
+        Ok((forwarded, record)) => CallResult {
             body: forwarded.map(Buffer::from),
-            value: Some(camel_keys(decision).to_string()),
+            value: Some(camel_keys(record).to_string()),
             ..CallResult::default()
         },
         Err(failure) => failure.into(),

@@ -141,16 +141,17 @@ impl RequestCompactor {
         Ok(Self { inner })
     }
 
-    /// What to forward for a provider request body, as the proxy decides it: `(body,
-    /// decision)`, `body` the bytes to send (the received ones when nothing changed).
+    /// What to forward for a provider request body, as the proxy decides it: `(body, record)`,
+    /// `body` the bytes to send (the received ones when nothing changed), `record` the proxy
+    /// ledger's record of the request.
     fn compact<'py>(
         &self,
         py: Python<'py>,
         body: &[u8],
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>)> {
-        let (forwarded, decision) = py.detach(|| self.inner.compact(body));
+        let (forwarded, record) = py.detach(|| self.inner.compact(body));
         let bytes = PyBytes::new(py, forwarded.as_deref().unwrap_or(body));
-        Ok((bytes, data::to_python(py, &decision)?))
+        Ok((bytes, data::to_python(py, &record)?))
     }
 
     /// What `handle` names in the history of a provider request body, given back from it as

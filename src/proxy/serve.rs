@@ -352,7 +352,7 @@ async fn decide_body(
     headers: &mut hyper::HeaderMap,
     entry: &mut Entry,
 ) -> Body {
-    let mut decision = {
+    let mut forward = {
         let shared = Arc::clone(shared);
         let bytes = bytes.clone();
         tokio::task::spawn_blocking(move || {
@@ -366,14 +366,14 @@ async fn decide_body(
             Forward::failed_open(None, FailOpen::Panicked, "the compaction panicked".into())
         })
     };
-    if let Some(model) = &decision.unknown_model {
+    if let Some(model) = &forward.unknown_model {
         shared.unknown_model(model);
     }
-    if let Some(why) = &decision.compaction.archive_error {
+    if let Some(why) = &forward.compaction.archive_error {
         (shared.on_event)(Event::ArchiveFailed(why.clone()));
     }
-    let body = decision.body.take();
-    entry.decided(decision);
+    let body = forward.body.take();
+    entry.decided(forward);
     match body {
         Some(body) => {
             headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
