@@ -104,7 +104,7 @@ impl Lists {
 
 /// Why a call failed, sorted as the CLI sorts its exit codes.
 #[derive(Debug)]
-pub enum Failure {
+pub enum CallFailure {
     /// Bad input (the CLI's exit 2).
     Input {
         /// The library's message.
@@ -133,7 +133,7 @@ pub enum Failure {
     },
 }
 
-impl Failure {
+impl CallFailure {
     /// Unusable options, saying what is wrong.
     pub fn options(message: impl Into<String>) -> Self {
         Self::Options {
@@ -204,7 +204,7 @@ impl Failure {
     }
 }
 
-/// A [`Failure`] taken apart, for a package to build its language's error from.
+/// A [`CallFailure`] taken apart, for a package to build its language's error from.
 #[derive(Debug)]
 pub struct Parts {
     /// `input`, `cannot_fit`, `options` or `recall`.
@@ -222,11 +222,11 @@ pub struct Parts {
 /// A conversation as a package hands it over.
 pub enum Input<'a> {
     /// Data already read into a JSON value (Python): read as that value; the output comes
-    /// back in [`Pieces`], its unchanged messages named when the value's list is read one
+    /// back in [`SplitOutput`], its unchanged messages named when the value's list is read one
     /// message for one element.
     Data(Value),
     /// The text a file would hold (Node), read as the CLI reads a file, with the usage a
-    /// session log recorded as the anchor; the output comes back in [`Pieces`] when
+    /// session log recorded as the anchor; the output comes back in [`SplitOutput`] when
     /// [`CallSettings`] gives the lists of the data it was serialized from and they line up with
     /// the messages, else as bytes.
     Text(&'a [u8]),
@@ -253,13 +253,13 @@ pub enum Output {
     Bytes(Vec<u8>),
     /// The output without its messages, and its messages that are not unchanged input
     /// messages.
-    Pieces(Pieces),
+    Split(SplitOutput),
 }
 
 /// An output conversation without the messages the caller holds: the caller puts its own
 /// input objects where [`Compaction::unchanged`] names them, and the changed messages, in
 /// order, everywhere else.
-pub struct Pieces {
+pub struct SplitOutput {
     /// The output without its messages: an empty list where they go.
     pub shell: Value,
     /// Where the messages go: `None` for the top-level list, else this key of the body.
@@ -276,17 +276,17 @@ const BACKGROUND_FREE_MESSAGES: usize = 1_000;
 /// Parses a call's settings object.
 ///
 /// # Errors
-/// [`Failure::Options`] naming what is wrong.
-pub fn settings(json: &str) -> Result<CallSettings, Failure> {
-    serde_json::from_str(json).map_err(|err| Failure::options(format!("bad options: {err}")))
+/// [`CallFailure::Options`] naming what is wrong.
+pub fn settings(json: &str) -> Result<CallSettings, CallFailure> {
+    serde_json::from_str(json).map_err(|err| CallFailure::options(format!("bad options: {err}")))
 }
 
 /// Parses a request compaction's settings object.
 ///
 /// # Errors
-/// [`Failure::Options`] naming what is wrong.
-pub fn request_settings(json: &str) -> Result<RequestSettings, Failure> {
-    serde_json::from_str(json).map_err(|err| Failure::options(format!("bad options: {err}")))
+/// [`CallFailure::Options`] naming what is wrong.
+pub fn request_settings(json: &str) -> Result<RequestSettings, CallFailure> {
+    serde_json::from_str(json).map_err(|err| CallFailure::options(format!("bad options: {err}")))
 }
 
 /// Compacts `input` to its budget, as `ctxcompact compact` does: the output is checked to read
@@ -294,31 +294,31 @@ pub fn request_settings(json: &str) -> Result<RequestSettings, Failure> {
 /// them is returned; nothing is written on error.
 ///
 /// # Errors
-/// A [`Failure`] of each kind; [`Failure::CannotFit`] with the report of the one run.
-pub fn compact(input: Input<'_>, settings: &CallSettings) -> Result<Compaction, Failure> {
+/// A [`CallFailure`] of each kind; [`CallFailure::CannotFit`] with the report of the one run.
+pub fn compact(input: Input<'_>, settings: &CallSettings) -> Result<Compaction, CallFailure> {
     let read = read(input, settings, false)?;
     let compacted =
-        crate::compact(read.conversation, &read.options).map_err(Failure::from_library)?;
+        crate::compact(read.conversation, &read.options).map_err(CallFailure::from_library)?;
     compacted
         .check_reads_back(forced_format(settings)?)
-        .map_err(Failure::from_library)?;
+        .map_err(CallFailure::from_library)?;
     compacted
         .write_archive()
-        .map_err(|err| Failure::options(format!("archive: cannot write the archive: {err}")))?;
+        .map_err(|err| CallFailure::options(format!("archive: cannot write the archive: {err}")))?;
     Ok(compaction(compacted, read.shape))
 }
 
 /// Trims old tool rounds alone, as `ctxcompact trim-tools` does.
 ///
 /// # Errors
-/// [`Failure::Input`] or [`Failure::Options`].
-pub fn trim_tools(input: Input<'_>, settings: &CallSettings) -> Result<Compaction, Failure> {
+/// [`CallFailure::Input`] or [`CallFailure::Options`].
+pub fn trim_tools(input: Input<'_>, settings: &CallSettings) -> Result<Compaction, CallFailure> {
     let read = read(input, settings, true)?;
     let trimmed =
-        crate::trim_tools(read.conversation, &read.options).map_err(Failure::from_library)?;
+        crate::trim_tools(read.conversation, &read.options).map_err(CallFailure::from_library)?;
     trimmed
         .check_reads_back(forced_format(settings)?)
-        .map_err(Failure::from_library)?;
+        .map_err(CallFailure::from_library)?;
     Ok(compaction(trimmed, read.shape))
 }
 
@@ -326,18 +326,19 @@ pub fn trim_tools(input: Input<'_>, settings: &CallSettings) -> Result<Compactio
 /// small is reported in it).
 ///
 /// # Errors
-/// [`Failure::Input`] or [`Failure::Options`].
-pub fn analyze(input: Input<'_>, settings: &CallSettings) -> Result<Value, Failure> {
+/// [`CallFailure::Input`] or [`CallFailure::Options`].
+pub fn analyze(input: Input<'_>, settings: &CallSettings) -> Result<Value, CallFailure> {
     let read = read(input, settings, false)?;
-    let report = crate::analyze(read.conversation, &read.options).map_err(Failure::from_library)?;
+    let report =
+        crate::analyze(read.conversation, &read.options).map_err(CallFailure::from_library)?;
     Ok(to_value(&report))
 }
 
 /// Each message's tokens and the total, as `ctxcompact count --json` prints them.
 ///
 /// # Errors
-/// [`Failure::Input`] or [`Failure::Options`].
-pub fn count(input: Input<'_>, settings: &CallSettings) -> Result<Value, Failure> {
+/// [`CallFailure::Input`] or [`CallFailure::Options`].
+pub fn count(input: Input<'_>, settings: &CallSettings) -> Result<Value, CallFailure> {
     let read = read(input, settings, true)?;
     Ok(read.options.count_json(&read.conversation))
 }
@@ -347,8 +348,8 @@ pub fn count(input: Input<'_>, settings: &CallSettings) -> Result<Value, Failure
 /// the text.
 ///
 /// # Errors
-/// [`Failure::Input`] when the input cannot be read.
-pub fn validate(input: Input<'_>, settings: &CallSettings) -> Result<Value, Failure> {
+/// [`CallFailure::Input`] when the input cannot be read.
+pub fn validate(input: Input<'_>, settings: &CallSettings) -> Result<Value, CallFailure> {
     let conversation = parse(input, settings)?.0;
     Ok(conversation
         .request_problems()
@@ -358,15 +359,15 @@ pub fn validate(input: Input<'_>, settings: &CallSettings) -> Result<Value, Fail
 }
 
 /// What to forward for a provider request body, as the proxy decides it: the compacted body
-/// (`None` to forward the received bytes) and the rest of the decision as a JSON object, the
-/// proxy ledger's record of it.
+/// (`None` to forward the received bytes) and the rest of the request's record as a JSON
+/// object, as the proxy ledger's line holds it.
 ///
 /// # Errors
-/// [`Failure::Options`] for settings a request compactor refuses.
+/// [`CallFailure::Options`] for settings a request compactor refuses.
 pub fn compact_request(
     body: &[u8],
     settings: &RequestSettings,
-) -> Result<(Option<Vec<u8>>, Value), Failure> {
+) -> Result<(Option<Vec<u8>>, Value), CallFailure> {
     Ok(RequestCompactor::new(settings, 0)?.compact(body))
 }
 
@@ -386,11 +387,11 @@ impl RequestCompactor {
     /// call is its own).
     ///
     /// # Errors
-    /// [`Failure::Options`] for settings a request compactor refuses.
-    pub fn new(settings: &RequestSettings, conversations: usize) -> Result<Self, Failure> {
-        let format: Format = settings.format.parse().map_err(Failure::options)?;
+    /// [`CallFailure::Options`] for settings a request compactor refuses.
+    pub fn new(settings: &RequestSettings, conversations: usize) -> Result<Self, CallFailure> {
+        let format: Format = settings.format.parse().map_err(CallFailure::options)?;
         let compactor = Compactor::new(&settings.library, settings.window, conversations)
-            .map_err(Failure::from_library)?;
+            .map_err(CallFailure::from_library)?;
         Ok(Self {
             compactor,
             format,
@@ -400,7 +401,7 @@ impl RequestCompactor {
     }
 
     /// What to forward for `body`: the compacted body (`None` to forward the received bytes)
-    /// and the rest of the decision, as [`compact_request`] gives them.
+    /// and the rest of the request's record, as [`compact_request`] gives them.
     pub fn compact(&self, body: &[u8]) -> (Option<Vec<u8>>, Value) {
         let client = self.client.map(|agent| (agent, "the caller"));
         let mut forward =
@@ -413,11 +414,11 @@ impl RequestCompactor {
     /// messages, one JSON message a line.
     ///
     /// # Errors
-    /// [`Failure::Recall`] naming a handle that cannot be given back.
-    pub fn recall(&self, body: &[u8], handle: &str) -> Result<String, Failure> {
+    /// [`CallFailure::Recall`] naming a handle that cannot be given back.
+    pub fn recall(&self, body: &[u8], handle: &str) -> Result<String, CallFailure> {
         self.compactor
             .recall(body, self.format, self.path_model.as_deref(), handle)
-            .map_err(|err| Failure::Recall {
+            .map_err(|err| CallFailure::Recall {
                 message: err.to_string(),
             })
     }
@@ -440,24 +441,24 @@ impl WireSession {
     /// Starts a session from `input` (a body or a list of messages, possibly empty).
     ///
     /// # Errors
-    /// [`Failure::Input`] or [`Failure::Options`].
-    pub fn new(input: Input<'_>, settings: &CallSettings) -> Result<Self, Failure> {
+    /// [`CallFailure::Input`] or [`CallFailure::Options`].
+    pub fn new(input: Input<'_>, settings: &CallSettings) -> Result<Self, CallFailure> {
         let read = read(input, settings, false)?;
         let format = read.conversation.format;
-        let inner =
-            crate::Session::new(read.conversation, read.options).map_err(Failure::from_library)?;
+        let inner = crate::Session::new(read.conversation, read.options)
+            .map_err(CallFailure::from_library)?;
         Ok(Self { inner, format })
     }
 
     /// Appends the messages of `list` (a JSON list of messages in the session's format).
     ///
     /// # Errors
-    /// [`Failure::Input`] when they cannot be read.
-    pub fn push(&mut self, list: &[u8]) -> Result<(), Failure> {
+    /// [`CallFailure::Input`] when they cannot be read.
+    pub fn push(&mut self, list: &[u8]) -> Result<(), CallFailure> {
         let value: Value = serde_json::from_slice(list)
-            .map_err(|err| Failure::input(format!("the messages are not JSON: {err}")))?;
+            .map_err(|err| CallFailure::input(format!("the messages are not JSON: {err}")))?;
         let conversation =
-            format::parse_value(value, Some(self.format)).map_err(Failure::from_library)?;
+            format::parse_value(value, Some(self.format)).map_err(CallFailure::from_library)?;
         self.inner.extend(conversation.messages);
         Ok(())
     }
@@ -465,19 +466,19 @@ impl WireSession {
     /// Compacts past the trigger: the report, or `None` when nothing changed.
     ///
     /// # Errors
-    /// [`Failure::CannotFit`] (with no report: the session's fallbacks ran several budgets),
-    /// or [`Failure::Options`] for an archive that cannot be written.
-    pub fn compact_if_needed(&mut self) -> Result<Option<Value>, Failure> {
+    /// [`CallFailure::CannotFit`] (with no report: the session's fallbacks ran several budgets),
+    /// or [`CallFailure::Options`] for an archive that cannot be written.
+    pub fn compact_if_needed(&mut self) -> Result<Option<Value>, CallFailure> {
         let report = self.inner.compact_if_needed().map_err(|err| match err {
-            err if err.is_cannot_fit() => Failure::CannotFit {
+            err if err.is_cannot_fit() => CallFailure::CannotFit {
                 message: err.to_string(),
                 report: Value::Null,
             },
-            err => Failure::from_library(err),
+            err => CallFailure::from_library(err),
         })?;
         if report.is_some() {
             self.inner.write_archive().map_err(|err| {
-                Failure::options(format!("archive: cannot write the archive: {err}"))
+                CallFailure::options(format!("archive: cannot write the archive: {err}"))
             })?;
         }
         Ok(report.as_ref().map(to_value))
@@ -509,8 +510,8 @@ impl WireSession {
     }
 }
 
-/// A request's decision as the packages return it: the record the proxy ledger's line holds of
-/// it (the model, then the facts, the verdict and the compactions' facts, each group
+/// A request's record as the packages return it: what the proxy ledger's line holds of it
+/// (the model, then the facts, the verdict and the compactions' facts, each group
 /// serialized by its own type and flattened as the line flattens it), and the model no rule
 /// reads when that is why it failed open. `facts` holds the facts again as one object, as the
 /// packages returned them before the ledger's groups were flattened in.
@@ -528,7 +529,7 @@ struct Returned<'a> {
 }
 
 impl<'a> Returned<'a> {
-    /// `forward`'s decision as a JSON object; `archive_error` (null) and `instruction_files`
+    /// `forward`'s record as a JSON object; `archive_error` (null) and `instruction_files`
     /// (empty), which the ledger's line leaves out when there is nothing to say, are always
     /// there, as the packages returned them before.
     fn of(forward: &'a Forward) -> Value {
@@ -540,14 +541,14 @@ impl<'a> Returned<'a> {
             unknown_model: &forward.unknown_model,
             facts: &forward.facts,
         };
-        let mut decision = serde_json::to_value(returned).expect("a decision serializes");
-        if let Value::Object(fields) = &mut decision {
+        let mut record = serde_json::to_value(returned).expect("a record serializes");
+        if let Value::Object(fields) = &mut record {
             fields.entry("archive_error").or_insert(Value::Null);
             fields
                 .entry("instruction_files")
                 .or_insert_with(|| Value::Array(Vec::new()));
         }
-        decision
+        record
     }
 }
 
@@ -573,7 +574,7 @@ struct Shape {
 /// Reads the input and the options (`unbudgeted` for a call that removes nothing for a
 /// budget), for the model the body names unless the settings name one, with the window given
 /// for every model (and, when no budget is given, the window's budget).
-fn read(input: Input<'_>, settings: &CallSettings, unbudgeted: bool) -> Result<Read, Failure> {
+fn read(input: Input<'_>, settings: &CallSettings, unbudgeted: bool) -> Result<Read, CallFailure> {
     let data = matches!(input, Input::Data(_));
     let lists = match &input {
         Input::Data(value) => Some(Lists::of(value)),
@@ -588,7 +589,7 @@ fn read(input: Input<'_>, settings: &CallSettings, unbudgeted: bool) -> Result<R
     library.anchor = anchor;
     let options = library
         .options_for_body(&conversation, settings.window)
-        .map_err(Failure::from_library)?;
+        .map_err(CallFailure::from_library)?;
     let lists = lists.as_ref().or(settings.lists.as_ref());
     let shape = Shape {
         data,
@@ -607,12 +608,12 @@ fn read(input: Input<'_>, settings: &CallSettings, unbudgeted: bool) -> Result<R
 fn parse(
     input: Input<'_>,
     settings: &CallSettings,
-) -> Result<(Conversation, Option<format::RecordedUsage>), Failure> {
+) -> Result<(Conversation, Option<format::RecordedUsage>), CallFailure> {
     let format = forced_format(settings)?;
     match input {
         Input::Data(value) => format::parse_value(value, format)
             .map(|conversation| (conversation, settings.library.anchor.clone()))
-            .map_err(Failure::from_library),
+            .map_err(CallFailure::from_library),
         Input::Text(bytes) => {
             let read = ReadOptions {
                 format,
@@ -621,17 +622,20 @@ fn parse(
                 repair: settings.repair,
             };
             let (conversation, mut usages) =
-                format::parse_with_usage(bytes, &read).map_err(Failure::from_library)?;
+                format::parse_with_usage(bytes, &read).map_err(CallFailure::from_library)?;
             Ok((conversation, usages.pop()))
         }
     }
 }
 
 /// The format `format` forces, `None` for detection.
-fn forced_format(settings: &CallSettings) -> Result<Option<Format>, Failure> {
+fn forced_format(settings: &CallSettings) -> Result<Option<Format>, CallFailure> {
     match settings.format.as_deref() {
         None | Some("auto") => Ok(None),
-        Some(name) => name.parse::<Format>().map(Some).map_err(Failure::options),
+        Some(name) => name
+            .parse::<Format>()
+            .map(Some)
+            .map_err(CallFailure::options),
     }
 }
 
@@ -699,12 +703,12 @@ fn output(compacted: Compacted, shape: Shape) -> (Output, Vec<Option<usize>>) {
         .into_iter()
         .map(|message| render_message(format, message))
         .collect();
-    let pieces = Pieces {
+    let pieces = SplitOutput {
         shell,
         list_key,
         changed,
     };
-    (Output::Pieces(pieces), unchanged)
+    (Output::Split(pieces), unchanged)
 }
 
 /// One message as its format writes it.

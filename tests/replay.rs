@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use ctxcompact::catalog::Catalog;
 use ctxcompact::lab::replay::Prices;
-use ctxcompact::lab::replay::{Figures, Policy, Replay, Totals, Window};
+use ctxcompact::lab::replay::{Figures, Policy, PolicyTotals, Replay, Window};
 use ctxcompact::{Conversation, format};
 use serde_json::Value;
 
@@ -25,7 +25,7 @@ fn replay_in(model: &str, window: Window, policies: &[Policy]) -> ctxcompact::Re
     Replay::new(model, &profile, family, window, (0.7, None), policies)
 }
 
-fn row(figures: &Figures, policy: Policy) -> &Totals {
+fn row(figures: &Figures, policy: Policy) -> &PolicyTotals {
     figures
         .policies
         .iter()
@@ -88,7 +88,7 @@ fn a_long_fixture_replays_with_every_policy_accounted() {
     assert!(default.peak_context <= 8000, "{default:?}");
     // Naive's broken calls are rejected by the API and billed nothing, so compare what each
     // call that goes through costs.
-    let per_valid_call = |t: &Totals| t.cost_usd / (t.calls - t.invalid_calls).max(1) as f64;
+    let per_valid_call = |t: &PolicyTotals| t.cost_usd / (t.calls - t.invalid_calls).max(1) as f64;
     assert!(
         per_valid_call(default) < per_valid_call(naive),
         "{default:?} {naive:?}"

@@ -2,14 +2,16 @@
 //!
 //! Each function takes the conversation as the text a file would hold (the JavaScript layer
 //! sends data as its `JSON.stringify` text) and the settings as JSON text, and returns an
-//! [`Outcome`]: the output as the CLI writes it (for data, only what changed, beside the
+//! [`CallResult`]: the output as the CLI writes it (for data, only what changed, beside the
 //! indices of the input messages that did not) and the report, or the failure sorted by kind.
 //! Failures are returned, not thrown, so that the JavaScript layer (`index.js`) builds its own
 //! `Error`s with their codes. Every call into the library goes through `ctxcompact::binding`,
 //! the core the Python package shares: this crate holds only JavaScript's conversions (an
-//! `Outcome`, and JavaScript's names for the keys of the objects it returns).
+//! `CallResult`, and JavaScript's names for the keys of the objects it returns).
 
-use ctxcompact::binding::{self, CallSettings, Compaction, Failure, Input, Output, Pieces};
+use ctxcompact::binding::{
+    self, CallFailure, CallSettings, Compaction, Input, Output, SplitOutput,
+};
 use napi::bindgen_prelude::Buffer;
 use napi_derive::napi;
 use serde_json::Value;
@@ -17,7 +19,7 @@ use serde_json::Value;
 /// What a call gives: a result, or a failure (`errorKind` set).
 #[napi(object)]
 #[derive(Default)]
-pub struct Outcome {
+pub struct CallResult {
     /// The output conversation, as the CLI writes it (compact, trim-tools, a session's state);
     /// for data read one message for one element, the output without its messages.
     pub output: Option<String>,
@@ -26,7 +28,7 @@ pub struct Outcome {
     /// With the output without its messages: the JSON text of the list of new or changed
     /// messages, in order; the others are the input messages `unchanged` names.
     pub changed: Option<String>,
-    /// The result as JSON text: the report, the counts, the problems or a request's decision.
+    /// The result as JSON text: the report, the counts, the problems or a request's record.
     pub value: Option<String>,
     /// Per output message, the index of the input message it is unchanged from (-1: changed
     /// or new); empty when the input's list is not read one message for one element.
@@ -47,8 +49,8 @@ pub struct Outcome {
     pub recallable: Option<String>,
 }
 
-impl From<Failure> for Outcome {
-    fn from(failure: Failure) -> Self {
+impl From<CallFailure> for CallResult {
+    fn from(failure: CallFailure) -> Self {
         let parts = failure.into_parts();
         Self {
             error_kind: Some(parts.kind.into()),
@@ -61,13 +63,13 @@ impl From<Failure> for Outcome {
     }
 }
 
-impl From<Result<Compaction, Failure>> for Outcome {
-    fn from(result: Result<Compaction, Failure>) -> Self {
+impl From<Result<Compaction, CallFailure>> for CallResult {
+    fn from(result: Result<Compaction, CallFailure>) -> Self {
         match result {
             Ok(compaction) => {
                 let (output, list_key, changed) = match compaction.output {
                     Output::Bytes(bytes) => (text(bytes), None, None),
-                    Output::Pieces(Pieces {
+                    Output::Split(SplitOutput {
                         shell,
                         list_key,
                         changed,
@@ -98,8 +100,8 @@ impl From<Result<Compaction, Failure>> for Outcome {
     }
 }
 
-impl From<Result<Value, Failure>> for Outcome {
-    fn from(result: Result<Value, Failure>) -> Self {
+impl From<Result<Value, CallFailure>> for CallResult {
+    fn from(result: Result<Value, CallFailure>) -> Self {
         match result {
             Ok(value) => Self {
                 value: Some(value.to_string()),
@@ -148,14 +150,14 @@ fn camel(key: &str) -> String {
 /// Runs `work` on the input with the settings parsed.
 fn with_settings<T>(
     settings: &str,
-    work: impl FnOnce(&CallSettings) -> Result<T, Failure>,
-) -> Result<T, Failure> {
+    work: impl FnOnce(&CallSettings) -> Result<T, CallFailure>,
+) -> Result<T, CallFailure> {
     work(&binding::settings(settings)?)
 }
 
 /// Compacts a conversation to its budget, as `ctxcompact compact` does.
 #[napi]
-pub fn compact(input: String, settings: String) -> Outcome {
+pub fn compact(input: String, settings: String) -> CallResult {
     with_settings(&settings, |s| {
         binding::compact(Input::Text(input.as_bytes()), s)
     })
@@ -164,7 +166,7 @@ pub fn compact(input: String, settings: String) -> Outcome {
 
 /// Trims old tool rounds alone, as `ctxcompact trim-tools` does.
 #[napi]
-pub fn trim_tools(input: String, settings: String) -> Outcome {
+pub fn trim_tools(input: String, settings: String) -> CallResult {
     with_settings(&settings, |s| {
         binding::trim_tools(Input::Text(input.as_bytes()), s)
     })
@@ -173,7 +175,7 @@ pub fn trim_tools(input: String, settings: String) -> Outcome {
 
 /// What `compact` would do: the report of `ctxcompact analyze --json`.
 #[napi]
-pub fn analyze(input: String, settings: String) -> Outcome {
+pub fn analyze(input: String, settings: String) -> CallResult {
     with_settings(&settings, |s| {
         binding::analyze(Input::Text(input.as_bytes()), s)
     })
@@ -182,7 +184,7 @@ pub fn analyze(input: String, settings: String) -> Outcome {
 
 /// Each message's tokens and the total, as `ctxcompact count --json` prints them.
 #[napi]
-pub fn count(input: String, settings: String) -> Outcome {
+pub fn count(input: String, settings: String) -> CallResult {
     with_settings(&settings, |s| {
         binding::count(Input::Text(input.as_bytes()), s)
     })
@@ -192,7 +194,7 @@ pub fn count(input: String, settings: String) -> Outcome {
 /// Every problem a provider refuses the conversation for as a request: `{ messageIndex,
 /// field, kind, callId, text }` objects.
 #[napi]
-pub fn validate(input: String, settings: String) -> Outcome {
+pub fn validate(input: String, settings: String) -> CallResult {
     with_settings(&settings, |s| {
         binding::validate(Input::Text(input.as_bytes()), s)
     })
@@ -201,16 +203,16 @@ pub fn validate(input: String, settings: String) -> Outcome {
 }
 
 /// What to forward for a provider request body, as `ctxcompact proxy` decides it: `body` when
-/// it differs from the received bytes, and the decision as `value`.
+/// it differs from the received bytes, and the request's record as `value`.
 #[napi]
-pub fn compact_request(body: Buffer, settings: String) -> Outcome {
+pub fn compact_request(body: Buffer, settings: String) -> CallResult {
     let result = binding::request_settings(&settings)
         .and_then(|settings| binding::compact_request(&body, &settings));
     match result {
-        Ok((forwarded, decision)) => Outcome {
+        Ok((forwarded, record)) => CallResult {
             body: forwarded.map(Buffer::from),
-            value: Some(camel_keys(decision).to_string()),
-            ..Outcome::default()
+            value: Some(camel_keys(record).to_string()),
+            ..CallResult::default()
         },
         Err(failure) => failure.into(),
     }
@@ -239,14 +241,14 @@ impl NativeSession {
 
     /// Starts the session from `input` (a body or a list of messages, possibly empty).
     #[napi]
-    pub fn start(&mut self, input: String, settings: String) -> Outcome {
+    pub fn start(&mut self, input: String, settings: String) -> CallResult {
         let started = with_settings(&settings, |s| {
             binding::WireSession::new(Input::Text(input.as_bytes()), s)
         });
         match started {
             Ok(session) => {
                 self.inner = Some(session);
-                Outcome::default()
+                CallResult::default()
             }
             Err(failure) => failure.into(),
         }
@@ -254,23 +256,23 @@ impl NativeSession {
 
     /// Appends a JSON list of messages in the session's format.
     #[napi]
-    pub fn push(&mut self, list: String) -> Outcome {
+    pub fn push(&mut self, list: String) -> CallResult {
         match self.session_mut().and_then(|s| s.push(list.as_bytes())) {
-            Ok(()) => Outcome::default(),
+            Ok(()) => CallResult::default(),
             Err(failure) => failure.into(),
         }
     }
 
     /// Compacts past the trigger: the report as `value`, absent when nothing changed.
     #[napi]
-    pub fn compact_if_needed(&mut self) -> Outcome {
+    pub fn compact_if_needed(&mut self) -> CallResult {
         match self
             .session_mut()
             .and_then(binding::WireSession::compact_if_needed)
         {
-            Ok(report) => Outcome {
+            Ok(report) => CallResult {
                 value: report.map(|report| report.to_string()),
-                ..Outcome::default()
+                ..CallResult::default()
             },
             Err(failure) => failure.into(),
         }
@@ -305,9 +307,9 @@ impl NativeSession {
         }
     }
 
-    fn session_mut(&mut self) -> Result<&mut binding::WireSession, Failure> {
+    fn session_mut(&mut self) -> Result<&mut binding::WireSession, CallFailure> {
         self.inner
             .as_mut()
-            .ok_or_else(|| Failure::options("the session was not started"))
+            .ok_or_else(|| CallFailure::options("the session was not started"))
     }
 }

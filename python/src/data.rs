@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
-use ctxcompact::binding::Pieces;
+use ctxcompact::binding::SplitOutput;
 
 /// Deepest nesting of lists and dicts read: `serde_json`'s recursion limit for JSON text (128),
 /// which the CLI meets when it reads the same data from a file.
@@ -296,7 +296,7 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'
 pub(crate) fn rebuild<'py>(
     input: &Bound<'py, PyAny>,
     inexact: &Inexact,
-    pieces: &Pieces,
+    pieces: &SplitOutput,
     unchanged: &[Option<usize>],
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = input.py();

@@ -12,7 +12,7 @@
 
 mod data;
 
-use ctxcompact::binding::{self, CallSettings, Compaction, Failure, Input, Output};
+use ctxcompact::binding::{self, CallFailure, CallSettings, Compaction, Input, Output};
 use data::NotJson;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -27,7 +27,7 @@ create_exception!(
 );
 
 /// A failure as the Python layer receives it: `NativeError` with its kind.
-fn raised(failure: Failure) -> PyErr {
+fn raised(failure: CallFailure) -> PyErr {
     let parts = failure.into_parts();
     let report = parts.report.map(|report| report.to_string());
     NativeError::new_err((
@@ -41,7 +41,7 @@ fn raised(failure: Failure) -> PyErr {
 
 /// Python data that is not JSON data: bad input.
 fn not_json(NotJson(why): NotJson) -> PyErr {
-    raised(Failure::input(format!(
+    raised(CallFailure::input(format!(
         "the conversation is not JSON data: {why}"
     )))
 }
@@ -50,7 +50,7 @@ fn not_json(NotJson(why): NotJson) -> PyErr {
 fn detached<T: Send>(
     conversation: &Bound<'_, PyAny>,
     settings: &str,
-    work: impl FnOnce(Input<'_>, &CallSettings) -> Result<T, Failure> + Send,
+    work: impl FnOnce(Input<'_>, &CallSettings) -> Result<T, CallFailure> + Send,
 ) -> PyResult<T> {
     let settings = binding::settings(settings).map_err(raised)?;
     let input = data::from_python(conversation).map_err(not_json)?;
@@ -64,7 +64,7 @@ fn detached<T: Send>(
 fn compacted<'py>(
     conversation: &Bound<'py, PyAny>,
     settings: &str,
-    work: impl FnOnce(Input<'_>, &CallSettings) -> Result<Compaction, Failure> + Send,
+    work: impl FnOnce(Input<'_>, &CallSettings) -> Result<Compaction, CallFailure> + Send,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let py = conversation.py();
     let settings = binding::settings(settings).map_err(raised)?;
@@ -72,7 +72,7 @@ fn compacted<'py>(
     let compaction = py
         .detach(|| work(Input::Data(input), &settings))
         .map_err(raised)?;
-    let Output::Pieces(pieces) = &compaction.output else {
+    let Output::Split(pieces) = &compaction.output else {
         unreachable!("data is handed back in pieces")
     };
     let result = (
@@ -141,16 +141,17 @@ impl RequestCompactor {
         Ok(Self { inner })
     }
 
-    /// What to forward for a provider request body, as the proxy decides it: `(body,
-    /// decision)`, `body` the bytes to send (the received ones when nothing changed).
+    /// What to forward for a provider request body, as the proxy decides it: `(body, record)`,
+    /// `body` the bytes to send (the received ones when nothing changed), `record` the proxy
+    /// ledger's record of the request.
     fn compact<'py>(
         &self,
         py: Python<'py>,
         body: &[u8],
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>)> {
-        let (forwarded, decision) = py.detach(|| self.inner.compact(body));
+        let (forwarded, record) = py.detach(|| self.inner.compact(body));
         let bytes = PyBytes::new(py, forwarded.as_deref().unwrap_or(body));
-        Ok((bytes, data::to_python(py, &decision)?))
+        Ok((bytes, data::to_python(py, &record)?))
     }
 
     /// What `handle` names in the history of a provider request body, given back from it as

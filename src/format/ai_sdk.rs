@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, kind, list,
+    Clues, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, kind, list,
     object, read_body, required_content, required_str, role_of, write_content_field,
     write_system_content,
 };
@@ -50,10 +50,10 @@ impl Reader for AiSdk {
         &AiSdk
     }
 
-    fn evidence(&self, records: &[Record]) -> Evidence {
-        let mut evidence = Evidence::default();
+    fn clues(&self, records: &[Record]) -> Clues {
+        let mut clues = Clues::default();
         let Some((_, messages)) = list(records, "messages") else {
-            return evidence;
+            return clues;
         };
         for (index, message) in messages.iter().enumerate() {
             for part in message
@@ -69,11 +69,11 @@ impl Reader for AiSdk {
                     || (kind == "image" && part.get("image").is_some())
                     || (kind == "file" && part.get("mediaType").is_some());
                 if own {
-                    evidence.add(true, || format!("message {index} (a `{kind}` part)"));
+                    clues.add(true, || format!("message {index} (a `{kind}` part)"));
                 }
             }
         }
-        evidence
+        clues
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {

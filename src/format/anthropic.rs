@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Envelope, Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire,
-    content_absent, fields_of, has, kind, list, object, parse_content, read_body, required_content,
-    required_str, role_of, write_content, write_content_field, write_system_content,
+    Clues, Envelope, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent,
+    fields_of, has, kind, list, object, parse_content, read_body, required_content, required_str,
+    role_of, write_content, write_content_field, write_system_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -37,19 +37,19 @@ impl Reader for Anthropic {
         &Anthropic
     }
 
-    fn evidence(&self, records: &[Record]) -> Evidence {
-        let mut evidence = Evidence::default();
+    fn clues(&self, records: &[Record]) -> Clues {
+        let mut clues = Clues::default();
         let Some((envelope, messages)) = list(records, "messages") else {
-            return evidence;
+            return clues;
         };
         match envelope.and_then(|e| e.get("system")) {
-            Some(Value::String(_)) => evidence.add(true, || "a top-level `system` string".into()),
+            Some(Value::String(_)) => clues.add(true, || "a top-level `system` string".into()),
             Some(Value::Array(blocks)) if blocks.iter().any(|b| b.get("type").is_some()) => {
-                evidence.add(true, || "top-level `system` blocks".into());
+                clues.add(true, || "top-level `system` blocks".into());
             }
             // Bedrock's system blocks have no `type`; anything else is Anthropic's to refuse.
             None | Some(Value::Null | Value::Array(_)) => {}
-            Some(_) => evidence.add(false, || "a top-level `system` field".into()),
+            Some(_) => clues.add(false, || "a top-level `system` field".into()),
         }
         for (index, message) in messages.iter().enumerate() {
             for block in message
@@ -68,11 +68,11 @@ impl Reader for Anthropic {
                     | "document" | "image"),
                 ) = kind
                 {
-                    evidence.add(true, || format!("message {index} (a `{kind}` block)"));
+                    clues.add(true, || format!("message {index} (a `{kind}` block)"));
                 }
             }
         }
-        evidence
+        clues
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {

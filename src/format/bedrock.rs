@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
-    Envelope, Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of,
-    has, kind, known_role, list, nested, object, read_body,
+    Clues, Envelope, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, has,
+    kind, known_role, list, nested, object, read_body,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -40,10 +40,10 @@ impl Reader for Bedrock {
         &Bedrock
     }
 
-    fn evidence(&self, records: &[Record]) -> Evidence {
-        let mut evidence = Evidence::default();
+    fn clues(&self, records: &[Record]) -> Clues {
+        let mut clues = Clues::default();
         let Some((envelope, messages)) = list(records, "messages") else {
-            return evidence;
+            return clues;
         };
         if let Some(envelope) = envelope {
             for key in [
@@ -52,7 +52,7 @@ impl Reader for Bedrock {
                 "additionalModelRequestFields",
             ] {
                 if envelope.contains_key(key) {
-                    evidence.add(true, || format!("a top-level `{key}`"));
+                    clues.add(true, || format!("a top-level `{key}`"));
                 }
             }
             if let Some(Value::Array(blocks)) = envelope.get("system") {
@@ -60,7 +60,7 @@ impl Reader for Bedrock {
                     .iter()
                     .any(|b| b.get("type").is_none() && b.get("text").is_some())
                 {
-                    evidence.add(true, || "top-level `system` blocks without a `type`".into());
+                    clues.add(true, || "top-level `system` blocks without a `type`".into());
                 }
             }
         }
@@ -81,15 +81,15 @@ impl Reader for Bedrock {
                     continue;
                 }
                 if let Some(key) = BLOCKS.iter().find(|k| block.contains_key(**k)) {
-                    evidence.add(true, || format!("message {index} (a `{key}` block)"));
+                    clues.add(true, || format!("message {index} (a `{key}` block)"));
                 } else if block.contains_key("text") {
-                    evidence.add(true, || {
+                    clues.add(true, || {
                         format!("message {index} (a `text` block without a `type`)")
                     });
                 }
             }
         }
-        evidence
+        clues
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {

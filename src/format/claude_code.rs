@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::{
-    Built, Evidence, Format, ReadOptions, Reader, Record, RecordedUsage, Wire, anthropic, from_log,
+    Built, Clues, Format, ReadOptions, Reader, Record, RecordedUsage, Wire, anthropic, from_log,
     repair, str_of,
 };
 use crate::conversation::{Conversation, Role};
@@ -40,8 +40,8 @@ impl Reader for ClaudeCode {
         )
     }
 
-    fn evidence(&self, records: &[Record]) -> Evidence {
-        let mut evidence = Evidence::default();
+    fn clues(&self, records: &[Record]) -> Clues {
+        let mut clues = Clues::default();
         for record in records.iter().take(SAMPLE) {
             let Some(object) = record.value.as_object() else {
                 continue;
@@ -49,16 +49,16 @@ impl Reader for ClaudeCode {
             if object.contains_key("sessionId")
                 && (object.contains_key("uuid") || object.contains_key("parentUuid"))
             {
-                evidence.add(true, || {
+                clues.add(true, || {
                     format!("line {} (`uuid` and `sessionId`)", record.line)
                 });
             } else if str_of(&record.value, "type") == Some("summary")
                 && object.contains_key("leafUuid")
             {
-                evidence.add(true, || format!("line {} (a `summary` line)", record.line));
+                clues.add(true, || format!("line {} (a `summary` line)", record.line));
             }
         }
-        evidence
+        clues
     }
 
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {

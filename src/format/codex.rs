@@ -10,7 +10,7 @@
 use serde_json::{Value, json};
 
 use super::{
-    Built, Evidence, Format, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, repair,
+    Built, Clues, Format, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, repair,
     responses, str_of,
 };
 use crate::conversation::Conversation;
@@ -36,16 +36,16 @@ impl Reader for Codex {
         Some("no line is a Codex record (`type` and `payload`)")
     }
 
-    fn evidence(&self, records: &[Record]) -> Evidence {
-        let mut evidence = Evidence::default();
+    fn clues(&self, records: &[Record]) -> Clues {
+        let mut clues = Clues::default();
         for record in records.iter().take(200) {
             if let Some(kind) = str_of(&record.value, "type") {
                 if TYPES.contains(&kind) && record.value.get("payload").is_some() {
-                    evidence.add(true, || format!("line {} (a `{kind}` record)", record.line));
+                    clues.add(true, || format!("line {} (a `{kind}` record)", record.line));
                 }
             }
         }
-        evidence
+        clues
     }
 
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> crate::Result<Conversation> {

@@ -1,22 +1,22 @@
-//! Format detection: every reader looks at the records for its format's evidence, and the
-//! format with strong evidence, or the only one with any, is chosen; a forced format is checked
-//! against the evidence.
+//! Format detection: every reader looks at the records for its format's clues, and the
+//! format with strong clues, or the only one with any, is chosen; a forced format is checked
+//! against the clues.
 
 use serde_json::{Map, Value};
 
-use super::{Evidence, Format, Record, reader, render};
+use super::{Clues, Format, Record, reader, render};
 use crate::conversation::{Conversation, Message, Part};
 use crate::error::{Error, Result};
 use crate::parallel;
 
 /// Values (records, or the messages of one document) from which [`choose`] gathers the formats'
-/// evidence on two threads: each reader looks at every message, which costs about 1 ms per
+/// clues on two threads: each reader looks at every message, which costs about 1 ms per
 /// 1,000 messages, and reading is otherwise single-threaded.
-pub(super) const PARALLEL_EVIDENCE_VALUES: usize = 2_000;
+pub(super) const PARALLEL_CLUES_VALUES: usize = 2_000;
 
-/// Every format's evidence, in [`Format::ALL`] order. Large inputs share the formats between two
+/// Every format's clues, in [`Format::ALL`] order. Large inputs share the formats between two
 /// threads, each taking the next format not taken yet (the formats' costs differ).
-pub(super) fn gather_evidence(records: &[Record]) -> Vec<(Format, Evidence)> {
+pub(super) fn gather_clues(records: &[Record]) -> Vec<(Format, Clues)> {
     let values = match records {
         [record] => match &record.value {
             Value::Array(items) => items.len(),
@@ -30,28 +30,28 @@ pub(super) fn gather_evidence(records: &[Record]) -> Vec<(Format, Evidence)> {
         },
         _ => records.len(),
     };
-    let threads = if values < PARALLEL_EVIDENCE_VALUES {
+    let threads = if values < PARALLEL_CLUES_VALUES {
         1
     } else {
         parallel::cores().min(2)
     };
     parallel::in_turn(Format::ALL.len(), threads, |at| {
         let format = Format::ALL[at];
-        (format, reader(format).evidence(records))
+        (format, reader(format).clues(records))
     })
 }
 
 /// Picks the format: the forced one (unless the input clearly is another), or the only one
-/// with strong evidence, or the only one with any.
+/// with strong clues, or the only one with any.
 pub(super) fn choose(records: &[Record], forced: Option<Format>) -> Result<Format> {
-    let found: Vec<(Format, Evidence)> = gather_evidence(records)
+    let found: Vec<(Format, Clues)> = gather_clues(records)
         .into_iter()
-        .filter(|(_, evidence)| !evidence.is_empty())
+        .filter(|(_, clues)| !clues.is_empty())
         .collect();
-    let describe = |(format, evidence): &(Format, Evidence)| {
+    let describe = |(format, clues): &(Format, Clues)| {
         format!(
             "{} looks like {}",
-            evidence.first.as_deref().unwrap_or("the input"),
+            clues.first.as_deref().unwrap_or("the input"),
             format.title()
         )
     };
@@ -62,13 +62,13 @@ pub(super) fn choose(records: &[Record], forced: Option<Format>) -> Result<Forma
         if !has(forced) {
             let strongest = found
                 .iter()
-                .filter(|(_, evidence)| evidence.strong > 0)
-                .max_by_key(|(_, evidence)| evidence.strong);
-            if let Some((found, evidence)) = strongest {
+                .filter(|(_, clues)| clues.strong > 0)
+                .max_by_key(|(_, clues)| clues.strong);
+            if let Some((found, clues)) = strongest {
                 return Err(Error::WrongFormat {
                     forced,
                     found: *found,
-                    reason: evidence.first.clone().unwrap_or_default(),
+                    reason: clues.first.clone().unwrap_or_default(),
                 });
             }
             if let Some(needs) = reader(forced).needs() {
@@ -80,8 +80,8 @@ pub(super) fn choose(records: &[Record], forced: Option<Format>) -> Result<Forma
         }
         return Ok(forced);
     }
-    let strong: Vec<&(Format, Evidence)> = found.iter().filter(|(_, e)| e.strong > 0).collect();
-    let candidates: Vec<&(Format, Evidence)> = if strong.is_empty() {
+    let strong: Vec<&(Format, Clues)> = found.iter().filter(|(_, e)| e.strong > 0).collect();
+    let candidates: Vec<&(Format, Clues)> = if strong.is_empty() {
         found.iter().collect()
     } else {
         strong
@@ -117,7 +117,7 @@ pub(super) fn reads_back(conversation: &Conversation, forced: Option<Format>) ->
     if top_level_settles(conversation, forced) {
         return Ok(());
     }
-    // The evidence of a format lies in the shape of the request, never in its texts: the
+    // The clues of a format lies in the shape of the request, never in its texts: the
     // output is rendered with its texts and arguments emptied.
     let skeleton = conversation.with_messages(conversation.messages.iter().map(skeleton).collect());
     let records = [Record {
@@ -125,9 +125,9 @@ pub(super) fn reads_back(conversation: &Conversation, forced: Option<Format>) ->
         value: render(&skeleton),
     }];
     let shows_any = || {
-        gather_evidence(&records)
+        gather_clues(&records)
             .iter()
-            .any(|(_, evidence)| !evidence.is_empty())
+            .any(|(_, clues)| !clues.is_empty())
     };
     match choose(&records, forced) {
         Ok(format) if format == conversation.format => Ok(()),
@@ -163,18 +163,18 @@ fn top_level_settles(conversation: &Conversation, forced: Option<Format>) -> boo
         line: 1,
         value: render(&top),
     }];
-    let found = gather_evidence(&records);
+    let found = gather_clues(&records);
     let own = found
         .iter()
         .find(|(format, _)| *format == conversation.format)
-        .map(|(_, evidence)| (evidence.strong, evidence.weak));
+        .map(|(_, clues)| (clues.strong, clues.weak));
     let (strong, weak) = own.unwrap_or((0, 0));
     if forced.is_some() {
         return strong + weak > 0;
     }
     let others = found
         .iter()
-        .any(|(format, evidence)| *format != conversation.format && !evidence.is_empty());
+        .any(|(format, clues)| *format != conversation.format && !clues.is_empty());
     !others && (conversation.format == Format::OpenAi || strong > 0)
 }
 

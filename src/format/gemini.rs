@@ -16,8 +16,8 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
-    Envelope, Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of,
-    has, kind, known_role, list, nested, object, read_body,
+    Clues, Envelope, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, has,
+    kind, known_role, list, nested, object, read_body,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -33,23 +33,23 @@ impl Reader for Gemini {
         &Gemini
     }
 
-    fn evidence(&self, records: &[Record]) -> Evidence {
-        let mut evidence = Evidence::default();
+    fn clues(&self, records: &[Record]) -> Clues {
+        let mut clues = Clues::default();
         let Some((envelope, contents)) = list(records, "contents") else {
-            return evidence;
+            return clues;
         };
         if envelope.is_some() {
-            evidence.add(true, || "a top-level `contents` array".into());
+            clues.add(true, || "a top-level `contents` array".into());
         }
         for (index, content) in contents.iter().enumerate() {
             if content.get("role").and_then(Value::as_str) == Some("model") {
-                evidence.add(true, || format!("content {index} (role `model`)"));
+                clues.add(true, || format!("content {index} (role `model`)"));
             }
             if content.get("parts").is_some_and(Value::is_array) {
-                evidence.add(true, || format!("content {index} (`parts`)"));
+                clues.add(true, || format!("content {index} (`parts`)"));
             }
         }
-        evidence
+        clues
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {

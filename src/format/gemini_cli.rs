@@ -12,7 +12,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{
-    Built, Evidence, Format, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, gemini,
+    Built, Clues, Format, ReadOptions, Reader, Record, RecordedUsage, Wire, from_log, gemini,
     repair, str_of,
 };
 use crate::conversation::Conversation;
@@ -30,21 +30,21 @@ impl Reader for GeminiCli {
         Some("no value has `sessionId` and `projectHash`, nor is a `gemini` message with an `id`")
     }
 
-    fn evidence(&self, records: &[Record]) -> Evidence {
-        let mut evidence = Evidence::default();
+    fn clues(&self, records: &[Record]) -> Clues {
+        let mut clues = Clues::default();
         for record in records.iter().take(200) {
             let value = &record.value;
             if value.get("projectHash").is_some() && value.get("sessionId").is_some() {
-                evidence.add(true, || {
+                clues.add(true, || {
                     format!("line {} (`sessionId` and `projectHash`)", record.line)
                 });
             } else if str_of(value, "type") == Some("gemini") && value.get("id").is_some() {
-                evidence.add(true, || {
+                clues.add(true, || {
                     format!("line {} (a `gemini` message)", record.line)
                 });
             }
         }
-        evidence
+        clues
     }
 
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {

@@ -1,7 +1,7 @@
 //! Formats: reading bytes into a [`Conversation`] and writing it back.
 //!
 //! Each format is one file behind one interface. A `Reader` detects its format (with the
-//! evidence it found) and reads records into a conversation; a `Wire` — one per API request
+//! clues it found) and reads records into a conversation; a `Wire` — one per API request
 //! format — writes a conversation back, names where a call's results go (`results`), where a
 //! removal marker goes and how it merges, and names the wire field of a call or a result in
 //! problems. Nothing outside this module matches on a format: the engine asks the interface.
@@ -88,7 +88,7 @@ pub(crate) struct Record {
 
 /// What a format's reader found in the input that shows it is in that format.
 #[derive(Debug, Default)]
-pub(crate) struct Evidence {
+pub(crate) struct Clues {
     /// Clues no other format shows.
     pub(crate) strong: usize,
     /// Clues another format may show too.
@@ -97,7 +97,7 @@ pub(crate) struct Evidence {
     pub(crate) first: Option<String>,
 }
 
-impl Evidence {
+impl Clues {
     /// Adds a clue.
     pub(crate) fn add(&mut self, strong: bool, what: impl FnOnce() -> String) {
         if strong {
@@ -120,7 +120,7 @@ pub(crate) trait Reader: Sync {
     /// The API format conversations read in this format are written in.
     fn wire(&self) -> &'static dyn Wire;
     /// What the input shows of this format.
-    fn evidence(&self, records: &[Record]) -> Evidence;
+    fn clues(&self, records: &[Record]) -> Clues;
     /// For a session log, the records a forced read needs to find, described for the error
     /// when it finds none (a log's reader skips records it does not know, so without them it
     /// would read an empty conversation). `None` for an API body, whose plain messages look
@@ -198,7 +198,7 @@ impl Conversation {
     /// Checks that the conversation, once written, reads back in its own format the way its
     /// input was read: by detection when `forced` is `None`, else as the forced format (a
     /// session log's output, an API body, as the API format it holds). Compaction removes
-    /// messages, and with them the evidence of the format: an OpenAI body whose tool rounds
+    /// messages, and with them the clues of the format: an OpenAI body whose tool rounds
     /// are gone, beside a stray top-level `system` or `contents`, no longer shows OpenAI over
     /// the format the stray field suggests. Such an output is refused rather than written
     /// unreadable.

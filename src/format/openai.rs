@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Envelope, Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire,
-    content_absent, fields_of, has_value, kind, list, nested, object, parse_content, read_body,
-    required_str, role_of, write_arguments_string, write_content, write_system_content,
+    Clues, Envelope, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent,
+    fields_of, has_value, kind, list, nested, object, parse_content, read_body, required_str,
+    role_of, write_arguments_string, write_content, write_system_content,
 };
 use crate::conversation::{Conversation, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -33,10 +33,10 @@ impl Reader for OpenAi {
         &OpenAi
     }
 
-    fn evidence(&self, records: &[Record]) -> Evidence {
-        let mut evidence = Evidence::default();
+    fn clues(&self, records: &[Record]) -> Clues {
+        let mut clues = Clues::default();
         let Some((_, messages)) = list(records, "messages") else {
-            return evidence;
+            return clues;
         };
         for (index, message) in messages.iter().enumerate() {
             let Some(object) = message.as_object() else {
@@ -52,16 +52,16 @@ impl Reader for OpenAi {
                     if has_value(object, "tool_call_id")
                         || !object.get("content").is_some_and(Value::is_array) =>
                 {
-                    evidence.add(true, || at(&format!("role `{role}`")));
+                    clues.add(true, || at(&format!("role `{role}`")));
                 }
                 Some(role @ ("system" | "developer")) => {
-                    evidence.add(false, || at(&format!("role `{role}`")));
+                    clues.add(false, || at(&format!("role `{role}`")));
                 }
                 _ => {}
             }
             for field in ["tool_calls", "tool_call_id", "function_call"] {
                 if has_value(object, field) {
-                    evidence.add(true, || at(&format!("`{field}`")));
+                    clues.add(true, || at(&format!("`{field}`")));
                 }
             }
             for part in object
@@ -76,11 +76,11 @@ impl Reader for OpenAi {
                     .and_then(Value::as_str)
                     .filter(|kind| *kind != "file" || part.get("file").is_some());
                 if let Some(kind @ ("image_url" | "input_audio" | "file" | "refusal")) = kind {
-                    evidence.add(true, || at(&format!("a `{kind}` part")));
+                    clues.add(true, || at(&format!("a `{kind}` part")));
                 }
             }
         }
-        evidence
+        clues
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {

@@ -182,7 +182,7 @@ pub(crate) fn required_content(
 }
 
 /// The list under `key` of a single JSON document (the envelope's or a bare array), for
-/// evidence; `None` when the input is not one document.
+/// clues; `None` when the input is not one document.
 pub(crate) fn list<'a>(
     records: &'a [Record],
     key: &str,

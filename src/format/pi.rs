@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use super::{
-    Built, Evidence, Format, ReadOptions, Reader, Record, Wire, anthropic, from_log, repair, str_of,
+    Built, Clues, Format, ReadOptions, Reader, Record, Wire, anthropic, from_log, repair, str_of,
 };
 use crate::conversation::Conversation;
 use crate::error::{Error, Result};
@@ -34,8 +34,8 @@ impl Reader for Pi {
         Some("no line is a pi `session` header or a `message` entry with a `role`")
     }
 
-    fn evidence(&self, records: &[Record]) -> Evidence {
-        let mut evidence = Evidence::default();
+    fn clues(&self, records: &[Record]) -> Clues {
+        let mut clues = Clues::default();
         for record in records.iter().take(200) {
             let value = &record.value;
             if value.get("payload").is_some() || value.get("uuid").is_some() {
@@ -43,7 +43,7 @@ impl Reader for Pi {
             }
             match str_of(value, "type") {
                 Some("session") => {
-                    evidence.add(true, || {
+                    clues.add(true, || {
                         format!("line {} (a `session` header)", record.line)
                     });
                 }
@@ -53,12 +53,12 @@ impl Reader for Pi {
                         .and_then(|m| str_of(m, "role"))
                         .is_some() =>
                 {
-                    evidence.add(true, || format!("line {} (a `message` entry)", record.line));
+                    clues.add(true, || format!("line {} (a `message` entry)", record.line));
                 }
                 _ => {}
             }
         }
-        evidence
+        clues
     }
 
     fn read(&self, records: Vec<Record>, options: &ReadOptions) -> Result<Conversation> {

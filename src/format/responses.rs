@@ -25,8 +25,8 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Envelope, Evidence, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of,
-    kind, list, object, parse_content, read_list, required_str, role_of, single, split_envelope,
+    Clues, Envelope, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, kind,
+    list, object, parse_content, read_list, required_str, role_of, single, split_envelope,
     write_arguments_string, write_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
@@ -81,23 +81,23 @@ impl Reader for Responses {
         &Responses
     }
 
-    fn evidence(&self, records: &[Record]) -> Evidence {
-        let mut evidence = Evidence::default();
+    fn clues(&self, records: &[Record]) -> Clues {
+        let mut clues = Clues::default();
         if let [record] = records {
             if let Some(Value::String(_)) = record.value.get("input") {
-                evidence.add(true, || "a top-level `input` string".into());
+                clues.add(true, || "a top-level `input` string".into());
             }
         }
         let Some((envelope, items)) = list(records, "input") else {
-            return evidence;
+            return clues;
         };
         if envelope.is_some() {
-            evidence.add(true, || "a top-level `input` array".into());
+            clues.add(true, || "a top-level `input` array".into());
         }
         for (index, item) in items.iter().enumerate() {
             if let Some(kind) = item.get("type").and_then(Value::as_str) {
                 if ITEM_TYPES.contains(&kind) {
-                    evidence.add(true, || format!("item {index} (type `{kind}`)"));
+                    clues.add(true, || format!("item {index} (type `{kind}`)"));
                 }
             }
             for part in item
@@ -108,12 +108,12 @@ impl Reader for Responses {
             {
                 if let Some(kind) = part.get("type").and_then(Value::as_str) {
                     if PART_TYPES.contains(&kind) {
-                        evidence.add(true, || format!("item {index} (an `{kind}` part)"));
+                        clues.add(true, || format!("item {index} (an `{kind}` part)"));
                     }
                 }
             }
         }
-        evidence
+        clues
     }
 
     fn read(&self, records: Vec<Record>, _: &ReadOptions) -> Result<Conversation> {

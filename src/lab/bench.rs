@@ -35,7 +35,7 @@ use crate::{
 
 use super::next::{self, NEXT_MESSAGES, Pending};
 use super::recall::{
-    Evidence, NAMED_CHARS, RECALL_CHARS, Recall, first_chars, removed_evidence, searchable,
+    LookedFor, NAMED_CHARS, RECALL_CHARS, Recall, first_chars, removed_evidence, searchable,
 };
 
 /// One of the six ways of compacting that the bench compares.
@@ -162,7 +162,7 @@ pub(crate) fn naive(conversation: &Conversation, counts: &Counts, budget: usize)
 
 /// Something a contender did that the bench did not expect of a valid input.
 #[derive(Debug)]
-pub enum Failure {
+pub enum ContenderFault {
     /// The engine returned an error other than "cannot fit".
     Error {
         /// Who failed.
@@ -181,7 +181,7 @@ pub enum Failure {
     },
 }
 
-impl fmt::Display for Failure {
+impl fmt::Display for ContenderFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Error { contender, error } => write!(f, "{contender}: {error}"),
@@ -476,7 +476,7 @@ impl Bench {
     ///
     /// # Errors
     /// [`Error::Invalid`] when the input itself breaks tool pairing: it is not run.
-    pub fn add(&mut self, conversation: &Conversation) -> Result<Vec<Failure>> {
+    pub fn add(&mut self, conversation: &Conversation) -> Result<Vec<ContenderFault>> {
         let (tallies, failures) = self.trials(conversation)?;
         for (all, one) in self.tallies.iter_mut().zip(&tallies) {
             all.merge(one);
@@ -489,7 +489,11 @@ impl Bench {
     ///
     /// # Errors
     /// As [`Bench::add`].
-    pub fn add_from(&mut self, source: &str, conversation: &Conversation) -> Result<Vec<Failure>> {
+    pub fn add_from(
+        &mut self,
+        source: &str,
+        conversation: &Conversation,
+    ) -> Result<Vec<ContenderFault>> {
         let (tallies, failures) = self.trials(conversation)?;
         for (all, one) in self.tallies.iter_mut().zip(&tallies) {
             all.merge(one);
@@ -507,7 +511,7 @@ impl Bench {
     }
 
     /// Every contender's sums over one conversation.
-    fn trials(&self, conversation: &Conversation) -> Result<([Tally; 6], Vec<Failure>)> {
+    fn trials(&self, conversation: &Conversation) -> Result<([Tally; 6], Vec<ContenderFault>)> {
         let mut tallies: [Tally; 6] = Default::default();
         let problems = check(conversation);
         Error::unless_valid(&problems)?;
@@ -517,7 +521,7 @@ impl Bench {
         let users: Vec<usize> = (0..total)
             .filter(|&i| is_user_turn(conversation, i))
             .collect();
-        let evidence = Evidence::of(conversation);
+        let looked_for = LookedFor::of(conversation);
         let mut failures = Vec::new();
         let cuts = next::cuts(conversation);
         let cut_runs = self.cut_runs(conversation, &cuts);
@@ -546,11 +550,11 @@ impl Bench {
             };
             let text = searchable(output);
             let verbatim = |k: Option<&String>| k.is_none_or(|t| text.contains(t.as_str()));
-            tally.task_kept += usize::from(verbatim(evidence.texts.first()));
-            tally.current_kept += usize::from(verbatim(evidence.texts.last()));
+            tally.task_kept += usize::from(verbatim(looked_for.texts.first()));
+            tally.current_kept += usize::from(verbatim(looked_for.texts.last()));
             let mut named = Recall::default();
-            let removed_requests = evidence.requests.iter().zip(&evidence.texts);
-            let removed_requests = removed_requests.zip(&evidence.imperatives);
+            let removed_requests = looked_for.requests.iter().zip(&looked_for.texts);
+            let removed_requests = removed_requests.zip(&looked_for.imperatives);
             for ((&index, request), imperatives) in removed_requests {
                 if !trial.kept[index] {
                     tally
@@ -571,10 +575,10 @@ impl Bench {
             } else {
                 merge_recall(&mut tally.named_with_room, named);
             }
-            for file in &evidence.instruction_files {
+            for file in &looked_for.instruction_files {
                 tally.instruction_files.add(text.contains(file.as_str()));
             }
-            let removed = removed_evidence(conversation, &trial.kept, &evidence.requests);
+            let removed = removed_evidence(conversation, &trial.kept, &looked_for.requests);
             for path in &removed.paths {
                 tally.files.add(text.contains(path.as_str()));
             }
@@ -661,7 +665,7 @@ fn look_ahead(
     cut_runs: &[CutRun],
     base: &Options,
     tally: &mut Tally,
-    failures: &mut Vec<Failure>,
+    failures: &mut Vec<ContenderFault>,
 ) {
     for cut in cut_runs {
         tally.next_references += cut.pending.len();
@@ -682,7 +686,7 @@ fn run(
     conversation: &Conversation,
     budget: usize,
     base: &Options,
-    failures: &mut Vec<Failure>,
+    failures: &mut Vec<ContenderFault>,
 ) -> Trial {
     let tokenizer = base.tokenizer;
     let all = vec![true; conversation.messages.len()];
@@ -716,7 +720,7 @@ fn run(
         }) => {
             let measured = tokenizer.count(&output).total();
             if measured != report.tokens_after {
-                failures.push(Failure::Miscounted {
+                failures.push(ContenderFault::Miscounted {
                     contender,
                     reported: report.tokens_after,
                     measured,
@@ -737,7 +741,7 @@ fn run(
         Err(error) => {
             let sound = error.is_cannot_fit();
             if !sound {
-                failures.push(Failure::Error { contender, error });
+                failures.push(ContenderFault::Error { contender, error });
             }
             Trial {
                 output: None,

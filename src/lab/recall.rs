@@ -31,7 +31,7 @@ impl Recall {
 }
 
 /// What the survival figures look for, read once from the input.
-pub(super) struct Evidence {
+pub(super) struct LookedFor {
     /// Input indices of the requests.
     pub(super) requests: Vec<usize>,
     /// Each request's text.
@@ -42,7 +42,7 @@ pub(super) struct Evidence {
     pub(super) instruction_files: Vec<String>,
 }
 
-impl Evidence {
+impl LookedFor {
     pub(super) fn of(conversation: &Conversation) -> Self {
         let requests = classify::requests(conversation);
         let texts: Vec<String> = requests

@@ -162,7 +162,7 @@ impl Policy {
 
 /// One policy's figures over every replayed session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Totals {
+pub struct PolicyTotals {
     /// The policy.
     pub policy: Policy,
     /// Model calls replayed (assistant messages).
@@ -205,7 +205,7 @@ pub struct Totals {
     next: [usize; 2],
 }
 
-impl Totals {
+impl PolicyTotals {
     fn new(policy: Policy) -> Self {
         Self {
             policy,
@@ -266,7 +266,7 @@ pub struct Figures {
     /// Sessions replayed.
     pub sessions: usize,
     /// One row per policy.
-    pub policies: Vec<Totals>,
+    pub policies: Vec<PolicyTotals>,
 }
 
 /// The context window a replay's calls must fit.
@@ -285,7 +285,7 @@ pub struct Replay {
     family: PriceFamily,
     window: Window,
     options: Options,
-    totals: Vec<Totals>,
+    totals: Vec<PolicyTotals>,
     sessions: usize,
 }
 
@@ -340,7 +340,7 @@ impl Replay {
             family,
             window,
             options,
-            totals: policies.iter().map(|&p| Totals::new(p)).collect(),
+            totals: policies.iter().map(|&p| PolicyTotals::new(p)).collect(),
             sessions: 0,
         };
         // Check the budget once, here, rather than on the first session.
@@ -474,9 +474,9 @@ impl Replay {
         counts: &Counts,
         calls: &[Call],
         (policy, window): (Policy, usize),
-    ) -> Result<Totals> {
+    ) -> Result<PolicyTotals> {
         let messages = &recording.messages;
-        let mut totals = Totals::new(policy);
+        let mut totals = PolicyTotals::new(policy);
         let mut cache = PromptCache::new(self.family.caching, self.family.min_cacheable);
         let mut session = match policy {
             Policy::None | Policy::Naive => None,

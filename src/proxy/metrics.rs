@@ -41,7 +41,7 @@ const ADDED_BUCKETS: [f64; 12] = [
 /// [`Running::totals`](super::Running::totals) reads them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[non_exhaustive]
-pub struct Totals {
+pub struct RequestTotals {
     /// Requests recorded (every request but the proxy's own pages).
     pub requests: u64,
     /// Read and forwarded byte for byte.
@@ -177,7 +177,7 @@ impl Metrics {
     }
 
     /// The totals, with the cache's size.
-    pub(crate) fn totals(&self, cached: usize) -> Totals {
+    pub(crate) fn totals(&self, cached: usize) -> RequestTotals {
         let by_action = |action: Handling| {
             self.requests[index(&Handling::ALL, &action)]
                 .iter()
@@ -185,7 +185,7 @@ impl Metrics {
                 .sum()
         };
         let [forwarded, compacted, passthrough, failed_open] = Handling::ALL.map(by_action);
-        Totals {
+        RequestTotals {
             requests: forwarded + compacted + passthrough + failed_open,
             forwarded,
             compacted,

@@ -6,7 +6,7 @@
 //! and in Prometheus's text format), `usage` (what a response reports), `relay` (streaming to
 //! and from upstream) and `serve` (accepting connections and running each request through
 //! them, until the process stops or the caller stops it). What a read body becomes is [`crate::request`]'s [`Compactor`]: the
-//! server adds sockets, streaming, the ledger and fail-open, never a decision of its own, so its
+//! server adds sockets, streaming, the ledger and fail-open, never a choice of its own, so its
 //! upstream bytes are those the compactor gives for the same body.
 //!
 //! Fail-open: a body the proxy cannot read, validate or fit goes upstream unchanged, and
@@ -43,5 +43,5 @@ mod serve;
 mod usage;
 
 pub use config::Config;
-pub use metrics::Totals;
+pub use metrics::RequestTotals;
 pub use serve::{Event, Running};

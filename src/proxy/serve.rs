@@ -27,7 +27,7 @@ use tokio::sync::Semaphore;
 
 use super::config::{Config, Provider, Upstreams};
 use super::ledger::{Entry, Ledger, Upstream};
-use super::metrics::{self, Metrics, Totals};
+use super::metrics::{self, Metrics, RequestTotals};
 use super::relay::{self, Body, Client, Ending, Prefixed, Relay};
 use super::route::{self, Route};
 use super::usage::Usage;
@@ -200,14 +200,14 @@ impl Running {
     }
 
     /// The totals so far, as `GET /ctxcompact/stats` returns them.
-    pub fn totals(&self) -> Totals {
+    pub fn totals(&self) -> RequestTotals {
         let cached = self.shared.config.compactor.cached();
         self.shared.metrics.totals(cached)
     }
 
     /// Stops serving, and returns the totals: every request's, those dropped while stopping
     /// included.
-    pub fn stop(mut self) -> Totals {
+    pub fn stop(mut self) -> RequestTotals {
         self.shut_down();
         self.totals()
     }
@@ -305,14 +305,14 @@ async fn handle(
                         shared.record(&entry);
                         return Ok(error(StatusCode::BAD_REQUEST, "the request body broke off"));
                     }
-                    Ok(Capped::Over(body)) => {
+                    Ok(CappedBody::Over(body)) => {
                         entry.verdict.reason = Some(format!(
                             "the body is over --max-body ({} bytes): streamed through unread",
                             shared.config.max_body
                         ));
                         (provider, body, Instant::now())
                     }
-                    Ok(Capped::Whole(bytes)) => {
+                    Ok(CappedBody::Whole(bytes)) => {
                         let started = Instant::now();
                         let recognised = Agent::from_headers(|name| {
                             parts.headers.get(name).and_then(|v| v.to_str().ok())
@@ -352,7 +352,7 @@ async fn decide_body(
     headers: &mut hyper::HeaderMap,
     entry: &mut Entry,
 ) -> Body {
-    let mut decision = {
+    let mut forward = {
         let shared = Arc::clone(shared);
         let bytes = bytes.clone();
         tokio::task::spawn_blocking(move || {
@@ -366,14 +366,14 @@ async fn decide_body(
             Forward::failed_open(None, FailOpen::Panicked, "the compaction panicked".into())
         })
     };
-    if let Some(model) = &decision.unknown_model {
+    if let Some(model) = &forward.unknown_model {
         shared.unknown_model(model);
     }
-    if let Some(why) = &decision.compaction.archive_error {
+    if let Some(why) = &forward.compaction.archive_error {
         (shared.on_event)(Event::ArchiveFailed(why.clone()));
     }
-    let body = decision.body.take();
-    entry.decided(decision);
+    let body = forward.body.take();
+    entry.decided(forward);
     match body {
         Some(body) => {
             headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
@@ -384,7 +384,7 @@ async fn decide_body(
 }
 
 /// A request body read whole, or found over the cap and streamed.
-enum Capped {
+enum CappedBody {
     Whole(Bytes),
     Over(Body),
 }
@@ -394,13 +394,13 @@ async fn read_capped(
     mut body: Incoming,
     headers: &hyper::HeaderMap,
     cap: usize,
-) -> Result<Capped, hyper::Error> {
+) -> Result<CappedBody, hyper::Error> {
     let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|length| length > cap) {
-        return Ok(Capped::Over(relay::stream(body)));
+        return Ok(CappedBody::Over(relay::stream(body)));
     }
     let mut read = Vec::with_capacity(declared.unwrap_or(0));
     while let Some(frame) = body.frame().await {
@@ -408,11 +408,11 @@ async fn read_capped(
             read.extend_from_slice(&data);
             if read.len() > cap {
                 let prefixed = Prefixed::new(Bytes::from(read), body);
-                return Ok(Capped::Over(prefixed.boxed()));
+                return Ok(CappedBody::Over(prefixed.boxed()));
             }
         }
     }
-    Ok(Capped::Whole(Bytes::from(read)))
+    Ok(CappedBody::Whole(Bytes::from(read)))
 }
 
 /// Sends the request upstream and relays the answer, recording the entry when it ends.

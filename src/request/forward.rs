@@ -1,4 +1,4 @@
-//! The record of one request's decision: what was done with the body, why, and what was known
+//! The record of one request: what was done with the body, why, and what was known
 //! of its model and agent. The same groups of fields are what [`Compactor::compact`]
 //! returns, what the proxy's ledger writes in its line (each group where the line puts it),
 //! and what the Python and Node packages return, so a new fact is added in one place.
@@ -112,7 +112,7 @@ impl Serialize for FailOpen {
     }
 }
 
-/// What to forward for one request body, and why: the body, and the decision's record.
+/// What to forward for one request body, and why: the body, and the request's record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Forward {

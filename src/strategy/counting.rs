@@ -17,15 +17,16 @@ pub(super) struct Counting {
     pub(super) counter: &'static dyn TokenCounter,
     /// `None` when the tokenizer's counts do not add across piece ends (a placeholder is
     /// counted whole).
-    pieces: Option<Pieces>,
+    pieces: Option<PieceCounts>,
 }
 
-/// The placeholder pieces counted so far, under a tokenizer whose counts are sums of the counts
-/// of a text's pieces ([`Tokenizer::additive_base`]): a placeholder ([`note::cleared_output`])
-/// is cut where the tokenizer always ends a piece, after its head (punctuation before a digit)
-/// and after its size (a digit before a space), and costs the sum of its three parts' counts;
-/// its size ([`note::thousands`]) is cut likewise between each group of digits and comma.
-struct Pieces {
+/// The counts of the placeholder pieces seen so far, under a tokenizer whose counts are sums of
+/// the counts of a text's pieces ([`Tokenizer::additive_base`]): a placeholder
+/// ([`note::cleared_output`]) is cut where the tokenizer always ends a piece, after its head
+/// (punctuation before a digit) and after its size (a digit before a space), and costs the sum
+/// of its three parts' counts; its size ([`note::thousands`]) is cut likewise between each group
+/// of digits and comma.
+struct PieceCounts {
     /// The counter whose counts add up.
     base: &'static dyn TokenCounter,
     /// The factor per million the sum is scaled by (a calibrated estimate), if any.
@@ -60,7 +61,7 @@ fn group_tokens(base: Tokenizer) -> &'static Groups {
     }
 }
 
-/// Where a group of one to three ASCII digits is in [`Pieces::groups`]: after the groups of
+/// Where a group of one to three ASCII digits is in [`PieceCounts::groups`]: after the groups of
 /// fewer digits, by its value.
 fn group_index(group: &str) -> usize {
     let value = group
@@ -77,14 +78,16 @@ impl Counting {
     pub(super) fn new(tokenizer: Tokenizer) -> Self {
         Self {
             counter: tokenizer.counter(),
-            pieces: tokenizer.additive_base().map(|(base, per_million)| Pieces {
-                base: base.counter(),
-                per_million,
-                heads: Vec::new(),
-                ends: HashMap::default(),
-                groups: group_tokens(base),
-                comma: None,
-            }),
+            pieces: tokenizer
+                .additive_base()
+                .map(|(base, per_million)| PieceCounts {
+                    base: base.counter(),
+                    per_million,
+                    heads: Vec::new(),
+                    ends: HashMap::default(),
+                    groups: group_tokens(base),
+                    comma: None,
+                }),
         }
     }
 
@@ -126,7 +129,7 @@ impl Counting {
     }
 }
 
-impl Pieces {
+impl PieceCounts {
     /// The length and tokens of `tool`'s head.
     fn head(&mut self, tool: &str) -> (usize, usize) {
         if let Some(&(_, length, tokens)) = self.heads.iter().find(|(name, ..)| name == tool) {

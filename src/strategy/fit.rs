@@ -261,7 +261,7 @@ const ROUNDS: usize = 8;
 
 /// One message of a fitted round: its index, the capped text of each of its outputs (by part),
 /// and its exact count once they are in place.
-pub(crate) type Capped = (usize, Vec<(usize, String)>, usize);
+pub(crate) type CappedMessage = (usize, Vec<(usize, String)>, usize);
 
 impl Cutting<'_> {
     /// Caps the outputs at `outputs` (message and part indices, ascending, each a result whose
@@ -274,7 +274,7 @@ impl Cutting<'_> {
         state: &Applied,
         outputs: &[(usize, usize)],
         room: usize,
-    ) -> Option<Vec<Capped>> {
+    ) -> Option<Vec<CappedMessage>> {
         let counter = self.counter;
         let messages = &state.conversation.messages;
         let mut texts = Vec::with_capacity(outputs.len());
@@ -306,7 +306,7 @@ impl Cutting<'_> {
             }
         }
         let mut cap = low;
-        let mut best: Option<(usize, Vec<Capped>)> = None;
+        let mut best: Option<(usize, Vec<CappedMessage>)> = None;
         // The largest cap known to fit and the smallest known to overshoot: a cap's output grows
         // with it only roughly (whole lines, a names line), so the caps between are searched.
         let (mut fits_at, mut over_at) = (0, usize::MAX);
@@ -314,7 +314,7 @@ impl Cutting<'_> {
             if cap < MIN_CAP {
                 break;
             }
-            let mut fitted: Vec<Capped> = Vec::with_capacity(held.len());
+            let mut fitted: Vec<CappedMessage> = Vec::with_capacity(held.len());
             let (mut capped, mut after) = (0, 0);
             for &message in &held {
                 let mut copy = messages[message].clone();

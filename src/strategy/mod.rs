@@ -19,6 +19,7 @@ mod counting;
 pub(crate) mod fit;
 mod gist_size;
 pub(crate) mod relevant;
+mod superseded;
 pub(crate) mod tools;
 
 use std::ops::Range;

@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use super::counting::Counting;
 use super::fit::{self, clear_input};
-use super::gist_size::{GIST_ROUNDS, GistSize, SMALL_OUTPUT, superseded, with_poorer_gists};
+use super::gist_size::{GIST_ROUNDS, GistSize, SMALL_OUTPUT, with_poorer_gists};
+use super::superseded::superseded;
 use crate::account::ToolTrim;
 use crate::archive::Archive;
 use crate::classify::is_user_turn;
@@ -302,7 +303,7 @@ fn fit(
     plan: &RoundPlan,
     (total, budget): (usize, usize),
     cutting: &fit::Cutting<'_>,
-) -> Option<Vec<fit::Capped>> {
+) -> Option<Vec<fit::CappedMessage>> {
     let mut outputs = Vec::new();
     for edit in &plan.edits {
         for change in &edit.changes {

@@ -122,7 +122,7 @@ fn error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Value {
 }
 
 /// What a failed method answers: its code, message and data.
-type Failure = (i64, String, Option<Value>);
+type RpcError = (i64, String, Option<Value>);
 
 /// The server's name and version.
 fn server_info() -> Value {
@@ -145,7 +145,7 @@ fn initialize(params: &Value) -> Value {
 
 /// `server/discover` (2026-07-28): the revisions served, unless the request's envelope names
 /// one that is not.
-fn discover(params: &Value) -> Result<Value, Failure> {
+fn discover(params: &Value) -> Result<Value, RpcError> {
     let asked = params
         .pointer("/_meta/io.modelcontextprotocol~1protocolVersion")
         .and_then(Value::as_str);
@@ -210,7 +210,7 @@ fn tools() -> Value {
 
 /// `tools/call`: a tool's answer as text; a failure of the tool (a bad handle, a missing file)
 /// is a result with `isError`, so that the model reads why.
-fn call(dir: &Path, params: &Value) -> Result<Value, Failure> {
+fn call(dir: &Path, params: &Value) -> Result<Value, RpcError> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
