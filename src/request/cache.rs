@@ -12,12 +12,11 @@ use std::sync::Mutex;
 
 use serde_json::{Map, Value};
 
+use super::agent::Agent;
 use super::forward::LastCompaction;
-use crate::budget::Budget;
 use crate::conversation::Conversation;
 use crate::format;
 use crate::hash::{ContentHash, FxBuild};
-use crate::options::Options;
 use crate::session::Session;
 
 /// The key of a replayed state: the content hash of what produced it.
@@ -49,21 +48,17 @@ pub(crate) fn hash_value(value: &Value) -> Key {
     add(Key::default(), value)
 }
 
-/// The part of a key the options give. A compactor's options are its settings, fixed for its
-/// cache's life, resolved for a model and a budget (the agent's shares of the model's window):
-/// those two stand for them, and options alike have them alike.
-pub(crate) fn options_key(options: &Options) -> Key {
-    let model = options.model.as_deref();
-    let key = Key::of(&[u8::from(model.is_some())]).then(model.unwrap_or_default().as_bytes());
-    let share = |share: f64| share.to_bits().to_le_bytes();
-    match options.budget {
-        Budget::Tokens(tokens) => key.then(b"tokens").then(&tokens.to_le_bytes()),
-        Budget::Ratio(ratio) => key.then(b"ratio").then(&share(ratio)),
-        Budget::Window { trigger, target } => key
-            .then(b"window")
-            .then(&share(trigger))
-            .then(&share(target)),
-    }
+/// The part of a key the options give: what the compactor makes them from (`Compactor::options`),
+/// the model a request names and the agent that sends it, its settings being fixed for its
+/// cache's life. Requests whose options may differ never share a replay.
+pub(crate) fn options_key(model: Option<&str>, agent: Option<Agent>) -> Key {
+    let named = |name: Option<&str>| {
+        let name = name.unwrap_or_default();
+        Key::of(&[u8::from(!name.is_empty())])
+            .then(&name.len().to_le_bytes())
+            .then(name.as_bytes())
+    };
+    named(model).then_hash(named(agent.map(Agent::as_str)))
 }
 
 /// The hash of a request's system prompt as its format writes it, outside the message list

@@ -302,10 +302,13 @@ impl Compactor {
             )));
         }
         // A replay depends on the options and on what lies outside the messages: the options
-        // by what makes them ([`cache::options_key`]); the system prompt as the format writes
-        // it, and the tool definitions, walked as the messages are.
+        // by what they are made from ([`cache::options_key`]); the system prompt as the format
+        // writes it, and the tool definitions, walked as the messages are.
         let mut base = Key::of(format.as_str().as_bytes())
-            .then_hash(cache::options_key(&options))
+            .then_hash(cache::options_key(
+                model.as_deref(),
+                client.map(|(agent, _)| agent),
+            ))
             .then_hash(cache::system_hash(&conversation));
         for tools in tokens::tool_definitions(&conversation) {
             base = base.then_hash(cache::hash_value(tools));
