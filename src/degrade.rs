@@ -25,10 +25,12 @@ use crate::tokens::TokenCounter;
 /// plans for: the last state (its plan not yet applied) and the run's record, whose plan, when
 /// it made one, fits or is the least that could not.
 ///
-/// Every step from unit removal on has one shape, `fn(&self, Applied, &mut RunRecord) ->
-/// Applied`: it reads the run's current plan from the record ([`RunRecord::plan`]) and records
-/// what it did and the plan it leaves. The steps before (trimming, folding bare rounds) run
-/// before any plan is made and make or add to the record themselves.
+/// Unit removal and relaxing the protections are the planner's plans, which the record takes
+/// ([`RunRecord::remove_units`], [`RunRecord::take_plan`]). Each step after them has one shape,
+/// `fn(&self, Applied, &mut RunRecord) -> Applied`: it reads the run's current plan from the
+/// record ([`RunRecord::plan`]) and records what it did and the plan it leaves. The steps
+/// before (trimming, folding bare rounds) run before any plan is made and make or add to the
+/// record themselves.
 pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, RunRecord) {
     // Trim tools: the old rounds' outputs, then, with a fixed budget, the recent rounds'.
     let fitting = Fitting::new(planner);

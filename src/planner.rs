@@ -107,12 +107,20 @@ pub(crate) struct Grouped<'p, 'a> {
 }
 
 impl Grouped<'_, '_> {
-    /// [`Planner::attempt`] over the grouped state.
+    /// Plans the grouped state (relaxing protections or not) with real markers. Each removed span costs
+    /// its marker's header, and the digests together an allowance: first one cap, then what the
+    /// digests of the last plan actually took, until the two agree (each digest stays within
+    /// the cap). When the asked marker cannot fit, a digest gives way to a brief marker, and a
+    /// brief marker to none: the units come first.
+    ///
+    /// Requests are kept whole where they can be: a plan that removes units around the requests
+    /// and none of them is taken when it fits, unless the plain plan (removal oldest first, the
+    /// removed requests in the digest) names them all with fewer markers.
     pub(crate) fn attempt(&self, protections: Protections) -> Attempt {
         self.attempt_folding(protections, 0)
     }
 
-    /// [`Planner::attempt`] for a state that fits, whose oldest tool rounds, up to message
+    /// [`Grouped::attempt`] for a state that fits, whose oldest tool rounds, up to message
     /// `before`, trimming cleared bare for want of room: they are removed into a digest, which
     /// names the files and names of their outputs that the bare placeholders lost, in the room
     /// their calls and placeholders took.
@@ -120,7 +128,7 @@ impl Grouped<'_, '_> {
         self.attempt_folding(Protections::Keep, before)
     }
 
-    /// [`Planner::attempt`], removing the bare rounds before message `fold_before` too.
+    /// [`Grouped::attempt`], removing the bare rounds before message `fold_before` too.
     fn attempt_folding(&self, protections: Protections, fold_before: usize) -> Attempt {
         let Self {
             planner,
@@ -209,15 +217,7 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Plans `state` (relaxing protections or not) with real markers. Each removed span costs
-    /// its marker's header, and the digests together an allowance: first one cap, then what the
-    /// digests of the last plan actually took, until the two agree (each digest stays within
-    /// the cap). When the asked marker cannot fit, a digest gives way to a brief marker, and a
-    /// brief marker to none: the units come first.
-    ///
-    /// Requests are kept whole where they can be: a plan that removes units around the requests
-    /// and none of them is taken when it fits, unless the plain plan (removal oldest first, the
-    /// removed requests in the digest) names them all with fewer markers.
+    /// [`Grouped::attempt`] over `state`, grouped for this plan alone.
     pub(crate) fn attempt(&self, state: &Applied, protections: Protections) -> Attempt {
         self.group(state).attempt(protections)
     }
@@ -238,7 +238,7 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// [`Planner::attempt`] with requests removed last or not.
+    /// [`Grouped::attempt`] with requests removed last or not.
     fn attempt_with(&self, state: &Applied, units: &[Unit], order: Order<'_>) -> Attempt {
         let modes: &[MarkerMode] = match self.options.marker {
             MarkerMode::Digest => &[MarkerMode::Digest, MarkerMode::Brief, MarkerMode::None],

@@ -1,12 +1,12 @@
 //! The Rust side of the Node package `ctxcompact`: a Node-API addon.
 //!
 //! Each function takes the conversation as the text a file would hold (the JavaScript layer
-//! sends data as its `JSON.stringify` text) and the settings as JSON text, and returns an
+//! sends data as its `JSON.stringify` text) and the settings as JSON text, and returns a
 //! [`CallResult`]: the output as the CLI writes it (for data, only what changed, beside the
 //! indices of the input messages that did not) and the report, or the failure sorted by kind.
 //! Failures are returned, not thrown, so that the JavaScript layer (`index.js`) builds its own
 //! `Error`s with their codes. Every call into the library goes through `ctxcompact::binding`,
-//! the core the Python package shares: this crate holds only JavaScript's conversions (an
+//! the core the Python package shares: this crate holds only JavaScript's conversions (a
 //! `CallResult`, and JavaScript's names for the keys of the objects it returns).
 
 use ctxcompact::binding::{

@@ -285,10 +285,10 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'
     })
 }
 
-/// Builds a call's output as Python data: `pieces.shell` with the output's messages in place,
+/// Builds a call's output as Python data: `split.shell` with the output's messages in place,
 /// each one `unchanged` names being element `i` of `input`'s list of messages (unless
 /// `inexact` names it: it is then built as JSON gives it back), each other message the next of
-/// `pieces.changed`, each other field of a body the input's own object when equal. The top
+/// `split.changed`, each other field of a body the input's own object when equal. The top
 /// level and the list are always new.
 ///
 /// # Errors
@@ -296,11 +296,11 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'
 pub(crate) fn rebuild<'py>(
     input: &Bound<'py, PyAny>,
     inexact: &Inexact,
-    pieces: &SplitOutput,
+    split: &SplitOutput,
     unchanged: &[Option<usize>],
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = input.py();
-    let source = match pieces.list_key {
+    let source = match split.list_key {
         None => Some(input.clone()),
         Some(key) => input
             .cast::<PyDict>()
@@ -309,19 +309,19 @@ pub(crate) fn rebuild<'py>(
     };
     let objects = source.and_then(|list| elements(&list)).unwrap_or_default();
     let list = PyList::empty(py);
-    let mut changed = pieces.changed.iter();
+    let mut changed = split.changed.iter();
     for source in unchanged {
         let Some(index) = *source else {
             let value = changed
                 .next()
-                .expect("the pieces hold a changed message for each not unchanged");
+                .expect("the split output holds a changed message for each not unchanged");
             list.append(to_python(py, value)?)?;
             continue;
         };
         let object = objects.get(index).ok_or_else(|| {
             PyRuntimeError::new_err("the conversation's list of messages changed during the call")
         })?;
-        if inexact.contains(pieces.list_key, index) {
+        if inexact.contains(split.list_key, index) {
             // Built as JSON data would give it back: its value as read.
             let value = from_python(object).map_err(|NotJson(why)| {
                 PyRuntimeError::new_err(format!("a message changed during the call: {why}"))
@@ -331,7 +331,7 @@ pub(crate) fn rebuild<'py>(
             list.append(object)?;
         }
     }
-    let (Some(key), Value::Object(shell)) = (pieces.list_key, &pieces.shell) else {
+    let (Some(key), Value::Object(shell)) = (split.list_key, &split.shell) else {
         return Ok(list.into_any());
     };
     let body = input.cast::<PyDict>().ok();

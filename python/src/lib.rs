@@ -72,11 +72,11 @@ fn compacted<'py>(
     let compaction = py
         .detach(|| work(Input::Data(input), &settings))
         .map_err(raised)?;
-    let Output::Split(pieces) = &compaction.output else {
-        unreachable!("data is handed back in pieces")
+    let Output::Split(split) = &compaction.output else {
+        unreachable!("data is handed back split")
     };
     let result = (
-        data::rebuild(conversation, &inexact, pieces, &compaction.unchanged)?,
+        data::rebuild(conversation, &inexact, split, &compaction.unchanged)?,
         data::to_python(py, &compaction.report)?,
     );
     py.detach(move || drop(compaction));

@@ -117,7 +117,7 @@ pub(super) fn reads_back(conversation: &Conversation, forced: Option<Format>) ->
     if top_level_settles(conversation, forced) {
         return Ok(());
     }
-    // The clues of a format lies in the shape of the request, never in its texts: the
+    // A format's clues lie in the shape of the request, never in its texts: the
     // output is rendered with its texts and arguments emptied.
     let skeleton = conversation.with_messages(conversation.messages.iter().map(skeleton).collect());
     let records = [Record {
