@@ -123,9 +123,9 @@ pub(crate) fn trim_tools_counted(
         options.tokenizer,
         finishing.archive.as_ref(),
     );
-    let steps = degrade::trimming_steps(&tool_trim, options.tools.keep);
     let changed = tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0;
     let record = if changed {
+        let steps = degrade::trimming_steps(&tool_trim, options.tools.keep);
         RunRecord::trimmed(tool_trim, steps)
     } else {
         RunRecord::within_budget(tool_trim)

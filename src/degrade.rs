@@ -43,15 +43,19 @@ pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, RunRecord)
         return (state, record);
     }
     // Group, select, plan with markers: remove units by the chosen strategy, the protections
-    // kept (under a window's target, the recent rounds' outputs go where removal alone
-    // cannot fit).
-    record.remove_units(planner.attempt(&state, Protections::Keep));
-    if !record.fits() && !planner.fill && fitting.clears() {
-        state = fitting.clear_recent(state, &mut record);
+    // kept; then relax the head, then the tail. Under a window's target, the recent rounds'
+    // outputs go first where removal alone cannot fit, and the state is grouped again.
+    let clears_recent = !planner.fill && fitting.clears();
+    let grouped = planner.group(&state);
+    record.remove_units(grouped.attempt(Protections::Keep));
+    if !record.fits() && !clears_recent {
+        record.take_plan(grouped.attempt(Protections::Relax));
     }
-    // Relax the head, then the tail.
-    if !record.fits() {
-        record.take_plan(planner.attempt(&state, Protections::Relax));
+    if !record.fits() && clears_recent {
+        state = fitting.clear_recent(state, &mut record);
+        if !record.fits() {
+            record.take_plan(planner.attempt(&state, Protections::Relax));
+        }
     }
     // Under a fixed budget, large tool-call inputs cleared where that keeps more of the units.
     if planner.fill && fitting.clears() && (!record.fits() || record.removes()) {
