@@ -333,7 +333,9 @@ impl Session {
 
     /// One compaction of the session's conversation under `options`, from its cached counts,
     /// its report giving `depth`; an observed excess over the estimate counts as part of what
-    /// lies outside the messages.
+    /// lies outside the messages. The run takes a copy of the conversation and its counts, since
+    /// the pipeline consumes its input: the session stays as it was when the run fails or cannot
+    /// fit, and each fallback budget runs from the same conversation.
     fn run(&self, options: &Options, depth: Option<RunDepth>) -> Result<Run> {
         let input = self.conversation.clone();
         let mut counts = self.counts.clone();
