@@ -374,6 +374,16 @@ impl Proxy {
             thread::sleep(Duration::from_millis(10));
         }
     }
+
+    /// What the proxy wrote to stderr, once it holds `text` (or the patience runs out): the
+    /// reading thread may not yet have taken what a request's handling logged.
+    fn stderr_holding(&self, text: &str) -> String {
+        let deadline = Instant::now() + PATIENCE;
+        while !self.stderr.lock().unwrap().contains(text) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
+        self.stderr.lock().unwrap().clone()
+    }
 }
 
 impl Drop for Proxy {
@@ -1569,7 +1579,7 @@ fn the_archive_stays_under_its_size_bound_and_a_write_failure_is_counted() {
     let stats = send(&proxy.addr, "GET", "/ctxcompact/stats", &[], b"");
     let stats: Value = serde_json::from_slice(&stats.body).unwrap();
     assert_eq!(stats["archive_errors"], 1, "{stats}");
-    let log = proxy.stderr.lock().unwrap().clone();
+    let log = proxy.stderr_holding("cannot archive removed history");
     assert!(log.contains("cannot archive removed history"), "{log}");
     drop(proxy);
     let _ = std::fs::remove_file(&blocked);
@@ -1743,11 +1753,7 @@ fn a_model_of_no_known_family_fails_open_and_is_named_once_per_process() {
         );
         assert!(line.get("window").is_none_or(Value::is_null), "{line}");
     }
-    let deadline = Instant::now() + PATIENCE;
-    while !proxy.stderr.lock().unwrap().contains("`bar-2`") && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(10));
-    }
-    let stderr = proxy.stderr.lock().unwrap().clone();
+    let stderr = proxy.stderr_holding("`bar-2`");
     let named: Vec<&str> = stderr
         .lines()
         .filter(|l| l.contains("unknown model"))
