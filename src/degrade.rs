@@ -95,6 +95,15 @@ pub(crate) struct Trimming {
     steps: Vec<Step>,
 }
 
+/// Tool outputs given back in the room unit removal left.
+#[derive(Debug, Clone, Copy, Default)]
+struct Restored {
+    /// How many outputs.
+    outputs: usize,
+    /// The tokens they added.
+    tokens: usize,
+}
+
 impl Trimming {
     /// Adds the recent rounds' outputs cleared (`more`) after the first trimming, as its step.
     fn add_recent_cleared(&mut self, more: &ToolTrim) {
@@ -119,8 +128,8 @@ pub(crate) struct RunRecord {
     inputs_cleared: Option<ToolTrim>,
     /// What clearing the recent rounds' outputs did after unit removal (a window's target).
     recent_cleared: Option<ToolTrim>,
-    /// Outputs given back in the room unit removal left, and the tokens they added.
-    restored: (usize, usize),
+    /// Outputs given back in the room unit removal left.
+    restored: Restored,
     /// The outputs of the round in progress cut to fit.
     outputs_cut: Vec<CutOutput>,
     /// How the task was shortened, when it had to be.
@@ -153,7 +162,7 @@ impl RunRecord {
             removed: false,
             inputs_cleared: None,
             recent_cleared: None,
-            restored: (0, 0),
+            restored: Restored::default(),
             outputs_cut: Vec::new(),
             shortened: None,
             plan: None,
@@ -221,13 +230,13 @@ impl RunRecord {
         self.take_plan(attempt);
     }
 
-    /// `restored` outputs given back, adding `added` tokens to the plan.
-    fn restore_outputs(&mut self, restored: usize, added: usize) {
+    /// Outputs given back (`restored`), their tokens added to the plan.
+    fn restore_outputs(&mut self, restored: Restored) {
         if let Some(plan) = &mut self.plan {
-            plan.add_restored(added);
+            plan.add_restored(restored.tokens);
         }
-        if restored > 0 {
-            self.restored = (restored, added);
+        if restored.outputs > 0 {
+            self.restored = restored;
         }
     }
 
@@ -300,7 +309,7 @@ impl RunRecord {
         taken(Step::FoldBareRounds, folded);
         taken(Step::ClearOldInputs, inputs_cleared.is_some());
         taken(Step::RemoveUnits, removed);
-        taken(Step::RestoreOutputs, restored.0 > 0);
+        taken(Step::RestoreOutputs, restored.outputs > 0);
         taken(Step::ClearRecentOutputs, recent_cleared.is_some());
         // The protections unit removal gave up (a fold's plan names none).
         for protection in relaxed.iter().filter(|_| removed) {
@@ -318,9 +327,8 @@ impl RunRecord {
         for more in inputs_cleared.iter().chain(&recent_cleared) {
             tool_trim.add(more);
         }
-        let (outputs_restored, added) = restored;
-        tool_trim.outputs_restored += outputs_restored;
-        tool_trim.tokens_freed = tool_trim.tokens_freed.saturating_sub(added);
+        tool_trim.outputs_restored += restored.outputs;
+        tool_trim.tokens_freed = tool_trim.tokens_freed.saturating_sub(restored.tokens);
         let (marker, marker_mode, markers, archive) =
             fitted.unwrap_or((false, MarkerMode::None, Vec::new(), Vec::new()));
         Outcome {
@@ -686,10 +694,9 @@ impl<'p, 'a> Fitting<'p, 'a> {
         }
         let counter = &planner.counter;
         let full = planner.budget.saturating_sub(planner::MARKER_SLACK);
-        // Outputs given back, and the tokens they added.
-        let (mut restored, mut added) = (0, 0);
+        let mut restored = Restored::default();
         for index in (0..state.conversation.messages.len()).rev() {
-            let room = full.saturating_sub(attempt.tokens_after + added);
+            let room = full.saturating_sub(attempt.tokens_after + restored.tokens);
             if room == 0 {
                 break;
             }
@@ -732,10 +739,10 @@ impl<'p, 'a> Fitting<'p, 'a> {
                 }
                 state.counts.messages[index] = tokens;
             }
-            restored += parts.len();
-            added += state.counts.messages[index] - now;
+            restored.outputs += parts.len();
+            restored.tokens += state.counts.messages[index] - now;
         }
-        record.restore_outputs(restored, added);
+        record.restore_outputs(restored);
         state
     }
 
