@@ -23,11 +23,15 @@ export declare const codes: Readonly<{
   cannotFit: "ERR_CTXCOMPACT_CANNOT_FIT";
   /** An option has an unusable value, conflicts with another, or names an unknown model (exit 2). */
   options: "ERR_CTXCOMPACT_OPTIONS";
+  /** A handle `recallRequest` cannot give back: malformed, or named by no compaction of the history (exit 2). */
+  recall: "ERR_CTXCOMPACT_RECALL";
 }>;
 
 /** Every error ctxcompact throws. */
 export declare class CtxcompactError extends Error {
-  readonly code: "ERR_CTXCOMPACT_INPUT" | "ERR_CTXCOMPACT_CANNOT_FIT" | "ERR_CTXCOMPACT_OPTIONS";
+  readonly code:
+    | "ERR_CTXCOMPACT_INPUT" | "ERR_CTXCOMPACT_CANNOT_FIT" | "ERR_CTXCOMPACT_OPTIONS"
+    | "ERR_CTXCOMPACT_RECALL";
   /** The command line's exit code for the same failure: 2 or 3. */
   readonly exitCode: 2 | 3;
   /** The index into the input's messages, when one message is at fault. */
@@ -179,6 +183,31 @@ export interface RequestOptions extends ToolOptions {
   calibration?: string;
   /** The proxy's `--archive-dir`. */
   archiveDir?: string;
+  /** Name a handle in every note without a folder, for `recallRequest` to give back from the history. */
+  handles?: boolean;
+}
+
+/** The window, agent and trigger of a request, with the ledger's snake-case keys. */
+export interface RequestFacts {
+  window: number | null;
+  window_source: "flag" | "catalog" | "family" | null;
+  client?: "claude-code" | "codex" | "gemini-cli";
+  client_by?: string;
+  trigger: number | null;
+  trigger_reason: string | null;
+}
+
+/** How deep a compaction with no target given went, with the ledger's snake-case keys. */
+export interface LoopDepth {
+  /** Tokens a model call added, at the rate of the recent calls. */
+  growth_per_call: number;
+  calls_measured: number;
+  /** The target chosen, in tokens. */
+  target: number;
+  /** The calls that fit between the output and the trigger at that rate. */
+  room_calls?: number;
+  /** Whether the window is too small to keep the recent calls and leave room for as many again. */
+  window_short: boolean;
 }
 
 /**
@@ -214,12 +243,12 @@ export interface ForwardedRequest {
   instructionFiles: unknown[];
   /** When compacted: the budget the last compaction compacted to. */
   budget?: number;
-  /** When compacted with no target given: how deep the last compaction went (snake-case keys). */
-  depth?: Record<string, unknown>;
+  /** When compacted with no target given: how deep the last compaction went. */
+  depth?: LoopDepth;
   /** The model no catalog name or family rule reads, when that is why it failed open. */
   unknownModel: string | null;
-  /** The window, agent and trigger again, as one object with the ledger's snake-case keys. */
-  facts: Record<string, unknown>;
+  /** The window, agent and trigger again, as one object. */
+  facts: RequestFacts;
 }
 
 /** Decides what to forward for a provider request body, as `ctxcompact proxy` does; never throws for the body. */
@@ -228,6 +257,29 @@ export declare function compactRequest(
   format: RequestFormat,
   options?: RequestOptions,
 ): ForwardedRequest;
+
+/**
+ * What `handle` names, given back from the history of `body` (a later call's body, compacted
+ * with `options`): one JSON message a line. Throws `ERR_CTXCOMPACT_RECALL` when it cannot.
+ */
+export declare function recallRequest(
+  body: Uint8Array | string,
+  format: RequestFormat,
+  handle: string,
+  options?: RequestOptions,
+): string;
+
+/**
+ * `compactRequest` and `recallRequest` for one format and options, kept across calls: the
+ * catalog read once, each history resumed from its cache of at most `conversations` (1,024).
+ */
+export declare class RequestCompactor {
+  constructor(format: RequestFormat, options?: RequestOptions, conversations?: number);
+  /** What to forward for `body`, as `compactRequest` decides it. */
+  compact(body: Uint8Array | string): ForwardedRequest;
+  /** What `handle` names in the history of `body`, as `recallRequest` gives it back. */
+  recall(body: Uint8Array | string, handle: string): string;
+}
 
 /** An agent's conversation across its model calls, compacted past the trigger only. */
 export declare class Session<T extends Conversation = unknown[]> {

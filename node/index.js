@@ -21,6 +21,8 @@ export const codes = Object.freeze({
   cannotFit: "ERR_CTXCOMPACT_CANNOT_FIT",
   /** An option has an unusable value, conflicts with another, or names an unknown model. */
   options: "ERR_CTXCOMPACT_OPTIONS",
+  /** A handle `recallRequest` cannot give back: malformed, or named by no compaction of the history. */
+  recall: "ERR_CTXCOMPACT_RECALL",
 });
 
 // The addon's kinds of failure, by their codes.
@@ -28,6 +30,7 @@ const KINDS = {
   input: codes.input,
   cannot_fit: codes.cannotFit,
   options: codes.options,
+  recall: codes.recall,
 };
 
 /** Every error ctxcompact throws: `code` names the kind, `exitCode` is the command line's. */
@@ -280,31 +283,86 @@ export function validate(conversation, options) {
   return JSON.parse(unwrap(native.validate(json, settings(options, READ_OPTIONS))).value);
 }
 
-/**
- * Decides what to forward for a provider request body, as `ctxcompact proxy` does: `body`,
- * the bytes to send (a Buffer; the received ones when nothing changed), beside the proxy
- * ledger's record of the decision (`action`, `reason`, `tokensReceived`, …, `facts`: see
- * index.d.ts). Never throws for the body: what cannot be read or fitted comes back unchanged
- * with `action` `failed_open`.
- */
-export function compactRequest(body, format, options = {}) {
-  const bytes = typeof body === "string" ? Buffer.from(body, "utf8")
-    : body instanceof Uint8Array ? Buffer.from(body.buffer, body.byteOffset, body.byteLength)
-    : null;
-  if (bytes === null) {
-    throw optionError(`body must be a Buffer or a string, not ${typeof body}`);
-  }
+// The bytes of a provider request body: a Buffer, or a string's UTF-8.
+function requestBytes(body) {
+  if (typeof body === "string") return Buffer.from(body, "utf8");
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  throw optionError(`body must be a Buffer or a string, not ${typeof body}`);
+}
+
+// The settings object a request compactor reads, from `compactRequest`'s format and options.
+function requestSettings(format, options) {
   const { pathModel, client, window, ...rest } = options ?? {};
   const call = { format: choice("format", format, REQUEST_FORMATS) };
   if (pathModel !== undefined) call.path_model = text("pathModel", pathModel);
   if (client !== undefined) call.client = choice("client", client, CLIENTS);
   if (window !== undefined) call.window = whole("window", window);
-  const json = settings(rest, [
+  return settings(rest, [
     "trigger", "targetRatio", "strategy", "marker", "digestTokens", "tokenizer", "catalog",
-    "calibration", "archiveDir", ...TOOL_OPTIONS,
+    "calibration", "archiveDir", "handles", ...TOOL_OPTIONS,
   ], undefined, call);
-  const outcome = unwrap(native.compactRequest(bytes, json));
-  return { body: outcome.body ?? bytes, ...JSON.parse(outcome.value) };
+}
+
+/** How many conversations a `RequestCompactor` keeps the replay of, unless told: the proxy's `--cache-entries`. */
+const REQUEST_CONVERSATIONS = 1024;
+
+/**
+ * Decides what to forward for a provider request body, as `ctxcompact proxy` does: `body`,
+ * the bytes to send (a Buffer; the received ones when nothing changed), beside the proxy
+ * ledger's record of the decision (`action`, `reason`, `tokensReceived`, …, `facts`: see
+ * index.d.ts). Never throws for the body: what cannot be read or fitted comes back unchanged
+ * with `action` `failed_open`. A `RequestCompactor` made for this one call, which replays the
+ * history whole.
+ */
+export function compactRequest(body, format, options = {}) {
+  const bytes = requestBytes(body);
+  return new RequestCompactor(format, options, 0).compact(bytes);
+}
+
+/**
+ * What `handle` names, given back from the history of `body`: the messages (or items) a
+ * compaction of it removed, one JSON message a line, each as the body holds it. For a caller
+ * that keeps the history whole and compacts what each model call sends with `compactRequest`
+ * and `handles: true` (or an `archiveDir`): `body` is a later call's body of the same history,
+ * `options` those it was compacted with. The history is replayed as `compactRequest` replays
+ * it; nothing is written. Throws `ERR_CTXCOMPACT_RECALL` for a malformed handle or one no
+ * compaction of the history names (the message names it), `ERR_CTXCOMPACT_OPTIONS` on bad
+ * options.
+ */
+export function recallRequest(body, format, handle, options = {}) {
+  const bytes = requestBytes(body);
+  return new RequestCompactor(format, options, 0).recall(bytes, handle);
+}
+
+/**
+ * `compactRequest` and `recallRequest` for one format and one set of options, kept across
+ * calls (a gateway's, an SDK hook's): the catalog and calibration are read once, and each
+ * history resumes from the last call its cache holds (at most `conversations`, 1,024 unless
+ * given) instead of replaying every earlier compaction. The bytes sent are the same.
+ */
+export class RequestCompactor {
+  #native;
+
+  /** `format` and `options` are `compactRequest`'s, checked as it checks them. */
+  constructor(format, options = {}, conversations = REQUEST_CONVERSATIONS) {
+    const json = requestSettings(format, options);
+    const cached = whole("conversations", conversations);
+    this.#native = new native.NativeRequestCompactor();
+    unwrap(this.#native.start(json, cached));
+  }
+
+  /** What to forward for `body`, as `compactRequest` decides it. */
+  compact(body) {
+    const bytes = requestBytes(body);
+    const outcome = unwrap(this.#native.compact(bytes));
+    return { body: outcome.body ?? bytes, ...JSON.parse(outcome.value) };
+  }
+
+  /** What `handle` names in the history of `body`, as `recallRequest` gives it back. */
+  recall(body, handle) {
+    const bytes = requestBytes(body);
+    return unwrap(this.#native.recall(bytes, text("handle", handle))).output;
+  }
 }
 
 /**

@@ -358,23 +358,12 @@ pub fn validate(input: Input<'_>, settings: &CallSettings) -> Result<Value, Call
         .collect())
 }
 
-/// What to forward for a provider request body, as the proxy decides it: the compacted body
-/// (`None` to forward the received bytes) and the rest of the request's record as a JSON
-/// object, as the proxy ledger's line holds it.
-///
-/// # Errors
-/// [`CallFailure::Options`] for settings a request compactor refuses.
-pub fn compact_request(
-    body: &[u8],
-    settings: &RequestSettings,
-) -> Result<(Option<Vec<u8>>, Value), CallFailure> {
-    Ok(RequestCompactor::new(settings, 0)?.compact(body))
-}
-
-/// A request compactor for one set of settings, kept across calls by a package's adapter:
-/// it reads the catalog and calibration once, and its [`Compactor`]'s cache resumes each
-/// history from the last call it replayed instead of replaying every earlier compaction
-/// (never changing a byte).
+/// A request compactor for one set of settings, the packages' one way to compact a request
+/// body: kept across calls (by an adapter, or a caller of the packages' kept compactor), it
+/// reads the catalog and calibration once, and its [`Compactor`]'s cache resumes each history
+/// from the last call it replayed instead of replaying every earlier compaction (never
+/// changing a byte); made for one call (0 conversations cached), it is the packages'
+/// `compact_request`.
 pub struct RequestCompactor {
     compactor: Compactor,
     format: Format,
@@ -400,8 +389,9 @@ impl RequestCompactor {
         })
     }
 
-    /// What to forward for `body`: the compacted body (`None` to forward the received bytes)
-    /// and the rest of the request's record, as [`compact_request`] gives them.
+    /// What to forward for `body`, as the proxy decides it: the compacted body (`None` to
+    /// forward the received bytes) and the rest of the request's record as a JSON object, as
+    /// the proxy ledger's line holds it.
     pub fn compact(&self, body: &[u8]) -> (Option<Vec<u8>>, Value) {
         let client = self.client.map(|agent| (agent, "the caller"));
         let mut forward =

@@ -21,7 +21,8 @@ use serde_json::Value;
 #[derive(Default)]
 pub struct CallResult {
     /// The output conversation, as the CLI writes it (compact, trim-tools, a session's state);
-    /// for data read one message for one element, the output without its messages.
+    /// for data read one message for one element, the output without its messages; a recall's
+    /// messages, one JSON message a line.
     pub output: Option<String>,
     /// With the output without its messages: the key of their list (absent: the top level).
     pub list_key: Option<String>,
@@ -33,8 +34,7 @@ pub struct CallResult {
     /// Per output message, the index of the input message it is unchanged from (-1: changed
     /// or new); empty when the input's list is not read one message for one element.
     pub unchanged: Option<Vec<i64>>,
-    /// `input`, `cannot_fit` or `options`, when the call failed (the core's `recall` comes
-    /// only from a call this addon does not export).
+    /// `input`, `cannot_fit`, `options` or `recall`, when the call failed.
     pub error_kind: Option<String>,
     /// What went wrong.
     pub error_message: Option<String>,
@@ -202,26 +202,79 @@ pub fn validate(input: String, settings: String) -> CallResult {
     .into()
 }
 
-/// What to forward for a provider request body, as `ctxcompact proxy` decides it: `body` when
-/// it differs from the received bytes, and the request's record as `value`.
-#[napi]
-pub fn compact_request(body: Buffer, settings: String) -> CallResult {
-    let result = binding::request_settings(&settings)
-        .and_then(|settings| binding::compact_request(&body, &settings));
-    match result {
-        Ok((forwarded, record)) => CallResult {
-            body: forwarded.map(Buffer::from),
-            value: Some(camel_keys(record).to_string()),
-            ..CallResult::default()
-        },
-        Err(failure) => failure.into(),
-    }
-}
-
 /// The pipeline's runs on this thread so far (for the tests: a call runs it once).
 #[napi]
 pub fn pipeline_runs() -> i64 {
     i64::try_from(binding::pipeline_runs()).unwrap_or(i64::MAX)
+}
+
+/// A request compactor kept across calls (`ctxcompact::binding::RequestCompactor`): the
+/// catalog read once, each history resumed from its cache.
+#[napi]
+pub struct NativeRequestCompactor {
+    inner: Option<binding::RequestCompactor>,
+}
+
+#[napi]
+impl NativeRequestCompactor {
+    /// A compactor without settings, to be started by [`NativeRequestCompactor::start`].
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        Self { inner: None }
+    }
+
+    /// Starts the compactor with `settings` (JSON text), caching at most `conversations`
+    /// replayed histories (0: each call is its own).
+    #[napi]
+    pub fn start(&mut self, settings: String, conversations: i64) -> CallResult {
+        let conversations = usize::try_from(conversations).unwrap_or(0);
+        let started = binding::request_settings(&settings)
+            .and_then(|settings| binding::RequestCompactor::new(&settings, conversations));
+        match started {
+            Ok(compactor) => {
+                self.inner = Some(compactor);
+                CallResult::default()
+            }
+            Err(failure) => failure.into(),
+        }
+    }
+
+    /// What to forward for a provider request body, as `ctxcompact proxy` decides it: `body`
+    /// when it differs from the received bytes, and the request's record as `value`.
+    #[napi]
+    pub fn compact(&self, body: Buffer) -> CallResult {
+        match self.compactor() {
+            Ok(compactor) => {
+                let (forwarded, record) = compactor.compact(&body);
+                CallResult {
+                    body: forwarded.map(Buffer::from),
+                    value: Some(camel_keys(record).to_string()),
+                    ..CallResult::default()
+                }
+            }
+            Err(failure) => failure.into(),
+        }
+    }
+
+    /// What `handle` names in the history of a provider request body, given back from it as
+    /// the compactions of it removed it: `output`, one JSON message a line.
+    #[napi]
+    pub fn recall(&self, body: Buffer, handle: String) -> CallResult {
+        match self.compactor().and_then(|c| c.recall(&body, &handle)) {
+            Ok(lines) => CallResult {
+                output: Some(lines),
+                ..CallResult::default()
+            },
+            Err(failure) => failure.into(),
+        }
+    }
+
+    fn compactor(&self) -> Result<&binding::RequestCompactor, CallFailure> {
+        self.inner
+            .as_ref()
+            .ok_or_else(|| CallFailure::options("the request compactor was not started"))
+    }
 }
 
 /// A conversation kept across an agent's calls (`ctxcompact::Session`).

@@ -1,5 +1,7 @@
 // index.d.ts lists the fields of what the package returns by hand: each result's keys are the
-// ones it declares, no more, and every key it declares is returned by some call.
+// ones it declares, no more, and every key it declares is returned by some call; so are the
+// keys of each object a result holds whose type index.d.ts declares (a record's facts, a
+// compaction's report).
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -15,18 +17,20 @@ const TYPES = readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "
 
 /**
  * The members index.d.ts declares for the interface or class `name`: `required` and `optional`
- * names (a constructor left out), and whether an index signature leaves it `open` to others.
+ * names (a constructor left out), each one's `types` (the text after its colon), and whether an
+ * index signature leaves it `open` to others.
  */
 function declared(name) {
   const start = TYPES.search(new RegExp(`export (?:declare )?(?:interface|class) ${name}\\b`));
   assert.ok(start >= 0, `index.d.ts declares ${name}`);
-  const members = { required: new Set(), optional: new Set(), open: false };
+  const members = { required: new Set(), optional: new Set(), types: new Map(), open: false };
   let depth = 0;
   for (const line of TYPES.slice(TYPES.indexOf("{", start)).split("\n")) {
-    const found = depth === 1 && line.match(/^\s*(?:readonly\s+)?(\w+)(\??)\s*[:(<]/);
+    const found = depth === 1 && line.match(/^\s*(?:readonly\s+)?(\w+)(\??)\s*([:(<])\s*([^;]*)/);
     if (depth === 1 && /^\s*\[key: string\]/.test(line)) members.open = true;
     if (found && found[1] !== "constructor") {
       members[found[2] ? "optional" : "required"].add(found[1]);
+      if (found[3] === ":") members.types.set(found[1], found[4].trim());
     }
     for (const c of line) {
       if (c === "{") depth += 1;
@@ -37,9 +41,23 @@ function declared(name) {
   return members;
 }
 
-/** Asserts that each of `results` holds what `name` declares, and, together, all of it. */
+/**
+ * The interface of index.d.ts a member's declared type names, alone or as a list of them (with
+ * `| null` or not): `Report`, `RequestFacts[] | null`; else `undefined`.
+ */
+function nested(type) {
+  const named = type?.match(/^(\w+)(\[\])?(?:\s*\|\s*null)?$/);
+  if (!named || !new RegExp(`export (?:declare )?interface ${named[1]}\\b`).test(TYPES)) return undefined;
+  return { name: named[1], list: named[2] !== undefined };
+}
+
+/**
+ * Asserts that each of `results` holds what `name` declares, and, together, all of it; then
+ * the same of each member whose declared type is an interface of index.d.ts, over the values
+ * the results hold for it.
+ */
 function holdsDeclared(name, results) {
-  const { required, optional, open } = declared(name);
+  const { required, optional, types, open } = declared(name);
   const seen = new Set();
   for (const result of results) {
     const keys = Object.keys(result);
@@ -52,6 +70,13 @@ function holdsDeclared(name, results) {
     }
   }
   for (const key of optional) assert.ok(seen.has(key), `${name}.${key} is declared, never returned`);
+  for (const [key, type] of types) {
+    const inner = nested(type);
+    if (inner === undefined) continue;
+    const values = results.map((result) => result[key]).filter((value) => value !== undefined && value !== null);
+    assert.ok(values.length > 0, `${name}.${key} (${type}) is never returned to check`);
+    holdsDeclared(inner.name, inner.list ? values.flat() : values);
+  }
 }
 
 /** An OpenAI Chat history of a task and `rounds` tool rounds with large results. */
@@ -69,16 +94,29 @@ function history(rounds) {
   return messages;
 }
 
-it("compactRequest returns the fields ForwardedRequest declares", () => {
+it("compactRequest and a RequestCompactor return the fields ForwardedRequest declares", () => {
   const body = (rounds) => JSON.stringify({ model: "gpt-4o", messages: history(rounds) });
   const options = { window: 20_000 };
+  const kept = new ctxcompact.RequestCompactor("openai", options);
   const results = [
     ctxcompact.compactRequest(body(1), "openai", options),
     ctxcompact.compactRequest(body(40), "openai", { ...options, client: "codex" }),
     ctxcompact.compactRequest("not json", "openai", options),
+    kept.compact(body(30)),
+    kept.compact(body(40)),
   ];
-  assert.deepEqual(results.map((r) => r.action), ["forwarded", "compacted", "failed_open"]);
+  assert.deepEqual(results.map((r) => r.action), ["forwarded", "compacted", "failed_open", "compacted", "compacted"]);
   holdsDeclared("ForwardedRequest", results);
+  const members = Object.getOwnPropertyNames(ctxcompact.RequestCompactor.prototype).filter((name) => name !== "constructor");
+  holdsDeclared("RequestCompactor", [Object.fromEntries(members.map((name) => [name, true]))]);
+});
+
+it("validate returns the fields Problem declares", () => {
+  const broken = [...history(2), { role: "tool", tool_call_id: "call_x", content: "orphan" }];
+  broken.splice(3, 1);
+  const problems = ctxcompact.validate(broken);
+  assert.ok(problems.length >= 2, JSON.stringify(problems));
+  holdsDeclared("Problem", problems);
 });
 
 it("compact, trimTools, analyze and Session return what their types declare", () => {

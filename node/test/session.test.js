@@ -1,9 +1,14 @@
-// Session (an agent loop's conversation) and compactRequest (the proxy's decision for one body).
+// Session (an agent loop's conversation), compactRequest (the proxy's decision for one body),
+// RequestCompactor (the same decision kept across calls) and recallRequest.
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
+import { createRequire } from "node:module";
+
 import * as ctxcompact from "../index.js";
+
+const native = createRequire(import.meta.url)("../ctxcompact.node");
 
 /** The messages of tool round `i`, with a result of about `size` words. */
 function round(i, size) {
@@ -107,5 +112,113 @@ describe("compactRequest", () => {
     assert.equal(forward.failOpen, "not_json");
     assert.equal(forward.archiveError, null);
     assert.deepStrictEqual(forward.instructionFiles, []);
+  });
+});
+
+describe("RequestCompactor", () => {
+  const history = [...START, ...Array.from({ length: 40 }, (_, i) => round(i, 400)).flat()];
+  const body = (end) => JSON.stringify({ model: "gpt-4o", messages: history.slice(0, end) });
+
+  it("resumes each call of a history from its cache, with the bytes of a one-off call", () => {
+    // See: #56 (Node keeps a request compactor as Python's adapters do).
+    const kept = new ctxcompact.RequestCompactor("openai", { window: 20_000, handles: true });
+    let keptRuns = 0;
+    let aloneRuns = 0;
+    let alone;
+    const keptCompactions = [];
+    for (let end = 4; end <= history.length; end += 2) {
+      let before = native.pipelineRuns();
+      const forward = kept.compact(body(end));
+      keptRuns += native.pipelineRuns() - before;
+      before = native.pipelineRuns();
+      alone = ctxcompact.compactRequest(body(end), "openai", { window: 20_000, handles: true });
+      aloneRuns += native.pipelineRuns() - before;
+      assert.ok(forward.body.equals(alone.body), `call of ${end} messages`);
+      const { body: _kept, compactionsRun: keptRun, ...keptRecord } = forward;
+      const { body: _alone, compactionsRun: aloneRun, ...aloneRecord } = alone;
+      assert.deepStrictEqual(keptRecord, aloneRecord, `call of ${end} messages`);
+      assert.equal(aloneRun, alone.compactions);
+      keptCompactions.push(keptRun);
+    }
+    // Each compaction of the history ran once through the kept compactor: only the ones its
+    // call added; compactRequest alone replays them all on every call.
+    const ran = keptCompactions.reduce((a, b) => a + b, 0);
+    assert.ok(alone.compactions >= 2, `${alone.compactions} compactions`);
+    assert.equal(ran, alone.compactions);
+    assert.equal(keptRuns, ran);
+    assert.ok(aloneRuns > 2 * keptRuns, `${aloneRuns} runs alone, ${keptRuns} kept`);
+  });
+
+  it("refuses the options compactRequest refuses, with the same errors", () => {
+    const bad = [
+      ["cohere", {}],
+      ["openai", { window: -1 }],
+      ["openai", { window: 0 }],
+      ["openai", { trigger: "high" }],
+      ["openai", { trigger: 0.5, targetRatio: 0.9 }],
+      ["openai", { client: "cursor" }],
+      ["openai", { pathModel: 7 }],
+      ["openai", { model: "gpt-4o" }],
+      ["openai", { toolMode: "shred" }],
+      ["openai", { catalog: "/no/such/catalog.json" }],
+      ["openai", { archiveDir: 7 }],
+    ];
+    for (const [format, options] of bad) {
+      let expected;
+      assert.throws(() => ctxcompact.compactRequest("{}", format, options), (err) => {
+        expected = err;
+        return err instanceof ctxcompact.CtxcompactError;
+      });
+      assert.equal(expected.code, ctxcompact.codes.options, expected.message);
+      assert.throws(() => new ctxcompact.RequestCompactor(format, options), (err) => {
+        assert.equal(err.code, expected.code);
+        assert.equal(err.message, expected.message);
+        return true;
+      }, JSON.stringify(options));
+    }
+    assert.throws(() => new ctxcompact.RequestCompactor("openai", {}, -1), { code: ctxcompact.codes.options });
+    const kept = new ctxcompact.RequestCompactor("openai", { window: 1000 });
+    assert.throws(() => kept.compact({}), { code: ctxcompact.codes.options, message: /body must be a Buffer or a string/ });
+  });
+});
+
+describe("recallRequest", () => {
+  const history = [...START, ...Array.from({ length: 40 }, (_, i) => round(i, 400)).flat()];
+  const body = JSON.stringify({ model: "gpt-4o", messages: history });
+  const options = { window: 20_000, handles: true };
+
+  it("gives back what a handle of the compacted body names, exactly", () => {
+    const sent = ctxcompact.compactRequest(body, "openai", options).body.toString("utf8");
+    const handles = [...new Set(sent.match(/[0-9a-f]{12}\/[0-9a-f]{12}/g))];
+    assert.ok(handles.length > 0, "the compacted body names no handle");
+    const given = new Set(history.map((m) => JSON.stringify(m)));
+    let original = 0;
+    for (const handle of handles) {
+      const recalled = ctxcompact.recallRequest(body, "openai", handle, options);
+      const kept = new ctxcompact.RequestCompactor("openai", options).recall(Buffer.from(body), handle);
+      assert.equal(kept, recalled);
+      const lines = recalled.split("\n").filter((line) => line !== "").map((line) => JSON.stringify(JSON.parse(line)));
+      assert.ok(lines.length > 0, handle);
+      // Each message given back is the history's, as it held it, or one an earlier compaction
+      // sent (a later compaction's span holds its notes).
+      for (const line of lines) assert.ok(given.has(line) || line.includes("[ctxcompact:"), `${handle}: ${line.slice(0, 200)}`);
+      original += lines.filter((line) => given.has(line)).length;
+    }
+    assert.ok(original > 0, "no message of the history was given back");
+  });
+
+  it("fails with a recall error naming a handle it cannot give back", () => {
+    const short = JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] });
+    for (const [handle, named] of [["zz", /`zz` is not a ctxcompact handle/], ["000000000000/000000000000", /000000000000\/000000000000/]]) {
+      assert.throws(() => ctxcompact.recallRequest(short, "openai", handle, options), (err) => {
+        assert.ok(err instanceof ctxcompact.CtxcompactError);
+        assert.equal(err.code, ctxcompact.codes.recall);
+        assert.equal(err.exitCode, 2);
+        assert.match(err.message, named);
+        return true;
+      });
+    }
+    assert.throws(() => ctxcompact.recallRequest(short, "openai", 7, options), { code: ctxcompact.codes.options, message: /handle must be a string/ });
+    assert.throws(() => ctxcompact.recallRequest(short, "cohere", "zz", options), { code: ctxcompact.codes.options });
   });
 });

@@ -5,8 +5,8 @@ import { MockLanguageModelV4 } from "ai/test";
 import { createAgent } from "langchain";
 import { HumanMessage } from "@langchain/core/messages";
 import {
-  analyze, codes, compact, compactRequest, count, CtxcompactError, Session, trimTools, validate,
-  type Report,
+  analyze, codes, compact, compactRequest, count, CtxcompactError, recallRequest, RequestCompactor,
+  Session, trimTools, validate, type Report, type RequestFacts,
 } from "ctxcompact";
 import { compaction, compactModelMessages, prepareStep } from "ctxcompact/ai-sdk";
 import { compactLangChainMessages, ctxcompactMiddleware } from "ctxcompact/langchain";
@@ -24,6 +24,15 @@ const forwarded = compactRequest(Buffer.from("{}"), "openai", { window: 1000 });
 const bytes: Buffer = forwarded.body;
 const failedOpen: string | undefined = forwarded.failOpen;
 const ran: number = forwarded.compactionsRun;
+const facts: RequestFacts = forwarded.facts;
+const kept = new RequestCompactor("openai", { window: 1000, handles: true }, 32);
+const keptWindow: number | null = kept.compact("{}").window;
+try {
+  const lines: string = recallRequest("{}", "openai", "000000000000/000000000000", { window: 1000 });
+  console.log(lines, kept.recall(Buffer.from("{}"), "000000000000/000000000000"));
+} catch (err) {
+  if (err instanceof CtxcompactError && err.code === codes.recall) console.log(err.message);
+}
 try {
   compact(messages, { target: 1 });
 } catch (err) {
@@ -52,4 +61,4 @@ const modelMessages: ModelMessage[] = compactModelMessages([], { window: 1000, i
 const agent = createAgent({ model: "openai:gpt-4o", tools: [], middleware: [ctxcompactMiddleware({ model: "gpt-4o" })] });
 compactLangChainMessages([new HumanMessage("hi")], { target: 100, systemPrompt: "Be brief." });
 
-console.log(body, text, report, tokens, problems, analyzed, bytes, compacted, modelMessages, agent, recallable);
+console.log(body, text, report, tokens, problems, analyzed, bytes, facts, keptWindow, compacted, modelMessages, agent, recallable);
