@@ -12,7 +12,36 @@ export interface Report {
   messages_before: number;
   messages_after: number;
   budget: number;
+  features: Features;
+  rules: RuleCheck[];
   [key: string]: unknown;
+}
+
+/** The measured features of a conversation against its budget, as the report gives them. */
+export interface Features {
+  messages: number;
+  tokens: number;
+  average_tokens: number;
+  /** Budget ÷ tokens. */
+  target_ratio: number;
+  severity: "light" | "moderate" | "heavy";
+  recent_ratio: number;
+  last_messages_ratio: number;
+  has_long_messages: boolean;
+  has_tool_messages: boolean;
+  has_system_messages: boolean;
+  tool_token_share: number;
+  /** How much the current request refers back, where there are no tool messages. */
+  refers_back?: number;
+}
+
+/** A conversation rule and whether it matched, as the report gives it. */
+export interface RuleCheck {
+  number: number;
+  description: string;
+  matched: boolean;
+  strategy: "middle" | "oldest" | "relevant";
+  confidence: number;
 }
 
 /** The error codes, one per kind of failure. */

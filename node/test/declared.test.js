@@ -1,13 +1,13 @@
 // index.d.ts lists the fields of what the package returns by hand: each result's keys are the
 // ones it declares, no more, and every key it declares is returned by some call; so are the
 // keys of each object a result holds whose type index.d.ts declares (a record's facts, a
-// compaction's report).
+// compaction's report and its features and rules).
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { it } from "node:test";
+import { after, it } from "node:test";
 
 import * as ctxcompact from "../index.js";
 
@@ -51,14 +51,24 @@ function nested(type) {
   return { name: named[1], list: named[2] !== undefined };
 }
 
+// The keys returned so far of each interface checked: after every test, each one's optional
+// keys must all have been returned by some call.
+const returned = new Map();
+after(() => {
+  for (const [name, seen] of returned) {
+    for (const key of declared(name).optional) assert.ok(seen.has(key), `${name}.${key} is declared, never returned`);
+  }
+});
+
 /**
- * Asserts that each of `results` holds what `name` declares, and, together, all of it; then
- * the same of each member whose declared type is an interface of index.d.ts, over the values
- * the results hold for it.
+ * Asserts that each of `results` holds what `name` declares (its optional keys: by some call
+ * of this file); then the same of each member whose declared type is an interface of
+ * index.d.ts, over the values the results hold for it.
  */
 function holdsDeclared(name, results) {
   const { required, optional, types, open } = declared(name);
-  const seen = new Set();
+  if (!returned.has(name)) returned.set(name, new Set());
+  const seen = returned.get(name);
   for (const result of results) {
     const keys = Object.keys(result);
     keys.forEach((key) => seen.add(key));
@@ -69,7 +79,6 @@ function holdsDeclared(name, results) {
       }
     }
   }
-  for (const key of optional) assert.ok(seen.has(key), `${name}.${key} is declared, never returned`);
   for (const [key, type] of types) {
     const inner = nested(type);
     if (inner === undefined) continue;
@@ -128,7 +137,16 @@ it("compact, trimTools, analyze and Session return what their types declare", ()
   session.push(history(40).slice(2));
   const report = session.compactIfNeeded();
   assert.equal(report.action, "compacted");
-  holdsDeclared("Report", [compacted.report, trimmed.report, ctxcompact.analyze(messages, { target: 3_000 }), report]);
+  // A chat with no tool messages, whose request refers back: its features measure how much.
+  const chat = [
+    { role: "user", content: "What does the parser in src/parse.rs do with tabs? It reads the file line by line and the tokenizer splits words." },
+    { role: "assistant", content: "It expands them to four spaces before tokenizing, in the parser function read_line of src/parse.rs." },
+    { role: "user", content: "Something else entirely." },
+    { role: "assistant", content: "Okay, here is the answer about cooking pasta and many other things." },
+    { role: "user", content: "And the parser in src/parse.rs with carriage returns and tabs?" },
+  ];
+  const reports = [compacted.report, trimmed.report, ctxcompact.analyze(messages, { target: 3_000 }), ctxcompact.analyze(chat, { target: 40 }), report];
+  holdsDeclared("Report", reports);
   const members = Object.getOwnPropertyNames(ctxcompact.Session.prototype).filter((name) => name !== "constructor");
   holdsDeclared("Session", [Object.fromEntries(members.map((name) => [name, true]))]);
 });
