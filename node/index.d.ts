@@ -265,7 +265,7 @@ export interface ForwardedRequest {
     | "cannot_fit" | "read_back" | "panicked";
   /** Compactions so far in the conversation. */
   compactions: number | null;
-  /** Compactions this call ran (all of them: a call replays the history whole). */
+  /** Compactions this call ran: all of them for `compactRequest`, which replays the history whole; for a kept `RequestCompactor`, those after the call its cache resumed from. */
   compactionsRun: number;
   archiveError: string | null;
   /** When compacted: the project instruction files the last compaction pinned. */
