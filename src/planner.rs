@@ -17,7 +17,7 @@ use crate::instructions;
 use crate::note::{self, Place};
 use crate::options::Options;
 use crate::select::Selector;
-use crate::state::{Applied, CountedInput, Discarded};
+use crate::state::{Applied, CountedInput};
 use crate::strategy::relevant::Scored;
 use crate::strategy::{self, Limits, Plan};
 use crate::tokens::{Memo, TokenCounter};
@@ -728,12 +728,7 @@ impl<'a> Planner<'a> {
         let head: String = text.chars().take(head_len).collect();
         let tail: String = text.chars().skip(chars - (keep - head_len)).collect();
         let shortened = format!("{head}\n{}\n{tail}", cut_note(cut));
-        let mut shorter = Applied {
-            conversation: state.conversation.clone(),
-            counts: state.counts.clone(),
-            origin: state.origin.clone(),
-            discarded: Discarded::default(),
-        };
+        let mut shorter = state.copy();
         let target = &mut shorter.conversation.messages[index];
         if let Part::Text { text, .. } = &mut target.parts[part] {
             *text = shortened;

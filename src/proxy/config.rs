@@ -37,9 +37,9 @@ pub struct Config {
     pub compactor: Compactor,
 }
 
-/// Which provider a request is for.
+/// Which provider a request is for, and whose upstream an agent's address names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Provider {
+pub enum Provider {
     /// Anthropic Messages and the rest of Anthropic's API.
     Anthropic,
     /// OpenAI Chat Completions, Responses and the rest of OpenAI's API.

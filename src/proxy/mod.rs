@@ -42,6 +42,6 @@ mod route;
 mod serve;
 mod usage;
 
-pub use config::Config;
+pub use config::{Config, Provider};
 pub use metrics::RequestTotals;
 pub use serve::{Event, Running};

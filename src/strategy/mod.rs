@@ -399,7 +399,13 @@ fn place_marker(
 }
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::conversation::Format;
+    use crate::format::parse_value;
+    use crate::state::CountedInput;
+    use crate::tokens::{CharEstimate, count_with};
 
     fn unit(start: usize, tokens: usize, pinned: bool) -> Unit {
         Unit {
@@ -599,5 +605,52 @@ mod tests {
         };
         let plan = plan(Strategy::Oldest, &twelve(), &[], &limits);
         assert_eq!((plan.drop, plan.tokens_after), (vec![1, 2, 3], 95));
+    }
+
+    /// The pinned tokens of `input` with `drop` applied (a marker in each span), as the run
+    /// finds them and as grouping the output again would, and the output's messages.
+    fn pinned_both_ways(format: Format, drop: &[usize]) -> (usize, usize, usize) {
+        let conversation = parse_value(five_turns(), Some(format)).unwrap();
+        let counts = count_with(&conversation, &CharEstimate);
+        let facts = CountedInput::checked(&conversation, (&counts, 0), None).unwrap();
+        let state = Applied::unchanged(conversation, counts);
+        let units = state.units(&facts);
+        let pinned = state.pinned_inputs(&units);
+        let markers = vec!["[3 earlier messages removed]".to_string(); drop.len()];
+        let output = apply(state, &units, drop, &markers, &CharEstimate);
+        let regrouped = output.units(&facts);
+        let again: usize = regrouped
+            .iter()
+            .filter(|u| u.pinned)
+            .map(|u| u.tokens)
+            .sum();
+        let again = again + output.counts.outside + output.counts.priming();
+        let messages = output.conversation.messages.len();
+        (output.pinned_tokens(&pinned), again, messages)
+    }
+
+    fn five_turns() -> serde_json::Value {
+        json!({"model": "m", "max_tokens": 100, "messages": [
+            {"role": "user", "content": "fix the parser in src/parse.rs"},
+            {"role": "assistant", "content": "looking at it now"},
+            {"role": "user", "content": "also keep the old error names"},
+            {"role": "assistant", "content": "done, the names are kept"},
+            {"role": "user", "content": "now run the tests"}
+        ]})
+    }
+
+    #[test]
+    fn pinned_tokens_from_the_plans_units_equal_the_outputs_grouped_again() {
+        // A marker merged into the current request (Anthropic) is counted with it either way;
+        // one standing alone (OpenAI) is pinned neither way.
+        for format in [Format::Anthropic, Format::OpenAi] {
+            for drop in [&[1, 2, 3][..], &[1][..], &[3][..], &[]] {
+                let (run, regrouped, _) = pinned_both_ways(format, drop);
+                assert_eq!(run, regrouped, "{format:?} {drop:?}");
+            }
+            let (_, _, messages) = pinned_both_ways(format, &[1, 2, 3]);
+            let merged = format == Format::Anthropic;
+            assert_eq!(messages, if merged { 2 } else { 3 }, "{format:?}");
+        }
     }
 }

@@ -18,15 +18,8 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use ctxcompact::proxy::Provider;
 use serde_json::{Value, json};
-
-/// A provider whose upstream a pointing may name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Provider {
-    Anthropic,
-    OpenAi,
-    Gemini,
-}
 
 /// One way an agent reads an address.
 #[derive(Debug)]

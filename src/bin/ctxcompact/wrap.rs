@@ -17,12 +17,12 @@ use std::process::{ExitCode, ExitStatus};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use ctxcompact::proxy::{Config, Event};
+use ctxcompact::proxy::{Config, Event, Provider};
 use rustix::process::{Pid, Signal};
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::output::say;
-use crate::presets::{self, PRESETS, Pointing, Provider};
+use crate::presets::{self, PRESETS, Pointing};
 use crate::proxy::ServeArgs;
 
 /// The exit status when the agent's program is not found, as shells have it.
