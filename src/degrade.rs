@@ -9,6 +9,10 @@
 //! the budget as fully ([`fold_bare`]). A window budget keeps history first ([`Fitting::new`]
 //! says why). Each step taken is named in the report, in order. The plan the loop ends with is
 //! the pipeline's to apply.
+//!
+//! Three types carry a run, in order: the [`RunRecord`] its steps add to; the [`Outcome`] made
+//! from it once, in one place ([`RunRecord::outcome`]); and the report the pipeline makes from
+//! that outcome and the output (`Outcome::report`).
 
 use crate::account::{Action, CutOutput, Protection, Shortened, Step, ToolTrim};
 use crate::conversation::{Layout, Part};
@@ -17,7 +21,7 @@ use crate::planner::{self, Attempt, Planner, Protections};
 use crate::report::Outcome;
 use crate::select::{self, Selector};
 use crate::state::Applied;
-use crate::strategy::fit;
+use crate::strategy::fit::{Cutting, clear_large_inputs, has_large_input};
 use crate::strategy::tools::{self, ToolMode};
 use crate::tokens::TokenCounter;
 
@@ -385,7 +389,7 @@ struct Fitting<'p, 'a> {
     /// Whether the round that meets the budget is capped to just meet it.
     cap_crossing: bool,
     /// What cutting outputs and inputs reads: the planner's counter and archive.
-    cutting: fit::Cutting<'p>,
+    cutting: Cutting<'p>,
 }
 
 impl<'p, 'a> Fitting<'p, 'a> {
@@ -400,7 +404,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
         Self {
             planner,
             cap_crossing: planner.fill && planner.archive.is_none(),
-            cutting: fit::Cutting {
+            cutting: Cutting {
                 counter: &planner.counter,
                 archive: planner.archive,
             },
@@ -428,7 +432,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
             && self.clears()
             && self.planner.archive.is_none()
             && !tools.clear_inputs;
-        (may && fit::has_large_input(start)).then(|| start.copy())
+        (may && has_large_input(start)).then(|| start.copy())
     }
 
     /// Whether tool outputs may be cleared at all.
@@ -523,7 +527,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
 
     /// With a fixed budget and no archive, where the run's plan, `attempt`, does not fit or
     /// fills less than 60% of the budget, the large tool-call inputs of the units it removes (of all but the
-    /// last when it does not fit; [`fit::clear_large_inputs`]), oldest first, cleared to their
+    /// last when it does not fit; [`clear_large_inputs`]), oldest first, cleared to their
     /// path-like arguments until the conversation fits, when the plan over that state fits and
     /// keeps more messages than `attempt` (or as many, using more of the budget), or `attempt`
     /// does not fit: a file written whole in one call no longer takes its unit with it, nor
@@ -563,7 +567,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
             (0..units.last().map_or(0, |u| u.messages.start)).collect()
         };
         let counter = &planner.counter;
-        let (mut cleared, changed, inputs) = fit::clear_large_inputs(
+        let (mut cleared, changed, inputs) = clear_large_inputs(
             state.copy(),
             candidates.into_iter(),
             planner.budget,
@@ -592,7 +596,7 @@ impl<'p, 'a> Fitting<'p, 'a> {
                 .last()
                 .map(|&i| start.conversation.messages[i].clone());
             let (start, _, mut again) =
-                fit::clear_large_inputs(start, inputs_at.iter().copied(), 0, counter);
+                clear_large_inputs(start, inputs_at.iter().copied(), 0, counter);
             let (mut retrimmed, redone) = self.trim_first(start);
             // The last input cleared is capped instead where the budget leaves room for more
             // of it: the outputs whole, it fills what is left.
