@@ -10,9 +10,9 @@
 //! says why). Each step taken is named in the report, in order. The plan the loop ends with is
 //! the pipeline's to apply.
 
+use crate::account::MarkerMode;
 use crate::account::{Action, CutOutput, Protection, Shortened, Step, ToolTrim};
 use crate::conversation::{Layout, Part};
-use crate::digest::MarkerMode;
 use crate::planner::{self, Attempt, Planner, Protections};
 use crate::report::Outcome;
 use crate::select::{self, Selector};
