@@ -146,7 +146,7 @@ impl Catalog {
     /// # Ok::<(), ctxcompact::Error>(())
     /// ```
     pub fn resolve(&self, name: &str) -> Result<Resolved> {
-        let key = name::Key::of(name);
+        let key = name::ModelKey::of(name);
         let found = self
             .exact(&key)
             .or_else(|| self.by_rule(&key))
@@ -171,7 +171,7 @@ impl Catalog {
     }
 
     /// The model named exactly (or by an alias) by the key, or by the key without its suffixes.
-    fn exact(&self, key: &name::Key) -> Option<(&Profile, String, WindowSource)> {
+    fn exact(&self, key: &name::ModelKey) -> Option<(&Profile, String, WindowSource)> {
         let said = key.said();
         let spellings = [key.full.as_str(), key.bare.as_str()];
         spellings.iter().enumerate().find_map(|(i, spelling)| {
@@ -197,7 +197,7 @@ impl Catalog {
 
     /// The model a family's naming rule gives the key: the listed one of its line and version,
     /// else the newest of its line at or below its version, else the line's oldest.
-    fn by_rule(&self, key: &name::Key) -> Option<(&Profile, String, WindowSource)> {
+    fn by_rule(&self, key: &name::ModelKey) -> Option<(&Profile, String, WindowSource)> {
         let wanted = name::parse(&key.bare)?;
         let listed: Vec<(usize, name::Parsed)> = self
             .models
@@ -270,7 +270,7 @@ impl Catalog {
     }
 
     /// The longest catalog name that the key continues after a `-` or `_`.
-    fn continued(&self, key: &name::Key) -> Option<(&Profile, String, WindowSource)> {
+    fn continued(&self, key: &name::ModelKey) -> Option<(&Profile, String, WindowSource)> {
         let continues = |m: &&Profile| {
             let stem = m.name.to_lowercase();
             key.full
