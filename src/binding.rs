@@ -118,8 +118,8 @@ pub enum CallFailure {
     CannotFit {
         /// The library's message.
         message: String,
-        /// The `cannot_fit` report, as `ctxcompact analyze --json` prints it.
-        report: Value,
+        /// The `cannot_fit` report (`ctxcompact analyze --json`'s), when one run made it.
+        report: Option<Box<Report>>,
     },
     /// Unusable options (the CLI's exit 2).
     Options {
@@ -159,10 +159,13 @@ impl CallFailure {
                 message_index,
                 field,
             } => ("input", message, message_index, field, None),
-            Self::CannotFit { message, report } => {
-                let report = (!report.is_null()).then_some(report);
-                ("cannot_fit", message, None, None, report)
-            }
+            Self::CannotFit { message, report } => (
+                "cannot_fit",
+                message,
+                None,
+                None,
+                report.map(|report| to_value(&report)),
+            ),
             Self::Options { message } => ("options", message, None, None, None),
             Self::Recall { message } => ("recall", message, None, None, None),
         };
@@ -191,7 +194,7 @@ impl CallFailure {
             },
             Error::BudgetTooSmall { report, .. } => Self::CannotFit {
                 message,
-                report: *report,
+                report: Some(report),
             },
             Error::BadBudget { .. }
             | Error::BadSetting { .. }
@@ -462,7 +465,7 @@ impl WireSession {
         let report = self.inner.compact_if_needed().map_err(|err| match err {
             err if err.is_cannot_fit() => CallFailure::CannotFit {
                 message: err.to_string(),
-                report: Value::Null,
+                report: None,
             },
             err => CallFailure::from_library(err),
         })?;

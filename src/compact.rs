@@ -151,10 +151,7 @@ impl Run {
                 pinned: report.pinned_tokens,
                 budget: report.budget,
                 unlogged: report.unlogged_tokens.unwrap_or(0),
-                report: Box::new(
-                    serde_json::to_value(&*report)
-                        .expect("a report holds only numbers, strings and enums"),
-                ),
+                report,
             }),
         }
     }

@@ -12,8 +12,6 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::account::Repair;
-
 /// Lists every format: its variant, its name as the CLI and the report spell it, its name in
 /// prose, its message list's key in a request body, and what it is. Adding a format is one line here and one in `format::reader`.
 macro_rules! formats {
@@ -411,4 +409,39 @@ impl Conversation {
 /// The model a request body's top-level object names: its `model` string.
 pub(crate) fn named_model(body: &Map<String, Value>) -> Option<&str> {
     body.get("model").and_then(Value::as_str)
+}
+
+/// A change a session-log reader made so that the log reads as the agent would have sent it,
+/// or a call it left as it is because it is still in progress (`kind` `call_in_progress`).
+///
+/// Kinds: `interrupted_call` (a call whose result was never logged gets the agent's own
+/// interruption result), `duplicate_result` (a result logged again, identical, read once),
+/// `differing_duplicate_result` (a second, different result of a call: the first is kept, this
+/// one dropped), `result_without_call` (a leading result whose call is in an earlier file of the
+/// session, dropped), `null_arguments` (a call's `null` arguments read as `{}`) and
+/// `call_in_progress` (a call unanswered at the very end of the log: it stays, pinned in the
+/// last unit; reading it with `strict` is no error) and `missing_first_request` (a log that
+/// opens with the model's message, its prompt not logged: read as it is, and, in a format whose
+/// first message must be a user message, given the one the agent sends in its place).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Repair {
+    /// The log line of the record repaired (for an added result, the line of its call).
+    pub line: usize,
+    /// What was repaired (see above).
+    pub kind: &'static str,
+    /// The tool call it concerns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+}
+
+impl Repair {
+    /// The kind of a call left in progress: named, but no repair of the log.
+    pub const IN_PROGRESS: &'static str = "call_in_progress";
+    /// The kind of a log that opens with the model's message, its first request missing.
+    pub const MISSING_FIRST_REQUEST: &'static str = "missing_first_request";
+
+    /// Whether this changed what was read (every kind but the call in progress).
+    pub fn changed(&self) -> bool {
+        self.kind != Self::IN_PROGRESS
+    }
 }

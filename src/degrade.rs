@@ -14,9 +14,9 @@
 //! from it once, in one place ([`RunRecord::outcome`]); and the report the pipeline makes from
 //! that outcome and the output (`Outcome::report`).
 
+use crate::account::MarkerMode;
 use crate::account::{Action, CutOutput, Protection, Shortened, Step, ToolTrim};
 use crate::conversation::{Layout, Part};
-use crate::digest::MarkerMode;
 use crate::planner::{self, Attempt, Planner, Protections};
 use crate::report::Outcome;
 use crate::select::{self, Selector};

@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use crate::account::Report;
 use crate::conversation::Format;
 
 /// Where in the input a problem sits: a message index (into the wire `messages` array) and a
@@ -279,9 +280,9 @@ pub enum Error {
         /// not hold (an agent's system prompt and tool definitions); 0 when not anchored.
         unlogged: usize,
         /// The report of the run that could not fit (`cannot_fit`: what `analyze` gives for
-        /// the same input and options), as its JSON since errors sit below the report in the
-        /// layers; carried so that no caller runs the pipeline again to explain the failure.
-        report: Box<serde_json::Value>,
+        /// the same input and options), carried so that no caller runs the pipeline again to
+        /// explain the failure.
+        report: Box<Report>,
     },
     /// A budget has a value that cannot be used.
     #[error("budget {field} = {value}: {problem}")]

@@ -133,6 +133,7 @@ mod note;
 mod options;
 mod parallel;
 mod planner;
+mod profile;
 #[cfg(feature = "proxy")]
 pub mod proxy;
 pub mod recall;
@@ -149,11 +150,11 @@ pub mod tuning;
 mod units;
 mod validate;
 
+pub use account::MarkerMode;
 pub use account::Strategy;
 pub use budget::Budget;
 pub use compact::{Compacted, analyze, compact, trim_tools};
 pub use conversation::{Conversation, Message, Part, Role};
-pub use digest::MarkerMode;
 pub use error::{Error, Problem, Result};
 pub use options::Options;
 pub use report::Report;

@@ -262,7 +262,7 @@ pub(crate) fn without_gist(text: &str) -> Option<String> {
 
 /// Makes the placeholder of an output that a later call of the same tool with the same arguments
 /// repeats say so, before its closing bracket: in place, as it is planned for every such output.
-pub(crate) fn superseded(placeholder: &mut String) {
+pub(crate) fn mark_superseded(placeholder: &mut String) {
     if placeholder.ends_with(']') {
         placeholder.pop();
     }
@@ -459,7 +459,7 @@ mod tests {
         ) {
             let placeholder = cleared_output(&tool, tokens, outcome.as_deref());
             let mut marked = placeholder.clone();
-            superseded(&mut marked);
+            mark_superseded(&mut marked);
             let body = &placeholder[..placeholder.len() - 1];
             proptest::prop_assert_eq!(marked, format!("{body}; a later call repeats it]"));
         }

@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
+use crate::account::MarkerMode;
 use crate::account::Strategy;
 use crate::budget::Budget;
 use crate::catalog::{Catalog, Profile, WindowSource};
 use crate::conversation::Conversation;
-use crate::digest::MarkerMode;
 use crate::error::Result;
 use crate::features::FeatureThresholds;
 use crate::format::RecordedUsage;

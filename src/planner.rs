@@ -7,12 +7,13 @@
 //! When the asked marker cannot fit, a digest gives way to a brief marker and a brief marker to
 //! none; when nothing fits, the protections are relaxed and, last, the task is shortened.
 
+use crate::account::MarkerMode;
 use crate::account::{Decision, MarkerNote, Shortened, Strategy};
 use crate::archive::{Archive, SpanFile};
 use crate::budget::Budget;
 use crate::classify;
 use crate::conversation::{Layout, Message, Part, Role};
-use crate::digest::{self, ClearedNames, DigestCap, MarkerMode};
+use crate::digest::{self, ClearedNames, DigestCap};
 use crate::instructions;
 use crate::note::{self, Place};
 use crate::options::Options;

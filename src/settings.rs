@@ -9,12 +9,12 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use crate::account::MarkerMode;
 use crate::account::Strategy;
 use crate::budget::Budget;
 use crate::catalog::{Catalog, Tables, WindowSource};
 use crate::conversation::Conversation;
 use crate::cost::CostModel;
-use crate::digest::MarkerMode;
 use crate::error::{Error, Result};
 use crate::format::RecordedUsage;
 use crate::options::Options;

@@ -7,7 +7,8 @@
 
 use std::sync::OnceLock;
 
-use crate::account::{Features, HarnessMessage, InstructionFile, Repair};
+use crate::account::{Features, HarnessMessage, InstructionFile};
+use crate::conversation::Repair;
 use crate::conversation::{Conversation, Layout, Message, Part};
 use crate::digest::ClearedNames;
 use crate::error::{Error, Result};

@@ -23,113 +23,19 @@ mod name;
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-pub use crate::tokens::Factor;
-pub use crate::tokens::calibration::Family;
-use serde::{Deserialize, Serialize};
+pub use crate::profile::{Factor, Family, Preference, Profile, WindowSource};
+use serde::Deserialize;
 
 use crate::error::{Error, Result};
-use crate::tokens::Tokenizer;
 use crate::tokens::calibration::Calibration;
 
 /// The built-in catalog's JSON. Keep in sync with the providers' published context windows and
 /// the agent CLIs' bundled catalogs it cites.
 const BUILTIN: &str = include_str!("../../data/models.json");
 
-/// What a model profile prefers for message removal (the first layer of the selector).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Preference {
-    /// Always middle removal.
-    Middle,
-    /// Always oldest removal.
-    Oldest,
-    /// Let the conversation rules, then scoring, decide (`auto`, as `--strategy auto`;
-    /// catalogs may still spell it `hybrid`).
-    #[serde(alias = "hybrid")]
-    Auto,
-}
-
-/// One model's profile.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Profile {
-    /// The model name, matched exactly or as a prefix.
-    pub name: String,
-    /// Who serves it (`openai`, `anthropic`, `google`, `local`).
-    pub provider: String,
-    /// Its context window in tokens.
-    pub context_window: usize,
-    /// The tokenizer that counts for it.
-    pub tokenizer: Tokenizer,
-    /// Its strategy preference.
-    pub strategy: Preference,
-    /// Why that preference, in one line.
-    pub reason: String,
-    /// Other names of the same model, matched exactly.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub aliases: Vec<String>,
-    /// Its price family in `data/prices.json` (`None`: unpriced).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub price: Option<String>,
-    /// Where the chat template was published whose framing an open-weight model's tokenizer
-    /// counts (`None` for the other tokenizers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub template: Option<String>,
-    /// Where the context window was published.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source: Option<String>,
-    /// When the figure was entered from that source (YYYY-MM-DD).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read: Option<String>,
-}
-
-impl Profile {
-    /// The profile used when no model is named: `auto`, with no context window of its own.
-    pub fn generic(tokenizer: Tokenizer) -> Self {
-        Self {
-            name: "generic".into(),
-            provider: "none".into(),
-            context_window: 0,
-            tokenizer,
-            strategy: Preference::Auto,
-            reason: "no model given: let the conversation's shape decide".into(),
-            aliases: Vec::new(),
-            price: None,
-            template: None,
-            source: None,
-            read: None,
-        }
-    }
-}
-
 /// The window Claude Code's `[1m]` tag asks for (its catalog's `context.window` of the 1M
 /// models).
 const ONE_MILLION: usize = 1_000_000;
-
-/// Where the context window a run used came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WindowSource {
-    /// Given for every model (the proxy's `--window`).
-    Flag,
-    /// The catalog's entry for the model (by its name, an alias, or its family's naming rule
-    /// at the listed version).
-    Catalog,
-    /// The newest listed model of the name's line, by its family's naming rule: a guess until
-    /// the catalog lists the model.
-    Family,
-}
-
-impl WindowSource {
-    /// The source's name, as the ledger and the report spell it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Flag => "flag",
-            Self::Catalog => "catalog",
-            Self::Family => "family",
-        }
-    }
-}
 
 /// A model name resolved to its profile ([`Catalog::resolve`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -240,7 +146,7 @@ impl Catalog {
     /// # Ok::<(), ctxcompact::Error>(())
     /// ```
     pub fn resolve(&self, name: &str) -> Result<Resolved> {
-        let key = name::Key::of(name);
+        let key = name::ModelKey::of(name);
         let found = self
             .exact(&key)
             .or_else(|| self.by_rule(&key))
@@ -265,7 +171,7 @@ impl Catalog {
     }
 
     /// The model named exactly (or by an alias) by the key, or by the key without its suffixes.
-    fn exact(&self, key: &name::Key) -> Option<(&Profile, String, WindowSource)> {
+    fn exact(&self, key: &name::ModelKey) -> Option<(&Profile, String, WindowSource)> {
         let said = key.said();
         let spellings = [key.full.as_str(), key.bare.as_str()];
         spellings.iter().enumerate().find_map(|(i, spelling)| {
@@ -291,7 +197,7 @@ impl Catalog {
 
     /// The model a family's naming rule gives the key: the listed one of its line and version,
     /// else the newest of its line at or below its version, else the line's oldest.
-    fn by_rule(&self, key: &name::Key) -> Option<(&Profile, String, WindowSource)> {
+    fn by_rule(&self, key: &name::ModelKey) -> Option<(&Profile, String, WindowSource)> {
         let wanted = name::parse(&key.bare)?;
         let listed: Vec<(usize, name::Parsed)> = self
             .models
@@ -364,7 +270,7 @@ impl Catalog {
     }
 
     /// The longest catalog name that the key continues after a `-` or `_`.
-    fn continued(&self, key: &name::Key) -> Option<(&Profile, String, WindowSource)> {
+    fn continued(&self, key: &name::ModelKey) -> Option<(&Profile, String, WindowSource)> {
         let continues = |m: &&Profile| {
             let stem = m.name.to_lowercase();
             key.full
@@ -418,6 +324,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tokens::Tokenizer;
 
     #[test]
     fn builtin_catalog_parses() {

@@ -151,7 +151,7 @@ const ONE_MILLION_TAG: &str = "[1m]";
 
 /// The lookup key of a model name, and what was changed to get it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Key {
+pub(crate) struct ModelKey {
     /// Lowercased, everything up to the last `/` dropped, a Bedrock provider prefix, a runner
     /// tag (`:…`) or version (`@…`) and Claude Code's `[1m]` tag dropped.
     pub(crate) full: String,
@@ -163,7 +163,7 @@ pub(crate) struct Key {
     pub(crate) one_million: bool,
 }
 
-impl Key {
+impl ModelKey {
     /// The key of `name`.
     pub(crate) fn of(name: &str) -> Self {
         let mut changes = Vec::new();
@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn a_key_drops_prefixes_tags_and_suffixes_and_says_so() {
-        let key = Key::of("us.anthropic.claude-sonnet-5-1-v1:0");
+        let key = ModelKey::of("us.anthropic.claude-sonnet-5-1-v1:0");
         assert_eq!(
             (key.full.as_str(), key.bare.as_str()),
             ("claude-sonnet-5-1-v1", "claude-sonnet-5-1")
@@ -322,15 +322,15 @@ mod tests {
             key.changes,
             ["tag `:0` stripped", "prefix `us.anthropic.` stripped"]
         );
-        let global = Key::of("global.anthropic.claude-sonnet-4-5-20250929-v1:0");
+        let global = ModelKey::of("global.anthropic.claude-sonnet-4-5-20250929-v1:0");
         assert_eq!(global.bare, "claude-sonnet-4-5-20250929");
-        let key = Key::of("claude-opus-5-5[1M]");
+        let key = ModelKey::of("claude-opus-5-5[1M]");
         assert!(key.one_million);
         assert_eq!(key.full, "claude-opus-5-5");
         assert_eq!(
-            Key::of("gpt-daybreak-blue-latest").bare,
+            ModelKey::of("gpt-daybreak-blue-latest").bare,
             "gpt-daybreak-blue"
         );
-        assert_eq!(Key::of("claude-opus-4-1").bare, "claude-opus-4-1");
+        assert_eq!(ModelKey::of("claude-opus-4-1").bare, "claude-opus-4-1");
     }
 }

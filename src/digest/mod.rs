@@ -17,8 +17,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use serde::{Deserialize, Serialize};
-
+use crate::account::MarkerMode;
 use crate::classify::{self, Author};
 use crate::conversation::{Message, Part, Role};
 use serde_json::Value;
@@ -39,19 +38,6 @@ mod render;
 mod standing;
 
 use render::Renderer;
-
-/// What a removed span leaves behind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum MarkerMode {
-    /// A one-line note and an extractive digest of the span.
-    #[default]
-    Digest,
-    /// The one-line note alone.
-    Brief,
-    /// Nothing.
-    None,
-}
 
 /// A removed request is kept verbatim up to this many characters (the figure).
 pub(crate) const REQUEST_CHARS: usize = 400;

@@ -43,7 +43,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use crate::account::is_zero;
+pub use crate::account::RecordedUsage;
 use crate::conversation::{Conversation, Message, Role};
 pub use crate::conversation::{Format, Layout};
 use crate::error::Result;
@@ -139,24 +139,6 @@ pub(crate) trait Reader: Sync {
     ) -> Result<(Conversation, Vec<RecordedUsage>)> {
         Ok((self.read(records, options)?, Vec::new()))
     }
-}
-
-/// One model call's input size as the provider reported it, recorded in a session log.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RecordedUsage {
-    /// Index of the first message the call produced: the request held the messages before it.
-    pub message: usize,
-    /// The request's input tokens as reported, cached and uncached together.
-    pub input_tokens: usize,
-    /// The model that served the call, as recorded.
-    pub model: String,
-    /// The log line that recorded it.
-    pub line: usize,
-    /// Index of the first message the request held: 0, or, in a log read with
-    /// [`ReadOptions::whole_history`], the first message after the last compaction before the
-    /// call (its summary), since the request held the history as it was then.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub from: usize,
 }
 
 /// Writing one API format, and the rules the engine must follow in it.
@@ -373,7 +355,7 @@ fn read(mut records: Vec<Record>, options: &ReadOptions) -> Result<Conversation>
 fn noted(
     format: Format,
     mut conversation: Conversation,
-    repairs: Option<Vec<crate::account::Repair>>,
+    repairs: Option<Vec<crate::conversation::Repair>>,
     usages: &mut [RecordedUsage],
 ) -> Conversation {
     if let Some(repairs) = repairs {
@@ -383,7 +365,9 @@ fn noted(
         let notes: Vec<_> = conversation
             .calls_in_progress()
             .into_iter()
-            .map(|(message, id)| repair::named(message, crate::account::Repair::IN_PROGRESS, id))
+            .map(|(message, id)| {
+                repair::named(message, crate::conversation::Repair::IN_PROGRESS, id)
+            })
             .collect();
         conversation.repairs.extend(notes);
         return conversation;
@@ -411,7 +395,7 @@ fn repair_body(
     format: Format,
     records: &mut [Record],
     options: &ReadOptions,
-) -> Option<Vec<crate::account::Repair>> {
+) -> Option<Vec<crate::conversation::Repair>> {
     // The AI SDK's lists come from the SDK itself, never from a log that needs mending.
     if !options.repair || !is_api(format) || format == Format::AiSdk {
         return None;

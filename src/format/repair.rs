@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use super::{Built, Format, RecordedUsage, str_of, wire};
-use crate::account::Repair;
+use crate::conversation::Repair;
 use crate::conversation::{Conversation, Message, Role};
 
 /// Moves recorded usages' message positions after an insertion at `at` (or a removal of the

@@ -23,13 +23,14 @@ pub(crate) struct Spellings {
     /// Numbers seen so far.
     numbers: usize,
     /// Where the scan is.
-    state: State,
+    state: ScanState,
     /// The number being read.
     number: Vec<u8>,
 }
 
+/// Where the scan is: outside strings, in a string, after a backslash in one, or in a number.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum State {
+enum ScanState {
     #[default]
     Outside,
     String,
@@ -53,30 +54,30 @@ impl Spellings {
         let mut at = 0;
         while at < bytes.len() {
             match self.state {
-                State::String => {
+                ScanState::String => {
                     // Strings are most of the input: skip to their next quote or backslash.
                     match memchr::memchr2(b'"', b'\\', &bytes[at..]) {
                         None => return,
                         Some(found) => {
                             at += found;
                             self.state = if bytes[at] == b'"' {
-                                State::Outside
+                                ScanState::Outside
                             } else {
-                                State::Escape
+                                ScanState::Escape
                             };
                         }
                     }
                 }
-                State::Escape => self.state = State::String,
-                State::Number if is_number_byte(bytes[at]) => self.number.push(bytes[at]),
-                State::Number => {
+                ScanState::Escape => self.state = ScanState::String,
+                ScanState::Number if is_number_byte(bytes[at]) => self.number.push(bytes[at]),
+                ScanState::Number => {
                     self.end_number();
                     continue;
                 }
-                State::Outside => match bytes[at] {
-                    b'"' => self.state = State::String,
+                ScanState::Outside => match bytes[at] {
+                    b'"' => self.state = ScanState::String,
                     byte if byte == b'-' || byte.is_ascii_digit() => {
-                        self.state = State::Number;
+                        self.state = ScanState::Number;
                         self.number.push(byte);
                     }
                     _ => {}
@@ -88,7 +89,7 @@ impl Spellings {
 
     /// Ends the input: a number may run to its last byte.
     pub(crate) fn finish(mut self) -> Self {
-        if self.state == State::Number {
+        if self.state == ScanState::Number {
             self.end_number();
         }
         self
@@ -101,7 +102,7 @@ impl Spellings {
         }
         self.numbers += 1;
         self.number.clear();
-        self.state = State::Outside;
+        self.state = ScanState::Outside;
     }
 
     /// Whether every number is spelled as `serde_json` writes it.

@@ -29,8 +29,8 @@ use crate::digest;
 use crate::note::Place;
 use crate::select::efficiency;
 use crate::{
-    Budget, Compacted, Conversation, Counts, Error, Options, Result, Role, Strategy, Tokenizer,
-    ToolMode, ToolOptions, compact, trim_tools, validate as check,
+    Budget, Compacted, Conversation, Counts, Error, MarkerMode, Options, Result, Role, Strategy,
+    Tokenizer, ToolMode, ToolOptions, compact, trim_tools, validate as check,
 };
 
 use super::next::{self, NEXT_MESSAGES, Pending};
@@ -773,7 +773,7 @@ pub fn span_marker(
         .map(Some)
         .collect();
     digest::build(
-        digest::MarkerMode::Digest,
+        MarkerMode::Digest,
         Place::BeforeCurrent,
         (
             &conversation.messages[span],

@@ -20,13 +20,13 @@ use crate::hash::{ContentHash, FxBuild};
 use crate::session::Session;
 
 /// The key of a replayed state: the content hash of what produced it.
-pub(crate) type Key = ContentHash;
+pub(crate) type ReplayKey = ContentHash;
 
 /// The hash of a JSON value (a message as the replay reads it), walked as it is held rather
 /// than serialised: each scalar with its kind, each array and object with its length, object
 /// entries in their order. Two values hash alike when their serialisations are alike.
-pub(crate) fn hash_value(value: &Value) -> Key {
-    fn add(hash: Key, value: &Value) -> Key {
+pub(crate) fn hash_value(value: &Value) -> ReplayKey {
+    fn add(hash: ReplayKey, value: &Value) -> ReplayKey {
         match value {
             Value::Null => hash.then(b"null"),
             Value::Bool(true) => hash.then(b"true"),
@@ -45,16 +45,16 @@ pub(crate) fn hash_value(value: &Value) -> Key {
             }
         }
     }
-    add(Key::default(), value)
+    add(ReplayKey::default(), value)
 }
 
 /// The part of a key the options give: what the compactor makes them from (`Compactor::options`),
 /// the model a request names and the agent that sends it, its settings being fixed for its
 /// cache's life. Requests whose options may differ never share a replay.
-pub(crate) fn options_key(model: Option<&str>, agent: Option<Agent>) -> Key {
+pub(crate) fn options_key(model: Option<&str>, agent: Option<Agent>) -> ReplayKey {
     let named = |name: Option<&str>| {
         let name = name.unwrap_or_default();
-        Key::of(&[u8::from(!name.is_empty())])
+        ReplayKey::of(&[u8::from(!name.is_empty())])
             .then(&name.len().to_le_bytes())
             .then(name.as_bytes())
     };
@@ -63,7 +63,7 @@ pub(crate) fn options_key(model: Option<&str>, agent: Option<Agent>) -> Key {
 
 /// The hash of a request's system prompt as its format writes it, outside the message list
 /// (alike for every request without one).
-pub(crate) fn system_hash(conversation: &Conversation) -> Key {
+pub(crate) fn system_hash(conversation: &Conversation) -> ReplayKey {
     let alone = Conversation {
         format: conversation.format,
         system: conversation.system.clone(),
@@ -77,7 +77,7 @@ pub(crate) fn system_hash(conversation: &Conversation) -> Key {
 
 /// The replayed state of one conversation after a prefix of its history.
 #[derive(Clone)]
-pub(crate) struct State {
+pub(crate) struct ReplayState {
     /// The session, as the replay left it.
     pub(crate) session: Session,
     /// How many of the history's messages were pushed into it.
@@ -99,8 +99,8 @@ pub(crate) struct Cache {
 #[derive(Default)]
 struct Inner {
     /// Looked up by key only, never iterated: the order of eviction is `order`'s.
-    states: HashMap<Key, State, FxBuild>,
-    order: VecDeque<Key>,
+    states: HashMap<ReplayKey, ReplayState, FxBuild>,
+    order: VecDeque<ReplayKey>,
 }
 
 impl Cache {
@@ -113,7 +113,7 @@ impl Cache {
     }
 
     /// Takes the state under `key` out of the cache.
-    pub(crate) fn take(&self, key: Key) -> Option<State> {
+    pub(crate) fn take(&self, key: ReplayKey) -> Option<ReplayState> {
         let mut inner = self
             .inner
             .lock()
@@ -126,7 +126,7 @@ impl Cache {
     }
 
     /// Puts a state under `key`, evicting the oldest when full.
-    pub(crate) fn put(&self, key: Key, state: State) {
+    pub(crate) fn put(&self, key: ReplayKey, state: ReplayState) {
         if self.capacity == 0 {
             return;
         }
@@ -180,7 +180,7 @@ mod tests {
             json!([]),
             json!({}),
         ];
-        let mut hashes: Vec<Key> = others.iter().map(hash_value).collect();
+        let mut hashes: Vec<ReplayKey> = others.iter().map(hash_value).collect();
         hashes.push(hash_value(&value));
         let count = hashes.len();
         hashes.sort();

@@ -40,7 +40,7 @@ use crate::options::Options;
 use crate::session::Session;
 use crate::settings::{ModelLookup, Settings};
 use crate::tokens;
-use cache::{Cache, Key, State};
+use cache::{Cache, ReplayKey, ReplayState};
 
 pub use agent::Agent;
 pub use forward::{CompactionFacts, Facts, FailOpen, Forward, Handling, LastCompaction, Verdict};
@@ -87,7 +87,7 @@ struct Request {
     /// The client's marked messages, whole, by index (Anthropic).
     marked: Vec<(usize, Value)>,
     /// The key of each prefix of the history: `keys[p]` for the first `p` messages.
-    keys: Vec<Key>,
+    keys: Vec<ReplayKey>,
 }
 
 impl Compactor {
@@ -287,7 +287,7 @@ impl Compactor {
             Vec::new()
         };
         // Each message's part of the keys, as the replay reads it (without breakpoints).
-        let hashes: Vec<Key> = messages.iter().map(cache::hash_value).collect();
+        let hashes: Vec<ReplayKey> = messages.iter().map(cache::hash_value).collect();
         let conversation = format::parse_value(Value::Object(object), Some(format))
             .map_err(|err| unreadable(&model, format!("unreadable: {err}")))?;
         let problems = crate::validate::check(&conversation);
@@ -304,7 +304,7 @@ impl Compactor {
         // A replay depends on the options and on what lies outside the messages: the options
         // by what they are made from ([`cache::options_key`]); the system prompt as the format
         // writes it, and the tool definitions, walked as the messages are.
-        let mut base = Key::of(format.as_str().as_bytes())
+        let mut base = ReplayKey::of(format.as_str().as_bytes())
             .then_hash(cache::options_key(
                 model.as_deref(),
                 client.map(|(agent, _)| agent),
@@ -422,7 +422,7 @@ impl Compactor {
 /// compacting wherever the trigger is passed; what the last compaction reported (or why one
 /// failed) is kept for the ledger.
 fn push_calls(
-    state: &mut State,
+    state: &mut ReplayState,
     mut incoming: impl Iterator<Item = Message>,
     boundaries: &[usize],
 ) {
@@ -444,9 +444,9 @@ fn push_calls(
 /// The state of a replay from the start: a session holding what lies outside the messages
 /// alone (the system prompt, and the envelope with the tool definitions), counted as `count`
 /// counts it.
-fn fresh(conversation: &Conversation, options: Options) -> Result<State> {
+fn fresh(conversation: &Conversation, options: Options) -> Result<ReplayState> {
     let session = Session::new(conversation.with_messages(Vec::new()), options)?;
-    Ok(State {
+    Ok(ReplayState {
         received_tokens: session.tokens(),
         session,
         pushed: 0,

@@ -13,7 +13,7 @@ use crate::hash::FxBuild;
 /// same arguments (a file read again, a command run again). A call without arguments is not
 /// known to repeat one: `--clear-tool-inputs` leaves `{}` of two different commands, and
 /// trimming again would take the first for stale.
-pub(super) fn superseded(conversation: &Conversation) -> HashSet<&str, FxBuild> {
+pub(super) fn repeated_calls(conversation: &Conversation) -> HashSet<&str, FxBuild> {
     let parts = || conversation.messages.iter().flat_map(|m| &m.parts);
     // Sized once: a long session makes thousands of calls, most of them repeats in some.
     let calls = parts()
@@ -42,7 +42,7 @@ pub(super) fn superseded(conversation: &Conversation) -> HashSet<&str, FxBuild> 
     stale
 }
 
-/// A call's arguments as [`superseded`] compares them: equal when their JSON texts are, without
+/// A call's arguments as [`repeated_calls`] compares them: equal when their JSON texts are, without
 /// writing them. Arrays and objects compare item by item in order (an object's keys too, as its
 /// text lists them); any other value as it is: a string by its text, a number by its text (kept
 /// by `arbitrary_precision`), and no two kinds of value alike.
@@ -145,7 +145,7 @@ mod tests {
                 .push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": "ok"}));
         }
         let conversation = parse_value(Value::Array(messages), None).unwrap();
-        let stale = superseded(&conversation);
+        let stale = repeated_calls(&conversation);
         assert_eq!(stale.len(), 1, "{stale:?}");
         assert!(stale.contains("c0"));
     }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::counting::Counting;
 use super::fit::{self, clear_input};
 use super::gist_size::{GIST_ROUNDS, GistSize, SMALL_OUTPUT, with_poorer_gists};
-use super::superseded::superseded;
+use super::superseded::repeated_calls;
 use crate::account::ToolTrim;
 use crate::archive::Archive;
 use crate::classify::is_user_turn;
@@ -167,7 +167,7 @@ pub(crate) fn trim(
         tokenizer,
         cutting,
         gist: GistSize::Full,
-        superseded: superseded(&state.conversation),
+        superseded: repeated_calls(&state.conversation),
     };
     let plans = plan_trim(&state, &rounds, (planning, &mut report), stop, needed);
     for plan in plans {
@@ -570,7 +570,7 @@ fn plan_clear(
                     placeholder = note::with_reference(&placeholder, reference);
                 }
                 let kept = if stale {
-                    note::superseded(&mut placeholder);
+                    note::mark_superseded(&mut placeholder);
                     None
                 } else {
                     let room = size.room(content_tokens);
@@ -898,7 +898,7 @@ mod tests {
                 placeholder = note::with_reference(&placeholder, &reference);
             }
             if superseded {
-                note::superseded(&mut placeholder);
+                note::mark_superseded(&mut placeholder);
             }
             let calibrated = Tokenizer::from_name("claude-sonnet").expect("a shipped family");
             for tokenizer in [Tokenizer::O200k, Tokenizer::Cl100k, calibrated] {
@@ -938,7 +938,7 @@ mod tests {
                         archive: None,
                     },
                     gist: GistSize::Full,
-                    superseded: superseded(&state.conversation),
+                    superseded: repeated_calls(&state.conversation),
                 };
                 let one = plan_rounds(&state, &rounds, needed, &planning, 1);
                 let many = plan_rounds(&state, &rounds, needed, &planning, 4);

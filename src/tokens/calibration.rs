@@ -18,48 +18,10 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::tokens::{Factor, Tokenizer};
+pub use crate::profile::Family;
+use crate::profile::{Factor, Tokenizer};
 
 const BUILTIN: &str = include_str!("../../data/calibration.json");
-
-/// A model family: models that share a tokenizer, and so a calibrated factor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Family {
-    /// Claude Opus models.
-    ClaudeOpus,
-    /// Claude Sonnet models.
-    ClaudeSonnet,
-    /// Claude Haiku models.
-    ClaudeHaiku,
-    /// Gemini models.
-    Gemini,
-}
-
-impl Family {
-    /// Every family, in the order reports list them.
-    pub const ALL: [Self; 4] = [
-        Self::ClaudeOpus,
-        Self::ClaudeSonnet,
-        Self::ClaudeHaiku,
-        Self::Gemini,
-    ];
-
-    /// The family's name (`claude-opus`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ClaudeOpus => "claude-opus",
-            Self::ClaudeSonnet => "claude-sonnet",
-            Self::ClaudeHaiku => "claude-haiku",
-            Self::Gemini => "gemini",
-        }
-    }
-
-    /// The family named `name` (as [`Family::as_str`] spells it).
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|f| f.as_str() == name)
-    }
-}
 
 /// One family's fit (or, from `ctxcompact calibrate --evaluate`, one family's measured error).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -35,8 +35,10 @@ use serde_json::Value;
 
 use crate::conversation::{Conversation, Message, Part};
 use crate::hash::FxBuild;
+pub(crate) use crate::profile::Factor;
+use crate::profile::Family;
+pub use crate::profile::Tokenizer;
 use bpe::Bpe;
-use calibration::Family;
 pub use counts::{Counts, count_with};
 use open_weight::{
     DEEPSEEK_V3, GLM4, KIMI_K2, LLAMA3, MINIMAX_M2, OpenWeight, QWEN2, TEKKEN, Template,
@@ -61,84 +63,6 @@ pub(crate) const MEDIA_TOKENS: usize = 85;
 /// Characters per token of the `chars` estimator and of opaque non-media parts (a common rule of
 /// thumb for English text with BPE tokenizers).
 pub(crate) const CHARS_PER_TOKEN: usize = 4;
-
-/// Which tokenizer counts the text. Written in JSON (the catalog, the report) by its name:
-/// `o200k`, `cl100k`, `chars`, an open-weight vocabulary's name (`llama3`, `qwen2`, …), or a
-/// model family's name (`claude-opus`, …) for the calibrated estimator, which reads back with
-/// that family's shipped factor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(into = "String", try_from = "String")]
-pub enum Tokenizer {
-    /// `o200k_base` (GPT-4o, GPT-4.1, GPT-5, o-series).
-    O200k,
-    /// `cl100k_base` (GPT-4, GPT-3.5-turbo).
-    Cl100k,
-    /// ceil(chars ÷ 4): a rough estimate for models whose tokenizer is not public.
-    Chars,
-    /// Meta's Llama 3 vocabulary (Llama 3, 3.1, 3.2, 3.3), with the Llama 3.1 chat template.
-    Llama3,
-    /// Alibaba's Qwen2 vocabulary (Qwen 2.5, Qwen 3, `QwQ`), with the Qwen 2.5 chat template.
-    Qwen2,
-    /// The `DeepSeek` V3 vocabulary (V3, V3.1, R1, and the `deepseek-chat` / `deepseek-reasoner`
-    /// API models), with the V3 chat template.
-    DeepSeekV3,
-    /// Mistral's Tekken vocabulary (Mistral Nemo, Small 3, Large 3, Devstral, …), with the
-    /// Mistral Nemo chat template.
-    Tekken,
-    /// Moonshot's Kimi K2 vocabulary, with the Kimi K2 chat template.
-    KimiK2,
-    /// Zhipu's GLM-4.5 vocabulary (GLM-4.5, 4.6, 4.7), with the GLM-4.6 chat template.
-    Glm4,
-    /// The `MiniMax` M2 vocabulary (M2, M2.1, M2.5), with the M2 chat template.
-    MinimaxM2,
-    /// ceil(`o200k` tokens × a factor fitted on a model family's recorded usage), plus a fitted
-    /// cost per tool call (see `ctxcompact calibrate`): for Claude and Gemini models, whose
-    /// tokenizers are not public.
-    Calibrated(Factor),
-}
-
-/// The factor of a calibrated estimator, for one model family: the provider's tokens per
-/// `o200k` token of the same text, and the tokens each tool call costs beyond its name and
-/// arguments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Factor {
-    /// The family it was fitted for.
-    pub family: Family,
-    /// The provider's tokens per million `o200k` tokens (an integer, so that counting is exact
-    /// arithmetic and the tokenizer stays `Eq`).
-    pub per_million: u32,
-    /// Tokens each tool call costs beyond its name and arguments (and the usual 3 tokens of
-    /// OpenAI's recipe): its framing and ids, and what the agent adds to the call and its result
-    /// without recording it.
-    pub per_call: u32,
-}
-
-impl Factor {
-    /// The factor of `tokens_per_o200k` for `family`, rounded to a millionth.
-    pub fn new(family: Family, tokens_per_o200k: f64) -> Self {
-        // Factors are small positive numbers (about 0.8 to 1.5); the clamp keeps the cast exact.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let per_million = (tokens_per_o200k * 1e6).round().clamp(1.0, 1e9) as u32;
-        Self {
-            family,
-            per_million,
-            per_call: 0,
-        }
-    }
-
-    /// This factor with `tokens` (rounded to a whole token) for each tool call.
-    pub(crate) fn with_per_call(self, tokens: f64) -> Self {
-        // A handful to a few hundred tokens; the clamp keeps the cast exact.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let per_call = tokens.round().clamp(0.0, 1e6) as u32;
-        Self { per_call, ..self }
-    }
-
-    /// The provider's tokens per `o200k` token.
-    pub fn tokens_per_o200k(self) -> f64 {
-        f64::from(self.per_million) / 1e6
-    }
-}
 
 impl Tokenizer {
     /// The tokenizer's name as the CLI spells it (a family's name for a calibrated one).
