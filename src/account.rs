@@ -337,6 +337,11 @@ pub struct ToolTrim {
 }
 
 impl ToolTrim {
+    /// Whether the old rounds' outputs were trimmed: some cleared, dropped or capped.
+    pub(crate) fn trimmed_outputs(&self) -> bool {
+        self.cleared + self.dropped + self.truncated > 0
+    }
+
     /// Adds what a later step trimmed — outputs cleared, dropped or capped, inputs cleared,
     /// outputs given back, tokens freed — to these figures; the census of the rounds (`rounds`,
     /// `kept`, `excluded`, `bare_before`) stays the first trimming's.
@@ -545,7 +550,7 @@ impl Report {
             self.messages_before,
             self.messages_after
         );
-        if self.tool_trim.cleared + self.tool_trim.dropped + self.tool_trim.truncated > 0 {
+        if self.tool_trim.trimmed_outputs() {
             let t = &self.tool_trim;
             let _ = write!(
                 line,

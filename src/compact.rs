@@ -123,8 +123,7 @@ pub(crate) fn trim_tools_counted(
         options.tokenizer,
         finishing.archive.as_ref(),
     );
-    let changed = tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0;
-    let record = if changed {
+    let record = if tool_trim.trimmed_outputs() {
         let steps = degrade::trimming_steps(&tool_trim, options.tools.keep);
         RunRecord::trimmed(tool_trim, steps)
     } else {

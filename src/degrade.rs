@@ -83,7 +83,7 @@ pub(crate) fn fit(planner: &Planner<'_>, start: Applied) -> (Applied, RunRecord)
 /// theirs.
 pub(crate) fn trimming_steps(tool_trim: &ToolTrim, keep: usize) -> Vec<Step> {
     let mut steps = Vec::new();
-    if tool_trim.cleared + tool_trim.dropped + tool_trim.truncated > 0 {
+    if tool_trim.trimmed_outputs() {
         steps.push(Step::ClearOldOutputs);
     }
     if tool_trim.kept < tool_trim.rounds.min(keep) {
