@@ -1,9 +1,10 @@
 //! What the placeholders trimming writes cost: each tool's placeholder head is counted once per
-//! planning job, what follows the size once per distinct text, and the size as the sum of its
+//! process, what follows the size once per distinct text, and the size as the sum of its
 //! groups of digits and commas, a token each; a gist below a placeholder keeps the count it was
 //! made with where that is exact.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 
 use crate::gist::Gist;
 use crate::hash::FxBuild;
@@ -32,6 +33,8 @@ struct PieceCounts {
     per_million: Option<u64>,
     /// Each tool's head ([`note::cleared_head`]): its length and tokens.
     heads: Vec<(String, usize, usize)>,
+    /// The tokens of each tool's head counted by any job of the process under this base.
+    counted_heads: &'static CountedHeads,
     /// The tokens of each text seen after a size: a few texts (` tokens)]`, a superseded
     /// output's note) stand after thousands of sizes.
     ends: HashMap<String, usize, FxBuild>,
@@ -43,6 +46,20 @@ struct PieceCounts {
 const GROUP_TOKENS: usize = 1;
 const COMMA_TOKENS: usize = 1;
 
+/// Tools and the tokens of their heads, counted once per process: a job meets a few tools, and
+/// counting a head costs as much as costing a thousand placeholders from it.
+type CountedHeads = Mutex<Vec<(String, usize)>>;
+
+/// The heads counted under `base`, an additive base ([`Tokenizer::additive_base`]).
+fn counted_heads(base: Tokenizer) -> &'static CountedHeads {
+    static O200K: CountedHeads = Mutex::new(Vec::new());
+    static CL100K: CountedHeads = Mutex::new(Vec::new());
+    match base {
+        Tokenizer::Cl100k => &CL100K,
+        _ => &O200K,
+    }
+}
+
 impl Counting {
     pub(super) fn new(tokenizer: Tokenizer) -> Self {
         Self {
@@ -53,6 +70,7 @@ impl Counting {
                     base: base.counter(),
                     per_million,
                     heads: Vec::new(),
+                    counted_heads: counted_heads(base),
                     ends: HashMap::default(),
                 }),
         }
@@ -103,7 +121,17 @@ impl PieceCounts {
             return (length, tokens);
         }
         let head = note::cleared_head(tool);
-        let tokens = self.base.count_text(&head);
+        let mut counted = self
+            .counted_heads
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let tokens = if let Some(&(_, tokens)) = counted.iter().find(|(name, _)| name == tool) {
+            tokens
+        } else {
+            let tokens = self.base.count_text(&head);
+            counted.push((tool.to_owned(), tokens));
+            tokens
+        };
         self.heads.push((tool.to_owned(), head.len(), tokens));
         (head.len(), tokens)
     }
