@@ -91,9 +91,11 @@ struct Needles {
     /// A bit per [`window_hash`] of each word's windows at its first `stride` places.
     windows: [u64; WINDOW_HASHES / 64],
     /// Each of those windows with bit 5 of each byte set ([`window_hash`]), its word and its
-    /// place in it; the first `places_len` are used.
+    /// place in it.
     places: [Place; MAX_PLACES],
-    places_len: usize,
+    /// By window hash, the first of the places whose window has it, plus one (0: none); each
+    /// place then names the next with the same hash likewise ([`Place::next`]).
+    first: [u8; WINDOW_HASHES],
 }
 
 /// A word's window at a place ([`Needles::places`]).
@@ -102,9 +104,11 @@ struct Place {
     window: u32,
     word: usize,
     at: usize,
+    /// The next place whose window has the same hash, plus one (0: none).
+    next: u8,
 }
 
-/// The most windows a [`Needles`] holds.
+/// The most windows a [`Needles`] holds (fewer than 256: each is named by a byte).
 const MAX_PLACES: usize = 32;
 
 /// Four bytes with bit 5 of each set: ASCII letters lowercased (other bytes may then collide,
@@ -125,6 +129,8 @@ const fn window_hash(window: u32) -> usize {
 }
 
 impl Needles {
+    // A place's number fits a byte: there are `MAX_PLACES` at most.
+    #[allow(clippy::cast_possible_truncation)]
     const fn new(words: &'static [&'static str], anchor: Option<u8>) -> Self {
         let mut shortest = usize::MAX;
         let mut i = 0;
@@ -149,7 +155,9 @@ impl Needles {
             window: 0,
             word: 0,
             at: 0,
+            next: 0,
         }; MAX_PLACES];
+        let mut first = [0; WINDOW_HASHES];
         let mut places_len = 0;
         let mut i = 0;
         while i < words.len() {
@@ -165,8 +173,10 @@ impl Needles {
                     window: folded(window),
                     word: i,
                     at,
+                    next: first[hash],
                 };
                 places_len += 1;
+                first[hash] = places_len as u8;
                 at += 1;
             }
             i += 1;
@@ -177,7 +187,7 @@ impl Needles {
             stride,
             windows,
             places,
-            places_len,
+            first,
         }
     }
 
@@ -189,20 +199,26 @@ impl Needles {
 
     /// Whether a word holding `window` (the four bytes at `at` in `head`) at one of its first
     /// places starts there, ignoring ASCII case: bytes equal but for case are equal once
-    /// [`folded`], so only the words with that folded window are compared. Kept out of
-    /// [`head_has`]'s loop, which passes it a few places in a thousand: inlined, its registers
-    /// would crowd the loop's.
+    /// [`folded`], so only the words with that folded window are compared, among the places
+    /// whose window has its hash. Kept out of [`head_has`]'s loop, which passes it a few places
+    /// in a thousand: inlined, its registers would crowd the loop's.
     #[inline(never)]
     fn holds_at(&self, head: &[u8], at: usize, window: u32) -> bool {
+        let mut next = self.first[window_hash(window)];
         let window = folded(window);
-        self.places[..self.places_len].iter().any(|place| {
+        while let Some(place) = usize::from(next).checked_sub(1).map(|i| &self.places[i]) {
             let word = self.words[place.word].as_bytes();
-            place.window == window
+            let starts = place.window == window
                 && at >= place.at
                 && head[at - place.at..]
                     .get(..word.len())
-                    .is_some_and(|found| found.eq_ignore_ascii_case(word))
-        })
+                    .is_some_and(|found| found.eq_ignore_ascii_case(word));
+            if starts {
+                return true;
+            }
+            next = place.next;
+        }
+        false
     }
 }
 
@@ -291,8 +307,8 @@ impl DoubleEndedIterator for NonBlankLines<'_> {
 /// `str::trim`, quicker on ASCII edges (most lines).
 pub(crate) fn trim(line: &str) -> &str {
     let trimmed = line.trim_ascii();
-    let edges = [trimmed.as_bytes().first(), trimmed.as_bytes().last()];
-    if edges.into_iter().flatten().all(u8::is_ascii) {
+    let bytes = trimmed.as_bytes();
+    if bytes.first().is_none_or(u8::is_ascii) && bytes.last().is_none_or(u8::is_ascii) {
         trimmed
     } else {
         trimmed.trim()
@@ -591,32 +607,55 @@ const EXIT_LINES: usize = 5;
 
 /// A command's outcome from its result: an exit-status line, or the first error line.
 pub(crate) fn outcome_in(text: &str, is_error: bool) -> Option<&str> {
-    let says_exit =
-        |line: &&str| head_has(line, &EXIT_WORDS) || starts_with_ignore_case(line, "exit:");
     // The first lines, kept for the error check; then the last lines not among them, from the
-    // end. Each run of lines is looked at only when it may hold an exit status.
+    // end.
     let mut lines = NonBlankLines(text);
     let (first, taken) = take_lines(&mut lines, NonBlankLines::next);
     let first = &first[..taken];
     let rest = lines.0;
-    if may_tell_exit(&text[..text.len() - rest.len()])
-        && let Some(line) = first.iter().copied().find(says_exit)
-    {
+    if let Some(line) = exit_line(&text[..text.len() - rest.len()], first, false) {
         return Some(line);
     }
     let (last, taken) = take_lines(&mut lines, NonBlankLines::next_back);
-    if may_tell_exit(&rest[lines.0.len()..])
-        && let Some(line) = last[..taken].iter().copied().find(says_exit)
-    {
+    if let Some(line) = exit_line(&rest[lines.0.len()..], &last[..taken], true) {
         return Some(line);
     }
     error_among(first.iter().copied(), is_error)
 }
 
+/// The first of `lines` (the trimmed lines of `region`, in order, or from the end when
+/// `from_end`) that tells an exit status. Each of its words ([`EXIT_WORDS`]) and `exit:` hold
+/// an `x`, which is no blank: only the lines holding the next `x` of the region are looked at.
+fn exit_line<'a>(region: &'a str, lines: &[&'a str], from_end: bool) -> Option<&'a str> {
+    let base = region.as_ptr().addr();
+    // The part of the region after (or before) the lines looked at.
+    let (mut from, mut to) = (0, region.len());
+    let mut lines = lines.iter();
+    loop {
+        let rest = &region.as_bytes()[from..to];
+        let found = if from_end {
+            memchr::memrchr2(b'x', b'X', rest)
+        } else {
+            memchr::memchr2(b'x', b'X', rest)
+        };
+        let x = from + found?;
+        let start = |line: &str| line.as_ptr().addr() - base;
+        let line = lines.find(|line| (start(line)..start(line) + line.len()).contains(&x))?;
+        if head_has(line, &EXIT_WORDS) || starts_with_ignore_case(line, "exit:") {
+            return Some(line);
+        }
+        if from_end {
+            to = start(line);
+        } else {
+            from = start(line) + line.len();
+        }
+    }
+}
+
 /// Up to [`EXIT_LINES`] lines taken by `step` from `lines`, and how many.
 fn take_lines<'a>(
     lines: &mut NonBlankLines<'a>,
-    step: fn(&mut NonBlankLines<'a>) -> Option<&'a str>,
+    step: impl Fn(&mut NonBlankLines<'a>) -> Option<&'a str>,
 ) -> ([&'a str; EXIT_LINES], usize) {
     let mut taken = [""; EXIT_LINES];
     let mut count = 0;
@@ -627,12 +666,6 @@ fn take_lines<'a>(
         count += 1;
     }
     (taken, count)
-}
-
-/// Whether `lines` may hold an exit-status line: each of its words ([`EXIT_WORDS`]) and `exit:`
-/// hold an `x`.
-fn may_tell_exit(lines: &str) -> bool {
-    memchr::memchr2(b'x', b'X', lines.as_bytes()).is_some()
 }
 
 /// The first line of a result flagged as an error, or the first of its first lines that says
@@ -742,10 +775,11 @@ mod tests {
 
     proptest::proptest! {
         /// The outcome is the first of the first five and then the last five non-blank lines
-        /// that tells an exit status, else the error line among the first ones.
+        /// that tells an exit status, else the error line among the first ones, whichever
+        /// lines around them hold an `x`.
         #[test]
         fn the_outcome_is_the_first_exit_line_from_either_end_else_the_error_line(
-            text in "(exit code 1|Exit: 2|error: x|fatal: y|ok|index|X|\n|\n\n| ){0,30}",
+            text in "(exit code 1|Exit: 2|xexited with 3|error: x|fatal: y|ok|index|X|\n|\n\n|\r\n|\u{3000}| ){0,40}",
             is_error in proptest::bool::ANY,
         ) {
             let lines: Vec<&str> = text.lines().map(trim).filter(|l| !l.is_empty()).collect();

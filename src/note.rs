@@ -221,12 +221,19 @@ pub(crate) fn one_line(text: &str) -> String {
 /// `outcome` (the output's error or exit-status line, `crate::evidence::outcome_in`). It starts
 /// with [`cleared_head`].
 pub(crate) fn cleared_output(tool: &str, tokens: usize, outcome: Option<&str>) -> String {
-    let mut placeholder = cleared_head(tool);
+    let outcome = outcome.map(|line| clip_cow(Cow::Borrowed(line), LINE_CHARS));
+    // Room for all that follows the head, a superseded output's note included ([`superseded`]),
+    // so that the placeholder is allocated once.
+    let room = thousands_len(tokens)
+        + " tokens)]".len()
+        + outcome.as_ref().map_or(0, |line| ": ".len() + line.len())
+        + SUPERSEDED_END.len();
+    let mut placeholder = head_with_room(tool, room);
     push_thousands(&mut placeholder, tokens);
     placeholder.push_str(" tokens)");
     if let Some(line) = outcome {
         placeholder.push_str(": ");
-        placeholder.push_str(&clip_cow(Cow::Borrowed(line), LINE_CHARS));
+        placeholder.push_str(&line);
     }
     placeholder.push(']');
     placeholder
@@ -266,8 +273,11 @@ pub(crate) fn mark_superseded(placeholder: &mut String) {
     if placeholder.ends_with(']') {
         placeholder.pop();
     }
-    placeholder.push_str("; a later call repeats it]");
+    placeholder.push_str(SUPERSEDED_END);
 }
+
+/// What a superseded output's placeholder ends with.
+const SUPERSEDED_END: &str = "; a later call repeats it]";
 
 /// How every placeholder of a cleared output starts, before the tool's name.
 pub(crate) const CLEARED_START: &str = "[ctxcompact: output of ";
@@ -275,11 +285,16 @@ pub(crate) const CLEARED_START: &str = "[ctxcompact: output of ";
 /// The start of every placeholder of `tool`'s outputs: it ends with punctuation just before the
 /// size, a digit, where the BPE tokenizers always end a piece.
 pub(crate) fn cleared_head(tool: &str) -> String {
-    // Room for the size and the closing bracket, so that the placeholder is allocated once.
-    let mut head = String::with_capacity(CLEARED_START.len() + tool.len() + 32);
+    head_with_room(tool, 0)
+}
+
+/// [`cleared_head`] with room for `room` more bytes.
+fn head_with_room(tool: &str, room: usize) -> String {
+    const CLEARED: &str = " cleared (";
+    let mut head = String::with_capacity(CLEARED_START.len() + tool.len() + CLEARED.len() + room);
     head.push_str(CLEARED_START);
     head.push_str(tool);
-    head.push_str(" cleared (");
+    head.push_str(CLEARED);
     head
 }
 
@@ -342,16 +357,26 @@ pub(crate) fn shortened(cut: usize, total: usize) -> String {
 
 /// `9812` → `9,812`.
 pub(crate) fn thousands(n: usize) -> String {
-    let mut out = String::with_capacity(26);
+    let mut out = String::with_capacity(SIZE_CHARS);
     push_thousands(&mut out, n);
     out
+}
+
+/// The longest number [`thousands`] writes: `usize::MAX` on 64 bits, with its commas.
+const SIZE_CHARS: usize = 26;
+
+/// How many bytes [`thousands`] writes for `n`: its digits and a comma before each group of
+/// three after the first.
+fn thousands_len(n: usize) -> usize {
+    let digits = n.checked_ilog10().map_or(1, |log| log as usize + 1);
+    digits + (digits - 1) / 3
 }
 
 /// Appends `n` to `out` as [`thousands`] writes it, without a formatter or a copy: every cleared
 /// output's placeholder holds its size.
 fn push_thousands(out: &mut String, n: usize) {
     // The digits from the last, each group of three after the first preceded by a comma.
-    let mut digits = [0u8; 26];
+    let mut digits = [0u8; SIZE_CHARS];
     let mut start = digits.len();
     let mut rest = n;
     let mut written = 0;
@@ -446,22 +471,27 @@ mod tests {
                 }
                 expected.push(digit);
             }
+            proptest::prop_assert_eq!(thousands_len(n), expected.len());
             proptest::prop_assert_eq!(thousands(n), expected);
         }
 
         /// A superseded output's placeholder is the placeholder, without one closing bracket,
         /// then the words saying so and the bracket: an outcome line ending in `]` keeps its own.
+        /// Saying so needs no more room than the placeholder was made with.
         #[test]
         fn a_superseded_placeholder_says_so_before_its_one_closing_bracket(
             tool in "[a-z_]{1,8}",
-            tokens in 0..2_000_000usize,
-            outcome in proptest::option::of("(x|\\]|\\[| |\u{e9}){0,6}"),
+            tokens in proptest::prop_oneof![0..2_000_000usize, proptest::num::usize::ANY],
+            outcome in proptest::option::of("(x|\\]|\\[| |\u{e9}){0,6}|(x|\u{e9}){195,210}"),
         ) {
             let placeholder = cleared_output(&tool, tokens, outcome.as_deref());
-            let mut marked = placeholder.clone();
+            let mut marked = cleared_output(&tool, tokens, outcome.as_deref());
+            let capacity = marked.capacity();
             mark_superseded(&mut marked);
             let body = &placeholder[..placeholder.len() - 1];
-            proptest::prop_assert_eq!(marked, format!("{body}; a later call repeats it]"));
+            proptest::prop_assert_eq!(&marked, &format!("{body}; a later call repeats it]"));
+            // The placeholder was made with room for the note.
+            proptest::prop_assert_eq!(marked.capacity(), capacity);
         }
     }
 }

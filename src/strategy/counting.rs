@@ -1,10 +1,10 @@
 //! What the placeholders trimming writes cost: each tool's placeholder head is counted once per
-//! planning job, what follows the size once per distinct text, and the size as the sum of its
-//! groups of digits and commas, each counted once per process; a gist below a placeholder keeps
-//! the count it was made with where that is exact.
+//! process, what follows the size once per distinct text, and the size as the sum of its
+//! groups of digits and commas, a token each; a gist below a placeholder keeps the count it was
+//! made with where that is exact.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use crate::gist::Gist;
 use crate::hash::FxBuild;
@@ -33,44 +33,30 @@ struct PieceCounts {
     per_million: Option<u64>,
     /// Each tool's head ([`note::cleared_head`]): its length and tokens.
     heads: Vec<(String, usize, usize)>,
+    /// The tokens of each tool's head counted by any job of the process under this base.
+    counted_heads: &'static CountedHeads,
     /// The tokens of each text seen after a size: a few texts (` tokens)]`, a superseded
     /// output's note) stand after thousands of sizes.
     ends: HashMap<String, usize, FxBuild>,
-    /// The base's tokens of each group of one to three digits ([`group_tokens`]).
-    groups: &'static Groups,
-    /// The tokens of a comma, once counted.
-    comma: Option<usize>,
 }
 
-/// Groups of one to three digits: ten of one digit, a hundred of two, a thousand of three.
-const GROUPS: usize = 1_110;
+/// The tokens of a group of one to three digits, and of a comma, under either additive base
+/// ([`Tokenizer::additive_base`]: `O200k` or `Cl100k`): each is one of their tokens (a unit test
+/// counts every group).
+const GROUP_TOKENS: usize = 1;
+const COMMA_TOKENS: usize = 1;
 
-/// The tokens of each group of one to three digits, at [`group_index`]; 0 until counted (a
-/// group is a token at least, and three at most). Shared by every planning job of the process:
-/// a job costs too few sizes to count a group twice.
-type Groups = [AtomicU8; GROUPS];
+/// Tools and the tokens of their heads, counted once per process: a job meets a few tools, and
+/// counting a head costs as much as costing a thousand placeholders from it.
+type CountedHeads = Mutex<Vec<(String, usize)>>;
 
-/// The digit groups of `base`, an additive base ([`Tokenizer::additive_base`]: `O200k` or
-/// `Cl100k`). Threads that count a group at once store the same count.
-fn group_tokens(base: Tokenizer) -> &'static Groups {
-    static O200K: Groups = [const { AtomicU8::new(0) }; GROUPS];
-    static CL100K: Groups = [const { AtomicU8::new(0) }; GROUPS];
+/// The heads counted under `base`, an additive base ([`Tokenizer::additive_base`]).
+fn counted_heads(base: Tokenizer) -> &'static CountedHeads {
+    static O200K: CountedHeads = Mutex::new(Vec::new());
+    static CL100K: CountedHeads = Mutex::new(Vec::new());
     match base {
         Tokenizer::Cl100k => &CL100K,
         _ => &O200K,
-    }
-}
-
-/// Where a group of one to three ASCII digits is in [`PieceCounts::groups`]: after the groups of
-/// fewer digits, by its value.
-fn group_index(group: &str) -> usize {
-    let value = group
-        .bytes()
-        .fold(0, |value, digit| value * 10 + usize::from(digit - b'0'));
-    match group.len() {
-        1 => value,
-        2 => 10 + value,
-        _ => 110 + value,
     }
 }
 
@@ -84,9 +70,8 @@ impl Counting {
                     base: base.counter(),
                     per_million,
                     heads: Vec::new(),
+                    counted_heads: counted_heads(base),
                     ends: HashMap::default(),
-                    groups: group_tokens(base),
-                    comma: None,
                 }),
         }
     }
@@ -136,30 +121,33 @@ impl PieceCounts {
             return (length, tokens);
         }
         let head = note::cleared_head(tool);
-        let tokens = self.base.count_text(&head);
+        let mut counted = self
+            .counted_heads
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let tokens = if let Some(&(_, tokens)) = counted.iter().find(|(name, _)| name == tool) {
+            tokens
+        } else {
+            let tokens = self.base.count_text(&head);
+            counted.push((tool.to_owned(), tokens));
+            tokens
+        };
         self.heads.push((tool.to_owned(), head.len(), tokens));
         (head.len(), tokens)
     }
 
     /// The tokens of `size`, digits in groups of three with commas between ([`note::thousands`]).
-    fn size(&mut self, size: &str) -> usize {
+    fn size(&self, size: &str) -> usize {
         let mut tokens = 0;
         for (i, group) in size.split(',').enumerate() {
             if i > 0 {
-                tokens += *self.comma.get_or_insert_with(|| self.base.count_text(","));
+                tokens += COMMA_TOKENS;
             }
             if group.is_empty() || group.len() > 3 {
                 // Not a size as `thousands` writes one: counted whole.
                 return self.base.count_text(size);
             }
-            let slot = &self.groups[group_index(group)];
-            let mut group_tokens = slot.load(Ordering::Relaxed);
-            if group_tokens == 0 {
-                group_tokens =
-                    u8::try_from(self.base.count_text(group)).expect("three tokens at most");
-                slot.store(group_tokens, Ordering::Relaxed);
-            }
-            tokens += usize::from(group_tokens);
+            tokens += GROUP_TOKENS;
         }
         tokens
     }
@@ -178,6 +166,20 @@ impl PieceCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_group_of_one_to_three_digits_and_a_comma_are_one_token_under_each_additive_base() {
+        for base in [Tokenizer::O200k, Tokenizer::Cl100k] {
+            let counter = base.counter();
+            assert_eq!(counter.count_text(","), COMMA_TOKENS, "{base:?}");
+            for width in 1..=3 {
+                for value in 0..10usize.pow(width) {
+                    let group = format!("{value:0width$}", width = width as usize);
+                    assert_eq!(counter.count_text(&group), GROUP_TOKENS, "{base:?} {group}");
+                }
+            }
+        }
+    }
 
     proptest::proptest! {
         /// A placeholder with a gist below it costs what it counts whole, whatever the gist
