@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::Sink;
+use super::{Key, Sink};
 
 /// Pretty-printed JSON being assembled.
 #[derive(Default)]
@@ -60,6 +60,15 @@ impl Sink for Pretty {
         self.line(self.first, self.depth);
         self.first = false;
         self.key_string(key);
+        self.keyed = true;
+    }
+
+    fn fixed_key(&mut self, key: &Key) {
+        self.line(self.first, self.depth);
+        self.first = false;
+        self.bytes.extend_from_slice(&key.written);
+        self.bytes
+            .truncate(self.bytes.len() - (key.written.len() - key.len));
         self.keyed = true;
     }
 
@@ -390,6 +399,12 @@ mod tests {
         );
     }
 
+    #[test]
+    #[should_panic(expected = "a key JSON writes as it is")]
+    fn a_fixed_key_to_escape_is_refused() {
+        Key::new("a\"b");
+    }
+
     fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
@@ -420,6 +435,37 @@ mod tests {
                 out.string(text);
                 prop_assert_eq!(out.bytes, serde_json::to_vec(text).unwrap());
             }
+        }
+
+        /// A key known when the program is built is written as a key of that name, first in
+        /// its object or not, at any depth.
+        #[test]
+        fn a_fixed_key_is_written_as_its_name(
+            name in r"[ !#-\[\]-~é]{0,10}",
+            depth in 0_usize..20,
+            first in any::<bool>(),
+        ) {
+            let name: &'static str = Box::leak(name.into_boxed_str());
+            let fixed = Key::new(name);
+            let written = |key: &dyn Fn(&mut Pretty)| {
+                let mut out = Pretty::default();
+                for _ in 0..depth {
+                    out.begin_array();
+                }
+                out.begin_object();
+                if !first {
+                    out.key("before");
+                    out.null();
+                }
+                key(&mut out);
+                out.null();
+                out.end_object();
+                for _ in 0..depth {
+                    out.end_array();
+                }
+                String::from_utf8(out.bytes).unwrap()
+            };
+            prop_assert_eq!(written(&|out| out.fixed_key(&fixed)), written(&|out| out.key(name)));
         }
 
         /// Short strings and keys, around the length written as one copy, with bytes to escape
