@@ -141,20 +141,26 @@ impl Pretty {
     /// Appends a line break, after a comma unless `first`, and the indentation of nesting
     /// `depth`: one copy out of [`LINE`] up to its depth.
     fn break_line(&mut self, first: bool, depth: usize) {
-        let start = usize::from(first);
-        if let Some(unused) = SHALLOW.checked_sub(depth) {
-            // A copy of constant length is a few moves, where a copy of the needed length calls
-            // `memcpy`; the indentation not needed is cut off after.
-            if first {
-                self.bytes.extend_from_slice(&LINE[1..]);
-            } else {
-                self.bytes.extend_from_slice(&LINE);
-            }
-            self.bytes.truncate(self.bytes.len() - 2 * unused);
+        let Some(unused) = SHALLOW.checked_sub(depth) else {
+            return self.deep_break_line(first, depth);
+        };
+        // A copy of constant length is a few moves, where a copy of the needed length calls
+        // `memcpy`; the indentation not needed is cut off after.
+        if first {
+            self.bytes.extend_from_slice(&LINE[1..]);
         } else {
-            self.bytes.extend_from_slice(&LINE[start..2]);
-            self.indent(depth);
+            self.bytes.extend_from_slice(&LINE);
         }
+        self.bytes.truncate(self.bytes.len() - 2 * unused);
+    }
+
+    /// [`Pretty::break_line`] deeper than [`SHALLOW`]: seldom, and kept apart so that the
+    /// shallow path needs few registers.
+    #[cold]
+    #[inline(never)]
+    fn deep_break_line(&mut self, first: bool, depth: usize) {
+        self.bytes.extend_from_slice(&LINE[usize::from(first)..2]);
+        self.indent(depth);
     }
 
     fn boolean(&mut self, value: bool) {
@@ -185,15 +191,20 @@ impl Pretty {
         self.string_then(key, *b": ");
     }
 
-    /// Appends `text` as a JSON string, then `after`. Most strings written are at most a word
-    /// long and have nothing to escape (keys, types, ids): such a one is copied as one word
-    /// ([`plain_word`]) cut to its length, where a longer one is scanned for escapes.
+    /// Appends `text` as a JSON string, then `after`. Most strings written are at most two words
+    /// long and have nothing to escape (keys, types, ids): such a one of a word is copied as one
+    /// word ([`plain_word`]) cut to its length, one of two words is looked at in two
+    /// ([`plain_words`]) and copied, where a longer one is scanned for escapes.
     fn string_then<const N: usize>(&mut self, text: &str, after: [u8; N]) {
         if let Some(word) = plain_word(text.as_bytes()) {
             let [b0, b1, b2, b3, b4, b5, b6, b7] = word.to_le_bytes();
             self.bytes
                 .extend_from_slice(&[b'"', b0, b1, b2, b3, b4, b5, b6, b7]);
             self.bytes.truncate(self.bytes.len() - (8 - text.len()));
+            self.bytes.push(b'"');
+        } else if plain_words(text.as_bytes()) {
+            self.bytes.push(b'"');
+            self.bytes.extend_from_slice(text.as_bytes());
             self.bytes.push(b'"');
         } else {
             self.scanned_string(text);
@@ -271,26 +282,38 @@ fn plain_word(bytes: &[u8]) -> Option<u64> {
     (escapes_in(word) & below == 0).then_some(word)
 }
 
+/// Whether `bytes` is of nine to sixteen bytes with nothing to escape: its first and its last
+/// eight bytes, overlapping, have no flag ([`escapes_in`]).
+fn plain_words(bytes: &[u8]) -> bool {
+    let len = bytes.len();
+    if !(9..=16).contains(&len) {
+        return false;
+    }
+    escapes_in(word_at(bytes, 0)) | escapes_in(word_at(bytes, len - 8)) == 0
+}
+
+/// The eight bytes of `bytes` from `at`, in order from the lowest byte.
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    let word: [u8; 8] = bytes[at..at + 8].try_into().expect("eight bytes");
+    u64::from_le_bytes(word)
+}
+
 /// Where the first byte of `bytes` that JSON escapes is, looking eight bytes at a time. The last
 /// word ends the text, overlapping bytes already looked at; a text shorter than a word is looked
 /// at in one word too ([`short_escape`]).
 fn first_escape(bytes: &[u8]) -> Option<usize> {
-    let word_at = |at: usize| {
-        let word: [u8; 8] = bytes[at..at + 8].try_into().expect("eight bytes");
-        u64::from_le_bytes(word)
-    };
     let Some(last) = bytes.len().checked_sub(8) else {
         return short_escape(bytes);
     };
     let mut at = 0;
     while at < last {
-        let found = escapes_in(word_at(at));
+        let found = escapes_in(word_at(bytes, at));
         if found != 0 {
             return first_flag(at, found);
         }
         at += 8;
     }
-    first_flag(last, escapes_in(word_at(last)))
+    first_flag(last, escapes_in(word_at(bytes, last)))
 }
 
 /// Where the first byte JSON escapes is in a text shorter than a word: its first and last `n`
