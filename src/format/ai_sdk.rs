@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Clues, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, kind, list,
-    object, read_body, required_content, required_str, role_of, write_content_field,
+    Clues, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, key, kind,
+    list, object, read_body, required_content, required_str, role_of, write_content_field,
     write_system_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
@@ -231,9 +231,9 @@ fn write_part(out: &mut dyn Sink, part: &Part) {
             out,
             Some(extra),
             &[
-                ("toolCallId", FieldChange::Set),
-                ("toolName", FieldChange::Set),
-                ("input", FieldChange::Set),
+                (key!("toolCallId"), FieldChange::Set),
+                (key!("toolName"), FieldChange::Set),
+                (key!("input"), FieldChange::Set),
             ],
             |out, key| match key {
                 "toolCallId" => out.str(id),
@@ -251,8 +251,8 @@ fn write_part(out: &mut dyn Sink, part: &Part) {
             out,
             Some(extra),
             &[
-                ("toolCallId", FieldChange::Set),
-                ("output", FieldChange::Set),
+                (key!("toolCallId"), FieldChange::Set),
+                (key!("output"), FieldChange::Set),
             ],
             |out, key| match key {
                 "toolCallId" => out.str(call_id),
@@ -289,7 +289,7 @@ fn write_output(out: &mut dyn Sink, extra: &Map<String, Value>, content: &[Part]
             object(
                 out,
                 Some(output),
-                &[("value", FieldChange::Set)],
+                &[(key!("value"), FieldChange::Set)],
                 |out, _| {
                     joined(out);
                 },
@@ -301,7 +301,10 @@ fn write_output(out: &mut dyn Sink, extra: &Map<String, Value>, content: &[Part]
         _ => object(
             out,
             None,
-            &[("type", FieldChange::Set), ("value", FieldChange::Set)],
+            &[
+                (key!("type"), FieldChange::Set),
+                (key!("value"), FieldChange::Set),
+            ],
             |out, key| match key {
                 "type" => out.str(text_kind),
                 _ => joined(out),

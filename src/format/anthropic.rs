@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::{
     Clues, Envelope, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent,
-    fields_of, has, kind, list, object, parse_content, read_body, required_content, required_str,
-    role_of, write_content, write_content_field, write_system_content,
+    fields_of, has, key, kind, list, object, parse_content, read_body, required_content,
+    required_str, role_of, write_content, write_content_field, write_system_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -283,10 +283,10 @@ fn write_block(out: &mut dyn Sink, part: &Part) {
             out,
             Some(extra),
             &[
-                ("type", FieldChange::Default),
-                ("id", FieldChange::Set),
-                ("name", FieldChange::Set),
-                ("input", FieldChange::Set),
+                (key!("type"), FieldChange::Default),
+                (key!("id"), FieldChange::Set),
+                (key!("name"), FieldChange::Set),
+                (key!("input"), FieldChange::Set),
             ],
             |out, key| match key {
                 "type" => out.str("tool_use"),
@@ -311,10 +311,10 @@ fn write_block(out: &mut dyn Sink, part: &Part) {
                 out,
                 Some(extra),
                 &[
-                    ("type", FieldChange::Default),
-                    ("tool_use_id", FieldChange::Set),
-                    ("content", content_change),
-                    ("is_error", is_error_change),
+                    (key!("type"), FieldChange::Default),
+                    (key!("tool_use_id"), FieldChange::Set),
+                    (key!("content"), content_change),
+                    (key!("is_error"), is_error_change),
                 ],
                 |out, key| match key {
                     "type" => out.str("tool_result"),

@@ -15,7 +15,7 @@ use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
     Clues, Envelope, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, has,
-    kind, known_role, list, nested, object, read_body,
+    key, kind, known_role, list, nested, object, read_body, write_text_block,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -106,7 +106,7 @@ impl Wire for Bedrock {
         object(
             out,
             Some(&message.extra),
-            &[("content", FieldChange::Set)],
+            &[(key!("content"), FieldChange::Set)],
             |out, _| write_blocks(out, &message.parts),
         );
     }
@@ -270,11 +270,7 @@ fn write_blocks(out: &mut dyn Sink, parts: &[Part]) {
 
 fn write_block(out: &mut dyn Sink, part: &Part) {
     match part {
-        Part::Text { text, extra } => {
-            object(out, Some(extra), &[("text", FieldChange::Set)], |out, _| {
-                out.str(text);
-            });
-        }
+        Part::Text { text, extra } => write_text_block(out, text, extra),
         Part::ToolCall {
             id,
             name,
@@ -287,15 +283,15 @@ fn write_block(out: &mut dyn Sink, part: &Part) {
             object(
                 out,
                 Some(extra),
-                &[("toolUse", FieldChange::Set)],
+                &[(key!("toolUse"), FieldChange::Set)],
                 |out, _| {
                     object(
                         out,
                         call,
                         &[
-                            ("toolUseId", FieldChange::Set),
-                            ("name", FieldChange::Set),
-                            ("input", input),
+                            (key!("toolUseId"), FieldChange::Set),
+                            (key!("name"), FieldChange::Set),
+                            (key!("input"), input),
                         ],
                         |out, key| match key {
                             "toolUseId" => out.str(id),
@@ -317,12 +313,15 @@ fn write_block(out: &mut dyn Sink, part: &Part) {
             object(
                 out,
                 Some(extra),
-                &[("toolResult", FieldChange::Set)],
+                &[(key!("toolResult"), FieldChange::Set)],
                 |out, _| {
                     object(
                         out,
                         result,
-                        &[("toolUseId", FieldChange::Set), ("content", content_change)],
+                        &[
+                            (key!("toolUseId"), FieldChange::Set),
+                            (key!("content"), content_change),
+                        ],
                         |out, key| match key {
                             "toolUseId" => out.str(call_id),
                             _ => write_blocks(out, content),

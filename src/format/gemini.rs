@@ -17,7 +17,7 @@ use super::Placement;
 use super::anthropic::merge_text_in_front;
 use super::{
     Clues, Envelope, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, has,
-    kind, known_role, list, nested, object, read_body,
+    key, kind, known_role, list, nested, object, read_body, write_text_block,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
@@ -326,7 +326,7 @@ fn write_content(message: &Message, out: &mut dyn Sink) {
     object(
         out,
         Some(&message.extra),
-        &[("role", role), ("parts", FieldChange::Set)],
+        &[(key!("role"), role), (key!("parts"), FieldChange::Set)],
         |out, key| match key {
             "role" if message.role == Role::Assistant => out.str("model"),
             "role" => out.str("user"),
@@ -343,11 +343,7 @@ fn write_content(message: &Message, out: &mut dyn Sink) {
 
 fn write_part(out: &mut dyn Sink, part: &Part) {
     match part {
-        Part::Text { text, extra } => {
-            object(out, Some(extra), &[("text", FieldChange::Set)], |out, _| {
-                out.str(text);
-            });
-        }
+        Part::Text { text, extra } => write_text_block(out, text, extra),
         Part::ToolCall {
             id,
             name,
@@ -362,15 +358,15 @@ fn write_part(out: &mut dyn Sink, part: &Part) {
             object(
                 out,
                 Some(extra),
-                &[("functionCall", FieldChange::Set)],
+                &[(key!("functionCall"), FieldChange::Set)],
                 |out, _| {
                     object(
                         out,
                         call,
                         &[
-                            ("id", id_change),
-                            ("name", FieldChange::Set),
-                            ("args", args),
+                            (key!("id"), id_change),
+                            (key!("name"), FieldChange::Set),
+                            (key!("args"), args),
                         ],
                         |out, key| match key {
                             "id" => out.str(id),
@@ -403,19 +399,27 @@ fn write_part(out: &mut dyn Sink, part: &Part) {
             object(
                 out,
                 Some(extra),
-                &[("functionResponse", FieldChange::Set)],
+                &[(key!("functionResponse"), FieldChange::Set)],
                 |out, _| {
                     object(
                         out,
                         response,
-                        &[("id", id_change), ("response", FieldChange::Set)],
+                        &[
+                            (key!("id"), id_change),
+                            (key!("response"), FieldChange::Set),
+                        ],
                         |out, key| match (key, &parsed) {
                             ("id", _) => out.str(call_id),
                             (_, Some(value)) => out.value(value),
                             (_, None) => {
-                                object(out, None, &[("output", FieldChange::Set)], |out, _| {
-                                    out.str(&text);
-                                });
+                                object(
+                                    out,
+                                    None,
+                                    &[(key!("output"), FieldChange::Set)],
+                                    |out, _| {
+                                        out.str(&text);
+                                    },
+                                );
                             }
                         },
                     );

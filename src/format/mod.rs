@@ -54,7 +54,7 @@ pub use output::{render, write};
 pub(crate) use parts::*;
 use pretty::Pretty;
 use results::Placement;
-pub(crate) use sink::{FieldChange, Sink, has, nested, object, to_value};
+pub(crate) use sink::{FieldChange, Key, Sink, has, key, nested, object, to_value};
 
 /// The reader of each format. Adding a format is one line here (and its file).
 pub(crate) fn reader(format: Format) -> &'static dyn Reader {

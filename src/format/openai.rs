@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::Placement;
 use super::{
     Clues, Envelope, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, content_absent,
-    fields_of, has_value, kind, list, nested, object, parse_content, read_body, required_str,
+    fields_of, has_value, key, kind, list, nested, object, parse_content, read_body, required_str,
     role_of, write_arguments_string, write_content, write_system_content,
 };
 use crate::conversation::{Conversation, Message, Part, Role};
@@ -305,9 +305,9 @@ fn write_message(message: &Message, out: &mut dyn Sink) {
         out,
         Some(&message.extra),
         &[
-            ("tool_call_id", tool_call_id),
-            ("content", content),
-            ("tool_calls", tool_calls),
+            (key!("tool_call_id"), tool_call_id),
+            (key!("content"), content),
+            (key!("tool_calls"), tool_calls),
         ],
         |out, key| match (key, result) {
             ("tool_call_id", Some((call_id, _, _))) => out.str(call_id),
@@ -359,9 +359,9 @@ fn write_call(
         out,
         Some(extra),
         &[
-            ("type", FieldChange::Default),
-            ("id", FieldChange::Set),
-            ("function", FieldChange::Set),
+            (key!("type"), FieldChange::Default),
+            (key!("id"), FieldChange::Set),
+            (key!("function"), FieldChange::Set),
         ],
         |out, key| match key {
             "type" => out.str("function"),
@@ -369,7 +369,10 @@ fn write_call(
             _ => object(
                 out,
                 nested(extra, "function"),
-                &[("name", FieldChange::Set), ("arguments", FieldChange::Set)],
+                &[
+                    (key!("name"), FieldChange::Set),
+                    (key!("arguments"), FieldChange::Set),
+                ],
                 |out, key| match key {
                     "name" => out.str(name),
                     _ => write_arguments_string(out, arguments),

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{FieldChange, Format, Record, Sink, object, single};
+use super::{FieldChange, Format, Record, Sink, key, object, single};
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
 use crate::error::{Error, Result};
 use crate::parallel;
@@ -376,7 +376,10 @@ pub(crate) fn write_content<'a>(
                     Part::Text { text, extra } => object(
                         out,
                         Some(extra),
-                        &[("type", FieldChange::Default), ("text", FieldChange::Set)],
+                        &[
+                            (key!("type"), FieldChange::Default),
+                            (key!("text"), FieldChange::Set),
+                        ],
                         |out, key| match key {
                             "type" => out.str("text"),
                             _ => out.str(text),
@@ -389,6 +392,17 @@ pub(crate) fn write_content<'a>(
             out.end_array();
         }
     }
+}
+
+/// Writes a text part as a block whose one field set is `text` (Bedrock's and Gemini's text
+/// blocks have no type).
+pub(crate) fn write_text_block(out: &mut dyn Sink, text: &str, extra: &Map<String, Value>) {
+    object(
+        out,
+        Some(extra),
+        &[(key!("text"), FieldChange::Set)],
+        |out, _| out.str(text),
+    );
 }
 
 /// Writes a system prompt held outside the list as its content, `null` when it has none.
@@ -413,7 +427,7 @@ pub(crate) fn write_content_field(
     object(
         out,
         Some(&message.extra),
-        &[("content", FieldChange::Set)],
+        &[(key!("content"), FieldChange::Set)],
         |out, _| {
             let empty = |out: &mut dyn Sink| {
                 out.begin_array();

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::Sink;
+use super::{Key, Sink};
 
 /// Pretty-printed JSON being assembled.
 #[derive(Default)]
@@ -60,6 +60,15 @@ impl Sink for Pretty {
         self.line(self.first, self.depth);
         self.first = false;
         self.key_string(key);
+        self.keyed = true;
+    }
+
+    fn fixed_key(&mut self, key: &Key) {
+        self.line(self.first, self.depth);
+        self.first = false;
+        self.bytes.extend_from_slice(&key.written);
+        self.bytes
+            .truncate(self.bytes.len() - (key.written.len() - key.len));
         self.keyed = true;
     }
 
@@ -132,20 +141,26 @@ impl Pretty {
     /// Appends a line break, after a comma unless `first`, and the indentation of nesting
     /// `depth`: one copy out of [`LINE`] up to its depth.
     fn break_line(&mut self, first: bool, depth: usize) {
-        let start = usize::from(first);
-        if let Some(unused) = SHALLOW.checked_sub(depth) {
-            // A copy of constant length is a few moves, where a copy of the needed length calls
-            // `memcpy`; the indentation not needed is cut off after.
-            if first {
-                self.bytes.extend_from_slice(&LINE[1..]);
-            } else {
-                self.bytes.extend_from_slice(&LINE);
-            }
-            self.bytes.truncate(self.bytes.len() - 2 * unused);
+        let Some(unused) = SHALLOW.checked_sub(depth) else {
+            return self.deep_break_line(first, depth);
+        };
+        // A copy of constant length is a few moves, where a copy of the needed length calls
+        // `memcpy`; the indentation not needed is cut off after.
+        if first {
+            self.bytes.extend_from_slice(&LINE[1..]);
         } else {
-            self.bytes.extend_from_slice(&LINE[start..2]);
-            self.indent(depth);
+            self.bytes.extend_from_slice(&LINE);
         }
+        self.bytes.truncate(self.bytes.len() - 2 * unused);
+    }
+
+    /// [`Pretty::break_line`] deeper than [`SHALLOW`]: seldom, and kept apart so that the
+    /// shallow path needs few registers.
+    #[cold]
+    #[inline(never)]
+    fn deep_break_line(&mut self, first: bool, depth: usize) {
+        self.bytes.extend_from_slice(&LINE[usize::from(first)..2]);
+        self.indent(depth);
     }
 
     fn boolean(&mut self, value: bool) {
@@ -176,15 +191,20 @@ impl Pretty {
         self.string_then(key, *b": ");
     }
 
-    /// Appends `text` as a JSON string, then `after`. Most strings written are at most a word
-    /// long and have nothing to escape (keys, types, ids): such a one is copied as one word
-    /// ([`plain_word`]) cut to its length, where a longer one is scanned for escapes.
+    /// Appends `text` as a JSON string, then `after`. Most strings written are at most two words
+    /// long and have nothing to escape (keys, types, ids): such a one of a word is copied as one
+    /// word ([`plain_word`]) cut to its length, one of two words is looked at in two
+    /// ([`plain_words`]) and copied, where a longer one is scanned for escapes.
     fn string_then<const N: usize>(&mut self, text: &str, after: [u8; N]) {
         if let Some(word) = plain_word(text.as_bytes()) {
             let [b0, b1, b2, b3, b4, b5, b6, b7] = word.to_le_bytes();
             self.bytes
                 .extend_from_slice(&[b'"', b0, b1, b2, b3, b4, b5, b6, b7]);
             self.bytes.truncate(self.bytes.len() - (8 - text.len()));
+            self.bytes.push(b'"');
+        } else if plain_words(text.as_bytes()) {
+            self.bytes.push(b'"');
+            self.bytes.extend_from_slice(text.as_bytes());
             self.bytes.push(b'"');
         } else {
             self.scanned_string(text);
@@ -262,26 +282,38 @@ fn plain_word(bytes: &[u8]) -> Option<u64> {
     (escapes_in(word) & below == 0).then_some(word)
 }
 
+/// Whether `bytes` is of nine to sixteen bytes with nothing to escape: its first and its last
+/// eight bytes, overlapping, have no flag ([`escapes_in`]).
+fn plain_words(bytes: &[u8]) -> bool {
+    let len = bytes.len();
+    if !(9..=16).contains(&len) {
+        return false;
+    }
+    escapes_in(word_at(bytes, 0)) | escapes_in(word_at(bytes, len - 8)) == 0
+}
+
+/// The eight bytes of `bytes` from `at`, in order from the lowest byte.
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    let word: [u8; 8] = bytes[at..at + 8].try_into().expect("eight bytes");
+    u64::from_le_bytes(word)
+}
+
 /// Where the first byte of `bytes` that JSON escapes is, looking eight bytes at a time. The last
 /// word ends the text, overlapping bytes already looked at; a text shorter than a word is looked
 /// at in one word too ([`short_escape`]).
 fn first_escape(bytes: &[u8]) -> Option<usize> {
-    let word_at = |at: usize| {
-        let word: [u8; 8] = bytes[at..at + 8].try_into().expect("eight bytes");
-        u64::from_le_bytes(word)
-    };
     let Some(last) = bytes.len().checked_sub(8) else {
         return short_escape(bytes);
     };
     let mut at = 0;
     while at < last {
-        let found = escapes_in(word_at(at));
+        let found = escapes_in(word_at(bytes, at));
         if found != 0 {
             return first_flag(at, found);
         }
         at += 8;
     }
-    first_flag(last, escapes_in(word_at(last)))
+    first_flag(last, escapes_in(word_at(bytes, last)))
 }
 
 /// Where the first byte JSON escapes is in a text shorter than a word: its first and last `n`
@@ -390,6 +422,12 @@ mod tests {
         );
     }
 
+    #[test]
+    #[should_panic(expected = "a key JSON writes as it is")]
+    fn a_fixed_key_to_escape_is_refused() {
+        Key::new("a\"b");
+    }
+
     fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
@@ -420,6 +458,37 @@ mod tests {
                 out.string(text);
                 prop_assert_eq!(out.bytes, serde_json::to_vec(text).unwrap());
             }
+        }
+
+        /// A key known when the program is built is written as a key of that name, first in
+        /// its object or not, at any depth.
+        #[test]
+        fn a_fixed_key_is_written_as_its_name(
+            name in r"[ !#-\[\]-~é]{0,10}",
+            depth in 0_usize..20,
+            first in any::<bool>(),
+        ) {
+            let name: &'static str = Box::leak(name.into_boxed_str());
+            let fixed = Key::new(name);
+            let written = |key: &dyn Fn(&mut Pretty)| {
+                let mut out = Pretty::default();
+                for _ in 0..depth {
+                    out.begin_array();
+                }
+                out.begin_object();
+                if !first {
+                    out.key("before");
+                    out.null();
+                }
+                key(&mut out);
+                out.null();
+                out.end_object();
+                for _ in 0..depth {
+                    out.end_array();
+                }
+                String::from_utf8(out.bytes).unwrap()
+            };
+            prop_assert_eq!(written(&|out| out.fixed_key(&fixed)), written(&|out| out.key(name)));
         }
 
         /// Short strings and keys, around the length written as one copy, with bytes to escape

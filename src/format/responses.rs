@@ -25,8 +25,8 @@ use serde_json::{Map, Value};
 
 use super::Placement;
 use super::{
-    Clues, Envelope, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, kind,
-    list, object, parse_content, read_list, required_str, role_of, single, split_envelope,
+    Clues, Envelope, FieldChange, Format, ReadOptions, Reader, Record, Sink, Wire, fields_of, key,
+    kind, list, object, parse_content, read_list, required_str, role_of, single, split_envelope,
     write_arguments_string, write_content,
 };
 use crate::conversation::{Conversation, Layout, Message, Part, Role};
@@ -418,14 +418,18 @@ fn write_item(message: &Message, out: &mut dyn Sink) {
                 } => {
                     let custom =
                         extra.get("type").and_then(Value::as_str) == Some("custom_tool_call");
-                    let arguments_key = if custom { "input" } else { "arguments" };
+                    let arguments_key = if custom {
+                        key!("input")
+                    } else {
+                        key!("arguments")
+                    };
                     return object(
                         out,
                         Some(extra),
                         &[
-                            ("type", FieldChange::Default),
-                            ("call_id", FieldChange::Set),
-                            ("name", FieldChange::Set),
+                            (key!("type"), FieldChange::Default),
+                            (key!("call_id"), FieldChange::Set),
+                            (key!("name"), FieldChange::Set),
                             (arguments_key, FieldChange::Set),
                         ],
                         |out, key| match key {
@@ -447,9 +451,9 @@ fn write_item(message: &Message, out: &mut dyn Sink) {
                         out,
                         Some(extra),
                         &[
-                            ("type", FieldChange::Default),
-                            ("call_id", FieldChange::Set),
-                            ("output", FieldChange::Set),
+                            (key!("type"), FieldChange::Default),
+                            (key!("call_id"), FieldChange::Set),
+                            (key!("output"), FieldChange::Set),
                         ],
                         |out, key| match key {
                             "type" => out.str("function_call_output"),
@@ -473,8 +477,8 @@ fn write_item(message: &Message, out: &mut dyn Sink) {
         out,
         Some(&message.extra),
         &[
-            ("role", FieldChange::Default),
-            ("content", FieldChange::Set),
+            (key!("role"), FieldChange::Default),
+            (key!("content"), FieldChange::Set),
         ],
         |out, key| match key {
             "role" => out.str(message.role.as_str()),

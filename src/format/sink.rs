@@ -27,9 +27,60 @@ pub(crate) trait Sink {
     fn begin_object(&mut self);
     /// Writes the key of the object's next field.
     fn key(&mut self, key: &str);
+    /// Writes a key known when the program is built as the key of the object's next field.
+    fn fixed_key(&mut self, key: &Key) {
+        self.key(key.name);
+    }
     /// Closes the object opened last.
     fn end_object(&mut self);
 }
+
+/// Longest key a [`Key`] holds, in bytes as written: quoted, then `: `.
+const KEY_BYTES: usize = 24;
+
+/// A key known when the program is built (a field of a wire object that rendering writes), with
+/// the bytes pretty-printed JSON writes for it before its value: written with one copy of
+/// constant length, cut to its length after.
+pub(crate) struct Key {
+    pub(crate) name: &'static str,
+    /// `"name": `, zeros after.
+    pub(crate) written: [u8; KEY_BYTES],
+    /// The length of `"name": `.
+    pub(crate) len: usize,
+}
+
+impl Key {
+    /// The key `name`, which has no byte JSON escapes (a build error otherwise).
+    pub(crate) const fn new(name: &'static str) -> Self {
+        let bytes = name.as_bytes();
+        let len = bytes.len() + 4;
+        assert!(len <= KEY_BYTES, "a key of at most KEY_BYTES - 4 bytes");
+        let mut written = [0; KEY_BYTES];
+        written[0] = b'"';
+        let mut at = 0;
+        while at < bytes.len() {
+            let byte = bytes[at];
+            assert!(
+                byte >= 0x20 && byte != b'"' && byte != b'\\',
+                "a key JSON writes as it is"
+            );
+            written[at + 1] = byte;
+            at += 1;
+        }
+        written[len - 3] = b'"';
+        written[len - 2] = b':';
+        written[len - 1] = b' ';
+        Key { name, written, len }
+    }
+}
+
+/// The [`Key`] named by a string literal, made when the program is built.
+macro_rules! key {
+    ($name:literal) => {
+        const { &$crate::format::Key::new($name) }
+    };
+}
+pub(crate) use key;
 
 /// What rendering does with a field of a wire object.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -70,33 +121,36 @@ impl FieldChange {
 pub(crate) fn object(
     out: &mut dyn Sink,
     read: Option<&Map<String, Value>>,
-    changes: &[(&str, FieldChange)],
+    changes: &[(&Key, FieldChange)],
     mut set: impl FnMut(&mut dyn Sink, &str),
 ) {
     out.begin_object();
     // The changes whose field was read, by their place in `changes`.
     let mut found = 0_u32;
     for (key, value) in read.into_iter().flatten() {
-        let change = changes.iter().position(|(k, _)| k == key);
-        if let Some(at) = change {
-            found |= 1 << at;
-        }
-        match change.map(|at| changes[at].1) {
-            Some(FieldChange::Set) => {
-                out.key(key);
+        let Some(at) = changes.iter().position(|(k, _)| k.name == key) else {
+            out.key(key);
+            out.value(value);
+            continue;
+        };
+        found |= 1 << at;
+        let (fixed, change) = changes[at];
+        match change {
+            FieldChange::Set => {
+                out.fixed_key(fixed);
                 set(out, key);
             }
-            Some(FieldChange::Remove) => {}
-            Some(FieldChange::Default | FieldChange::Keep) | None => {
-                out.key(key);
+            FieldChange::Remove => {}
+            FieldChange::Default | FieldChange::Keep => {
+                out.fixed_key(fixed);
                 out.value(value);
             }
         }
     }
     for (at, &(key, change)) in changes.iter().enumerate() {
         if found & 1 << at == 0 && matches!(change, FieldChange::Set | FieldChange::Default) {
-            out.key(key);
-            set(out, key);
+            out.fixed_key(key);
+            set(out, key.name);
         }
     }
     out.end_object();
