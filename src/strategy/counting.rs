@@ -50,12 +50,17 @@ const COMMA_TOKENS: usize = 1;
 /// counting a head costs as much as costing a thousand placeholders from it.
 type CountedHeads = Mutex<Vec<(String, usize)>>;
 
+/// The most heads a process keeps counted per base: a long-running proxy meets new tools for
+/// as long as it runs. Past it, each job counts the heads of tools not kept itself.
+const MAX_COUNTED_HEADS: usize = 512;
+
 /// The heads counted under `base`, an additive base ([`Tokenizer::additive_base`]).
 fn counted_heads(base: Tokenizer) -> &'static CountedHeads {
     static O200K: CountedHeads = Mutex::new(Vec::new());
     static CL100K: CountedHeads = Mutex::new(Vec::new());
     match base {
         Tokenizer::Cl100k => &CL100K,
+        // The only other additive base.
         _ => &O200K,
     }
 }
@@ -129,7 +134,9 @@ impl PieceCounts {
             tokens
         } else {
             let tokens = self.base.count_text(&head);
-            counted.push((tool.to_owned(), tokens));
+            if counted.len() < MAX_COUNTED_HEADS {
+                counted.push((tool.to_owned(), tokens));
+            }
             tokens
         };
         self.heads.push((tool.to_owned(), head.len(), tokens));
