@@ -71,12 +71,21 @@ pub fn check(conversation: &Conversation) -> Vec<Problem> {
                 }
             }
         }
+        // Results mostly answer the group's calls in their order: the next call open is tried
+        // before the map, and its slot is the one the map holds for the same id.
+        let mut next_open = 0;
         for (m, message) in messages.iter().enumerate().take(end).skip(index) {
             for (p, part) in message.parts.iter().enumerate() {
                 let Part::ToolResult { call_id, .. } = part else {
                     continue;
                 };
-                let slot = slot_of(&mut slots, &mut ids, call_id);
+                let slot = match open.get(next_open) {
+                    Some(&(id, slot, ..)) if id == call_id => {
+                        next_open += 1;
+                        slot
+                    }
+                    _ => slot_of(&mut slots, &mut ids, call_id),
+                };
                 let known = &mut ids[slot];
                 let kind = match (known.answer, known.call) {
                     (Some(first), _) => ProblemKind::AnsweredTwice {
@@ -179,6 +188,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::conversation::{Format, Layout, Message};
     use crate::format::parse_value;
 
     fn problems(value: serde_json::Value) -> Vec<String> {
@@ -271,6 +281,168 @@ mod tests {
                 .map(ToString::to_string)
                 .collect();
             assert_eq!(as_request, vec![expected.to_string()]);
+        }
+    }
+
+    /// The pairing rules read one part at a time against every part before it, with no map:
+    /// each call id's first call, each result taken as its call's answer (the first result of
+    /// an id whose first call lies in the result's group), and what the rest of them are.
+    /// The opening rules are left out.
+    fn pairing_by_search(conversation: &Conversation) -> Vec<Problem> {
+        let messages = &conversation.messages;
+        let wire = wire(conversation.format);
+        // The first message of the group each message is checked in.
+        let mut starts = vec![0; messages.len()];
+        let mut index = 0;
+        while index < messages.len() {
+            let end = conversation.result_window(index).end.max(index + 1);
+            starts[index..end].fill(index);
+            index = end;
+        }
+        let parts = || {
+            messages.iter().enumerate().flat_map(|(m, message)| {
+                message
+                    .parts
+                    .iter()
+                    .enumerate()
+                    .map(move |(p, part)| (m, p, part))
+            })
+        };
+        // Where the first call of an id is: message and part.
+        let first_call = |wanted: &str| {
+            parts().find_map(|(m, p, part)| match part {
+                Part::ToolCall { id, .. } if id == wanted => Some((m, p)),
+                _ => None,
+            })
+        };
+        let mut answers: Vec<(&str, usize)> = Vec::new();
+        let mut problems = Vec::new();
+        for (m, p, part) in parts() {
+            if let Part::ToolCall { id, .. } = part {
+                let (first, at) = first_call(id).unwrap();
+                if (first, at) != (m, p) {
+                    problems.push(Problem {
+                        at: location(conversation, m, wire.call_field(&messages[m], p)),
+                        kind: ProblemKind::DuplicateCallId {
+                            call_id: id.clone(),
+                            first,
+                        },
+                    });
+                }
+            }
+            let Part::ToolResult { call_id, .. } = part else {
+                continue;
+            };
+            let answered = answers.iter().find(|(id, _)| id == call_id);
+            let kind = match (answered, first_call(call_id)) {
+                (Some(&(_, first)), _) => ProblemKind::AnsweredTwice {
+                    call_id: call_id.clone(),
+                    first,
+                },
+                (None, Some((call, _))) if starts[call] == starts[m] => {
+                    answers.push((call_id, m));
+                    continue;
+                }
+                (None, Some((call_message, _))) if call_message < starts[m] => {
+                    ProblemKind::Misplaced {
+                        call_id: call_id.clone(),
+                        call_message,
+                    }
+                }
+                (None, _) => ProblemKind::Orphan {
+                    call_id: call_id.clone(),
+                },
+            };
+            problems.push(Problem {
+                at: location(conversation, m, wire.result_field(&messages[m], p)),
+                kind,
+            });
+        }
+        let in_progress = conversation.calls_in_progress();
+        for (m, p, part) in parts() {
+            let Part::ToolCall { id, .. } = part else {
+                continue;
+            };
+            if first_call(id) == Some((m, p))
+                && !answers.iter().any(|(answered, _)| answered == id)
+                && !in_progress.contains(&(m, id.as_str()))
+            {
+                problems.push(Problem {
+                    at: location(conversation, m, wire.call_field(&messages[m], p)),
+                    kind: ProblemKind::Unanswered {
+                        call_id: id.clone(),
+                    },
+                });
+            }
+        }
+        // In each message: its repeated calls, its results' problems, its unanswered calls.
+        problems.sort_by_key(|p| {
+            let class = match p.kind {
+                ProblemKind::DuplicateCallId { .. } => 0,
+                ProblemKind::Unanswered { .. } => 2,
+                _ => 1,
+            };
+            (p.at.message, class)
+        });
+        problems
+    }
+
+    proptest::proptest! {
+        /// The check finds what the rules read part by part find, on conversations of calls
+        /// and results of a few ids in any order and placement, in each kind of result window.
+        #[test]
+        fn the_check_finds_what_the_rules_find_part_by_part(
+            format in proptest::sample::select(vec![Format::OpenAi, Format::Anthropic, Format::Responses]),
+            shape in proptest::collection::vec(
+                (0..3_u8, proptest::collection::vec((0..3_u8, 0..4_u8), 0..4)),
+                0..14,
+            ),
+        ) {
+            let ids = ["a", "b", "c", "d"];
+            let messages: Vec<Message> = shape
+                .iter()
+                .map(|(role, parts)| Message {
+                    role: [Role::User, Role::Assistant, Role::Tool][usize::from(*role)],
+                    parts: parts
+                        .iter()
+                        .map(|&(kind, id)| {
+                            let id = ids[usize::from(id)].to_string();
+                            match kind {
+                                0 => Part::text("x"),
+                                1 => Part::ToolCall {
+                                    id,
+                                    name: "f".into(),
+                                    arguments: serde_json::Value::Null,
+                                    extra: serde_json::Map::new(),
+                                },
+                                _ => Part::ToolResult {
+                                    call_id: id,
+                                    content: Vec::new(),
+                                    layout: Layout::Blocks,
+                                    is_error: false,
+                                    extra: serde_json::Map::new(),
+                                },
+                            }
+                        })
+                        .collect(),
+                    layout: Layout::Blocks,
+                    extra: serde_json::Map::new(),
+                    harness: None,
+                })
+                .collect();
+            let conversation = Conversation {
+                format,
+                system: None,
+                messages,
+                envelope: None,
+                lines: Vec::new(),
+                repairs: Vec::new(),
+            };
+            let pairing: Vec<Problem> = check(&conversation)
+                .into_iter()
+                .filter(|p| !matches!(p.kind, ProblemKind::ToolFirst | ProblemKind::FirstNotUser))
+                .collect();
+            proptest::prop_assert_eq!(pairing, pairing_by_search(&conversation));
         }
     }
 

@@ -74,6 +74,7 @@ fn same_text(a: &Value, b: &Value) -> bool {
                     .zip(b)
                     .all(|((ka, va), (kb, vb))| ka == kb && same_text(va, vb))
         }
+        (Value::String(a), Value::String(b)) => a == b,
         _ => a == b,
     }
 }
@@ -94,6 +95,9 @@ fn hash_in_order<H: Hasher>(value: &Value, state: &mut H) {
                 hash_in_order(item, state);
             }
         }
+        // A string by its text alone: a value of another kind may hash alike, and `same_text`
+        // tells them apart.
+        Value::String(text) => text.hash(state),
         scalar => scalar.hash(state),
     }
 }
@@ -159,6 +163,9 @@ mod tests {
             r#"{"a": 1, "b": ["x", 1]}"#,
             r#"{"a": 1, "b": [1, "x"], "c": null}"#,
             r#"{"a": "1"}"#,
+            r#"{"a": "2"}"#,
+            r#"["ls", "rm"]"#,
+            r#"["rm", "ls"]"#,
             r#"{"a": 1}"#,
             r#"[{"a": 1}]"#,
             "[]",
