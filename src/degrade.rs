@@ -21,7 +21,8 @@ use crate::planner::{self, Attempt, Planner, Protections};
 use crate::report::Outcome;
 use crate::select::{self, Selector};
 use crate::state::Applied;
-use crate::strategy::fit::{Cutting, clear_large_inputs, has_large_input};
+use crate::strategy::fit::Cutting;
+use crate::strategy::inputs::{clear_large_inputs, has_large_input};
 use crate::strategy::tools::{self, ToolMode};
 use crate::tokens::TokenCounter;
 

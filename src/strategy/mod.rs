@@ -18,6 +18,7 @@
 mod counting;
 pub(crate) mod fit;
 mod gist_size;
+pub(crate) mod inputs;
 pub(crate) mod relevant;
 mod superseded;
 pub(crate) mod tools;

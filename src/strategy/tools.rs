@@ -20,8 +20,9 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use super::counting::Counting;
-use super::fit::{self, clear_input};
+use super::fit;
 use super::gist_size::{GIST_ROUNDS, GistSize, SMALL_OUTPUT, with_poorer_gists};
+use super::inputs::clear_input;
 use super::superseded::repeated_calls;
 use crate::account::ToolTrim;
 use crate::archive::Archive;
