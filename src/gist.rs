@@ -19,6 +19,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use serde_json::Value;
 
@@ -194,20 +195,23 @@ fn within(
 
 /// The distinct names of `lines` (a run of an output's lines, read as text), in order.
 fn distinct_names(lines: &str) -> Vec<&str> {
+    first_of_each(plain_lines(lines).flat_map(names_in))
+}
+
+/// The first of each name among `names`, in order.
+fn first_of_each<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     let mut seen: HashSet<&str, FxBuild> = HashSet::with_hasher(FxBuild::default());
-    plain_lines(lines)
-        .flat_map(names_in)
-        .filter(|name| seen.insert(name))
-        .collect()
+    names.filter(|name| seen.insert(name)).collect()
 }
 
 /// Estimated tokens of the names line of `lines` ([`names_line`]) holding every name.
 pub(crate) fn names_cost(lines: &str) -> usize {
-    NAMES_LINE
-        + distinct_names(lines)
-            .into_iter()
-            .map(name_cost)
-            .sum::<usize>()
+    cost_of(&distinct_names(lines))
+}
+
+/// Estimated tokens of a names line holding every one of `names`.
+fn cost_of(names: &[&str]) -> usize {
+    NAMES_LINE + names.iter().map(|name| name_cost(name)).sum::<usize>()
 }
 
 /// The line naming the distinct names of `lines` in order, `names: a b`, as many as fit
@@ -217,10 +221,14 @@ pub(crate) fn names_line(
     room: usize,
     counter: &dyn TokenCounter,
 ) -> Option<(String, usize)> {
-    let names = distinct_names(lines);
+    line_of(&distinct_names(lines), room, counter)
+}
+
+/// The line naming the first of `names` that fit `room` tokens of `counter`, with its tokens.
+fn line_of(names: &[&str], room: usize, counter: &dyn TokenCounter) -> Option<(String, usize)> {
     let mut take = 0;
     let mut used = NAMES_LINE;
-    for name in &names {
+    for name in names {
         used += name_cost(name);
         if used > room {
             break;
@@ -240,6 +248,79 @@ pub(crate) fn names_line(
         take = (take * room / tokens).min(take - 1);
     }
     None
+}
+
+/// The names of each line of a text, read once, so that the names line of any run of its
+/// lines ([`names_line`]) is made without reading their words again: a capped output's middle
+/// is named at each cap tried. Its lines are the text's pieces as `split_inclusive('\n')`
+/// cuts them; its names are kept as byte ranges of the text.
+#[derive(Debug)]
+pub(crate) struct LineNames {
+    /// Each line's names in order, line after line.
+    names: Vec<Range<usize>>,
+    /// Per line: whether it is read (not blank), and where its names end in `names`.
+    lines: Vec<(bool, usize)>,
+}
+
+impl LineNames {
+    /// The names of each line of `text`.
+    pub(crate) fn of(text: &str) -> Self {
+        let mut names = Vec::new();
+        let lines = text
+            .split_inclusive('\n')
+            .map(|piece| {
+                // A piece holds one line: `plain_lines` gives it, or nothing when it is blank.
+                let line = plain_lines(piece).next();
+                let at = |name: &str| name.as_ptr() as usize - text.as_ptr() as usize;
+                names.extend(
+                    line.into_iter()
+                        .flat_map(names_in)
+                        .map(|name| at(name)..at(name) + name.len()),
+                );
+                (line.is_some(), names.len())
+            })
+            .collect();
+        Self { names, lines }
+    }
+
+    /// [`distinct_names`] of the lines `lines` of `text` joined: as there, of the first
+    /// [`MAX_LINES`] read lines only.
+    fn distinct<'t>(&self, text: &'t str, lines: Range<usize>) -> Vec<&'t str> {
+        let start = lines
+            .start
+            .checked_sub(1)
+            .map_or(0, |line| self.lines[line].1);
+        let mut end = start;
+        let mut read = 0;
+        for &(is_read, names_end) in &self.lines[lines] {
+            read += usize::from(is_read);
+            if read > MAX_LINES {
+                break;
+            }
+            end = names_end;
+        }
+        first_of_each(
+            self.names[start..end]
+                .iter()
+                .map(|name| &text[name.clone()]),
+        )
+    }
+
+    /// [`names_line`] of the lines `lines` of `text` joined.
+    pub(crate) fn names_line(
+        &self,
+        text: &str,
+        lines: Range<usize>,
+        room: usize,
+        counter: &dyn TokenCounter,
+    ) -> Option<(String, usize)> {
+        line_of(&self.distinct(text, lines), room, counter)
+    }
+
+    /// [`names_cost`] of all of `text`.
+    pub(crate) fn cost(&self, text: &str) -> usize {
+        cost_of(&self.distinct(text, 0..self.lines.len()))
+    }
 }
 
 /// One distinct line of an output: its text, how often it occurs, where its names start (after
@@ -868,6 +949,31 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The names line of a run of lines named once ([`LineNames`]) is the names line of
+        /// the run's text: at any run and room, of lines with names repeated, blank lines,
+        /// numbered blank lines, line breaks of two bytes and a last line without its break.
+        #[test]
+        fn lines_named_once_name_each_run_as_its_text(
+            lines in proptest::collection::vec(
+                "(src/[a-c]\\.rs|fn [a-c]_[0-9]\\(\\)|2024-05-0[1-3]|plain words| |  [0-9]→|\r)*\n?",
+                0..16,
+            ),
+            start in 0_usize..16,
+            length in 0_usize..16,
+            room in 0_usize..40,
+        ) {
+            let text = lines.concat();
+            let named = LineNames::of(&text);
+            let pieces: Vec<&str> = text.split_inclusive('\n').collect();
+            let start = start.min(pieces.len());
+            let run = start..(start + length).min(pieces.len());
+            proptest::prop_assert_eq!(
+                named.names_line(&text, run.clone(), room, counter()),
+                names_line(&pieces[run].concat(), room, counter())
+            );
+            proptest::prop_assert_eq!(named.cost(&text), names_cost(&text));
+        }
+
         /// A gist given its output's outcome line is the gist of the output without the
         /// harness's tags, read with that text's own outcome line: the same line when the output
         /// has no tags, another when a tag holds an exit status or an error.
@@ -951,6 +1057,27 @@ mod tests {
         let (short, _) = names_line(lines, 8, counter()).unwrap();
         assert!(counter().count_text(&short) <= 8, "{short}");
         assert_eq!(names_line("plain words only", 40, counter()), None);
+    }
+
+    #[test]
+    fn lines_named_once_read_names_of_the_first_lines_only_as_text_does() {
+        // Blank lines between do not count towards the lines read.
+        let mut text = "\n".repeat(5);
+        for line in 0..MAX_LINES + 3 {
+            let _ = writeln!(text, "src/m{line}.rs");
+        }
+        let named = LineNames::of(&text);
+        let lines = text.split_inclusive('\n').count();
+        for start in [0, 3, 5, 6] {
+            let (line, _) = named
+                .names_line(&text, start..lines, usize::MAX, counter())
+                .unwrap();
+            let pieces: Vec<&str> = text.split_inclusive('\n').collect();
+            let whole = names_line(&pieces[start..].concat(), usize::MAX, counter());
+            assert_eq!(Some(line.clone()), whole.map(|(line, _)| line));
+            assert!(line.ends_with(&format!(" src/m{}.rs", start.max(5) - 5 + MAX_LINES - 1)));
+        }
+        assert_eq!(named.cost(&text), names_cost(&text));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! a conversation cannot fit ([`Cutting::cut_in_progress`]). Also the one way an output is cut
 //! to a cap ([`Cutting::cap_text`]): a JSON output to its gist, any other to its head and tail.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::ops::Range;
 
@@ -217,7 +218,7 @@ impl Cutting<'_> {
             };
             texts.push((text.as_str(), counter.count_text(text)));
         }
-        let measured: Vec<Measured> = texts.iter().map(|_| Measured::default()).collect();
+        let measured: Vec<Measured<'_>> = texts.iter().map(|_| Measured::default()).collect();
         let mut held: Vec<usize> = outputs.iter().map(|&(m, _)| m).collect();
         held.dedup();
         let before: usize = held.iter().map(|&m| state.counts.messages[m]).sum();
@@ -357,18 +358,20 @@ impl Cutting<'_> {
     }
 
     /// [`Self::cap_text`] with what it reads of `text` at any cap kept in `measured`: the caps
-    /// [`Self::cap_outputs`] tries on one output count its lines and names once.
-    fn cap_measured(
+    /// [`Self::cap_outputs`] tries on one output read its tags, lines and names once.
+    fn cap_measured<'t>(
         &self,
-        text: &str,
+        text: &'t str,
         cap: usize,
         reference: Option<&str>,
-        measured: &Measured,
+        measured: &Measured<'t>,
     ) -> Option<String> {
         if let Some(gist) = self.cap_json(text, cap, reference) {
             return Some(gist);
         }
-        let text = &*classify::without_tags(text);
+        let text = &**measured
+            .untagged
+            .get_or_init(|| classify::without_tags(text));
         let counter = self.counter;
         let mut pieces: Vec<&str> = text.split_inclusive('\n').collect();
         let mut unit = "lines";
@@ -398,8 +401,9 @@ impl Cutting<'_> {
         let omitted = |omitted: usize, total: usize| omitted_note(omitted, total, unit, reference);
         let note_cost = counter.count_text(&omitted(text.len(), text.len())) + 1;
         let whole_room = cap.saturating_sub(note_cost);
+        let by_line = unit == "lines";
         // The names of the middle take up to a share of the room; the ends what they leave.
-        let names_cost = *measured.names_cost.get_or_init(|| gist::names_cost(text));
+        let names_cost = measured.names_cost(text, by_line);
         let names_room = names_cost.min(whole_room * NAMES_PCT / 100);
         let mut room = whole_room - names_room;
         let (mut head, mut tail) = (0, 0);
@@ -425,12 +429,19 @@ impl Cutting<'_> {
         if head == 0 && tail + 1 < pieces.len() && costs[0] <= whole_room {
             head = 1;
         }
-        let middle = pieces[head..pieces.len() - tail].concat();
         let ends = costs[..head]
             .iter()
             .chain(&costs[pieces.len() - tail..])
             .sum::<usize>();
-        let names = gist::names_line(&middle, whole_room.saturating_sub(ends + 1), counter);
+        let middle = head..pieces.len() - tail;
+        let names = measured.names_line(
+            text,
+            &pieces,
+            middle,
+            by_line,
+            whole_room.saturating_sub(ends + 1),
+            counter,
+        );
         // Its line break included.
         let names_tokens = names.as_ref().map_or(0, |(_, tokens)| tokens + 1);
         let mut kept_head = pieces[..head].concat();
@@ -520,12 +531,53 @@ impl Cutting<'_> {
     }
 }
 
-/// What [`Cutting::cap_text`] reads of an output whatever the cap, once read: the tokens of
-/// each of its lines, and of its names ([`gist::names_cost`]).
+/// What [`Cutting::cap_text`] reads of an output whatever the cap, once read: its text without
+/// the harness's tags, the tokens of each of its lines, the names of each line, and the
+/// tokens of all its names ([`gist::names_cost`]).
 #[derive(Default)]
-struct Measured {
+struct Measured<'t> {
+    untagged: OnceCell<Cow<'t, str>>,
     line_costs: OnceCell<Vec<usize>>,
+    line_names: OnceCell<gist::LineNames>,
     names_cost: OnceCell<usize>,
+}
+
+impl Measured<'_> {
+    /// The names line of `pieces[middle]` of `text` within `room` ([`gist::names_line`]): of
+    /// lines, from their names read once (`by_line`); of characters, read at each cap.
+    fn names_line(
+        &self,
+        text: &str,
+        pieces: &[&str],
+        middle: Range<usize>,
+        by_line: bool,
+        room: usize,
+        counter: &dyn TokenCounter,
+    ) -> Option<(String, usize)> {
+        if by_line {
+            self.line_names(text)
+                .names_line(text, middle, room, counter)
+        } else {
+            gist::names_line(&pieces[middle].concat(), room, counter)
+        }
+    }
+
+    /// The tokens of all the names of `text` ([`gist::names_cost`]), from the names of its lines
+    /// when it is cut `by_line`.
+    fn names_cost(&self, text: &str, by_line: bool) -> usize {
+        *self.names_cost.get_or_init(|| {
+            if by_line {
+                self.line_names(text).cost(text)
+            } else {
+                gist::names_cost(text)
+            }
+        })
+    }
+
+    /// The names of each line of `text`.
+    fn line_names(&self, text: &str) -> &gist::LineNames {
+        self.line_names.get_or_init(|| gist::LineNames::of(text))
+    }
 }
 
 /// `text` in pieces of at most `size` characters.
