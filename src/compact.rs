@@ -219,12 +219,12 @@ pub(crate) fn run(
         return Ok(Run::CannotFit(Box::new(report)));
     }
     // Apply, check.
-    let Some(plan) = record.plan() else {
+    let Some(attempt) = record.plan() else {
         return done(finishing.finish(state, record.outcome(budget, &selector))?);
     };
-    let pinned = state.pinned_inputs(&plan.units);
-    let (units, drop) = (&plan.units, &plan.plan.drop);
-    let applied = strategy::apply(state, units, drop, &plan.markers, &planner.counter);
+    let pinned = state.pinned_inputs(&attempt.units);
+    let (units, drop) = (&attempt.units, &attempt.plan.drop);
+    let applied = strategy::apply(state, units, drop, &attempt.markers, &planner.counter);
     let outcome = record.outcome(budget, &selector);
     done(finishing.finish_pinned(applied, &pinned, outcome)?)
 }

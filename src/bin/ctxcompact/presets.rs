@@ -142,7 +142,7 @@ enum Setting {
 
 /// What to give the agent for the proxy at an address.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Applied {
+pub(crate) struct AgentSetup {
     /// Environment variables to set.
     pub(crate) env: Vec<(String, String)>,
     /// Arguments to put before the agent's own.
@@ -255,18 +255,18 @@ impl Pointing {
     }
 
     /// What to give the agent for the proxy at `origin` (`http://127.0.0.1:PORT`).
-    pub(crate) fn at(&self, origin: &str) -> Applied {
-        let mut applied = Applied::default();
+    pub(crate) fn at(&self, origin: &str) -> AgentSetup {
+        let mut setup = AgentSetup::default();
         for setting in &self.settings {
             match setting {
                 Setting::Env { name, path } => {
-                    applied.env.push((name.clone(), format!("{origin}{path}")));
-                    applied.said.push(name.clone());
+                    setup.env.push((name.clone(), format!("{origin}{path}")));
+                    setup.said.push(name.clone());
                 }
                 Setting::CodexKey => {
                     let key = format!("openai_base_url=\"{origin}/v1\"");
-                    applied.said.push(format!("-c {key}"));
-                    applied.args.extend(["-c".to_string(), key]);
+                    setup.said.push(format!("-c {key}"));
+                    setup.args.extend(["-c".to_string(), key]);
                 }
                 Setting::OpencodeConfig(config) => {
                     let mut config = config.clone();
@@ -274,16 +274,16 @@ impl Pointing {
                         config["provider"][id]["options"]["baseURL"] =
                             json!(format!("{origin}{path}"));
                     }
-                    applied.said.push(format!(
+                    setup.said.push(format!(
                         "{OPENCODE_CONFIG_CONTENT} (provider.{{anthropic,openai,google}}.options.baseURL)"
                     ));
-                    applied
+                    setup
                         .env
                         .push((OPENCODE_CONFIG_CONTENT.into(), config.to_string()));
                 }
             }
         }
-        applied
+        setup
     }
 }
 
@@ -309,21 +309,21 @@ mod tests {
     }
 
     /// The preset of `program` pointed at port 4000.
-    fn applied(program: &str, var: &dyn Fn(&str) -> Option<String>) -> (Pointing, Applied) {
+    fn setup(program: &str, var: &dyn Fn(&str) -> Option<String>) -> (Pointing, AgentSetup) {
         let pointing = Pointing::of(preset(OsStr::new(program)).unwrap(), var).unwrap();
-        let applied = pointing.at("http://127.0.0.1:4000");
-        (pointing, applied)
+        let setup = pointing.at("http://127.0.0.1:4000");
+        (pointing, setup)
     }
 
     #[test]
     fn each_agent_is_pointed_the_way_it_reads() {
-        let (_, codex) = applied("codex", &unset);
+        let (_, codex) = setup("codex", &unset);
         assert_eq!(
             codex.args,
             ["-c", "openai_base_url=\"http://127.0.0.1:4000/v1\""]
         );
         assert!(codex.env.is_empty());
-        let (_, opencode) = applied("opencode", &unset);
+        let (_, opencode) = setup("opencode", &unset);
         let (name, config) = &opencode.env[0];
         assert_eq!(name, "OPENCODE_CONFIG_CONTENT");
         let config: Value = serde_json::from_str(config).unwrap();
@@ -331,7 +331,7 @@ mod tests {
             config["provider"]["google"]["options"]["baseURL"],
             "http://127.0.0.1:4000/v1beta"
         );
-        let (pointing, aider) = applied("aider", &unset);
+        let (pointing, aider) = setup("aider", &unset);
         for (name, value) in [
             ("OPENAI_BASE_URL", "http://127.0.0.1:4000/v1"),
             ("OPENAI_API_BASE", "http://127.0.0.1:4000/v1"),
@@ -347,13 +347,13 @@ mod tests {
         let set = |name: &str| {
             (name == "OPENAI_BASE_URL").then(|| "https://openrouter.ai/api/v1/".to_string())
         };
-        let (qwen, applied_qwen) = applied("qwen", &set);
+        let (qwen, qwen_setup) = setup("qwen", &set);
         assert_eq!(
             qwen.upstreams,
             [(Provider::OpenAi, "https://openrouter.ai/api".to_string())]
         );
         assert!(
-            applied_qwen
+            qwen_setup
                 .env
                 .contains(&("OPENAI_BASE_URL".into(), "http://127.0.0.1:4000/v1".into()))
         );

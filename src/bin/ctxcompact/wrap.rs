@@ -92,16 +92,16 @@ pub(crate) fn run(args: &WrapArgs) -> Result<ExitCode> {
             say(&format!("ctxcompact wrap: {event}"));
         }
     })?;
-    let applied = pointing.at(&format!("http://{}", proxy.address()));
+    let setup = pointing.at(&format!("http://{}", proxy.address()));
     say(&format!(
         "ctxcompact wrap: {who} through the proxy on {} via {}; ledger {}",
         proxy.address(),
-        applied.said.join(", "),
+        setup.said.join(", "),
         ledger
             .as_deref()
             .map_or_else(|| "none".into(), |p| p.display().to_string())
     ));
-    let code = match run_agent(program, &applied.args, agent_args, &applied.env) {
+    let code = match run_agent(program, &setup.args, agent_args, &setup.env) {
         Ok(status) => exit_code(status),
         Err(err) => {
             say(&format!(
